@@ -1,0 +1,67 @@
+# The ITK-free engine: its sources, its optional CUDA backend and its link dependencies.
+# Included by the top-level CMakeLists.txt in every build mode (inside ITK, against an ITK build
+# tree, against an installed ITK) and by the Python build, which has no ITK at all.
+include_guard(GLOBAL)
+
+set(SVDLR_ENGINE_SOURCE_DIR "${CMAKE_CURRENT_LIST_DIR}/../src")
+get_filename_component(SVDLR_ENGINE_SOURCE_DIR "${SVDLR_ENGINE_SOURCE_DIR}" ABSOLUTE)
+get_filename_component(SVDLR_ENGINE_INCLUDE_DIR "${CMAKE_CURRENT_LIST_DIR}/../include" ABSOLUTE)
+
+# CUDA is optional: ON by default only when a CUDA compiler is found, and -DSVDLR_USE_CUDA=OFF always
+# gives a CPU-only build, even on a machine that has the toolkit.
+if(NOT DEFINED SVDLR_USE_CUDA)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    set(_svdlr_cuda_default ON)
+  else()
+    set(_svdlr_cuda_default OFF)
+  endif()
+endif()
+option(SVDLR_USE_CUDA "Build the CUDA backend (cuSOLVER + our kernels)" ${_svdlr_cuda_default})
+
+set(SVDLR_ENGINE_SOURCES
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrEngine.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrRankSelection.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrParallel.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCpuBackend.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrBlasThreads.cxx
+  )
+
+if(SVDLR_USE_CUDA)
+  # Architectures: whatever the user gives (CMAKE_CUDA_ARCHITECTURES or the CUDAARCHS environment
+  # variable); otherwise every major architecture this toolkit knows, so the default never goes stale.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
+    set(CMAKE_CUDA_ARCHITECTURES all-major)
+  endif()
+  enable_language(CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  include(${SVDLR_ENGINE_SOURCE_DIR}/cuda/sources.cmake) # sets SVDLR_ENGINE_CUDA_SOURCES
+  list(APPEND SVDLR_ENGINE_SOURCES ${SVDLR_ENGINE_CUDA_SOURCES})
+else()
+  list(APPEND SVDLR_ENGINE_SOURCES ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCudaBackendDisabled.cxx)
+endif()
+
+find_package(Threads REQUIRED)
+find_package(LAPACK REQUIRED) # also finds BLAS; OpenBLAS or the reference implementation
+
+# Adds the engine's include directories, dependencies and settings to `target` (the ITK module
+# library, a plain library, or the Python extension). An optional second argument is the keyword for
+# private links: ITK's module macros link with LINK_PUBLIC, and CMake forbids mixing that with PRIVATE.
+function(svdlr_configure_engine_target target)
+  set(private_link PRIVATE)
+  if(ARGC GREATER 1)
+    set(private_link ${ARGV1})
+  endif()
+  target_include_directories(${target} PUBLIC
+    $<BUILD_INTERFACE:${SVDLR_ENGINE_INCLUDE_DIR}>
+    PRIVATE ${SVDLR_ENGINE_SOURCE_DIR})
+  target_compile_features(${target} PUBLIC cxx_std_17)
+  set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  target_link_libraries(${target} ${private_link} ${LAPACK_LIBRARIES} ${BLAS_LIBRARIES} Threads::Threads ${CMAKE_DL_LIBS})
+  if(SVDLR_USE_CUDA)
+    target_compile_definitions(${target} PRIVATE SVDLR_WITH_CUDA=1)
+    set_target_properties(${target} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
+    target_link_libraries(${target} ${private_link} CUDA::cudart CUDA::cusolver CUDA::cublas)
+  endif()
+endfunction()

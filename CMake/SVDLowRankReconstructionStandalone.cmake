@@ -1,0 +1,50 @@
+# Build mode 3: against an installed ITK, with plain CMake targets, an install rule and a package
+# config so consumers can find_package(SVDLowRankReconstruction) and link it.
+include(${ITK_USE_FILE}) # ITK include directories and IO factory registration for tests and tools
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+option(BUILD_SHARED_LIBS "Build the engine as a shared library" ON)
+option(BUILD_TESTING "Build the tests" ON)
+option(SVDLR_BUILD_EXAMPLES "Build the command-line tool and examples" ON)
+
+set(SVDLR_INSTALL_INCLUDE_DIR ${CMAKE_INSTALL_INCLUDEDIR}/SVDLowRankReconstruction)
+set(SVDLR_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/SVDLowRankReconstruction)
+
+add_library(SVDLowRankReconstruction ${SVDLR_ENGINE_SOURCES})
+add_library(SVDLowRankReconstruction::SVDLowRankReconstruction ALIAS SVDLowRankReconstruction)
+svdlr_configure_engine_target(SVDLowRankReconstruction)
+# The engine needs no ITK; the filter headers installed beside it do, so consumers get ITK through us.
+target_link_libraries(SVDLowRankReconstruction INTERFACE ${ITK_LIBRARIES})
+target_include_directories(SVDLowRankReconstruction PUBLIC
+  $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+  $<INSTALL_INTERFACE:${SVDLR_INSTALL_INCLUDE_DIR}>)
+set_target_properties(SVDLowRankReconstruction PROPERTIES
+  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
+  EXPORT_NAME SVDLowRankReconstruction)
+
+install(TARGETS SVDLowRankReconstruction EXPORT SVDLowRankReconstructionTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY include/ DESTINATION ${SVDLR_INSTALL_INCLUDE_DIR})
+install(EXPORT SVDLowRankReconstructionTargets NAMESPACE SVDLowRankReconstruction::
+  DESTINATION ${SVDLR_INSTALL_CMAKE_DIR})
+configure_package_config_file(${CMAKE_CURRENT_SOURCE_DIR}/CMake/SVDLowRankReconstructionConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/SVDLowRankReconstructionConfig.cmake
+  INSTALL_DESTINATION ${SVDLR_INSTALL_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/SVDLowRankReconstructionConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/SVDLowRankReconstructionConfig.cmake
+  ${CMAKE_CURRENT_BINARY_DIR}/SVDLowRankReconstructionConfigVersion.cmake
+  DESTINATION ${SVDLR_INSTALL_CMAKE_DIR})
+
+if(BUILD_TESTING)
+  enable_testing()
+  add_subdirectory(test)
+endif()
+if(SVDLR_BUILD_EXAMPLES)
+  add_subdirectory(examples)
+endif()
+
+message(STATUS "SVDLowRankReconstruction: ${SVDLR_BUILD_MODE}; CUDA backend: ${SVDLR_USE_CUDA}")

@@ -1,0 +1,200 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkSVDLowRankReconstructionImageFilter_h
+#define itkSVDLowRankReconstructionImageFilter_h
+
+#include "itkImageToImageFilter.h"
+#include "itkSVDLowRankReconstructionEnums.h"
+
+#include <vector>
+
+namespace itk
+{
+
+/** \class SVDLowRankReconstructionImageFilter
+ * \brief Replaces a 2D image, or each slice of a 3D volume, by its rank-k truncated SVD reconstruction.
+ *
+ * Each slice A (a matrix of rows x cols pixels) becomes A_k = U_k S_k V_kᵀ, the best rank-k approximation
+ * of A in the Frobenius norm. The rank is either fixed (SetRank) or chosen per slice as the fewest singular
+ * values that hold a fraction of the slice's energy ||A||_F² (SetEnergyFraction). Ranks above
+ * min(rows, cols) are clamped; GetEffectiveRanks() reports the rank each slice used.
+ *
+ * A 3D volume is cut into slices normal to SliceDimension (default: the last axis). The output keeps the
+ * input's size, origin, spacing and direction. The filter streams along the slice axis: a downstream request
+ * for some slices asks upstream for those whole slices only.
+ *
+ * The work runs in the ITK-free svdlr engine: on an NVIDIA GPU through CUDA (cuSOLVER and our own kernels)
+ * when the module was built with it, else on the CPU through LAPACK, slices spread over ITK's threads.
+ * Backend Auto falls back to the CPU, with one warning, when no GPU is usable.
+ *
+ * Integer output pixels are rounded and clamped to the pixel type's range. NaN or Inf in the input is an
+ * exception that names the slice.
+ *
+ * \ingroup SVDLowRankReconstruction
+ */
+template <typename TInputImage, typename TOutputImage = Image<float, TInputImage::ImageDimension>>
+class ITK_TEMPLATE_EXPORT SVDLowRankReconstructionImageFilter : public ImageToImageFilter<TInputImage, TOutputImage>
+{
+public:
+  ITK_DISALLOW_COPY_AND_MOVE(SVDLowRankReconstructionImageFilter);
+
+  using Self = SVDLowRankReconstructionImageFilter;
+  using Superclass = ImageToImageFilter<TInputImage, TOutputImage>;
+  using Pointer = SmartPointer<Self>;
+  using ConstPointer = SmartPointer<const Self>;
+
+  itkNewMacro(Self);
+#if ITK_VERSION_MAJOR > 5 || (ITK_VERSION_MAJOR == 5 && ITK_VERSION_MINOR >= 4)
+  itkOverrideGetNameOfClassMacro(SVDLowRankReconstructionImageFilter);
+#else
+  itkTypeMacro(SVDLowRankReconstructionImageFilter, ImageToImageFilter);
+#endif
+
+  static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
+  static_assert(ImageDimension == 2 || ImageDimension == 3,
+                "SVDLowRankReconstructionImageFilter works on 2D images and 3D volumes of 2D slices");
+  static_assert(TOutputImage::ImageDimension == ImageDimension, "input and output must have the same dimension");
+
+  using InputImageType = TInputImage;
+  using OutputImageType = TOutputImage;
+  using InputPixelType = typename InputImageType::PixelType;
+  using OutputPixelType = typename OutputImageType::PixelType;
+  using OutputImageRegionType = typename OutputImageType::RegionType;
+
+  /** The precision the engine computes in: double when either pixel type is double, else float. */
+  using RealType = std::conditional_t<std::is_same<InputPixelType, double>::value ||
+                                        std::is_same<OutputPixelType, double>::value,
+                                      double,
+                                      float>;
+
+  using BackendEnum = SVDLowRankReconstructionEnums::Backend;
+  using RankSelectionEnum = SVDLowRankReconstructionEnums::RankSelection;
+  using SingularValuesType = std::vector<double>;
+
+  /** Keep this many singular values per slice (at least 1; clamped to min(rows, cols)). Selects FixedRank. */
+  virtual void
+  SetRank(unsigned int rank);
+  itkGetConstMacro(Rank, unsigned int);
+
+  /** Keep, per slice, the fewest singular values whose squares hold at least this fraction, in (0, 1], of
+   * the slice's squared Frobenius norm. Selects EnergyFraction. */
+  virtual void
+  SetEnergyFraction(double fraction);
+  itkGetConstMacro(EnergyFraction, double);
+
+  /** Which of the two settings above is in force: the one set last. */
+  itkGetEnumMacro(RankSelection, RankSelectionEnum);
+
+  /** The axis normal to the slices of a 3D volume (default ImageDimension - 1). Ignored for 2D images. */
+  itkSetMacro(SliceDimension, unsigned int);
+  itkGetConstMacro(SliceDimension, unsigned int);
+
+  itkSetEnumMacro(Backend, BackendEnum);
+  itkGetEnumMacro(Backend, BackendEnum);
+
+  /** The CUDA device to run on (default 0). */
+  itkSetMacro(DeviceId, int);
+  itkGetConstMacro(DeviceId, int);
+
+  /** Upper bound on the slices the engine processes at once (0: the engine chooses from free memory).
+   * Progress is reported, and abort checked, after each batch. */
+  itkSetMacro(MaximumSlicesPerBatch, SizeValueType);
+  itkGetConstMacro(MaximumSlicesPerBatch, SizeValueType);
+
+  /** After Update(): the singular values of each slice, descending, indexed by the slice's position along
+   * SliceDimension counted from the start of the largest possible region. Slices not yet computed (under
+   * streaming) have none. */
+  const std::vector<SingularValuesType> &
+  GetSingularValues() const
+  {
+    return m_SingularValues;
+  }
+
+  /** After Update(): the rank each slice was reconstructed with, indexed like GetSingularValues(). */
+  const std::vector<SizeValueType> &
+  GetEffectiveRanks() const
+  {
+    return m_EffectiveRanks;
+  }
+
+  /** After Update(): the backend that did the work (CPU or CUDA). */
+  itkGetEnumMacro(BackendUsed, BackendEnum);
+
+  /** Whether this build of the module has the CUDA backend. */
+  static bool
+  IsCUDABackendBuilt();
+
+protected:
+  SVDLowRankReconstructionImageFilter();
+  ~SVDLowRankReconstructionImageFilter() override = default;
+
+  void
+  PrintSelf(std::ostream & os, Indent indent) const override;
+
+  void
+  VerifyPreconditions() ITKv5_CONST override;
+
+  void
+  VerifyInputInformation() ITKv5_CONST override;
+
+  /** Asks for whole slices: the requested range along SliceDimension, and everything in-plane. */
+  void
+  GenerateInputRequestedRegion() override;
+
+  /** Enlarges the output request to whole slices, since each slice is computed as a whole. */
+  void
+  EnlargeOutputRequestedRegion(DataObject * output) override;
+
+  void
+  GenerateData() override;
+
+private:
+  /** The two in-plane axes of a slice (columns first) and the axis along which slices are stacked. */
+  struct SliceAxes
+  {
+    unsigned int columnAxis;
+    unsigned int rowAxis;
+    unsigned int stackAxis; // equals columnAxis for 2D images: one slice
+  };
+  SliceAxes
+  GetSliceAxes() const;
+
+  template <typename TRegion>
+  void
+  EnlargeToWholeSlices(TRegion & region) const;
+
+  unsigned int      m_Rank{ 1 };
+  double            m_EnergyFraction{ 0.9 };
+  RankSelectionEnum m_RankSelection{ RankSelectionEnum::FixedRank };
+  unsigned int      m_SliceDimension{ ImageDimension - 1 };
+  BackendEnum       m_Backend{ BackendEnum::Auto };
+  int               m_DeviceId{ 0 };
+  SizeValueType     m_MaximumSlicesPerBatch{ 0 };
+
+  std::vector<SingularValuesType> m_SingularValues;
+  std::vector<SizeValueType>      m_EffectiveRanks;
+  BackendEnum                     m_BackendUsed{ BackendEnum::CPU };
+  bool                            m_FallbackWarned{ false };
+};
+} // namespace itk
+
+#ifndef ITK_MANUAL_INSTANTIATION
+#  include "itkSVDLowRankReconstructionImageFilter.hxx"
+#endif
+
+#endif

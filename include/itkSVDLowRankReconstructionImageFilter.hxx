@@ -1,0 +1,370 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkSVDLowRankReconstructionImageFilter_hxx
+#define itkSVDLowRankReconstructionImageFilter_hxx
+
+#include "itkSVDLowRankReconstructionImageFilter.h"
+
+#include "itkMultiThreaderBase.h"
+#include "itkNumericTraits.h"
+#include "svdlr/Engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace itk
+{
+
+namespace SVDLowRankReconstructionDetail
+{
+// Rounds and clamps to integer pixel types; a plain conversion for real ones.
+template <typename TPixel, typename TReal>
+inline TPixel
+ToPixel(TReal value)
+{
+  if constexpr (NumericTraits<TPixel>::is_integer)
+  {
+    const TReal lowest = static_cast<TReal>(NumericTraits<TPixel>::NonpositiveMin());
+    const TReal highest = static_cast<TReal>(NumericTraits<TPixel>::max());
+    return static_cast<TPixel>(std::min(highest, std::max(lowest, std::round(value))));
+  }
+  else
+  {
+    return static_cast<TPixel>(value);
+  }
+}
+
+inline svdlr::Backend
+ToEngine(SVDLowRankReconstructionEnums::Backend backend)
+{
+  switch (backend)
+  {
+    case SVDLowRankReconstructionEnums::Backend::CPU:
+      return svdlr::Backend::CPU;
+    case SVDLowRankReconstructionEnums::Backend::CUDA:
+      return svdlr::Backend::CUDA;
+    default:
+      return svdlr::Backend::Auto;
+  }
+}
+} // namespace SVDLowRankReconstructionDetail
+
+template <typename TInputImage, typename TOutputImage>
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SVDLowRankReconstructionImageFilter()
+{
+  // Each slice is computed whole, by the engine's own threads or by ITK's thread pool through
+  // ParallelizeArray, not by ITK's region splitting.
+  this->DynamicMultiThreadingOff();
+}
+
+template <typename TInputImage, typename TOutputImage>
+bool
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::IsCUDABackendBuilt()
+{
+  return svdlr::CudaBackendBuilt();
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetRank(unsigned int rank)
+{
+  if (m_Rank != rank || m_RankSelection != RankSelectionEnum::FixedRank)
+  {
+    m_Rank = rank;
+    m_RankSelection = RankSelectionEnum::FixedRank;
+    this->Modified();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetEnergyFraction(double fraction)
+{
+  if (m_EnergyFraction != fraction || m_RankSelection != RankSelectionEnum::EnergyFraction)
+  {
+    m_EnergyFraction = fraction;
+    m_RankSelection = RankSelectionEnum::EnergyFraction;
+    this->Modified();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditions() ITKv5_CONST
+{
+  Superclass::VerifyPreconditions();
+
+  if (m_RankSelection == RankSelectionEnum::FixedRank && m_Rank < 1)
+  {
+    itkExceptionMacro("Rank must be at least 1, got " << m_Rank);
+  }
+  if (m_RankSelection == RankSelectionEnum::EnergyFraction && !(m_EnergyFraction > 0.0 && m_EnergyFraction <= 1.0))
+  {
+    itkExceptionMacro("EnergyFraction must be in (0, 1], got " << m_EnergyFraction);
+  }
+  if (ImageDimension == 3 && m_SliceDimension >= ImageDimension)
+  {
+    itkExceptionMacro("SliceDimension must be less than " << ImageDimension << ", got " << m_SliceDimension);
+  }
+  if (m_Backend == BackendEnum::CUDA && !IsCUDABackendBuilt())
+  {
+    itkExceptionMacro("Backend CUDA was requested, but this build of SVDLowRankReconstruction has no CUDA backend "
+                      "(configure it with -DSVDLR_USE_CUDA=ON on a machine with the CUDA toolkit)");
+  }
+  if (m_DeviceId < 0)
+  {
+    itkExceptionMacro("DeviceId must be >= 0, got " << m_DeviceId);
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyInputInformation() ITKv5_CONST
+{
+  Superclass::VerifyInputInformation();
+  if (this->GetInput()->GetLargestPossibleRegion().GetNumberOfPixels() == 0)
+  {
+    itkExceptionMacro("The input image is empty (size " << this->GetInput()->GetLargestPossibleRegion().GetSize()
+                                                        << ")");
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+auto
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GetSliceAxes() const -> SliceAxes
+{
+  if (ImageDimension == 2)
+  {
+    return { 0, 1, 0 };
+  }
+  const unsigned int stack = m_SliceDimension;
+  const unsigned int first = stack == 0 ? 1 : 0;
+  const unsigned int second = stack == 2 ? 1 : 2;
+  return { first, second, stack };
+}
+
+template <typename TInputImage, typename TOutputImage>
+template <typename TRegion>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::EnlargeToWholeSlices(TRegion & region) const
+{
+  const auto &    largest = this->GetInput()->GetLargestPossibleRegion();
+  const SliceAxes axes = this->GetSliceAxes();
+  for (const unsigned int axis : { axes.columnAxis, axes.rowAxis })
+  {
+    region.SetIndex(axis, largest.GetIndex(axis));
+    region.SetSize(axis, largest.GetSize(axis));
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateInputRequestedRegion()
+{
+  Superclass::GenerateInputRequestedRegion();
+  auto * input = const_cast<InputImageType *>(this->GetInput());
+  if (input == nullptr)
+  {
+    return;
+  }
+  typename InputImageType::RegionType requested = this->GetOutput()->GetRequestedRegion();
+  this->EnlargeToWholeSlices(requested);
+  input->SetRequestedRegion(requested);
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::EnlargeOutputRequestedRegion(DataObject * output)
+{
+  Superclass::EnlargeOutputRequestedRegion(output);
+  auto * image = dynamic_cast<OutputImageType *>(output);
+  if (image != nullptr && this->GetInput() != nullptr)
+  {
+    OutputImageRegionType requested = image->GetRequestedRegion();
+    this->EnlargeToWholeSlices(requested);
+    image->SetRequestedRegion(requested);
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
+{
+  namespace detail = SVDLowRankReconstructionDetail;
+  this->AllocateOutputs();
+
+  const InputImageType *      input = this->GetInput();
+  OutputImageType *           output = this->GetOutput();
+  const OutputImageRegionType region = output->GetRequestedRegion();
+  const SliceAxes             axes = this->GetSliceAxes();
+  const SizeValueType         cols = region.GetSize(axes.columnAxis);
+  const SizeValueType         rows = region.GetSize(axes.rowAxis);
+  const SizeValueType         sliceCount = ImageDimension == 2 ? 1 : region.GetSize(axes.stackAxis);
+  const SizeValueType         sliceSize = rows * cols;
+  const auto &                largest = input->GetLargestPossibleRegion();
+  const IndexValueType        firstSlice =
+    ImageDimension == 2 ? 0 : region.GetIndex(axes.stackAxis) - largest.GetIndex(axes.stackAxis);
+
+  // Strides (in pixels) of the slice layout in each image's buffer.
+  const auto & inStrides = input->GetOffsetTable();
+  const auto & outStrides = output->GetOffsetTable();
+  const auto   inFirst = input->ComputeOffset(region.GetIndex());
+  const auto   outFirst = output->ComputeOffset(region.GetIndex());
+  auto         isDense = [&](const auto & strides) {
+    return strides[axes.columnAxis] == 1 && static_cast<SizeValueType>(strides[axes.rowAxis]) == cols &&
+           (sliceCount == 1 || static_cast<SizeValueType>(strides[axes.stackAxis]) == sliceSize);
+  };
+
+  // Zero copy when both buffers already hold the slices as dense row-major RealType matrices; otherwise
+  // gather the slices into a dense working buffer and scatter the result back.
+  constexpr bool inputIsReal = std::is_same<InputPixelType, RealType>::value;
+  constexpr bool outputIsReal = std::is_same<OutputPixelType, RealType>::value;
+  const bool     zeroCopy = inputIsReal && outputIsReal && isDense(inStrides) && isDense(outStrides);
+
+  MultiThreaderBase *   threader = this->GetMultiThreader();
+  std::vector<RealType> work;
+  const RealType *      engineIn = nullptr;
+  RealType *            engineOut = nullptr;
+  auto forEachSlice = [&](auto && body) { threader->ParallelizeArray(0, sliceCount, body, nullptr); };
+  if (zeroCopy)
+  {
+    engineIn = reinterpret_cast<const RealType *>(input->GetBufferPointer() + inFirst);
+    engineOut = reinterpret_cast<RealType *>(output->GetBufferPointer() + outFirst);
+  }
+  else
+  {
+    work.resize(sliceCount * sliceSize);
+    const InputPixelType * source = input->GetBufferPointer() + inFirst;
+    forEachSlice([&](SizeValueType s) {
+      const InputPixelType * slice = source + (ImageDimension == 2 ? 0 : s * inStrides[axes.stackAxis]);
+      RealType *             target = work.data() + s * sliceSize;
+      for (SizeValueType r = 0; r < rows; ++r)
+      {
+        const InputPixelType * row = slice + r * inStrides[axes.rowAxis];
+        for (SizeValueType c = 0; c < cols; ++c)
+        {
+          *target++ = static_cast<RealType>(row[c * inStrides[axes.columnAxis]]);
+        }
+      }
+    });
+    engineIn = work.data();
+    engineOut = work.data();
+  }
+
+  svdlr::Options options;
+  options.policy = m_RankSelection == RankSelectionEnum::FixedRank ? svdlr::RankPolicy::Fixed(m_Rank)
+                                                                    : svdlr::RankPolicy::Energy(m_EnergyFraction);
+  options.backend = detail::ToEngine(m_Backend);
+  options.deviceId = m_DeviceId;
+  options.maxMatricesPerBatch = m_MaximumSlicesPerBatch;
+  options.threads = threader->GetMaximumNumberOfThreads();
+  options.parallelFor = [threader](std::size_t n, const std::function<void(std::size_t)> & body) {
+    threader->ParallelizeArray(0, n, [&body](SizeValueType i) { body(i); }, nullptr);
+  };
+  options.progress = [this](std::size_t done, std::size_t total) {
+    this->UpdateProgress(static_cast<float>(done) / static_cast<float>(total));
+    return !this->GetAbortGenerateData();
+  };
+
+  const svdlr::MatrixBatch<const RealType> inBatch{ engineIn, sliceCount, rows, cols, sliceSize };
+  const svdlr::MatrixBatch<RealType>       outBatch{ engineOut, sliceCount, rows, cols, sliceSize };
+  svdlr::Report                            report;
+  try
+  {
+    report = svdlr::Reconstruct(inBatch, outBatch, options);
+  }
+  catch (const svdlr::Error & error)
+  {
+    switch (error.Code())
+    {
+      case svdlr::ErrorCode::Aborted:
+      {
+        ProcessAborted aborted(__FILE__, __LINE__);
+        aborted.SetDescription("SVDLowRankReconstructionImageFilter: aborted between slice batches");
+        throw aborted;
+      }
+      case svdlr::ErrorCode::NonFiniteInput:
+        if (ImageDimension == 2)
+        {
+          itkExceptionMacro("The input image contains NaN or Inf values");
+        }
+        itkExceptionMacro("Input slice " << firstSlice + error.Matrix() << " along axis " << axes.stackAxis
+                                         << " contains NaN or Inf values");
+      default:
+        itkExceptionMacro(<< error.what());
+    }
+  }
+
+  if (!zeroCopy)
+  {
+    OutputPixelType * target = output->GetBufferPointer() + outFirst;
+    forEachSlice([&](SizeValueType s) {
+      OutputPixelType * slice = target + (ImageDimension == 2 ? 0 : s * outStrides[axes.stackAxis]);
+      const RealType *  source = work.data() + s * sliceSize;
+      for (SizeValueType r = 0; r < rows; ++r)
+      {
+        OutputPixelType * row = slice + r * outStrides[axes.rowAxis];
+        for (SizeValueType c = 0; c < cols; ++c)
+        {
+          row[c * outStrides[axes.columnAxis]] = detail::ToPixel<OutputPixelType>(*source++);
+        }
+      }
+    });
+  }
+
+  // Results per slice, kept across the pieces of a streamed update.
+  const SizeValueType totalSlices = ImageDimension == 2 ? 1 : largest.GetSize(axes.stackAxis);
+  if (m_SingularValues.size() != totalSlices)
+  {
+    m_SingularValues.assign(totalSlices, {});
+    m_EffectiveRanks.assign(totalSlices, 0);
+  }
+  for (SizeValueType s = 0; s < sliceCount; ++s)
+  {
+    m_SingularValues[firstSlice + s] = std::move(report.singularValues[s]);
+    m_EffectiveRanks[firstSlice + s] = report.ranks[s];
+  }
+  m_BackendUsed = report.backend == svdlr::Backend::CUDA ? BackendEnum::CUDA : BackendEnum::CPU;
+  if (!report.notes.empty() && !m_FallbackWarned)
+  {
+    itkWarningMacro(<< report.notes);
+    m_FallbackWarned = true;
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream & os, Indent indent) const
+{
+  Superclass::PrintSelf(os, indent);
+  os << indent << "Rank: " << m_Rank << std::endl;
+  os << indent << "EnergyFraction: " << m_EnergyFraction << std::endl;
+  os << indent << "RankSelection: " << m_RankSelection << std::endl;
+  os << indent << "SliceDimension: " << m_SliceDimension << std::endl;
+  os << indent << "Backend: " << m_Backend << std::endl;
+  os << indent << "DeviceId: " << m_DeviceId << std::endl;
+  os << indent << "MaximumSlicesPerBatch: " << m_MaximumSlicesPerBatch << std::endl;
+  os << indent << "BackendUsed: " << m_BackendUsed << std::endl;
+  os << indent << "SingularValues: " << m_SingularValues.size() << " slices" << std::endl;
+  os << indent << "EffectiveRanks: " << m_EffectiveRanks.size() << " slices" << std::endl;
+  os << indent << "FallbackWarned: " << (m_FallbackWarned ? "true" : "false") << std::endl;
+}
+
+} // namespace itk
+
+#endif

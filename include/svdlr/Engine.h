@@ -1,0 +1,170 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_Engine_h
+#define svdlr_Engine_h
+
+// The ITK-free engine: rank-k truncated SVD reconstruction of a batch of 2D matrices.
+// This header is the whole public API of the engine. It must stay free of ITK and CUDA
+// headers: the ITK filter, the Python module and the CUDA translation units all include it.
+
+#include <cstddef>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace svdlr
+{
+
+/** Where the work runs. Auto takes the GPU when the CUDA backend is built and a device is usable. */
+enum class Backend
+{
+  Auto,
+  CPU,
+  CUDA
+};
+
+const char *
+ToString(Backend backend);
+
+/** How many singular triplets each matrix keeps. */
+struct RankPolicy
+{
+  enum class Kind
+  {
+    FixedRank,     // keep `rank` triplets (clamped to min(rows, cols))
+    EnergyFraction // keep the fewest triplets whose squared singular values hold >= `energyFraction` of ||A||_F^2
+  };
+
+  Kind        kind{ Kind::FixedRank };
+  std::size_t rank{ 1 };
+  double      energyFraction{ 1.0 };
+
+  static RankPolicy
+  Fixed(std::size_t k)
+  {
+    return { Kind::FixedRank, k, 1.0 };
+  }
+  static RankPolicy
+  Energy(double fraction)
+  {
+    return { Kind::EnergyFraction, 0, fraction };
+  }
+};
+
+/** `count` row-major matrices of rows x cols; matrix i starts at data + i * matrixStride (elements).
+ * Rows are contiguous (leading dimension == cols). */
+template <typename T>
+struct MatrixBatch
+{
+  T *         data{ nullptr };
+  std::size_t count{ 0 };
+  std::size_t rows{ 0 };
+  std::size_t cols{ 0 };
+  std::size_t matrixStride{ 0 };
+
+  std::size_t
+  MatrixSize() const
+  {
+    return rows * cols;
+  }
+};
+
+enum class ErrorCode
+{
+  InvalidArgument,    // sizes, policy or options out of range
+  NonFiniteInput,     // NaN or Inf in a matrix (Error::Matrix() names it)
+  BackendUnavailable, // CUDA requested but not built or no usable device
+  DeviceFailure,      // a CUDA, cuSOLVER or cuBLAS call failed
+  OutOfMemory,        // not even one matrix fits in memory
+  NumericalFailure,   // a solver did not converge and no fallback could recover
+  Aborted             // the progress callback asked to stop
+};
+
+/** The only exception type the engine throws. On throw, the output batch's content is unspecified. */
+class Error : public std::runtime_error
+{
+public:
+  Error(ErrorCode code, const std::string & message, std::ptrdiff_t matrix = -1)
+    : std::runtime_error(message)
+    , m_Code(code)
+    , m_Matrix(matrix)
+  {}
+
+  ErrorCode
+  Code() const noexcept
+  {
+    return m_Code;
+  }
+  /** Index of the offending matrix in the batch, or -1 when the error is not about one matrix. */
+  std::ptrdiff_t
+  Matrix() const noexcept
+  {
+    return m_Matrix;
+  }
+
+private:
+  ErrorCode      m_Code;
+  std::ptrdiff_t m_Matrix;
+};
+
+/** Runs `body(i)` for every i in [0, n), possibly in parallel, and returns when all are done.
+ * The ITK filter passes one backed by ITK's MultiThreaderBase so ITK's global thread settings apply. */
+using ParallelFor = std::function<void(std::size_t n, const std::function<void(std::size_t)> & body)>;
+
+/** Called on the calling thread between batches with (matrices done, total). Return false to abort. */
+using ProgressCallback = std::function<bool(std::size_t done, std::size_t total)>;
+
+struct Options
+{
+  RankPolicy  policy{};
+  Backend     backend{ Backend::Auto };
+  int         deviceId{ 0 };
+  std::size_t maxMatricesPerBatch{ 0 }; // 0: the backend chooses (from free memory on the GPU)
+  unsigned    threads{ 0 };             // CPU worker threads; 0: all hardware threads
+  ParallelFor parallelFor{};            // empty: the engine's own std::thread pool
+  ProgressCallback progress{};
+};
+
+struct Report
+{
+  Backend backend{ Backend::CPU };           // the backend that did the work
+  std::vector<std::size_t> ranks;            // effective rank per matrix
+  std::vector<std::vector<double>> singularValues; // per matrix, all min(rows, cols) values, descending
+  std::string notes;                         // e.g. why Auto fell back to the CPU; empty when nothing to say
+};
+
+/** Replaces every matrix of `input` by its truncated SVD reconstruction in `output`.
+ * `output` must have the same count/rows/cols; it may alias `input` exactly (in place), not partially.
+ * Throws svdlr::Error. */
+Report
+Reconstruct(const MatrixBatch<const float> & input, const MatrixBatch<float> & output, const Options & options);
+Report
+Reconstruct(const MatrixBatch<const double> & input, const MatrixBatch<double> & output, const Options & options);
+
+/** True when this build has the CUDA backend compiled in. */
+bool
+CudaBackendBuilt() noexcept;
+
+/** True when the CUDA backend is built and `deviceId` can run it; otherwise false and `why` says why. */
+bool
+CudaDeviceUsable(int deviceId, std::string * why = nullptr);
+
+} // namespace svdlr
+
+#endif

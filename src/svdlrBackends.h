@@ -1,0 +1,57 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_Backends_h
+#define svdlr_Backends_h
+
+// Internal contract between the engine's front end (svdlrEngine.cxx) and its backends.
+// The front end has already validated sizes and options and sized report.ranks and
+// report.singularValues to input.count. A backend must:
+//  - write every output matrix, or throw;
+//  - fill report.ranks[i] and report.singularValues[i] (all min(rows, cols) values, descending);
+//  - throw Error(NonFiniteInput, ..., i) for a matrix holding NaN or Inf, naming matrix i;
+//  - call ReportProgress() (svdlrProgress.h) between batches, on the calling thread only.
+
+#include "svdlr/Engine.h"
+
+#include <string>
+
+namespace svdlr
+{
+namespace detail
+{
+
+template <typename T>
+void
+RunCpu(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options, Report & report);
+
+template <typename T>
+void
+RunCuda(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options, Report & report);
+
+/** Whether the CUDA backend was compiled into this build (false in svdlrCudaBackendDisabled.cxx). */
+bool
+CudaCompiledIn() noexcept;
+
+/** Whether `deviceId` can run the CUDA backend now; otherwise false with the reason in `why`. */
+bool
+CudaDeviceReady(int deviceId, std::string & why);
+
+} // namespace detail
+} // namespace svdlr
+
+#endif

@@ -1,0 +1,199 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The engine's front end: validates a request, picks the backend, and runs it.
+#include "svdlr/Engine.h"
+
+#include "svdlrBackends.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace svdlr
+{
+
+const char *
+ToString(Backend backend)
+{
+  switch (backend)
+  {
+    case Backend::Auto:
+      return "Auto";
+    case Backend::CPU:
+      return "CPU";
+    case Backend::CUDA:
+      return "CUDA";
+  }
+  return "Unknown";
+}
+
+bool
+CudaBackendBuilt() noexcept
+{
+  return detail::CudaCompiledIn();
+}
+
+bool
+CudaDeviceUsable(int deviceId, std::string * why)
+{
+  std::string reason;
+  const bool  usable = detail::CudaDeviceReady(deviceId, reason);
+  if (why != nullptr)
+  {
+    *why = reason;
+  }
+  return usable;
+}
+
+namespace
+{
+
+[[noreturn]] void
+ThrowInvalid(const std::string & message)
+{
+  throw Error(ErrorCode::InvalidArgument, "svdlr: " + message);
+}
+
+template <typename T>
+bool
+Overlaps(const MatrixBatch<const T> & input, const MatrixBatch<T> & output)
+{
+  const auto span = [](const auto & batch) { return (batch.count - 1) * batch.matrixStride + batch.MatrixSize(); };
+  const T *  inBegin = input.data;
+  const T *  outBegin = output.data;
+  return inBegin < outBegin + span(output) && outBegin < inBegin + span(input);
+}
+
+template <typename T>
+void
+Validate(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options)
+{
+  if (input.count == 0 || input.rows == 0 || input.cols == 0)
+  {
+    std::ostringstream msg;
+    msg << "empty input: " << input.count << " matrices of " << input.rows << " x " << input.cols;
+    ThrowInvalid(msg.str());
+  }
+  if (input.data == nullptr || output.data == nullptr)
+  {
+    ThrowInvalid("input or output data pointer is null");
+  }
+  if (output.count != input.count || output.rows != input.rows || output.cols != input.cols)
+  {
+    ThrowInvalid("output batch shape differs from the input batch shape");
+  }
+  if (input.count > 1 && (input.matrixStride < input.MatrixSize() || output.matrixStride < output.MatrixSize()))
+  {
+    ThrowInvalid("matrix stride is smaller than rows * cols, so matrices would overlap");
+  }
+  const bool inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data) &&
+                       (input.count == 1 || input.matrixStride == output.matrixStride);
+  if (!inPlace && Overlaps(input, output))
+  {
+    ThrowInvalid("output overlaps the input without being the same buffer");
+  }
+
+  const RankPolicy & policy = options.policy;
+  if (policy.kind == RankPolicy::Kind::FixedRank && policy.rank < 1)
+  {
+    ThrowInvalid("rank must be at least 1, got " + std::to_string(policy.rank));
+  }
+  if (policy.kind == RankPolicy::Kind::EnergyFraction &&
+      !(policy.energyFraction > 0.0 && policy.energyFraction <= 1.0)) // also rejects NaN
+  {
+    std::ostringstream msg;
+    msg << "energy fraction must be in (0, 1], got " << policy.energyFraction;
+    ThrowInvalid(msg.str());
+  }
+  if (options.deviceId < 0)
+  {
+    ThrowInvalid("device id must be >= 0, got " + std::to_string(options.deviceId));
+  }
+}
+
+// Errors after which Auto may still succeed on the CPU: the GPU could not run this job at all.
+bool
+GpuCouldNotRun(ErrorCode code)
+{
+  return code == ErrorCode::BackendUnavailable || code == ErrorCode::DeviceFailure ||
+         code == ErrorCode::OutOfMemory;
+}
+
+template <typename T>
+Report
+Run(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options)
+{
+  Validate(input, output, options);
+
+  Report report;
+  report.ranks.assign(input.count, 0);
+  report.singularValues.assign(input.count, {});
+
+  if (options.backend == Backend::CPU)
+  {
+    report.backend = Backend::CPU;
+    detail::RunCpu(input, output, options, report);
+    return report;
+  }
+
+  std::string why;
+  const bool  gpuReady = detail::CudaDeviceReady(options.deviceId, why);
+  if (options.backend == Backend::CUDA && !gpuReady)
+  {
+    throw Error(ErrorCode::BackendUnavailable, "svdlr: CUDA backend requested but unavailable: " + why);
+  }
+  if (gpuReady)
+  {
+    try
+    {
+      report.backend = Backend::CUDA;
+      detail::RunCuda(input, output, options, report);
+      return report;
+    }
+    catch (const Error & error)
+    {
+      if (options.backend == Backend::CUDA || !GpuCouldNotRun(error.Code()))
+      {
+        throw;
+      }
+      why = error.what();
+    }
+  }
+  if (detail::CudaCompiledIn())
+  {
+    report.notes = "CUDA backend unavailable, ran on the CPU: " + why;
+  }
+  report.backend = Backend::CPU;
+  detail::RunCpu(input, output, options, report);
+  return report;
+}
+
+} // namespace
+
+Report
+Reconstruct(const MatrixBatch<const float> & input, const MatrixBatch<float> & output, const Options & options)
+{
+  return Run(input, output, options);
+}
+
+Report
+Reconstruct(const MatrixBatch<const double> & input, const MatrixBatch<double> & output, const Options & options)
+{
+  return Run(input, output, options);
+}
+
+} // namespace svdlr

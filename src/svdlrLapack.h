@@ -1,0 +1,117 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_Lapack_h
+#define svdlr_Lapack_h
+
+// Typed C++ wrappers over the Fortran LAPACK/BLAS routines the CPU backend needs. We declare the
+// symbols ourselves so any LAPACK works (OpenBLAS, reference, MKL) without LAPACKE. gfortran-built
+// libraries take the lengths of character arguments as trailing hidden size_t parameters.
+
+#include <cstddef>
+
+extern "C"
+{
+  void
+  sgesdd_(const char * jobz, const int * m, const int * n, float * a, const int * lda, float * s, float * u,
+          const int * ldu, float * vt, const int * ldvt, float * work, const int * lwork, int * iwork, int * info,
+          std::size_t jobzLength);
+  void
+  dgesdd_(const char * jobz, const int * m, const int * n, double * a, const int * lda, double * s, double * u,
+          const int * ldu, double * vt, const int * ldvt, double * work, const int * lwork, int * iwork, int * info,
+          std::size_t jobzLength);
+  void
+  sgesvd_(const char * jobu, const char * jobvt, const int * m, const int * n, float * a, const int * lda, float * s,
+          float * u, const int * ldu, float * vt, const int * ldvt, float * work, const int * lwork, int * info,
+          std::size_t jobuLength, std::size_t jobvtLength);
+  void
+  dgesvd_(const char * jobu, const char * jobvt, const int * m, const int * n, double * a, const int * lda,
+          double * s, double * u, const int * ldu, double * vt, const int * ldvt, double * work, const int * lwork,
+          int * info, std::size_t jobuLength, std::size_t jobvtLength);
+  void
+  sgemm_(const char * transa, const char * transb, const int * m, const int * n, const int * k, const float * alpha,
+         const float * a, const int * lda, const float * b, const int * ldb, const float * beta, float * c,
+         const int * ldc, std::size_t transaLength, std::size_t transbLength);
+  void
+  dgemm_(const char * transa, const char * transb, const int * m, const int * n, const int * k, const double * alpha,
+         const double * a, const int * lda, const double * b, const int * ldb, const double * beta, double * c,
+         const int * ldc, std::size_t transaLength, std::size_t transbLength);
+}
+
+namespace svdlr
+{
+namespace detail
+{
+namespace lapack
+{
+
+// Column-major SVD of the m x n matrix a (destroyed): s (min(m,n)), u (m x min), vt (min x n).
+// lwork == -1 is a workspace query (the optimal size is returned in work[0]). Returns LAPACK's info.
+inline int
+gesdd(int m, int n, float * a, float * s, float * u, float * vt, float * work, int lwork, int * iwork)
+{
+  int       info = 0;
+  const int p = m < n ? m : n;
+  sgesdd_("S", &m, &n, a, &m, s, u, &m, vt, &p, work, &lwork, iwork, &info, 1);
+  return info;
+}
+inline int
+gesdd(int m, int n, double * a, double * s, double * u, double * vt, double * work, int lwork, int * iwork)
+{
+  int       info = 0;
+  const int p = m < n ? m : n;
+  dgesdd_("S", &m, &n, a, &m, s, u, &m, vt, &p, work, &lwork, iwork, &info, 1);
+  return info;
+}
+
+// The QR-iteration SVD: slower than gesdd's divide and conquer, but it converges in cases where gesdd does not.
+inline int
+gesvd(int m, int n, float * a, float * s, float * u, float * vt, float * work, int lwork)
+{
+  int       info = 0;
+  const int p = m < n ? m : n;
+  sgesvd_("S", "S", &m, &n, a, &m, s, u, &m, vt, &p, work, &lwork, &info, 1, 1);
+  return info;
+}
+inline int
+gesvd(int m, int n, double * a, double * s, double * u, double * vt, double * work, int lwork)
+{
+  int       info = 0;
+  const int p = m < n ? m : n;
+  dgesvd_("S", "S", &m, &n, a, &m, s, u, &m, vt, &p, work, &lwork, &info, 1, 1);
+  return info;
+}
+
+// c (m x n, ld m) = a (m x k, ld lda) * b (k x n, ld ldb), all column-major.
+inline void
+gemm(int m, int n, int k, const float * a, int lda, const float * b, int ldb, float * c)
+{
+  const float one = 1.0f, zero = 0.0f;
+  sgemm_("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, c, &m, 1, 1);
+}
+inline void
+gemm(int m, int n, int k, const double * a, int lda, const double * b, int ldb, double * c)
+{
+  const double one = 1.0, zero = 0.0;
+  dgemm_("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, c, &m, 1, 1);
+}
+
+} // namespace lapack
+} // namespace detail
+} // namespace svdlr
+
+#endif

@@ -1,0 +1,89 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "svdlrParallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace svdlr
+{
+namespace detail
+{
+
+unsigned
+WorkerCount(const Options & options)
+{
+  if (options.threads > 0)
+  {
+    return options.threads;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void
+StdThreadParallelFor(unsigned threads, std::size_t n, const std::function<void(std::size_t)> & body)
+{
+  if (threads == 0)
+  {
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  }
+  const std::size_t        workers = std::min<std::size_t>(threads, n);
+  std::atomic<std::size_t> next{ 0 };
+  std::exception_ptr       firstError;
+  std::mutex               errorMutex;
+
+  auto work = [&]() {
+    for (std::size_t i = next++; i < n; i = next++)
+    {
+      try
+      {
+        body(i);
+      }
+      catch (...)
+      {
+        const std::lock_guard<std::mutex> lock(errorMutex);
+        if (!firstError)
+        {
+          firstError = std::current_exception();
+        }
+      }
+    }
+  };
+
+  std::vector<std::thread> pool;
+  pool.reserve(workers > 0 ? workers - 1 : 0);
+  for (std::size_t t = 1; t < workers; ++t)
+  {
+    pool.emplace_back(work);
+  }
+  work(); // the calling thread works too
+  for (auto & thread : pool)
+  {
+    thread.join();
+  }
+  if (firstError)
+  {
+    std::rethrow_exception(firstError);
+  }
+}
+
+} // namespace detail
+} // namespace svdlr

@@ -1,0 +1,41 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_Parallel_h
+#define svdlr_Parallel_h
+
+#include "svdlr/Engine.h"
+
+namespace svdlr
+{
+namespace detail
+{
+
+/** Runs body(i) for i in [0, n) on up to `threads` std::threads (0: all hardware threads).
+ * Used when the caller gave no ParallelFor of its own. The first exception thrown by a body is
+ * rethrown on the calling thread after every thread has finished. */
+void
+StdThreadParallelFor(unsigned threads, std::size_t n, const std::function<void(std::size_t)> & body);
+
+/** The number of worker threads the engine plans for under `options` (at least 1). */
+unsigned
+WorkerCount(const Options & options);
+
+} // namespace detail
+} // namespace svdlr
+
+#endif

@@ -1,0 +1,389 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The engine's contract on the CPU backend: accuracy against a float64 truncated SVD, rank policies,
+// and errors. The same numerical bounds hold for the CUDA backend (svdlrCudaBackendGTest.cxx).
+#include "svdlr/Engine.h"
+#include "svdlrTestMatrices.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <limits>
+
+namespace
+{
+using namespace svdlr::test;
+
+template <typename T>
+svdlr::MatrixBatch<const T>
+ConstBatch(const std::vector<T> & data, std::size_t count, std::size_t rows, std::size_t cols)
+{
+  return { data.data(), count, rows, cols, rows * cols };
+}
+
+template <typename T>
+svdlr::MatrixBatch<T>
+MutableBatch(std::vector<T> & data, std::size_t count, std::size_t rows, std::size_t cols)
+{
+  return { data.data(), count, rows, cols, rows * cols };
+}
+
+svdlr::Options
+CpuOptions(svdlr::RankPolicy policy)
+{
+  svdlr::Options options;
+  options.policy = policy;
+  options.backend = svdlr::Backend::CPU;
+  return options;
+}
+
+// Reconstructs `count` fresh matrices with a spectral gap after k and checks each against float64.
+template <typename T>
+void
+ExpectMatchesReferenceWithGap(std::size_t count, std::size_t rows, std::size_t cols, std::size_t k, double bound)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  std::vector<Matrix> matrices;
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    matrices.push_back(RoundedTo<T>(MatrixWithSpectrum(rows, cols, SpectrumWithGap(rows, cols, k), random)));
+  }
+  const std::vector<T> input = Pack<T>(matrices);
+  std::vector<T>       output(input.size(), std::numeric_limits<T>::quiet_NaN());
+
+  const svdlr::Report report = svdlr::Reconstruct(ConstBatch(input, count, rows, cols),
+                                                  MutableBatch(output, count, rows, cols),
+                                                  CpuOptions(svdlr::RankPolicy::Fixed(k)));
+  ASSERT_EQ(report.backend, svdlr::Backend::CPU);
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    const ReferenceSvd reference(matrices[i]);
+    EXPECT_EQ(report.ranks[i], k);
+    EXPECT_LE(RelativeError(output, i * rows * cols, reference.Truncated(k)), bound) << "matrix " << i;
+    ASSERT_EQ(report.singularValues[i].size(), std::min(rows, cols));
+    EXPECT_NEAR(report.singularValues[i][0], reference.SingularValues()[0], 1e-5);
+  }
+}
+
+TEST(SVDLowRankEngineCpu, Float32MatchesFloat64ReferenceWithSpectralGap)
+{
+  ExpectMatchesReferenceWithGap<float>(6, 64, 64, 8, 1e-5);
+}
+
+TEST(SVDLowRankEngineCpu, Float64MatchesFloat64ReferenceWithSpectralGap)
+{
+  ExpectMatchesReferenceWithGap<double>(6, 64, 64, 8, 1e-10);
+}
+
+TEST(SVDLowRankEngineCpu, NonSquareMatricesBothOrientations)
+{
+  ExpectMatchesReferenceWithGap<float>(3, 181, 217, 20, 1e-5);
+  ExpectMatchesReferenceWithGap<float>(3, 217, 181, 20, 1e-5);
+  ExpectMatchesReferenceWithGap<double>(2, 37, 90, 5, 1e-10);
+}
+
+TEST(SVDLowRankEngineCpu, RandomMatricesAreOptimalWithinBound)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t   count = 5, rows = 96, cols = 80, k = 12;
+  std::vector<Matrix> matrices;
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    matrices.push_back(RoundedTo<float>(RandomMatrix(rows, cols, random)));
+  }
+  const std::vector<float> input = Pack<float>(matrices);
+  std::vector<float>       output(input.size());
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols),
+                     CpuOptions(svdlr::RankPolicy::Fixed(k)));
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    const ReferenceSvd reference(matrices[i]);
+    EXPECT_LE(OptimalityRatio(matrices[i], output, i * rows * cols, reference, k), 1.0 + 1e-4) << "matrix " << i;
+  }
+}
+
+TEST(SVDLowRankEngineCpu, RankAboveMinDimensionIsClampedAndReproducesInput)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const Matrix              a = RandomMatrix(7, 30, random);
+  const std::vector<double> input = a.values;
+  std::vector<double>       output(input.size());
+  const svdlr::Report       report =
+    svdlr::Reconstruct(ConstBatch(input, 1, 7, 30), MutableBatch(output, 1, 7, 30), CpuOptions(svdlr::RankPolicy::Fixed(50)));
+  EXPECT_EQ(report.ranks[0], 7u);
+  EXPECT_LE(DifferenceNorm(input, output) / Norm(input), 1e-12);
+}
+
+TEST(SVDLowRankEngineCpu, RowVectorIsItsOwnRankOneReconstruction)
+{
+  Random             random;
+  std::vector<float> input(300);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Uniform(1.0, 2.0));
+  }
+  std::vector<float>  output(input.size());
+  const svdlr::Report report = svdlr::Reconstruct(ConstBatch(input, 1, 1, 300), MutableBatch(output, 1, 1, 300),
+                                                  CpuOptions(svdlr::RankPolicy::Fixed(3)));
+  EXPECT_EQ(report.ranks[0], 1u);
+  ASSERT_EQ(report.singularValues[0].size(), 1u);
+  EXPECT_NEAR(report.singularValues[0][0], Norm(input), 1e-4 * Norm(input));
+  EXPECT_LE(DifferenceNorm(input, output) / Norm(input), 1e-6);
+}
+
+TEST(SVDLowRankEngineCpu, EnergyFractionPicksFewestValuesHoldingTheFraction)
+{
+  // Singular values 4, 3, 2, 1: energies 16, 9, 4, 1 of 30, so cumulative fractions .533, .833, .967, 1.
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const Matrix              a = MatrixWithSpectrum(12, 9, { 4.0, 3.0, 2.0, 1.0 }, random);
+  const std::vector<double> input = a.values;
+  const std::vector<std::pair<double, std::size_t>> expectations = {
+    { 0.5, 1 }, { 0.533, 1 }, { 0.534, 2 }, { 0.8, 2 }, { 0.9, 3 }, { 0.97, 4 }, { 1.0, 4 }
+  };
+  for (const auto & [fraction, expectedRank] : expectations)
+  {
+    std::vector<double> output(input.size());
+    const svdlr::Report report = svdlr::Reconstruct(ConstBatch(input, 1, 12, 9), MutableBatch(output, 1, 12, 9),
+                                                    CpuOptions(svdlr::RankPolicy::Energy(fraction)));
+    EXPECT_EQ(report.ranks[0], expectedRank) << "energy fraction " << fraction;
+    const ReferenceSvd reference(a);
+    EXPECT_LE(RelativeError(output, 0, reference.Truncated(expectedRank)), 1e-10);
+  }
+}
+
+TEST(SVDLowRankEngineCpu, ZeroMatrixInABatchComesOutZeroWithoutNaN)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t   rows = 20, cols = 16;
+  std::vector<Matrix> matrices = { RandomMatrix(rows, cols, random), Matrix(rows, cols), RandomMatrix(rows, cols, random) };
+  const std::vector<float> input = Pack<float>(matrices);
+  for (const auto policy : { svdlr::RankPolicy::Fixed(4), svdlr::RankPolicy::Energy(0.9) })
+  {
+    std::vector<float>  output(input.size(), std::numeric_limits<float>::quiet_NaN());
+    const svdlr::Report report =
+      svdlr::Reconstruct(ConstBatch(input, 3, rows, cols), MutableBatch(output, 3, rows, cols), CpuOptions(policy));
+    for (std::size_t p = rows * cols; p < 2 * rows * cols; ++p)
+    {
+      ASSERT_EQ(output[p], 0.0f) << "pixel " << p - rows * cols << " of the zero matrix";
+    }
+    EXPECT_GT(Norm(output), 0.0);
+    if (policy.kind == svdlr::RankPolicy::Kind::EnergyFraction)
+    {
+      EXPECT_EQ(report.ranks[1], 0u);
+    }
+  }
+}
+
+TEST(SVDLowRankEngineCpu, InPlaceEqualsOutOfPlace)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t  count = 4, rows = 33, cols = 47;
+  std::vector<float> input = Pack<float>({ RandomMatrix(rows, cols, random), RandomMatrix(rows, cols, random),
+                                           RandomMatrix(rows, cols, random), RandomMatrix(rows, cols, random) });
+  std::vector<float> outOfPlace(input.size());
+  const auto         options = CpuOptions(svdlr::RankPolicy::Fixed(5));
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(outOfPlace, count, rows, cols), options);
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(input, count, rows, cols), options);
+  EXPECT_EQ(input, outOfPlace);
+}
+
+TEST(SVDLowRankEngineCpu, SmallBatchesGiveTheSameResultAsOneBatch)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t   count = 13, rows = 24, cols = 24;
+  std::vector<Matrix> matrices;
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    matrices.push_back(RandomMatrix(rows, cols, random));
+  }
+  const std::vector<double> input = Pack<double>(matrices);
+  std::vector<double>       whole(input.size()), pieces(input.size());
+  auto                      options = CpuOptions(svdlr::RankPolicy::Fixed(6));
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(whole, count, rows, cols), options);
+  std::vector<std::size_t> progress;
+  options.maxMatricesPerBatch = 3;
+  options.threads = 2;
+  options.progress = [&](std::size_t done, std::size_t total) {
+    EXPECT_EQ(total, count);
+    progress.push_back(done);
+    return true;
+  };
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(pieces, count, rows, cols), options);
+  EXPECT_EQ(whole, pieces);
+  EXPECT_EQ(progress, (std::vector<std::size_t>{ 3, 6, 9, 12, 13 }));
+}
+
+TEST(SVDLowRankEngineCpu, ProgressCallbackCanAbort)
+{
+  Random             random;
+  std::vector<float> input = Pack<float>({ RandomMatrix(10, 10, random), RandomMatrix(10, 10, random) });
+  std::vector<float> output(input.size());
+  auto               options = CpuOptions(svdlr::RankPolicy::Fixed(2));
+  options.maxMatricesPerBatch = 1;
+  options.progress = [](std::size_t, std::size_t) { return false; };
+  try
+  {
+    svdlr::Reconstruct(ConstBatch(input, 2, 10, 10), MutableBatch(output, 2, 10, 10), options);
+    FAIL() << "expected an abort";
+  }
+  catch (const svdlr::Error & error)
+  {
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::Aborted);
+  }
+}
+
+TEST(SVDLowRankEngineCpu, CallerParallelForRunsTheWork)
+{
+  Random              random;
+  std::vector<double> input = Pack<double>({ RandomMatrix(10, 12, random), RandomMatrix(10, 12, random) });
+  std::vector<double> output(input.size());
+  std::atomic<int>    calls{ 0 };
+  auto                options = CpuOptions(svdlr::RankPolicy::Fixed(2));
+  options.parallelFor = [&](std::size_t n, const std::function<void(std::size_t)> & body) {
+    ++calls;
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      body(i);
+    }
+  };
+  svdlr::Reconstruct(ConstBatch(input, 2, 10, 12), MutableBatch(output, 2, 10, 12), options);
+  EXPECT_GE(calls.load(), 1);
+  EXPECT_GT(Norm(output), 0.0);
+}
+
+// Runs a request that must fail and returns the error.
+template <typename T>
+svdlr::Error
+FailureOf(const svdlr::MatrixBatch<const T> & input, const svdlr::MatrixBatch<T> & output, const svdlr::Options & options)
+{
+  try
+  {
+    svdlr::Reconstruct(input, output, options);
+  }
+  catch (const svdlr::Error & error)
+  {
+    return error;
+  }
+  ADD_FAILURE() << "expected svdlr::Error";
+  return svdlr::Error(svdlr::ErrorCode::InvalidArgument, "none");
+}
+
+class SVDLowRankEngineErrors : public ::testing::Test
+{
+protected:
+  void
+  SetUp() override
+  {
+    Random random;
+    m_Input = Pack<float>({ RandomMatrix(8, 6, random), RandomMatrix(8, 6, random), RandomMatrix(8, 6, random) });
+    m_Output.assign(m_Input.size(), 0.0f);
+  }
+  svdlr::MatrixBatch<const float>
+  In()
+  {
+    return ConstBatch(m_Input, 3, 8, 6);
+  }
+  svdlr::MatrixBatch<float>
+  Out()
+  {
+    return MutableBatch(m_Output, 3, 8, 6);
+  }
+  std::vector<float> m_Input;
+  std::vector<float> m_Output;
+};
+
+TEST_F(SVDLowRankEngineErrors, RankZeroIsRejected)
+{
+  const auto error = FailureOf(In(), Out(), CpuOptions(svdlr::RankPolicy::Fixed(0)));
+  EXPECT_EQ(error.Code(), svdlr::ErrorCode::InvalidArgument);
+  EXPECT_NE(std::string(error.what()).find("rank must be at least 1"), std::string::npos) << error.what();
+}
+
+TEST_F(SVDLowRankEngineErrors, EnergyFractionOutsideUnitIntervalIsRejected)
+{
+  for (const double fraction : { 0.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN() })
+  {
+    const auto error = FailureOf(In(), Out(), CpuOptions(svdlr::RankPolicy::Energy(fraction)));
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::InvalidArgument) << fraction;
+    EXPECT_NE(std::string(error.what()).find("energy fraction must be in (0, 1]"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(SVDLowRankEngineErrors, EmptyBatchIsRejected)
+{
+  auto in = In();
+  in.rows = 0;
+  auto out = Out();
+  out.rows = 0;
+  EXPECT_EQ(FailureOf(in, out, CpuOptions(svdlr::RankPolicy::Fixed(1))).Code(), svdlr::ErrorCode::InvalidArgument);
+}
+
+TEST_F(SVDLowRankEngineErrors, MismatchedOutputIsRejected)
+{
+  auto out = Out();
+  out.cols = 5;
+  EXPECT_EQ(FailureOf(In(), out, CpuOptions(svdlr::RankPolicy::Fixed(1))).Code(), svdlr::ErrorCode::InvalidArgument);
+}
+
+TEST_F(SVDLowRankEngineErrors, NonFiniteInputNamesTheMatrix)
+{
+  for (const float bad : { std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity() })
+  {
+    m_Input[2 * 48 + 17] = bad;
+    const auto error = FailureOf(In(), Out(), CpuOptions(svdlr::RankPolicy::Fixed(2)));
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::NonFiniteInput);
+    EXPECT_EQ(error.Matrix(), 2);
+    EXPECT_NE(std::string(error.what()).find("matrix 2"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(SVDLowRankEngineErrors, CudaRequestedWithoutUsableDeviceSaysWhy)
+{
+  std::string why;
+  if (svdlr::CudaDeviceUsable(0, &why))
+  {
+    GTEST_SKIP() << "a CUDA device is usable here; this test covers machines without one";
+  }
+  auto options = CpuOptions(svdlr::RankPolicy::Fixed(1));
+  options.backend = svdlr::Backend::CUDA;
+  const auto error = FailureOf(In(), Out(), options);
+  EXPECT_EQ(error.Code(), svdlr::ErrorCode::BackendUnavailable);
+  EXPECT_NE(std::string(error.what()).find(why), std::string::npos) << error.what();
+}
+
+TEST_F(SVDLowRankEngineErrors, AutoWithoutUsableDeviceRunsOnTheCpu)
+{
+  if (svdlr::CudaDeviceUsable(0))
+  {
+    GTEST_SKIP() << "a CUDA device is usable here; this test covers machines without one";
+  }
+  auto options = CpuOptions(svdlr::RankPolicy::Fixed(1));
+  options.backend = svdlr::Backend::Auto;
+  const svdlr::Report report = svdlr::Reconstruct(In(), Out(), options);
+  EXPECT_EQ(report.backend, svdlr::Backend::CPU);
+  EXPECT_EQ(report.notes.empty(), !svdlr::CudaBackendBuilt()) << report.notes;
+}
+
+} // namespace
