@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The main job on a fresh machine: install, build, and reconstruct the Colin27 brain at rank 20.
+# Writes demo-output/ch2_rank20.nii.gz and demo-output/ch2_rank20_figure.png and prints a summary.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+SVDLR_SKIP_PYTHON=1 "$root/scripts/install-deps.sh"
+"$root/scripts/build.sh"
+mkdir -p "$root/demo-output"
+"${SVDLR_BUILD_DIR:-$root/build}/examples/SVDLowRankReconstructImage" --rank "${SVDLR_RANK:-20}" \
+  /usr/share/mricron/templates/ch2.nii.gz "$root/demo-output/ch2_rank${SVDLR_RANK:-20}.nii.gz" "$@"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what building, testing and demonstrating the module needs on Debian 12 (bookworm):
+# ITK 5.2.1, LAPACK/OpenBLAS, GoogleTest, the real MRI used by the tests and the demo, and the
+# Python packages for the Python tests. Safe to run again; does nothing that is already done.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ ccache
+  libinsighttoolkit5-dev        # ITK 5.2.1
+  libopenblas-dev liblapack-dev # LAPACK for the CPU backend
+  libgtest-dev                  # GoogleTest
+  insighttoolkit5-examples      # real MRI slices (BrainProtonDensitySlice.png, ...)
+  mricron-data                  # the Colin27 brain, ch2.nii.gz
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ "${SVDLR_SKIP_PYTHON:-0}" != 1 ]; then
+  python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/../wrapping/python/requirements-test.txt"
+fi
