@@ -14,8 +14,9 @@ set(SVDLR_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/SVDLowRankReconstructi
 add_library(SVDLowRankReconstruction ${SVDLR_ENGINE_SOURCES})
 add_library(SVDLowRankReconstruction::SVDLowRankReconstruction ALIAS SVDLowRankReconstruction)
 svdlr_configure_engine_target(SVDLowRankReconstruction)
-# The engine needs no ITK; the filter headers installed beside it do, so consumers get ITK through us.
-target_link_libraries(SVDLowRankReconstruction INTERFACE ${ITK_LIBRARIES})
+# The library is the ITK-free engine and links no ITK, so engine-only programs (the GPU tests, the
+# benchmark, the Python module) stay free of it. Programs that use the filter link ${ITK_LIBRARIES} too;
+# the package config finds ITK for them.
 target_include_directories(SVDLowRankReconstruction PUBLIC
   $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
   $<INSTALL_INTERFACE:${SVDLR_INSTALL_INCLUDE_DIR}>)
