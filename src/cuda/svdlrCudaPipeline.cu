@@ -1,0 +1,495 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The CUDA backend's pipeline: batches of matrices round-robin over two streams, each with its own
+// handles and buffers, so that while one batch is in the eigen-solver the next one is copied in and the
+// previous one is reconstructed and copied out.
+//
+// Per batch (T = float or double, n = min(rows, cols)):
+//   Launch  (stream s): host -> device through the staging ring; then, from a solver thread: T -> float64
+//                       with a non-finite flag per matrix; Gram matrices (cuBLAS, float64);
+//                       eigen-decomposition (cuSOLVER XsyevBatched, float64); eigenvalues, flags and solver
+//                       info -> pinned host memory.
+//   Finish  (host, then stream s): check flags and info; singular values sqrt(max(eigenvalue, 0)) and
+//                       per-matrix ranks (SelectRank); ranks -> device; leading eigenvectors; the factor on
+//                       the larger side (cuBLAS, float64); R = P Q^T by our tiled kernel into the T buffer.
+//   Retire  (host): device -> caller's buffer through the staging ring; progress.
+// The host loop runs Retire(b - 2), Launch(b), Finish(b - 1): batches b and b - 2 share a slot, and
+// Retire(b - 2) has drained it before Launch(b) reuses it.
+#include "svdlrBackends.h"
+#include "svdlrParallel.h"
+#include "svdlrProgress.h"
+
+#include "svdlrCudaBatchPlan.h"
+#include "svdlrCudaBatchResults.h"
+#include "svdlrCudaCheck.h"
+#include "svdlrCudaDevice.h"
+#include "svdlrCudaPipeline.h"
+#include "svdlrCudaPipelineTrace.h"
+#include "svdlrCudaStreamSlot.h"
+#include "svdlrEigenSolver.h"
+#include "svdlrFactorKernels.cuh"
+#include "svdlrGramKernels.cuh"
+#include "svdlrLowRankProduct.h"
+#include "svdlrStagingRing.h"
+
+#include <algorithm>
+#include <climits>
+#include <future>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+namespace svdlr
+{
+namespace detail
+{
+namespace
+{
+
+// Left free for what allocates behind our back: cuBLAS's per-handle workspace (32 MiB on Hopper), cuSOLVER's
+// internals, the context's own growth.
+constexpr std::size_t kReservedBytes = std::size_t{ 256 } << 20;
+constexpr std::size_t kReservedFraction = 20; // and 1/20 of what is free
+
+std::string
+MatrixShapeText(std::size_t rows, std::size_t cols)
+{
+  return std::to_string(rows) + " x " + std::to_string(cols);
+}
+
+template <typename T>
+class CudaPipeline
+{
+public:
+  CudaPipeline(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
+               Report & report, CudaPipelineTrace * trace, const CudaPipelineTuning & tuning)
+    : m_Input(input)
+    , m_Output(output)
+    , m_Options(options)
+    , m_Report(report)
+    , m_Trace(trace)
+  {
+    m_Geometry.rows = static_cast<std::int64_t>(input.rows);
+    m_Geometry.cols = static_cast<std::int64_t>(input.cols);
+    m_Geometry.elementBytes = sizeof(T);
+    m_Geometry.convertsToDouble = !std::is_same_v<T, double>;
+
+    const unsigned workers = WorkerCount(options);
+    m_ParallelFor = options.parallelFor
+                      ? options.parallelFor
+                      : ParallelFor([workers](std::size_t n, const std::function<void(std::size_t)> & body) {
+                          StdThreadParallelFor(workers, n, body);
+                        });
+
+    // Slot 0's handle answers the workspace queries that the plan needs.
+    {
+      const TraceSpan span(Traced(&CudaPipelineTrace::handles));
+      AddSlot();
+    }
+    {
+      const TraceSpan span(Traced(&CudaPipelineTrace::deviceAlloc));
+      std::size_t     freeBytes = 0;
+      std::size_t     totalBytes = 0;
+      SVDLR_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+      const std::size_t reserve = kReservedBytes + freeBytes / kReservedFraction;
+      const std::size_t available = freeBytes > reserve ? freeBytes - reserve : 0;
+      m_Plan = PlanBatches(m_Geometry, input.count, options.maxMatricesPerBatch, available, [this](std::size_t batch) {
+        return EigenWorkspace(batch).deviceBytes;
+      });
+      AllocateSlots(freeBytes);
+    }
+
+    std::size_t lanes = 1;
+    std::size_t chunkBytes = 1;
+    StagingRing::Size(m_Plan.batchSize * MatrixBytes(), workers, lanes, chunkBytes);
+    lanes = tuning.stagingLanes > 0 ? tuning.stagingLanes : lanes;
+    chunkBytes = tuning.stagingChunkBytes > 0 ? tuning.stagingChunkBytes : chunkBytes;
+    {
+      const TraceSpan span(Traced(&CudaPipelineTrace::stagingAlloc));
+      m_Ring = std::make_unique<StagingRing>(options.deviceId, lanes, chunkBytes);
+    }
+    if (m_Trace != nullptr)
+    {
+      m_Trace->batches = m_Plan.batches;
+      m_Trace->batchSize = m_Plan.batchSize;
+      m_Trace->slots = m_Plan.slots;
+      m_Trace->stagingLanes = lanes;
+      m_Trace->stagingChunkBytes = chunkBytes;
+    }
+  }
+
+  /** Waits for the solver threads, then for every stream, before the buffers go: on an exception, work may
+   * still be in flight. */
+  ~CudaPipeline()
+  {
+    for (const auto & slot : m_Slots)
+    {
+      if (slot->solved.valid())
+      {
+        slot->solved.wait();
+      }
+    }
+    for (const auto & slot : m_Slots)
+    {
+      if (slot->stream.Get() != nullptr)
+      {
+        (void)cudaStreamSynchronize(slot->stream.Get());
+      }
+    }
+  }
+
+  CudaPipeline(const CudaPipeline &) = delete;
+  CudaPipeline &
+  operator=(const CudaPipeline &) = delete;
+
+  void
+  Run()
+  {
+    const std::size_t batches = m_Plan.batches;
+    for (std::size_t step = 0; step < batches + 2; ++step)
+    {
+      if (step >= 2)
+      {
+        Retire(step - 2);
+      }
+      if (step < batches)
+      {
+        Launch(step);
+      }
+      if (step >= 1 && step - 1 < batches)
+      {
+        Finish(step - 1);
+      }
+    }
+  }
+
+private:
+  using Slot = CudaStreamSlot<T>;
+
+  /** Where a phase's time goes, or null when the run is not traced. */
+  double *
+  Traced(double CudaPipelineTrace::*phase) const
+  {
+    return m_Trace != nullptr ? &(m_Trace->*phase) : nullptr;
+  }
+
+  std::size_t
+  MatrixBytes() const
+  {
+    return m_Geometry.Elements() * sizeof(T);
+  }
+
+  Slot &
+  SlotOf(std::size_t batch)
+  {
+    return *m_Slots[batch % m_Slots.size()];
+  }
+
+  void
+  AddSlot()
+  {
+    m_Slots.push_back(std::make_unique<Slot>());
+    m_Slots.back()->CreateHandles();
+  }
+
+  EigenWorkspaceSize
+  EigenWorkspace(std::size_t batch)
+  {
+    return QueryEigenWorkspace(m_Slots.front()->cusolver.Get(),
+                               m_Slots.front()->cusolverParams.Get(),
+                               m_Geometry.Small(),
+                               static_cast<std::int64_t>(batch));
+  }
+
+  /** Allocates every slot for the planned batch; when the device runs out, halves the batch and tries
+   * again, down to one matrix. */
+  void
+  AllocateSlots(std::size_t freeBytes)
+  {
+    for (;;)
+    {
+      while (m_Slots.size() < m_Plan.slots)
+      {
+        AddSlot();
+      }
+      const EigenWorkspaceSize workspace = EigenWorkspace(m_Plan.batchSize);
+      const SlotLayout         layout = ComputeSlotLayout(m_Geometry, m_Plan.batchSize, workspace.deviceBytes);
+      cudaError_t              status = cudaSuccess;
+      for (std::size_t s = 0; s < m_Plan.slots && status == cudaSuccess; ++s)
+      {
+        status = m_Slots[s]->TryAllocate(
+          layout, m_Plan.batchSize, static_cast<std::size_t>(m_Geometry.Small()), workspace.hostBytes);
+      }
+      if (status == cudaSuccess)
+      {
+        return;
+      }
+      for (const auto & slot : m_Slots)
+      {
+        slot->Release();
+      }
+      if (status != cudaErrorMemoryAllocation)
+      {
+        SVDLR_CUDA_CHECK(status);
+      }
+      if (m_Plan.batchSize == 1)
+      {
+        throw Error(ErrorCode::OutOfMemory,
+                    "svdlr CUDA backend: not even one " + MatrixShapeText(m_Input.rows, m_Input.cols) +
+                      " matrix fits on device " + std::to_string(m_Options.deviceId) + ": it needs " +
+                      std::to_string(m_Plan.slots * layout.Total() >> 20) + " MiB, " + std::to_string(freeBytes >> 20) +
+                      " MiB were free");
+      }
+      m_Plan = PlanWithBatchSize(m_Input.count, m_Plan.batchSize / 2);
+    }
+  }
+
+  /** Copy-in of batch `batch` on this thread, then its solve on a solver thread (EnqueueSolve). */
+  void
+  Launch(std::size_t batch)
+  {
+    Slot &             slot = SlotOf(batch);
+    const cudaStream_t stream = slot.stream.Get();
+    slot.first = batch * m_Plan.batchSize;
+    slot.count = std::min(m_Plan.batchSize, m_Input.count - slot.first);
+
+    const HostMatrices<const unsigned char> source{ reinterpret_cast<const unsigned char *>(
+                                                      m_Input.data + slot.first * m_Input.matrixStride),
+                                                    slot.count,
+                                                    MatrixBytes(),
+                                                    m_Input.matrixStride * sizeof(T) };
+    {
+      const TraceSpan span(Traced(&CudaPipelineTrace::upload));
+      m_Ring->Upload(source, slot.io.Data(), stream, m_ParallelFor);
+    }
+
+    // cusolverDnXsyevBatched blocks the calling thread for much of the solve (measured on the H100: for
+    // 16 matrices of 1024^2 the call returns only when the solve is done). Enqueueing it from a thread of
+    // its own keeps this thread free to copy the other batches in and out meanwhile.
+    slot.solveMilliseconds = 0.0;
+    try
+    {
+      slot.solved = std::async(std::launch::async, [this, &slot] {
+        const ScopedDevice device(m_Options.deviceId);
+        EnqueueSolve(slot);
+      });
+    }
+    catch (const std::system_error &)
+    {
+      EnqueueSolve(slot); // no thread to be had: enqueue from here, without the overlap
+      slot.solved = {};
+    }
+  }
+
+  /** Conversion, Gram matrices and eigen-solve of the batch on `slot`, and the copies of their results to
+   * pinned memory; runs on a solver thread, and uses only the slot's own stream and handles. */
+  void
+  EnqueueSolve(Slot & slot)
+  {
+    const TraceSpan    span(m_Trace != nullptr ? &slot.solveMilliseconds : nullptr);
+    const cudaStream_t stream = slot.stream.Get();
+    const std::int64_t n = m_Geometry.Small();
+
+    const std::size_t planned = slot.status.Size() / 3;
+    SVDLR_CUDA_CHECK(cudaMemsetAsync(slot.status.Data(), 0, 2 * planned * sizeof(int), stream));
+    LaunchConvertAndFlagNonFinite<T>(
+      slot.io.Data(), slot.Float64Input(), slot.DeviceFlags(), slot.count, m_Geometry.Elements(), stream);
+    ComputeGramBatched(slot.cublas.Get(),
+                       slot.Float64Input(),
+                       slot.gram.Data(),
+                       m_Geometry.rows,
+                       m_Geometry.cols,
+                       static_cast<std::int64_t>(slot.count));
+
+    const EigenWorkspaceSize workspace =
+      QueryEigenWorkspace(slot.cusolver.Get(), slot.cusolverParams.Get(), n, static_cast<std::int64_t>(slot.count));
+    if (workspace.deviceBytes > slot.scratch.Size() || workspace.hostBytes > slot.hostWorkspace.size())
+    {
+      throw Error(ErrorCode::DeviceFailure,
+                  "svdlr CUDA backend: cusolverDnXsyevBatched asks for more workspace for a batch of " +
+                    std::to_string(slot.count) + " than for " + std::to_string(m_Plan.batchSize));
+    }
+    SolveSymmetricEigenBatched(slot.cusolver.Get(),
+                               slot.cusolverParams.Get(),
+                               slot.gram.Data(),
+                               slot.eigenvalues.Data(),
+                               slot.DeviceInfo(),
+                               n,
+                               static_cast<std::int64_t>(slot.count),
+                               slot.scratch.Data(),
+                               workspace.deviceBytes,
+                               slot.hostWorkspace.empty() ? nullptr : slot.hostWorkspace.data(),
+                               workspace.hostBytes);
+
+    SVDLR_CUDA_CHECK(cudaMemcpyAsync(slot.hostEigenvalues.Data(),
+                                     slot.eigenvalues.Data(),
+                                     slot.count * static_cast<std::size_t>(n) * sizeof(double),
+                                     cudaMemcpyDeviceToHost,
+                                     stream));
+    // info and flags are adjacent: one copy brings both.
+    SVDLR_CUDA_CHECK(
+      cudaMemcpyAsync(slot.HostInfo(), slot.DeviceInfo(), 2 * planned * sizeof(int), cudaMemcpyDeviceToHost, stream));
+    SVDLR_CUDA_CHECK(cudaEventRecord(slot.eigenReady.Get(), stream));
+  }
+
+  /** Waits for the eigenvalues of `batch`, checks the batch, picks the ranks, and enqueues the
+   * reconstruction. */
+  void
+  Finish(std::size_t batch)
+  {
+    Slot &             slot = SlotOf(batch);
+    const cudaStream_t stream = slot.stream.Get();
+    const std::size_t  n = static_cast<std::size_t>(m_Geometry.Small());
+    {
+      const TraceSpan span(Traced(&CudaPipelineTrace::waitEigen));
+      if (slot.solved.valid())
+      {
+        slot.solved.get(); // rethrows what the solver thread threw
+      }
+      SVDLR_CUDA_CHECK(cudaEventSynchronize(slot.eigenReady.Get()));
+    }
+    if (m_Trace != nullptr)
+    {
+      m_Trace->launch += slot.solveMilliseconds;
+    }
+    const TraceSpan span(Traced(&CudaPipelineTrace::finish));
+
+    const std::size_t kmax = CollectBatchResults(slot.HostFlags(),
+                                                 slot.HostInfo(),
+                                                 slot.hostEigenvalues.Data(),
+                                                 slot.first,
+                                                 slot.count,
+                                                 n,
+                                                 m_Options.policy,
+                                                 m_Report,
+                                                 slot.HostRanks());
+    SVDLR_CUDA_CHECK(
+      cudaMemcpyAsync(slot.DeviceRanks(), slot.HostRanks(), slot.count * sizeof(int), cudaMemcpyHostToDevice, stream));
+
+    const bool         tall = m_Geometry.cols <= m_Geometry.rows;
+    double *           smallSide = tall ? slot.FactorQ() : slot.FactorP();
+    double *           largeSide = tall ? slot.FactorP() : slot.FactorQ();
+    const std::int64_t count = static_cast<std::int64_t>(slot.count);
+    const std::int64_t components = static_cast<std::int64_t>(kmax);
+    LaunchExtractLeadingEigenvectors(
+      slot.gram.Data(), smallSide, static_cast<std::int64_t>(n), components, count, stream);
+    ComputeLargeSideFactor(slot.cublas.Get(),
+                           slot.Float64Input(),
+                           smallSide,
+                           largeSide,
+                           m_Geometry.rows,
+                           m_Geometry.cols,
+                           components,
+                           count);
+
+    LowRankProductArguments<T> product;
+    product.rows = m_Geometry.rows;
+    product.cols = m_Geometry.cols;
+    product.count = count;
+    product.components = components;
+    product.p = slot.FactorP();
+    product.q = slot.FactorQ();
+    product.ranks = slot.DeviceRanks();
+    product.output = slot.io.Data();
+    std::string why;
+    if (!CanImplementLowRankProduct(product, why))
+    {
+      throw Error(ErrorCode::InvalidArgument, "svdlr CUDA backend: " + why);
+    }
+    SVDLR_CUDA_CHECK(LaunchTiledLowRankProduct(product, stream));
+  }
+
+  /** Copies the reconstruction of `batch` to the caller's buffer and reports progress. */
+  void
+  Retire(std::size_t batch)
+  {
+    Slot &                            slot = SlotOf(batch);
+    const HostMatrices<unsigned char> target{ reinterpret_cast<unsigned char *>(m_Output.data +
+                                                                                slot.first * m_Output.matrixStride),
+                                              slot.count,
+                                              MatrixBytes(),
+                                              m_Output.matrixStride * sizeof(T) };
+    {
+      const TraceSpan span(Traced(&CudaPipelineTrace::download));
+      m_Ring->Download(slot.io.Data(), target, slot.stream.Get(), m_ParallelFor);
+    }
+    m_Done += slot.count;
+    ReportProgress(m_Options, m_Done, m_Input.count);
+  }
+
+  const MatrixBatch<const T> & m_Input;
+  const MatrixBatch<T> &       m_Output;
+  const Options &              m_Options;
+  Report &                     m_Report;
+  CudaPipelineTrace *          m_Trace;
+
+  BatchGeometry                      m_Geometry;
+  BatchPlan                          m_Plan;
+  ParallelFor                        m_ParallelFor;
+  std::vector<std::unique_ptr<Slot>> m_Slots;
+  std::unique_ptr<StagingRing>       m_Ring;
+  std::size_t                        m_Done{ 0 };
+};
+
+} // namespace
+
+template <typename T>
+void
+RunCudaInstrumented(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
+                    Report & report, CudaPipelineTrace * trace, const CudaPipelineTuning & tuning)
+{
+  if (input.count == 0)
+  {
+    return;
+  }
+  if (input.rows > static_cast<std::size_t>(INT_MAX) || input.cols > static_cast<std::size_t>(INT_MAX))
+  {
+    throw Error(ErrorCode::InvalidArgument,
+                "svdlr CUDA backend: matrix dimensions above 2^31 - 1 are not supported, got " +
+                  MatrixShapeText(input.rows, input.cols));
+  }
+  const ScopedDevice               device(options.deviceId);
+  std::unique_ptr<CudaPipeline<T>> pipeline =
+    std::make_unique<CudaPipeline<T>>(input, output, options, report, trace, tuning);
+  pipeline->Run();
+  const TraceSpan span(trace != nullptr ? &trace->teardown : nullptr);
+  pipeline.reset();
+}
+
+template <typename T>
+void
+RunCuda(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options, Report & report)
+{
+  RunCudaInstrumented(input, output, options, report, nullptr, CudaPipelineTuning{});
+}
+
+template void
+RunCudaInstrumented<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &, Report &,
+                           CudaPipelineTrace *, const CudaPipelineTuning &);
+template void
+RunCudaInstrumented<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &, Report &,
+                            CudaPipelineTrace *, const CudaPipelineTuning &);
+template void
+RunCuda<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &, Report &);
+template void
+RunCuda<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &, Report &);
+
+} // namespace detail
+} // namespace svdlr

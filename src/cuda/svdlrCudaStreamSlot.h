@@ -1,0 +1,204 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_CudaStreamSlot_h
+#define svdlr_CudaStreamSlot_h
+
+// One stream of the CUDA pipeline with everything a batch needs on it: its own cuBLAS and cuSOLVER handles
+// (handles are not shared between streams), its device buffers, allocated once per run for the largest
+// batch, and small pinned buffers for the per-matrix results that come back to the host between the two
+// halves of a batch (eigenvalues, flags, solver info) and the ranks that go back down.
+
+#include "svdlrCudaBatchPlan.h"
+#include "svdlrCudaHandles.h"
+#include "svdlrDeviceBuffer.h"
+
+#include <cstddef>
+#include <future>
+#include <type_traits>
+#include <vector>
+
+namespace svdlr
+{
+namespace detail
+{
+
+template <typename T>
+struct CudaStreamSlot
+{
+  StreamOwner         stream;
+  EventOwner          eigenReady; // eigenvalues, flags and info of the batch are on the host
+  CublasOwner         cublas;
+  CusolverOwner       cusolver;
+  CusolverParamsOwner cusolverParams;
+
+  SlotLayout                  layout;
+  DeviceBuffer<T>             io;          // (batch, rows, cols): input, then output
+  DeviceBuffer<double>        a;           // (batch, rows, cols) float64; empty when T is double
+  DeviceBuffer<double>        gram;        // (batch, n, n): Gram matrices, then eigenvectors
+  DeviceBuffer<double>        eigenvalues; // (batch, n), ascending
+  DeviceBuffer<int>           status;      // (3, batch): info | non-finite flags | ranks
+  DeviceBuffer<unsigned char> scratch;     // eigen workspace, then factors P | Q
+  std::vector<unsigned char>  hostWorkspace;
+
+  PinnedBuffer<double> hostEigenvalues; // (batch, n)
+  PinnedBuffer<int>    hostStatus;      // (3, batch), same order as status
+
+  // The batch now on this slot.
+  std::size_t first{ 0 };
+  std::size_t count{ 0 };
+  double      solveMilliseconds{ 0 }; // host time the solver thread spent enqueueing (for traces)
+
+  // The solver thread's work for the batch (see CudaPipeline::Launch). Declared last so that it is
+  // destroyed first: a std::async future waits for its thread, which uses everything above.
+  std::future<void> solved;
+
+  /** Creates the stream and the handles bound to it. */
+  void
+  CreateHandles()
+  {
+    stream = CreateStream();
+    eigenReady = CreateEvent();
+    cublas = CreateCublas(stream.Get());
+    cusolver = CreateCusolver(stream.Get());
+    cusolverParams = CreateCusolverParams();
+  }
+
+  /** Allocates the buffers for `batch` matrices; on failure releases what it got and returns the status. */
+  cudaError_t
+  TryAllocate(const SlotLayout & slotLayout, std::size_t batch, std::size_t n, std::size_t hostWorkspaceBytes)
+  {
+    layout = slotLayout;
+    const cudaError_t result = TryAllocateAll(batch, n);
+    if (result != cudaSuccess)
+    {
+      Release();
+      return result;
+    }
+    hostWorkspace.assign(hostWorkspaceBytes, 0);
+    return cudaSuccess;
+  }
+
+  void
+  Release() noexcept
+  {
+    io.Release();
+    a.Release();
+    gram.Release();
+    eigenvalues.Release();
+    status.Release();
+    scratch.Release();
+    hostEigenvalues.Release();
+    hostStatus.Release();
+  }
+
+  /** Stops at the first failure; the caller releases. */
+  cudaError_t
+  TryAllocateAll(std::size_t batch, std::size_t n)
+  {
+    cudaError_t result = io.TryAllocate(layout.io / sizeof(T));
+    if (result == cudaSuccess && layout.a > 0)
+    {
+      result = a.TryAllocate(layout.a / sizeof(double));
+    }
+    if (result == cudaSuccess)
+    {
+      result = gram.TryAllocate(layout.gram / sizeof(double));
+    }
+    if (result == cudaSuccess)
+    {
+      result = eigenvalues.TryAllocate(layout.eigenvalues / sizeof(double));
+    }
+    if (result == cudaSuccess)
+    {
+      result = status.TryAllocate(3 * batch);
+    }
+    if (result == cudaSuccess)
+    {
+      result = scratch.TryAllocate(layout.scratch);
+    }
+    if (result == cudaSuccess)
+    {
+      result = hostEigenvalues.TryAllocate(batch * n);
+    }
+    if (result == cudaSuccess)
+    {
+      result = hostStatus.TryAllocate(3 * batch);
+    }
+    return result;
+  }
+
+  /** The float64 copy of the batch: its own buffer for float input, io itself for double input. */
+  double *
+  Float64Input()
+  {
+    if constexpr (std::is_same_v<T, double>)
+    {
+      return io.Data();
+    }
+    else
+    {
+      return a.Data();
+    }
+  }
+
+  int *
+  DeviceInfo()
+  {
+    return status.Data();
+  }
+  int *
+  DeviceFlags()
+  {
+    return status.Data() + status.Size() / 3;
+  }
+  int *
+  DeviceRanks()
+  {
+    return status.Data() + 2 * (status.Size() / 3);
+  }
+  int *
+  HostInfo()
+  {
+    return hostStatus.Data();
+  }
+  int *
+  HostFlags()
+  {
+    return hostStatus.Data() + hostStatus.Size() / 3;
+  }
+  int *
+  HostRanks()
+  {
+    return hostStatus.Data() + 2 * (hostStatus.Size() / 3);
+  }
+  double *
+  FactorP()
+  {
+    return reinterpret_cast<double *>(scratch.Data());
+  }
+  double *
+  FactorQ()
+  {
+    return reinterpret_cast<double *>(scratch.Data() + layout.factorQOffset);
+  }
+};
+
+} // namespace detail
+} // namespace svdlr
+
+#endif

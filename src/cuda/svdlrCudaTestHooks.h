@@ -1,0 +1,73 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_CudaTestHooks_h
+#define svdlr_CudaTestHooks_h
+
+// Entry points for tests (and later benchmarks) into the CUDA backend's kernels, with host vectors in and
+// out so that test code needs neither CUDA headers nor nvcc. Not part of the engine's API.
+
+#include "svdlrCudaExport.h"
+#include "svdlrCudaPipelineTrace.h"
+#include "svdlr/Engine.h"
+
+#include <cstdint>
+#include <vector>
+
+
+namespace svdlr
+{
+namespace detail
+{
+namespace testing
+{
+
+enum class ProductKernel
+{
+  Tiled, // the engine's kernel
+  Naive  // the reference: one thread per output pixel
+};
+
+/** R = P Q^T per matrix with per-matrix ranks, on `deviceId` (see svdlrLowRankProduct.h for the layouts):
+ * p (count, rows, components) and q (count, cols, components) column-major per matrix, ranks (count).
+ * Returns (count, rows, cols) row-major. Throws svdlr::Error on any CUDA failure. */
+// clang-format 14 misreads the export macro before a template return type; this one is formatted by hand.
+// clang-format off
+template <typename TOut>
+SVDLR_CUDA_EXPORT std::vector<TOut>
+RunLowRankProduct(ProductKernel               kernel,
+                  const std::vector<double> & p,
+                  const std::vector<double> & q,
+                  const std::vector<int> &    ranks,
+                  std::int64_t                rows,
+                  std::int64_t                cols,
+                  std::int64_t                components,
+                  int                         deviceId);
+// clang-format on
+
+/** The CUDA backend on a valid request (no front-end validation), returning where the host's time went.
+ * `report` must be sized to input.count as the front end would. */
+template <typename T>
+SVDLR_CUDA_EXPORT CudaPipelineTrace
+ReconstructWithTrace(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
+                     Report & report, const CudaPipelineTuning & tuning);
+
+} // namespace testing
+} // namespace detail
+} // namespace svdlr
+
+#endif

@@ -1,0 +1,132 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "svdlrReconstructionKernels.cuh"
+
+#include <string>
+
+namespace svdlr
+{
+namespace detail
+{
+namespace
+{
+
+// Production tile: 64 x 64 outputs per block of 32 x 8 threads, 8 x 2 float64 accumulators per thread,
+// 16 components per shared-memory step ((64 + 64) * 16 * 8 B = 16 KB of shared memory per block). A
+// 256 x 256 matrix makes 16 blocks, so a batch of 256 fills the 132 SMs many times over.
+constexpr int kTileM = 64;
+constexpr int kTileN = 64;
+constexpr int kTileK = 16;
+constexpr int kThreadsX = 32;
+constexpr int kThreadsY = 8;
+
+constexpr int kNaiveThreadsX = 32;
+constexpr int kNaiveThreadsY = 8;
+
+constexpr std::int64_t kMaxGridYZ = 65535;
+
+template <typename TOut>
+bool
+IsEmpty(const LowRankProductArguments<TOut> & arguments)
+{
+  return arguments.count == 0 || arguments.rows == 0 || arguments.cols == 0;
+}
+
+} // namespace
+
+template <typename TOut>
+bool
+CanImplementLowRankProduct(const LowRankProductArguments<TOut> & arguments, std::string & why)
+{
+  if (arguments.rows < 0 || arguments.cols < 0 || arguments.count < 0 || arguments.components < 0)
+  {
+    why = "negative size";
+    return false;
+  }
+  if (IsEmpty(arguments))
+  {
+    return true;
+  }
+  if (arguments.count > kMaxGridYZ)
+  {
+    why = "more than 65535 matrices in one launch (blockIdx.z is the matrix index)";
+    return false;
+  }
+  const std::int64_t tileRows = (arguments.rows + kTileM - 1) / kTileM;
+  const std::int64_t naiveRows = (arguments.rows + kNaiveThreadsY - 1) / kNaiveThreadsY;
+  if (tileRows > kMaxGridYZ || naiveRows > kMaxGridYZ)
+  {
+    why = "too many rows for the grid's y dimension";
+    return false;
+  }
+  if (arguments.ranks == nullptr || arguments.output == nullptr ||
+      (arguments.components > 0 && (arguments.p == nullptr || arguments.q == nullptr)))
+  {
+    why = "null device pointer";
+    return false;
+  }
+  return true;
+}
+
+template <typename TOut>
+cudaError_t
+LaunchTiledLowRankProduct(const LowRankProductArguments<TOut> & arguments, cudaStream_t stream)
+{
+  if (IsEmpty(arguments))
+  {
+    return cudaSuccess;
+  }
+  const dim3 block(kThreadsX, kThreadsY);
+  const dim3 grid(static_cast<unsigned>((arguments.cols + kTileN - 1) / kTileN),
+                  static_cast<unsigned>((arguments.rows + kTileM - 1) / kTileM),
+                  static_cast<unsigned>(arguments.count));
+  TiledLowRankProductKernel<TOut, kTileM, kTileN, kTileK, kThreadsX, kThreadsY><<<grid, block, 0, stream>>>(arguments);
+  return cudaGetLastError();
+}
+
+template <typename TOut>
+cudaError_t
+LaunchNaiveLowRankProduct(const LowRankProductArguments<TOut> & arguments, cudaStream_t stream)
+{
+  if (IsEmpty(arguments))
+  {
+    return cudaSuccess;
+  }
+  const dim3 block(kNaiveThreadsX, kNaiveThreadsY);
+  const dim3 grid(static_cast<unsigned>((arguments.cols + kNaiveThreadsX - 1) / kNaiveThreadsX),
+                  static_cast<unsigned>((arguments.rows + kNaiveThreadsY - 1) / kNaiveThreadsY),
+                  static_cast<unsigned>(arguments.count));
+  NaiveLowRankProductKernel<TOut><<<grid, block, 0, stream>>>(arguments);
+  return cudaGetLastError();
+}
+
+template bool
+CanImplementLowRankProduct<float>(const LowRankProductArguments<float> &, std::string &);
+template bool
+CanImplementLowRankProduct<double>(const LowRankProductArguments<double> &, std::string &);
+template cudaError_t
+LaunchTiledLowRankProduct<float>(const LowRankProductArguments<float> &, cudaStream_t);
+template cudaError_t
+LaunchTiledLowRankProduct<double>(const LowRankProductArguments<double> &, cudaStream_t);
+template cudaError_t
+LaunchNaiveLowRankProduct<float>(const LowRankProductArguments<float> &, cudaStream_t);
+template cudaError_t
+LaunchNaiveLowRankProduct<double>(const LowRankProductArguments<double> &, cudaStream_t);
+
+} // namespace detail
+} // namespace svdlr

@@ -1,0 +1,174 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_ReconstructionKernels_cuh
+#define svdlr_ReconstructionKernels_cuh
+
+// Device code for R = P Q^T, per matrix with its own rank (see svdlrLowRankProduct.h for the layouts).
+// Include from .cu files only.
+//
+// Why our own kernel rather than cuBLAS: the ranks differ per matrix inside a batch (energy policy), the
+// output is row-major T while the factors are float64, and one launch covers the whole batch
+// (blockIdx.z = matrix), so the product costs one pass over the output and no conversion pass.
+
+#include "svdlrLowRankProduct.h"
+
+#include <cstdint>
+
+namespace svdlr
+{
+namespace detail
+{
+
+/** Tiled kernel. A block computes a (kTileM, kTileN) tile of R for matrix blockIdx.z. Threads form a
+ * (kThreadsY, kThreadsX) grid; thread (ty, tx) owns rows ty + r * kThreadsY and columns tx + c * kThreadsX of
+ * the tile, so a warp (one ty, 32 consecutive tx) stores 32 consecutive columns of a row: coalesced writes
+ * into the row-major output. The component loop goes: load the (kTileK, kTileM) slice of P and the
+ * (kTileK, kTileN) slice of Q into shared memory (reads along a component vector: coalesced), barrier,
+ * accumulate from registers, barrier. */
+template <typename TOut, int kTileM, int kTileN, int kTileK, int kThreadsX, int kThreadsY>
+__global__ void
+__launch_bounds__(kThreadsX * kThreadsY) TiledLowRankProductKernel(const LowRankProductArguments<TOut> args)
+{
+  constexpr int kThreads = kThreadsX * kThreadsY;
+  constexpr int kRowsPerThread = kTileM / kThreadsY;
+  constexpr int kColsPerThread = kTileN / kThreadsX;
+  static_assert(kThreadsX % 32 == 0, "a warp must span whole rows of the tile for coalesced stores");
+  static_assert(kTileM % kThreadsY == 0 && kTileN % kThreadsX == 0, "tile must split evenly over the threads");
+  static_assert(kTileK > 0 && kRowsPerThread > 0 && kColsPerThread > 0, "empty tile");
+  static_assert((kTileM + kTileN) * kTileK * sizeof(double) <= 48 * 1024, "static shared memory is capped at 48 KB");
+
+  __shared__ double sharedP[kTileK][kTileM]; // (TileK, TileM)
+  __shared__ double sharedQ[kTileK][kTileN]; // (TileK, TileN)
+
+  const std::int64_t matrix = blockIdx.z;
+  const std::int64_t rows = args.rows;
+  const std::int64_t cols = args.cols;
+  const std::int64_t rank = args.ranks[matrix];
+  const std::int64_t rowBase = static_cast<std::int64_t>(blockIdx.y) * kTileM;
+  const std::int64_t colBase = static_cast<std::int64_t>(blockIdx.x) * kTileN;
+  const double *     p = args.p + matrix * rows * args.components; // (rows, components)
+  const double *     q = args.q + matrix * cols * args.components; // (cols, components)
+  const int          tx = threadIdx.x;
+  const int          ty = threadIdx.y;
+  const int          tid = ty * kThreadsX + tx;
+
+  double accumulator[kRowsPerThread][kColsPerThread];
+#pragma unroll
+  for (int r = 0; r < kRowsPerThread; ++r)
+  {
+#pragma unroll
+    for (int c = 0; c < kColsPerThread; ++c)
+    {
+      accumulator[r][c] = 0.0;
+    }
+  }
+
+  // `rank` is the same for the whole block, so every thread takes the same number of trips and reaches
+  // the barriers together.
+  for (std::int64_t kBase = 0; kBase < rank; kBase += kTileK)
+  {
+    for (int e = tid; e < kTileK * kTileM; e += kThreads)
+    {
+      const int          k = e / kTileM;
+      const int          i = e - k * kTileM;
+      const std::int64_t row = rowBase + i;
+      const std::int64_t component = kBase + k;
+      sharedP[k][i] = (row < rows && component < rank) ? p[row + rows * component] : 0.0;
+    }
+    for (int e = tid; e < kTileK * kTileN; e += kThreads)
+    {
+      const int          k = e / kTileN;
+      const int          j = e - k * kTileN;
+      const std::int64_t col = colBase + j;
+      const std::int64_t component = kBase + k;
+      sharedQ[k][j] = (col < cols && component < rank) ? q[col + cols * component] : 0.0;
+    }
+    __syncthreads();
+
+#pragma unroll
+    for (int k = 0; k < kTileK; ++k)
+    {
+      double a[kRowsPerThread];
+      double b[kColsPerThread];
+#pragma unroll
+      for (int r = 0; r < kRowsPerThread; ++r)
+      {
+        a[r] = sharedP[k][ty + r * kThreadsY]; // broadcast within the warp
+      }
+#pragma unroll
+      for (int c = 0; c < kColsPerThread; ++c)
+      {
+        b[c] = sharedQ[k][tx + c * kThreadsX]; // consecutive per lane: no bank conflict
+      }
+#pragma unroll
+      for (int r = 0; r < kRowsPerThread; ++r)
+      {
+#pragma unroll
+        for (int c = 0; c < kColsPerThread; ++c)
+        {
+          accumulator[r][c] = fma(a[r], b[c], accumulator[r][c]);
+        }
+      }
+    }
+    __syncthreads();
+  }
+
+  TOut * out = args.output + matrix * rows * cols;
+#pragma unroll
+  for (int r = 0; r < kRowsPerThread; ++r)
+  {
+    const std::int64_t row = rowBase + ty + r * kThreadsY;
+#pragma unroll
+    for (int c = 0; c < kColsPerThread; ++c)
+    {
+      const std::int64_t col = colBase + tx + c * kThreadsX;
+      if (row < rows && col < cols)
+      {
+        out[row * cols + col] = static_cast<TOut>(accumulator[r][c]);
+      }
+    }
+  }
+}
+
+/** Reference kernel: thread (x, y) of the grid computes R[y][x] of matrix blockIdx.z from global memory. */
+template <typename TOut>
+__global__ void
+NaiveLowRankProductKernel(const LowRankProductArguments<TOut> args)
+{
+  const std::int64_t matrix = blockIdx.z;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+  const std::int64_t col = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= args.rows || col >= args.cols)
+  {
+    return;
+  }
+  const double * p = args.p + matrix * args.rows * args.components;
+  const double * q = args.q + matrix * args.cols * args.components;
+  const int      rank = args.ranks[matrix];
+  double         sum = 0.0;
+  for (int l = 0; l < rank; ++l)
+  {
+    sum += p[row + args.rows * l] * q[col + args.cols * l];
+  }
+  args.output[matrix * args.rows * args.cols + row * args.cols + col] = static_cast<TOut>(sum);
+}
+
+} // namespace detail
+} // namespace svdlr
+
+#endif

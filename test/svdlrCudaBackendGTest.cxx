@@ -1,0 +1,870 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The engine's contract on the CUDA backend: the same accuracy bounds as on the CPU
+// (svdlrEngineGTest.cxx), agreement with the CPU backend, exact zeros, errors naming the bad matrix,
+// batching, and the tiled reconstruction kernel against its naive reference. Every test skips, saying
+// why, on a machine without a usable CUDA device.
+//
+// The DISABLED_ timings run with --gtest_also_run_disabled_tests --gtest_filter='*Timing*'.
+#include "svdlr/Engine.h"
+#include "svdlrTestMatrices.h"
+
+#include "cuda/svdlrCudaBatchPlan.h"
+#include "cuda/svdlrCudaBatchResults.h"
+#include "cuda/svdlrCudaTestHooks.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace
+{
+using namespace svdlr::test;
+
+template <typename T>
+svdlr::MatrixBatch<const T>
+ConstBatch(const std::vector<T> & data, std::size_t count, std::size_t rows, std::size_t cols)
+{
+  return { data.data(), count, rows, cols, rows * cols };
+}
+
+template <typename T>
+svdlr::MatrixBatch<T>
+MutableBatch(std::vector<T> & data, std::size_t count, std::size_t rows, std::size_t cols)
+{
+  return { data.data(), count, rows, cols, rows * cols };
+}
+
+svdlr::Options
+GpuOptions(svdlr::RankPolicy policy)
+{
+  svdlr::Options options;
+  options.policy = policy;
+  options.backend = svdlr::Backend::CUDA;
+  return options;
+}
+
+// Runs a request that must fail and returns the error.
+template <typename T>
+svdlr::Error
+FailureOf(const svdlr::MatrixBatch<const T> & input, const svdlr::MatrixBatch<T> & output,
+          const svdlr::Options & options)
+{
+  try
+  {
+    svdlr::Reconstruct(input, output, options);
+  }
+  catch (const svdlr::Error & error)
+  {
+    return error;
+  }
+  ADD_FAILURE() << "expected svdlr::Error";
+  return svdlr::Error(svdlr::ErrorCode::InvalidArgument, "none");
+}
+
+bool
+AllFinite(const std::vector<float> & values)
+{
+  return std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The backend's host-side logic: runs without a GPU.
+
+svdlr::Report
+SizedReport(std::size_t count)
+{
+  svdlr::Report report;
+  report.ranks.assign(count, 0);
+  report.singularValues.assign(count, {});
+  return report;
+}
+
+TEST(SVDLowRankCudaHostLogic, BatchResultsGiveDescendingSingularValuesAndClampRoundingBelowZero)
+{
+  // Two matrices of n = 3 at positions 5 and 6 of the run; eigenvalues ascending as cuSOLVER gives them.
+  const std::vector<double> eigenvalues = { -1e-18, 0.25, 4.0, 0.0, 0.0, 9.0 };
+  const std::vector<int>    flags = { 0, 0 }, info = { 0, 0 };
+  std::vector<int>          ranks(2, -1);
+  svdlr::Report             report = SizedReport(7);
+  const std::size_t         largest = svdlr::detail::CollectBatchResults(
+    flags.data(), info.data(), eigenvalues.data(), 5, 2, 3, svdlr::RankPolicy::Fixed(2), report, ranks.data());
+  EXPECT_EQ(report.singularValues[5], (std::vector<double>{ 2.0, 0.5, 0.0 }));
+  EXPECT_EQ(report.singularValues[6], (std::vector<double>{ 3.0, 0.0, 0.0 }));
+  EXPECT_EQ(report.ranks[5], 2u);
+  EXPECT_EQ(ranks, (std::vector<int>{ 2, 2 }));
+  EXPECT_EQ(largest, 2u);
+}
+
+TEST(SVDLowRankCudaHostLogic, BatchResultsPickARankPerMatrix)
+{
+  // Energies 16/9/4/1 (fraction .9 needs 3) and 9/0/0/0 (needs 1); a zero matrix gets rank 0.
+  const std::vector<double> eigenvalues = { 1, 4, 9, 16, 0, 0, 0, 9, 0, 0, 0, 0 };
+  const std::vector<int>    flags(3, 0), info(3, 0);
+  std::vector<int>          ranks(3, -1);
+  svdlr::Report             report = SizedReport(3);
+  const std::size_t         largest = svdlr::detail::CollectBatchResults(
+    flags.data(), info.data(), eigenvalues.data(), 0, 3, 4, svdlr::RankPolicy::Energy(0.9), report, ranks.data());
+  EXPECT_EQ(report.ranks, (std::vector<std::size_t>{ 3, 1, 0 }));
+  EXPECT_EQ(ranks, (std::vector<int>{ 3, 1, 0 }));
+  EXPECT_EQ(largest, 3u);
+}
+
+TEST(SVDLowRankCudaHostLogic, BatchResultsNameTheFirstNonFiniteMatrixBeforeAnySolverFailure)
+{
+  const std::vector<double> eigenvalues(8, 1.0);
+  const std::vector<int>    flags = { 0, 0, 1, 1 }, info = { 0, 3, 0, 0 };
+  std::vector<int>          ranks(4);
+  svdlr::Report             report = SizedReport(14);
+  try
+  {
+    svdlr::detail::CollectBatchResults(
+      flags.data(), info.data(), eigenvalues.data(), 10, 4, 2, svdlr::RankPolicy::Fixed(1), report, ranks.data());
+    FAIL() << "expected svdlr::Error";
+  }
+  catch (const svdlr::Error & error)
+  {
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::NonFiniteInput);
+    EXPECT_EQ(error.Matrix(), 12);
+    EXPECT_NE(std::string(error.what()).find("matrix 12"), std::string::npos) << error.what();
+  }
+}
+
+TEST(SVDLowRankCudaHostLogic, BatchResultsNameTheMatrixTheSolverFailedOn)
+{
+  const std::vector<double> eigenvalues(4, 1.0);
+  const std::vector<int>    flags = { 0, 0 }, info = { 0, 7 };
+  std::vector<int>          ranks(2);
+  svdlr::Report             report = SizedReport(4);
+  try
+  {
+    svdlr::detail::CollectBatchResults(
+      flags.data(), info.data(), eigenvalues.data(), 2, 2, 2, svdlr::RankPolicy::Fixed(1), report, ranks.data());
+    FAIL() << "expected svdlr::Error";
+  }
+  catch (const svdlr::Error & error)
+  {
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::NumericalFailure);
+    EXPECT_EQ(error.Matrix(), 3);
+  }
+}
+
+svdlr::detail::BatchGeometry
+FloatGeometry(std::int64_t rows, std::int64_t cols)
+{
+  svdlr::detail::BatchGeometry geometry;
+  geometry.rows = rows;
+  geometry.cols = cols;
+  geometry.elementBytes = sizeof(float);
+  geometry.convertsToDouble = true;
+  return geometry;
+}
+
+// A stand-in for cuSOLVER's workspace query: 3.7 MB per 256^2 matrix, as measured for XsyevBatched.
+std::size_t
+FakeEigenWorkspace(std::size_t batch)
+{
+  return batch * 3700000;
+}
+
+constexpr std::size_t kPlentyOfMemory = std::size_t{ 64 } << 30;
+
+TEST(SVDLowRankCudaHostLogic, PlanSplitsALargeRunInTwoForOverlap)
+{
+  const auto plan = svdlr::detail::PlanBatches(FloatGeometry(256, 256), 256, 0, kPlentyOfMemory, FakeEigenWorkspace);
+  EXPECT_EQ(plan.batches, 2u);
+  EXPECT_EQ(plan.batchSize, 128u);
+  EXPECT_EQ(plan.slots, 2u);
+}
+
+TEST(SVDLowRankCudaHostLogic, PlanKeepsASmallRunInOneBatchOnOneStream)
+{
+  const auto plan = svdlr::detail::PlanBatches(FloatGeometry(181, 217), 181, 0, kPlentyOfMemory, FakeEigenWorkspace);
+  EXPECT_EQ(plan.batches, 1u);
+  EXPECT_EQ(plan.batchSize, 181u);
+  EXPECT_EQ(plan.slots, 1u);
+}
+
+TEST(SVDLowRankCudaHostLogic, PlanHonoursMaxMatricesPerBatchWithEvenBatches)
+{
+  const auto plan = svdlr::detail::PlanBatches(FloatGeometry(32, 24), 257, 64, kPlentyOfMemory, FakeEigenWorkspace);
+  EXPECT_EQ(plan.batches, 5u);
+  EXPECT_EQ(plan.batchSize, 52u);
+  EXPECT_EQ(plan.slots, 2u);
+}
+
+TEST(SVDLowRankCudaHostLogic, PlanFitsTwoSlotsInTheAvailableMemory)
+{
+  const auto        geometry = FloatGeometry(256, 256);
+  const std::size_t available = std::size_t{ 1 } << 30;
+  const auto        plan = svdlr::detail::PlanBatches(geometry, 1000, 0, available, FakeEigenWorkspace);
+  ASSERT_GE(plan.batchSize, 1u);
+  EXPECT_EQ(plan.slots, 2u);
+  EXPECT_LE(2 * svdlr::detail::ComputeSlotLayout(geometry, plan.batchSize, FakeEigenWorkspace(plan.batchSize)).Total(),
+            available);
+  EXPECT_GE(plan.batchSize * plan.batches, 1000u);
+}
+
+TEST(SVDLowRankCudaHostLogic, PlanNeverExceedsTheGridLimit)
+{
+  const auto plan = svdlr::detail::PlanBatches(FloatGeometry(4, 4), 200000, 0, kPlentyOfMemory, FakeEigenWorkspace);
+  EXPECT_LE(plan.batchSize, 65535u);
+  EXPECT_GE(plan.batchSize * plan.batches, 200000u);
+}
+
+TEST(SVDLowRankCudaHostLogic, SlotLayoutReusesTheSolverWorkspaceForTheFactors)
+{
+  // 10 matrices of 300 x 200 (n = 200): factors P (10, 300, 200) and Q (10, 200, 200) in float64.
+  const auto        geometry = FloatGeometry(300, 200);
+  const std::size_t factors = 10 * (300 + 200) * 200 * sizeof(double);
+  EXPECT_EQ(svdlr::detail::ComputeSlotLayout(geometry, 10, 0).scratch, factors);
+  EXPECT_EQ(svdlr::detail::ComputeSlotLayout(geometry, 10, 2 * factors).scratch, 2 * factors);
+  auto doubles = geometry;
+  doubles.elementBytes = sizeof(double);
+  doubles.convertsToDouble = false;
+  EXPECT_EQ(svdlr::detail::ComputeSlotLayout(doubles, 10, 0).a, 0u); // double input is converted in place
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The backend on the GPU: every test skips, saying why, without a usable device.
+
+class SVDLowRankEngineCuda : public ::testing::Test
+{
+protected:
+  void
+  SetUp() override
+  {
+    std::string why;
+    if (!svdlr::CudaDeviceUsable(0, &why))
+    {
+      GTEST_SKIP() << "no usable CUDA device: " << why;
+    }
+  }
+
+  // Reconstructs `count` fresh matrices with a spectral gap after k on the GPU and checks each against the
+  // float64 truncated SVD; also checks the singular values the report gives.
+  template <typename T>
+  void
+  ExpectMatchesReferenceWithGap(std::size_t count, std::size_t rows, std::size_t cols, std::size_t k, double bound)
+  {
+    Random random;
+    SCOPED_TRACE(random.SeedTrace());
+    std::vector<Matrix> matrices;
+    for (std::size_t i = 0; i < count; ++i)
+    {
+      matrices.push_back(RoundedTo<T>(MatrixWithSpectrum(rows, cols, SpectrumWithGap(rows, cols, k), random)));
+    }
+    const std::vector<T> input = Pack<T>(matrices);
+    std::vector<T>       output(input.size(), std::numeric_limits<T>::quiet_NaN());
+
+    const svdlr::Report report = svdlr::Reconstruct(ConstBatch(input, count, rows, cols),
+                                                    MutableBatch(output, count, rows, cols),
+                                                    GpuOptions(svdlr::RankPolicy::Fixed(k)));
+    ASSERT_EQ(report.backend, svdlr::Backend::CUDA);
+    for (std::size_t i = 0; i < count; ++i)
+    {
+      const ReferenceSvd reference(matrices[i]);
+      EXPECT_EQ(report.ranks[i], std::min({ k, rows, cols }));
+      EXPECT_LE(RelativeError(output, i * rows * cols, reference.Truncated(k)), bound) << "matrix " << i;
+      ASSERT_EQ(report.singularValues[i].size(), std::min(rows, cols));
+      EXPECT_TRUE(std::is_sorted(report.singularValues[i].rbegin(), report.singularValues[i].rend()));
+      // The leading values are exact to float64 Gram precision; the tail is only absolutely accurate.
+      EXPECT_NEAR(report.singularValues[i][0], reference.SingularValues()[0], 1e-9);
+      EXPECT_NEAR(report.singularValues[i][k - 1], reference.SingularValues()[k - 1], 1e-9);
+    }
+  }
+};
+
+TEST_F(SVDLowRankEngineCuda, Float32MatchesFloat64ReferenceWithSpectralGap)
+{
+  ExpectMatchesReferenceWithGap<float>(8, 64, 64, 8, 1e-5);
+}
+
+TEST_F(SVDLowRankEngineCuda, Float64MatchesFloat64ReferenceWithSpectralGap)
+{
+  ExpectMatchesReferenceWithGap<double>(6, 64, 48, 8, 1e-10);
+}
+
+TEST_F(SVDLowRankEngineCuda, NonSquareMatricesBothOrientations)
+{
+  ExpectMatchesReferenceWithGap<float>(3, 181, 217, 20, 1e-5);
+  ExpectMatchesReferenceWithGap<float>(3, 217, 181, 20, 1e-5);
+  ExpectMatchesReferenceWithGap<double>(2, 37, 90, 5, 1e-10);
+}
+
+TEST_F(SVDLowRankEngineCuda, SingleMatrix)
+{
+  ExpectMatchesReferenceWithGap<float>(1, 100, 70, 10, 1e-5);
+}
+
+TEST_F(SVDLowRankEngineCuda, RankOne)
+{
+  ExpectMatchesReferenceWithGap<float>(4, 50, 60, 1, 1e-5);
+}
+
+TEST_F(SVDLowRankEngineCuda, RandomMatricesAreOptimalWithinBound)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t   count = 5, rows = 96, cols = 80, k = 12;
+  std::vector<Matrix> matrices;
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    matrices.push_back(RoundedTo<float>(RandomMatrix(rows, cols, random)));
+  }
+  const std::vector<float> input = Pack<float>(matrices);
+  std::vector<float>       output(input.size());
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols),
+                     MutableBatch(output, count, rows, cols),
+                     GpuOptions(svdlr::RankPolicy::Fixed(k)));
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    const ReferenceSvd reference(matrices[i]);
+    EXPECT_LE(OptimalityRatio(matrices[i], output, i * rows * cols, reference, k), 1.0 + 1e-4) << "matrix " << i;
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, FullRankReproducesTheInput)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  for (const auto & [rows, cols] : { std::pair<std::size_t, std::size_t>{ 40, 25 }, { 25, 40 } })
+  {
+    const std::vector<float> input =
+      Pack<float>({ RandomMatrix(rows, cols, random), RandomMatrix(rows, cols, random) });
+    std::vector<float>  output(input.size());
+    const svdlr::Report report = svdlr::Reconstruct(ConstBatch(input, 2, rows, cols),
+                                                    MutableBatch(output, 2, rows, cols),
+                                                    GpuOptions(svdlr::RankPolicy::Fixed(std::min(rows, cols))));
+    EXPECT_EQ(report.ranks[0], std::min(rows, cols));
+    EXPECT_LE(DifferenceNorm(input, output) / Norm(input), 1e-6) << rows << " x " << cols;
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, RankAboveMinDimensionIsClamped)
+{
+  Random                    random;
+  const std::vector<double> input = RandomMatrix(7, 30, random).values;
+  std::vector<double>       output(input.size());
+  const svdlr::Report       report = svdlr::Reconstruct(
+    ConstBatch(input, 1, 7, 30), MutableBatch(output, 1, 7, 30), GpuOptions(svdlr::RankPolicy::Fixed(50)));
+  EXPECT_EQ(report.ranks[0], 7u);
+  EXPECT_LE(DifferenceNorm(input, output) / Norm(input), 1e-12);
+}
+
+TEST_F(SVDLowRankEngineCuda, AgreesWithTheCpuBackend)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t   count = 6, rows = 72, cols = 56, k = 9;
+  std::vector<Matrix> matrices;
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    matrices.push_back(RoundedTo<float>(MatrixWithSpectrum(rows, cols, SpectrumWithGap(rows, cols, k), random)));
+  }
+  const std::vector<float> input = Pack<float>(matrices);
+  std::vector<float>       gpu(input.size()), cpu(input.size());
+  auto                     options = GpuOptions(svdlr::RankPolicy::Fixed(k));
+  const svdlr::Report      gpuReport =
+    svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(gpu, count, rows, cols), options);
+  options.backend = svdlr::Backend::CPU;
+  const svdlr::Report cpuReport =
+    svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(cpu, count, rows, cols), options);
+  ASSERT_EQ(gpuReport.backend, svdlr::Backend::CUDA);
+  ASSERT_EQ(cpuReport.backend, svdlr::Backend::CPU);
+  EXPECT_EQ(gpuReport.ranks, cpuReport.ranks);
+  EXPECT_LE(DifferenceNorm(cpu, gpu) / Norm(cpu), 1e-5);
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    for (std::size_t j = 0; j < k; ++j)
+    {
+      EXPECT_NEAR(gpuReport.singularValues[i][j], cpuReport.singularValues[i][j], 1e-5) << i << ", " << j;
+    }
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, ZeroAndConstantMatricesComeOutExactWithoutNaN)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t rows = 40, cols = 30, size = rows * cols;
+  const float       constant = 3.75f;
+  Matrix            flat(rows, cols);
+  std::fill(flat.values.begin(), flat.values.end(), constant);
+  const std::vector<float> input = Pack<float>({ RandomMatrix(rows, cols, random), Matrix(rows, cols), flat });
+  for (const auto policy : { svdlr::RankPolicy::Fixed(4), svdlr::RankPolicy::Energy(0.9) })
+  {
+    std::vector<float>  output(input.size(), std::numeric_limits<float>::quiet_NaN());
+    auto                options = GpuOptions(policy);
+    const svdlr::Report report =
+      svdlr::Reconstruct(ConstBatch(input, 3, rows, cols), MutableBatch(output, 3, rows, cols), options);
+    ASSERT_TRUE(AllFinite(output));
+    for (std::size_t p = 0; p < size; ++p)
+    {
+      ASSERT_EQ(output[size + p], 0.0f) << "pixel " << p << " of the zero matrix";
+      ASSERT_EQ(output[2 * size + p], constant) << "pixel " << p << " of the constant matrix";
+    }
+    EXPECT_EQ(report.singularValues[1], std::vector<double>(cols, 0.0));
+    if (policy.kind == svdlr::RankPolicy::Kind::EnergyFraction)
+    {
+      EXPECT_EQ(report.ranks[1], 0u);
+      EXPECT_EQ(report.ranks[2], 1u);
+    }
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, ConstantMatrixInFloat64IsReproduced)
+{
+  const std::size_t         rows = 17, cols = 33;
+  const std::vector<double> input(rows * cols, -2.5);
+  std::vector<double>       output(input.size());
+  svdlr::Reconstruct(
+    ConstBatch(input, 1, rows, cols), MutableBatch(output, 1, rows, cols), GpuOptions(svdlr::RankPolicy::Fixed(3)));
+  for (const double v : output)
+  {
+    ASSERT_NEAR(v, -2.5, 1e-12);
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, EnergyFractionPicksARankPerMatrix)
+{
+  // Spectra (4, 3, 2, 1) and (3, 2, 0.5, 0.2): at f = 0.9 they need 3 and 2 values (cumulative fractions
+  // .533/.833/.967 and .677/.978), so one batch carries two ranks. Distinct values keep A_k well defined.
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t         rows = 12, cols = 9;
+  const std::vector<Matrix> matrices = { MatrixWithSpectrum(rows, cols, { 4.0, 3.0, 2.0, 1.0 }, random),
+                                         MatrixWithSpectrum(rows, cols, { 3.0, 2.0, 0.5, 0.2 }, random) };
+  const std::vector<double> input = Pack<double>(matrices);
+  std::vector<double>       output(input.size());
+  const svdlr::Report       report = svdlr::Reconstruct(
+    ConstBatch(input, 2, rows, cols), MutableBatch(output, 2, rows, cols), GpuOptions(svdlr::RankPolicy::Energy(0.9)));
+  EXPECT_EQ(report.ranks, (std::vector<std::size_t>{ 3, 2 }));
+  for (std::size_t i = 0; i < 2; ++i)
+  {
+    const ReferenceSvd reference(matrices[i]);
+    EXPECT_LE(RelativeError(output, i * rows * cols, reference.Truncated(report.ranks[i])), 1e-10) << "matrix " << i;
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, NonFiniteInputNamesTheMatrix)
+{
+  Random             random;
+  const std::size_t  rows = 8, cols = 6;
+  std::vector<float> input;
+  for (int i = 0; i < 6; ++i)
+  {
+    const Matrix m = RandomMatrix(rows, cols, random);
+    input.insert(input.end(), m.values.begin(), m.values.end());
+  }
+  std::vector<float> output(input.size());
+  for (const float bad : { std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity() })
+  {
+    std::vector<float> poisoned = input;
+    poisoned[3 * rows * cols + 17] = bad;
+    poisoned[5 * rows * cols + 2] = bad; // the first bad matrix is the one named
+    const auto error = FailureOf(ConstBatch(poisoned, 6, rows, cols),
+                                 MutableBatch(output, 6, rows, cols),
+                                 GpuOptions(svdlr::RankPolicy::Fixed(2)));
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::NonFiniteInput);
+    EXPECT_EQ(error.Matrix(), 3);
+    EXPECT_NE(std::string(error.what()).find("matrix 3"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, NonFiniteInputInALaterBatchNamesTheMatrix)
+{
+  Random             random;
+  const std::size_t  count = 10, rows = 16, cols = 12;
+  std::vector<float> input(count * rows * cols);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  input[7 * rows * cols + rows * cols - 1] = -std::numeric_limits<float>::infinity();
+  std::vector<float> output(input.size());
+  auto               options = GpuOptions(svdlr::RankPolicy::Fixed(3));
+  options.maxMatricesPerBatch = 3;
+  const auto error = FailureOf(ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options);
+  EXPECT_EQ(error.Code(), svdlr::ErrorCode::NonFiniteInput);
+  EXPECT_EQ(error.Matrix(), 7);
+}
+
+TEST_F(SVDLowRankEngineCuda, ManySmallBatchesEqualOneBatch)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t  count = 257, rows = 32, cols = 24;
+  std::vector<float> input(count * rows * cols);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  std::vector<float>  whole(input.size()), pieces(input.size(), std::numeric_limits<float>::quiet_NaN());
+  auto                options = GpuOptions(svdlr::RankPolicy::Fixed(5));
+  const svdlr::Report wholeReport =
+    svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(whole, count, rows, cols), options);
+
+  std::vector<std::size_t> progress;
+  options.maxMatricesPerBatch = 64;
+  options.progress = [&](std::size_t done, std::size_t total) {
+    EXPECT_EQ(total, count);
+    progress.push_back(done);
+    return true;
+  };
+  const svdlr::Report piecesReport =
+    svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(pieces, count, rows, cols), options);
+  ASSERT_TRUE(AllFinite(pieces));
+  EXPECT_LE(DifferenceNorm(whole, pieces) / Norm(whole), 1e-6);
+  EXPECT_EQ(wholeReport.ranks, piecesReport.ranks);
+  ASSERT_GE(progress.size(), 5u); // at most 64 per batch
+  EXPECT_TRUE(std::is_sorted(progress.begin(), progress.end()));
+  EXPECT_EQ(progress.back(), count);
+}
+
+TEST_F(SVDLowRankEngineCuda, DefaultPipelinedSplitEqualsOneBatch)
+{
+  // 256 matrices, 16 MiB: by default the pipeline splits this into two batches so that copies overlap.
+  Random             random;
+  const std::size_t  count = 256, rows = 128, cols = 128;
+  std::vector<float> input(count * rows * cols);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  std::vector<float>       split(input.size()), whole(input.size());
+  std::vector<std::size_t> progress;
+  auto                     options = GpuOptions(svdlr::RankPolicy::Fixed(6));
+  options.progress = [&](std::size_t done, std::size_t) {
+    progress.push_back(done);
+    return true;
+  };
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(split, count, rows, cols), options);
+  EXPECT_EQ(progress, (std::vector<std::size_t>{ 128, 256 }));
+  options.maxMatricesPerBatch = count;
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(whole, count, rows, cols), options);
+  ASSERT_TRUE(AllFinite(split));
+  EXPECT_LE(DifferenceNorm(whole, split) / Norm(whole), 1e-6);
+}
+
+TEST_F(SVDLowRankEngineCuda, InPlaceEqualsOutOfPlace)
+{
+  Random             random;
+  const std::size_t  count = 5, rows = 33, cols = 47;
+  std::vector<float> input(count * rows * cols);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  std::vector<float> outOfPlace(input.size());
+  auto               options = GpuOptions(svdlr::RankPolicy::Fixed(5));
+  options.maxMatricesPerBatch = 2; // several batches: in place must not read what a later batch wrote
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(outOfPlace, count, rows, cols), options);
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(input, count, rows, cols), options);
+  EXPECT_EQ(input, outOfPlace);
+}
+
+TEST_F(SVDLowRankEngineCuda, StridedBatchLeavesTheGapsAlone)
+{
+  Random             random;
+  const std::size_t  count = 4, rows = 20, cols = 30, stride = rows * cols + 13;
+  std::vector<float> input(count * stride);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  std::vector<float> output(input.size(), -7.0f);
+  std::vector<float> packedInput, packedOutput(count * rows * cols);
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    packedInput.insert(packedInput.end(), input.begin() + i * stride, input.begin() + i * stride + rows * cols);
+  }
+  const auto options = GpuOptions(svdlr::RankPolicy::Fixed(4));
+  svdlr::Reconstruct(svdlr::MatrixBatch<const float>{ input.data(), count, rows, cols, stride },
+                     svdlr::MatrixBatch<float>{ output.data(), count, rows, cols, stride },
+                     options);
+  svdlr::Reconstruct(
+    ConstBatch(packedInput, count, rows, cols), MutableBatch(packedOutput, count, rows, cols), options);
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    for (std::size_t p = 0; p < stride; ++p)
+    {
+      const float value = output[i * stride + p];
+      if (p < rows * cols)
+      {
+        ASSERT_EQ(value, packedOutput[i * rows * cols + p]) << "matrix " << i << " pixel " << p;
+      }
+      else if (i * stride + p < output.size())
+      {
+        ASSERT_EQ(value, -7.0f) << "gap after matrix " << i << " was written";
+      }
+    }
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, CallerParallelForCarriesTheCopies)
+{
+  Random             random;
+  const std::size_t  count = 6, rows = 600, cols = 400; // 5.5 MiB: several staging pieces and lanes
+  std::vector<float> input(count * rows * cols);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  std::vector<float> expected(input.size()), output(input.size());
+  auto               options = GpuOptions(svdlr::RankPolicy::Fixed(3));
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(expected, count, rows, cols), options);
+  int calls = 0;
+  options.parallelFor = [&](std::size_t n, const std::function<void(std::size_t)> & body) {
+    ++calls;
+    for (std::size_t i = n; i-- > 0;) // reverse order: nothing may depend on it
+    {
+      body(i);
+    }
+  };
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options);
+  EXPECT_EQ(output, expected);
+  EXPECT_GE(calls, 1);
+}
+
+TEST_F(SVDLowRankEngineCuda, ProgressCallbackCanAbortAndTheNextRunWorks)
+{
+  Random             random;
+  const std::size_t  count = 6, rows = 10, cols = 12;
+  std::vector<float> input(count * rows * cols);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  std::vector<float> output(input.size());
+  auto               options = GpuOptions(svdlr::RankPolicy::Fixed(2));
+  options.maxMatricesPerBatch = 2;
+  options.progress = [](std::size_t, std::size_t) { return false; };
+  EXPECT_EQ(FailureOf(ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options).Code(),
+            svdlr::ErrorCode::Aborted);
+  options.progress = {};
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options);
+  EXPECT_TRUE(AllFinite(output));
+}
+
+TEST_F(SVDLowRankEngineCuda, DeviceIdOutOfRangeIsUnusableWithAReason)
+{
+  std::string why;
+  EXPECT_FALSE(svdlr::CudaDeviceUsable(4096, &why));
+  EXPECT_NE(why.find("out of range"), std::string::npos) << why;
+
+  std::vector<float> input(12, 1.0f), output(12);
+  auto               options = GpuOptions(svdlr::RankPolicy::Fixed(1));
+  options.deviceId = 4096;
+  const auto error = FailureOf(ConstBatch(input, 1, 3, 4), MutableBatch(output, 1, 3, 4), options);
+  EXPECT_EQ(error.Code(), svdlr::ErrorCode::BackendUnavailable);
+}
+
+// The tiled kernel against the naive one, on awkward sizes: edges that cut tiles, a component count that is
+// not a multiple of the tile depth, and per-matrix ranks from 0 to all components.
+template <typename TOut>
+void
+ExpectTiledMatchesNaive(std::int64_t rows, std::int64_t cols, std::int64_t components, std::vector<int> ranks,
+                        double bound)
+{
+  using svdlr::detail::testing::ProductKernel;
+  using svdlr::detail::testing::RunLowRankProduct;
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t   count = ranks.size();
+  std::vector<double> p(count * rows * components), q(count * cols * components);
+  for (double & v : p)
+  {
+    v = random.Normal();
+  }
+  for (double & v : q)
+  {
+    v = random.Normal();
+  }
+  const std::vector<TOut> tiled = RunLowRankProduct<TOut>(ProductKernel::Tiled, p, q, ranks, rows, cols, components, 0);
+  const std::vector<TOut> naive = RunLowRankProduct<TOut>(ProductKernel::Naive, p, q, ranks, rows, cols, components, 0);
+  ASSERT_EQ(tiled.size(), naive.size());
+  for (std::size_t m = 0; m < count; ++m)
+  {
+    for (std::int64_t e = 0; e < rows * cols; ++e)
+    {
+      const std::size_t at = m * rows * cols + e;
+      ASSERT_TRUE(std::isfinite(tiled[at])) << "matrix " << m << " pixel " << e << " not written";
+      if (ranks[m] == 0)
+      {
+        ASSERT_EQ(tiled[at], TOut(0)) << "matrix " << m << " pixel " << e;
+      }
+      const double scale = std::max(1.0, std::abs(static_cast<double>(naive[at])));
+      ASSERT_NEAR(tiled[at], naive[at], bound * scale) << "matrix " << m << " pixel " << e << " rank " << ranks[m];
+    }
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, TiledProductKernelMatchesNaiveKernel)
+{
+  ExpectTiledMatchesNaive<float>(181, 217, 40, { 40, 0, 1, 17, 16, 33 }, 1e-6);
+  ExpectTiledMatchesNaive<double>(217, 181, 40, { 0, 40, 15, 32, 7 }, 1e-13);
+  ExpectTiledMatchesNaive<double>(5, 3, 2, { 2, 1 }, 1e-13);
+  ExpectTiledMatchesNaive<float>(256, 256, 32, std::vector<int>(9, 32), 1e-6);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Timings (disabled by default): end-to-end Reconstruct() from pageable memory, median of 5 after a warm-up.
+
+std::vector<float>
+MriLikeSlices(std::size_t count, std::size_t rows, std::size_t cols, Random & random)
+{
+  // Smooth structure plus 2% noise, as PERFORMANCE.md's synthetic data.
+  std::vector<float> data(count * rows * cols);
+  for (std::size_t m = 0; m < count; ++m)
+  {
+    const double phase = 0.05 * static_cast<double>(m);
+    for (std::size_t r = 0; r < rows; ++r)
+    {
+      for (std::size_t c = 0; c < cols; ++c)
+      {
+        const double x = static_cast<double>(r) / rows, y = static_cast<double>(c) / cols;
+        const double smooth = std::sin(6.0 * x + phase) * std::cos(4.0 * y) +
+                              std::exp(-8.0 * ((x - 0.5) * (x - 0.5) + (y - 0.4) * (y - 0.4))) +
+                              0.3 * std::sin(17.0 * x * y + phase);
+        data[(m * rows + r) * cols + c] = static_cast<float>(smooth + 0.02 * random.Normal());
+      }
+    }
+  }
+  return data;
+}
+
+double
+MedianMilliseconds(const std::function<void()> & run)
+{
+  run(); // warm-up: context, handles, first-call costs
+  std::vector<double> times;
+  for (int i = 0; i < 5; ++i)
+  {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+void
+TimeWorkload(const char * name, std::size_t count, std::size_t rows, std::size_t cols, std::size_t k,
+             std::size_t maxPerBatch)
+{
+  Random                   random;
+  const std::vector<float> input = MriLikeSlices(count, rows, cols, random);
+  std::vector<float>       output(input.size());
+  auto                     options = GpuOptions(svdlr::RankPolicy::Fixed(k));
+  options.maxMatricesPerBatch = maxPerBatch;
+  svdlr::Report report;
+  const double  ms = MedianMilliseconds([&] {
+    report = svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options);
+  });
+  std::cout << "[timing] " << name << ": " << count << " x " << rows << "x" << cols << " k=" << k
+            << " maxPerBatch=" << maxPerBatch << ": " << ms << " ms (median of 5, end to end)" << std::endl;
+  EXPECT_TRUE(AllFinite(output));
+}
+
+TEST_F(SVDLowRankEngineCuda, DISABLED_Timing)
+{
+  TimeWorkload("W1", 256, 256, 256, 32, 0);
+  TimeWorkload("W1", 256, 256, 256, 32, 128);
+  TimeWorkload("W1", 256, 256, 256, 32, 64);
+  TimeWorkload("Colin27-like axial", 181, 181, 217, 20, 0);
+  TimeWorkload("Colin27-like axial", 181, 217, 181, 20, 0);
+  TimeWorkload("W4", 1, 256, 256, 100, 0);
+  TimeWorkload("W2", 64, 512, 512, 64, 0);
+  TimeWorkload("W3", 16, 1024, 1024, 64, 0);
+}
+
+// Where the host's time goes in one run, mean of 5 runs after a warm-up, under a staging configuration.
+void
+TraceWorkload(const char * name, std::size_t count, std::size_t rows, std::size_t cols, std::size_t k,
+              std::size_t maxPerBatch, std::size_t lanes, std::size_t chunkBytes)
+{
+  using svdlr::detail::CudaPipelineTrace;
+  Random                   random;
+  const std::vector<float> input = MriLikeSlices(count, rows, cols, random);
+  std::vector<float>       output(input.size());
+  auto                     options = GpuOptions(svdlr::RankPolicy::Fixed(k));
+  options.maxMatricesPerBatch = maxPerBatch;
+  svdlr::detail::CudaPipelineTuning tuning;
+  tuning.stagingLanes = lanes;
+  tuning.stagingChunkBytes = chunkBytes;
+  const auto run = [&] {
+    svdlr::Report report;
+    report.ranks.assign(count, 0);
+    report.singularValues.assign(count, {});
+    const auto              start = std::chrono::steady_clock::now();
+    const CudaPipelineTrace trace = svdlr::detail::testing::ReconstructWithTrace(
+      ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options, report, tuning);
+    return std::make_pair(trace,
+                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  };
+  run();
+  CudaPipelineTrace sum;
+  double            total = 0.0;
+  constexpr int     runs = 5;
+  for (int i = 0; i < runs; ++i)
+  {
+    const auto [trace, ms] = run();
+    total += ms / runs;
+    sum.handles += trace.handles / runs;
+    sum.deviceAlloc += trace.deviceAlloc / runs;
+    sum.stagingAlloc += trace.stagingAlloc / runs;
+    sum.upload += trace.upload / runs;
+    sum.launch += trace.launch / runs;
+    sum.waitEigen += trace.waitEigen / runs;
+    sum.finish += trace.finish / runs;
+    sum.download += trace.download / runs;
+    sum.teardown += trace.teardown / runs;
+    sum.batches = trace.batches;
+    sum.batchSize = trace.batchSize;
+    sum.slots = trace.slots;
+    sum.stagingLanes = trace.stagingLanes;
+    sum.stagingChunkBytes = trace.stagingChunkBytes;
+  }
+  std::cout << "[trace] " << name << " " << count << "x" << rows << "x" << cols << " k=" << k
+            << " batches=" << sum.batches << "x" << sum.batchSize << " slots=" << sum.slots
+            << " lanes=" << sum.stagingLanes << " chunk=" << (sum.stagingChunkBytes >> 10) << "KiB | total " << total
+            << " ms: handles " << sum.handles << ", devAlloc " << sum.deviceAlloc << ", pinAlloc " << sum.stagingAlloc
+            << ", upload " << sum.upload << ", launch " << sum.launch << ", waitEigen " << sum.waitEigen << ", finish "
+            << sum.finish << ", download " << sum.download << ", teardown " << sum.teardown << std::endl;
+  EXPECT_TRUE(AllFinite(output));
+}
+
+TEST_F(SVDLowRankEngineCuda, DISABLED_TimingBreakdown)
+{
+  TraceWorkload("W1", 256, 256, 256, 32, 0, 0, 0);
+  TraceWorkload("W1 one batch", 256, 256, 256, 32, 256, 0, 0);
+  TraceWorkload("Colin27", 181, 181, 217, 20, 0, 0, 0);
+  TraceWorkload("W4", 1, 256, 256, 100, 0, 0, 0);
+  TraceWorkload("W3", 16, 1024, 1024, 64, 0, 0, 0);
+  TraceWorkload("4xW1", 1024, 256, 256, 32, 0, 0, 0);
+  TraceWorkload("4xW1 one batch", 1024, 256, 256, 32, 1024, 0, 0);
+}
+
+} // namespace
