@@ -3,7 +3,7 @@
 # Writes demo-output/ch2_rank20.nii.gz and demo-output/ch2_rank20_figure.png and prints a summary.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-SVDLR_SKIP_PYTHON=1 "$root/scripts/install-deps.sh"
+"$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
 mkdir -p "$root/demo-output"
 "${SVDLR_BUILD_DIR:-$root/build}/examples/SVDLowRankReconstructImage" --rank "${SVDLR_RANK:-20}" \

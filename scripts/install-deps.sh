@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building, testing and demonstrating the module needs on Debian 12 (bookworm):
-# ITK 5.2.1, LAPACK/OpenBLAS, GoogleTest, the real MRI used by the tests and the demo, and the
-# Python packages for the Python tests. Safe to run again; does nothing that is already done.
+# ITK 5.2.1, LAPACK/OpenBLAS, GoogleTest, DCMTK and the real MRI used by the tests and the demo.
+# Python packages come from PyPI into a virtual environment (scripts/test-python.sh).
+# Safe to run again; does nothing that is already done.
 set -euo pipefail
 
 packages=(
@@ -11,6 +12,9 @@ packages=(
   libgtest-dev                  # GoogleTest
   insighttoolkit5-examples      # real MRI slices (BrainProtonDensitySlice.png, ...)
   mricron-data                  # the Colin27 brain, ch2.nii.gz
+  libdcmtk-dev dcmtk            # DICOM series in and out (the tool's DCMTK I/O)
+  dcm2niix libgdcm-tools        # DICOM cross-checks in the tests (dcm2niix, GDCM's tools)
+  python3 python3-venv python3-dev # the Python module is built and tested in a virtual environment
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -21,8 +25,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
-
-if [ "${SVDLR_SKIP_PYTHON:-0}" != 1 ]; then
-  python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/../wrapping/python/requirements-test.txt"
 fi

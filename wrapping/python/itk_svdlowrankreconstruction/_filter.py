@@ -1,0 +1,255 @@
+# Copyright SVDLowRankReconstruction contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The functional filter, in the style of ITK's Python functional API (``itk.median_image_filter``...)."""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Tuple, Union
+
+import numpy as np
+
+from . import _engine
+from ._adapters import SUPPORTED_DTYPES, to_host
+
+_BACKENDS = ("auto", "cpu", "cuda")
+_AXIS_NAMES = "xyz"
+
+
+@dataclass(frozen=True)
+class ReconstructionDetails:
+    """What the engine did, slice by slice.
+
+    Slice ``i`` is the slice at index ``i`` along ``slice_dimension`` (ITK's axis convention), counted from
+    the start of the image's buffer; a 2D image is a single slice.
+    """
+
+    singular_values: np.ndarray
+    """float64, shape (slices, min(rows, cols)): all singular values of each slice, descending."""
+    ranks: np.ndarray
+    """int64, shape (slices,): how many singular triplets each slice kept."""
+    backend: str
+    """Where the work ran: "cpu" or "cuda"."""
+    slice_dimension: Optional[int]
+    """The ITK axis the volume was cut along (0 = x, 1 = y, 2 = z); None for a 2D image."""
+    notes: str = ""
+    """The engine's remarks, e.g. why backend="auto" ran on the CPU; empty when it had nothing to say."""
+
+
+def svd_low_rank_reconstruction_image_filter(
+    image: Any,
+    *,
+    rank: Optional[int] = None,
+    energy_fraction: Optional[float] = None,
+    slice_dimension: Optional[int] = None,
+    backend: str = "auto",
+    device_id: Optional[int] = None,
+    return_details: bool = False,
+    output_pixel_type: Any = None,
+    max_matrices_per_batch: int = 0,
+    threads: int = 0,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> Union[Any, Tuple[Any, ReconstructionDetails]]:
+    """Replaces a 2D image, or every slice of a 3D image, by its rank-k truncated SVD reconstruction.
+
+    Each slice A (rows x cols) becomes U_k S_k V_k^T, its best rank-k approximation in the Frobenius norm.
+
+    Parameters
+    ----------
+    image : itk.Image, numpy.ndarray, cupy.ndarray or torch.Tensor
+        A 2D or 3D scalar image with pixel type unsigned char, short, unsigned short, float or double
+        (NumPy dtypes uint8, int16, uint16, float32, float64). Arrays are read in ITK's NumPy axis order:
+        a volume is indexed [z, y, x], as ``itk.array_view_from_image`` returns it.
+    rank : int >= 1, optional
+        Singular triplets kept per slice; clamped to min(rows, cols). The default, when neither rank nor
+        energy_fraction is given, is 1 (as in the C++ filter).
+    energy_fraction : float in (0, 1], optional
+        Instead of a fixed rank: keep, per slice, the fewest triplets whose squared singular values hold at
+        least this fraction of the slice's squared Frobenius norm. Give rank or energy_fraction, not both.
+    slice_dimension : int, optional
+        For a 3D image, the ITK axis along which it is cut into 2D slices: 0 = x, 1 = y, 2 = z (NumPy axis
+        2 - slice_dimension). Default: the last ITK axis, z, i.e. NumPy axis 0. A slice keeps its other two
+        axes in ITK order: its rows run along the higher one. Ignored for a 2D image (one slice).
+    backend : "auto", "cpu" or "cuda"
+        "auto" uses the GPU when the CUDA backend is built and a device is usable, else the CPU.
+    device_id : int, optional
+        CUDA device. Default: the device holding a CuPy/PyTorch input, else 0.
+    return_details : bool
+        Also return a :class:`ReconstructionDetails` (per-slice singular values and ranks, backend used).
+    output_pixel_type : optional
+        Pixel type of the result, as an ITK type (``itk.F``, ``itk.UC``...) or a NumPy dtype. Default: float
+        (float32), like the C++ filter's default output ``itk.Image[itk.F, D]``. ``"same"`` keeps the input's
+        type. Integer outputs are rounded to the nearest integer (halves away from zero, as the C++ filter)
+        and clamped to the type's range.
+    max_matrices_per_batch : int
+        Slices per engine batch; 0 lets the backend choose (from free memory on the GPU).
+    threads : int
+        CPU worker threads; 0 uses all hardware threads.
+    progress : callable(done, total), optional
+        Called between batches. Raise from it to stop; the exception propagates. Ctrl-C also stops the
+        work at the next batch boundary, with KeyboardInterrupt.
+
+    Returns
+    -------
+    The reconstruction, of the kind given: an ``itk.Image`` with the input's origin, spacing, direction
+    and region; a NumPy array (C-contiguous, same shape); a CuPy array or torch tensor on the input's
+    device (detached from autograd). With ``return_details=True``: ``(result, details)``.
+
+    The work runs at float32 precision, or float64 when the input or the output is double. A float64
+    input with the default float32 output is therefore computed in float32.
+
+    Temporary limitation: CuPy and PyTorch CUDA inputs are copied to host memory and the result copied
+    back to the device, because the engine does not take device pointers yet.
+
+    Raises
+    ------
+    ValueError
+        rank < 1, energy_fraction outside (0, 1], both given, slice_dimension out of range, an empty
+        image, or NaN/Inf in the image (the message names the slice).
+    TypeError
+        An unsupported object, pixel type or argument type.
+    RuntimeError
+        backend="cuda" without a usable CUDA device, or a failure on the device.
+    """
+    _check_policy(rank, energy_fraction)
+    _check_choice("backend", backend, _BACKENDS)
+    if device_id is not None:
+        _check_integer("device_id", device_id, minimum=0)
+    if slice_dimension is not None:
+        _check_integer("slice_dimension", slice_dimension, minimum=0)
+    _check_integer("max_matrices_per_batch", max_matrices_per_batch, minimum=0)
+    _check_integer("threads", threads, minimum=0)
+
+    host = to_host(image)
+    array = host.array
+    if array.dtype not in SUPPORTED_DTYPES:
+        raise TypeError(
+            f"svdlr: dtype {array.dtype} is not supported (uint8, int16, uint16, float32, float64); "
+            "convert first, e.g. with .astype(numpy.float32)"
+        )
+    if array.ndim not in (2, 3):
+        raise ValueError(f"svdlr: expected a 2D or 3D image, got {array.ndim} dimensions (shape {array.shape})")
+    if array.size == 0:
+        raise ValueError(f"svdlr: the image is empty (shape {array.shape})")
+    output_dtype = _output_dtype(output_pixel_type, array.dtype)
+    compute_dtype = _compute_dtype(array.dtype, output_dtype)
+
+    # (count, rows, cols) batch, C-contiguous in the compute type: one copy at most.
+    if array.ndim == 2:
+        slice_dimension = numpy_axis = None  # ignored, as in the C++ filter: a 2D image is one slice
+        batch = np.ascontiguousarray(array, dtype=compute_dtype)
+    else:
+        if slice_dimension is None:
+            slice_dimension = 2
+        if slice_dimension > 2:
+            raise ValueError(f"svdlr: slice_dimension must be 0, 1 or 2 for a 3D image, got {slice_dimension}")
+        numpy_axis = 2 - slice_dimension
+        batch = np.ascontiguousarray(np.moveaxis(array, numpy_axis, 0), dtype=compute_dtype)
+
+    # Work in place when `batch` is a copy made here; never write into the caller's memory.
+    out = batch if host.private or not np.may_share_memory(batch, array) else None
+    try:
+        result, engine_details = _engine.reconstruct(
+            batch,
+            rank=None if rank is None else int(rank),
+            energy_fraction=None if energy_fraction is None else float(energy_fraction),
+            backend=backend,
+            device_id=int(device_id) if device_id is not None else (host.device_id or 0),
+            max_matrices_per_batch=int(max_matrices_per_batch),
+            threads=int(threads),
+            progress=progress,
+            out=out,
+        )
+    except ValueError as error:
+        if getattr(error, "error_code", None) == "NonFiniteInput":
+            raise ValueError(_non_finite_message(getattr(error, "matrix_index", None), slice_dimension)) from error
+        raise
+
+    result = _to_output_type(result, output_dtype)
+    if numpy_axis is not None and numpy_axis != 0:
+        result = np.ascontiguousarray(np.moveaxis(result, 0, numpy_axis))
+    output = host.wrap(result)
+    if not return_details:
+        return output
+    details = ReconstructionDetails(
+        singular_values=engine_details["singular_values"],
+        ranks=engine_details["ranks"],
+        backend=engine_details["backend"],
+        slice_dimension=slice_dimension,
+        notes=engine_details["notes"],
+    )
+    return output, details
+
+
+def _check_integer(name: str, value: Any, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"svdlr: {name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"svdlr: {name} must be >= {minimum}, got {value}")
+
+
+def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"svdlr: {name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+
+
+def _check_policy(rank: Any, energy_fraction: Any) -> None:
+    if rank is not None and energy_fraction is not None:
+        raise ValueError("svdlr: give either rank or energy_fraction, not both")
+    if rank is not None:
+        if isinstance(rank, bool) or not isinstance(rank, numbers.Integral):
+            raise TypeError(f"svdlr: rank must be an integer, got {rank!r}")
+        if rank < 1:
+            raise ValueError(f"svdlr: rank must be at least 1, got {rank}")
+    if energy_fraction is not None:
+        if isinstance(energy_fraction, bool) or not isinstance(energy_fraction, numbers.Real):
+            raise TypeError(f"svdlr: energy_fraction must be a number, got {energy_fraction!r}")
+        if not 0.0 < energy_fraction <= 1.0:  # also rejects NaN
+            raise ValueError(f"svdlr: energy_fraction must be in (0, 1], got {energy_fraction}")
+
+
+def _output_dtype(output_pixel_type: Any, input_dtype: np.dtype) -> np.dtype:
+    if output_pixel_type is None:
+        return np.dtype(np.float32)
+    if isinstance(output_pixel_type, str) and output_pixel_type == "same":
+        return input_dtype
+    dtype_like = output_pixel_type
+    if not isinstance(output_pixel_type, (str, type, np.dtype)):
+        dtype_like = getattr(output_pixel_type, "dtype", output_pixel_type)  # itk.F, itk.UC... carry their dtype
+    try:
+        dtype = np.dtype(dtype_like)
+    except TypeError:
+        dtype = None
+    if dtype not in SUPPORTED_DTYPES:
+        raise TypeError(
+            f"svdlr: output_pixel_type {output_pixel_type!r} is not supported "
+            '(unsigned char, short, unsigned short, float, double, or "same")'
+        )
+    return dtype
+
+
+def _compute_dtype(input_dtype: np.dtype, output_dtype: np.dtype) -> np.dtype:
+    wants_double = output_dtype == np.float64 or (input_dtype == np.float64 and output_dtype.kind in "iu")
+    return np.dtype(np.float64 if wants_double else np.float32)
+
+
+def _to_output_type(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    if result.dtype == dtype:
+        return result
+    if dtype.kind in "iu":
+        # Nearest integer, halves away from zero (std::round, as the C++ filter), clamped to the type's range.
+        info = np.iinfo(dtype)
+        np.add(result, np.copysign(0.5, result), out=result)
+        np.trunc(result, out=result)
+        np.clip(result, info.min, info.max, out=result)
+    return result.astype(dtype)
+
+
+def _non_finite_message(matrix_index: Optional[int], slice_dimension: Optional[int]) -> str:
+    if slice_dimension is None:
+        return "svdlr: the input image contains NaN or Inf values"
+    where = f"slice {matrix_index}" if matrix_index is not None else "a slice"
+    return (
+        f"svdlr: input {where} along axis {slice_dimension} ({_AXIS_NAMES[slice_dimension]}) contains NaN or Inf values"
+    )

@@ -1,0 +1,46 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlrPyErrors_h
+#define svdlrPyErrors_h
+
+// Turns the engine's errors into Python exceptions. Call with the GIL held.
+
+#include "svdlr/Engine.h"
+
+namespace svdlr
+{
+namespace python
+{
+
+/** Raises the Python exception for `error`:
+ *   InvalidArgument, NonFiniteInput                                   -> ValueError
+ *   BackendUnavailable, DeviceFailure, OutOfMemory, NumericalFailure  -> RuntimeError
+ *   Aborted                                                           -> KeyboardInterrupt
+ * The exception carries two attributes: `error_code` (the ErrorCode's name, e.g. "NonFiniteInput") and
+ * `matrix_index` (the offending matrix of the batch, or None), so that the Python layer can name the slice. */
+[[noreturn]] void
+RaiseEngineError(const Error & error);
+
+/** The name of `code`, as in the C++ enum ("InvalidArgument", ...). */
+const char *
+ErrorCodeName(ErrorCode code);
+
+} // namespace python
+} // namespace svdlr
+
+#endif
