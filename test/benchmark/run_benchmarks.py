@@ -57,12 +57,20 @@ def read_nifti(path):
     return volume.astype(np.float32)
 
 
-def accuracy(a, r, k):
+class Reference:
+    """The float64 truncated SVD of a workload, computed once and compared with every system's result."""
+
+    def __init__(self, a, k):
+        self.a64 = a.astype(np.float64)
+        u, self.s, vt = np.linalg.svd(self.a64, full_matrices=False)
+        self.truncated = (u[..., :k] * self.s[..., None, :k]) @ vt[..., :k, :]
+        self.k = k
+
+
+def accuracy(reference, r):
     """Relative error against the float64 truncated SVD, and the worst optimality ratio over slices whose
     tail is not negligible (zero or rank-deficient slices must be reproduced instead)."""
-    a64 = a.astype(np.float64)
-    u, s, vt = np.linalg.svd(a64, full_matrices=False)
-    ref = (u[..., :k] * s[..., None, :k]) @ vt[..., :k, :]
+    a64, ref, s, k = reference.a64, reference.truncated, reference.s, reference.k
     r64 = r.astype(np.float64)
     rel = float(np.linalg.norm(r64 - ref) / np.linalg.norm(ref))
     tail = np.sqrt((s[..., k:] ** 2).sum(-1))
@@ -75,19 +83,19 @@ def accuracy(a, r, k):
             "deficient_err": exact, "finite": bool(np.isfinite(r).all())}
 
 
-def run_ours(binary, name, data, k, backend, memory, tmp, repeats):
+def run_ours(binary, name, data, reference, backend, memory, tmp, repeats):
+    k = reference.k
     count, rows, cols = data.shape
     src = os.path.join(tmp, f"{name}.f32")
     dst = os.path.join(tmp, f"{name}_{backend}_{memory}.out.f32")
-    if not os.path.exists(src):
-        data.tofile(src)
+    data.tofile(src)
     cmd = [binary, "--input", src, "--output", dst, "--count", str(count), "--rows", str(rows), "--cols", str(cols),
            "--rank", str(k), "--backend", backend, "--memory", memory, "--repeats", str(repeats), "--name", name]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         return {"error": proc.stderr.strip()[-400:]}
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    result.update(accuracy(data, np.fromfile(dst, np.float32).reshape(data.shape), k))
+    result.update(accuracy(reference, np.fromfile(dst, np.float32).reshape(data.shape)))
     return result
 
 
@@ -139,13 +147,14 @@ def main():
             continue
         data = read_nifti(args.colin27) if name == "W5" else mri_like(count, rows, cols, rng)
         assert data.shape == (count, rows, cols), data.shape
+        reference = Reference(data, k)
         row = {"name": name, "count": count, "rows": rows, "cols": cols, "rank": k, "systems": {}}
         systems = row["systems"]
         print(f"--- {name}: {count} x {rows}x{cols}, rank {k}", flush=True)
         reps = 10 if count * rows * cols <= 2**24 else 5
-        systems["ours_cuda_pinned"] = run_ours(args.binary, name, data, k, "cuda", "pinned", args.tmp, reps)
-        systems["ours_cuda_pageable"] = run_ours(args.binary, name, data, k, "cuda", "pageable", args.tmp, reps)
-        systems["ours_cpu"] = run_ours(args.binary, name, data, k, "cpu", "pageable", args.tmp, 3)
+        systems["ours_cuda_pinned"] = run_ours(args.binary, name, data, reference, "cuda", "pinned", args.tmp, reps)
+        systems["ours_cuda_pageable"] = run_ours(args.binary, name, data, reference, "cuda", "pageable", args.tmp, reps)
+        systems["ours_cpu"] = run_ours(args.binary, name, data, reference, "cpu", "pageable", args.tmp, 3)
         for key in ("ours_cuda_pinned", "ours_cuda_pageable", "ours_cpu"):
             print(f"  {key}: {systems[key]}", flush=True)
 
@@ -157,7 +166,7 @@ def main():
                 u, s, vt = np.linalg.svd(data, full_matrices=False)
                 return recon(u, s, vt)
             systems["numpy_cpu"] = {"median_ms": wall_ms(numpy_run, reps=2 if rows >= 512 else 3),
-                                    **accuracy(data, numpy_run(), k)}
+                                    **accuracy(reference, numpy_run())}
             pinned = torch.from_numpy(data).pin_memory()
             out = torch.empty_like(pinned).pin_memory()
             on_gpu = pinned.to(dev)
@@ -171,7 +180,7 @@ def main():
                         d = pinned.to(dev, non_blocking=True)
                         out.copy_(recon(*torch.linalg.svd(d, full_matrices=False, driver=driver)), non_blocking=True)
                     systems[key] = {"median_ms": cuda_ms(e2e, reps=3), "device_only_ms": cuda_ms(svd_run, reps=3),
-                                    **accuracy(data, svd_run().cpu().numpy(), k)}
+                                    **accuracy(reference, svd_run().cpu().numpy())}
                 except Exception as error:  # gesvda throws on some real MRI slices
                     systems[key] = {"error": str(error)[:300]}
             try:
@@ -179,7 +188,7 @@ def main():
                     u, s, v = torch.svd_lowrank(on_gpu, q=min(k + 8, rows, cols), niter=2)
                     return (u[..., :k] * s[..., None, :k]) @ v[..., :, :k].transpose(-1, -2)
                 systems["torch_svd_lowrank"] = {"median_ms": cuda_ms(lowrank, reps=3),
-                                                **accuracy(data, lowrank().cpu().numpy(), k)}
+                                                **accuracy(reference, lowrank().cpu().numpy())}
             except Exception as error:
                 systems["torch_svd_lowrank"] = {"error": str(error)[:300]}
             try:
@@ -190,7 +199,7 @@ def main():
                     u, s, vt = cp.linalg.svd(on_cupy, full_matrices=False)
                     return (u[..., :k] * s[..., None, :k]) @ vt[..., :k, :]
                 systems["cupy"] = {"median_ms": cuda_ms(cupy_run, reps=3),
-                                   **accuracy(data, cp.asnumpy(cupy_run()), k)}
+                                   **accuracy(reference, cp.asnumpy(cupy_run()))}
             except Exception as error:
                 systems["cupy"] = {"error": str(error)[:300]}
             # cuBLAS for the reconstruction product alone, from precomputed factors.
