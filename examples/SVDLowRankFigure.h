@@ -118,7 +118,9 @@ public:
       const double l = v > 0.0 ? std::max(floor, std::log10(v)) : floor;
       return y0 + height * (top - l) / (top - floor);
     };
-    auto xOf = [&](std::size_t i) { return x0 + static_cast<double>(width) * i / std::max<std::size_t>(1, values.size() - 1); };
+    auto xOf = [&](std::size_t i) {
+      return x0 + static_cast<double>(width) * i / std::max<std::size_t>(1, values.size() - 1);
+    };
     for (std::size_t i = 1; i < values.size(); ++i)
     {
       Line(xOf(i - 1), yOf(values[i - 1]), xOf(i), yOf(values[i]), Colour(30, 80, 200));
@@ -139,10 +141,46 @@ private:
   RGBImage::Pointer m_Image;
 };
 
+/** The middle slice of `image` normal to `axis` (the whole image when 2D), upright: highest row first. */
+template <typename TImage>
+SliceView
+MiddleSlice(const TImage * image, unsigned int axis)
+{
+  const auto   region = image->GetLargestPossibleRegion();
+  const auto   size = region.GetSize();
+  unsigned int colAxis = 0, rowAxis = 1;
+  if (TImage::ImageDimension == 3)
+  {
+    colAxis = axis == 0 ? 1 : 0;
+    rowAxis = axis == 2 ? 1 : 2;
+  }
+  SliceView                  view{ size[rowAxis], size[colAxis], {} };
+  typename TImage::IndexType index = region.GetIndex();
+  if (TImage::ImageDimension == 3)
+  {
+    index[axis] += static_cast<itk::IndexValueType>(size[axis] / 2);
+  }
+  view.values.reserve(view.rows * view.cols);
+  for (std::size_t r = 0; r < view.rows; ++r)
+  {
+    for (std::size_t c = 0; c < view.cols; ++c)
+    {
+      // Rows go up the page in image space; draw the highest row first so the figure is upright.
+      index[rowAxis] = region.GetIndex(rowAxis) + static_cast<itk::IndexValueType>(view.rows - 1 - r);
+      index[colAxis] = region.GetIndex(colAxis) + static_cast<itk::IndexValueType>(c);
+      view.values.push_back(static_cast<double>(image->GetPixel(index)));
+    }
+  }
+  return view;
+}
+
 /** original | reconstruction | |difference| (stretched to its own maximum) | spectrum. */
 inline void
-WriteSliceFigure(const std::string & path, const SliceView & original, const SliceView & reconstruction,
-                 const std::vector<double> & singularValues, std::size_t rank)
+WriteSliceFigure(const std::string &         path,
+                 const SliceView &           original,
+                 const SliceView &           reconstruction,
+                 const std::vector<double> & singularValues,
+                 std::size_t                 rank)
 {
   const long   margin = 8;
   const long   w = static_cast<long>(original.cols), h = static_cast<long>(original.rows);

@@ -1,0 +1,123 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankDicomSeries_h
+#define SVDLowRankDicomSeries_h
+
+// Reading a DICOM series into a volume through DCMTK: finding the series in files and folders,
+// grouping them by SeriesInstanceUID, ordering slices along the slice normal, and building the
+// volume's geometry (LPS, as ITK's GDCM reader does). No DCMTK type appears in this header.
+
+#include "itkImage.h"
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace svdlr_io
+{
+
+/** Volumes read from DICOM hold physical values (RescaleSlope and RescaleIntercept applied). */
+using DicomVolumeImage = itk::Image<float, 3>;
+
+/** A file that cannot be read or does not fit its series. The message names the file. */
+class DicomError : public std::runtime_error
+{
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/** One series found among the input files, as --list-series shows it. */
+struct DicomSeriesSummary
+{
+  std::string              seriesInstanceUID;
+  std::string              seriesNumber;
+  std::string              seriesDescription;
+  std::string              modality;
+  std::string              patientName;
+  unsigned int             rows{ 0 };
+  unsigned int             columns{ 0 };
+  std::vector<std::string> files; // in the order found; ReadDicomSeries orders them
+};
+
+/** How the source stored its pixels: what a derived series is written back in. */
+struct DicomPixelFormat
+{
+  unsigned int bitsAllocated{ 16 };
+  unsigned int bitsStored{ 16 };
+  bool         isSigned{ false };
+};
+
+/** Where one slice of a volume came from, with the rescale that turned its stored values into the
+ * volume's values. */
+struct DicomSliceSource
+{
+  std::string file;
+  double      rescaleSlope{ 1.0 };
+  double      rescaleIntercept{ 0.0 };
+};
+
+/** A series read as a volume. slices[k] is the file of slice k along the volume's third axis. */
+struct DicomVolume
+{
+  DicomVolumeImage::Pointer     image;
+  std::vector<DicomSliceSource> slices;
+  DicomPixelFormat              format;
+  std::string                   seriesInstanceUID;
+  std::string                   seriesDescription;
+};
+
+/** Registers DCMTK's decoders (JPEG, JPEG-LS, RLE) and encoders (JPEG-LS, RLE) once per process.
+ * Called by the functions below; call it yourself before decoding with DCMTK directly. */
+void
+RegisterDicomCodecs();
+
+/** Keeps DCMTK's own log messages off stderr: what goes wrong comes back as a DicomError instead. */
+void
+SilenceDicomWarnings();
+
+/** Whether `path` is a regular file that starts like a DICOM Part 10 file ("DICM" after the preamble). */
+bool
+HasDicomPreamble(const std::string & path);
+
+/** The image series among `paths` (files, and folders searched recursively), ordered by series
+ * number then UID. Files that are not DICOM images (DICOMDIR, reports, other files) are skipped; a
+ * file that claims to be DICOM but cannot be parsed is a DicomError. */
+std::vector<DicomSeriesSummary>
+FindDicomSeries(const std::vector<std::string> & paths);
+
+/** A table of `series` for people: number, files, size, modality, description, UID. */
+std::string
+DescribeDicomSeries(const std::vector<DicomSeriesSummary> & series);
+
+/** The series picked by `choice`: its SeriesInstanceUID, or its 1-based row in DescribeDicomSeries().
+ * An empty choice is fine when there is exactly one series. Otherwise a DicomError that lists them. */
+const DicomSeriesSummary &
+SelectDicomSeries(const std::vector<DicomSeriesSummary> & series, const std::string & choice);
+
+/** Reads one series as a volume: slices ordered by their position along the slice normal (not by file
+ * name or InstanceNumber), origin at the first slice's ImagePositionPatient, direction from
+ * ImageOrientationPatient, spacing from PixelSpacing and the measured distance between slices,
+ * RescaleSlope/Intercept applied. Each slice must lie within `spacingTolerance` (relative to the slice
+ * spacing) of a regular grid. Throws DicomError naming the file for anything it cannot read. */
+DicomVolume
+ReadDicomSeries(const DicomSeriesSummary & series, double spacingTolerance = 0.01);
+
+} // namespace svdlr_io
+
+#endif

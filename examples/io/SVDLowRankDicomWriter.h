@@ -1,0 +1,67 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankDicomWriter_h
+#define SVDLowRankDicomWriter_h
+
+// Writing a volume as a derived DICOM series through DCMTK: one file per slice along the volume's
+// third axis, new Series and SOP Instance UIDs, ImageType DERIVED\SECONDARY, the source's patient,
+// study and frame of reference carried over, pixels in the source's representation.
+
+#include "SVDLowRankDicomSeries.h"
+
+#include <string>
+#include <vector>
+
+namespace svdlr_io
+{
+
+struct DicomWriteOptions
+{
+  /** SeriesDescription (LO, cut to 64 characters), e.g. "SVD rank 20 of t1_mprage". */
+  std::string seriesDescription;
+  /** DerivationDescription: how the pixels were made. */
+  std::string derivationDescription;
+  /** The series the volume was derived from, slice for slice; null for a volume that did not come from
+   * DICOM, which then starts a new (anonymous) patient and study as an MR image series, stored in 16 bits:
+   * whole numbers as they are, other values spanning the range through RescaleSlope/Intercept. */
+  const DicomVolume * source{ nullptr };
+  /** 0: the source's SeriesNumber + 1000 (or 1000 without a source). */
+  int seriesNumber{ 0 };
+};
+
+/** RescaleSlope and RescaleIntercept for stored pixels: value = stored * slope + intercept. */
+struct DicomRescale
+{
+  double slope{ 1.0 };
+  double intercept{ 0.0 };
+};
+
+/** The rescale that stores values in [low, high] in `format`: `preferred` (the source's) when the values
+ * fit it; else the same slope with the intercept shifted by whole steps (the source's quantisation
+ * grid is kept); else a larger slope spanning the format's range. */
+DicomRescale
+ChooseDicomRescale(double low, double high, const DicomPixelFormat & format, const DicomRescale & preferred);
+
+/** Writes `image` as a derived series into the existing folder `directory` (IM0001.dcm, ...), in
+ * Explicit VR Little Endian. Returns the files written, slice 0 first. Throws DicomError. */
+std::vector<std::string>
+WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, const DicomWriteOptions & options);
+
+} // namespace svdlr_io
+
+#endif

@@ -1,0 +1,168 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankPngStack_h
+#define SVDLowRankPngStack_h
+
+// A folder of 2D PNG slices as a volume: slice k is the k-th file in natural name order (slice2 before
+// slice10), stacked along the third axis with unit spacing. Written back the same way.
+
+#include "itkImage.h"
+#include "itkImageFileReader.h"
+#include "itkImageFileWriter.h"
+#include "itkImageIOBase.h"
+#include "SVDLowRankVolume.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <cstring>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace svdlr_io
+{
+
+/** A slice that cannot be read or does not fit the stack. The message names the file. */
+class PngStackError : public std::runtime_error
+{
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/** Natural order: runs of digits compare as numbers ("slice2" < "slice10"), the rest
+ * case-insensitively; ties fall back to plain comparison so the order is total. */
+bool
+NaturalLess(const std::string & a, const std::string & b);
+
+/** The *.png files directly in `directory` (any case of the extension), in natural order. */
+std::vector<std::string>
+FindPngSlices(const std::string & directory);
+
+/** The pixel type of the stack: that of its first slice, which must be one grey channel of 8 or 16 bits. */
+itk::IOComponentEnum
+PngStackComponentType(const std::vector<std::string> & files);
+
+/** Reads the slices in the given order into one volume. Every slice must have the size of the first. */
+template <typename TPixel>
+typename itk::Image<TPixel, 3>::Pointer
+ReadPngStack(const std::vector<std::string> & files)
+{
+  using SliceType = itk::Image<TPixel, 2>;
+  using VolumeType = itk::Image<TPixel, 3>;
+  if (files.empty())
+  {
+    throw PngStackError("no PNG slices to read");
+  }
+  typename VolumeType::Pointer volume;
+  for (std::size_t k = 0; k < files.size(); ++k)
+  {
+    typename SliceType::Pointer slice;
+    try
+    {
+      slice = itk::ReadImage<SliceType>(files[k]);
+    }
+    catch (const itk::ExceptionObject & error)
+    {
+      throw PngStackError(files[k] + ": cannot be read as PNG: " + error.GetDescription());
+    }
+    const auto size = slice->GetLargestPossibleRegion().GetSize();
+    if (!volume)
+    {
+      volume = VolumeType::New();
+      volume->SetRegions(
+        typename VolumeType::RegionType(typename VolumeType::SizeType{ { size[0], size[1], files.size() } }));
+      volume->Allocate();
+    }
+    const auto volumeSize = volume->GetLargestPossibleRegion().GetSize();
+    if (size[0] != volumeSize[0] || size[1] != volumeSize[1])
+    {
+      std::ostringstream what;
+      what << files[k] << ": is " << size[0] << "x" << size[1] << " pixels but " << files.front() << " is "
+           << volumeSize[0] << "x" << volumeSize[1] << ": slices of a stack must have the same size";
+      throw PngStackError(what.str());
+    }
+    const std::size_t pixels = size[0] * size[1];
+    std::memcpy(volume->GetBufferPointer() + k * pixels, slice->GetBufferPointer(), pixels * sizeof(TPixel));
+  }
+  return volume;
+}
+
+/** Writes each slice along the third axis of `volume` as <directory>/<prefix>NNNN.png (zero-padded, so
+ * natural and plain name order agree). TPixel must be unsigned char or unsigned short. */
+template <typename TPixel>
+std::vector<std::string>
+WritePngStack(const itk::Image<TPixel, 3> * volume, const std::string & directory, const std::string & prefix = "slice")
+{
+  static_assert(std::is_same<TPixel, unsigned char>::value || std::is_same<TPixel, unsigned short>::value,
+                "PNG holds 8- or 16-bit unsigned grey pixels");
+  using SliceType = itk::Image<TPixel, 2>;
+  const auto               size = volume->GetLargestPossibleRegion().GetSize();
+  const std::size_t        pixels = size[0] * size[1];
+  const int                digits = std::max(4, static_cast<int>(std::to_string(size[2]).size()));
+  std::vector<std::string> written;
+  for (std::size_t k = 0; k < size[2]; ++k)
+  {
+    auto slice = SliceType::New();
+    slice->SetRegions(typename SliceType::RegionType(typename SliceType::SizeType{ { size[0], size[1] } }));
+    slice->Allocate();
+    std::memcpy(slice->GetBufferPointer(), volume->GetBufferPointer() + k * pixels, pixels * sizeof(TPixel));
+    std::ostringstream name;
+    name << directory << "/" << prefix << std::setw(digits) << std::setfill('0') << k << ".png";
+    itk::WriteImage(slice.GetPointer(), name.str(), true);
+    written.push_back(name.str());
+  }
+  return written;
+}
+
+/** Writes PNG slices of `image`: 8- and 16-bit unsigned pixels as they are, others rounded and clamped
+ * to unsigned 16 bits. Returns the number of values clamped. */
+template <typename TImage>
+std::size_t
+WritePngStackAsUnsigned(const TImage * image, const std::string & directory)
+{
+  using PixelType = typename TImage::PixelType;
+  if constexpr (std::is_same<PixelType, unsigned char>::value || std::is_same<PixelType, unsigned short>::value)
+  {
+    WritePngStack(svdlr_io::AsVolume<PixelType>(image).GetPointer(), directory);
+    return 0;
+  }
+  else
+  {
+    auto        volume = svdlr_io::AsVolume<double>(image);
+    auto        slices = itk::Image<unsigned short, 3>::New();
+    std::size_t clamped = 0;
+    slices->CopyInformation(volume);
+    slices->SetRegions(volume->GetLargestPossibleRegion());
+    slices->Allocate();
+    for (std::size_t i = 0, n = volume->GetLargestPossibleRegion().GetNumberOfPixels(); i < n; ++i)
+    {
+      const double v = std::round(volume->GetBufferPointer()[i]);
+      clamped += (v < 0.0 || v > 65535.0) ? 1 : 0;
+      slices->GetBufferPointer()[i] = static_cast<unsigned short>(std::min(65535.0, std::max(0.0, v)));
+    }
+    WritePngStack(slices.GetPointer(), directory);
+    return clamped;
+  }
+}
+
+} // namespace svdlr_io
+
+#endif
