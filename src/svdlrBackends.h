@@ -43,6 +43,14 @@ template <typename T>
 void
 RunCuda(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options, Report & report);
 
+/** RunCuda on device pointers (ReconstructOnDevice): checks that both batches are device memory on
+ * options.deviceId, orders its work after what is queued on `stream` (a cudaStream_t), and copies device to
+ * device instead of through host memory. */
+template <typename T>
+void
+RunCudaOnDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
+                Report & report, void * stream);
+
 /** Whether the CUDA backend was compiled into this build (false in svdlrCudaBackendDisabled.cxx). */
 bool
 CudaCompiledIn() noexcept;

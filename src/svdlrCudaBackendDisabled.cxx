@@ -44,10 +44,25 @@ RunCuda(const MatrixBatch<const T> &, const MatrixBatch<T> &, const Options &, R
               "svdlr: this build has no CUDA backend (configure with -DSVDLR_USE_CUDA=ON and a CUDA toolkit)");
 }
 
+template <typename T>
+void
+RunCudaOnDevice(const MatrixBatch<const T> &, const MatrixBatch<T> &, const Options &, Report &, void *)
+{
+  throw Error(ErrorCode::BackendUnavailable,
+              "svdlr: this build has no CUDA backend (configure with -DSVDLR_USE_CUDA=ON and a CUDA toolkit)");
+}
+
 template void
 RunCuda<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &, Report &);
 template void
 RunCuda<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &, Report &);
+
+template void
+RunCudaOnDevice<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &, Report &,
+                       void *);
+template void
+RunCudaOnDevice<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &, Report &,
+                        void *);
 
 } // namespace detail
 } // namespace svdlr

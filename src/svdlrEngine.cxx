@@ -133,15 +133,22 @@ GpuCouldNotRun(ErrorCode code)
          code == ErrorCode::OutOfMemory;
 }
 
+Report
+SizedReport(std::size_t count)
+{
+  Report report;
+  report.ranks.assign(count, 0);
+  report.singularValues.assign(count, {});
+  return report;
+}
+
 template <typename T>
 Report
 Run(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options)
 {
   Validate(input, output, options);
 
-  Report report;
-  report.ranks.assign(input.count, 0);
-  report.singularValues.assign(input.count, {});
+  Report report = SizedReport(input.count);
 
   if (options.backend == Backend::CPU)
   {
@@ -182,6 +189,28 @@ Run(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Opt
   return report;
 }
 
+// Device pointers: only the CUDA backend can read them, so there is no CPU fallback.
+template <typename T>
+Report
+RunOnDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options, void * stream)
+{
+  Validate(input, output, options);
+  if (options.backend == Backend::CPU)
+  {
+    ThrowInvalid("ReconstructOnDevice takes GPU memory, which the CPU backend cannot read: use Backend::CUDA or "
+                 "Backend::Auto, or Reconstruct on host memory");
+  }
+  std::string why;
+  if (!detail::CudaDeviceReady(options.deviceId, why))
+  {
+    throw Error(ErrorCode::BackendUnavailable, "svdlr: ReconstructOnDevice needs the CUDA backend: " + why);
+  }
+  Report report = SizedReport(input.count);
+  report.backend = Backend::CUDA;
+  detail::RunCudaOnDevice(input, output, options, report, stream);
+  return report;
+}
+
 } // namespace
 
 Report
@@ -194,6 +223,20 @@ Report
 Reconstruct(const MatrixBatch<const double> & input, const MatrixBatch<double> & output, const Options & options)
 {
   return Run(input, output, options);
+}
+
+Report
+ReconstructOnDevice(const MatrixBatch<const float> & input, const MatrixBatch<float> & output, const Options & options,
+                    void * stream)
+{
+  return RunOnDevice(input, output, options, stream);
+}
+
+Report
+ReconstructOnDevice(const MatrixBatch<const double> & input, const MatrixBatch<double> & output,
+                    const Options & options, void * stream)
+{
+  return RunOnDevice(input, output, options, stream);
 }
 
 } // namespace svdlr

@@ -157,6 +157,21 @@ Reconstruct(const MatrixBatch<const float> & input, const MatrixBatch<float> & o
 Report
 Reconstruct(const MatrixBatch<const double> & input, const MatrixBatch<double> & output, const Options & options);
 
+/** Reconstruct on data already in GPU memory: `input` and `output` are device pointers (device or managed
+ * memory) on options.deviceId, with the same layout rules and the same exact-aliasing rule as Reconstruct.
+ * `stream` is the caller's cudaStream_t as void * (nullptr: the legacy default stream). The engine's work
+ * is ordered after everything already queued on `stream`, and the output is complete when the call
+ * returns. The data never goes through host memory.
+ * Backend::Auto and Backend::CUDA run on the GPU; Backend::CPU is an InvalidArgument, as are pointers that
+ * are not device memory on options.deviceId; a build without CUDA or an unusable device gives
+ * BackendUnavailable (there is no CPU fallback). Throws svdlr::Error. */
+Report
+ReconstructOnDevice(const MatrixBatch<const float> & input, const MatrixBatch<float> & output, const Options & options,
+                    void * stream);
+Report
+ReconstructOnDevice(const MatrixBatch<const double> & input, const MatrixBatch<double> & output,
+                    const Options & options, void * stream);
+
 /** True when this build has the CUDA backend compiled in. */
 bool
 CudaBackendBuilt() noexcept;

@@ -30,6 +30,10 @@
 //   Retire  (host): device -> caller's buffer through the staging ring; progress.
 // The host loop runs Retire(b - 2), Launch(b), Finish(b - 1): batches b and b - 2 share a slot, and
 // Retire(b - 2) has drained it before Launch(b) reuses it.
+//
+// When the caller's matrices are already on the device (ReconstructOnDevice), only the two transfers
+// differ (CopyIn, CopyOut): a device-to-device copy on the slot's stream replaces the staging ring, and
+// every slot stream first waits for what the caller had queued on its own stream.
 #include "svdlrBackends.h"
 #include "svdlrParallel.h"
 #include "svdlrProgress.h"
@@ -74,17 +78,82 @@ MatrixShapeText(std::size_t rows, std::size_t cols)
   return std::to_string(rows) + " x " + std::to_string(cols);
 }
 
+/** Where the caller's matrices live: pageable host memory, moved through the staging ring, or device
+ * memory, copied device to device after the work already queued on `stream`. */
+struct CallerMemory
+{
+  bool         onDevice{ false };
+  cudaStream_t stream{ nullptr };
+};
+
+const char *
+MemoryTypeText(cudaMemoryType type)
+{
+  switch (type)
+  {
+    case cudaMemoryTypeUnregistered:
+      return "pageable host memory";
+    case cudaMemoryTypeHost:
+      return "pinned host memory";
+    case cudaMemoryTypeDevice:
+      return "device memory";
+    case cudaMemoryTypeManaged:
+      return "managed memory";
+  }
+  return "memory of unknown type";
+}
+
+/** Throws InvalidArgument unless the first and last byte of [data, data + bytes) are device or managed
+ * memory on `deviceId`. */
+void
+CheckDeviceSpan(const void * data, std::size_t bytes, int deviceId, const char * name)
+{
+  const unsigned char * ends[2] = { static_cast<const unsigned char *>(data),
+                                    static_cast<const unsigned char *>(data) + (bytes - 1) };
+  for (const unsigned char * p : ends)
+  {
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess)
+    {
+      (void)cudaGetLastError(); // not a pointer CUDA knows: clear the error and reject the pointer
+      attributes.type = cudaMemoryTypeUnregistered;
+    }
+    const bool onDevice = attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+    if (!onDevice || attributes.device != deviceId)
+    {
+      std::string where = MemoryTypeText(attributes.type);
+      if (onDevice)
+      {
+        where += " on device " + std::to_string(attributes.device);
+      }
+      throw Error(ErrorCode::InvalidArgument,
+                  std::string("svdlr: ReconstructOnDevice: the ") + name + " batch is " + where +
+                    (p == ends[0] ? "" : " at its end") + "; it must be device or managed memory on device " +
+                    std::to_string(deviceId) + " (options.deviceId); use Reconstruct for host memory");
+    }
+  }
+}
+
+template <typename T>
+std::size_t
+SpanBytes(const MatrixBatch<T> & batch)
+{
+  return ((batch.count - 1) * batch.matrixStride + batch.MatrixSize()) * sizeof(T);
+}
+
 template <typename T>
 class CudaPipeline
 {
 public:
   CudaPipeline(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
-               Report & report, CudaPipelineTrace * trace, const CudaPipelineTuning & tuning)
+               Report & report, CudaPipelineTrace * trace, const CudaPipelineTuning & tuning,
+               const CallerMemory & memory)
     : m_Input(input)
     , m_Output(output)
     , m_Options(options)
     , m_Report(report)
     , m_Trace(trace)
+    , m_Memory(memory)
   {
     m_Geometry.rows = static_cast<std::int64_t>(input.rows);
     m_Geometry.cols = static_cast<std::int64_t>(input.cols);
@@ -115,6 +184,17 @@ public:
       });
       AllocateSlots(freeBytes);
     }
+    if (m_Trace != nullptr)
+    {
+      m_Trace->batches = m_Plan.batches;
+      m_Trace->batchSize = m_Plan.batchSize;
+      m_Trace->slots = m_Plan.slots;
+    }
+    if (m_Memory.onDevice)
+    {
+      WaitForCallerStream();
+      return;
+    }
 
     std::size_t lanes = 1;
     std::size_t chunkBytes = 1;
@@ -127,9 +207,6 @@ public:
     }
     if (m_Trace != nullptr)
     {
-      m_Trace->batches = m_Plan.batches;
-      m_Trace->batchSize = m_Plan.batchSize;
-      m_Trace->slots = m_Plan.slots;
       m_Trace->stagingLanes = lanes;
       m_Trace->stagingChunkBytes = chunkBytes;
     }
@@ -202,6 +279,82 @@ private:
     return *m_Slots[batch % m_Slots.size()];
   }
 
+  /** Orders every slot stream after the work the caller has queued on its stream (device input only). */
+  void
+  WaitForCallerStream()
+  {
+    const EventOwner callerQueued = CreateEvent();
+    SVDLR_CUDA_CHECK(cudaEventRecord(callerQueued.Get(), m_Memory.stream));
+    for (const auto & slot : m_Slots)
+    {
+      SVDLR_CUDA_CHECK(cudaStreamWaitEvent(slot->stream.Get(), callerQueued.Get(), 0));
+    }
+  }
+
+  /** Enqueues on `stream` a device-to-device copy of `count` matrices, each MatrixBytes() long, from
+   * `source` (matrix i at source + i * sourceStride bytes) to `target` (likewise). */
+  void
+  CopyMatricesOnDevice(void * target, std::size_t targetStride, const void * source, std::size_t sourceStride,
+                       std::size_t count, cudaStream_t stream) const
+  {
+    const std::size_t bytes = MatrixBytes();
+    if (count == 1 || (targetStride == bytes && sourceStride == bytes))
+    {
+      SVDLR_CUDA_CHECK(cudaMemcpyAsync(target, source, count * bytes, cudaMemcpyDeviceToDevice, stream));
+    }
+    else if (targetStride <= static_cast<std::size_t>(INT_MAX) && sourceStride <= static_cast<std::size_t>(INT_MAX))
+    {
+      SVDLR_CUDA_CHECK(
+        cudaMemcpy2DAsync(target, targetStride, source, sourceStride, bytes, count, cudaMemcpyDeviceToDevice, stream));
+    }
+    else // pitches beyond what cudaMemcpy2D takes: one copy per matrix
+    {
+      for (std::size_t i = 0; i < count; ++i)
+      {
+        SVDLR_CUDA_CHECK(cudaMemcpyAsync(static_cast<unsigned char *>(target) + i * targetStride,
+                                         static_cast<const unsigned char *>(source) + i * sourceStride,
+                                         bytes,
+                                         cudaMemcpyDeviceToDevice,
+                                         stream));
+      }
+    }
+  }
+
+  /** The caller's matrices of the batch on `slot` -> slot.io (packed), enqueued on the slot's stream. */
+  void
+  CopyIn(Slot & slot)
+  {
+    const TraceSpan       span(Traced(&CudaPipelineTrace::upload));
+    const unsigned char * source =
+      reinterpret_cast<const unsigned char *>(m_Input.data + slot.first * m_Input.matrixStride);
+    const std::size_t sourceStride = m_Input.matrixStride * sizeof(T);
+    if (m_Memory.onDevice)
+    {
+      CopyMatricesOnDevice(slot.io.Data(), MatrixBytes(), source, sourceStride, slot.count, slot.stream.Get());
+      return;
+    }
+    const HostMatrices<const unsigned char> host{ source, slot.count, MatrixBytes(), sourceStride };
+    m_Ring->Upload(host, slot.io.Data(), slot.stream.Get(), m_ParallelFor);
+  }
+
+  /** slot.io -> the caller's matrices of the batch on `slot`, after the work queued on the slot's stream;
+   * returns once they are there. */
+  void
+  CopyOut(Slot & slot)
+  {
+    const TraceSpan   span(Traced(&CudaPipelineTrace::download));
+    unsigned char *   target = reinterpret_cast<unsigned char *>(m_Output.data + slot.first * m_Output.matrixStride);
+    const std::size_t targetStride = m_Output.matrixStride * sizeof(T);
+    if (m_Memory.onDevice)
+    {
+      CopyMatricesOnDevice(target, targetStride, slot.io.Data(), MatrixBytes(), slot.count, slot.stream.Get());
+      SVDLR_CUDA_CHECK(cudaStreamSynchronize(slot.stream.Get()));
+      return;
+    }
+    const HostMatrices<unsigned char> host{ target, slot.count, MatrixBytes(), targetStride };
+    m_Ring->Download(slot.io.Data(), host, slot.stream.Get(), m_ParallelFor);
+  }
+
   void
   AddSlot()
   {
@@ -265,20 +418,10 @@ private:
   void
   Launch(std::size_t batch)
   {
-    Slot &             slot = SlotOf(batch);
-    const cudaStream_t stream = slot.stream.Get();
+    Slot & slot = SlotOf(batch);
     slot.first = batch * m_Plan.batchSize;
     slot.count = std::min(m_Plan.batchSize, m_Input.count - slot.first);
-
-    const HostMatrices<const unsigned char> source{ reinterpret_cast<const unsigned char *>(
-                                                      m_Input.data + slot.first * m_Input.matrixStride),
-                                                    slot.count,
-                                                    MatrixBytes(),
-                                                    m_Input.matrixStride * sizeof(T) };
-    {
-      const TraceSpan span(Traced(&CudaPipelineTrace::upload));
-      m_Ring->Upload(source, slot.io.Data(), stream, m_ParallelFor);
-    }
+    CopyIn(slot);
 
     // cusolverDnXsyevBatched blocks the calling thread for much of the solve (measured on the H100: for
     // 16 matrices of 1024^2 the call returns only when the solve is done). Enqueueing it from a thread of
@@ -420,16 +563,8 @@ private:
   void
   Retire(std::size_t batch)
   {
-    Slot &                            slot = SlotOf(batch);
-    const HostMatrices<unsigned char> target{ reinterpret_cast<unsigned char *>(m_Output.data +
-                                                                                slot.first * m_Output.matrixStride),
-                                              slot.count,
-                                              MatrixBytes(),
-                                              m_Output.matrixStride * sizeof(T) };
-    {
-      const TraceSpan span(Traced(&CudaPipelineTrace::download));
-      m_Ring->Download(slot.io.Data(), target, slot.stream.Get(), m_ParallelFor);
-    }
+    Slot & slot = SlotOf(batch);
+    CopyOut(slot);
     m_Done += slot.count;
     ReportProgress(m_Options, m_Done, m_Input.count);
   }
@@ -439,21 +574,20 @@ private:
   const Options &              m_Options;
   Report &                     m_Report;
   CudaPipelineTrace *          m_Trace;
+  CallerMemory                 m_Memory;
 
   BatchGeometry                      m_Geometry;
   BatchPlan                          m_Plan;
   ParallelFor                        m_ParallelFor;
   std::vector<std::unique_ptr<Slot>> m_Slots;
-  std::unique_ptr<StagingRing>       m_Ring;
+  std::unique_ptr<StagingRing>       m_Ring; // host memory only
   std::size_t                        m_Done{ 0 };
 };
 
-} // namespace
-
 template <typename T>
 void
-RunCudaInstrumented(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
-                    Report & report, CudaPipelineTrace * trace, const CudaPipelineTuning & tuning)
+RunPipeline(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
+            Report & report, CudaPipelineTrace * trace, const CudaPipelineTuning & tuning, const CallerMemory & memory)
 {
   if (input.count == 0)
   {
@@ -465,12 +599,36 @@ RunCudaInstrumented(const MatrixBatch<const T> & input, const MatrixBatch<T> & o
                 "svdlr CUDA backend: matrix dimensions above 2^31 - 1 are not supported, got " +
                   MatrixShapeText(input.rows, input.cols));
   }
-  const ScopedDevice               device(options.deviceId);
+  const ScopedDevice device(options.deviceId);
+  if (memory.onDevice)
+  {
+    CheckDeviceSpan(input.data, SpanBytes(input), options.deviceId, "input");
+    CheckDeviceSpan(output.data, SpanBytes(output), options.deviceId, "output");
+  }
   std::unique_ptr<CudaPipeline<T>> pipeline =
-    std::make_unique<CudaPipeline<T>>(input, output, options, report, trace, tuning);
+    std::make_unique<CudaPipeline<T>>(input, output, options, report, trace, tuning, memory);
   pipeline->Run();
   const TraceSpan span(trace != nullptr ? &trace->teardown : nullptr);
   pipeline.reset();
+}
+
+} // namespace
+
+template <typename T>
+void
+RunCudaInstrumented(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
+                    Report & report, CudaPipelineTrace * trace, const CudaPipelineTuning & tuning)
+{
+  RunPipeline(input, output, options, report, trace, tuning, CallerMemory{});
+}
+
+template <typename T>
+void
+RunCudaOnDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
+                Report & report, void * stream)
+{
+  const CallerMemory memory{ true, static_cast<cudaStream_t>(stream) };
+  RunPipeline(input, output, options, report, nullptr, CudaPipelineTuning{}, memory);
 }
 
 template <typename T>
@@ -490,6 +648,12 @@ template void
 RunCuda<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &, Report &);
 template void
 RunCuda<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &, Report &);
+template void
+RunCudaOnDevice<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &, Report &,
+                       void *);
+template void
+RunCudaOnDevice<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &, Report &,
+                        void *);
 
 } // namespace detail
 } // namespace svdlr

@@ -112,6 +112,86 @@ template SVDLR_CUDA_EXPORT CudaPipelineTrace
 ReconstructWithTrace<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &, Report &,
                              const CudaPipelineTuning &);
 
+namespace
+{
+
+template <typename T>
+std::size_t
+SpanElements(const MatrixBatch<T> & batch)
+{
+  return (batch.count - 1) * batch.matrixStride + batch.MatrixSize();
+}
+
+/** Keeps its stream busy for about `nanoseconds` (single thread). */
+__global__ void
+SpinKernel(unsigned long long nanoseconds)
+{
+  unsigned long long start = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  for (unsigned long long now = start; now - start < nanoseconds;)
+  {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  }
+}
+
+} // namespace
+
+template <typename T>
+Report
+ReconstructThroughDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
+                         const DeviceRun & run)
+{
+  if (run.inPlace && output.matrixStride != input.matrixStride)
+  {
+    throw Error(ErrorCode::InvalidArgument, "svdlr test hook: in place, output needs the input's stride");
+  }
+  const ScopedDevice device(options.deviceId);
+  const std::size_t  inputElements = SpanElements(input);
+
+  DeviceBuffer<T> deviceInput;
+  DeviceBuffer<T> deviceOutput;
+  DeviceBuffer<T> staged; // the input, before the caller's stream moves it into deviceInput
+  StreamOwner     stream;
+  deviceInput.Allocate(inputElements);
+  if (!run.inPlace)
+  {
+    deviceOutput.Allocate(SpanElements(output));
+    SVDLR_CUDA_CHECK(cudaMemset(deviceOutput.Data(), 0xFF, deviceOutput.Bytes())); // NaN: unwritten shows
+  }
+  if (run.callerStream)
+  {
+    stream = CreateStream();
+    staged.Allocate(inputElements);
+    SVDLR_CUDA_CHECK(cudaMemcpy(staged.Data(), input.data, staged.Bytes(), cudaMemcpyHostToDevice));
+    SVDLR_CUDA_CHECK(cudaMemset(deviceInput.Data(), 0xFF, deviceInput.Bytes()));
+    SpinKernel<<<1, 1, 0, stream.Get()>>>(20000000ULL);
+    SVDLR_CUDA_CHECK(cudaGetLastError());
+    SVDLR_CUDA_CHECK(
+      cudaMemcpyAsync(deviceInput.Data(), staged.Data(), staged.Bytes(), cudaMemcpyDeviceToDevice, stream.Get()));
+  }
+  else
+  {
+    SVDLR_CUDA_CHECK(cudaMemcpy(deviceInput.Data(), input.data, deviceInput.Bytes(), cudaMemcpyHostToDevice));
+  }
+
+  const MatrixBatch<const T> deviceIn{ deviceInput.Data(), input.count, input.rows, input.cols, input.matrixStride };
+  const MatrixBatch<T>       deviceOut{ run.inPlace ? deviceInput.Data() : deviceOutput.Data(),
+                                  output.count,
+                                  output.rows,
+                                  output.cols,
+                                  output.matrixStride };
+  const Report report = ReconstructOnDevice(deviceIn, deviceOut, options, stream.Get());
+  SVDLR_CUDA_CHECK(cudaMemcpy(output.data, deviceOut.data, SpanElements(output) * sizeof(T), cudaMemcpyDeviceToHost));
+  return report;
+}
+
+template SVDLR_CUDA_EXPORT Report
+ReconstructThroughDevice<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &,
+                                const DeviceRun &);
+template SVDLR_CUDA_EXPORT Report
+ReconstructThroughDevice<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &,
+                                 const DeviceRun &);
+
 } // namespace testing
 } // namespace detail
 } // namespace svdlr

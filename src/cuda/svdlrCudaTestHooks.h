@@ -66,6 +66,23 @@ SVDLR_CUDA_EXPORT CudaPipelineTrace
 ReconstructWithTrace(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
                      Report & report, const CudaPipelineTuning & tuning);
 
+/** How ReconstructThroughDevice hands its device copies to svdlr::ReconstructOnDevice. */
+struct DeviceRun
+{
+  bool inPlace{ false }; // one device buffer serves as input and output
+  // The input reaches its device buffer only through work queued on a stream of the hook's own (a ~20 ms
+  // spin, then the copy), and the engine is given that stream: reading early would read NaN poison.
+  bool callerStream{ false };
+};
+
+/** Copies `input` (host) to device memory with the same layout, runs svdlr::ReconstructOnDevice on it,
+ * and copies the device result back to `output` (host; in place it must have the input's stride).
+ * Returns the engine's report; throws what the engine throws. */
+template <typename T>
+SVDLR_CUDA_EXPORT Report
+ReconstructThroughDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
+                         const DeviceRun & run);
+
 } // namespace testing
 } // namespace detail
 } // namespace svdlr

@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional, Tuple, Union
 import numpy as np
 
 from . import _engine
-from ._adapters import SUPPORTED_DTYPES, to_host
+from ._adapters import SUPPORTED_DTYPES, element_count, to_device, to_host
 
 _BACKENDS = ("auto", "cpu", "cuda")
 _AXIS_NAMES = "xyz"
@@ -74,7 +74,8 @@ def svd_low_rank_reconstruction_image_filter(
     backend : "auto", "cpu" or "cuda"
         "auto" uses the GPU when the CUDA backend is built and a device is usable, else the CPU.
     device_id : int, optional
-        CUDA device. Default: the device holding a CuPy/PyTorch input, else 0.
+        CUDA device. Default: the device holding a CuPy/PyTorch input, else 0. A CuPy/PyTorch input is
+        worked on in place on its device only when this is its device (or None).
     return_details : bool
         Also return a :class:`ReconstructionDetails` (per-slice singular values and ranks, backend used).
     output_pixel_type : optional
@@ -99,8 +100,11 @@ def svd_low_rank_reconstruction_image_filter(
     The work runs at float32 precision, or float64 when the input or the output is double. A float64
     input with the default float32 output is therefore computed in float32.
 
-    Temporary limitation: CuPy and PyTorch CUDA inputs are copied to host memory and the result copied
-    back to the device, because the engine does not take device pointers yet.
+    A CuPy array or a PyTorch CUDA tensor stays on its device: the reshaping, type conversions and the
+    reconstruction all run there (on the framework's current stream), with no copy through host memory,
+    when the CUDA backend is built and the backend is "cuda" or "auto" with a usable device. Otherwise
+    (backend="cpu", a build without CUDA, ``device_id`` naming another device, or a uint16 tensor) the data
+    is copied to the host and the result back to the device.
 
     Raises
     ------
@@ -121,55 +125,59 @@ def svd_low_rank_reconstruction_image_filter(
     _check_integer("max_matrices_per_batch", max_matrices_per_batch, minimum=0)
     _check_integer("threads", threads, minimum=0)
 
-    host = to_host(image)
-    array = host.array
-    if array.dtype not in SUPPORTED_DTYPES:
+    data = _on_device(image, backend, device_id, output_pixel_type) or to_host(image)
+    array = data.array
+    if data.dtype not in SUPPORTED_DTYPES:
         raise TypeError(
-            f"svdlr: dtype {array.dtype} is not supported (uint8, int16, uint16, float32, float64); "
+            f"svdlr: dtype {data.dtype} is not supported (uint8, int16, uint16, float32, float64); "
             "convert first, e.g. with .astype(numpy.float32)"
         )
     if array.ndim not in (2, 3):
-        raise ValueError(f"svdlr: expected a 2D or 3D image, got {array.ndim} dimensions (shape {array.shape})")
-    if array.size == 0:
-        raise ValueError(f"svdlr: the image is empty (shape {array.shape})")
-    output_dtype = _output_dtype(output_pixel_type, array.dtype)
-    compute_dtype = _compute_dtype(array.dtype, output_dtype)
+        raise ValueError(f"svdlr: expected a 2D or 3D image, got {array.ndim} dimensions (shape {tuple(array.shape)})")
+    if element_count(array) == 0:
+        raise ValueError(f"svdlr: the image is empty (shape {tuple(array.shape)})")
+    output_dtype = _output_dtype(output_pixel_type, data.dtype)
+    compute_dtype = _compute_dtype(data.dtype, output_dtype)
+    ops = data.ops  # NumPy on the host; CuPy or PyTorch on the caller's device
 
     # (count, rows, cols) batch, C-contiguous in the compute type: one copy at most.
     if array.ndim == 2:
         slice_dimension = numpy_axis = None  # ignored, as in the C++ filter: a 2D image is one slice
-        batch = np.ascontiguousarray(array, dtype=compute_dtype)
+        batch = ops.contiguous(array, compute_dtype)
     else:
         if slice_dimension is None:
             slice_dimension = 2
         if slice_dimension > 2:
             raise ValueError(f"svdlr: slice_dimension must be 0, 1 or 2 for a 3D image, got {slice_dimension}")
         numpy_axis = 2 - slice_dimension
-        batch = np.ascontiguousarray(np.moveaxis(array, numpy_axis, 0), dtype=compute_dtype)
+        batch = ops.contiguous(ops.moveaxis(array, numpy_axis, 0), compute_dtype)
 
-    # Work in place when `batch` is a copy made here; never write into the caller's memory.
-    out = batch if host.private or not np.may_share_memory(batch, array) else None
+    # Work in place when `batch` is a copy made here; never write into the caller's memory. On the host the
+    # engine allocates the result; on a device the framework does.
+    private = data.private or not ops.shares_memory(batch, array)
+    out = batch if private else (ops.empty_like(batch) if data.on_device else None)
     try:
         result, engine_details = _engine.reconstruct(
             batch,
             rank=None if rank is None else int(rank),
             energy_fraction=None if energy_fraction is None else float(energy_fraction),
             backend=backend,
-            device_id=int(device_id) if device_id is not None else (host.device_id or 0),
+            device_id=int(device_id) if device_id is not None else (data.device_id or 0),
             max_matrices_per_batch=int(max_matrices_per_batch),
             threads=int(threads),
             progress=progress,
             out=out,
+            stream=data.stream,
         )
     except ValueError as error:
         if getattr(error, "error_code", None) == "NonFiniteInput":
             raise ValueError(_non_finite_message(getattr(error, "matrix_index", None), slice_dimension)) from error
         raise
 
-    result = _to_output_type(result, output_dtype)
+    result = ops.to_dtype(result, output_dtype)
     if numpy_axis is not None and numpy_axis != 0:
-        result = np.ascontiguousarray(np.moveaxis(result, 0, numpy_axis))
-    output = host.wrap(result)
+        result = ops.contiguous(ops.moveaxis(result, 0, numpy_axis), output_dtype)
+    output = data.wrap(result)
     if not return_details:
         return output
     details = ReconstructionDetails(
@@ -180,6 +188,25 @@ def svd_low_rank_reconstruction_image_filter(
         notes=engine_details["notes"],
     )
     return output, details
+
+
+def _on_device(image: Any, backend: str, device_id: Optional[int], output_pixel_type: Any) -> Any:
+    """The caller's CuPy array or CUDA tensor as a DeviceData when the engine can work on it where it is;
+    None when the data must go through the host (see the docstring above)."""
+    if backend == "cpu" or not _engine.DEVICE_INPUT_SUPPORTED:
+        return None
+    data = to_device(image)
+    if data is None or (device_id is not None and device_id != data.device_id):
+        return None
+    try:
+        output_dtype = _output_dtype(output_pixel_type, data.dtype)
+    except TypeError:
+        return None  # the host path raises it
+    if not data.ops.supports(output_dtype):
+        return None
+    if backend == "auto" and not _engine.cuda_device_usable(data.device_id)[0]:
+        return None  # "auto" runs on the CPU then, which needs the data on the host
+    return data
 
 
 def _check_integer(name: str, value: Any, minimum: int) -> None:
@@ -232,18 +259,6 @@ def _output_dtype(output_pixel_type: Any, input_dtype: np.dtype) -> np.dtype:
 def _compute_dtype(input_dtype: np.dtype, output_dtype: np.dtype) -> np.dtype:
     wants_double = output_dtype == np.float64 or (input_dtype == np.float64 and output_dtype.kind in "iu")
     return np.dtype(np.float64 if wants_double else np.float32)
-
-
-def _to_output_type(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    if result.dtype == dtype:
-        return result
-    if dtype.kind in "iu":
-        # Nearest integer, halves away from zero (std::round, as the C++ filter), clamped to the type's range.
-        info = np.iinfo(dtype)
-        np.add(result, np.copysign(0.5, result), out=result)
-        np.trunc(result, out=result)
-        np.clip(result, info.min, info.max, out=result)
-    return result.astype(dtype)
 
 
 def _non_finite_message(matrix_index: Optional[int], slice_dimension: Optional[int]) -> str:

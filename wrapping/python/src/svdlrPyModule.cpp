@@ -54,6 +54,6 @@ NB_MODULE(_engine, module)
     "device_id"_a = 0,
     "(usable, why): whether CUDA device `device_id` can run the CUDA backend, and if not, why.");
 
-  module.attr("DEVICE_INPUT_SUPPORTED") = svdlr::python::DeviceInputSupported;
+  module.attr("DEVICE_INPUT_SUPPORTED") = svdlr::python::DeviceInputSupported();
   module.attr("__version__") = SVDLR_PY_VERSION;
 }

@@ -15,7 +15,9 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// `reconstruct`: one call of svdlr::Reconstruct on a (count, rows, cols) or (rows, cols) array.
+// `reconstruct`: one call of svdlr::Reconstruct on a (count, rows, cols) or (rows, cols) array in host
+// memory, or of svdlr::ReconstructOnDevice on a CUDA array (CuPy, PyTorch... through DLPack), which stays
+// on its device.
 // The GIL is released while the engine works; between batches the engine's progress callback takes it
 // back briefly to run the caller's progress function and Python's signal handlers, so Ctrl-C stops the
 // work at the next batch boundary and raises KeyboardInterrupt.
@@ -48,7 +50,7 @@ namespace
 {
 
 // Any dtype and device: dispatched at run time, so that one entry point serves float32 and float64,
-// host and (later) device arrays. Non-contiguous inputs are copied to C order by nanobind.
+// host and CUDA device arrays. Non-contiguous host inputs are copied to C order by nanobind.
 using InputArray = nb::ndarray<nb::ro, nb::c_contig>;
 using OutputArray = nb::ndarray<nb::c_contig>;
 
@@ -287,6 +289,45 @@ DetailsOf(const Report & report, const BatchShape & shape)
   return details;
 }
 
+/** Where the engine finds the arrays: host memory, or CUDA device memory with the caller's stream. */
+struct ArrayMemory
+{
+  bool           onDevice{ false };
+  std::uintptr_t stream{ 0 }; // cudaStream_t of the caller's framework; 0: the legacy default stream
+};
+
+/** Runs the engine from `input` into `outputData` (same shape, C order) without the GIL. */
+template <typename T>
+Report
+CallEngine(const InputArray & input, T * outputData, const Options & options, ProgressRelay & relay,
+           const ArrayMemory & memory)
+{
+  const BatchShape           shape = ShapeOf(input);
+  const std::size_t          stride = shape.rows * shape.cols;
+  const MatrixBatch<const T> inputBatch{
+    static_cast<const T *>(input.data()), shape.count, shape.rows, shape.cols, stride
+  };
+  const MatrixBatch<T> outputBatch{ outputData, shape.count, shape.rows, shape.cols, stride };
+
+  Report report;
+  try
+  {
+    nb::gil_scoped_release release;
+    void * stream = reinterpret_cast<void *>(memory.stream);
+    report = memory.onDevice ? ReconstructOnDevice(inputBatch, outputBatch, options, stream)
+                             : Reconstruct(inputBatch, outputBatch, options);
+  }
+  catch (const Error & error)
+  {
+    // The GIL is held again here. A Python exception raised in the progress callback (Ctrl-C, or the
+    // caller's own) is what stopped the engine: raise that one rather than the engine's Aborted.
+    relay.RaisePending();
+    RaiseEngineError(error);
+  }
+  relay.RaisePending();
+  return report;
+}
+
 template <typename T>
 nb::tuple
 RunOnHost(const InputArray & input, nb::object out, const Options & options, ProgressRelay & relay)
@@ -308,28 +349,25 @@ RunOnHost(const InputArray & input, nb::object out, const Options & options, Pro
   {
     outputData = OutputBuffer<T>(out, input);
   }
-
-  const std::size_t          stride = shape.rows * shape.cols;
-  const MatrixBatch<const T> inputBatch{
-    static_cast<const T *>(input.data()), shape.count, shape.rows, shape.cols, stride
-  };
-  const MatrixBatch<T> outputBatch{ outputData, shape.count, shape.rows, shape.cols, stride };
-
-  Report report;
-  try
-  {
-    nb::gil_scoped_release release;
-    report = Reconstruct(inputBatch, outputBatch, options);
-  }
-  catch (const Error & error)
-  {
-    // The GIL is held again here. A Python exception raised in the progress callback (Ctrl-C, or the
-    // caller's own) is what stopped the engine: raise that one rather than the engine's Aborted.
-    relay.RaisePending();
-    RaiseEngineError(error);
-  }
-  relay.RaisePending();
+  const Report report = CallEngine(input, outputData, options, relay, ArrayMemory{});
   return nb::make_tuple(result, DetailsOf(report, shape));
+}
+
+/** A CUDA array: the engine reads and writes device memory directly, ordered after `stream`. The binding
+ * allocates no device memory itself, so the caller gives `out` (which may be `input`: in place). */
+template <typename T>
+nb::tuple
+RunOnDevice(const InputArray & input, nb::object out, const Options & options, ProgressRelay & relay,
+            std::uintptr_t stream)
+{
+  if (out.is_none())
+  {
+    ThrowTypeError("a CUDA array needs `out`: an array of its dtype, shape and device, e.g. "
+                   "cupy.empty_like(matrices) or torch.empty_like(matrices), or `matrices` itself (in place)");
+  }
+  T *          outputData = OutputBuffer<T>(out, input);
+  const Report report = CallEngine(input, outputData, options, relay, ArrayMemory{ true, stream });
+  return nb::make_tuple(out, DetailsOf(report, ShapeOf(input)));
 }
 
 nb::tuple
@@ -337,33 +375,43 @@ ReconstructArray(InputArray                  matrices,
                  std::optional<std::int64_t> rank,
                  std::optional<double>       energyFraction,
                  const std::string &         backend,
-                 std::int64_t                deviceId,
+                 std::optional<std::int64_t> deviceId,
                  std::int64_t                maxMatricesPerBatch,
                  std::int64_t                threads,
                  nb::object                  progress,
-                 nb::object                  out)
+                 nb::object                  out,
+                 std::uintptr_t              stream)
 {
-  Options options = MakeOptions(rank, energyFraction, backend, deviceId, maxMatricesPerBatch, threads);
-
-  if (matrices.device_type() != nb::device::cpu::value)
+  const bool onHost = matrices.device_type() == nb::device::cpu::value;
+  const bool onDevice =
+    matrices.device_type() == nb::device::cuda::value || matrices.device_type() == nb::device::cuda_managed::value;
+  if (!onHost && !onDevice)
   {
-    // The zero-copy path for CUDA arrays goes here once the engine takes device pointers: it will check
-    // that `out` is given on the same device and call the engine's device entry point on both buffers.
-    ThrowTypeError("this build takes arrays in host memory only (DLPack device type " +
-                   std::to_string(matrices.device_type()) +
-                   "); the itk_svdlowrankreconstruction package copies device arrays to the host for you");
+    ThrowTypeError("matrices must be in host memory or CUDA device memory, got DLPack device type " +
+                   std::to_string(matrices.device_type()));
   }
+  // A CUDA array is worked on where it is: its device, unless device_id names another one.
+  const std::int64_t arrayDevice = onDevice ? matrices.device_id() : 0;
+  if (onDevice && deviceId && *deviceId != arrayDevice)
+  {
+    ThrowValueError("device_id " + std::to_string(*deviceId) + " differs from device " + std::to_string(arrayDevice) +
+                    ", which holds the array");
+  }
+  Options options =
+    MakeOptions(rank, energyFraction, backend, deviceId.value_or(arrayDevice), maxMatricesPerBatch, threads);
 
   ProgressRelay relay(std::move(progress));
   options.progress = relay.Callback();
 
   if (matrices.dtype() == nb::dtype<float>())
   {
-    return RunOnHost<float>(matrices, std::move(out), options, relay);
+    return onDevice ? RunOnDevice<float>(matrices, std::move(out), options, relay, stream)
+                    : RunOnHost<float>(matrices, std::move(out), options, relay);
   }
   if (matrices.dtype() == nb::dtype<double>())
   {
-    return RunOnHost<double>(matrices, std::move(out), options, relay);
+    return onDevice ? RunOnDevice<double>(matrices, std::move(out), options, relay, stream)
+                    : RunOnHost<double>(matrices, std::move(out), options, relay);
   }
   ThrowTypeError("matrices must be float32 or float64; convert other types first");
 }
@@ -376,29 +424,35 @@ itk_svdlowrankreconstruction.svd_low_rank_reconstruction_image_filter.
 
 Parameters
 ----------
-matrices : float32 or float64 array in host memory, shape (rows, cols) or (count, rows, cols)
-    C-contiguous arrays are used without a copy; others are copied to C order first.
+matrices : float32 or float64 array, shape (rows, cols) or (count, rows, cols)
+    In host memory (NumPy...): C-contiguous arrays are used without a copy; others are copied to C order
+    first. In CUDA device memory (CuPy, PyTorch... through DLPack; C-contiguous): the data stays on the
+    device, the "cuda" or "auto" backend works on it there, and `out` is required.
 rank : int >= 1, optional
     Singular triplets kept per matrix (clamped to min(rows, cols)). Default 1 when energy_fraction is not given.
 energy_fraction : float in (0, 1], optional
     Keep, per matrix, the fewest triplets whose squared singular values hold this fraction of ||A||_F^2.
 backend : "auto", "cpu" or "cuda"
-device_id : int
-    CUDA device for the "cuda" and "auto" backends.
+device_id : int, optional
+    CUDA device for the "cuda" and "auto" backends. Default: the device holding a CUDA array, else 0.
 max_matrices_per_batch : int
     0 lets the backend choose (from free GPU memory on the GPU).
 threads : int
     CPU worker threads; 0 uses all hardware threads.
 progress : callable(done, total), optional
     Called between batches, with the GIL held. Raise from it to stop the work; the exception propagates.
-out : array, optional
+out : array, optional (required for a CUDA array)
     Receives the result: same dtype, shape and device as `matrices`, C-contiguous and writable. It may be
     `matrices` itself (in place), but must not partially overlap it.
+stream : int
+    For a CUDA array: the caller's CUDA stream as an integer (CuPy: cupy.cuda.get_current_stream().ptr;
+    PyTorch: torch.cuda.current_stream(device).cuda_stream); 0 is the legacy default stream. The engine's
+    work starts after everything already queued on it, and the result is complete when the call returns.
 
 Returns
 -------
 (result, details)
-    result is `out`, or a new NumPy array. details is a dict: "ranks" (int64, (count,)),
+    result is `out`, or a new NumPy array (host input only). details is a dict: "ranks" (int64, (count,)),
     "singular_values" (float64, (count, min(rows, cols)), all values, descending), "backend" ("cpu" or
     "cuda": where the work ran) and "notes" (e.g. why "auto" fell back to the CPU).
 
@@ -412,10 +466,16 @@ RuntimeError
 KeyboardInterrupt
     Ctrl-C during the work: the engine stops at the next batch boundary.
 TypeError
-    Unsupported dtype, or an array not in host memory (see DEVICE_INPUT_SUPPORTED).
+    Unsupported dtype, an array neither in host nor in CUDA memory, or a CUDA array without `out`.
 )doc";
 
 } // namespace
+
+bool
+DeviceInputSupported() noexcept
+{
+  return CudaBackendBuilt();
+}
 
 void
 DefineReconstruct(nb::module_ & module)
@@ -427,11 +487,12 @@ DefineReconstruct(nb::module_ & module)
              "rank"_a = nb::none(),
              "energy_fraction"_a = nb::none(),
              "backend"_a = "auto",
-             "device_id"_a = 0,
+             "device_id"_a = nb::none(),
              "max_matrices_per_batch"_a = 0,
              "threads"_a = 0,
              "progress"_a = nb::none(),
              "out"_a = nb::none(),
+             "stream"_a = 0,
              ReconstructDoc);
 }
 

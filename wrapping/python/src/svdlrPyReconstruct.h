@@ -25,9 +25,10 @@ namespace svdlr
 namespace python
 {
 
-/** Whether `reconstruct` accepts CUDA device arrays without a copy through host memory. False until the
- * engine has a device-pointer entry point; the Python layer copies device arrays to the host meanwhile. */
-constexpr bool DeviceInputSupported = false;
+/** Whether `reconstruct` works on CUDA device arrays where they are (svdlr::ReconstructOnDevice): true in
+ * a build with the CUDA backend. Without it, the Python layer copies device arrays to the host. */
+bool
+DeviceInputSupported() noexcept;
 
 /** Adds `reconstruct(matrices, *, rank, energy_fraction, backend, device_id, max_matrices_per_batch,
  * threads, progress, out)` to `module`. */
