@@ -22,6 +22,7 @@
 //
 // The DISABLED_ timings run with --gtest_also_run_disabled_tests --gtest_filter='*Timing*'.
 #include "svdlr/Engine.h"
+#include "svdlrTestBatches.h"
 #include "svdlrTestMatrices.h"
 
 #include "cuda/svdlrCudaBatchPlan.h"
@@ -44,45 +45,10 @@ namespace
 {
 using namespace svdlr::test;
 
-template <typename T>
-svdlr::MatrixBatch<const T>
-ConstBatch(const std::vector<T> & data, std::size_t count, std::size_t rows, std::size_t cols)
-{
-  return { data.data(), count, rows, cols, rows * cols };
-}
-
-template <typename T>
-svdlr::MatrixBatch<T>
-MutableBatch(std::vector<T> & data, std::size_t count, std::size_t rows, std::size_t cols)
-{
-  return { data.data(), count, rows, cols, rows * cols };
-}
-
 svdlr::Options
 GpuOptions(svdlr::RankPolicy policy)
 {
-  svdlr::Options options;
-  options.policy = policy;
-  options.backend = svdlr::Backend::CUDA;
-  return options;
-}
-
-// Runs a request that must fail and returns the error.
-template <typename T>
-svdlr::Error
-FailureOf(const svdlr::MatrixBatch<const T> & input, const svdlr::MatrixBatch<T> & output,
-          const svdlr::Options & options)
-{
-  try
-  {
-    svdlr::Reconstruct(input, output, options);
-  }
-  catch (const svdlr::Error & error)
-  {
-    return error;
-  }
-  ADD_FAILURE() << "expected svdlr::Error";
-  return svdlr::Error(svdlr::ErrorCode::InvalidArgument, "none");
+  return OptionsFor(policy, svdlr::Backend::CUDA);
 }
 
 bool
@@ -264,37 +230,12 @@ protected:
     }
   }
 
-  // Reconstructs `count` fresh matrices with a spectral gap after k on the GPU and checks each against the
-  // float64 truncated SVD; also checks the singular values the report gives.
+  // Singular values from the float64 Gram matrix: exact to float64 precision for the leading ones.
   template <typename T>
   void
   ExpectMatchesReferenceWithGap(std::size_t count, std::size_t rows, std::size_t cols, std::size_t k, double bound)
   {
-    Random random;
-    SCOPED_TRACE(random.SeedTrace());
-    std::vector<Matrix> matrices;
-    for (std::size_t i = 0; i < count; ++i)
-    {
-      matrices.push_back(RoundedTo<T>(MatrixWithSpectrum(rows, cols, SpectrumWithGap(rows, cols, k), random)));
-    }
-    const std::vector<T> input = Pack<T>(matrices);
-    std::vector<T>       output(input.size(), std::numeric_limits<T>::quiet_NaN());
-
-    const svdlr::Report report = svdlr::Reconstruct(ConstBatch(input, count, rows, cols),
-                                                    MutableBatch(output, count, rows, cols),
-                                                    GpuOptions(svdlr::RankPolicy::Fixed(k)));
-    ASSERT_EQ(report.backend, svdlr::Backend::CUDA);
-    for (std::size_t i = 0; i < count; ++i)
-    {
-      const ReferenceSvd reference(matrices[i]);
-      EXPECT_EQ(report.ranks[i], std::min({ k, rows, cols }));
-      EXPECT_LE(RelativeError(output, i * rows * cols, reference.Truncated(k)), bound) << "matrix " << i;
-      ASSERT_EQ(report.singularValues[i].size(), std::min(rows, cols));
-      EXPECT_TRUE(std::is_sorted(report.singularValues[i].rbegin(), report.singularValues[i].rend()));
-      // The leading values are exact to float64 Gram precision; the tail is only absolutely accurate.
-      EXPECT_NEAR(report.singularValues[i][0], reference.SingularValues()[0], 1e-9);
-      EXPECT_NEAR(report.singularValues[i][k - 1], reference.SingularValues()[k - 1], 1e-9);
-    }
+    svdlr::test::ExpectMatchesReferenceWithGap<T>(svdlr::Backend::CUDA, count, rows, cols, k, bound, 1e-9);
   }
 };
 

@@ -18,6 +18,7 @@
 // The engine's contract on the CPU backend: accuracy against a float64 truncated SVD, rank policies,
 // and errors. The same numerical bounds hold for the CUDA backend (svdlrCudaBackendGTest.cxx).
 #include "svdlr/Engine.h"
+#include "svdlrTestBatches.h"
 #include "svdlrTestMatrices.h"
 
 #include <gtest/gtest.h>
@@ -29,56 +30,18 @@ namespace
 {
 using namespace svdlr::test;
 
-template <typename T>
-svdlr::MatrixBatch<const T>
-ConstBatch(const std::vector<T> & data, std::size_t count, std::size_t rows, std::size_t cols)
-{
-  return { data.data(), count, rows, cols, rows * cols };
-}
-
-template <typename T>
-svdlr::MatrixBatch<T>
-MutableBatch(std::vector<T> & data, std::size_t count, std::size_t rows, std::size_t cols)
-{
-  return { data.data(), count, rows, cols, rows * cols };
-}
-
 svdlr::Options
 CpuOptions(svdlr::RankPolicy policy)
 {
-  svdlr::Options options;
-  options.policy = policy;
-  options.backend = svdlr::Backend::CPU;
-  return options;
+  return OptionsFor(policy, svdlr::Backend::CPU);
 }
 
-// Reconstructs `count` fresh matrices with a spectral gap after k and checks each against float64.
+// The CPU backend's singular values come from LAPACK in the working precision.
 template <typename T>
 void
 ExpectMatchesReferenceWithGap(std::size_t count, std::size_t rows, std::size_t cols, std::size_t k, double bound)
 {
-  Random random;
-  SCOPED_TRACE(random.SeedTrace());
-  std::vector<Matrix> matrices;
-  for (std::size_t i = 0; i < count; ++i)
-  {
-    matrices.push_back(RoundedTo<T>(MatrixWithSpectrum(rows, cols, SpectrumWithGap(rows, cols, k), random)));
-  }
-  const std::vector<T> input = Pack<T>(matrices);
-  std::vector<T>       output(input.size(), std::numeric_limits<T>::quiet_NaN());
-
-  const svdlr::Report report = svdlr::Reconstruct(ConstBatch(input, count, rows, cols),
-                                                  MutableBatch(output, count, rows, cols),
-                                                  CpuOptions(svdlr::RankPolicy::Fixed(k)));
-  ASSERT_EQ(report.backend, svdlr::Backend::CPU);
-  for (std::size_t i = 0; i < count; ++i)
-  {
-    const ReferenceSvd reference(matrices[i]);
-    EXPECT_EQ(report.ranks[i], k);
-    EXPECT_LE(RelativeError(output, i * rows * cols, reference.Truncated(k)), bound) << "matrix " << i;
-    ASSERT_EQ(report.singularValues[i].size(), std::min(rows, cols));
-    EXPECT_NEAR(report.singularValues[i][0], reference.SingularValues()[0], 1e-5);
-  }
+  svdlr::test::ExpectMatchesReferenceWithGap<T>(svdlr::Backend::CPU, count, rows, cols, k, bound, 1e-5);
 }
 
 TEST(SVDLowRankEngineCpu, Float32MatchesFloat64ReferenceWithSpectralGap)
@@ -271,23 +234,6 @@ TEST(SVDLowRankEngineCpu, CallerParallelForRunsTheWork)
   svdlr::Reconstruct(ConstBatch(input, 2, 10, 12), MutableBatch(output, 2, 10, 12), options);
   EXPECT_GE(calls.load(), 1);
   EXPECT_GT(Norm(output), 0.0);
-}
-
-// Runs a request that must fail and returns the error.
-template <typename T>
-svdlr::Error
-FailureOf(const svdlr::MatrixBatch<const T> & input, const svdlr::MatrixBatch<T> & output, const svdlr::Options & options)
-{
-  try
-  {
-    svdlr::Reconstruct(input, output, options);
-  }
-  catch (const svdlr::Error & error)
-  {
-    return error;
-  }
-  ADD_FAILURE() << "expected svdlr::Error";
-  return svdlr::Error(svdlr::ErrorCode::InvalidArgument, "none");
 }
 
 class SVDLowRankEngineErrors : public ::testing::Test
