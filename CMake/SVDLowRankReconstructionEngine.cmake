@@ -1,7 +1,7 @@
 # The ITK-free engine: its sources, its optional CUDA backend and its link dependencies.
 # Included by the top-level CMakeLists.txt in every build mode (inside ITK, against an ITK build
 # tree, against an installed ITK) and by the Python build, which has no ITK at all.
-include_guard(GLOBAL)
+include_guard(DIRECTORY)
 
 set(SVDLR_ENGINE_SOURCE_DIR "${CMAKE_CURRENT_LIST_DIR}/../src")
 get_filename_component(SVDLR_ENGINE_SOURCE_DIR "${SVDLR_ENGINE_SOURCE_DIR}" ABSOLUTE)

@@ -24,6 +24,9 @@
 #include "itkImageRegionConstIteratorWithIndex.h"
 #include "itkImageRegionIterator.h"
 #include "itkImageRegionIteratorWithIndex.h"
+#include "itkMetaImageIOFactory.h"
+#include "itkNiftiImageIOFactory.h"
+#include "itkPNGImageIOFactory.h"
 #include "itkStreamingImageFilter.h"
 #include "svdlrTestMatrices.h"
 
@@ -36,6 +39,21 @@
 namespace
 {
 using namespace svdlr::test;
+
+// The image IO the tests read and write. Registered explicitly because a test driver built as an ITK
+// module test (ITK source tree or build tree) does not get UseITK.cmake's automatic registration.
+class RegisterImageIO : public ::testing::Environment
+{
+public:
+  void
+  SetUp() override
+  {
+    itk::MetaImageIOFactory::RegisterOneFactory();
+    itk::NiftiImageIOFactory::RegisterOneFactory();
+    itk::PNGImageIOFactory::RegisterOneFactory();
+  }
+};
+const ::testing::Environment * const registerImageIO = ::testing::AddGlobalTestEnvironment(new RegisterImageIO);
 
 using FloatVolume = itk::Image<float, 3>;
 using FloatImage2D = itk::Image<float, 2>;

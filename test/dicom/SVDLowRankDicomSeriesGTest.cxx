@@ -165,13 +165,15 @@ TEST_P(DicomTransferSyntaxes, SeriesIsDecodedToTheValuesWrittenAndAsGdcmReadsIt)
   ExpectSameVolume(ReadWithGdcm(Path("series")), volume.image);
 }
 
+// JPEG-LS is not among the encodings generated here: DCMTK 3.6.7's JPEG-LS encoder writes past its buffer
+// for some images (valgrind: invalid write in DJLSEncoderBase::fixPaddingIfNecessary; a crash in about one
+// run in five). Decoding JPEG-LS is covered by the real file pydicom/MR_small_jpeg_ls_lossless.dcm below.
 INSTANTIATE_TEST_SUITE_P(DCMTKEncodings,
                          DicomTransferSyntaxes,
                          ::testing::Values(EXS_LittleEndianExplicit,
                                            EXS_LittleEndianImplicit,
                                            EXS_BigEndianExplicit,
                                            EXS_RLELossless,
-                                           EXS_JPEGLSLossless,
                                            EXS_JPEGProcess14SV1),
                          [](const auto & info) {
                            switch (info.param)
@@ -184,8 +186,6 @@ INSTANTIATE_TEST_SUITE_P(DCMTKEncodings,
                                return std::string("ExplicitBigEndian");
                              case EXS_RLELossless:
                                return std::string("RLE");
-                             case EXS_JPEGLSLossless:
-                               return std::string("JpegLsLossless");
                              default:
                                return std::string("JpegLossless");
                            }

@@ -27,7 +27,6 @@
 #include "SVDLowRankDicomTags.h"
 
 #include "dcmtk/dcmjpeg/djrplol.h"
-#include "dcmtk/dcmjpls/djrparam.h"
 
 #include "itkGDCMImageIO.h"
 #include "itkGDCMSeriesFileNames.h"
@@ -204,12 +203,9 @@ SaveAs(DcmFileFormat & file, const std::string & path, E_TransferSyntax transfer
   DcmDataset * dataset = file.getDataset();
   if (DcmXfer(transferSyntax).isEncapsulated())
   {
-    DJLSRepresentationParameter        jpegLs(2, OFTrue);
     DJ_RPLossless                      jpegLossless(1, 0);
-    const DcmRepresentationParameter * parameter = transferSyntax == EXS_JPEGLSLossless ? &jpegLs
-                                                   : transferSyntax == EXS_JPEGProcess14SV1
-                                                     ? static_cast<const DcmRepresentationParameter *>(&jpegLossless)
-                                                     : nullptr;
+    const DcmRepresentationParameter * parameter =
+      transferSyntax == EXS_JPEGProcess14SV1 ? static_cast<const DcmRepresentationParameter *>(&jpegLossless) : nullptr;
     ASSERT_TRUE(dataset->chooseRepresentation(transferSyntax, parameter).good());
     ASSERT_TRUE(dataset->canWriteXfer(transferSyntax)) << DcmXfer(transferSyntax).getXferName();
   }
