@@ -31,6 +31,7 @@ install(TARGETS SVDLowRankReconstruction EXPORT SVDLowRankReconstructionTargets
 install(DIRECTORY include/ DESTINATION ${SVDLR_INSTALL_INCLUDE_DIR})
 install(EXPORT SVDLowRankReconstructionTargets NAMESPACE SVDLowRankReconstruction::
   DESTINATION ${SVDLR_INSTALL_CMAKE_DIR})
+string(REPLACE ";" " " SVDLR_ITK_COMPONENTS_STRING "${SVDLR_ITK_COMPONENTS}")
 configure_package_config_file(${CMAKE_CURRENT_SOURCE_DIR}/CMake/SVDLowRankReconstructionConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/SVDLowRankReconstructionConfig.cmake
   INSTALL_DESTINATION ${SVDLR_INSTALL_CMAKE_DIR})
