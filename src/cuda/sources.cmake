@@ -19,4 +19,5 @@ set(SVDLR_ENGINE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/svdlrFactorKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrReconstructionKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaTestHooks.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrProductKernelSweep.cu
   )
