@@ -6,6 +6,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${SVDLR_VENV:-$root/.venv}
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 python=$venv/bin/python
+# Debian 12's venv pip (23.0) predates options that scikit-build-core builds rely on.
+"$python" -m pip install -q --disable-pip-version-check --upgrade pip
 "$python" -m pip install -q --disable-pip-version-check -r "$root/wrapping/python/requirements-test.txt"
 
 build_args=()
@@ -13,9 +15,9 @@ if [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
   export CUDACXX=/usr/local/cuda/bin/nvcc
 fi
 if [ -n "${SVDLR_USE_CUDA:-}" ]; then
-  build_args+=("-Ccmake.define.SVDLR_USE_CUDA=${SVDLR_USE_CUDA}")
+  build_args+=("--config-settings=cmake.define.SVDLR_USE_CUDA=${SVDLR_USE_CUDA}")
 fi
-build_args+=("-Ccmake.define.CMAKE_CUDA_ARCHITECTURES=${SVDLR_CUDA_ARCHITECTURES:-90}")
+build_args+=("--config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=${SVDLR_CUDA_ARCHITECTURES:-90}")
 "$python" -m pip install -q --disable-pip-version-check --no-build-isolation "${build_args[@]}" "$root"
 
 # pytest must not import the package from the source tree: run it from the tests' directory.
