@@ -74,24 +74,14 @@ template <typename TOut, int kTileM, int kTileN, int kTileK, int kThreadsX, int 
 void
 LaunchTiled(const LowRankProductArguments<TOut> & args, cudaStream_t stream)
 {
-  const dim3 block(kThreadsX, kThreadsY);
-  const dim3 grid(static_cast<unsigned>((args.cols + kTileN - 1) / kTileN),
-                  static_cast<unsigned>((args.rows + kTileM - 1) / kTileM),
-                  static_cast<unsigned>(args.count));
-  TiledLowRankProductKernel<TOut, kTileM, kTileN, kTileK, kThreadsX, kThreadsY><<<grid, block, 0, stream>>>(args);
-  SVDLR_CUDA_CHECK(cudaGetLastError());
+  SVDLR_CUDA_CHECK((LaunchTiledLowRankProductWithTile<TOut, kTileM, kTileN, kTileK, kThreadsX, kThreadsY>(args, stream)));
 }
 
 template <typename TOut>
 void
-LaunchNaive(const LowRankProductArguments<TOut> & args, cudaStream_t stream, unsigned bx, unsigned by)
+LaunchNaive(const LowRankProductArguments<TOut> & args, cudaStream_t stream, unsigned threadsX, unsigned threadsY)
 {
-  const dim3 block(bx, by);
-  const dim3 grid(static_cast<unsigned>((args.cols + bx - 1) / bx),
-                  static_cast<unsigned>((args.rows + by - 1) / by),
-                  static_cast<unsigned>(args.count));
-  NaiveLowRankProductKernel<TOut><<<grid, block, 0, stream>>>(args);
-  SVDLR_CUDA_CHECK(cudaGetLastError());
+  SVDLR_CUDA_CHECK(LaunchNaiveLowRankProductWithBlock(args, stream, threadsX, threadsY));
 }
 
 template <typename TOut>

@@ -91,12 +91,7 @@ LaunchTiledLowRankProduct(const LowRankProductArguments<TOut> & arguments, cudaS
   {
     return cudaSuccess;
   }
-  const dim3 block(kThreadsX, kThreadsY);
-  const dim3 grid(static_cast<unsigned>((arguments.cols + kTileN - 1) / kTileN),
-                  static_cast<unsigned>((arguments.rows + kTileM - 1) / kTileM),
-                  static_cast<unsigned>(arguments.count));
-  TiledLowRankProductKernel<TOut, kTileM, kTileN, kTileK, kThreadsX, kThreadsY><<<grid, block, 0, stream>>>(arguments);
-  return cudaGetLastError();
+  return LaunchTiledLowRankProductWithTile<TOut, kTileM, kTileN, kTileK, kThreadsX, kThreadsY>(arguments, stream);
 }
 
 template <typename TOut>
@@ -107,12 +102,7 @@ LaunchNaiveLowRankProduct(const LowRankProductArguments<TOut> & arguments, cudaS
   {
     return cudaSuccess;
   }
-  const dim3 block(kNaiveThreadsX, kNaiveThreadsY);
-  const dim3 grid(static_cast<unsigned>((arguments.cols + kNaiveThreadsX - 1) / kNaiveThreadsX),
-                  static_cast<unsigned>((arguments.rows + kNaiveThreadsY - 1) / kNaiveThreadsY),
-                  static_cast<unsigned>(arguments.count));
-  NaiveLowRankProductKernel<TOut><<<grid, block, 0, stream>>>(arguments);
-  return cudaGetLastError();
+  return LaunchNaiveLowRankProductWithBlock(arguments, stream, kNaiveThreadsX, kNaiveThreadsY);
 }
 
 template bool

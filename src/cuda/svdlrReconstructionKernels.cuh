@@ -168,6 +168,34 @@ NaiveLowRankProductKernel(const LowRankProductArguments<TOut> args)
   args.output[matrix * args.rows * args.cols + row * args.cols + col] = static_cast<TOut>(sum);
 }
 
+/** Launches the tiled kernel with the given tile shape over the whole batch (blockIdx.z = matrix). The
+ * engine uses one shape; the block-size sweep (svdlrProductKernelSweep.cu) tries several through this. */
+template <typename TOut, int kTileM, int kTileN, int kTileK, int kThreadsX, int kThreadsY>
+cudaError_t
+LaunchTiledLowRankProductWithTile(const LowRankProductArguments<TOut> & args, cudaStream_t stream)
+{
+  const dim3 block(kThreadsX, kThreadsY);
+  const dim3 grid(static_cast<unsigned>((args.cols + kTileN - 1) / kTileN),
+                  static_cast<unsigned>((args.rows + kTileM - 1) / kTileM),
+                  static_cast<unsigned>(args.count));
+  TiledLowRankProductKernel<TOut, kTileM, kTileN, kTileK, kThreadsX, kThreadsY><<<grid, block, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+/** Launches the naive kernel with blocks of (threadsX, threadsY) output pixels. */
+template <typename TOut>
+cudaError_t
+LaunchNaiveLowRankProductWithBlock(const LowRankProductArguments<TOut> & args, cudaStream_t stream,
+                                   unsigned threadsX, unsigned threadsY)
+{
+  const dim3 block(threadsX, threadsY);
+  const dim3 grid(static_cast<unsigned>((args.cols + threadsX - 1) / threadsX),
+                  static_cast<unsigned>((args.rows + threadsY - 1) / threadsY),
+                  static_cast<unsigned>(args.count));
+  NaiveLowRankProductKernel<TOut><<<grid, block, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
 } // namespace detail
 } // namespace svdlr
 
