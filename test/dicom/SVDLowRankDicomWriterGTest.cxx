@@ -185,8 +185,13 @@ TEST_F(DicomWriting, ValuesOutsideTheSourceRangeGetARescaleThatHoldsThem)
   EXPECT_EQ(Get(files[0], DCM_PixelRepresentation), "0");
   EXPECT_FALSE(Get(files[0], DCM_RescaleIntercept).empty());
   const auto back = svdlr_io::ReadDicomSeries(svdlr_io::FindDicomSeries({ Path("derived") }).at(0));
-  Float64    slope = 1.0;
-  Load(files[0])->getDataset()->findAndGetFloat64(DCM_RescaleSlope, slope);
+  // Without a RescaleSlope element the stored values are the values (slope 1); DCMTK zeroes the output
+  // of a failed findAndGet, so the default has to be restored explicitly.
+  Float64 slope = 1.0;
+  if (Load(files[0])->getDataset()->findAndGetFloat64(DCM_RescaleSlope, slope).bad())
+  {
+    slope = 1.0;
+  }
   ExpectSameVolume(derived, back.image, 1e-4, slope / 2 + 1e-3);
 }
 
@@ -228,8 +233,13 @@ TEST_F(DicomWriting, Dcm2niixSeesTheSameGeometryAndValues)
   const auto source = MakeSource(spec);
   const auto derived = Perturbed(source.image, 15.0);
   const auto files = Write(derived, &source);
-  Float64    slope = 1.0;
-  Load(files[0])->getDataset()->findAndGetFloat64(DCM_RescaleSlope, slope);
+  // Without a RescaleSlope element the stored values are the values (slope 1); DCMTK zeroes the output
+  // of a failed findAndGet, so the default has to be restored explicitly.
+  Float64 slope = 1.0;
+  if (Load(files[0])->getDataset()->findAndGetFloat64(DCM_RescaleSlope, slope).bad())
+  {
+    slope = 1.0;
+  }
   const std::string command = std::string(SVDLR_DCM2NIIX) + " -z n -b n -f converted -o '" + Folder("nifti") + "' '" +
                               Path("derived") + "' > '" + Path("dcm2niix.log") + "' 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
@@ -271,8 +281,13 @@ TEST_F(DicomWriting, AVolumeWithoutDicomSourceStartsANewMrStudy)
   EXPECT_NE(Get(files[0], DCM_StudyInstanceUID), Get(source.slices[0].file, DCM_StudyInstanceUID));
   EXPECT_EQ(Get(files[0], DCM_StudyInstanceUID), Get(files.back(), DCM_StudyInstanceUID));
   const auto back = svdlr_io::ReadDicomSeries(svdlr_io::FindDicomSeries({ Path("derived") }).at(0));
-  Float64    slope = 1.0;
-  Load(files[0])->getDataset()->findAndGetFloat64(DCM_RescaleSlope, slope);
+  // Without a RescaleSlope element the stored values are the values (slope 1); DCMTK zeroes the output
+  // of a failed findAndGet, so the default has to be restored explicitly.
+  Float64 slope = 1.0;
+  if (Load(files[0])->getDataset()->findAndGetFloat64(DCM_RescaleSlope, slope).bad())
+  {
+    slope = 1.0;
+  }
   ExpectSameVolume(derived, back.image, 1e-4, slope / 2 + 1e-6);
   ExpectSameVolume(ReadWithGdcm(Path("derived")), back.image);
 }
