@@ -17,6 +17,8 @@
  *=========================================================================*/
 #include "svdlrBlasThreads.h"
 
+#include <algorithm>
+
 #include <dlfcn.h>
 
 namespace svdlr
@@ -44,16 +46,16 @@ OpenBlasGetThreads()
 }
 } // namespace
 
-SingleThreadedBlasScope::SingleThreadedBlasScope()
+BlasThreadsScope::BlasThreadsScope(int threads)
 {
   if (OpenBlasSetThreads() != nullptr && OpenBlasGetThreads() != nullptr)
   {
     m_PreviousThreads = OpenBlasGetThreads()();
-    OpenBlasSetThreads()(1);
+    OpenBlasSetThreads()(std::clamp(threads, 1, std::max(1, m_PreviousThreads)));
   }
 }
 
-SingleThreadedBlasScope::~SingleThreadedBlasScope()
+BlasThreadsScope::~BlasThreadsScope()
 {
   if (m_PreviousThreads > 0)
   {

@@ -23,17 +23,19 @@ namespace svdlr
 namespace detail
 {
 
-/** Keeps a multithreaded BLAS (OpenBLAS) to one thread per call while it lives, restoring the previous
- * setting afterwards. The CPU backend already runs one matrix per thread; letting every LAPACK call
- * start its own threads on top would oversubscribe the cores. Does nothing with other BLAS libraries. */
-class SingleThreadedBlasScope
+/** Sets the thread count of a multithreaded BLAS (OpenBLAS) while it lives, restoring the previous
+ * setting afterwards. The CPU backend runs one matrix per worker thread: with as many matrices as
+ * workers each LAPACK call must stay on one thread, or the calls would oversubscribe the cores; with
+ * fewer, each call may use the cores the idle workers leave. Never raises the count above the previous
+ * setting (OPENBLAS_NUM_THREADS, or the caller's own limit). Does nothing with other BLAS libraries. */
+class BlasThreadsScope
 {
 public:
-  SingleThreadedBlasScope();
-  ~SingleThreadedBlasScope();
-  SingleThreadedBlasScope(const SingleThreadedBlasScope &) = delete;
-  SingleThreadedBlasScope &
-  operator=(const SingleThreadedBlasScope &) = delete;
+  explicit BlasThreadsScope(int threads);
+  ~BlasThreadsScope();
+  BlasThreadsScope(const BlasThreadsScope &) = delete;
+  BlasThreadsScope &
+  operator=(const BlasThreadsScope &) = delete;
 
 private:
   int m_PreviousThreads{ 0 };

@@ -50,6 +50,14 @@ extern "C"
   dgemm_(const char * transa, const char * transb, const int * m, const int * n, const int * k, const double * alpha,
          const double * a, const int * lda, const double * b, const int * ldb, const double * beta, double * c,
          const int * ldc, std::size_t transaLength, std::size_t transbLength);
+  void
+  dsyrk_(const char * uplo, const char * trans, const int * n, const int * k, const double * alpha, const double * a,
+         const int * lda, const double * beta, double * c, const int * ldc, std::size_t uploLength,
+         std::size_t transLength);
+  void
+  dsyevd_(const char * jobz, const char * uplo, const int * n, double * a, const int * lda, double * w, double * work,
+          const int * lwork, int * iwork, const int * liwork, int * info, std::size_t jobzLength,
+          std::size_t uploLength);
 }
 
 namespace svdlr
@@ -108,6 +116,34 @@ gemm(int m, int n, int k, const double * a, int lda, const double * b, int ldb, 
 {
   const double one = 1.0, zero = 0.0;
   dgemm_("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, c, &m, 1, 1);
+}
+
+// c (m x n, ld ldc) = op(a) * op(b), op(x) = x ('N') or xᵀ ('T'); op(a) is m x k, op(b) is k x n.
+inline void
+gemm(char transa, char transb, int m, int n, int k, const double * a, int lda, const double * b, int ldb, double * c,
+     int ldc)
+{
+  const double one = 1.0, zero = 0.0;
+  dgemm_(&transa, &transb, &m, &n, &k, &one, a, &lda, b, &ldb, &zero, c, &ldc, 1, 1);
+}
+
+// The lower triangle of c (n x n, ld n) = aᵀa for a k x n ('T'), or a aᵀ for a n x k ('N'); a has ld lda.
+inline void
+syrkLower(char trans, int n, int k, const double * a, int lda, double * c)
+{
+  const double one = 1.0, zero = 0.0;
+  dsyrk_("L", &trans, &n, &k, &one, a, &lda, &zero, c, &n, 1, 1);
+}
+
+// Divide-and-conquer eigen-decomposition of the symmetric n x n matrix a (ld n, lower triangle read):
+// eigenvalues w ascending, orthonormal eigenvectors overwrite a's columns. lwork == liwork == -1 is a
+// workspace query (sizes returned in work[0] and iwork[0]). Returns LAPACK's info.
+inline int
+syevd(int n, double * a, double * w, double * work, int lwork, int * iwork, int liwork)
+{
+  int info = 0;
+  dsyevd_("V", "L", &n, a, &n, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+  return info;
 }
 
 } // namespace lapack
