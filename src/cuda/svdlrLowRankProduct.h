@@ -38,7 +38,10 @@ namespace detail
  * q:      (count, cols, components) column-major, likewise.
  * ranks:  (count); matrix m uses components [0, ranks[m]) and ignores the rest; 0 gives a zero matrix.
  * output: (count, rows, cols) row-major, matrix m at output + m * rows * cols.
- * The factors are float64 whatever TOut is: the product then costs nothing in accuracy. */
+ * The factors are stored in float64 whatever TOut is. The arithmetic follows TOut: for double output the
+ * product is computed in double; for float output the tiled kernel rounds the factors to float and
+ * accumulates in float, an error of at most about rank * FLT_EPSILON * sum_l |p_l q_l| per pixel, in practice
+ * of the order of the float output's own rounding (see svdlrReconstructionKernels.cuh). */
 template <typename TOut>
 struct LowRankProductArguments
 {
@@ -58,14 +61,14 @@ template <typename TOut>
 bool
 CanImplementLowRankProduct(const LowRankProductArguments<TOut> & arguments, std::string & why);
 
-/** The fast path: shared-memory tiles of P and Q, a register tile of R per thread. Returns the launch
- * status (cudaGetLastError() after the launch). */
+/** The fast path: shared-memory tiles of P and Q, a register tile of R per thread, arithmetic in TOut's
+ * precision. Returns the launch status (cudaGetLastError() after the launch). */
 template <typename TOut>
 cudaError_t
 LaunchTiledLowRankProduct(const LowRankProductArguments<TOut> & arguments, cudaStream_t stream);
 
-/** The reference: one thread per output pixel summing over the components from global memory. For tests
- * and benchmarks only; never used by the engine. */
+/** The reference: one thread per output pixel summing over the components from global memory, in double
+ * whatever TOut is. For tests and benchmarks only; never used by the engine. */
 template <typename TOut>
 cudaError_t
 LaunchNaiveLowRankProduct(const LowRankProductArguments<TOut> & arguments, cudaStream_t stream);

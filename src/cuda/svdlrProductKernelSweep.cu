@@ -29,6 +29,7 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <string>
 #include <type_traits>
 
 namespace svdlr
@@ -75,6 +76,20 @@ void
 LaunchTiled(const LowRankProductArguments<TOut> & args, cudaStream_t stream)
 {
   SVDLR_CUDA_CHECK((LaunchTiledLowRankProductWithTile<TOut, kTileM, kTileN, kTileK, kThreadsX, kThreadsY>(args, stream)));
+}
+
+// Times the tiled kernel in one tile shape through `measure(name, launch)`; the name marks the engine's shape.
+template <typename TOut, int kTileM, int kTileN, int kTileK, int kThreadsX, int kThreadsY, typename TMeasure>
+void
+MeasureTiled(const TMeasure & measure, const LowRankProductArguments<TOut> & args, cudaStream_t stream)
+{
+  using Engine = EngineProductTile<TOut>;
+  const bool isEngine = kTileM == Engine::kTileM && kTileN == Engine::kTileN && kTileK == Engine::kTileK &&
+                        kThreadsX == Engine::kThreadsX && kThreadsY == Engine::kThreadsY;
+  const std::string name = "tiled " + std::to_string(kTileM) + "x" + std::to_string(kTileN) + "x" +
+                           std::to_string(kTileK) + ", " + std::to_string(kThreadsX) + "x" +
+                           std::to_string(kThreadsY) + " threads" + (isEngine ? " (engine)" : "");
+  measure(name, [&args, stream]() { LaunchTiled<TOut, kTileM, kTileN, kTileK, kThreadsX, kThreadsY>(args, stream); });
 }
 
 template <typename TOut>
@@ -169,14 +184,16 @@ SweepLowRankProductKernels(std::int64_t count, std::int64_t rows, std::int64_t c
     });
   }
   const cudaStream_t s = stream.Get();
-  measure("tiled 32x32x16, 32x4 threads", [&]() { LaunchTiled<TOut, 32, 32, 16, 32, 4>(args, s); });
-  measure("tiled 32x64x16, 32x8 threads", [&]() { LaunchTiled<TOut, 32, 64, 16, 32, 8>(args, s); });
-  measure("tiled 64x64x8, 32x8 threads", [&]() { LaunchTiled<TOut, 64, 64, 8, 32, 8>(args, s); });
-  measure("tiled 64x64x16, 32x8 threads (engine)", [&]() { LaunchTiled<TOut, 64, 64, 16, 32, 8>(args, s); });
-  measure("tiled 64x64x32, 32x8 threads", [&]() { LaunchTiled<TOut, 64, 64, 32, 32, 8>(args, s); });
-  measure("tiled 64x64x16, 32x16 threads", [&]() { LaunchTiled<TOut, 64, 64, 16, 32, 16>(args, s); });
-  measure("tiled 128x64x16, 32x8 threads", [&]() { LaunchTiled<TOut, 128, 64, 16, 32, 8>(args, s); });
-  measure("tiled 64x128x16, 32x8 threads", [&]() { LaunchTiled<TOut, 64, 128, 16, 32, 8>(args, s); });
+  // The engine's shape is 64x64x32 for float output, 64x64x16 for double (EngineProductTile); the kernel
+  // computes in float for float output, in double for double output, in every shape.
+  MeasureTiled<TOut, 32, 32, 16, 32, 4>(measure, args, s);
+  MeasureTiled<TOut, 32, 64, 16, 32, 8>(measure, args, s);
+  MeasureTiled<TOut, 64, 64, 8, 32, 8>(measure, args, s);
+  MeasureTiled<TOut, 64, 64, 16, 32, 8>(measure, args, s);
+  MeasureTiled<TOut, 64, 64, 32, 32, 8>(measure, args, s);
+  MeasureTiled<TOut, 64, 64, 16, 32, 16>(measure, args, s);
+  MeasureTiled<TOut, 128, 64, 16, 32, 8>(measure, args, s);
+  MeasureTiled<TOut, 64, 128, 16, 32, 8>(measure, args, s);
 
   // cuBLAS on the same factors in TOut: R (row-major rows x cols) is, column-major, the cols x rows matrix
   // Q P^T, so one strided-batched GEMM with B transposed writes it in place.

@@ -26,15 +26,6 @@ namespace detail
 namespace
 {
 
-// Production tile: 64 x 64 outputs per block of 32 x 8 threads, 8 x 2 float64 accumulators per thread,
-// 16 components per shared-memory step ((64 + 64) * 16 * 8 B = 16 KB of shared memory per block). A
-// 256 x 256 matrix makes 16 blocks, so a batch of 256 fills the 132 SMs many times over.
-constexpr int kTileM = 64;
-constexpr int kTileN = 64;
-constexpr int kTileK = 16;
-constexpr int kThreadsX = 32;
-constexpr int kThreadsY = 8;
-
 constexpr int kNaiveThreadsX = 32;
 constexpr int kNaiveThreadsY = 8;
 
@@ -67,7 +58,8 @@ CanImplementLowRankProduct(const LowRankProductArguments<TOut> & arguments, std:
     why = "more than 65535 matrices in one launch (blockIdx.z is the matrix index)";
     return false;
   }
-  const std::int64_t tileRows = (arguments.rows + kTileM - 1) / kTileM;
+  constexpr std::int64_t kTileM = EngineProductTile<TOut>::kTileM;
+  const std::int64_t     tileRows = (arguments.rows + kTileM - 1) / kTileM;
   const std::int64_t naiveRows = (arguments.rows + kNaiveThreadsY - 1) / kNaiveThreadsY;
   if (tileRows > kMaxGridYZ || naiveRows > kMaxGridYZ)
   {
@@ -91,7 +83,9 @@ LaunchTiledLowRankProduct(const LowRankProductArguments<TOut> & arguments, cudaS
   {
     return cudaSuccess;
   }
-  return LaunchTiledLowRankProductWithTile<TOut, kTileM, kTileN, kTileK, kThreadsX, kThreadsY>(arguments, stream);
+  using Tile = EngineProductTile<TOut>; // 64 x 64 x 32 for float output, 64 x 64 x 16 for double
+  return LaunchTiledLowRankProductWithTile<TOut, Tile::kTileM, Tile::kTileN, Tile::kTileK, Tile::kThreadsX,
+                                           Tile::kThreadsY>(arguments, stream);
 }
 
 template <typename TOut>
