@@ -55,6 +55,10 @@ RunCudaOnDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & outpu
 bool
 CudaCompiledIn() noexcept;
 
+/** Frees the streams, handles and buffers the CUDA backend keeps between runs (svdlrCudaResourceCache.h). */
+void
+ReleaseCachedCudaResources() noexcept;
+
 /** Whether `deviceId` can run the CUDA backend now; otherwise false with the reason in `why`. */
 bool
 CudaDeviceReady(int deviceId, std::string & why);

@@ -36,6 +36,10 @@ CudaDeviceReady(int, std::string & why)
   return false;
 }
 
+void
+ReleaseCachedCudaResources() noexcept
+{}
+
 template <typename T>
 void
 RunCuda(const MatrixBatch<const T> &, const MatrixBatch<T> &, const Options &, Report &)

@@ -41,6 +41,27 @@ ToString(Backend backend)
   return "Unknown";
 }
 
+const char *
+ToString(Solver solver)
+{
+  switch (solver)
+  {
+    case Solver::Auto:
+      return "Auto";
+    case Solver::Exact:
+      return "Exact";
+    case Solver::Subspace:
+      return "Subspace";
+  }
+  return "Unknown";
+}
+
+void
+ReleaseCudaResources() noexcept
+{
+  detail::ReleaseCachedCudaResources();
+}
+
 bool
 CudaBackendBuilt() noexcept
 {
@@ -119,6 +140,11 @@ Validate(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, cons
     msg << "energy fraction must be in (0, 1], got " << policy.energyFraction;
     ThrowInvalid(msg.str());
   }
+  if (options.solver == Solver::Subspace && policy.kind != RankPolicy::Kind::FixedRank)
+  {
+    ThrowInvalid("the subspace solver needs a fixed rank: an energy fraction needs every singular value; use "
+                 "Solver::Exact or Solver::Auto");
+  }
   if (options.deviceId < 0)
   {
     ThrowInvalid("device id must be >= 0, got " + std::to_string(options.deviceId));
@@ -142,6 +168,16 @@ SizedReport(std::size_t count)
   return report;
 }
 
+/** The CPU backend always computes the exact SVD, whatever options.solver asks. */
+template <typename T>
+void
+RunOnCpu(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options, Report & report)
+{
+  report.backend = Backend::CPU;
+  report.solver = Solver::Exact;
+  detail::RunCpu(input, output, options, report);
+}
+
 template <typename T>
 Report
 Run(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options)
@@ -152,8 +188,7 @@ Run(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Opt
 
   if (options.backend == Backend::CPU)
   {
-    report.backend = Backend::CPU;
-    detail::RunCpu(input, output, options, report);
+    RunOnCpu(input, output, options, report);
     return report;
   }
 
@@ -184,8 +219,7 @@ Run(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Opt
   {
     report.notes = "CUDA backend unavailable, ran on the CPU: " + why;
   }
-  report.backend = Backend::CPU;
-  detail::RunCpu(input, output, options, report);
+  RunOnCpu(input, output, options, report);
   return report;
 }
 

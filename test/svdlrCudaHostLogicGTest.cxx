@@ -20,6 +20,7 @@
 
 #include "cuda/svdlrCudaBatchPlan.h"
 #include "cuda/svdlrCudaBatchResults.h"
+#include "cuda/svdlrSubspacePlan.h"
 
 #include <gtest/gtest.h>
 
@@ -188,3 +189,60 @@ TEST(SVDLowRankCudaHostLogic, SlotLayoutReusesTheSolverWorkspaceForTheFactors)
 }
 
 } // namespace
+
+namespace
+{
+
+svdlr::Options
+SolverOptions(svdlr::Solver solver, svdlr::RankPolicy policy)
+{
+  svdlr::Options options;
+  options.solver = solver;
+  options.policy = policy;
+  return options;
+}
+
+} // namespace
+
+TEST(SVDLowRankCudaHostLogic, SubspacePlanOversamplesSmallRanksForFloat32Data)
+{
+  using svdlr::detail::PlanSubspace;
+  const auto auto32 = [](std::size_t k, std::int64_t rows, std::int64_t cols, std::size_t count = 256) {
+    return PlanSubspace(SolverOptions(svdlr::Solver::Auto, svdlr::RankPolicy::Fixed(k)), rows, cols, count, false);
+  };
+  EXPECT_EQ(auto32(32, 256, 256).width, 64);   // W1: p = k
+  EXPECT_EQ(auto32(4, 256, 256).width, 20);    // at least 16 beyond the rank
+  EXPECT_EQ(auto32(100, 256, 256).width, 160); // capped by the Cholesky kernel's shared memory
+  EXPECT_GT(auto32(20, 217, 181).iterations, 0);
+  EXPECT_FALSE(auto32(120, 256, 130).Used()); // the block would be the whole space
+  EXPECT_FALSE(auto32(200, 512, 512).Used()); // no room to oversample
+  EXPECT_FALSE(auto32(100, 256, 256, 1).Used()); // one small slice: the exact solver is faster
+  EXPECT_TRUE(auto32(64, 1024, 1024, 1).Used()); // one large slice: the subspace solver is faster
+}
+
+TEST(SVDLowRankCudaHostLogic, SubspacePlanFollowsTheRequest)
+{
+  using svdlr::detail::PlanSubspace;
+  const auto fixed = svdlr::RankPolicy::Fixed(8);
+  EXPECT_FALSE(PlanSubspace(SolverOptions(svdlr::Solver::Exact, fixed), 256, 256, 256, false).Used());
+  EXPECT_FALSE(PlanSubspace(SolverOptions(svdlr::Solver::Auto, fixed), 256, 256, 256, true).Used()); // float64 data
+  EXPECT_FALSE(PlanSubspace(SolverOptions(svdlr::Solver::Auto, svdlr::RankPolicy::Energy(0.9)), 256, 256, 256, false).Used());
+  EXPECT_TRUE(PlanSubspace(SolverOptions(svdlr::Solver::Subspace, fixed), 256, 256, 256, true).Used());
+  EXPECT_EQ(PlanSubspace(SolverOptions(svdlr::Solver::Subspace, svdlr::RankPolicy::Fixed(30)), 40, 30, 1, false).width, 30);
+  try
+  {
+    PlanSubspace(SolverOptions(svdlr::Solver::Subspace, svdlr::RankPolicy::Fixed(200)), 512, 512, 1, false);
+    ADD_FAILURE() << "a rank beyond the block cap must be refused";
+  }
+  catch (const svdlr::Error & error)
+  {
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(error.what()).find("Solver::Exact"), std::string::npos) << error.what();
+  }
+  svdlr::detail::SubspaceTuning tuning;
+  tuning.width = 48;
+  tuning.iterations = 3;
+  const auto tuned = PlanSubspace(SolverOptions(svdlr::Solver::Subspace, fixed), 256, 256, 256, false, tuning);
+  EXPECT_EQ(tuned.width, 48);
+  EXPECT_EQ(tuned.iterations, 3);
+}

@@ -112,6 +112,35 @@ TEST(SVDLowRankEngineCpu, RowVectorIsItsOwnRankOneReconstruction)
   EXPECT_LE(DifferenceNorm(input, output) / Norm(input), 1e-6);
 }
 
+TEST(SVDLowRankEngineCpu, SingleMatrixMatchesFloat64Reference)
+{
+  // One matrix for many workers: its LAPACK calls get the idle workers' cores.
+  ExpectMatchesReferenceWithGap<float>(1, 256, 256, 100, 1e-5);
+}
+
+TEST(SVDLowRankEngineCpu, RankDeficientFloat32MatrixIsReproducedWithZeroTail)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  for (const auto & [rows, cols] : std::vector<std::pair<std::size_t, std::size_t>>{ { 90, 60 }, { 60, 90 } })
+  {
+    const Matrix             a = RoundedTo<float>(MatrixWithSpectrum(rows, cols, { 5.0, 4.0, 3.0, 2.0, 1.0 }, random));
+    const std::vector<float> input(a.values.begin(), a.values.end());
+    std::vector<float>       output(input.size());
+    const svdlr::Report      report = svdlr::Reconstruct(
+      ConstBatch(input, 1, rows, cols), MutableBatch(output, 1, rows, cols), CpuOptions(svdlr::RankPolicy::Fixed(10)));
+    const std::vector<double> & values = report.singularValues[0];
+    ASSERT_EQ(values.size(), 60u);
+    EXPECT_TRUE(std::is_sorted(values.rbegin(), values.rend()));
+    EXPECT_NEAR(values[4], 1.0, 1e-5);
+    for (std::size_t i = 5; i < values.size(); ++i)
+    {
+      EXPECT_LE(values[i], 1e-6 * values[0]) << "value " << i;
+    }
+    EXPECT_LE(DifferenceNorm(input, output) / Norm(input), 1e-6) << rows << " x " << cols;
+  }
+}
+
 TEST(SVDLowRankEngineCpu, EnergyFractionPicksFewestValuesHoldingTheFraction)
 {
   // Singular values 4, 3, 2, 1: energies 16, 9, 4, 1 of 30, so cumulative fractions .533, .833, .967, 1.
@@ -275,6 +304,24 @@ TEST_F(SVDLowRankEngineErrors, EnergyFractionOutsideUnitIntervalIsRejected)
     EXPECT_EQ(error.Code(), svdlr::ErrorCode::InvalidArgument) << fraction;
     EXPECT_NE(std::string(error.what()).find("energy fraction must be in (0, 1]"), std::string::npos) << error.what();
   }
+}
+
+TEST_F(SVDLowRankEngineErrors, SubspaceSolverWithAnEnergyFractionIsRejected)
+{
+  auto options = CpuOptions(svdlr::RankPolicy::Energy(0.9));
+  options.solver = svdlr::Solver::Subspace;
+  const auto error = FailureOf(In(), Out(), options);
+  EXPECT_EQ(error.Code(), svdlr::ErrorCode::InvalidArgument);
+  EXPECT_NE(std::string(error.what()).find("subspace solver needs a fixed rank"), std::string::npos) << error.what();
+}
+
+TEST_F(SVDLowRankEngineErrors, CpuBackendIsAlwaysExact)
+{
+  auto options = CpuOptions(svdlr::RankPolicy::Fixed(2));
+  options.solver = svdlr::Solver::Subspace;
+  const svdlr::Report report = svdlr::Reconstruct(In(), Out(), options);
+  EXPECT_EQ(report.solver, svdlr::Solver::Exact);
+  EXPECT_EQ(report.singularValues[0].size(), 6u);
 }
 
 TEST_F(SVDLowRankEngineErrors, EmptyBatchIsRejected)

@@ -42,6 +42,25 @@ enum class Backend
 const char *
 ToString(Backend backend);
 
+/** How the CUDA backend finds the leading singular subspace.
+ *  Exact:    float64 Gram matrix and a float64 batched eigen-solver (cuSOLVER): every singular value, at
+ *            about float64 accuracy.
+ *  Subspace: subspace iteration on the float64 Gram matrix with a block of k + p vectors, then a
+ *            Rayleigh-Ritz step: only the leading k + p singular values are computed. Much faster for
+ *            small ranks, and still within the project's bounds (optimality ratio ||A - R|| / ||A - A_k||
+ *            <= 1 + 1e-4, relative error <= 1e-5 where the spectrum has a gap at k). Fixed ranks only.
+ *  Auto:     Subspace for a fixed rank whose block fits (see docs/performance.md), else Exact.
+ * The CPU backend always computes the exact SVD (LAPACK). */
+enum class Solver
+{
+  Auto,
+  Exact,
+  Subspace
+};
+
+const char *
+ToString(Solver solver);
+
 /** How many singular triplets each matrix keeps. */
 struct RankPolicy
 {
@@ -139,13 +158,16 @@ struct Options
   unsigned    threads{ 0 };             // CPU worker threads; 0: all hardware threads
   ParallelFor parallelFor{};            // empty: the engine's own std::thread pool
   ProgressCallback progress{};
+  Solver           solver{ Solver::Auto };
 };
 
 struct Report
 {
   Backend backend{ Backend::CPU };           // the backend that did the work
+  Solver  solver{ Solver::Exact };           // Exact or Subspace: how the singular subspace was found
   std::vector<std::size_t> ranks;            // effective rank per matrix
-  std::vector<std::vector<double>> singularValues; // per matrix, all min(rows, cols) values, descending
+  // Per matrix, descending: all min(rows, cols) values (Exact), or the leading k + p (Subspace).
+  std::vector<std::vector<double>> singularValues;
   std::string notes;                         // e.g. why Auto fell back to the CPU; empty when nothing to say
 };
 
@@ -171,6 +193,12 @@ ReconstructOnDevice(const MatrixBatch<const float> & input, const MatrixBatch<fl
 Report
 ReconstructOnDevice(const MatrixBatch<const double> & input, const MatrixBatch<double> & output,
                     const Options & options, void * stream);
+
+/** The CUDA backend keeps, per device and element type, the streams, library handles, device buffers and
+ * pinned staging buffers of its last run, so that the next run skips their set-up (several ms). This frees
+ * them now (they are freed at exit anyway); runs in progress keep theirs. No-op without CUDA. */
+void
+ReleaseCudaResources() noexcept;
 
 /** True when this build has the CUDA backend compiled in. */
 bool

@@ -14,7 +14,10 @@ set(SVDLR_ENGINE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaBatchPlan.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaBatchResults.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrStagingRing.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaResourceCache.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrEigenSolver.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrSubspacePlan.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrSubspaceIteration.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrGramKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrFactorKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrReconstructionKernels.cu

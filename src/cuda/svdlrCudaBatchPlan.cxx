@@ -17,6 +17,8 @@
  *=========================================================================*/
 #include "svdlrCudaBatchPlan.h"
 
+#include "svdlrSubspaceIteration.h"
+
 #include <algorithm>
 
 namespace svdlr
@@ -77,7 +79,10 @@ ComputeSlotLayout(const BatchGeometry & geometry, std::size_t batch, std::size_t
   layout.io = AlignUp(batch * geometry.Elements() * geometry.elementBytes);
   layout.a = geometry.convertsToDouble ? AlignUp(batch * geometry.Elements() * sizeof(double)) : 0;
   layout.gram = AlignUp(batch * n * n * sizeof(double));
-  layout.eigenvalues = AlignUp(batch * n * sizeof(double));
+  layout.eigenvalues = AlignUp(batch * static_cast<std::size_t>(geometry.EigenSide()) * sizeof(double));
+  layout.subspace = geometry.subspaceWidth > 0
+                      ? AlignUp(SubspaceWorkspace::Doubles(geometry.Small(), geometry.subspaceWidth, batch) * sizeof(double))
+                      : 0;
   layout.status = AlignUp(3 * batch * sizeof(int));
   layout.factorQOffset = AlignUp(batch * rows * n * sizeof(double));
   const std::size_t factors = layout.factorQOffset + AlignUp(batch * cols * n * sizeof(double));

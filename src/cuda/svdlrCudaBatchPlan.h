@@ -39,11 +39,18 @@ struct BatchGeometry
   std::int64_t cols{ 0 };
   std::size_t  elementBytes{ 0 };         // sizeof(T) of the caller's data
   bool         convertsToDouble{ false }; // float input needs its own float64 copy; double input is reused
+  std::int64_t subspaceWidth{ 0 };          // w of the subspace solver; 0: the exact solver
 
   std::int64_t
   Small() const
   {
     return rows < cols ? rows : cols;
+  }
+  /** The size of the matrices that reach the eigen-solver: n (exact) or w (subspace). */
+  std::int64_t
+  EigenSide() const
+  {
+    return subspaceWidth > 0 ? subspaceWidth : Small();
   }
   std::size_t
   Elements() const
@@ -56,9 +63,10 @@ struct BatchGeometry
  *  io:          (batch, rows, cols) T, the input, overwritten by the output;
  *  a:           (batch, rows, cols) float64 (none for double input, which is converted in place in io);
  *  gram:        (batch, n, n) float64, the Gram matrices, then their eigenvectors;
- *  eigenvalues: (batch, n) float64;
+ *  eigenvalues: (batch, e) float64, e = EigenSide();
+ *  subspace:    the subspace solver's workspace (SubspaceWorkspace), none for the exact solver;
  *  status:      (3, batch) int: solver info, non-finite flags, ranks;
- *  scratch:     the eigen-solver's workspace, reused after the solve for the factors P (batch, rows, n) and
+ *  scratch:     the eigen-solver's workspace (for e x e matrices), reused after the solve for the factors P (batch, rows, n) and
  *               Q (batch, cols, n) float64 at the largest possible rank n. */
 struct SlotLayout
 {
@@ -66,6 +74,7 @@ struct SlotLayout
   std::size_t a{ 0 };
   std::size_t gram{ 0 };
   std::size_t eigenvalues{ 0 };
+  std::size_t subspace{ 0 };
   std::size_t status{ 0 };
   std::size_t scratch{ 0 };
   std::size_t factorQOffset{ 0 }; // where Q starts inside scratch (256-byte aligned)
@@ -73,7 +82,7 @@ struct SlotLayout
   std::size_t
   Total() const
   {
-    return io + a + gram + eigenvalues + status + scratch;
+    return io + a + gram + eigenvalues + subspace + status + scratch;
   }
 };
 

@@ -21,12 +21,16 @@
 //
 // Per batch (T = float or double, n = min(rows, cols)):
 //   Launch  (stream s): host -> device through the staging ring; then, from a solver thread: T -> float64
-//                       with a non-finite flag per matrix; Gram matrices (cuBLAS, float64);
-//                       eigen-decomposition (cuSOLVER XsyevBatched, float64); eigenvalues, flags and solver
-//                       info -> pinned host memory.
+//                       with a non-finite flag per matrix; Gram matrices (cuBLAS, float64); then
+//                       exact solver:    eigen-decomposition of the n x n Gram matrices;
+//                       subspace solver: subspace iteration and the w x w Rayleigh-Ritz matrices
+//                                        (svdlrSubspaceIteration.h), and their eigen-decomposition
+//                       (cuSOLVER XsyevBatched, float64); eigenvalues, flags and solver info -> pinned host
+//                       memory.
 //   Finish  (host, then stream s): check flags and info; singular values sqrt(max(eigenvalue, 0)) and
-//                       per-matrix ranks (SelectRank); ranks -> device; leading eigenvectors; the factor on
-//                       the larger side (cuBLAS, float64); R = P Q^T by our tiled kernel into the T buffer.
+//                       per-matrix ranks (SelectRank); ranks -> device; leading eigenvectors (or Ritz
+//                       vectors); the factor on the larger side (cuBLAS, float64); R = P Q^T by our tiled
+//                       kernel into the T buffer.
 //   Retire  (host): device -> caller's buffer through the staging ring; progress.
 // The host loop runs Retire(b - 2), Launch(b), Finish(b - 1): batches b and b - 2 share a slot, and
 // Retire(b - 2) has drained it before Launch(b) reuses it.
@@ -44,12 +48,15 @@
 #include "svdlrCudaDevice.h"
 #include "svdlrCudaPipeline.h"
 #include "svdlrCudaPipelineTrace.h"
+#include "svdlrCudaResourceCache.h"
 #include "svdlrCudaStreamSlot.h"
 #include "svdlrEigenSolver.h"
 #include "svdlrFactorKernels.cuh"
 #include "svdlrGramKernels.cuh"
 #include "svdlrLowRankProduct.h"
 #include "svdlrStagingRing.h"
+#include "svdlrSubspaceIteration.h"
+#include "svdlrSubspacePlan.h"
 
 #include <algorithm>
 #include <climits>
@@ -78,12 +85,15 @@ MatrixShapeText(std::size_t rows, std::size_t cols)
   return std::to_string(rows) + " x " + std::to_string(cols);
 }
 
-/** Where the caller's matrices live: pageable host memory, moved through the staging ring, or device
- * memory, copied device to device after the work already queued on `stream`. */
+/** Where the caller's matrices live: pageable host memory, moved through the staging ring; pinned host
+ * memory, which the copy engines read and write directly; or device memory, copied device to device after
+ * the work already queued on `stream`. */
 struct CallerMemory
 {
   bool         onDevice{ false };
   cudaStream_t stream{ nullptr };
+  bool         inputPinned{ false }; // host input in page-locked memory (cudaMallocHost, cudaHostRegister)
+  bool         outputPinned{ false };
 };
 
 const char *
@@ -101,6 +111,28 @@ MemoryTypeText(cudaMemoryType type)
       return "managed memory";
   }
   return "memory of unknown type";
+}
+
+/** Whether the first and the last byte of [data, data + bytes) are page-locked host memory. */
+bool
+IsPinnedHostSpan(const void * data, std::size_t bytes)
+{
+  const unsigned char * ends[2] = { static_cast<const unsigned char *>(data),
+                                    static_cast<const unsigned char *>(data) + (bytes - 1) };
+  for (const unsigned char * p : ends)
+  {
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess)
+    {
+      (void)cudaGetLastError();
+      return false;
+    }
+    if (attributes.type != cudaMemoryTypeHost)
+    {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** Throws InvalidArgument unless the first and last byte of [data, data + bytes) are device or managed
@@ -159,6 +191,10 @@ public:
     m_Geometry.cols = static_cast<std::int64_t>(input.cols);
     m_Geometry.elementBytes = sizeof(T);
     m_Geometry.convertsToDouble = !std::is_same_v<T, double>;
+    m_Subspace = PlanSubspace(
+      options, m_Geometry.rows, m_Geometry.cols, input.count, std::is_same_v<T, double>, tuning.subspace);
+    m_Geometry.subspaceWidth = m_Subspace.width;
+    report.solver = m_Subspace.Used() ? Solver::Subspace : Solver::Exact;
 
     const unsigned workers = WorkerCount(options);
     m_ParallelFor = options.parallelFor
@@ -167,16 +203,22 @@ public:
                           StdThreadParallelFor(workers, n, body);
                         });
 
-    // Slot 0's handle answers the workspace queries that the plan needs.
+    // Streams, handles and buffers of an earlier run on this device, when there was one. Slot 0's handle
+    // answers the workspace queries that the plan needs.
     {
       const TraceSpan span(Traced(&CudaPipelineTrace::handles));
-      AddSlot();
+      m_Resources = TakeCachedResources<T>(options.deviceId);
+      if (m_Resources->slots.empty())
+      {
+        AddSlot();
+      }
     }
     {
       const TraceSpan span(Traced(&CudaPipelineTrace::deviceAlloc));
       std::size_t     freeBytes = 0;
       std::size_t     totalBytes = 0;
       SVDLR_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+      freeBytes += m_Resources->DeviceBytes(); // ours to reuse or free
       const std::size_t reserve = kReservedBytes + freeBytes / kReservedFraction;
       const std::size_t available = freeBytes > reserve ? freeBytes - reserve : 0;
       m_Plan = PlanBatches(m_Geometry, input.count, options.maxMatricesPerBatch, available, [this](std::size_t batch) {
@@ -195,15 +237,23 @@ public:
       WaitForCallerStream();
       return;
     }
+    if (m_Memory.inputPinned && m_Memory.outputPinned)
+    {
+      return; // the copy engines reach the caller's memory directly: no staging
+    }
 
     std::size_t lanes = 1;
     std::size_t chunkBytes = 1;
     StagingRing::Size(m_Plan.batchSize * MatrixBytes(), workers, lanes, chunkBytes);
     lanes = tuning.stagingLanes > 0 ? tuning.stagingLanes : lanes;
     chunkBytes = tuning.stagingChunkBytes > 0 ? tuning.stagingChunkBytes : chunkBytes;
+    if (m_Resources->ring == nullptr || m_Resources->ringLanes != lanes || m_Resources->ringChunkBytes != chunkBytes)
     {
       const TraceSpan span(Traced(&CudaPipelineTrace::stagingAlloc));
-      m_Ring = std::make_unique<StagingRing>(options.deviceId, lanes, chunkBytes);
+      m_Resources->ring.reset();
+      m_Resources->ring = std::make_unique<StagingRing>(options.deviceId, lanes, chunkBytes);
+      m_Resources->ringLanes = lanes;
+      m_Resources->ringChunkBytes = chunkBytes;
     }
     if (m_Trace != nullptr)
     {
@@ -213,21 +263,32 @@ public:
   }
 
   /** Waits for the solver threads, then for every stream, before the buffers go: on an exception, work may
-   * still be in flight. */
+   * still be in flight. After a successful run the resources go back to the cache for the next run. */
   ~CudaPipeline()
   {
-    for (const auto & slot : m_Slots)
+    for (const auto & slot : m_Resources->slots)
     {
       if (slot->solved.valid())
       {
         slot->solved.wait();
       }
     }
-    for (const auto & slot : m_Slots)
+    for (const auto & slot : m_Resources->slots)
     {
       if (slot->stream.Get() != nullptr)
       {
         (void)cudaStreamSynchronize(slot->stream.Get());
+      }
+    }
+    if (m_Succeeded)
+    {
+      try
+      {
+        CacheResources(std::move(m_Resources));
+      }
+      catch (...)
+      {
+        // Not cached (out of host memory): the resources are freed instead.
       }
     }
   }
@@ -255,6 +316,7 @@ public:
         Finish(step - 1);
       }
     }
+    m_Succeeded = true;
   }
 
 private:
@@ -276,7 +338,7 @@ private:
   Slot &
   SlotOf(std::size_t batch)
   {
-    return *m_Slots[batch % m_Slots.size()];
+    return *m_Resources->slots[batch % m_Plan.slots]; // a cached set may hold more slots than this run uses
   }
 
   /** Orders every slot stream after the work the caller has queued on its stream (device input only). */
@@ -285,27 +347,28 @@ private:
   {
     const EventOwner callerQueued = CreateEvent();
     SVDLR_CUDA_CHECK(cudaEventRecord(callerQueued.Get(), m_Memory.stream));
-    for (const auto & slot : m_Slots)
+    for (const auto & slot : m_Resources->slots)
     {
       SVDLR_CUDA_CHECK(cudaStreamWaitEvent(slot->stream.Get(), callerQueued.Get(), 0));
     }
   }
 
-  /** Enqueues on `stream` a device-to-device copy of `count` matrices, each MatrixBytes() long, from
+  /** Enqueues on `stream` a copy the copy engines make directly (device to device, or between pinned host
+   * memory and the device; the direction follows from the pointers) of `count` matrices, each MatrixBytes() long, from
    * `source` (matrix i at source + i * sourceStride bytes) to `target` (likewise). */
   void
-  CopyMatricesOnDevice(void * target, std::size_t targetStride, const void * source, std::size_t sourceStride,
+  CopyMatricesDirect(void * target, std::size_t targetStride, const void * source, std::size_t sourceStride,
                        std::size_t count, cudaStream_t stream) const
   {
     const std::size_t bytes = MatrixBytes();
     if (count == 1 || (targetStride == bytes && sourceStride == bytes))
     {
-      SVDLR_CUDA_CHECK(cudaMemcpyAsync(target, source, count * bytes, cudaMemcpyDeviceToDevice, stream));
+      SVDLR_CUDA_CHECK(cudaMemcpyAsync(target, source, count * bytes, cudaMemcpyDefault, stream));
     }
     else if (targetStride <= static_cast<std::size_t>(INT_MAX) && sourceStride <= static_cast<std::size_t>(INT_MAX))
     {
       SVDLR_CUDA_CHECK(
-        cudaMemcpy2DAsync(target, targetStride, source, sourceStride, bytes, count, cudaMemcpyDeviceToDevice, stream));
+        cudaMemcpy2DAsync(target, targetStride, source, sourceStride, bytes, count, cudaMemcpyDefault, stream));
     }
     else // pitches beyond what cudaMemcpy2D takes: one copy per matrix
     {
@@ -314,7 +377,7 @@ private:
         SVDLR_CUDA_CHECK(cudaMemcpyAsync(static_cast<unsigned char *>(target) + i * targetStride,
                                          static_cast<const unsigned char *>(source) + i * sourceStride,
                                          bytes,
-                                         cudaMemcpyDeviceToDevice,
+                                         cudaMemcpyDefault,
                                          stream));
       }
     }
@@ -328,13 +391,13 @@ private:
     const unsigned char * source =
       reinterpret_cast<const unsigned char *>(m_Input.data + slot.first * m_Input.matrixStride);
     const std::size_t sourceStride = m_Input.matrixStride * sizeof(T);
-    if (m_Memory.onDevice)
+    if (m_Memory.onDevice || m_Memory.inputPinned)
     {
-      CopyMatricesOnDevice(slot.io.Data(), MatrixBytes(), source, sourceStride, slot.count, slot.stream.Get());
+      CopyMatricesDirect(slot.io.Data(), MatrixBytes(), source, sourceStride, slot.count, slot.stream.Get());
       return;
     }
     const HostMatrices<const unsigned char> host{ source, slot.count, MatrixBytes(), sourceStride };
-    m_Ring->Upload(host, slot.io.Data(), slot.stream.Get(), m_ParallelFor);
+    m_Resources->ring->Upload(host, slot.io.Data(), slot.stream.Get(), m_ParallelFor);
   }
 
   /** slot.io -> the caller's matrices of the batch on `slot`, after the work queued on the slot's stream;
@@ -345,29 +408,29 @@ private:
     const TraceSpan   span(Traced(&CudaPipelineTrace::download));
     unsigned char *   target = reinterpret_cast<unsigned char *>(m_Output.data + slot.first * m_Output.matrixStride);
     const std::size_t targetStride = m_Output.matrixStride * sizeof(T);
-    if (m_Memory.onDevice)
+    if (m_Memory.onDevice || m_Memory.outputPinned)
     {
-      CopyMatricesOnDevice(target, targetStride, slot.io.Data(), MatrixBytes(), slot.count, slot.stream.Get());
+      CopyMatricesDirect(target, targetStride, slot.io.Data(), MatrixBytes(), slot.count, slot.stream.Get());
       SVDLR_CUDA_CHECK(cudaStreamSynchronize(slot.stream.Get()));
       return;
     }
     const HostMatrices<unsigned char> host{ target, slot.count, MatrixBytes(), targetStride };
-    m_Ring->Download(slot.io.Data(), host, slot.stream.Get(), m_ParallelFor);
+    m_Resources->ring->Download(slot.io.Data(), host, slot.stream.Get(), m_ParallelFor);
   }
 
   void
   AddSlot()
   {
-    m_Slots.push_back(std::make_unique<Slot>());
-    m_Slots.back()->CreateHandles();
+    m_Resources->slots.push_back(std::make_unique<Slot>());
+    m_Resources->slots.back()->CreateHandles();
   }
 
   EigenWorkspaceSize
   EigenWorkspace(std::size_t batch)
   {
-    return QueryEigenWorkspace(m_Slots.front()->cusolver.Get(),
-                               m_Slots.front()->cusolverParams.Get(),
-                               m_Geometry.Small(),
+    return QueryEigenWorkspace(m_Resources->slots.front()->cusolver.Get(),
+                               m_Resources->slots.front()->cusolverParams.Get(),
+                               m_Geometry.EigenSide(),
                                static_cast<std::int64_t>(batch));
   }
 
@@ -378,23 +441,36 @@ private:
   {
     for (;;)
     {
-      while (m_Slots.size() < m_Plan.slots)
+      while (m_Resources->slots.size() < m_Plan.slots)
       {
         AddSlot();
       }
       const EigenWorkspaceSize workspace = EigenWorkspace(m_Plan.batchSize);
       const SlotLayout         layout = ComputeSlotLayout(m_Geometry, m_Plan.batchSize, workspace.deviceBytes);
-      cudaError_t              status = cudaSuccess;
+      const std::size_t        eigenSide = static_cast<std::size_t>(m_Geometry.EigenSide());
+      bool                     reused = true;
+      for (std::size_t s = 0; s < m_Plan.slots; ++s)
+      {
+        reused = reused && m_Resources->slots[s]->Holds(layout, m_Plan.batchSize, eigenSide);
+      }
+      if (!reused)
+      {
+        // The plan counted the cached buffers as free memory: free them all before allocating anew.
+        for (const auto & slot : m_Resources->slots)
+        {
+          slot->Release();
+        }
+      }
+      cudaError_t status = cudaSuccess;
       for (std::size_t s = 0; s < m_Plan.slots && status == cudaSuccess; ++s)
       {
-        status = m_Slots[s]->TryAllocate(
-          layout, m_Plan.batchSize, static_cast<std::size_t>(m_Geometry.Small()), workspace.hostBytes);
+        status = m_Resources->slots[s]->TryAllocate(layout, m_Plan.batchSize, eigenSide, workspace.hostBytes);
       }
       if (status == cudaSuccess)
       {
         return;
       }
-      for (const auto & slot : m_Slots)
+      for (const auto & slot : m_Resources->slots)
       {
         slot->Release();
       }
@@ -441,16 +517,23 @@ private:
     }
   }
 
-  /** Conversion, Gram matrices and eigen-solve of the batch on `slot`, and the copies of their results to
-   * pinned memory; runs on a solver thread, and uses only the slot's own stream and handles. */
+  SubspaceWorkspace
+  SubspaceBuffers(Slot & slot) const
+  {
+    return SubspaceWorkspace::Within(slot.subspace.Data(), m_Geometry.Small(), m_Subspace.width, slot.count);
+  }
+
+  /** Conversion, Gram matrices, subspace iteration (subspace solver) and eigen-solve of the batch on `slot`,
+   * and the copies of their results to pinned memory; runs on a solver thread, and uses only the slot's own
+   * stream and handles. */
   void
   EnqueueSolve(Slot & slot)
   {
     const TraceSpan    span(m_Trace != nullptr ? &slot.solveMilliseconds : nullptr);
     const cudaStream_t stream = slot.stream.Get();
-    const std::int64_t n = m_Geometry.Small();
+    const std::int64_t n = m_Geometry.EigenSide(); // the side of the matrices the eigen-solver gets
 
-    const std::size_t planned = slot.status.Size() / 3;
+    const std::size_t planned = slot.statusStride;
     SVDLR_CUDA_CHECK(cudaMemsetAsync(slot.status.Data(), 0, 2 * planned * sizeof(int), stream));
     LaunchConvertAndFlagNonFinite<T>(
       slot.io.Data(), slot.Float64Input(), slot.DeviceFlags(), slot.count, m_Geometry.Elements(), stream);
@@ -460,6 +543,20 @@ private:
                        m_Geometry.rows,
                        m_Geometry.cols,
                        static_cast<std::int64_t>(slot.count));
+    double * eigenMatrices = slot.gram.Data();
+    if (m_Subspace.Used())
+    {
+      const SubspaceWorkspace buffers = SubspaceBuffers(slot);
+      slot.ritzBasis = IterateSubspace(slot.cublas.Get(),
+                                       stream,
+                                       slot.gram.Data(),
+                                       buffers,
+                                       m_Geometry.Small(),
+                                       m_Subspace.width,
+                                       m_Subspace.iterations,
+                                       static_cast<std::int64_t>(slot.count));
+      eigenMatrices = buffers.small;
+    }
 
     const EigenWorkspaceSize workspace =
       QueryEigenWorkspace(slot.cusolver.Get(), slot.cusolverParams.Get(), n, static_cast<std::int64_t>(slot.count));
@@ -471,7 +568,7 @@ private:
     }
     SolveSymmetricEigenBatched(slot.cusolver.Get(),
                                slot.cusolverParams.Get(),
-                               slot.gram.Data(),
+                               eigenMatrices,
                                slot.eigenvalues.Data(),
                                slot.DeviceInfo(),
                                n,
@@ -500,6 +597,7 @@ private:
     Slot &             slot = SlotOf(batch);
     const cudaStream_t stream = slot.stream.Get();
     const std::size_t  n = static_cast<std::size_t>(m_Geometry.Small());
+    const std::size_t  eigenSide = static_cast<std::size_t>(m_Geometry.EigenSide());
     {
       const TraceSpan span(Traced(&CudaPipelineTrace::waitEigen));
       if (slot.solved.valid())
@@ -519,7 +617,7 @@ private:
                                                  slot.hostEigenvalues.Data(),
                                                  slot.first,
                                                  slot.count,
-                                                 n,
+                                                 eigenSide,
                                                  m_Options.policy,
                                                  m_Report,
                                                  slot.HostRanks());
@@ -531,8 +629,23 @@ private:
     double *           largeSide = tall ? slot.FactorP() : slot.FactorQ();
     const std::int64_t count = static_cast<std::int64_t>(slot.count);
     const std::int64_t components = static_cast<std::int64_t>(kmax);
-    LaunchExtractLeadingEigenvectors(
-      slot.gram.Data(), smallSide, static_cast<std::int64_t>(n), components, count, stream);
+    if (m_Subspace.Used())
+    {
+      ComputeRitzVectors(slot.cublas.Get(),
+                         stream,
+                         slot.ritzBasis,
+                         SubspaceBuffers(slot),
+                         smallSide,
+                         static_cast<std::int64_t>(n),
+                         m_Subspace.width,
+                         components,
+                         count);
+    }
+    else
+    {
+      LaunchExtractLeadingEigenvectors(
+        slot.gram.Data(), smallSide, static_cast<std::int64_t>(n), components, count, stream);
+    }
     ComputeLargeSideFactor(slot.cublas.Get(),
                            slot.Float64Input(),
                            smallSide,
@@ -577,10 +690,11 @@ private:
   CallerMemory                 m_Memory;
 
   BatchGeometry                      m_Geometry;
+  SubspacePlan                       m_Subspace;
   BatchPlan                          m_Plan;
   ParallelFor                        m_ParallelFor;
-  std::vector<std::unique_ptr<Slot>> m_Slots;
-  std::unique_ptr<StagingRing>       m_Ring; // host memory only
+  std::unique_ptr<CudaPipelineResources<T>> m_Resources;
+  bool                                      m_Succeeded{ false };
   std::size_t                        m_Done{ 0 };
 };
 
@@ -600,13 +714,19 @@ RunPipeline(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, c
                   MatrixShapeText(input.rows, input.cols));
   }
   const ScopedDevice device(options.deviceId);
-  if (memory.onDevice)
+  CallerMemory where = memory;
+  if (where.onDevice)
   {
     CheckDeviceSpan(input.data, SpanBytes(input), options.deviceId, "input");
     CheckDeviceSpan(output.data, SpanBytes(output), options.deviceId, "output");
   }
+  else
+  {
+    where.inputPinned = IsPinnedHostSpan(input.data, SpanBytes(input));
+    where.outputPinned = IsPinnedHostSpan(output.data, SpanBytes(output));
+  }
   std::unique_ptr<CudaPipeline<T>> pipeline =
-    std::make_unique<CudaPipeline<T>>(input, output, options, report, trace, tuning, memory);
+    std::make_unique<CudaPipeline<T>>(input, output, options, report, trace, tuning, where);
   pipeline->Run();
   const TraceSpan span(trace != nullptr ? &trace->teardown : nullptr);
   pipeline.reset();

@@ -22,6 +22,8 @@
 // of one run goes, and knobs to try other staging configurations. The engine itself never fills or reads
 // these; RunCuda passes no trace and default tuning.
 
+#include "svdlrSubspacePlan.h"
+
 #include <chrono>
 #include <cstddef>
 
@@ -52,8 +54,9 @@ struct CudaPipelineTrace
 /** Overrides for experiments; 0 keeps the pipeline's own choice. */
 struct CudaPipelineTuning
 {
-  std::size_t stagingLanes{ 0 };
-  std::size_t stagingChunkBytes{ 0 };
+  std::size_t    stagingLanes{ 0 };
+  std::size_t    stagingChunkBytes{ 0 };
+  SubspaceTuning subspace{};
 };
 
 /** Adds the time from construction to destruction to `*target` (nothing when target is null). */

@@ -19,9 +19,10 @@
 #define svdlr_CudaStreamSlot_h
 
 // One stream of the CUDA pipeline with everything a batch needs on it: its own cuBLAS and cuSOLVER handles
-// (handles are not shared between streams), its device buffers, allocated once per run for the largest
-// batch, and small pinned buffers for the per-matrix results that come back to the host between the two
-// halves of a batch (eigenvalues, flags, solver info) and the ranks that go back down.
+// (handles are not shared between streams), its device buffers, sized for the largest batch of a run, and
+// small pinned buffers for the per-matrix results that come back to the host between the two halves of a
+// batch (eigenvalues, flags, solver info) and the ranks that go back down. Slots outlive a run in the
+// resource cache (svdlrCudaResourceCache.h): a later run keeps every buffer that is already large enough.
 
 #include "svdlrCudaBatchPlan.h"
 #include "svdlrCudaHandles.h"
@@ -50,18 +51,22 @@ struct CudaStreamSlot
   DeviceBuffer<T>             io;          // (batch, rows, cols): input, then output
   DeviceBuffer<double>        a;           // (batch, rows, cols) float64; empty when T is double
   DeviceBuffer<double>        gram;        // (batch, n, n): Gram matrices, then eigenvectors
-  DeviceBuffer<double>        eigenvalues; // (batch, n), ascending
+  DeviceBuffer<double>        eigenvalues; // (batch, e), ascending (e: SlotLayout)
+  DeviceBuffer<double>        subspace;    // the subspace solver's workspace; empty for the exact solver
   DeviceBuffer<int>           status;      // (3, batch): info | non-finite flags | ranks
   DeviceBuffer<unsigned char> scratch;     // eigen workspace, then factors P | Q
   std::vector<unsigned char>  hostWorkspace;
 
-  PinnedBuffer<double> hostEigenvalues; // (batch, n)
+  PinnedBuffer<double> hostEigenvalues; // (batch, e)
   PinnedBuffer<int>    hostStatus;      // (3, batch), same order as status
+
+  std::size_t statusStride{ 0 }; // the planned batch: status and hostStatus hold 3 arrays of this length
 
   // The batch now on this slot.
   std::size_t first{ 0 };
-  std::size_t count{ 0 };
-  double      solveMilliseconds{ 0 }; // host time the solver thread spent enqueueing (for traces)
+  std::size_t    count{ 0 };
+  const double * ritzBasis{ nullptr }; // subspace solver: the orthonormal basis the eigenvectors refer to
+  double         solveMilliseconds{ 0 }; // host time the solver thread spent enqueueing (for traces)
 
   // The solver thread's work for the batch (see CudaPipeline::Launch). Declared last so that it is
   // destroyed first: a std::async future waits for its thread, which uses everything above.
@@ -78,12 +83,14 @@ struct CudaStreamSlot
     cusolverParams = CreateCusolverParams();
   }
 
-  /** Allocates the buffers for `batch` matrices; on failure releases what it got and returns the status. */
+  /** Makes the buffers hold `batch` matrices with `eigenSide` eigenvalues each, keeping those that are
+   * already large enough; on failure releases everything and returns the status. */
   cudaError_t
-  TryAllocate(const SlotLayout & slotLayout, std::size_t batch, std::size_t n, std::size_t hostWorkspaceBytes)
+  TryAllocate(const SlotLayout & slotLayout, std::size_t batch, std::size_t eigenSide, std::size_t hostWorkspaceBytes)
   {
     layout = slotLayout;
-    const cudaError_t result = TryAllocateAll(batch, n);
+    statusStride = batch;
+    const cudaError_t result = TryAllocateAll(batch, eigenSide);
     if (result != cudaSuccess)
     {
       Release();
@@ -100,44 +107,67 @@ struct CudaStreamSlot
     a.Release();
     gram.Release();
     eigenvalues.Release();
+    subspace.Release();
     status.Release();
     scratch.Release();
     hostEigenvalues.Release();
     hostStatus.Release();
   }
 
+  /** Whether every buffer already holds what `batch` matrices of `slotLayout` need (nothing to allocate). */
+  bool
+  Holds(const SlotLayout & slotLayout, std::size_t batch, std::size_t eigenSide) const
+  {
+    return io.Bytes() >= slotLayout.io && a.Bytes() >= slotLayout.a && gram.Bytes() >= slotLayout.gram &&
+           eigenvalues.Bytes() >= slotLayout.eigenvalues && subspace.Bytes() >= slotLayout.subspace &&
+           status.Size() >= 3 * batch && scratch.Bytes() >= slotLayout.scratch &&
+           hostEigenvalues.Size() >= batch * eigenSide && hostStatus.Size() >= 3 * batch;
+  }
+
+  /** Device bytes the slot holds now (for the batch planner: a cached slot's memory is available). */
+  std::size_t
+  DeviceBytes() const
+  {
+    return io.Bytes() + a.Bytes() + gram.Bytes() + eigenvalues.Bytes() + subspace.Bytes() + status.Bytes() +
+           scratch.Bytes();
+  }
+
   /** Stops at the first failure; the caller releases. */
   cudaError_t
-  TryAllocateAll(std::size_t batch, std::size_t n)
+  TryAllocateAll(std::size_t batch, std::size_t eigenSide)
   {
-    cudaError_t result = io.TryAllocate(layout.io / sizeof(T));
+    cudaError_t result = io.TryReserve(layout.io / sizeof(T));
     if (result == cudaSuccess && layout.a > 0)
     {
-      result = a.TryAllocate(layout.a / sizeof(double));
+      result = a.TryReserve(layout.a / sizeof(double));
     }
     if (result == cudaSuccess)
     {
-      result = gram.TryAllocate(layout.gram / sizeof(double));
+      result = gram.TryReserve(layout.gram / sizeof(double));
     }
     if (result == cudaSuccess)
     {
-      result = eigenvalues.TryAllocate(layout.eigenvalues / sizeof(double));
+      result = eigenvalues.TryReserve(layout.eigenvalues / sizeof(double));
     }
     if (result == cudaSuccess)
     {
-      result = status.TryAllocate(3 * batch);
+      result = subspace.TryReserve(layout.subspace / sizeof(double));
     }
     if (result == cudaSuccess)
     {
-      result = scratch.TryAllocate(layout.scratch);
+      result = status.TryReserve(3 * batch);
     }
     if (result == cudaSuccess)
     {
-      result = hostEigenvalues.TryAllocate(batch * n);
+      result = scratch.TryReserve(layout.scratch);
     }
     if (result == cudaSuccess)
     {
-      result = hostStatus.TryAllocate(3 * batch);
+      result = hostEigenvalues.TryReserve(batch * eigenSide);
+    }
+    if (result == cudaSuccess)
+    {
+      result = hostStatus.TryReserve(3 * batch);
     }
     return result;
   }
@@ -164,12 +194,12 @@ struct CudaStreamSlot
   int *
   DeviceFlags()
   {
-    return status.Data() + status.Size() / 3;
+    return status.Data() + statusStride;
   }
   int *
   DeviceRanks()
   {
-    return status.Data() + 2 * (status.Size() / 3);
+    return status.Data() + 2 * statusStride;
   }
   int *
   HostInfo()
@@ -179,12 +209,12 @@ struct CudaStreamSlot
   int *
   HostFlags()
   {
-    return hostStatus.Data() + hostStatus.Size() / 3;
+    return hostStatus.Data() + statusStride;
   }
   int *
   HostRanks()
   {
-    return hostStatus.Data() + 2 * (hostStatus.Size() / 3);
+    return hostStatus.Data() + 2 * statusStride;
   }
   double *
   FactorP()

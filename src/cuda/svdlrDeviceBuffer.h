@@ -94,6 +94,14 @@ public:
     return cudaSuccess;
   }
 
+  /** Keeps the memory when it holds at least `count` elements (Size() is then the capacity), otherwise
+   * TryAllocate(count). Lets a cached buffer serve later, smaller or equal, requests. */
+  cudaError_t
+  TryReserve(std::size_t count)
+  {
+    return m_Size >= count ? cudaSuccess : TryAllocate(count);
+  }
+
   void
   Allocate(std::size_t count)
   {

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +37,7 @@
 #include <vector>
 
 #ifdef SVDLR_BENCHMARK_WITH_CUDA
+#  include "cuda/svdlrCudaPipeline.h"
 #  include <cuda_runtime.h>
 #endif
 
@@ -47,7 +49,11 @@ struct Arguments
   std::string input, output, json, name{ "workload" };
   std::size_t count{ 0 }, rows{ 0 }, cols{ 0 }, rank{ 1 }, repeats{ 5 }, warmups{ 1 }, batch{ 0 };
   svdlr::Backend backend{ svdlr::Backend::CUDA };
+  svdlr::Solver  solver{ svdlr::Solver::Auto };
   bool           pinned{ false };
+  std::int64_t   subspaceWidth{ 0 };    // > 0: override the subspace solver's block (CUDA, for sweeps)
+  int            subspaceIterations{ 0 }; // > 0: override its iteration count
+  bool           trace{ false };          // CUDA: print where the host's time went in the last run
 };
 
 [[noreturn]] void
@@ -56,7 +62,9 @@ Usage(const std::string & problem)
   std::cerr << "svdlrBenchmark: " << problem << "\n"
             << "usage: svdlrBenchmark --input F.f32 --count B --rows R --cols C --rank K [--backend cpu|cuda]\n"
             << "       [--memory pageable|pinned] [--repeats N] [--warmups N] [--batch N] [--output R.f32]\n"
-            << "       [--json result.json] [--name W1]\n";
+            << "       [--json result.json] [--name W1] [--solver auto|exact|subspace]\n"
+            << "       [--subspace-width W] [--subspace-iterations Q]   (CUDA sweeps: override the defaults)\n"
+            << "       [--trace on]   (CUDA: per-phase host times of the last run, on stderr)\n";
   std::exit(2);
 }
 
@@ -97,6 +105,17 @@ Parse(int argc, char * argv[])
       a.batch = number();
     else if (flag == "--backend")
       a.backend = value == "cpu" ? svdlr::Backend::CPU : value == "cuda" ? svdlr::Backend::CUDA : (Usage("bad backend"), svdlr::Backend::Auto);
+    else if (flag == "--solver")
+      a.solver = value == "auto"       ? svdlr::Solver::Auto
+                 : value == "exact"    ? svdlr::Solver::Exact
+                 : value == "subspace" ? svdlr::Solver::Subspace
+                                       : (Usage("bad solver"), svdlr::Solver::Auto);
+    else if (flag == "--subspace-width")
+      a.subspaceWidth = static_cast<std::int64_t>(number());
+    else if (flag == "--subspace-iterations")
+      a.subspaceIterations = static_cast<int>(number());
+    else if (flag == "--trace")
+      a.trace = value == "1" || value == "on";
     else if (flag == "--memory")
       a.pinned = value == "pinned" ? true : value == "pageable" ? false : (Usage("bad memory kind"), false);
     else
@@ -166,6 +185,37 @@ private:
   float *            m_Pinned{ nullptr };
 };
 
+/** The engine's public entry point, or, for a sweep of the subspace solver's settings, the CUDA pipeline
+ * with those settings. */
+svdlr::Report
+Run(const Arguments & args, const svdlr::MatrixBatch<const float> & in, const svdlr::MatrixBatch<float> & out,
+    const svdlr::Options & options)
+{
+#ifdef SVDLR_BENCHMARK_WITH_CUDA
+  if (args.backend == svdlr::Backend::CUDA && (args.subspaceWidth > 0 || args.subspaceIterations > 0 || args.trace))
+  {
+    svdlr::detail::CudaPipelineTuning tuning;
+    tuning.subspace.width = args.subspaceWidth;
+    tuning.subspace.iterations = args.subspaceIterations;
+    svdlr::detail::CudaPipelineTrace trace;
+    svdlr::Report                    report;
+    report.backend = svdlr::Backend::CUDA;
+    report.ranks.assign(in.count, 0);
+    report.singularValues.assign(in.count, {});
+    svdlr::detail::RunCudaInstrumented(in, out, options, report, &trace, tuning);
+    if (args.trace)
+    {
+      std::cerr << "trace ms: handles " << trace.handles << ", deviceAlloc " << trace.deviceAlloc << ", stagingAlloc "
+                << trace.stagingAlloc << ", upload " << trace.upload << ", launch " << trace.launch << ", waitEigen "
+                << trace.waitEigen << ", finish " << trace.finish << ", download " << trace.download << ", teardown "
+                << trace.teardown << "; batches " << trace.batches << " x " << trace.batchSize << "\n";
+    }
+    return report;
+  }
+#endif
+  return svdlr::Reconstruct(in, out, options);
+}
+
 double
 Median(std::vector<double> values)
 {
@@ -194,6 +244,7 @@ main(int argc, char * argv[])
     options.policy = svdlr::RankPolicy::Fixed(args.rank);
     options.backend = args.backend;
     options.maxMatricesPerBatch = args.batch;
+    options.solver = args.solver;
     const svdlr::MatrixBatch<const float> in{ input.Data(), args.count, args.rows, args.cols, args.rows * args.cols };
     const svdlr::MatrixBatch<float>       out{ output.Data(), args.count, args.rows, args.cols, args.rows * args.cols };
 
@@ -201,14 +252,14 @@ main(int argc, char * argv[])
     svdlr::Report report;
     for (std::size_t i = 0; i < args.warmups; ++i)
     {
-      report = svdlr::Reconstruct(in, out, options);
+      report = Run(args, in, out, options);
     }
     std::vector<double> times;
     for (std::size_t i = 0; i < args.repeats; ++i)
     {
       std::memset(output.Data(), 0xFF, elements * sizeof(float)); // NaN poison: every pixel must be written
       const auto start = std::chrono::steady_clock::now();
-      report = svdlr::Reconstruct(in, out, options);
+      report = Run(args, in, out, options);
       times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     }
 
@@ -219,6 +270,7 @@ main(int argc, char * argv[])
     }
     std::ostringstream json;
     json << "{\"name\": \"" << args.name << "\", \"backend\": \"" << svdlr::ToString(report.backend)
+         << "\", \"solver\": \"" << svdlr::ToString(report.solver)
          << "\", \"memory\": \"" << (args.pinned ? "pinned" : "pageable") << "\", \"count\": " << args.count
          << ", \"rows\": " << args.rows << ", \"cols\": " << args.cols << ", \"rank\": " << args.rank
          << ", \"median_ms\": " << Median(times) << ", \"times_ms\": [";
