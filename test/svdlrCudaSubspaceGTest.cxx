@@ -21,7 +21,12 @@
 // rank-deficient or empty. Every test skips, saying why, on a machine without a usable CUDA device.
 #include "svdlrCudaTestFixture.h"
 
+#include "cuda/svdlrCudaTestHooks.h"
+
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace
@@ -103,6 +108,36 @@ TEST_F(SVDLowRankEngineCuda, AutoTakesTheSubspaceSolverAndMeetsTheBoundsOnMriLik
   }
 }
 
+// Where the spectrum has a gap at k, the truncated SVD is well defined and the subspace solver must match
+// it: relative error <= 1e-5 against the float64 reference (issue 4's bound), forced on, in both
+// orientations.
+TEST_F(SVDLowRankEngineCuda, SubspaceSolverMatchesTheReferenceWhereTheSpectrumHasAGap)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t count = 16, k = 10;
+  for (const auto & shape : { std::pair<std::size_t, std::size_t>{ 120, 96 }, { 96, 120 } })
+  {
+    const std::size_t   rows = shape.first, cols = shape.second;
+    std::vector<Matrix> matrices;
+    for (std::size_t i = 0; i < count; ++i)
+    {
+      matrices.push_back(RoundedTo<float>(MatrixWithSpectrum(rows, cols, SpectrumWithGap(rows, cols, k), random)));
+    }
+    const std::vector<float> input = Pack<float>(matrices);
+    const SolverRun          run = RunWith(svdlr::Solver::Subspace, input, count, rows, cols, k);
+    ASSERT_EQ(run.report.solver, svdlr::Solver::Subspace);
+    for (std::size_t i = 0; i < count; ++i)
+    {
+      const ReferenceSvd reference(matrices[i]);
+      EXPECT_LE(RelativeError(run.output, i * rows * cols, reference.Truncated(k)), 1e-5)
+        << rows << " x " << cols << ", matrix " << i;
+      EXPECT_NEAR(run.report.singularValues[i][k - 1], reference.SingularValues()[k - 1], 1e-9)
+        << rows << " x " << cols << ", matrix " << i;
+    }
+  }
+}
+
 TEST_F(SVDLowRankEngineCuda, SubspaceSolverReproducesRankDeficientAndEmptySlicesWithoutNaN)
 {
   Random random;
@@ -152,6 +187,113 @@ TEST_F(SVDLowRankEngineCuda, SolverChoiceFollowsTheRequest)
                                                   MutableBatch(output64, count, rows, cols),
                                                   GpuOptions(svdlr::RankPolicy::Fixed(8)));
   EXPECT_EQ(report.solver, svdlr::Solver::Exact);
+}
+
+// The orthonormalisation on its own, at block widths on both sides of its panel size and up to the cap:
+// kept columns orthonormal to float64 rounding and spanning the input; a zero column, a repeated column and
+// a combination of earlier columns come out as zero columns, never as NaN.
+TEST_F(SVDLowRankEngineCuda, OrthonormalizationKeepsTheSpanAndDropsDependentColumns)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  for (const std::int64_t w : { 5, 8, 21, 64, 160 })
+  {
+    const std::int64_t  n = w + 37, count = 3;
+    std::vector<double> z(static_cast<std::size_t>(n * w * count));
+    for (std::int64_t m = 0; m < count; ++m)
+    {
+      double * block = z.data() + m * n * w;
+      for (std::int64_t c = 0; c < w; ++c)
+      {
+        const double columnScale = std::pow(10.0, -3.0 * static_cast<double>(c) / static_cast<double>(w));
+        for (std::int64_t r = 0; r < n; ++r)
+        {
+          block[r + n * c] = columnScale * random.Normal();
+        }
+      }
+      if (m == 1) // rank-deficient: a zero column, a copy, a combination
+      {
+        for (std::int64_t r = 0; r < n; ++r)
+        {
+          block[r + n * (w - 1)] = 0.0;
+          if (w > 4)
+          {
+            block[r + n * 3] = block[r + n * 1];
+            block[r + n * 4] = 2.0 * block[r + n * 0] - block[r + n * 2];
+          }
+        }
+      }
+    }
+    const std::vector<double> q = svdlr::detail::testing::RunOrthonormalize(z, n, w, count, 0);
+    for (std::int64_t m = 0; m < count; ++m)
+    {
+      const double *    zb = z.data() + m * n * w;
+      const double *    qb = q.data() + m * n * w;
+      std::vector<bool> kept(static_cast<std::size_t>(w));
+      for (std::int64_t a = 0; a < w; ++a)
+      {
+        double norm = 0.0;
+        for (std::int64_t r = 0; r < n; ++r)
+        {
+          ASSERT_TRUE(std::isfinite(qb[r + n * a])) << "w " << w << " matrix " << m << " column " << a;
+          norm += qb[r + n * a] * qb[r + n * a];
+        }
+        kept[a] = norm > 0.5;
+        if (!kept[a])
+        {
+          EXPECT_EQ(norm, 0.0) << "w " << w << " matrix " << m << " column " << a << " neither kept nor zero";
+        }
+      }
+      for (std::int64_t a = 0; a < w; ++a)
+      {
+        for (std::int64_t b = 0; b <= a; ++b)
+        {
+          if (!kept[a] || !kept[b])
+          {
+            continue;
+          }
+          double dot = 0.0;
+          for (std::int64_t r = 0; r < n; ++r)
+          {
+            dot += qb[r + n * a] * qb[r + n * b];
+          }
+          EXPECT_NEAR(dot, a == b ? 1.0 : 0.0, 1e-12) << "w " << w << " matrix " << m << " columns " << a << ", " << b;
+        }
+      }
+      std::size_t dropped = 0;
+      for (std::int64_t a = 0; a < w; ++a)
+      {
+        dropped += kept[a] ? 0 : 1;
+      }
+      // Matrix 1 loses its last column (zero), column 3 (a copy) and column 4 (a combination) unless column 4
+      // is the last one.
+      const std::size_t expected = m == 1 ? 1u + (w > 4 ? 1u : 0u) + (w > 5 ? 1u : 0u) : 0u;
+      EXPECT_EQ(dropped, expected) << "w " << w << " matrix " << m;
+      // Every input column lies in the span of the kept columns: z - Q Q^T z vanishes.
+      for (std::int64_t c = 0; c < w; ++c)
+      {
+        std::vector<double> residual(zb + n * c, zb + n * (c + 1));
+        double              norm = 0.0;
+        for (std::int64_t a = 0; a < w; ++a)
+        {
+          double dot = 0.0;
+          for (std::int64_t r = 0; r < n; ++r)
+          {
+            dot += qb[r + n * a] * zb[r + n * c];
+          }
+          for (std::int64_t r = 0; r < n; ++r)
+          {
+            residual[r] -= dot * qb[r + n * a];
+          }
+        }
+        for (std::int64_t r = 0; r < n; ++r)
+        {
+          norm = std::max(norm, std::abs(residual[r]));
+        }
+        EXPECT_LE(norm, 1e-12) << "w " << w << " matrix " << m << " column " << c;
+      }
+    }
+  }
 }
 
 } // namespace

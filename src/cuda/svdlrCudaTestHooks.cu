@@ -23,6 +23,7 @@
 #include "svdlrCudaPipeline.h"
 #include "svdlrDeviceBuffer.h"
 #include "svdlrLowRankProduct.h"
+#include "svdlrSubspaceIteration.h"
 
 #include <limits>
 #include <string>
@@ -94,6 +95,24 @@ RunLowRankProduct<float>(ProductKernel, const std::vector<double> &, const std::
 template SVDLR_CUDA_EXPORT std::vector<double>
 RunLowRankProduct<double>(ProductKernel, const std::vector<double> &, const std::vector<double> &,
                           const std::vector<int> &, std::int64_t, std::int64_t, std::int64_t, int);
+
+std::vector<double>
+RunOrthonormalize(const std::vector<double> & z, std::int64_t n, std::int64_t w, std::int64_t count, int deviceId)
+{
+  const ScopedDevice  device(deviceId);
+  const StreamOwner   stream = CreateStream();
+  const CublasOwner   cublas = CreateCublas(stream.Get());
+  const std::size_t   ucount = static_cast<std::size_t>(count);
+  DeviceBuffer<double> memory;
+  memory.Allocate(SubspaceWorkspace::Doubles(n, w, ucount));
+  const SubspaceWorkspace workspace = SubspaceWorkspace::Within(memory.Data(), n, w, ucount);
+  SVDLR_CUDA_CHECK(cudaMemcpy(workspace.image, z.data(), z.size() * sizeof(double), cudaMemcpyHostToDevice));
+  Orthonormalize(cublas.Get(), stream.Get(), workspace.image, workspace.basis, workspace, n, w, count);
+  std::vector<double> q(z.size());
+  SVDLR_CUDA_CHECK(cudaStreamSynchronize(stream.Get()));
+  SVDLR_CUDA_CHECK(cudaMemcpy(q.data(), workspace.basis, q.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  return q;
+}
 
 template <typename T>
 CudaPipelineTrace

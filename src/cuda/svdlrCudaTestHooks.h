@@ -60,6 +60,11 @@ RunLowRankProduct(ProductKernel               kernel,
                   int                         deviceId);
 // clang-format on
 
+/** The subspace solver's orthonormalisation (svdlrSubspaceIteration.h) on `count` column-major n x w blocks
+ * `z` (host), on `deviceId`; returns the orthonormalised blocks. */
+SVDLR_CUDA_EXPORT std::vector<double>
+RunOrthonormalize(const std::vector<double> & z, std::int64_t n, std::int64_t w, std::int64_t count, int deviceId);
+
 /** The CUDA backend on a valid request (no front-end validation), returning where the host's time went.
  * `report` must be sized to input.count as the front end would. */
 template <typename T>

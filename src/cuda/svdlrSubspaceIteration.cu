@@ -204,7 +204,8 @@ MultiplyBatched(cublasHandle_t handle, cublasOperation_t opA, cublasOperation_t 
     handle, opA, opB, m, n, k, &one, a, lda, strideA, b, ldb, strideB, &zero, c, ldc, strideC, count));
 }
 
-/** out = orth(in), both (count, n, w); workspace.small and workspace.inverse are overwritten. */
+} // namespace
+
 void
 Orthonormalize(cublasHandle_t handle, cudaStream_t stream, const double * in, double * out,
                const SubspaceWorkspace & workspace, std::int64_t n, std::int64_t w, std::int64_t count)
@@ -214,8 +215,6 @@ Orthonormalize(cublasHandle_t handle, cudaStream_t stream, const double * in, do
   MultiplyBatched(
     handle, CUBLAS_OP_N, CUBLAS_OP_N, n, w, w, in, n, n * w, workspace.inverse, w, w * w, out, n, n * w, count);
 }
-
-} // namespace
 
 const double *
 IterateSubspace(cublasHandle_t handle, cudaStream_t stream, const double * gram, const SubspaceWorkspace & workspace,

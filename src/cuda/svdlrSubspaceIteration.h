@@ -71,6 +71,13 @@ struct SubspaceWorkspace
   }
 };
 
+/** out = orth(in), both (count, n, w) column-major: out's columns are orthonormal and span in's columns,
+ * except that a column numerically in the span of the previous ones comes out as zero. workspace.small and
+ * workspace.inverse are overwritten. */
+void
+Orthonormalize(cublasHandle_t handle, cudaStream_t stream, const double * in, double * out,
+               const SubspaceWorkspace & workspace, std::int64_t n, std::int64_t w, std::int64_t count);
+
 /** Runs the iteration on `gram` (count, n, n) and leaves H = Q^T G Q (count, w, w) in workspace.small.
  * Returns Q (count, n, w), orthonormal columns (zero columns where the block lost rank): one of
  * workspace.basis and workspace.image. */

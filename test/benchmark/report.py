@@ -17,6 +17,7 @@ GPU_PEERS = ("torch_default", "torch_gesvda", "torch_svd_lowrank", "cupy")
 LABELS = {
     "ours_cuda_pinned": "ours CUDA (pinned)",
     "ours_cuda_pageable": "ours CUDA (pageable)",
+    "ours_cuda_exact_pinned": "ours CUDA exact solver (pinned)",
     "ours_cpu": "ours CPU",
     "numpy_cpu": "NumPy CPU",
     "torch_default": "torch svd (default)",
@@ -72,15 +73,17 @@ def main():
         title = f"{r['name']}: {r['count']}x{r['rows']}x{r['cols']}, k={r['rank']}"
         lines.append(f"| {title} | " + " | ".join(cell(r, k) for k in keys) + " |")
     lines += ["", "## Ratios", "",
-              "| workload | ours CUDA pinned (ms) | best accurate GPU peer | speed-up over it | speed-up over NumPy | "
-              "ours CPU speed-up over NumPy | cuBLAS product alone (ms) |", "|---|---|---|---|---|---|---|"]
+              "| workload | solver (Auto chose) | ours CUDA pinned (ms) | best accurate GPU peer | speed-up over it | "
+              "speed-up over NumPy | ours CPU speed-up over NumPy | cuBLAS product alone (ms) |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ours = timed(r, "ours_cuda_pinned")
         peer_ms, peer = best_gpu_peer(r)
         numpy_ms = timed(r, "numpy_cpu")
         cpu_ms = timed(r, "ours_cpu")
         fmt = lambda x: f"{x:.1f}x" if x else "n/a"  # noqa: E731
-        lines.append(f"| {r['name']} | {ours:.2f} | {LABELS.get(peer, 'none')} {peer_ms or float('nan'):.2f} | "
+        solver = r["systems"].get("ours_cuda_pinned", {}).get("solver", "?")
+        lines.append(f"| {r['name']} | {solver} | {ours:.2f} | {LABELS.get(peer, 'none')} {peer_ms or float('nan'):.2f} | "
                      f"{fmt(peer_ms / ours if ours and peer_ms else None)} | "
                      f"{fmt(numpy_ms / ours if ours and numpy_ms else None)} | "
                      f"{fmt(numpy_ms / cpu_ms if cpu_ms and numpy_ms else None)} | "

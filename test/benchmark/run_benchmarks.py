@@ -83,14 +83,15 @@ def accuracy(reference, r):
             "deficient_err": exact, "finite": bool(np.isfinite(r).all())}
 
 
-def run_ours(binary, name, data, reference, backend, memory, tmp, repeats):
+def run_ours(binary, name, data, reference, backend, memory, tmp, repeats, solver="auto"):
     k = reference.k
     count, rows, cols = data.shape
     src = os.path.join(tmp, f"{name}.f32")
-    dst = os.path.join(tmp, f"{name}_{backend}_{memory}.out.f32")
+    dst = os.path.join(tmp, f"{name}_{backend}_{memory}_{solver}.out.f32")
     data.tofile(src)
     cmd = [binary, "--input", src, "--output", dst, "--count", str(count), "--rows", str(rows), "--cols", str(cols),
-           "--rank", str(k), "--backend", backend, "--memory", memory, "--repeats", str(repeats), "--name", name]
+           "--rank", str(k), "--backend", backend, "--memory", memory, "--repeats", str(repeats), "--name", name,
+           "--solver", solver]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         return {"error": proc.stderr.strip()[-400:]}
@@ -154,8 +155,10 @@ def main():
         reps = 10 if count * rows * cols <= 2**24 else 5
         systems["ours_cuda_pinned"] = run_ours(args.binary, name, data, reference, "cuda", "pinned", args.tmp, reps)
         systems["ours_cuda_pageable"] = run_ours(args.binary, name, data, reference, "cuda", "pageable", args.tmp, reps)
+        systems["ours_cuda_exact_pinned"] = run_ours(args.binary, name, data, reference, "cuda", "pinned", args.tmp,
+                                                     reps, solver="exact")
         systems["ours_cpu"] = run_ours(args.binary, name, data, reference, "cpu", "pageable", args.tmp, 3)
-        for key in ("ours_cuda_pinned", "ours_cuda_pageable", "ours_cpu"):
+        for key in ("ours_cuda_pinned", "ours_cuda_pageable", "ours_cuda_exact_pinned", "ours_cpu"):
             print(f"  {key}: {systems[key]}", flush=True)
 
         if not args.skip_peers:

@@ -54,6 +54,8 @@ struct Arguments
   std::int64_t   subspaceWidth{ 0 };    // > 0: override the subspace solver's block (CUDA, for sweeps)
   int            subspaceIterations{ 0 }; // > 0: override its iteration count
   bool           trace{ false };          // CUDA: print where the host's time went in the last run
+  std::size_t    stagingLanes{ 0 };       // > 0: override the staging ring's lanes (pageable memory)
+  std::size_t    stagingChunkKiB{ 0 };    // > 0: override its chunk size
 };
 
 [[noreturn]] void
@@ -64,7 +66,8 @@ Usage(const std::string & problem)
             << "       [--memory pageable|pinned] [--repeats N] [--warmups N] [--batch N] [--output R.f32]\n"
             << "       [--json result.json] [--name W1] [--solver auto|exact|subspace]\n"
             << "       [--subspace-width W] [--subspace-iterations Q]   (CUDA sweeps: override the defaults)\n"
-            << "       [--trace on]   (CUDA: per-phase host times of the last run, on stderr)\n";
+            << "       [--trace on]   (CUDA: per-phase host times of the last run, on stderr)\n"
+            << "       [--staging-lanes N] [--staging-chunk-kib K]   (CUDA, pageable: staging ring sweeps)\n";
   std::exit(2);
 }
 
@@ -114,6 +117,10 @@ Parse(int argc, char * argv[])
       a.subspaceWidth = static_cast<std::int64_t>(number());
     else if (flag == "--subspace-iterations")
       a.subspaceIterations = static_cast<int>(number());
+    else if (flag == "--staging-lanes")
+      a.stagingLanes = number();
+    else if (flag == "--staging-chunk-kib")
+      a.stagingChunkKiB = number();
     else if (flag == "--trace")
       a.trace = value == "1" || value == "on";
     else if (flag == "--memory")
@@ -192,9 +199,12 @@ Run(const Arguments & args, const svdlr::MatrixBatch<const float> & in, const sv
     const svdlr::Options & options)
 {
 #ifdef SVDLR_BENCHMARK_WITH_CUDA
-  if (args.backend == svdlr::Backend::CUDA && (args.subspaceWidth > 0 || args.subspaceIterations > 0 || args.trace))
+  if (args.backend == svdlr::Backend::CUDA && (args.subspaceWidth > 0 || args.subspaceIterations > 0 || args.trace ||
+                                               args.stagingLanes > 0 || args.stagingChunkKiB > 0))
   {
     svdlr::detail::CudaPipelineTuning tuning;
+    tuning.stagingLanes = args.stagingLanes;
+    tuning.stagingChunkBytes = args.stagingChunkKiB << 10;
     tuning.subspace.width = args.subspaceWidth;
     tuning.subspace.iterations = args.subspaceIterations;
     svdlr::detail::CudaPipelineTrace trace;
