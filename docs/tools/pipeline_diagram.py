@@ -33,10 +33,10 @@ def main():
 
     # Host side
     ax.text(1.6, 5.95, "host", fontsize=11, weight="bold", ha="center")
-    box(ax, 0.2, 4.6, 2.8, 1.0, "caller's buffer\n(ITK image, NumPy: pageable)", "#e8eef8")
-    box(ax, 0.2, 3.1, 2.8, 1.1, "staging ring\nup to 4 host threads x\n2 pinned 512 KiB chunks", "#dbe8d4")
+    box(ax, 0.2, 4.6, 2.8, 1.0, "caller's buffer\n(pageable: ITK image, NumPy;\npinned: copied directly)", "#e8eef8")
+    box(ax, 0.2, 3.1, 2.8, 1.1, "staging ring (pageable only)\nup to 8 host threads x\n2 pinned 512 KiB chunks", "#dbe8d4")
     box(ax, 0.2, 1.6, 2.8, 1.1, "host loop\nretire(b-2) | launch(b) | finish(b-1)\nSelectRank, progress, abort", "#f6e6c8")
-    box(ax, 0.2, 0.3, 2.8, 0.9, "solver thread per batch\n(XsyevBatched blocks its caller)", "#f6e6c8")
+    box(ax, 0.2, 0.3, 2.8, 0.9, "solver thread per batch\n(XsyevBatched blocks its caller)\nslots + ring cached between runs", "#f6e6c8")
     arrow(ax, 1.6, 4.6, 1.6, 4.2, "memcpy")
 
     # Copy engines
@@ -50,7 +50,7 @@ def main():
     ax.text(10.6, 5.95, "GPU: two stream slots, each with its own cuBLAS + cuSOLVER handles and buffers",
             fontsize=11, weight="bold", ha="center")
     stages = [("copy in\n(batch b+1)", "#dbe8d4"), ("float64 convert\n+ NaN flags", "#e8eef8"),
-              ("Gram AᵀA\ncuBLAS DGEMM", "#e8eef8"), ("eigen-solve\nXsyevBatched f64", "#f4d4d4"),
+              ("Gram AᵀA\ncuBLAS DGEMM", "#e8eef8"), ("subspace iter.\nG Q, CholeskyQR;\nw x w eigen", "#f4d4d4"),
               ("factors P, Q\ncuBLAS", "#e8eef8"), ("R = P Qᵀ\nour tiled kernel", "#fff2b3"),
               ("copy out\n(batch b-1)", "#dbe8d4")]
     for row, y in enumerate((3.9, 2.4)):
@@ -64,13 +64,15 @@ def main():
     arrow(ax, 5.1, 4.25, 5.45, 4.25)
     ax.add_patch(FancyArrowPatch((5.45 + 6 * 1.5 + 0.65, 2.4), (4.3, 2.9), arrowstyle="-|>", mutation_scale=12,
                                  lw=1.2, connectionstyle="bar,fraction=-0.08"))
-    ax.text(10.6, 1.35, "while slot 0 solves batch b, slot 1 copies batch b+1 in and batch b-1 out: "
-            "copies overlap compute on both copy engines", fontsize=9, ha="center")
-    ax.text(10.6, 0.95, "batch size from cudaMemGetInfo and cuSOLVER's workspace; halved and retried on "
+    ax.text(3.4, 1.35, "while slot 0 solves batch b, slot 1 copies batch b+1 in and batch b-1 out: "
+            "copies overlap compute on both copy engines", fontsize=9, ha="left")
+    ax.text(3.4, 0.95, "batch size from cudaMemGetInfo and cuSOLVER's workspace; halved and retried on "
             "out-of-memory; ranks per slice come back to the host between the solve and the product",
-            fontsize=8.5, ha="center")
-    ax.text(10.6, 0.5, "ReconstructOnDevice: the same slots, with device-to-device copies instead of "
-            "the staging ring (CuPy / PyTorch arrays never visit the host)", fontsize=8.5, ha="center")
+            fontsize=8.5, ha="left")
+    ax.text(3.4, 0.72, "Solver::Exact (float64 data, energy fractions, few small slices): the n x n Gram "
+            "matrix goes to XsyevBatched instead of the subspace iteration", fontsize=8.5, ha="left")
+    ax.text(3.4, 0.5, "ReconstructOnDevice: the same slots, with device-to-device copies instead of "
+            "the staging ring (CuPy / PyTorch arrays never visit the host)", fontsize=8.5, ha="left")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 
