@@ -83,7 +83,8 @@ def accuracy(reference, r):
             "deficient_err": exact, "finite": bool(np.isfinite(r).all())}
 
 
-def run_ours(binary, name, data, reference, backend, memory, tmp, repeats, solver="auto"):
+def run_ours(binary, name, data, reference, backend, memory, tmp, repeats, solver="auto", extra=()):
+    """Times svdlrBenchmark on `data` and measures the accuracy of its output; `extra`: more flags."""
     k = reference.k
     count, rows, cols = data.shape
     src = os.path.join(tmp, f"{name}.f32")
@@ -91,7 +92,7 @@ def run_ours(binary, name, data, reference, backend, memory, tmp, repeats, solve
     data.tofile(src)
     cmd = [binary, "--input", src, "--output", dst, "--count", str(count), "--rows", str(rows), "--cols", str(cols),
            "--rank", str(k), "--backend", backend, "--memory", memory, "--repeats", str(repeats), "--name", name,
-           "--solver", solver]
+           "--solver", solver, *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         return {"error": proc.stderr.strip()[-400:]}

@@ -9,28 +9,11 @@ truncated SVD, worst per-slice optimality ratio.
 import argparse
 import json
 import os
-import subprocess
 import sys
 
-from run_benchmarks import WORKLOADS, Reference, accuracy, mri_like, read_nifti
+from run_benchmarks import WORKLOADS, Reference, mri_like, read_nifti, run_ours
 
 import numpy as np
-
-
-def run(binary, name, data, reference, tmp, extra):
-    count, rows, cols = data.shape
-    src = os.path.join(tmp, f"{name}.f32")
-    dst = os.path.join(tmp, f"{name}.sweep.f32")
-    if not os.path.exists(src):
-        data.tofile(src)
-    cmd = [binary, "--input", src, "--output", dst, "--count", str(count), "--rows", str(rows), "--cols", str(cols),
-           "--rank", str(reference.k), "--backend", "cuda", "--memory", "pinned", "--repeats", "7", "--name", name]
-    proc = subprocess.run(cmd + extra, capture_output=True, text=True)
-    if proc.returncode != 0:
-        return {"error": proc.stderr.strip()[-300:]}
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    result.update(accuracy(reference, np.fromfile(dst, np.float32).reshape(data.shape)))
-    return result
 
 
 def main():
@@ -54,15 +37,14 @@ def main():
             continue
         data = read_nifti(args.colin27) if name == "W5" else mri_like(count, rows, cols, rng)
         reference = Reference(data, k)
-        settings = [("exact", 0, 0, ["--solver", "exact"]), ("auto", 0, 0, [])]
+        settings = [("exact", 0, 0, []), ("auto", 0, 0, [])]
         n = min(rows, cols)
         for p in args.oversampling.split(","):
             w = min(n, 160, k + (k if p == "k" else int(p)))
             for q in (int(v) for v in args.iterations.split(",")):
-                settings.append(("subspace", w, q, ["--solver", "subspace", "--subspace-width", str(w),
-                                                    "--subspace-iterations", str(q)]))
+                settings.append(("subspace", w, q, ["--subspace-width", str(w), "--subspace-iterations", str(q)]))
         for solver, w, q, extra in settings:
-            r = run(args.binary, name, data, reference, args.tmp, extra)
+            r = run_ours(args.binary, name, data, reference, "cuda", "pinned", args.tmp, 7, solver, extra)
             rows_out.append({"name": name, "solver": solver, "width": w, "iterations": q, **r})
             if "error" in r:
                 print(f"| {name} | {solver} | {w} | {q} | failed: {r['error'][:80]} | | |", flush=True)
