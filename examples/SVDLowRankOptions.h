@@ -67,6 +67,7 @@ struct ToolOptions
   double                                      energyFraction{ 0.0 }; // > 0 selects the energy policy
   int                                         sliceAxis{ -1 };       // -1: the last axis
   itk::SVDLowRankReconstructionEnums::Backend backend{ itk::SVDLowRankReconstructionEnums::Backend::Auto };
+  itk::SVDLowRankReconstructionEnums::Solver  solver{ itk::SVDLowRankReconstructionEnums::Solver::Auto };
   int                                         deviceId{ 0 };
   std::string                                 series; // DICOM SeriesInstanceUID or number in the list
   bool                                        listSeries{ false };
@@ -111,6 +112,9 @@ UsageText(bool dicomSupport)
            "                          slice's energy, instead of a fixed rank\n"
            "  -a, --slice-axis D      axis normal to the slices: 0, 1 or 2 (default: the last axis)\n"
            "  -b, --backend NAME      auto (default), cpu or cuda\n"
+           "      --solver NAME       auto (default), exact or subspace: how the GPU finds the leading\n"
+           "                          singular values (subspace: faster at small ranks, needs --rank; the\n"
+           "                          CPU is always exact)\n"
            "  -d, --device N          CUDA device (default 0)\n"
            "  -l, --list-series       list the DICOM series in INPUT and exit\n"
            "  -s, --series UID        the DICOM series to read: its SeriesInstanceUID or its number in\n"
@@ -402,6 +406,19 @@ ParseToolOptions(int argc, char * argv[])
       else
         throw UsageError("--backend must be auto, cpu or cuda, got '" + name + "'");
     }
+    else if (arg == "--solver")
+    {
+      const std::string name = value(i, arg);
+      using Solver = itk::SVDLowRankReconstructionEnums::Solver;
+      if (name == "auto")
+        options.solver = Solver::Auto;
+      else if (name == "exact")
+        options.solver = Solver::Exact;
+      else if (name == "subspace")
+        options.solver = Solver::Subspace;
+      else
+        throw UsageError("--solver must be auto, exact or subspace, got '" + name + "'");
+    }
     else if (arg == "-d" || arg == "--device")
     {
       const double device = number(arg, value(i, arg));
@@ -464,6 +481,10 @@ ParseToolOptions(int argc, char * argv[])
   if (!inputs.empty())
   {
     options.inputs = inputs;
+  }
+  if (options.solver == itk::SVDLowRankReconstructionEnums::Solver::Subspace && options.energyFraction > 0.0)
+  {
+    throw UsageError("--solver subspace needs --rank: --energy needs every singular value");
   }
   return options;
 }

@@ -173,6 +173,7 @@ Reconstruct(const TImage *      input,
   const unsigned int axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
   filter->SetSliceDimension(axis);
   filter->SetBackend(options.backend);
+  filter->SetSolver(options.solver);
   filter->SetDeviceId(options.deviceId);
 
   ProgressBar progress(filter);
@@ -243,7 +244,7 @@ Reconstruct(const TImage *      input,
             << itk::ImageIOBase::GetComponentTypeAsString(itk::ImageIOBase::MapPixelType<PixelType>::CType) << ")\n"
             << "slices:   " << ranks.size() << " along axis " << axis << "\n"
             << "ranks:    " << DescribeRanks(ranks) << "\n"
-            << "backend:  " << filter->GetBackendUsed() << "\n"
+            << "backend:  " << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed() << ")\n"
             << "time:     " << seconds << " s (filter only)\n"
             << "output:   " << outputPath << outputDescription << "\n";
   if (clamped > 0)

@@ -39,6 +39,21 @@ public:
     CUDA
   };
 
+  /** How the CUDA backend finds each slice's leading singular subspace.
+   * Exact: every singular value, at about float64 accuracy.
+   * Subspace: subspace iteration on a block of w > rank vectors, then a Rayleigh-Ritz step; much faster for
+   * small ranks, within the same accuracy bounds, but only the leading w singular values are computed, and
+   * it needs a fixed rank below 160.
+   * Auto: Subspace when the filter computes in float (neither pixel type is double) with a fixed rank where
+   * it pays off, else Exact.
+   * The CPU backend always computes the exact SVD. */
+  enum class Solver : uint8_t
+  {
+    Auto,
+    Exact,
+    Subspace
+  };
+
   /** How each slice's rank is chosen: a fixed rank, or the fewest singular values that hold a given
    * fraction of the slice's energy (its squared Frobenius norm). */
   enum class RankSelection : uint8_t
@@ -61,6 +76,21 @@ operator<<(std::ostream & out, const SVDLowRankReconstructionEnums::Backend valu
       return out << "CUDA";
   }
   return out << "INVALID VALUE FOR SVDLowRankReconstructionEnums::Backend";
+}
+
+inline std::ostream &
+operator<<(std::ostream & out, const SVDLowRankReconstructionEnums::Solver value)
+{
+  switch (value)
+  {
+    case SVDLowRankReconstructionEnums::Solver::Auto:
+      return out << "Auto";
+    case SVDLowRankReconstructionEnums::Solver::Exact:
+      return out << "Exact";
+    case SVDLowRankReconstructionEnums::Solver::Subspace:
+      return out << "Subspace";
+  }
+  return out << "INVALID VALUE FOR SVDLowRankReconstructionEnums::Solver";
 }
 
 inline std::ostream &

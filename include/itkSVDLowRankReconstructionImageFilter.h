@@ -40,7 +40,8 @@ namespace itk
  *
  * The work runs in the ITK-free svdlr engine: on an NVIDIA GPU through CUDA (cuSOLVER and our own kernels)
  * when the module was built with it, else on the CPU through LAPACK, slices spread over ITK's threads.
- * Backend Auto falls back to the CPU, with one warning, when no GPU is usable.
+ * Backend Auto falls back to the CPU, with one warning, when no GPU is usable. On the GPU, Solver chooses
+ * between the exact SVD and a faster subspace iteration that computes only the leading singular values.
  *
  * Integer output pixels are rounded and clamped to the pixel type's range. NaN or Inf in the input is an
  * exception that names the slice.
@@ -83,6 +84,7 @@ public:
                                       float>;
 
   using BackendEnum = SVDLowRankReconstructionEnums::Backend;
+  using SolverEnum = SVDLowRankReconstructionEnums::Solver;
   using RankSelectionEnum = SVDLowRankReconstructionEnums::RankSelection;
   using SingularValuesType = std::vector<double>;
 
@@ -107,6 +109,12 @@ public:
   itkSetEnumMacro(Backend, BackendEnum);
   itkGetEnumMacro(Backend, BackendEnum);
 
+  /** How the CUDA backend finds each slice's leading singular subspace (default Auto; see
+   * SVDLowRankReconstructionEnums::Solver). Subspace needs a fixed rank (SetRank). The CPU backend always
+   * computes the exact SVD. */
+  itkSetEnumMacro(Solver, SolverEnum);
+  itkGetEnumMacro(Solver, SolverEnum);
+
   /** The CUDA device to run on (default 0). */
   itkSetMacro(DeviceId, int);
   itkGetConstMacro(DeviceId, int);
@@ -117,7 +125,9 @@ public:
   itkGetConstMacro(MaximumSlicesPerBatch, SizeValueType);
 
   /** After Update(): the singular values of each slice, descending, indexed by the slice's position along
-   * SliceDimension counted from the start of the largest possible region. Slices not yet computed (under
+   * SliceDimension counted from the start of the largest possible region. A slice holds all min(rows, cols)
+   * values when the Exact solver computed it, but only the leading ones (a block a little wider than the
+   * slice's rank) when the Subspace solver did (see GetSolverUsed()). Slices not yet computed (under
    * streaming) have none. */
   const std::vector<SingularValuesType> &
   GetSingularValues() const
@@ -134,6 +144,10 @@ public:
 
   /** After Update(): the backend that did the work (CPU or CUDA). */
   itkGetEnumMacro(BackendUsed, BackendEnum);
+
+  /** After Update(): the solver that did the work (Exact or Subspace; always Exact on the CPU). Under
+   * streaming, the solver of the last piece. */
+  itkGetEnumMacro(SolverUsed, SolverEnum);
 
   /** Whether this build of the module has the CUDA backend. */
   static bool
@@ -183,12 +197,14 @@ private:
   RankSelectionEnum m_RankSelection{ RankSelectionEnum::FixedRank };
   unsigned int      m_SliceDimension{ ImageDimension - 1 };
   BackendEnum       m_Backend{ BackendEnum::Auto };
+  SolverEnum        m_Solver{ SolverEnum::Auto };
   int               m_DeviceId{ 0 };
   SizeValueType     m_MaximumSlicesPerBatch{ 0 };
 
   std::vector<SingularValuesType> m_SingularValues;
   std::vector<SizeValueType>      m_EffectiveRanks;
   BackendEnum                     m_BackendUsed{ BackendEnum::CPU };
+  SolverEnum                      m_SolverUsed{ SolverEnum::Exact };
   bool                            m_FallbackWarned{ false };
 };
 } // namespace itk

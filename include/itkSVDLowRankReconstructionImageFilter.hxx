@@ -62,6 +62,20 @@ ToEngine(SVDLowRankReconstructionEnums::Backend backend)
       return svdlr::Backend::Auto;
   }
 }
+
+inline svdlr::Solver
+ToEngine(SVDLowRankReconstructionEnums::Solver solver)
+{
+  switch (solver)
+  {
+    case SVDLowRankReconstructionEnums::Solver::Exact:
+      return svdlr::Solver::Exact;
+    case SVDLowRankReconstructionEnums::Solver::Subspace:
+      return svdlr::Solver::Subspace;
+    default:
+      return svdlr::Solver::Auto;
+  }
+}
 } // namespace SVDLowRankReconstructionDetail
 
 template <typename TInputImage, typename TOutputImage>
@@ -125,6 +139,11 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditi
   {
     itkExceptionMacro("Backend CUDA was requested, but this build of SVDLowRankReconstruction has no CUDA backend "
                       "(configure it with -DSVDLR_USE_CUDA=ON on a machine with the CUDA toolkit)");
+  }
+  if (m_Solver == SolverEnum::Subspace && m_RankSelection != RankSelectionEnum::FixedRank)
+  {
+    itkExceptionMacro("Solver Subspace needs a fixed rank (SetRank): EnergyFraction needs every singular value; "
+                      "use Solver Exact or Auto");
   }
   if (m_DeviceId < 0)
   {
@@ -270,6 +289,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   options.policy = m_RankSelection == RankSelectionEnum::FixedRank ? svdlr::RankPolicy::Fixed(m_Rank)
                                                                     : svdlr::RankPolicy::Energy(m_EnergyFraction);
   options.backend = detail::ToEngine(m_Backend);
+  options.solver = detail::ToEngine(m_Solver);
   options.deviceId = m_DeviceId;
   options.maxMatricesPerBatch = m_MaximumSlicesPerBatch;
   options.threads = threader->GetMaximumNumberOfThreads();
@@ -340,6 +360,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
     m_EffectiveRanks[firstSlice + s] = report.ranks[s];
   }
   m_BackendUsed = report.backend == svdlr::Backend::CUDA ? BackendEnum::CUDA : BackendEnum::CPU;
+  m_SolverUsed = report.solver == svdlr::Solver::Subspace ? SolverEnum::Subspace : SolverEnum::Exact;
   if (!report.notes.empty() && !m_FallbackWarned)
   {
     itkWarningMacro(<< report.notes);
@@ -357,9 +378,11 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   os << indent << "RankSelection: " << m_RankSelection << std::endl;
   os << indent << "SliceDimension: " << m_SliceDimension << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;
+  os << indent << "Solver: " << m_Solver << std::endl;
   os << indent << "DeviceId: " << m_DeviceId << std::endl;
   os << indent << "MaximumSlicesPerBatch: " << m_MaximumSlicesPerBatch << std::endl;
   os << indent << "BackendUsed: " << m_BackendUsed << std::endl;
+  os << indent << "SolverUsed: " << m_SolverUsed << std::endl;
   os << indent << "SingularValues: " << m_SingularValues.size() << " slices" << std::endl;
   os << indent << "EffectiveRanks: " << m_EffectiveRanks.size() << " slices" << std::endl;
   os << indent << "FallbackWarned: " << (m_FallbackWarned ? "true" : "false") << std::endl;

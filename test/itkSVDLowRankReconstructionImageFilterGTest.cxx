@@ -345,6 +345,54 @@ TEST(SVDLowRankReconstructionImageFilter, EnergyFractionSelectsRanksPerSlice)
   }
 }
 
+TEST(SVDLowRankReconstructionImageFilter, CpuBackendAlwaysUsesTheExactSolver)
+{
+  using SolverEnum = itk::SVDLowRankReconstructionEnums::Solver;
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  auto input = MakeImage<FloatVolume>({ { 40, 32, 16 } }, random);
+  for (const SolverEnum solver : { SolverEnum::Auto, SolverEnum::Exact, SolverEnum::Subspace })
+  {
+    auto filter = itk::SVDLowRankReconstructionImageFilter<FloatVolume>::New();
+    filter->SetInput(input);
+    filter->SetRank(8);
+    filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+    filter->SetSolver(solver);
+    filter->Update();
+    EXPECT_EQ(filter->GetSolverUsed(), SolverEnum::Exact) << "solver " << solver;
+    for (const auto & values : filter->GetSingularValues())
+    {
+      EXPECT_EQ(values.size(), 32u) << "solver " << solver; // all min(rows, cols) values
+    }
+  }
+}
+
+// On the GPU, Auto takes the subspace solver for a float batch of >= 16 slices at a small fixed rank: only
+// the leading singular values come back, and the reconstruction stays optimal.
+TEST(SVDLowRankReconstructionImageFilter, AutoSolverOnTheGpuTakesTheSubspaceSolverForFloatBatches)
+{
+  using FilterType = itk::SVDLowRankReconstructionImageFilter<FloatVolume>;
+  if (!FilterType::IsCUDABackendBuilt() || !svdlr::CudaDeviceUsable(0))
+  {
+    GTEST_SKIP() << "needs the CUDA backend and a usable CUDA device";
+  }
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  auto input = MakeImage<FloatVolume>({ { 48, 40, 16 } }, random);
+  auto filter = FilterType::New();
+  filter->SetInput(input);
+  filter->SetRank(8);
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CUDA);
+  filter->Update();
+  EXPECT_EQ(filter->GetSolverUsed(), itk::SVDLowRankReconstructionEnums::Solver::Subspace);
+  for (const auto & values : filter->GetSingularValues())
+  {
+    EXPECT_GT(values.size(), 8u);
+    EXPECT_LT(values.size(), 40u);
+  }
+  ExpectSlicesOptimal(input.GetPointer(), filter->GetOutput(), 2, 8, 1.0 + 1e-4);
+}
+
 // Every supported input pixel type gives, after rounding and clamping, what the float pipeline gives.
 template <typename TPixel>
 class SVDLowRankReconstructionPixelTypes : public ::testing::Test
@@ -427,6 +475,13 @@ TEST_F(SVDLowRankReconstructionImageFilterErrors, EnergyFractionOutsideUnitInter
     m_Filter->SetEnergyFraction(fraction);
     EXPECT_NE(UpdateError(m_Filter.GetPointer()).find("EnergyFraction must be in (0, 1]"), std::string::npos);
   }
+}
+
+TEST_F(SVDLowRankReconstructionImageFilterErrors, SubspaceSolverWithEnergyFraction)
+{
+  m_Filter->SetEnergyFraction(0.9);
+  m_Filter->SetSolver(itk::SVDLowRankReconstructionEnums::Solver::Subspace);
+  EXPECT_NE(UpdateError(m_Filter.GetPointer()).find("Solver Subspace needs a fixed rank"), std::string::npos);
 }
 
 TEST_F(SVDLowRankReconstructionImageFilterErrors, SliceDimensionOutOfRange)
@@ -517,7 +572,8 @@ TEST(SVDLowRankReconstructionImageFilter, PrintSelfListsTheParameters)
   std::ostringstream text;
   filter->Print(text);
   for (const char * field : { "Rank: 7", "EnergyFraction:", "RankSelection: FixedRank", "SliceDimension: 2",
-                              "Backend: Auto", "DeviceId: 0", "MaximumSlicesPerBatch: 0" })
+                              "Backend: Auto", "Solver: Auto", "DeviceId: 0", "MaximumSlicesPerBatch: 0",
+                              "SolverUsed: Exact" })
   {
     EXPECT_NE(text.str().find(field), std::string::npos) << field;
   }

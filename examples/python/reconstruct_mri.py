@@ -61,6 +61,7 @@ def save_figure(path, original, reconstructed, details, slice_index, arguments):
         axis.set_axis_off()
         figure.colorbar(shown, ax=axis, fraction=0.046, pad=0.04)
     values = details.singular_values[slice_index]
+    values = values[np.isfinite(values)]  # the GPU's subspace solver computes only the leading values (NaN after)
     kept = details.ranks[slice_index]
     axes[3].semilogy(np.arange(1, len(values) + 1), np.maximum(values, np.finfo(float).tiny), ".-", markersize=3)
     axes[3].axvline(kept + 0.5, color="tab:red", linestyle="--", label=f"kept: {kept}")

@@ -159,6 +159,10 @@ TEST_F(Tool, BadCommandLinesExitWithTwo)
   EXPECT_EQ(Run("--rank 0").exitCode, 2);
   EXPECT_EQ(Run("--format tiff in.nii out").exitCode, 2);
   EXPECT_EQ(Run("--no-such-option").exitCode, 2);
+  EXPECT_EQ(Run("--solver fast in.nii out.nii").exitCode, 2);
+  const auto subspaceEnergy = Run("--solver subspace --energy 0.9 in.nii out.nii");
+  EXPECT_EQ(subspaceEnergy.exitCode, 2);
+  EXPECT_NE(subspaceEnergy.err.find("--solver subspace needs --rank"), std::string::npos) << subspaceEnergy.err;
 }
 
 TEST_F(Tool, MissingInputExitsWithThree)
@@ -179,6 +183,7 @@ TEST_F(Tool, PngFolderInPngFolderOutMatchesTheFilterRunDirectly)
   const auto run = Run("--rank 3 --backend cpu slices slices_rank3");
   ASSERT_EQ(run.exitCode, 0) << run.err;
   EXPECT_NE(run.out.find("ranks:    3 (all 12 slices)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("backend:  CPU (solver Exact)"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("folder of PNG slices"), std::string::npos) << run.out;
   EXPECT_TRUE(fs::exists(Path("slices_rank3_figure.png")));
   const auto output = svdlr_io::ReadPngStack<unsigned char>(svdlr_io::FindPngSlices(Path("slices_rank3")));

@@ -19,6 +19,7 @@ with the ITK libraries inside the ``itk`` wheels; ``itk`` is needed only to pass
 from ._engine import __version__
 from ._engine import cuda_backend_built as _cuda_backend_built
 from ._engine import cuda_device_usable as _cuda_device_usable
+from ._engine import release_cuda_resources as _release_cuda_resources
 from ._filter import ReconstructionDetails, svd_low_rank_reconstruction_image_filter
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "cuda_backend_built",
     "cuda_device_unusable_reason",
     "cuda_device_usable",
+    "release_cuda_resources",
     "svd_low_rank_reconstruction_image_filter",
 ]
 
@@ -48,3 +50,8 @@ def cuda_device_unusable_reason(device_id: int = 0) -> str:
     """Why CUDA device ``device_id`` cannot run the CUDA backend; empty when it can."""
     usable, why = _cuda_device_usable(device_id)
     return "" if usable else why
+
+
+def release_cuda_resources() -> None:
+    """Frees the GPU memory, streams and handles the CUDA backend keeps between runs (no-op without CUDA)."""
+    _release_cuda_resources()

@@ -14,6 +14,7 @@ from . import _engine
 from ._adapters import SUPPORTED_DTYPES, element_count, to_device, to_host
 
 _BACKENDS = ("auto", "cpu", "cuda")
+_SOLVERS = ("auto", "exact", "subspace")
 _AXIS_NAMES = "xyz"
 
 
@@ -26,13 +27,16 @@ class ReconstructionDetails:
     """
 
     singular_values: np.ndarray
-    """float64, shape (slices, min(rows, cols)): all singular values of each slice, descending."""
+    """float64, shape (slices, min(rows, cols)): the singular values of each slice, descending. All of them
+    with the exact solver; with the subspace solver only the leading ones, and NaN for the rest."""
     ranks: np.ndarray
     """int64, shape (slices,): how many singular triplets each slice kept."""
     backend: str
     """Where the work ran: "cpu" or "cuda"."""
     slice_dimension: Optional[int]
     """The ITK axis the volume was cut along (0 = x, 1 = y, 2 = z); None for a 2D image."""
+    solver: str = "exact"
+    """How the singular subspace was found: "exact" (always on the CPU) or "subspace"."""
     notes: str = ""
     """The engine's remarks, e.g. why backend="auto" ran on the CPU; empty when it had nothing to say."""
 
@@ -44,6 +48,7 @@ def svd_low_rank_reconstruction_image_filter(
     energy_fraction: Optional[float] = None,
     slice_dimension: Optional[int] = None,
     backend: str = "auto",
+    solver: str = "auto",
     device_id: Optional[int] = None,
     return_details: bool = False,
     output_pixel_type: Any = None,
@@ -73,11 +78,19 @@ def svd_low_rank_reconstruction_image_filter(
         axes in ITK order: its rows run along the higher one. Ignored for a 2D image (one slice).
     backend : "auto", "cpu" or "cuda"
         "auto" uses the GPU when the CUDA backend is built and a device is usable, else the CPU.
+    solver : "auto", "exact" or "subspace"
+        How the CUDA backend finds each slice's leading singular subspace. "exact" computes every singular
+        value at about float64 accuracy. "subspace" (subspace iteration on a block of w > rank vectors) is
+        much faster for small ranks, within the same accuracy bounds, but computes only the leading w
+        singular values (the details hold NaN for the others); it needs ``rank`` below 160, not
+        ``energy_fraction``. "auto" takes "subspace" for float32 work with a fixed rank where it pays off,
+        else "exact". The CPU backend always computes the exact SVD.
     device_id : int, optional
         CUDA device. Default: the device holding a CuPy/PyTorch input, else 0. A CuPy/PyTorch input is
         worked on in place on its device only when this is its device (or None).
     return_details : bool
-        Also return a :class:`ReconstructionDetails` (per-slice singular values and ranks, backend used).
+        Also return a :class:`ReconstructionDetails` (per-slice singular values and ranks, backend and
+        solver used).
     output_pixel_type : optional
         Pixel type of the result, as an ITK type (``itk.F``, ``itk.UC``...) or a NumPy dtype. Default: float
         (float32), like the C++ filter's default output ``itk.Image[itk.F, D]``. ``"same"`` keeps the input's
@@ -109,8 +122,8 @@ def svd_low_rank_reconstruction_image_filter(
     Raises
     ------
     ValueError
-        rank < 1, energy_fraction outside (0, 1], both given, slice_dimension out of range, an empty
-        image, or NaN/Inf in the image (the message names the slice).
+        rank < 1, energy_fraction outside (0, 1], both given, solver="subspace" with energy_fraction,
+        slice_dimension out of range, an empty image, or NaN/Inf in the image (the message names the slice).
     TypeError
         An unsupported object, pixel type or argument type.
     RuntimeError
@@ -118,6 +131,12 @@ def svd_low_rank_reconstruction_image_filter(
     """
     _check_policy(rank, energy_fraction)
     _check_choice("backend", backend, _BACKENDS)
+    _check_choice("solver", solver, _SOLVERS)
+    if solver == "subspace" and energy_fraction is not None:
+        raise ValueError(
+            'svdlr: solver "subspace" needs a fixed rank: energy_fraction needs every singular value; '
+            'use solver "exact" or "auto"'
+        )
     if device_id is not None:
         _check_integer("device_id", device_id, minimum=0)
     if slice_dimension is not None:
@@ -162,6 +181,7 @@ def svd_low_rank_reconstruction_image_filter(
             rank=None if rank is None else int(rank),
             energy_fraction=None if energy_fraction is None else float(energy_fraction),
             backend=backend,
+            solver=solver,
             device_id=int(device_id) if device_id is not None else (data.device_id or 0),
             max_matrices_per_batch=int(max_matrices_per_batch),
             threads=int(threads),
@@ -185,6 +205,7 @@ def svd_low_rank_reconstruction_image_filter(
         ranks=engine_details["ranks"],
         backend=engine_details["backend"],
         slice_dimension=slice_dimension,
+        solver=engine_details["solver"],
         notes=engine_details["notes"],
     )
     return output, details

@@ -54,6 +54,14 @@ NB_MODULE(_engine, module)
     "device_id"_a = 0,
     "(usable, why): whether CUDA device `device_id` can run the CUDA backend, and if not, why.");
 
+  module.def(
+    "release_cuda_resources",
+    [] {
+      nb::gil_scoped_release release; // freeing device memory may wait for the device
+      svdlr::ReleaseCudaResources();
+    },
+    "Frees the GPU memory, streams and handles the CUDA backend keeps between runs (no-op without CUDA).");
+
   module.attr("DEVICE_INPUT_SUPPORTED") = svdlr::python::DeviceInputSupported();
   module.attr("__version__") = SVDLR_PY_VERSION;
 }

@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -112,12 +113,31 @@ ParseBackend(const std::string & name)
   ThrowValueError("backend must be \"auto\", \"cpu\" or \"cuda\", got \"" + name + "\"");
 }
 
+Solver
+ParseSolver(const std::string & name)
+{
+  if (name == "auto")
+  {
+    return Solver::Auto;
+  }
+  if (name == "exact")
+  {
+    return Solver::Exact;
+  }
+  if (name == "subspace")
+  {
+    return Solver::Subspace;
+  }
+  ThrowValueError("solver must be \"auto\", \"exact\" or \"subspace\", got \"" + name + "\"");
+}
+
 // Range checks the engine cannot do because its fields are unsigned. The engine validates the rest
 // (energy fraction range, empty input, overlap of input and output).
 Options
 MakeOptions(std::optional<std::int64_t> rank,
             std::optional<double>       energyFraction,
             const std::string &         backend,
+            const std::string &         solver,
             std::int64_t                deviceId,
             std::int64_t                maxMatricesPerBatch,
             std::int64_t                threads)
@@ -141,6 +161,12 @@ MakeOptions(std::optional<std::int64_t> rank,
     options.policy = RankPolicy::Fixed(static_cast<std::size_t>(k));
   }
   options.backend = ParseBackend(backend);
+  options.solver = ParseSolver(solver);
+  if (options.solver == Solver::Subspace && energyFraction)
+  {
+    ThrowValueError("solver \"subspace\" needs a fixed rank: energy_fraction needs every singular value; use "
+                    "solver \"exact\" or \"auto\"");
+  }
   if (deviceId < 0 || deviceId > INT_MAX)
   {
     ThrowValueError("device_id must be >= 0, got " + std::to_string(deviceId));
@@ -277,7 +303,7 @@ DetailsOf(const Report & report, const BatchShape & shape)
     ranks[i] = i < report.ranks.size() ? static_cast<std::int64_t>(report.ranks[i]) : 0;
     const std::vector<double> & sigma = i < report.singularValues.size() ? report.singularValues[i] : none;
     double *                    row = values + i * valueCount;
-    std::fill(row, row + valueCount, 0.0);
+    std::fill(row, row + valueCount, std::numeric_limits<double>::quiet_NaN()); // values not computed
     std::copy_n(sigma.begin(), std::min(sigma.size(), valueCount), row);
   }
 
@@ -285,6 +311,7 @@ DetailsOf(const Report & report, const BatchShape & shape)
   details["ranks"] = rankArray;
   details["singular_values"] = valueArray;
   details["backend"] = report.backend == Backend::CUDA ? "cuda" : "cpu";
+  details["solver"] = report.solver == Solver::Subspace ? "subspace" : "exact";
   details["notes"] = report.notes;
   return details;
 }
@@ -375,6 +402,7 @@ ReconstructArray(InputArray                  matrices,
                  std::optional<std::int64_t> rank,
                  std::optional<double>       energyFraction,
                  const std::string &         backend,
+                 const std::string &         solver,
                  std::optional<std::int64_t> deviceId,
                  std::int64_t                maxMatricesPerBatch,
                  std::int64_t                threads,
@@ -398,7 +426,7 @@ ReconstructArray(InputArray                  matrices,
                     ", which holds the array");
   }
   Options options =
-    MakeOptions(rank, energyFraction, backend, deviceId.value_or(arrayDevice), maxMatricesPerBatch, threads);
+    MakeOptions(rank, energyFraction, backend, solver, deviceId.value_or(arrayDevice), maxMatricesPerBatch, threads);
 
   ProgressRelay relay(std::move(progress));
   options.progress = relay.Callback();
@@ -433,6 +461,12 @@ rank : int >= 1, optional
 energy_fraction : float in (0, 1], optional
     Keep, per matrix, the fewest triplets whose squared singular values hold this fraction of ||A||_F^2.
 backend : "auto", "cpu" or "cuda"
+solver : "auto", "exact" or "subspace"
+    How the CUDA backend finds the leading singular subspace. "exact": every singular value, at about
+    float64 accuracy. "subspace": subspace iteration on a block of w > rank vectors; only the leading w
+    singular values are computed, much faster for small ranks, within the same accuracy bounds (optimality
+    ratio ||A - R|| / ||A - A_k|| <= 1 + 1e-4); needs a fixed rank below 160. "auto": "subspace" for
+    float32 data with a fixed rank where it pays off, else "exact". The CPU backend is always exact.
 device_id : int, optional
     CUDA device for the "cuda" and "auto" backends. Default: the device holding a CUDA array, else 0.
 max_matrices_per_batch : int
@@ -453,13 +487,16 @@ Returns
 -------
 (result, details)
     result is `out`, or a new NumPy array (host input only). details is a dict: "ranks" (int64, (count,)),
-    "singular_values" (float64, (count, min(rows, cols)), all values, descending), "backend" ("cpu" or
-    "cuda": where the work ran) and "notes" (e.g. why "auto" fell back to the CPU).
+    "singular_values" (float64, (count, min(rows, cols)), descending: all values with the exact solver; with
+    the subspace solver the leading w, then NaN for the values it did not compute), "backend" ("cpu" or
+    "cuda": where the work ran), "solver" ("exact" or "subspace": what ran) and "notes" (e.g. why "auto"
+    fell back to the CPU).
 
 Raises
 ------
 ValueError
-    Invalid options or shapes, empty input, NaN or Inf in a matrix. Engine errors carry `error_code`
+    Invalid options or shapes (including solver "subspace" with energy_fraction or a rank of 160 or
+    more), empty input, NaN or Inf in a matrix. Engine errors carry `error_code`
     and `matrix_index` (the offending matrix, or None) attributes.
 RuntimeError
     The requested backend is unavailable, a device call failed, memory ran out, or a solver failed.
@@ -487,6 +524,7 @@ DefineReconstruct(nb::module_ & module)
              "rank"_a = nb::none(),
              "energy_fraction"_a = nb::none(),
              "backend"_a = "auto",
+             "solver"_a = "auto",
              "device_id"_a = nb::none(),
              "max_matrices_per_batch"_a = 0,
              "threads"_a = 0,
