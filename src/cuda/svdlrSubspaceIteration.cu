@@ -32,7 +32,7 @@ namespace
 {
 
 constexpr int kFillThreads = 256;
-constexpr int kCholeskyThreads = 512;
+constexpr int kOrthonormalizeThreads = 512;
 
 // A pivot of the equilibrated cross-product matrix (unit diagonal) at or below this means the column's
 // part outside the span of the previous columns is below 1e-7 of its length: float64 rounding of the cross
@@ -83,7 +83,7 @@ __launch_bounds__(kFillThreads) FillStartBlockKernel(double * __restrict__ block
  * of the array read top to bottom is then row j of Y (above the diagonal) followed by column j of L (below
  * it), which is exactly the vector step j subtracts. */
 __global__ void
-__launch_bounds__(kCholeskyThreads)
+__launch_bounds__(kOrthonormalizeThreads)
   OrthonormalizingFactorKernel(const double * __restrict__ cross, double * __restrict__ factor, int w)
 {
   extern __shared__ double shared[];
@@ -186,7 +186,7 @@ LaunchOrthonormalizingFactor(const double * cross, double * factor, std::int64_t
   const std::size_t bytes = static_cast<std::size_t>((w + 1) * w + 2 * w) * sizeof(double);
   SVDLR_CUDA_CHECK(cudaFuncSetAttribute(
     OrthonormalizingFactorKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  OrthonormalizingFactorKernel<<<static_cast<unsigned>(count), kCholeskyThreads, bytes, stream>>>(
+  OrthonormalizingFactorKernel<<<static_cast<unsigned>(count), kOrthonormalizeThreads, bytes, stream>>>(
     cross, factor, static_cast<int>(w));
   SVDLR_CUDA_CHECK_LAUNCH("OrthonormalizingFactorKernel");
 }
