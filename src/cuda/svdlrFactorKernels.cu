@@ -17,6 +17,7 @@
  *=========================================================================*/
 #include "svdlrFactorKernels.cuh"
 
+#include "svdlrBatchedGemm.h"
 #include "svdlrCudaCheck.h"
 
 #include <algorithm>
@@ -75,51 +76,45 @@ ComputeLargeSideFactor(cublasHandle_t handle, const double * a, const double * s
   {
     return;
   }
-  const double one = 1.0;
-  const double zero = 0.0;
   if (cols <= rows)
   {
     // P = A Q = X^T Q: (rows, kmax) = (rows, cols) x (cols, kmax).
-    SVDLR_CUBLAS_CHECK(cublasDgemmStridedBatched_64(handle,
-                                                    CUBLAS_OP_T,
-                                                    CUBLAS_OP_N,
-                                                    rows,
-                                                    kmax,
-                                                    cols,
-                                                    &one,
-                                                    a,
-                                                    cols,
-                                                    rows * cols,
-                                                    small,
-                                                    cols,
-                                                    cols * kmax,
-                                                    &zero,
-                                                    large,
-                                                    rows,
-                                                    rows * kmax,
-                                                    count));
+    MultiplyBatched(handle,
+                    CUBLAS_OP_T,
+                    CUBLAS_OP_N,
+                    rows,
+                    kmax,
+                    cols,
+                    a,
+                    cols,
+                    rows * cols,
+                    small,
+                    cols,
+                    cols * kmax,
+                    large,
+                    rows,
+                    rows * kmax,
+                    count);
   }
   else
   {
     // Q = A^T P = X P: (cols, kmax) = (cols, rows) x (rows, kmax).
-    SVDLR_CUBLAS_CHECK(cublasDgemmStridedBatched_64(handle,
-                                                    CUBLAS_OP_N,
-                                                    CUBLAS_OP_N,
-                                                    cols,
-                                                    kmax,
-                                                    rows,
-                                                    &one,
-                                                    a,
-                                                    cols,
-                                                    rows * cols,
-                                                    small,
-                                                    rows,
-                                                    rows * kmax,
-                                                    &zero,
-                                                    large,
-                                                    cols,
-                                                    cols * kmax,
-                                                    count));
+    MultiplyBatched(handle,
+                    CUBLAS_OP_N,
+                    CUBLAS_OP_N,
+                    cols,
+                    kmax,
+                    rows,
+                    a,
+                    cols,
+                    rows * cols,
+                    small,
+                    rows,
+                    rows * kmax,
+                    large,
+                    cols,
+                    cols * kmax,
+                    count);
   }
 }
 

@@ -17,6 +17,7 @@
  *=========================================================================*/
 #include "svdlrGramKernels.cuh"
 
+#include "svdlrBatchedGemm.h"
 #include "svdlrCudaCheck.h"
 
 #include <algorithm>
@@ -84,51 +85,45 @@ void
 ComputeGramBatched(cublasHandle_t handle, const double * a, double * gram, std::int64_t rows, std::int64_t cols,
                    std::int64_t count)
 {
-  const double one = 1.0;
-  const double zero = 0.0;
   if (cols <= rows)
   {
     // G = A^T A = X X^T: (cols, cols) = (cols, rows) x (rows, cols).
-    SVDLR_CUBLAS_CHECK(cublasDgemmStridedBatched_64(handle,
-                                                    CUBLAS_OP_N,
-                                                    CUBLAS_OP_T,
-                                                    cols,
-                                                    cols,
-                                                    rows,
-                                                    &one,
-                                                    a,
-                                                    cols,
-                                                    rows * cols,
-                                                    a,
-                                                    cols,
-                                                    rows * cols,
-                                                    &zero,
-                                                    gram,
-                                                    cols,
-                                                    cols * cols,
-                                                    count));
+    MultiplyBatched(handle,
+                    CUBLAS_OP_N,
+                    CUBLAS_OP_T,
+                    cols,
+                    cols,
+                    rows,
+                    a,
+                    cols,
+                    rows * cols,
+                    a,
+                    cols,
+                    rows * cols,
+                    gram,
+                    cols,
+                    cols * cols,
+                    count);
   }
   else
   {
     // G = A A^T = X^T X: (rows, rows) = (rows, cols) x (cols, rows).
-    SVDLR_CUBLAS_CHECK(cublasDgemmStridedBatched_64(handle,
-                                                    CUBLAS_OP_T,
-                                                    CUBLAS_OP_N,
-                                                    rows,
-                                                    rows,
-                                                    cols,
-                                                    &one,
-                                                    a,
-                                                    cols,
-                                                    rows * cols,
-                                                    a,
-                                                    cols,
-                                                    rows * cols,
-                                                    &zero,
-                                                    gram,
-                                                    rows,
-                                                    rows * rows,
-                                                    count));
+    MultiplyBatched(handle,
+                    CUBLAS_OP_T,
+                    CUBLAS_OP_N,
+                    rows,
+                    rows,
+                    cols,
+                    a,
+                    cols,
+                    rows * cols,
+                    a,
+                    cols,
+                    rows * cols,
+                    gram,
+                    rows,
+                    rows * rows,
+                    count);
   }
 }
 

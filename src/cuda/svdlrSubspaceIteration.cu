@@ -17,6 +17,7 @@
  *=========================================================================*/
 #include "svdlrSubspaceIteration.h"
 
+#include "svdlrBatchedGemm.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrFactorKernels.cuh"
 
@@ -57,8 +58,8 @@ StartValue(std::int64_t row, std::int64_t col)
 }
 
 __global__ void
-__launch_bounds__(kFillThreads) FillStartBlockKernel(double * __restrict__ block, std::int64_t n, std::int64_t w,
-                                                     std::int64_t total)
+__launch_bounds__(kFillThreads)
+  FillStartBlockKernel(double * __restrict__ block, std::int64_t n, std::int64_t w, std::int64_t total)
 {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride)
@@ -87,17 +88,17 @@ __launch_bounds__(kOrthonormalizeThreads)
   OrthonormalizingFactorKernel(const double * __restrict__ cross, double * __restrict__ factor, int w)
 {
   extern __shared__ double shared[];
-  const int         ld = w + 1;
-  double *          s = shared;             // (w, w), leading dimension ld
-  double *          scale = s + ld * w;     // (w): D, 0 for a zero column
-  double *          yDiagonal = scale + w;  // (w): Y(j, j)
-  const std::size_t matrix = blockIdx.x;
-  const double *    c = cross + matrix * w * w;
-  double *          f = factor + matrix * w * w;
-  const int         tid = threadIdx.x;
-  const int         lane = tid % 32;
-  const int         warp = tid / 32;
-  const int         warps = blockDim.x / 32;
+  const int                ld = w + 1;
+  double *                 s = shared;            // (w, w), leading dimension ld
+  double *                 scale = s + ld * w;    // (w): D, 0 for a zero column
+  double *                 yDiagonal = scale + w; // (w): Y(j, j)
+  const std::size_t        matrix = blockIdx.x;
+  const double *           c = cross + matrix * w * w;
+  double *                 f = factor + matrix * w * w;
+  const int                tid = threadIdx.x;
+  const int                lane = tid % 32;
+  const int                warp = tid / 32;
+  const int                warps = blockDim.x / 32;
 
   for (int j = tid; j < w; j += blockDim.x)
   {
@@ -191,26 +192,14 @@ LaunchOrthonormalizingFactor(const double * cross, double * factor, std::int64_t
   SVDLR_CUDA_CHECK_LAUNCH("OrthonormalizingFactorKernel");
 }
 
-/** C = op(A) op(B) for `count` column-major matrices, float64, on the handle's stream. */
-void
-MultiplyBatched(cublasHandle_t handle, cublasOperation_t opA, cublasOperation_t opB, std::int64_t m, std::int64_t n,
-                std::int64_t k, const double * a, std::int64_t lda, std::int64_t strideA, const double * b,
-                std::int64_t ldb, std::int64_t strideB, double * c, std::int64_t ldc, std::int64_t strideC,
-                std::int64_t count)
-{
-  const double one = 1.0;
-  const double zero = 0.0;
-  SVDLR_CUBLAS_CHECK(cublasDgemmStridedBatched_64(
-    handle, opA, opB, m, n, k, &one, a, lda, strideA, b, ldb, strideB, &zero, c, ldc, strideC, count));
-}
-
 } // namespace
 
 void
 Orthonormalize(cublasHandle_t handle, cudaStream_t stream, const double * in, double * out,
                const SubspaceWorkspace & workspace, std::int64_t n, std::int64_t w, std::int64_t count)
 {
-  MultiplyBatched(handle, CUBLAS_OP_T, CUBLAS_OP_N, w, w, n, in, n, n * w, in, n, n * w, workspace.small, w, w * w, count);
+  MultiplyBatched(
+    handle, CUBLAS_OP_T, CUBLAS_OP_N, w, w, n, in, n, n * w, in, n, n * w, workspace.small, w, w * w, count);
   LaunchOrthonormalizingFactor(workspace.small, workspace.inverse, w, count, stream);
   MultiplyBatched(
     handle, CUBLAS_OP_N, CUBLAS_OP_N, n, w, w, in, n, n * w, workspace.inverse, w, w * w, out, n, n * w, count);
@@ -234,7 +223,8 @@ IterateSubspace(cublasHandle_t handle, cudaStream_t stream, const double * gram,
 
   // Rayleigh-Ritz: H = Q^T (G Q).
   MultiplyBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, w, n, gram, n, n * n, q, n, n * w, z, n, n * w, count);
-  MultiplyBatched(handle, CUBLAS_OP_T, CUBLAS_OP_N, w, w, n, q, n, n * w, z, n, n * w, workspace.small, w, w * w, count);
+  MultiplyBatched(
+    handle, CUBLAS_OP_T, CUBLAS_OP_N, w, w, n, q, n, n * w, z, n, n * w, workspace.small, w, w * w, count);
   return q;
 }
 
@@ -248,8 +238,22 @@ ComputeRitzVectors(cublasHandle_t handle, cudaStream_t stream, const double * ba
     return;
   }
   LaunchExtractLeadingEigenvectors(workspace.small, workspace.inverse, w, kmax, count, stream);
-  MultiplyBatched(
-    handle, CUBLAS_OP_N, CUBLAS_OP_N, n, kmax, w, basis, n, n * w, workspace.inverse, w, w * kmax, ritz, n, n * kmax, count);
+  MultiplyBatched(handle,
+                  CUBLAS_OP_N,
+                  CUBLAS_OP_N,
+                  n,
+                  kmax,
+                  w,
+                  basis,
+                  n,
+                  n * w,
+                  workspace.inverse,
+                  w,
+                  w * kmax,
+                  ritz,
+                  n,
+                  n * kmax,
+                  count);
 }
 
 } // namespace detail
