@@ -218,11 +218,7 @@ public:
       m_Fallback = true;
       return;
     }
-    // Eigenvalues ascend; round-off can leave those of a rank-deficient B slightly negative.
-    singularValues.resize(m_Eigenvalues.size());
-    std::transform(m_Eigenvalues.rbegin(), m_Eigenvalues.rend(), singularValues.begin(), [](double lambda) {
-      return std::sqrt(std::max(0.0, lambda));
-    });
+    SingularValuesFromGramEigenvalues(m_Eigenvalues.data(), m_Eigenvalues.size(), singularValues);
   }
 
   void

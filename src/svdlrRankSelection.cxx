@@ -18,6 +18,8 @@
 #include "svdlrRankSelection.h"
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace svdlr
@@ -55,6 +57,16 @@ SelectRank(const RankPolicy & policy, const double * singularValuesDescending, s
     }
   }
   return count;
+}
+
+void
+SingularValuesFromGramEigenvalues(const double * ascending, std::size_t count, std::vector<double> & singularValues)
+{
+  singularValues.resize(count);
+  std::transform(std::reverse_iterator<const double *>(ascending + count),
+                 std::reverse_iterator<const double *>(ascending),
+                 singularValues.begin(),
+                 [](double eigenvalue) { return std::sqrt(std::max(eigenvalue, 0.0)); });
 }
 
 } // namespace detail

@@ -21,6 +21,7 @@
 #include "svdlr/Engine.h"
 
 #include <cstddef>
+#include <vector>
 
 namespace svdlr
 {
@@ -32,6 +33,12 @@ namespace detail
  * fewest leading values whose squares sum to at least f of the total; a zero matrix gets rank 0. */
 std::size_t
 SelectRank(const RankPolicy & policy, const double * singularValuesDescending, std::size_t count);
+
+/** A matrix's singular values, descending, from the `count` eigenvalues of its Gram matrix in ascending
+ * order: sqrt(max(eigenvalue, 0)), since round-off can leave those of a rank-deficient matrix slightly
+ * negative. Both backends' Gram paths use it. */
+void
+SingularValuesFromGramEigenvalues(const double * ascending, std::size_t count, std::vector<double> & singularValues);
 
 } // namespace detail
 } // namespace svdlr

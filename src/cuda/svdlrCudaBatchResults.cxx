@@ -65,13 +65,8 @@ CollectBatchResults(const int * nonFiniteFlags, const int * solverInfo, const do
   std::size_t largest = 0;
   for (std::size_t i = 0; i < count; ++i)
   {
-    const double *        ascending = eigenvalues + i * n;
     std::vector<double> & singular = report.singularValues[first + i];
-    singular.resize(n);
-    for (std::size_t j = 0; j < n; ++j)
-    {
-      singular[j] = std::sqrt(std::max(ascending[n - 1 - j], 0.0));
-    }
+    SingularValuesFromGramEigenvalues(eigenvalues + i * n, n, singular);
     const std::size_t rank = SelectRank(policy, singular.data(), n);
     report.ranks[first + i] = rank;
     ranks[i] = static_cast<int>(rank);

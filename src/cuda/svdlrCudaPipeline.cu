@@ -59,6 +59,7 @@
 #include "svdlrSubspacePlan.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <future>
 #include <memory>
@@ -113,21 +114,35 @@ MemoryTypeText(cudaMemoryType type)
   return "memory of unknown type";
 }
 
-/** Whether the first and the last byte of [data, data + bytes) are page-locked host memory. */
+/** The first and the last byte of [data, data + bytes): where a batch's memory is checked. */
+std::array<const unsigned char *, 2>
+SpanEnds(const void * data, std::size_t bytes)
+{
+  const unsigned char * first = static_cast<const unsigned char *>(data);
+  return { first, first + (bytes - 1) };
+}
+
+/** CUDA's attributes of the memory at `p`; a pointer CUDA does not know reads as unregistered host memory
+ * (and the error it raised is cleared). */
+cudaPointerAttributes
+AttributesAt(const void * p)
+{
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess)
+  {
+    (void)cudaGetLastError();
+    attributes.type = cudaMemoryTypeUnregistered;
+  }
+  return attributes;
+}
+
+/** Whether both ends of [data, data + bytes) are page-locked host memory. */
 bool
 IsPinnedHostSpan(const void * data, std::size_t bytes)
 {
-  const unsigned char * ends[2] = { static_cast<const unsigned char *>(data),
-                                    static_cast<const unsigned char *>(data) + (bytes - 1) };
-  for (const unsigned char * p : ends)
+  for (const unsigned char * p : SpanEnds(data, bytes))
   {
-    cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess)
-    {
-      (void)cudaGetLastError();
-      return false;
-    }
-    if (attributes.type != cudaMemoryTypeHost)
+    if (AttributesAt(p).type != cudaMemoryTypeHost)
     {
       return false;
     }
@@ -140,17 +155,11 @@ IsPinnedHostSpan(const void * data, std::size_t bytes)
 void
 CheckDeviceSpan(const void * data, std::size_t bytes, int deviceId, const char * name)
 {
-  const unsigned char * ends[2] = { static_cast<const unsigned char *>(data),
-                                    static_cast<const unsigned char *>(data) + (bytes - 1) };
+  const auto ends = SpanEnds(data, bytes);
   for (const unsigned char * p : ends)
   {
-    cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess)
-    {
-      (void)cudaGetLastError(); // not a pointer CUDA knows: clear the error and reject the pointer
-      attributes.type = cudaMemoryTypeUnregistered;
-    }
-    const bool onDevice = attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+    const cudaPointerAttributes attributes = AttributesAt(p);
+    const bool                  onDevice = attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
     if (!onDevice || attributes.device != deviceId)
     {
       std::string where = MemoryTypeText(attributes.type);
