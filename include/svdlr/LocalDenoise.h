@@ -1,0 +1,135 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_LocalDenoise_h
+#define svdlr_LocalDenoise_h
+
+// The ITK-free engine's second entry point: local low-rank denoising of a 4D series (diffusion, fMRI,
+// multi-echo), the MP-PCA method of Veraart et al. (2016) that MRtrix3's dwidenoise implements.
+//
+// For every voxel v, the patch P(v) is a box of voxels around v (shifted inward at the image's borders so
+// that it always lies inside, as dwidenoise does). Its Casorati matrix X(v) has one row per patch voxel and one
+// column per volume. X(v) is replaced by its low-rank approximation, with the rank (and the noise level) chosen
+// by options.policy, and the denoised series takes, per voxel, either the row of its own patch (CentreVoxel, as
+// dwidenoise) or the average of the rows of every patch that contains it (OverlapAverage).
+//
+// Like Engine.h, this header holds no ITK and no CUDA type.
+
+#include "svdlr/Engine.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace svdlr
+{
+
+/** A 4D series: size[0..2] voxels along x, y, z and `volumes` volumes; element (x, y, z, t) is
+ *   data[x * strides[0] + y * strides[1] + z * strides[2] + t * strides[3]]     (strides in elements).
+ * An itk::Image<T, 4> has strides {1, nx, nx*ny, nx*ny*nz}; an itk::VectorImage<T, 3> with `volumes`
+ * components has strides {volumes, volumes*nx, volumes*nx*ny, 1}. */
+template <typename T>
+struct SeriesView
+{
+  T *                            data{ nullptr };
+  std::array<std::size_t, 3>     size{ 0, 0, 0 };
+  std::size_t                    volumes{ 0 };
+  std::array<std::ptrdiff_t, 4> strides{ 0, 0, 0, 0 };
+
+  std::size_t
+  VoxelCount() const
+  {
+    return size[0] * size[1] * size[2];
+  }
+};
+
+/** How a voxel's denoised signal is formed from the patches' low-rank approximations. */
+enum class PatchAggregation
+{
+  CentreVoxel,   // the row of the patch centred on the voxel (dwidenoise)
+  OverlapAverage // the mean of the rows of every computed patch that contains the voxel
+};
+
+/** What happens to the singular values that the rank keeps. */
+enum class Shrinkage
+{
+  Hard,            // keep them as they are (truncated SVD; dwidenoise, DIPY)
+  OptimalFrobenius // Gavish & Donoho (2017): the shrinker that is optimal in Frobenius loss for the estimated σ
+};
+
+struct LocalDenoiseOptions
+{
+  /** How each patch's rank is chosen. Default: Marchenko-Pastur (MP-PCA). FixedRank and every noise policy of
+   * RankPolicy are accepted; EnergyFraction too, though it is rarely what a denoiser wants. */
+  RankPolicy policy{ RankPolicy::MarchenkoPastur() };
+  /** Patch extent in voxels along x, y, z, each odd and >= 1. {0, 0, 0}: the smallest cube of odd side whose voxel
+   * count is at least the number of volumes (5x5x5 for 65 volumes), as dwidenoise chooses. */
+  std::array<std::size_t, 3> patchSize{ 0, 0, 0 };
+  /** Patches are centred on every `patchStride`-th voxel along each axis (1: every voxel). A stride above 1 needs
+   * OverlapAverage, which then covers the voxels between centres. */
+  std::size_t      patchStride{ 1 };
+  PatchAggregation aggregation{ PatchAggregation::CentreVoxel };
+  Shrinkage        shrinkage{ Shrinkage::Hard };
+  /** Optional, VoxelCount() bytes, x fastest: voxels where the mask is 0 are copied unchanged and get σ = 0 and
+   * rank 0 in the maps; patches are centred only on voxels inside the mask (but read every voxel they cover). */
+  const std::uint8_t * mask{ nullptr };
+  /** Optional, VoxelCount() values, x fastest: a known noise level σ per voxel (for example from noise scans).
+   * Each patch then uses σ at its centre in place of an estimate, and keeps the singular values above the
+   * policy's threshold for that σ. Must be finite and >= 0. */
+  const float * noiseSigma{ nullptr };
+
+  Backend          backend{ Backend::Auto };
+  int              deviceId{ 0 };
+  std::size_t      maxPatchesPerBatch{ 0 }; // 0: the backend chooses (from free memory on the GPU)
+  unsigned         threads{ 0 };            // CPU worker threads; 0: all hardware threads
+  ParallelFor      parallelFor{};           // empty: the engine's own std::thread pool
+  ProgressCallback progress{};              // (patches done, patches in all)
+};
+
+/** Optional per-voxel maps, each VoxelCount() values, x fastest; a null pointer skips that map. */
+struct LocalDenoiseMaps
+{
+  float *         noiseSigma{ nullptr }; // σ of the patch centred on the voxel (estimated or given); 0 outside the mask
+  std::uint16_t * rank{ nullptr };       // rank kept in the patch centred on the voxel; 0 outside the mask
+};
+
+struct LocalDenoiseReport
+{
+  Backend                    backend{ Backend::CPU };
+  std::array<std::size_t, 3> patchSize{ 0, 0, 0 }; // the patch extent used
+  std::size_t                patches{ 0 };         // patches computed
+  std::string                notes;                // e.g. why Auto fell back to the CPU
+};
+
+/** Denoises `input` into `output` (same size and volume count; `output` may be `input` itself, with the same
+ * strides, but not overlap it otherwise) and fills the maps asked for. Throws svdlr::Error:
+ *  - InvalidArgument: fewer than 2 volumes, an empty image, a patch size that is even, zero or larger than the
+ *    image along an axis, a patch with fewer voxels than 2, a stride of 0 or a stride above 1 with CentreVoxel, a
+ *    negative or non-finite known σ, or a policy out of range;
+ *  - NonFiniteInput: NaN or Inf in the input (Error::Matrix() gives the linear voxel index, x fastest);
+ *  - BackendUnavailable, DeviceFailure, OutOfMemory, Aborted: as for Reconstruct. */
+LocalDenoiseReport
+DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<float> & output,
+                    const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options);
+
+/** The patch extent that options.patchSize = {0, 0, 0} stands for, for a series of `volumes` volumes. */
+std::array<std::size_t, 3>
+DefaultPatchSize(std::size_t volumes);
+
+} // namespace svdlr
+
+#endif

@@ -1,0 +1,51 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_LocalDenoiseBackends_h
+#define svdlr_LocalDenoiseBackends_h
+
+// Internal contract between DenoiseLocalLowRank's front end (svdlrLocalDenoise.cxx) and its backends.
+// The front end has validated the views, the options and the maps, resolved options.patchSize (never {0,0,0}
+// here: `patch` holds the extent to use) and filled report.patchSize. A backend must:
+//  - write every output voxel (copying those outside the mask) and every map value asked for, or throw;
+//  - give the same result as the CPU backend to within float32 rounding of the patch decompositions;
+//  - throw Error(NonFiniteInput, ..., voxel) for NaN or Inf in the input, naming a linear voxel index;
+//  - report progress between batches of patches on the calling thread only, and set report.patches.
+
+#include "svdlr/LocalDenoise.h"
+
+namespace svdlr
+{
+namespace detail
+{
+
+void
+RunLocalDenoiseCpu(const SeriesView<const float> & input, const SeriesView<float> & output,
+                   const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
+                   const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report);
+
+/** Same contract on the GPU (src/cuda/; svdlrCudaBackendDisabled.cxx throws BackendUnavailable). The views are
+ * host memory; the backend stages slabs of the series through the device. */
+void
+RunLocalDenoiseCuda(const SeriesView<const float> & input, const SeriesView<float> & output,
+                    const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
+                    const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report);
+
+} // namespace detail
+} // namespace svdlr
+
+#endif
