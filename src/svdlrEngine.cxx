@@ -21,6 +21,7 @@
 #include "svdlrBackends.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace svdlr
@@ -140,10 +141,27 @@ Validate(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, cons
     msg << "energy fraction must be in (0, 1], got " << policy.energyFraction;
     ThrowInvalid(msg.str());
   }
+  if (policy.kind == RankPolicy::Kind::GavishDonoho && !(std::isfinite(policy.noiseSigma) && policy.noiseSigma >= 0.0))
+  {
+    std::ostringstream msg;
+    msg << "Gavish-Donoho noise sigma must be finite and >= 0 (0: estimate it), got " << policy.noiseSigma;
+    ThrowInvalid(msg.str());
+  }
+  if (policy.kind == RankPolicy::Kind::MarchenkoPastur &&
+      policy.estimator != MarchenkoPasturEstimator::Veraart2016 &&
+      policy.estimator != MarchenkoPasturEstimator::CorderoGrande2019)
+  {
+    ThrowInvalid("unknown Marchenko-Pastur estimator " + std::to_string(static_cast<int>(policy.estimator)));
+  }
+  if (policy.kind != RankPolicy::Kind::FixedRank && policy.kind != RankPolicy::Kind::EnergyFraction &&
+      policy.kind != RankPolicy::Kind::GavishDonoho && policy.kind != RankPolicy::Kind::MarchenkoPastur)
+  {
+    ThrowInvalid("unknown rank policy " + std::to_string(static_cast<int>(policy.kind)));
+  }
   if (options.solver == Solver::Subspace && policy.kind != RankPolicy::Kind::FixedRank)
   {
-    ThrowInvalid("the subspace solver needs a fixed rank: an energy fraction needs every singular value; use "
-                 "Solver::Exact or Solver::Auto");
+    ThrowInvalid("the subspace solver needs a fixed rank: an energy fraction or a noise threshold needs every "
+                 "singular value; use Solver::Exact or Solver::Auto");
   }
   if (options.deviceId < 0)
   {
@@ -165,6 +183,7 @@ SizedReport(std::size_t count)
   Report report;
   report.ranks.assign(count, 0);
   report.singularValues.assign(count, {});
+  report.noiseSigmas.assign(count, std::numeric_limits<double>::quiet_NaN());
   return report;
 }
 
