@@ -34,6 +34,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace svdlr
 {
@@ -54,6 +55,13 @@ struct SeriesView
   VoxelCount() const
   {
     return size[0] * size[1] * size[2];
+  }
+
+  /** A view of mutable data reads as a view of const data, so one view can be both input and output (in place). */
+  template <typename U = T, typename = std::enable_if_t<!std::is_const_v<U>>>
+  operator SeriesView<const U>() const
+  {
+    return { data, size, volumes, strides };
   }
 };
 
