@@ -32,6 +32,7 @@ set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrLocalDenoiseCpu.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchCentres.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchLowRank.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrTridiagonalEigenvalues.cxx
   )
 
 if(SVDLR_USE_CUDA)

@@ -45,8 +45,10 @@
 #include "svdlrPatchGeometry.h" // PatchStart
 #include "svdlrPatchLowRank.h"
 #include "svdlrProgress.h"
+#include "svdlrTridiagonalEigenvalues.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -85,20 +87,13 @@ struct PlaneSums
   }
 };
 
-/** One worker's state: its patch solver, a row buffer, and the start of the patch it decomposed last. */
+/** One worker's state: its patch solvers (a group of patches is decomposed together), a row buffer, and the
+ * centres of the line at hand. */
 struct Lane
 {
-  std::unique_ptr<PatchLowRank> patch;
-  std::vector<double>           row;
-  std::int64_t                  start[3]{ -1, -1, -1 };
-
-  /** Each unit of work starts from a fresh patch, so that its results do not depend on which lane ran what before
-   * (row replacements round differently from a fresh Gram matrix). */
-  void
-  Forget()
-  {
-    std::fill(start, start + 3, -1);
-  }
+  std::array<std::unique_ptr<PatchLowRank>, kTridiagonalBatch> patches;
+  std::vector<double>                                         row;
+  std::vector<std::size_t>                                    centres;
 };
 
 class CpuDenoiser
@@ -224,40 +219,99 @@ private:
            m_Patch[1] * (z - static_cast<std::size_t>(start[2]));
   }
 
-  /** Fills the lane's Casorati matrix for the patch starting at `start` and decomposes it, unless the lane's last
-   * patch was this one (centres near a border share a patch); when the last patch was one voxel before along x,
-   * only the column of voxels that enters replaces the one that leaves. Then chooses the rank for the centre
-   * `voxel`. */
+  /** Runs emit(x, patch, start) for every centre x of line (y, z), in order, with its decomposed patch. Up to
+   * kTridiagonalBatch consecutive patches are decomposed together; centres near a border that share a patch share
+   * its decomposition; a patch one voxel along x from the one before it is found by replacing the column of
+   * voxels that leaves by the one that enters. Each line starts afresh, so that its results do not depend on which
+   * lane ran what before (row replacements round differently from a fresh Gram matrix). */
+  template <typename TEmit>
   void
-  Prepare(Lane & lane, const std::int64_t (&start)[3], std::size_t voxel)
+  ForEachCentreOfLine(Lane & lane, std::size_t y, std::size_t z, TEmit && emit)
   {
-    if (!lane.patch)
+    if (!lane.patches[0])
     {
-      lane.patch = std::make_unique<PatchLowRank>(m_PatchVoxels, m_Nv, m_Options, m_Median);
+      for (auto & patch : lane.patches)
+      {
+        patch = std::make_unique<PatchLowRank>(m_PatchVoxels, m_Nv, m_Options, m_Median);
+      }
       lane.row.resize(m_Nv);
     }
-    PatchLowRank & patch = *lane.patch;
-    if (!std::equal(start, start + 3, lane.start))
+    lane.centres.clear();
+    for (std::size_t x = 0, voxel = m_Nx * (y + m_Ny * z); x < m_Nx; ++x, ++voxel)
     {
-      if (start[0] == lane.start[0] + 1 && start[1] == lane.start[1] && start[2] == lane.start[2] &&
-          patch.CanReplaceRows())
+      if (m_Centres[voxel])
       {
-        const std::size_t entering = static_cast<std::size_t>(start[0]) + m_Patch[0] - 1;
-        const int         first = static_cast<int>((entering % m_Patch[0]) * m_Patch[1] * m_Patch[2]);
-        const int         count = static_cast<int>(m_Patch[1] * m_Patch[2]);
-        patch.RemoveRows(first, count);
-        GatherColumns(start, entering, entering + 1, patch.Casorati());
-        patch.AddRowsAndDecompose(first, count);
+        lane.centres.push_back(x);
       }
-      else
-      {
-        GatherColumns(start, static_cast<std::size_t>(start[0]), static_cast<std::size_t>(start[0]) + m_Patch[0],
-                      patch.Casorati());
-        patch.Decompose();
-      }
-      std::copy(start, start + 3, lane.start);
     }
-    patch.Choose(m_Options.noiseSigma != nullptr ? static_cast<double>(m_Options.noiseSigma[voxel]) : -1.0);
+    const std::int64_t   sy = Start(1, y), sz = Start(2, z);
+    const PatchLowRank * previous = nullptr;
+    std::int64_t         previousStart = -1;
+    for (std::size_t next = 0; next < lane.centres.size();)
+    {
+      // The group: the next centres whose patches start at up to kTridiagonalBatch distinct x.
+      std::int64_t starts[kTridiagonalBatch];
+      int          slots = 0;
+      std::size_t  end = next;
+      for (; end < lane.centres.size(); ++end)
+      {
+        const std::int64_t sx = Start(0, lane.centres[end]);
+        if (slots == 0 || sx != starts[slots - 1])
+        {
+          if (slots == kTridiagonalBatch)
+          {
+            break;
+          }
+          starts[slots++] = sx;
+        }
+      }
+      PatchLowRank * group[kTridiagonalBatch];
+      for (int j = 0; j < slots; ++j)
+      {
+        PatchLowRank &       patch = *lane.patches[j];
+        const PatchLowRank * base = j == 0 ? previous : lane.patches[j - 1].get();
+        const std::int64_t   baseStart = j == 0 ? previousStart : starts[j - 1];
+        const std::int64_t   start[3] = { starts[j], sy, sz };
+        if (base != nullptr && starts[j] == baseStart + 1 && base->CanReplaceRows())
+        {
+          if (base != &patch)
+          {
+            patch.CopyGramFrom(*base);
+          }
+          const std::size_t entering = static_cast<std::size_t>(starts[j]) + m_Patch[0] - 1;
+          const int         first = static_cast<int>((entering % m_Patch[0]) * m_Patch[1] * m_Patch[2]);
+          const int         count = static_cast<int>(m_Patch[1] * m_Patch[2]);
+          patch.RemoveRows(first, count);
+          GatherColumns(start, entering, entering + 1, patch.Casorati());
+          patch.AddRows(first, count);
+        }
+        else
+        {
+          GatherColumns(start, static_cast<std::size_t>(starts[j]), static_cast<std::size_t>(starts[j]) + m_Patch[0],
+                        patch.Casorati());
+          patch.FormGram();
+        }
+        patch.Tridiagonalize();
+        group[j] = &patch;
+      }
+      PatchLowRank::FinishEigenvalues(group, slots);
+
+      for (int j = 0; next < end; ++next)
+      {
+        const std::size_t x = lane.centres[next];
+        const std::int64_t start[3] = { Start(0, x), sy, sz };
+        while (starts[j] != start[0])
+        {
+          ++j;
+        }
+        PatchLowRank &    patch = *group[j];
+        const std::size_t voxel = x + m_Nx * (y + m_Ny * z);
+        patch.Choose(m_Options.noiseSigma != nullptr ? static_cast<double>(m_Options.noiseSigma[voxel]) : -1.0);
+        emit(x, patch, start);
+      }
+      previous = group[slots - 1];
+      previousStart = starts[slots - 1];
+    }
   }
 
   /** Writes the columns [x0, x1) of the patch starting at `start` into X (column-major (m, volumes), rows as
@@ -317,25 +371,16 @@ private:
     std::atomic<std::size_t> patches{ 0 };
     PlaneSums &              plane = Plane(z);
     ForEachUnit(m_Ny, [&](Lane & lane, std::size_t y) {
-      lane.Forget();
       std::size_t count = 0;
-      for (std::size_t x = 0; x < m_Nx; ++x)
-      {
-        const std::size_t voxel = x + m_Nx * (y + m_Ny * z);
-        if (!m_Centres[voxel])
-        {
-          continue;
-        }
-        const std::int64_t start[3] = { Start(0, x), Start(1, y), Start(2, z) };
-        Prepare(lane, start, voxel);
-        lane.patch->ApproximateRow(static_cast<int>(CasoratiRow(x, y, z, start)), lane.row.data());
+      ForEachCentreOfLine(lane, y, z, [&](std::size_t x, PatchLowRank & patch, const std::int64_t(&start)[3]) {
+        patch.ApproximateRow(static_cast<int>(CasoratiRow(x, y, z, start)), lane.row.data());
         const std::size_t index = x + m_Nx * y;
         std::copy(lane.row.begin(), lane.row.end(), plane.values.begin() + index * m_Nv);
         plane.counts[index] = 1;
-        plane.sigma[index] = lane.patch->Sigma();
-        plane.rank[index] = static_cast<double>(lane.patch->Rank());
+        plane.sigma[index] = patch.Sigma();
+        plane.rank[index] = static_cast<double>(patch.Rank());
         ++count;
-      }
+      });
       patches += count;
     });
     return patches;
@@ -355,20 +400,12 @@ private:
         const std::size_t first = (2 * unit + parity) * block;
         const std::size_t last = std::min(m_Ny, first + block);
         std::size_t       count = 0;
-        lane.Forget();
         for (std::size_t y = first; y < last; ++y)
         {
-          for (std::size_t x = 0; x < m_Nx; ++x)
-          {
-            const std::size_t voxel = x + m_Nx * (y + m_Ny * z);
-            if (m_Centres[voxel])
-            {
-              const std::int64_t start[3] = { Start(0, x), Start(1, y), Start(2, z) };
-              Prepare(lane, start, voxel);
-              Accumulate(*lane.patch, start);
-              ++count;
-            }
-          }
+          ForEachCentreOfLine(lane, y, z, [&](std::size_t, PatchLowRank & patch, const std::int64_t(&start)[3]) {
+            Accumulate(patch, start);
+            ++count;
+          });
         }
         patches += count;
       });

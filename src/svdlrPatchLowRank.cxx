@@ -20,6 +20,7 @@
 #include "svdlrLapack.h"
 #include "svdlrNoiseThreshold.h"
 #include "svdlrRankSelection.h"
+#include "svdlrTridiagonalEigenvalues.h"
 
 #include <algorithm>
 #include <cmath>
@@ -90,7 +91,9 @@ void
 PatchLowRank::Decompose()
 {
   FormGram();
-  Factor();
+  Tridiagonalize();
+  PatchLowRank * self = this;
+  FinishEigenvalues(&self, 1);
 }
 
 void
@@ -100,18 +103,26 @@ PatchLowRank::RemoveRows(int first, int count)
 }
 
 void
-PatchLowRank::AddRowsAndDecompose(int first, int count)
+PatchLowRank::AddRows(int first, int count)
 {
   lapack::syrkLowerUpdate('T', m_P, count, 1.0, m_X.data() + first, m_M, m_Running.data());
   ++m_Replacements;
-  Factor();
 }
 
 void
-PatchLowRank::Factor()
+PatchLowRank::CopyGramFrom(const PatchLowRank & other)
+{
+  std::copy(other.m_X.begin(), other.m_X.end(), m_X.begin());
+  std::copy(other.m_Running.begin(), other.m_Running.end(), m_Running.begin());
+  m_Replacements = other.m_Replacements;
+}
+
+void
+PatchLowRank::Tridiagonalize()
 {
   m_Chosen = false;
   m_FullyDecomposed = false;
+  m_EigenvaluesPending = false;
   std::copy(m_Running.begin(), m_Running.end(), m_Gram.begin());
   const int work = static_cast<int>(m_Work.size());
   if (lapack::sytrdLower(m_P, m_Gram.data(), m_Diagonal.data(), m_Offdiag.data(), m_Tau.data(), m_Work.data(), work) !=
@@ -122,9 +133,54 @@ PatchLowRank::Factor()
   }
   std::copy(m_Diagonal.begin(), m_Diagonal.end(), m_Eigen.begin());
   std::copy(m_Offdiag.begin(), m_Offdiag.end(), m_Scratch.begin());
+  m_EigenvaluesPending = true;
+}
+
+void
+PatchLowRank::EigenvaluesBySterf()
+{
+  std::copy(m_Diagonal.begin(), m_Diagonal.end(), m_Eigen.begin());
+  std::copy(m_Offdiag.begin(), m_Offdiag.end(), m_Scratch.begin());
+  m_EigenvaluesPending = false;
   if (lapack::sterf(m_P, m_Eigen.data(), m_Scratch.data()) != 0)
   {
     DecomposeFully();
+  }
+}
+
+void
+PatchLowRank::FinishEigenvalues(PatchLowRank * const * patches, int count)
+{
+  PatchLowRank * pending[kTridiagonalBatch];
+  double *       diagonals[kTridiagonalBatch];
+  double *       offdiagonals[kTridiagonalBatch];
+  int            found = 0;
+  for (int k = 0; k < count; ++k)
+  {
+    if (patches[k]->m_EigenvaluesPending)
+    {
+      pending[found] = patches[k];
+      diagonals[found] = patches[k]->m_Eigen.data();
+      offdiagonals[found] = patches[k]->m_Scratch.data();
+      ++found;
+    }
+    if (found == kTridiagonalBatch || (k + 1 == count && found > 0))
+    {
+      // One matrix alone goes to dsterf, which is faster than the QL sweep without a partner.
+      const bool interleaved = found > 1 && TridiagonalEigenvalues(pending[0]->m_P, diagonals, offdiagonals, found);
+      for (int j = 0; j < found; ++j)
+      {
+        if (interleaved)
+        {
+          pending[j]->m_EigenvaluesPending = false;
+        }
+        else
+        {
+          pending[j]->EigenvaluesBySterf();
+        }
+      }
+      found = 0;
+    }
   }
 }
 
@@ -144,6 +200,7 @@ PatchLowRank::DecomposeFully()
                 "svdlr: LAPACK dsyevd failed to converge on a patch's Gram matrix of order " + std::to_string(m_P));
   }
   m_FullyDecomposed = true;
+  m_EigenvaluesPending = false;
 }
 
 void
