@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace itk
 {
@@ -76,6 +77,26 @@ ToEngine(SVDLowRankReconstructionEnums::Solver solver)
       return svdlr::Solver::Auto;
   }
 }
+
+inline svdlr::RankPolicy
+ToEngine(SVDLowRankReconstructionEnums::RankSelection selection, unsigned int rank, double energyFraction,
+         double noiseSigma, SVDLowRankReconstructionEnums::MarchenkoPasturEstimator estimator)
+{
+  switch (selection)
+  {
+    case SVDLowRankReconstructionEnums::RankSelection::EnergyFraction:
+      return svdlr::RankPolicy::Energy(energyFraction);
+    case SVDLowRankReconstructionEnums::RankSelection::GavishDonoho:
+      return svdlr::RankPolicy::GavishDonoho(noiseSigma);
+    case SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur:
+      return svdlr::RankPolicy::MarchenkoPastur(
+        estimator == SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019
+          ? svdlr::MarchenkoPasturEstimator::CorderoGrande2019
+          : svdlr::MarchenkoPasturEstimator::Veraart2016);
+    default:
+      return svdlr::RankPolicy::Fixed(rank);
+  }
+}
 } // namespace SVDLowRankReconstructionDetail
 
 template <typename TInputImage, typename TOutputImage>
@@ -119,6 +140,32 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetEnergyFractio
 
 template <typename TInputImage, typename TOutputImage>
 void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetNoiseSigma(double sigma)
+{
+  // Compared bitwise-equal as doubles: a NaN set twice still marks the filter modified, and is rejected later.
+  if (!(m_NoiseSigma == sigma) || m_RankSelection != RankSelectionEnum::GavishDonoho)
+  {
+    m_NoiseSigma = sigma;
+    m_RankSelection = RankSelectionEnum::GavishDonoho;
+    this->Modified();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetMarchenkoPasturEstimator(
+  MarchenkoPasturEstimatorEnum estimator)
+{
+  if (m_MarchenkoPasturEstimator != estimator || m_RankSelection != RankSelectionEnum::MarchenkoPastur)
+  {
+    m_MarchenkoPasturEstimator = estimator;
+    m_RankSelection = RankSelectionEnum::MarchenkoPastur;
+    this->Modified();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditions() ITKv5_CONST
 {
   Superclass::VerifyPreconditions();
@@ -131,6 +178,10 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditi
   {
     itkExceptionMacro("EnergyFraction must be in (0, 1], got " << m_EnergyFraction);
   }
+  if (m_RankSelection == RankSelectionEnum::GavishDonoho && !(std::isfinite(m_NoiseSigma) && m_NoiseSigma >= 0.0))
+  {
+    itkExceptionMacro("NoiseSigma must be finite and >= 0 (0: estimate it), got " << m_NoiseSigma);
+  }
   if (ImageDimension == 3 && m_SliceDimension >= ImageDimension)
   {
     itkExceptionMacro("SliceDimension must be less than " << ImageDimension << ", got " << m_SliceDimension);
@@ -142,8 +193,8 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditi
   }
   if (m_Solver == SolverEnum::Subspace && m_RankSelection != RankSelectionEnum::FixedRank)
   {
-    itkExceptionMacro("Solver Subspace needs a fixed rank (SetRank): EnergyFraction needs every singular value; "
-                      "use Solver Exact or Auto");
+    itkExceptionMacro("Solver Subspace needs a fixed rank (SetRank): RankSelection "
+                      << m_RankSelection << " needs every singular value; use Solver Exact or Auto");
   }
   if (m_DeviceId < 0)
   {
@@ -286,8 +337,8 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   }
 
   svdlr::Options options;
-  options.policy = m_RankSelection == RankSelectionEnum::FixedRank ? svdlr::RankPolicy::Fixed(m_Rank)
-                                                                    : svdlr::RankPolicy::Energy(m_EnergyFraction);
+  options.policy =
+    detail::ToEngine(m_RankSelection, m_Rank, m_EnergyFraction, m_NoiseSigma, m_MarchenkoPasturEstimator);
   options.backend = detail::ToEngine(m_Backend);
   options.solver = detail::ToEngine(m_Solver);
   options.deviceId = m_DeviceId;
@@ -353,11 +404,13 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   {
     m_SingularValues.assign(totalSlices, {});
     m_EffectiveRanks.assign(totalSlices, 0);
+    m_NoiseSigmas.assign(totalSlices, std::numeric_limits<double>::quiet_NaN());
   }
   for (SizeValueType s = 0; s < sliceCount; ++s)
   {
     m_SingularValues[firstSlice + s] = std::move(report.singularValues[s]);
     m_EffectiveRanks[firstSlice + s] = report.ranks[s];
+    m_NoiseSigmas[firstSlice + s] = report.noiseSigmas[s];
   }
   m_BackendUsed = report.backend == svdlr::Backend::CUDA ? BackendEnum::CUDA : BackendEnum::CPU;
   m_SolverUsed = report.solver == svdlr::Solver::Subspace ? SolverEnum::Subspace : SolverEnum::Exact;
@@ -375,6 +428,8 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   Superclass::PrintSelf(os, indent);
   os << indent << "Rank: " << m_Rank << std::endl;
   os << indent << "EnergyFraction: " << m_EnergyFraction << std::endl;
+  os << indent << "NoiseSigma: " << m_NoiseSigma << std::endl;
+  os << indent << "MarchenkoPasturEstimator: " << m_MarchenkoPasturEstimator << std::endl;
   os << indent << "RankSelection: " << m_RankSelection << std::endl;
   os << indent << "SliceDimension: " << m_SliceDimension << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;
@@ -385,6 +440,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   os << indent << "SolverUsed: " << m_SolverUsed << std::endl;
   os << indent << "SingularValues: " << m_SingularValues.size() << " slices" << std::endl;
   os << indent << "EffectiveRanks: " << m_EffectiveRanks.size() << " slices" << std::endl;
+  os << indent << "NoiseSigmas: " << m_NoiseSigmas.size() << " slices" << std::endl;
   os << indent << "FallbackWarned: " << (m_FallbackWarned ? "true" : "false") << std::endl;
 }
 
