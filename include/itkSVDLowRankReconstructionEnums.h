@@ -43,7 +43,7 @@ public:
    * Exact: every singular value, at about float64 accuracy.
    * Subspace: subspace iteration on a block of w > rank vectors, then a Rayleigh-Ritz step; much faster for
    * small ranks, within the same accuracy bounds, but only the leading w singular values are computed, and
-   * it needs a fixed rank below 160.
+   * it needs a fixed rank below svdlr::kMaxSubspaceWidth (svdlr/Names.h).
    * Auto: Subspace when the filter computes in float (neither pixel type is double) with a fixed rank where
    * it pays off, else Exact.
    * The CPU backend always computes the exact SVD. */

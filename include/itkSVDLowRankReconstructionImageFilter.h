@@ -20,6 +20,7 @@
 
 #include "itkImageToImageFilter.h"
 #include "itkSVDLowRankReconstructionEnums.h"
+#include "svdlr/Engine.h"
 
 #include <vector>
 
@@ -218,6 +219,10 @@ private:
   template <typename TRegion>
   void
   EnlargeToWholeSlices(TRegion & region) const;
+
+  /** The engine's rank policy for the current parameters. */
+  svdlr::RankPolicy
+  MakeRankPolicy() const;
 
   unsigned int      m_Rank{ 1 };
   double            m_EnergyFraction{ 0.9 };

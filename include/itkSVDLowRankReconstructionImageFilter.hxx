@@ -23,6 +23,7 @@
 #include "itkMultiThreaderBase.h"
 #include "itkNumericTraits.h"
 #include "svdlr/Engine.h"
+#include "svdlr/Names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -108,6 +109,14 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SVDLowRankRecons
 }
 
 template <typename TInputImage, typename TOutputImage>
+svdlr::RankPolicy
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::MakeRankPolicy() const
+{
+  return SVDLowRankReconstructionDetail::ToEngine(
+    m_RankSelection, m_Rank, m_EnergyFraction, m_NoiseSigma, m_MarchenkoPasturEstimator);
+}
+
+template <typename TInputImage, typename TOutputImage>
 bool
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::IsCUDABackendBuilt()
 {
@@ -170,17 +179,10 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditi
 {
   Superclass::VerifyPreconditions();
 
-  if (m_RankSelection == RankSelectionEnum::FixedRank && m_Rank < 1)
+  const std::string problem = svdlr::PolicyProblem(this->MakeRankPolicy(), SVDLowRankReconstructionDetail::ToEngine(m_Solver));
+  if (!problem.empty())
   {
-    itkExceptionMacro("Rank must be at least 1, got " << m_Rank);
-  }
-  if (m_RankSelection == RankSelectionEnum::EnergyFraction && !(m_EnergyFraction > 0.0 && m_EnergyFraction <= 1.0))
-  {
-    itkExceptionMacro("EnergyFraction must be in (0, 1], got " << m_EnergyFraction);
-  }
-  if (m_RankSelection == RankSelectionEnum::GavishDonoho && !(std::isfinite(m_NoiseSigma) && m_NoiseSigma >= 0.0))
-  {
-    itkExceptionMacro("NoiseSigma must be finite and >= 0 (0: estimate it), got " << m_NoiseSigma);
+    itkExceptionMacro("Rank selection: " << problem);
   }
   if (ImageDimension == 3 && m_SliceDimension >= ImageDimension)
   {
@@ -190,11 +192,6 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditi
   {
     itkExceptionMacro("Backend CUDA was requested, but this build of SVDLowRankReconstruction has no CUDA backend "
                       "(configure it with -DSVDLR_USE_CUDA=ON on a machine with the CUDA toolkit)");
-  }
-  if (m_Solver == SolverEnum::Subspace && m_RankSelection != RankSelectionEnum::FixedRank)
-  {
-    itkExceptionMacro("Solver Subspace needs a fixed rank (SetRank): RankSelection "
-                      << m_RankSelection << " needs every singular value; use Solver Exact or Auto");
   }
   if (m_DeviceId < 0)
   {
@@ -337,8 +334,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   }
 
   svdlr::Options options;
-  options.policy =
-    detail::ToEngine(m_RankSelection, m_Rank, m_EnergyFraction, m_NoiseSigma, m_MarchenkoPasturEstimator);
+  options.policy = this->MakeRankPolicy();
   options.backend = detail::ToEngine(m_Backend);
   options.solver = detail::ToEngine(m_Solver);
   options.deviceId = m_DeviceId;

@@ -17,6 +17,7 @@
  *=========================================================================*/
 // The engine's front end: validates a request, picks the backend, and runs it.
 #include "svdlr/Engine.h"
+#include "svdlr/Names.h"
 
 #include "svdlrBackends.h"
 
@@ -26,36 +27,6 @@
 
 namespace svdlr
 {
-
-const char *
-ToString(Backend backend)
-{
-  switch (backend)
-  {
-    case Backend::Auto:
-      return "Auto";
-    case Backend::CPU:
-      return "CPU";
-    case Backend::CUDA:
-      return "CUDA";
-  }
-  return "Unknown";
-}
-
-const char *
-ToString(Solver solver)
-{
-  switch (solver)
-  {
-    case Solver::Auto:
-      return "Auto";
-    case Solver::Exact:
-      return "Exact";
-    case Solver::Subspace:
-      return "Subspace";
-  }
-  return "Unknown";
-}
 
 void
 ReleaseCudaResources() noexcept
@@ -129,39 +100,10 @@ Validate(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, cons
     ThrowInvalid("output overlaps the input without being the same buffer");
   }
 
-  const RankPolicy & policy = options.policy;
-  if (policy.kind == RankPolicy::Kind::FixedRank && policy.rank < 1)
+  const std::string problem = PolicyProblem(options.policy, options.solver);
+  if (!problem.empty())
   {
-    ThrowInvalid("rank must be at least 1, got " + std::to_string(policy.rank));
-  }
-  if (policy.kind == RankPolicy::Kind::EnergyFraction &&
-      !(policy.energyFraction > 0.0 && policy.energyFraction <= 1.0)) // also rejects NaN
-  {
-    std::ostringstream msg;
-    msg << "energy fraction must be in (0, 1], got " << policy.energyFraction;
-    ThrowInvalid(msg.str());
-  }
-  if (policy.kind == RankPolicy::Kind::GavishDonoho && !(std::isfinite(policy.noiseSigma) && policy.noiseSigma >= 0.0))
-  {
-    std::ostringstream msg;
-    msg << "Gavish-Donoho noise sigma must be finite and >= 0 (0: estimate it), got " << policy.noiseSigma;
-    ThrowInvalid(msg.str());
-  }
-  if (policy.kind == RankPolicy::Kind::MarchenkoPastur &&
-      policy.estimator != MarchenkoPasturEstimator::Veraart2016 &&
-      policy.estimator != MarchenkoPasturEstimator::CorderoGrande2019)
-  {
-    ThrowInvalid("unknown Marchenko-Pastur estimator " + std::to_string(static_cast<int>(policy.estimator)));
-  }
-  if (policy.kind != RankPolicy::Kind::FixedRank && policy.kind != RankPolicy::Kind::EnergyFraction &&
-      policy.kind != RankPolicy::Kind::GavishDonoho && policy.kind != RankPolicy::Kind::MarchenkoPastur)
-  {
-    ThrowInvalid("unknown rank policy " + std::to_string(static_cast<int>(policy.kind)));
-  }
-  if (options.solver == Solver::Subspace && policy.kind != RankPolicy::Kind::FixedRank)
-  {
-    ThrowInvalid("the subspace solver needs a fixed rank: an energy fraction or a noise threshold needs every "
-                 "singular value; use Solver::Exact or Solver::Auto");
+    ThrowInvalid(problem);
   }
   if (options.deviceId < 0)
   {
