@@ -78,7 +78,79 @@ constexpr NameTable<Solver, 3>  kSolvers{ { Solver::Auto, Solver::Exact, Solver:
                                          { "auto", "exact", "subspace" },
                                          { "Auto", "Exact", "Subspace" } };
 
+struct NoiseRankEntry
+{
+  const char *             name;
+  const char *             description;
+  RankPolicy::Kind         kind;
+  MarchenkoPasturEstimator estimator;
+};
+
+constexpr NoiseRankEntry kNoiseRanks[] = {
+  { "gd", "Gavish-Donoho", RankPolicy::Kind::GavishDonoho, MarchenkoPasturEstimator::Veraart2016 },
+  { "mp", "Marchenko-Pastur (Veraart 2016)", RankPolicy::Kind::MarchenkoPastur, MarchenkoPasturEstimator::Veraart2016 },
+  { "mp-cg",
+    "Marchenko-Pastur (Cordero-Grande 2019)",
+    RankPolicy::Kind::MarchenkoPastur,
+    MarchenkoPasturEstimator::CorderoGrande2019 },
+};
+
+const NoiseRankEntry *
+FindNoiseRank(const RankPolicy & policy)
+{
+  for (const NoiseRankEntry & entry : kNoiseRanks)
+  {
+    if (entry.kind == policy.kind &&
+        (entry.kind == RankPolicy::Kind::GavishDonoho || entry.estimator == policy.estimator))
+    {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
 } // namespace
+
+const char *
+NoiseRankName(const RankPolicy & policy)
+{
+  const NoiseRankEntry * entry = FindNoiseRank(policy);
+  return entry != nullptr ? entry->name : "";
+}
+
+const char *
+NoiseRankDescription(const RankPolicy & policy)
+{
+  const NoiseRankEntry * entry = FindNoiseRank(policy);
+  return entry != nullptr ? entry->description : "";
+}
+
+bool
+ParseNoiseRank(const std::string & name, RankPolicy & policy)
+{
+  for (const NoiseRankEntry & entry : kNoiseRanks)
+  {
+    if (name == entry.name)
+    {
+      policy = entry.kind == RankPolicy::Kind::GavishDonoho ? RankPolicy::GavishDonoho()
+                                                            : RankPolicy::MarchenkoPastur(entry.estimator);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string
+NoiseRankNames()
+{
+  std::string list;
+  const std::size_t count = sizeof(kNoiseRanks) / sizeof(kNoiseRanks[0]);
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    list += (i == 0 ? "" : (i + 1 == count ? " or " : ", ")) + std::string(kNoiseRanks[i].name);
+  }
+  return list;
+}
 
 const char *
 ToString(Backend backend)

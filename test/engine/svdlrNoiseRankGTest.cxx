@@ -19,6 +19,7 @@
 // recovered from low rank plus Gaussian noise of known σ, and the engine's rank and σ equal those of the float64
 // reference in svdlrNoiseReference.h. Also the threshold math on its own, and the policies' errors.
 #include "svdlr/Engine.h"
+#include "svdlr/Names.h"
 #include "svdlrNoiseReference.h"
 #include "svdlrNoiseThreshold.h"
 #include "svdlrTestBatches.h"
@@ -341,6 +342,41 @@ TEST(SVDLowRankNoiseThreshold, FloatAndDoubleEigenvaluesGiveTheSameDecision)
   EXPECT_EQ(exact.rank, 4);
   EXPECT_EQ(single.rank, exact.rank);
   EXPECT_NEAR(single.sigma, exact.sigma, 1e-6 * exact.sigma);
+}
+
+// Names, as the tools and Python parse them.
+
+TEST(SVDLowRankNoiseRankNames, EveryNameParsesToAPolicyThatGivesItBack)
+{
+  const std::string names = svdlr::NoiseRankNames();
+  EXPECT_EQ(names, "gd, mp or mp-cg");
+  for (const char * name : { "gd", "mp", "mp-cg" })
+  {
+    RankPolicy policy = RankPolicy::Fixed(3);
+    ASSERT_TRUE(svdlr::ParseNoiseRank(name, policy)) << name;
+    EXPECT_EQ(std::string(svdlr::NoiseRankName(policy)), name);
+    EXPECT_EQ(policy.noiseSigma, 0.0);
+    EXPECT_NE(std::string(svdlr::NoiseRankDescription(policy)), "");
+    EXPECT_EQ(svdlr::PolicyProblem(policy, svdlr::Solver::Auto), "");
+  }
+  RankPolicy policy;
+  ASSERT_TRUE(svdlr::ParseNoiseRank("mp-cg", policy));
+  EXPECT_EQ(policy.kind, RankPolicy::Kind::MarchenkoPastur);
+  EXPECT_EQ(policy.estimator, MarchenkoPasturEstimator::CorderoGrande2019);
+  // A known σ keeps the Gavish-Donoho name.
+  EXPECT_EQ(std::string(svdlr::NoiseRankName(RankPolicy::GavishDonoho(2.0))), "gd");
+}
+
+TEST(SVDLowRankNoiseRankNames, OtherTextIsRefusedAndFixedOrEnergyHaveNoName)
+{
+  RankPolicy policy = RankPolicy::Fixed(3);
+  for (const char * name : { "", "GD", "mp-", "energy", "marchenko-pastur" })
+  {
+    EXPECT_FALSE(svdlr::ParseNoiseRank(name, policy)) << name;
+  }
+  EXPECT_EQ(policy.kind, RankPolicy::Kind::FixedRank);
+  EXPECT_EQ(std::string(svdlr::NoiseRankName(RankPolicy::Fixed(3))), "");
+  EXPECT_EQ(std::string(svdlr::NoiseRankName(RankPolicy::Energy(0.5))), "");
 }
 
 // Errors.
