@@ -30,6 +30,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -212,6 +213,7 @@ Run(const Arguments & args, const svdlr::MatrixBatch<const float> & in, const sv
     report.backend = svdlr::Backend::CUDA;
     report.ranks.assign(in.count, 0);
     report.singularValues.assign(in.count, {});
+    report.noiseSigmas.assign(in.count, std::numeric_limits<double>::quiet_NaN());
     svdlr::detail::RunCudaInstrumented(in, out, options, report, &trace, tuning);
     if (args.trace)
     {

@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace itk
 {
@@ -77,6 +78,26 @@ ToEngine(SVDLowRankReconstructionEnums::Solver solver)
       return svdlr::Solver::Auto;
   }
 }
+
+inline svdlr::RankPolicy
+ToEngine(SVDLowRankReconstructionEnums::RankSelection selection, unsigned int rank, double energyFraction,
+         double noiseSigma, SVDLowRankReconstructionEnums::MarchenkoPasturEstimator estimator)
+{
+  switch (selection)
+  {
+    case SVDLowRankReconstructionEnums::RankSelection::EnergyFraction:
+      return svdlr::RankPolicy::Energy(energyFraction);
+    case SVDLowRankReconstructionEnums::RankSelection::GavishDonoho:
+      return svdlr::RankPolicy::GavishDonoho(noiseSigma);
+    case SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur:
+      return svdlr::RankPolicy::MarchenkoPastur(
+        estimator == SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019
+          ? svdlr::MarchenkoPasturEstimator::CorderoGrande2019
+          : svdlr::MarchenkoPasturEstimator::Veraart2016);
+    default:
+      return svdlr::RankPolicy::Fixed(rank);
+  }
+}
 } // namespace SVDLowRankReconstructionDetail
 
 template <typename TInputImage, typename TOutputImage>
@@ -91,8 +112,8 @@ template <typename TInputImage, typename TOutputImage>
 svdlr::RankPolicy
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::MakeRankPolicy() const
 {
-  return m_RankSelection == RankSelectionEnum::FixedRank ? svdlr::RankPolicy::Fixed(m_Rank)
-                                                         : svdlr::RankPolicy::Energy(m_EnergyFraction);
+  return SVDLowRankReconstructionDetail::ToEngine(
+    m_RankSelection, m_Rank, m_EnergyFraction, m_NoiseSigma, m_MarchenkoPasturEstimator);
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -122,6 +143,32 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetEnergyFractio
   {
     m_EnergyFraction = fraction;
     m_RankSelection = RankSelectionEnum::EnergyFraction;
+    this->Modified();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetNoiseSigma(double sigma)
+{
+  // Compared bitwise-equal as doubles: a NaN set twice still marks the filter modified, and is rejected later.
+  if (!(m_NoiseSigma == sigma) || m_RankSelection != RankSelectionEnum::GavishDonoho)
+  {
+    m_NoiseSigma = sigma;
+    m_RankSelection = RankSelectionEnum::GavishDonoho;
+    this->Modified();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetMarchenkoPasturEstimator(
+  MarchenkoPasturEstimatorEnum estimator)
+{
+  if (m_MarchenkoPasturEstimator != estimator || m_RankSelection != RankSelectionEnum::MarchenkoPastur)
+  {
+    m_MarchenkoPasturEstimator = estimator;
+    m_RankSelection = RankSelectionEnum::MarchenkoPastur;
     this->Modified();
   }
 }
@@ -353,11 +400,13 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   {
     m_SingularValues.assign(totalSlices, {});
     m_EffectiveRanks.assign(totalSlices, 0);
+    m_NoiseSigmas.assign(totalSlices, std::numeric_limits<double>::quiet_NaN());
   }
   for (SizeValueType s = 0; s < sliceCount; ++s)
   {
     m_SingularValues[firstSlice + s] = std::move(report.singularValues[s]);
     m_EffectiveRanks[firstSlice + s] = report.ranks[s];
+    m_NoiseSigmas[firstSlice + s] = report.noiseSigmas[s];
   }
   m_BackendUsed = report.backend == svdlr::Backend::CUDA ? BackendEnum::CUDA : BackendEnum::CPU;
   m_SolverUsed = report.solver == svdlr::Solver::Subspace ? SolverEnum::Subspace : SolverEnum::Exact;
@@ -375,6 +424,8 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   Superclass::PrintSelf(os, indent);
   os << indent << "Rank: " << m_Rank << std::endl;
   os << indent << "EnergyFraction: " << m_EnergyFraction << std::endl;
+  os << indent << "NoiseSigma: " << m_NoiseSigma << std::endl;
+  os << indent << "MarchenkoPasturEstimator: " << m_MarchenkoPasturEstimator << std::endl;
   os << indent << "RankSelection: " << m_RankSelection << std::endl;
   os << indent << "SliceDimension: " << m_SliceDimension << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;
@@ -385,6 +436,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   os << indent << "SolverUsed: " << m_SolverUsed << std::endl;
   os << indent << "SingularValues: " << m_SingularValues.size() << " slices" << std::endl;
   os << indent << "EffectiveRanks: " << m_EffectiveRanks.size() << " slices" << std::endl;
+  os << indent << "NoiseSigmas: " << m_NoiseSigmas.size() << " slices" << std::endl;
   os << indent << "FallbackWarned: " << (m_FallbackWarned ? "true" : "false") << std::endl;
 }
 
