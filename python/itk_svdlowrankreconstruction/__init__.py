@@ -12,6 +12,9 @@ returns the kind of object it was given::
     image = itk.imread("brain.nii.gz", itk.F)
     smooth = svd_low_rank_reconstruction_image_filter(image, rank=20)
 
+A 4D series (diffusion, fMRI, multi-echo MRI) is denoised by local low-rank approximation (MP-PCA) with
+:func:`local_low_rank_denoising_image_filter`.
+
 The extension module (``_engine``) links only the ITK-free engine, never ITK itself, so it cannot clash
 with the ITK libraries inside the ``itk`` wheels; ``itk`` is needed only to pass ``itk.Image`` objects.
 """
