@@ -20,6 +20,7 @@
 
 // Command-line options of SVDLowRankReconstructImage: parsing, defaults, help text, exit codes.
 
+#include "SVDLowRankExitCodes.h"
 #include "itkSVDLowRankReconstructionEnums.h"
 #include "svdlr/Names.h"
 
@@ -40,17 +41,13 @@
 namespace svdlr_examples
 {
 
-// Exit codes scripts can rely on.
-constexpr int ExitSuccess = 0;
-constexpr int ExitFailure = 1;    // processing or writing failed
-constexpr int ExitUsage = 2;      // bad command line (including an output that may not be overwritten)
-constexpr int ExitInputError = 3; // the input cannot be read or is not supported
-
-class UsageError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+// Exit codes scripts can rely on, and the errors behind them: the same for every tool.
+using svdlr_tools::ExitFailure;
+using svdlr_tools::ExitInputError;
+using svdlr_tools::ExitSuccess;
+using svdlr_tools::ExitUsage;
+using svdlr_tools::InputError;
+using svdlr_tools::UsageError;
 
 /** The filter's enum TItkEnum from the engine's lower-case name of the same value (svdlr/Names.h). The two enums
  * list the same values in the same order (checked below), so the engine's table serves the tool too. */

@@ -22,6 +22,7 @@
 #include "SVDLowRankFigure.h"
 #include "SVDLowRankOptions.h"
 #include "SVDLowRankPngStack.h"
+#include "SVDLowRankProgressBar.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomWriter.h"
@@ -54,13 +55,6 @@ struct DicomSource
 {};
 #endif
 
-/** The input could not be read or is not supported: exit code 3. */
-class InputError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
-
 // Writes to a temporary name beside `path` and renames it into place only when complete, so an error
 // never leaves a partial output behind.
 template <typename TImage>
@@ -83,39 +77,6 @@ WriteAtomically(const TImage * image, const std::string & path)
     throw std::runtime_error("could not move " + temporary + " to " + path);
   }
 }
-
-// A one-line progress bar on stderr, shown only on a terminal.
-class ProgressBar
-{
-public:
-  explicit ProgressBar(itk::ProcessObject * filter)
-    : m_Filter(filter)
-    , m_Enabled(isatty(fileno(stderr)) != 0)
-  {}
-  void
-  Show() const
-  {
-    if (!m_Enabled)
-    {
-      return;
-    }
-    const int done = static_cast<int>(40 * m_Filter->GetProgress());
-    std::cerr << "\r[" << std::string(done, '#') << std::string(40 - done, ' ') << "] "
-              << static_cast<int>(100 * m_Filter->GetProgress()) << "%" << std::flush;
-  }
-  void
-  Finish() const
-  {
-    if (m_Enabled)
-    {
-      std::cerr << std::endl;
-    }
-  }
-
-private:
-  itk::ProcessObject * m_Filter;
-  bool                 m_Enabled;
-};
 
 std::string
 MethodName(const ToolOptions & options)
@@ -195,10 +156,7 @@ Reconstruct(const TImage *      input,
   filter->SetSolver(options.solver);
   filter->SetDeviceId(options.deviceId);
 
-  ProgressBar progress(filter);
-  auto        onProgress = itk::FunctionCommand::New();
-  onProgress->SetCallback([&progress](const itk::EventObject &) { progress.Show(); });
-  filter->AddObserver(itk::ProgressEvent(), onProgress);
+  const svdlr_tools::ProgressBar progress(filter);
 
   const auto start = std::chrono::steady_clock::now();
   filter->Update();

@@ -24,6 +24,7 @@
 #include "svdlrPyReconstruct.h"
 
 #include "svdlrPyErrors.h"
+#include "svdlrPyProgress.h"
 
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
@@ -192,62 +193,6 @@ MakeOptions(std::optional<std::int64_t>       rank,
   options.threads = static_cast<unsigned>(threads);
   return options;
 }
-
-/** The engine's progress callback: runs without the GIL, so it takes it back to call the caller's
- * progress function and Python's signal handlers. The first Python exception stops the engine and is
- * kept to be raised once the engine has unwound. */
-class ProgressRelay
-{
-public:
-  explicit ProgressRelay(nb::object callback)
-    : m_Callback(std::move(callback))
-  {}
-
-  ProgressCallback
-  Callback()
-  {
-    return [this](std::size_t done, std::size_t total) { return this->OnProgress(done, total); };
-  }
-
-  /** Raises the exception that stopped the engine, if any. Call with the GIL held. */
-  void
-  RaisePending()
-  {
-    if (m_Pending)
-    {
-      nb::python_error pending = std::move(*m_Pending);
-      m_Pending.reset();
-      throw pending;
-    }
-  }
-
-private:
-  bool
-  OnProgress(std::size_t done, std::size_t total)
-  {
-    nb::gil_scoped_acquire acquire;
-    try
-    {
-      if (!m_Callback.is_none())
-      {
-        m_Callback(done, total);
-      }
-      if (PyErr_CheckSignals() != 0)
-      {
-        throw nb::python_error();
-      }
-      return true;
-    }
-    catch (nb::python_error & error)
-    {
-      m_Pending.emplace(std::move(error));
-      return false;
-    }
-  }
-
-  nb::object                      m_Callback;
-  std::optional<nb::python_error> m_Pending;
-};
 
 /** A new C-ordered NumPy array of `ndim` dimensions; `data` receives its buffer (left uninitialised). */
 template <typename T>
