@@ -23,4 +23,6 @@ set(SVDLR_ENGINE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/svdlrReconstructionKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaTestHooks.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrProductKernelSweep.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrSmallEigenSolver.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrSmallEigenTestHooks.cu
   )
