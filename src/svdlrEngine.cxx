@@ -18,7 +18,9 @@
 // The engine's front end: validates a request, picks the backend, and runs it.
 #include "svdlr/Engine.h"
 
+#include "svdlrBackendChoice.h"
 #include "svdlrBackends.h"
+#include "svdlrPolicyValidation.h"
 
 #include <cmath>
 #include <limits>
@@ -130,34 +132,7 @@ Validate(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, cons
   }
 
   const RankPolicy & policy = options.policy;
-  if (policy.kind == RankPolicy::Kind::FixedRank && policy.rank < 1)
-  {
-    ThrowInvalid("rank must be at least 1, got " + std::to_string(policy.rank));
-  }
-  if (policy.kind == RankPolicy::Kind::EnergyFraction &&
-      !(policy.energyFraction > 0.0 && policy.energyFraction <= 1.0)) // also rejects NaN
-  {
-    std::ostringstream msg;
-    msg << "energy fraction must be in (0, 1], got " << policy.energyFraction;
-    ThrowInvalid(msg.str());
-  }
-  if (policy.kind == RankPolicy::Kind::GavishDonoho && !(std::isfinite(policy.noiseSigma) && policy.noiseSigma >= 0.0))
-  {
-    std::ostringstream msg;
-    msg << "Gavish-Donoho noise sigma must be finite and >= 0 (0: estimate it), got " << policy.noiseSigma;
-    ThrowInvalid(msg.str());
-  }
-  if (policy.kind == RankPolicy::Kind::MarchenkoPastur &&
-      policy.estimator != MarchenkoPasturEstimator::Veraart2016 &&
-      policy.estimator != MarchenkoPasturEstimator::CorderoGrande2019)
-  {
-    ThrowInvalid("unknown Marchenko-Pastur estimator " + std::to_string(static_cast<int>(policy.estimator)));
-  }
-  if (policy.kind != RankPolicy::Kind::FixedRank && policy.kind != RankPolicy::Kind::EnergyFraction &&
-      policy.kind != RankPolicy::Kind::GavishDonoho && policy.kind != RankPolicy::Kind::MarchenkoPastur)
-  {
-    ThrowInvalid("unknown rank policy " + std::to_string(static_cast<int>(policy.kind)));
-  }
+  detail::ValidateRankPolicy(policy);
   if (options.solver == Solver::Subspace && policy.kind != RankPolicy::Kind::FixedRank)
   {
     ThrowInvalid("the subspace solver needs a fixed rank: an energy fraction or a noise threshold needs every "
@@ -167,14 +142,6 @@ Validate(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, cons
   {
     ThrowInvalid("device id must be >= 0, got " + std::to_string(options.deviceId));
   }
-}
-
-// Errors after which Auto may still succeed on the CPU: the GPU could not run this job at all.
-bool
-GpuCouldNotRun(ErrorCode code)
-{
-  return code == ErrorCode::BackendUnavailable || code == ErrorCode::DeviceFailure ||
-         code == ErrorCode::OutOfMemory;
 }
 
 Report
@@ -205,40 +172,15 @@ Run(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Opt
 
   Report report = SizedReport(input.count);
 
-  if (options.backend == Backend::CPU)
-  {
-    RunOnCpu(input, output, options, report);
-    return report;
-  }
-
-  std::string why;
-  const bool  gpuReady = detail::CudaDeviceReady(options.deviceId, why);
-  if (options.backend == Backend::CUDA && !gpuReady)
-  {
-    throw Error(ErrorCode::BackendUnavailable, "svdlr: CUDA backend requested but unavailable: " + why);
-  }
-  if (gpuReady)
-  {
-    try
-    {
+  report.backend = detail::RunOnChosenBackend(
+    options.backend,
+    options.deviceId,
+    [&] {
       report.backend = Backend::CUDA;
       detail::RunCuda(input, output, options, report);
-      return report;
-    }
-    catch (const Error & error)
-    {
-      if (options.backend == Backend::CUDA || !GpuCouldNotRun(error.Code()))
-      {
-        throw;
-      }
-      why = error.what();
-    }
-  }
-  if (detail::CudaCompiledIn())
-  {
-    report.notes = "CUDA backend unavailable, ran on the CPU: " + why;
-  }
-  RunOnCpu(input, output, options, report);
+    },
+    [&] { RunOnCpu(input, output, options, report); },
+    report.notes);
   return report;
 }
 
