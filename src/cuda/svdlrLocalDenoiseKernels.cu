@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <string>
 
 namespace svdlr
 {
@@ -63,13 +64,16 @@ PlacePatch(const DenoiseGeometry & g, std::int64_t centre)
   return p;
 }
 
-/** Index, within the slab window, of row r of the patch that starts at p (its voxel; times volumes for the slab). */
+/** Index, within the slab window, of row r of the patch that starts at p (its voxel; times volumes for the slab).
+ * 32-bit divisions: a patch has far fewer than 2^31 voxels. */
 __device__ inline std::int64_t
-WindowVoxel(const DenoiseGeometry & g, const SlabWindow & w, const PatchPlace & p, std::int64_t r)
+WindowVoxel(const DenoiseGeometry & g, const SlabWindow & w, const PatchPlace & p, int r)
 {
-  const std::int64_t dx = r % g.ex;
-  const std::int64_t dy = (r / g.ex) % g.ey;
-  const std::int64_t dz = r / (g.ex * g.ey);
+  const int ex = static_cast<int>(g.ex);
+  const int ey = static_cast<int>(g.ey);
+  const int dx = r % ex;
+  const int dy = (r / ex) % ey;
+  const int dz = r / (ex * ey);
   return ((p.sz + dz - w.first) * g.ny + (p.sy + dy)) * g.nx + (p.sx + dx);
 }
 
@@ -175,25 +179,32 @@ __launch_bounds__(kGramThreads)
     {
       const int rows = min(kChunk, depth - k0);
       __syncthreads(); // the previous chunk is consumed
+      // One warp per staged row or column, so that the patch voxel's place is worked out once, not per element.
+      constexpr int kWarps = kGramThreads / 32;
+      const int     lane = threadIdx.x % 32;
+      const int     warp = threadIdx.x / 32;
       if (volumeSide)
       {
         // Y(k, t) = X(k0 + k, t): along t, a voxel's series is contiguous in the slab.
-        for (int e = threadIdx.x; e < rows * ldY; e += kGramThreads)
+        for (int k = warp; k < rows; k += kWarps)
         {
-          const int k = e / ldY;
-          const int t = e - k * ldY;
-          staged[e] = t < n ? static_cast<double>(slab[WindowVoxel(g, w, place, k0 + k) * volumes + t]) : 0.0;
+          const float * series = slab + WindowVoxel(g, w, place, k0 + k) * volumes;
+          for (int t = lane; t < ldY; t += 32)
+          {
+            staged[k * ldY + t] = t < n ? static_cast<double>(series[t]) : 0.0;
+          }
         }
       }
       else
       {
         // Y(k, r) = X(r, k0 + k): read along k (contiguous), write along the staged column.
-        for (int e = threadIdx.x; e < rows * ldY; e += kGramThreads)
+        for (int r = warp; r < ldY; r += kWarps)
         {
-          const int r = e / rows;
-          const int k = e - r * rows;
-          staged[k * ldY + r] =
-            r < n ? static_cast<double>(slab[WindowVoxel(g, w, place, r) * volumes + k0 + k]) : 0.0;
+          const float * series = r < n ? slab + WindowVoxel(g, w, place, r) * volumes + k0 : nullptr;
+          for (int k = lane; k < rows; k += 32)
+          {
+            staged[k * ldY + r] = r < n ? static_cast<double>(series[k]) : 0.0;
+          }
         }
       }
       __syncthreads();
@@ -341,9 +352,10 @@ __launch_bounds__(kScalarThreads)
 /** One block per patch. With B the kept eigenvectors (n x rank) and W their weights:
  *   volume side (n = N): F = X B W (rows R x rank, R the rows wanted), approximation row r = F(r, :) Bᵀ;
  *   voxel side  (n = M): F = Xᵀ B W (N x rank),                         approximation row r = B(r, :) Fᵀ.
- * Rows wanted: the centre's (CentreVoxel) or all M (overlap). F lives in shared memory, or in the patch's global
- * scratch when it does not fit. X is read from the slab (L1/L2). Contributions go to the window's sums: plain
- * stores for the centre (each voxel is the centre of one patch), atomics for overlap. */
+ * Rows wanted: the centre's (CentreVoxel) or all M (overlap). Shared memory holds each patch row's voxel index in
+ * the window, then F when it fits (else F goes to the patch's global scratch). X is read from the slab (L1/L2).
+ * Contributions go to the window's sums: plain stores for the centre (each voxel is the centre of one patch),
+ * atomics for overlap. */
 __global__ void
 __launch_bounds__(kApproximationThreads)
   PatchApproximationKernel(const float * __restrict__ slab, DenoiseGeometry g, SlabWindow w, PatchBatch batch,
@@ -351,7 +363,7 @@ __launch_bounds__(kApproximationThreads)
                            const double * __restrict__ weights, int maxVectors, bool overlap, double * scratch,
                            std::int64_t scratchStride, SlabSums sums)
 {
-  extern __shared__ double sharedFactor[];
+  extern __shared__ double shared[];
   const std::int64_t b = blockIdx.x;
   const PatchPlace   place = PlacePatch(g, batch.centres[b]);
   const bool         volumeSide = g.VolumeSide();
@@ -360,16 +372,23 @@ __launch_bounds__(kApproximationThreads)
   const int          volumes = static_cast<int>(g.volumes);
   const int          rank = ranks[b];
   const double *     w8 = weights + b * maxVectors;
-  double *           factor = scratch != nullptr ? scratch + b * scratchStride : sharedFactor;
+  auto *             voxelOf = reinterpret_cast<std::int64_t *>(shared); // (m): window voxel of each patch row
+  double *           factor = scratch != nullptr ? scratch + b * scratchStride : shared + m;
   const int          rowsWanted = overlap ? m : 1;
-  const auto         rowOf = [&](int i) { return overlap ? static_cast<std::int64_t>(i) : place.centreRow; };
+  const int          centreRow = static_cast<int>(place.centreRow);
+  const auto         rowOf = [&](int i) { return overlap ? i : centreRow; };
+  const double *     patchBasis = basis.data + b * basis.matrixStride;
   const auto         basisAt = [&](int i, int c) {
     const int column = basis.reversed ? n - 1 - c : c;
-    return basis.data[b * basis.matrixStride + static_cast<std::int64_t>(column) * n + i];
+    return patchBasis[static_cast<std::int64_t>(column) * n + i];
   };
-  const auto x = [&](std::int64_t r, int t) {
-    return static_cast<double>(slab[WindowVoxel(g, w, place, r) * volumes + t]);
-  };
+  const auto x = [&](int r, int t) { return static_cast<double>(slab[voxelOf[r] * volumes + t]); };
+
+  for (int r = threadIdx.x; r < m; r += kApproximationThreads)
+  {
+    voxelOf[r] = WindowVoxel(g, w, place, r);
+  }
+  __syncthreads();
 
   // F, row-major (rows, rank).
   const int factorRows = volumeSide ? rowsWanted : volumes;
@@ -380,7 +399,7 @@ __launch_bounds__(kApproximationThreads)
     double    sum = 0.0;
     if (volumeSide)
     {
-      const std::int64_t r = rowOf(i);
+      const int r = rowOf(i);
       for (int t = 0; t < volumes; ++t)
       {
         sum += x(r, t) * basisAt(t, c);
@@ -400,15 +419,15 @@ __launch_bounds__(kApproximationThreads)
   const double sigma = sigmas[b];
   for (int e = threadIdx.x; e < rowsWanted * volumes; e += kApproximationThreads)
   {
-    const int          i = e / volumes;
-    const int          t = e - i * volumes;
-    const std::int64_t r = rowOf(i);
-    double             value = 0.0;
+    const int i = e / volumes;
+    const int t = e - i * volumes;
+    const int r = rowOf(i);
+    double    value = 0.0;
     for (int c = 0; c < rank; ++c)
     {
-      value += volumeSide ? factor[i * rank + c] * basisAt(t, c) : basisAt(static_cast<int>(r), c) * factor[t * rank + c];
+      value += volumeSide ? factor[i * rank + c] * basisAt(t, c) : basisAt(r, c) * factor[t * rank + c];
     }
-    const std::int64_t voxel = WindowVoxel(g, w, place, r);
+    const std::int64_t voxel = voxelOf[r];
     double *           target = sums.values + voxel * volumes + t;
     if (overlap)
     {
@@ -533,6 +552,13 @@ GridStrideBlocks(std::int64_t elements, int threads)
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(blocks, 65536)));
 }
 
+/** Shared memory for the window voxel of each patch row. */
+std::size_t
+OffsetBytes(const DenoiseGeometry & geometry)
+{
+  return static_cast<std::size_t>(geometry.PatchVoxels()) * sizeof(std::int64_t);
+}
+
 std::size_t
 FactorBytes(const DenoiseGeometry & geometry, bool overlap, int maxVectors)
 {
@@ -610,7 +636,7 @@ std::size_t
 PatchApproximationScratchBytes(const DenoiseGeometry & geometry, bool overlap, int maxVectors)
 {
   const std::size_t bytes = FactorBytes(geometry, overlap, maxVectors);
-  return bytes <= kApproximationSharedBytes ? 0 : bytes;
+  return OffsetBytes(geometry) + bytes <= kApproximationSharedBytes ? 0 : bytes;
 }
 
 void
@@ -624,12 +650,20 @@ LaunchPatchApproximation(const float * slab, const DenoiseGeometry & geometry, c
     return;
   }
   const std::size_t factorBytes = FactorBytes(geometry, overlap, maxVectors);
-  const bool        inShared = factorBytes <= kApproximationSharedBytes;
+  const std::size_t offsetBytes = OffsetBytes(geometry);
+  const bool        inShared = offsetBytes + factorBytes <= kApproximationSharedBytes;
   if (!inShared && scratch == nullptr)
   {
     throw Error(ErrorCode::InvalidArgument, "svdlr: PatchApproximation needs its scratch for this patch shape");
   }
-  const std::size_t sharedBytes = inShared ? factorBytes : 0;
+  if (offsetBytes > kApproximationSharedBytes)
+  {
+    throw Error(ErrorCode::InvalidArgument,
+                "svdlr: the CUDA local denoiser takes patches of at most " +
+                  std::to_string(kApproximationSharedBytes / sizeof(std::int64_t)) + " voxels, got " +
+                  std::to_string(geometry.PatchVoxels()));
+  }
+  const std::size_t sharedBytes = offsetBytes + (inShared ? factorBytes : 0);
   SVDLR_CUDA_CHECK(cudaFuncSetAttribute(
     PatchApproximationKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sharedBytes)));
   PatchApproximationKernel<<<static_cast<unsigned>(batch.count), kApproximationThreads, sharedBytes, stream>>>(
