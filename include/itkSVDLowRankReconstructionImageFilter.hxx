@@ -23,9 +23,11 @@
 #include "itkMultiThreaderBase.h"
 #include "itkNumericTraits.h"
 #include "svdlr/Engine.h"
+#include "svdlr/Names.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace itk
 {
@@ -76,6 +78,26 @@ ToEngine(SVDLowRankReconstructionEnums::Solver solver)
       return svdlr::Solver::Auto;
   }
 }
+
+inline svdlr::RankPolicy
+ToEngine(SVDLowRankReconstructionEnums::RankSelection selection, unsigned int rank, double energyFraction,
+         double noiseSigma, SVDLowRankReconstructionEnums::MarchenkoPasturEstimator estimator)
+{
+  switch (selection)
+  {
+    case SVDLowRankReconstructionEnums::RankSelection::EnergyFraction:
+      return svdlr::RankPolicy::Energy(energyFraction);
+    case SVDLowRankReconstructionEnums::RankSelection::GavishDonoho:
+      return svdlr::RankPolicy::GavishDonoho(noiseSigma);
+    case SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur:
+      return svdlr::RankPolicy::MarchenkoPastur(
+        estimator == SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019
+          ? svdlr::MarchenkoPasturEstimator::CorderoGrande2019
+          : svdlr::MarchenkoPasturEstimator::Veraart2016);
+    default:
+      return svdlr::RankPolicy::Fixed(rank);
+  }
+}
 } // namespace SVDLowRankReconstructionDetail
 
 template <typename TInputImage, typename TOutputImage>
@@ -84,6 +106,14 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SVDLowRankRecons
   // Each slice is computed whole, by the engine's own threads or by ITK's thread pool through
   // ParallelizeArray, not by ITK's region splitting.
   this->DynamicMultiThreadingOff();
+}
+
+template <typename TInputImage, typename TOutputImage>
+svdlr::RankPolicy
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::MakeRankPolicy() const
+{
+  return SVDLowRankReconstructionDetail::ToEngine(
+    m_RankSelection, m_Rank, m_EnergyFraction, m_NoiseSigma, m_MarchenkoPasturEstimator);
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -119,17 +149,40 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetEnergyFractio
 
 template <typename TInputImage, typename TOutputImage>
 void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetNoiseSigma(double sigma)
+{
+  // Compared bitwise-equal as doubles: a NaN set twice still marks the filter modified, and is rejected later.
+  if (!(m_NoiseSigma == sigma) || m_RankSelection != RankSelectionEnum::GavishDonoho)
+  {
+    m_NoiseSigma = sigma;
+    m_RankSelection = RankSelectionEnum::GavishDonoho;
+    this->Modified();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetMarchenkoPasturEstimator(
+  MarchenkoPasturEstimatorEnum estimator)
+{
+  if (m_MarchenkoPasturEstimator != estimator || m_RankSelection != RankSelectionEnum::MarchenkoPastur)
+  {
+    m_MarchenkoPasturEstimator = estimator;
+    m_RankSelection = RankSelectionEnum::MarchenkoPastur;
+    this->Modified();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditions() ITKv5_CONST
 {
   Superclass::VerifyPreconditions();
 
-  if (m_RankSelection == RankSelectionEnum::FixedRank && m_Rank < 1)
+  const std::string problem = svdlr::PolicyProblem(this->MakeRankPolicy(), SVDLowRankReconstructionDetail::ToEngine(m_Solver));
+  if (!problem.empty())
   {
-    itkExceptionMacro("Rank must be at least 1, got " << m_Rank);
-  }
-  if (m_RankSelection == RankSelectionEnum::EnergyFraction && !(m_EnergyFraction > 0.0 && m_EnergyFraction <= 1.0))
-  {
-    itkExceptionMacro("EnergyFraction must be in (0, 1], got " << m_EnergyFraction);
+    itkExceptionMacro("Rank selection: " << problem);
   }
   if (ImageDimension == 3 && m_SliceDimension >= ImageDimension)
   {
@@ -139,11 +192,6 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditi
   {
     itkExceptionMacro("Backend CUDA was requested, but this build of SVDLowRankReconstruction has no CUDA backend "
                       "(configure it with -DSVDLR_USE_CUDA=ON on a machine with the CUDA toolkit)");
-  }
-  if (m_Solver == SolverEnum::Subspace && m_RankSelection != RankSelectionEnum::FixedRank)
-  {
-    itkExceptionMacro("Solver Subspace needs a fixed rank (SetRank): EnergyFraction needs every singular value; "
-                      "use Solver Exact or Auto");
   }
   if (m_DeviceId < 0)
   {
@@ -286,8 +334,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   }
 
   svdlr::Options options;
-  options.policy = m_RankSelection == RankSelectionEnum::FixedRank ? svdlr::RankPolicy::Fixed(m_Rank)
-                                                                    : svdlr::RankPolicy::Energy(m_EnergyFraction);
+  options.policy = this->MakeRankPolicy();
   options.backend = detail::ToEngine(m_Backend);
   options.solver = detail::ToEngine(m_Solver);
   options.deviceId = m_DeviceId;
@@ -353,11 +400,13 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   {
     m_SingularValues.assign(totalSlices, {});
     m_EffectiveRanks.assign(totalSlices, 0);
+    m_NoiseSigmas.assign(totalSlices, std::numeric_limits<double>::quiet_NaN());
   }
   for (SizeValueType s = 0; s < sliceCount; ++s)
   {
     m_SingularValues[firstSlice + s] = std::move(report.singularValues[s]);
     m_EffectiveRanks[firstSlice + s] = report.ranks[s];
+    m_NoiseSigmas[firstSlice + s] = report.noiseSigmas[s];
   }
   m_BackendUsed = report.backend == svdlr::Backend::CUDA ? BackendEnum::CUDA : BackendEnum::CPU;
   m_SolverUsed = report.solver == svdlr::Solver::Subspace ? SolverEnum::Subspace : SolverEnum::Exact;
@@ -375,6 +424,8 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   Superclass::PrintSelf(os, indent);
   os << indent << "Rank: " << m_Rank << std::endl;
   os << indent << "EnergyFraction: " << m_EnergyFraction << std::endl;
+  os << indent << "NoiseSigma: " << m_NoiseSigma << std::endl;
+  os << indent << "MarchenkoPasturEstimator: " << m_MarchenkoPasturEstimator << std::endl;
   os << indent << "RankSelection: " << m_RankSelection << std::endl;
   os << indent << "SliceDimension: " << m_SliceDimension << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;
@@ -385,6 +436,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   os << indent << "SolverUsed: " << m_SolverUsed << std::endl;
   os << indent << "SingularValues: " << m_SingularValues.size() << " slices" << std::endl;
   os << indent << "EffectiveRanks: " << m_EffectiveRanks.size() << " slices" << std::endl;
+  os << indent << "NoiseSigmas: " << m_NoiseSigmas.size() << " slices" << std::endl;
   os << indent << "FallbackWarned: " << (m_FallbackWarned ? "true" : "false") << std::endl;
 }
 

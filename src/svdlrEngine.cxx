@@ -17,6 +17,7 @@
  *=========================================================================*/
 // The engine's front end: validates a request, picks the backend, and runs it.
 #include "svdlr/Engine.h"
+#include "svdlr/Names.h"
 
 #include "svdlrBackendChoice.h"
 #include "svdlrBackends.h"
@@ -28,36 +29,6 @@
 
 namespace svdlr
 {
-
-const char *
-ToString(Backend backend)
-{
-  switch (backend)
-  {
-    case Backend::Auto:
-      return "Auto";
-    case Backend::CPU:
-      return "CPU";
-    case Backend::CUDA:
-      return "CUDA";
-  }
-  return "Unknown";
-}
-
-const char *
-ToString(Solver solver)
-{
-  switch (solver)
-  {
-    case Solver::Auto:
-      return "Auto";
-    case Solver::Exact:
-      return "Exact";
-    case Solver::Subspace:
-      return "Subspace";
-  }
-  return "Unknown";
-}
 
 void
 ReleaseCudaResources() noexcept
@@ -131,13 +102,12 @@ Validate(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, cons
     ThrowInvalid("output overlaps the input without being the same buffer");
   }
 
-  const RankPolicy & policy = options.policy;
-  detail::ValidateRankPolicy(policy);
-  if (options.solver == Solver::Subspace && policy.kind != RankPolicy::Kind::FixedRank)
+  const std::string problem = PolicyProblem(options.policy, options.solver);
+  if (!problem.empty())
   {
-    ThrowInvalid("the subspace solver needs a fixed rank: an energy fraction or a noise threshold needs every "
-                 "singular value; use Solver::Exact or Solver::Auto");
+    ThrowInvalid(problem);
   }
+  detail::ValidateRankPolicy(options.policy); // the noise policies' parameters, which PolicyProblem does not state yet
   if (options.deviceId < 0)
   {
     ThrowInvalid("device id must be >= 0, got " + std::to_string(options.deviceId));

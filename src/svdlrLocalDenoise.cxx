@@ -94,15 +94,15 @@ ElementsAreDistinct(const SeriesView<T> & view)
 void
 ValidateViews(const SeriesView<const float> & input, const SeriesView<float> & output)
 {
-  if (input.data == nullptr || output.data == nullptr)
-  {
-    ThrowInvalid("input or output data pointer is null");
-  }
   if (input.VoxelCount() == 0)
   {
     std::ostringstream msg;
     msg << "empty image: " << input.size[0] << " x " << input.size[1] << " x " << input.size[2] << " voxels";
     ThrowInvalid(msg.str());
+  }
+  if (input.data == nullptr || output.data == nullptr)
+  {
+    ThrowInvalid("input or output data pointer is null");
   }
   if (input.volumes < 2)
   {

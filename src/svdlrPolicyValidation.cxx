@@ -17,6 +17,8 @@
  *=========================================================================*/
 #include "svdlrPolicyValidation.h"
 
+#include "svdlr/Names.h"
+
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -40,16 +42,10 @@ ThrowInvalid(const std::string & message)
 void
 ValidateRankPolicy(const RankPolicy & policy)
 {
-  if (policy.kind == RankPolicy::Kind::FixedRank && policy.rank < 1)
+  const std::string problem = PolicyProblem(policy, Solver::Exact); // the rules every layer shares (svdlr/Names.h)
+  if (!problem.empty())
   {
-    ThrowInvalid("rank must be at least 1, got " + std::to_string(policy.rank));
-  }
-  if (policy.kind == RankPolicy::Kind::EnergyFraction &&
-      !(policy.energyFraction > 0.0 && policy.energyFraction <= 1.0)) // also rejects NaN
-  {
-    std::ostringstream msg;
-    msg << "energy fraction must be in (0, 1], got " << policy.energyFraction;
-    ThrowInvalid(msg.str());
+    ThrowInvalid(problem);
   }
   if (policy.kind == RankPolicy::Kind::GavishDonoho && !(std::isfinite(policy.noiseSigma) && policy.noiseSigma >= 0.0))
   {

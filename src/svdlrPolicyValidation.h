@@ -25,9 +25,10 @@ namespace svdlr
 namespace detail
 {
 
-/** Throws Error(InvalidArgument) with a message that names the problem when `policy` is out of range: a fixed rank
- * of 0, an energy fraction outside (0, 1], a Gavish-Donoho σ that is negative or not finite, an unknown estimator
- * or an unknown kind. Shared by every entry point that takes a RankPolicy. */
+/** Throws Error(InvalidArgument) with a message that names the problem when `policy` is out of range: what
+ * PolicyProblem (svdlr/Names.h) states for any solver, and the noise policies' parameters (a Gavish-Donoho σ that is
+ * negative or not finite, an unknown estimator) and an unknown kind, until PolicyProblem states those too. Shared by
+ * every entry point that takes a RankPolicy. */
 void
 ValidateRankPolicy(const RankPolicy & policy);
 

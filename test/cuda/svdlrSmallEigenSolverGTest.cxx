@@ -21,7 +21,7 @@
 // tridiagonalisation). Every test skips, saying why, on a machine without a usable CUDA device.
 #include "svdlrCudaTestFixture.h"
 
-#include "cuda/svdlrSmallEigenTestHooks.h"
+#include "svdlrSmallEigenTestHooks.h"
 
 #include <algorithm>
 #include <cmath>
