@@ -24,7 +24,8 @@
 //   download stream: device -> host, into the caller's output and maps.
 // The host loop per slab s: upload(s), enqueue(s), then retire(s - 1) (wait, download, progress), so that the GPU
 // computes slab s while the host moves slabs s - 1 and s + 1. Output planes never overlap a later slab's input
-// planes, so in-place runs are safe.
+// planes; in place, the output is still held aside until the run has succeeded, so that a failed run leaves the
+// input intact for the CPU fallback (svdlrLocalDenoiseBackends.h).
 #include "svdlrLocalDenoiseCuda.h"
 
 #include "svdlrCudaCheck.h"
@@ -927,11 +928,14 @@ private:
 
 } // namespace
 
+namespace
+{
+
+/** Runs the denoiser, and once more with cuSOLVER's eigen-solver if ours gave up on a patch. */
 void
-RunLocalDenoiseCudaTuned(const SeriesView<const float> & input, const SeriesView<float> & output,
-                         const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
-                         const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report,
-                         const LocalDenoiseCudaTuning & tuning, LocalDenoiseCudaTrace * trace)
+RunWithFallback(const SeriesView<const float> & input, const SeriesView<float> & output, const LocalDenoiseMaps & maps,
+                const LocalDenoiseOptions & options, const std::array<std::size_t, 3> & patch,
+                LocalDenoiseReport & report, const LocalDenoiseCudaTuning & tuning, LocalDenoiseCudaTrace * trace)
 {
   try
   {
@@ -941,21 +945,66 @@ RunLocalDenoiseCudaTuned(const SeriesView<const float> & input, const SeriesView
   }
   catch (const OwnSolverFailed &)
   {
-    // Our QL iteration did not converge on some patch (never seen; LAPACK's dsteqr has the same limit). The slabs
-    // already written came from converged patches, so redoing the series with cuSOLVER is safe unless the run is in
-    // place and the input is partly overwritten.
-    const bool inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
-    if (inPlace || tuning.cusolver)
+    // Our QL iteration did not converge on some patch (LAPACK's dsteqr has the same kind of limit). The input is
+    // untouched (RunLocalDenoiseCudaTuned keeps in-place output aside), so the series is redone with cuSOLVER.
+    if (tuning.cusolver)
     {
-      throw Error(ErrorCode::NumericalFailure,
-                  "svdlr: the eigen-solver did not converge on a patch's Gram matrix, and the in-place run cannot be "
-                  "redone with cuSOLVER");
+      throw Error(ErrorCode::NumericalFailure, "svdlr: cuSOLVER's eigen-solver did not converge on a patch");
     }
   }
   LocalDenoiseCudaTuning reference = tuning;
   reference.cusolver = true;
   CudaLocalDenoiser denoiser(input, output, maps, options, patch, reference, trace);
   report.patches = denoiser.Run();
+}
+
+} // namespace
+
+void
+RunLocalDenoiseCudaTuned(const SeriesView<const float> & input, const SeriesView<float> & output,
+                         const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
+                         const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report,
+                         const LocalDenoiseCudaTuning & tuning, LocalDenoiseCudaTrace * trace)
+{
+  const bool inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
+  if (!inPlace)
+  {
+    RunWithFallback(input, output, maps, options, patch, report, tuning, trace);
+    return;
+  }
+  // In place, the output is held aside and written only once the whole run has succeeded: an error part way
+  // (after which Auto falls back to the CPU, which reads the input) must leave the input as it was.
+  const std::size_t voxels = input.VoxelCount();
+  std::vector<float> held(voxels * input.volumes);
+  const auto         nx = static_cast<std::ptrdiff_t>(input.size[0]);
+  const auto         ny = static_cast<std::ptrdiff_t>(input.size[1]);
+  const SeriesView<float> aside{ held.data(), input.size, input.volumes,
+                                 { 1, nx, nx * ny, static_cast<std::ptrdiff_t>(voxels) } };
+  RunWithFallback(input, aside, maps, options, patch, report, tuning, trace);
+  const auto & so = output.strides;
+  const auto   copyPlane = [&](std::size_t unit) {
+    const std::size_t t = unit / input.size[2];
+    const std::size_t z = unit % input.size[2];
+    const float *     from = held.data() + t * voxels + z * input.size[0] * input.size[1];
+    for (std::size_t y = 0; y < input.size[1]; ++y)
+    {
+      float * row = output.data + static_cast<std::ptrdiff_t>(t) * so[3] + static_cast<std::ptrdiff_t>(z) * so[2] +
+                    static_cast<std::ptrdiff_t>(y) * so[1];
+      for (std::size_t x = 0; x < input.size[0]; ++x)
+      {
+        row[static_cast<std::ptrdiff_t>(x) * so[0]] = *from++;
+      }
+    }
+  };
+  const std::size_t units = input.volumes * input.size[2];
+  if (options.parallelFor)
+  {
+    options.parallelFor(units, copyPlane);
+  }
+  else
+  {
+    StdThreadParallelFor(WorkerCount(options.threads), units, copyPlane);
+  }
 }
 
 void
