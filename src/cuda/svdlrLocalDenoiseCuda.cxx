@@ -44,6 +44,7 @@
 #include "svdlrStagingRing.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -99,6 +100,67 @@ public:
 private:
   unsigned char * m_Base;
   std::size_t     m_Used{ 0 };
+};
+
+/** Per-stage GPU time on one stream, for the trace only: a timing event after each stage; the time since the
+ * previous event is the stage's. */
+class StageClock
+{
+public:
+  enum Stage
+  {
+    Unpack,
+    Gram,
+    Eigenvalues,
+    Ranks,
+    Eigenvectors,
+    Approximation,
+    Finalise,
+    Stages
+  };
+
+  StageClock() = default;
+  ~StageClock()
+  {
+    for (const auto & mark : m_Marks)
+    {
+      (void)cudaEventDestroy(mark.event);
+    }
+  }
+  StageClock(const StageClock &) = delete;
+  StageClock &
+  operator=(const StageClock &) = delete;
+
+  void
+  Mark(Stage stage, cudaStream_t stream)
+  {
+    cudaEvent_t event = nullptr;
+    SVDLR_CUDA_CHECK(cudaEventCreate(&event));
+    m_Marks.push_back({ event, stage });
+    SVDLR_CUDA_CHECK(cudaEventRecord(event, stream));
+  }
+
+  /** After the stream is done: milliseconds per stage. */
+  std::array<double, Stages>
+  Elapsed() const
+  {
+    std::array<double, Stages> total{};
+    for (std::size_t i = 1; i < m_Marks.size(); ++i)
+    {
+      float milliseconds = 0;
+      SVDLR_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, m_Marks[i - 1].event, m_Marks[i].event));
+      total[m_Marks[i].stage] += milliseconds;
+    }
+    return total;
+  }
+
+private:
+  struct MarkAt
+  {
+    cudaEvent_t event;
+    Stage       stage;
+  };
+  std::vector<MarkAt> m_Marks;
 };
 
 /** One slab slot's device buffers, carved from the slot's allocation (SlabSlotBytes). */
@@ -406,6 +468,17 @@ public:
       }
       Retire(m_Plan.slabs.size() - 1);
       SVDLR_CUDA_CHECK(cudaStreamSynchronize(m_Resources->compute.Get()));
+      if (m_Trace != nullptr)
+      {
+        const auto gpu = m_Clock.Elapsed();
+        m_Trace->gpuUnpack += gpu[StageClock::Unpack];
+        m_Trace->gpuGram += gpu[StageClock::Gram];
+        m_Trace->gpuEigenvalues += gpu[StageClock::Eigenvalues];
+        m_Trace->gpuRanks += gpu[StageClock::Ranks];
+        m_Trace->gpuEigenvectors += gpu[StageClock::Eigenvectors];
+        m_Trace->gpuApproximation += gpu[StageClock::Approximation];
+        m_Trace->gpuFinalise += gpu[StageClock::Finalise];
+      }
     }
     catch (...)
     {
@@ -693,6 +766,10 @@ private:
     const std::int64_t nv = m_Geometry.volumes;
     SlabBuffers &      b = m_Slab[slot];
 
+    if (m_Trace != nullptr && s == 0)
+    {
+      m_Clock.Mark(StageClock::Unpack, compute); // the origin
+    }
     SVDLR_CUDA_CHECK(cudaStreamWaitEvent(compute, m_Resources->uploaded[slot].Get(), 0));
     LaunchUnpackSlab(b.packedIn, m_InLayout.packed, b.slab, m_Geometry, window, m_DeviceFlags, compute);
 
@@ -728,6 +805,7 @@ private:
       SVDLR_CUDA_CHECK(cudaMemsetAsync(b.sums.rank + done, 0, rest * sizeof(double), compute));
     }
 
+    MarkStage(StageClock::Unpack);
     const std::int64_t patches = m_PlaneCentreStart[e.centreLast] - m_PlaneCentreStart[e.centreFirst];
     for (std::int64_t first = 0; first < patches; first += m_Plan.batch)
     {
@@ -742,6 +820,7 @@ private:
     LaunchFinaliseSlab(b.slab, b.sums, m_Geometry, window, e.outFirst, e.outLast - e.outFirst, m_DeviceMask,
                        m_OutLayout.packed, b.packedOut, m_Maps.noiseSigma != nullptr ? b.sigmaMap : nullptr,
                        m_Maps.rank != nullptr ? b.rankMap : nullptr, compute);
+    MarkStage(StageClock::Finalise);
     SVDLR_CUDA_CHECK(cudaMemcpyAsync(m_Resources->hostFlags.Data() + 2 * slot, m_DeviceFlags,
                                      2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, compute));
     SVDLR_CUDA_CHECK(cudaEventRecord(m_Resources->computed[slot].Get(), compute));
@@ -753,6 +832,7 @@ private:
     const cudaStream_t compute = m_Resources->compute.Get();
     const int          maxVectors = static_cast<int>(m_MaxVectors);
     LaunchPatchGram(slab.slab, m_Geometry, window, batch, m_Batch.gram, compute);
+    MarkStage(StageClock::Gram);
     BasisView basis;
     if (m_UseCusolver)
     {
@@ -767,8 +847,10 @@ private:
                                  m_Batch.solverBytes,
                                  m_Resources->cusolverHostWorkspace.data(),
                                  m_Resources->cusolverHostWorkspace.size());
+      MarkStage(StageClock::Eigenvalues);
       LaunchChoosePatchRanks(m_Batch.eigenvalues, m_DeviceSigma, batch, m_Geometry, m_Rule, maxVectors, m_Batch.info,
                              m_DeviceFlags + 1, m_Batch.ranks, m_Batch.sigmas, m_Batch.weights, compute);
+      MarkStage(StageClock::Ranks);
       basis = { m_Batch.gram, m_N * m_N, true };
     }
     else
@@ -785,13 +867,26 @@ private:
       arguments.workspace = m_Batch.solver;
       arguments.workspaceBytes = m_Batch.solverBytes;
       SmallEigenSolver::RunEigenvalues(arguments, compute);
+      MarkStage(StageClock::Eigenvalues);
       LaunchChoosePatchRanks(m_Batch.eigenvalues, m_DeviceSigma, batch, m_Geometry, m_Rule, maxVectors, m_Batch.info,
                              m_DeviceFlags + 1, m_Batch.ranks, m_Batch.sigmas, m_Batch.weights, compute);
+      MarkStage(StageClock::Ranks);
       SmallEigenSolver::RunEigenvectors(arguments, compute);
+      MarkStage(StageClock::Eigenvectors);
       basis = { m_Batch.vectors, m_N * m_MaxVectors, false };
     }
     LaunchPatchApproximation(slab.slab, m_Geometry, window, batch, basis, m_Batch.ranks, m_Batch.sigmas,
                              m_Batch.weights, maxVectors, m_Shape.overlap, m_Batch.scratch, slab.sums, compute);
+    MarkStage(StageClock::Approximation);
+  }
+
+  void
+  MarkStage(StageClock::Stage stage)
+  {
+    if (m_Trace != nullptr)
+    {
+      m_Clock.Mark(stage, m_Resources->compute.Get());
+    }
   }
 
   void
@@ -924,6 +1019,7 @@ private:
   std::uint8_t *                         m_DeviceMask{ nullptr };
   float *                                m_DeviceSigma{ nullptr };
   std::vector<float>                     m_HostScratch;
+  StageClock                             m_Clock; // trace only
 };
 
 } // namespace
