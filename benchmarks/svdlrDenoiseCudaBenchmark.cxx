@@ -45,6 +45,7 @@ struct Arguments
   std::size_t             repeat{ 5 };
   std::size_t             cusolverRepeat{ 2 };
   std::size_t             maxPatchesPerBatch{ 0 };
+  bool                    variants{ false };
   svdlr::PatchAggregation aggregation{ svdlr::PatchAggregation::CentreVoxel };
 };
 
@@ -54,7 +55,7 @@ Usage(const std::string & problem)
   std::cerr << "svdlrDenoiseCudaBenchmark: " << problem << "\n"
             << "usage: svdlrDenoiseCudaBenchmark --input series.f32 --size NX NY NZ NV [--repeat N]\n"
             << "       [--cusolver-repeat N (0: skip)] [--aggregation centre|overlap] [--batch N]\n"
-            << "       [--reference cpu.f32 --reference-rank cpu.u16]\n";
+            << "       [--reference cpu.f32 --reference-rank cpu.u16] [--variants (every kernel variant of our solver)]\n";
   std::exit(2);
 }
 
@@ -82,6 +83,8 @@ Parse(int argc, char * argv[])
       a.repeat = std::stoul(value(i));
     else if (flag == "--cusolver-repeat")
       a.cusolverRepeat = std::stoul(value(i));
+    else if (flag == "--variants")
+      a.variants = true;
     else if (flag == "--batch")
       a.maxPatchesPerBatch = std::stoul(value(i));
     else if (flag == "--size")
@@ -134,7 +137,8 @@ struct Run
 };
 
 Run
-Time(const Arguments & a, const std::vector<float> & input, bool cusolver, std::size_t repeat)
+Time(const Arguments & a, const std::vector<float> & input, const svdlr::detail::LocalDenoiseCudaTuning & tuning,
+     std::size_t repeat)
 {
   const std::size_t nx = a.size[0], ny = a.size[1], nz = a.size[2], nv = a.size[3];
   const std::size_t voxels = nx * ny * nz;
@@ -149,9 +153,7 @@ Time(const Arguments & a, const std::vector<float> & input, bool cusolver, std::
   svdlr::LocalDenoiseOptions           options;
   options.aggregation = a.aggregation;
   options.maxPatchesPerBatch = a.maxPatchesPerBatch;
-  const auto                            patch = svdlr::DefaultPatchSize(nv);
-  svdlr::detail::LocalDenoiseCudaTuning tuning;
-  tuning.cusolver = cusolver;
+  const auto patch = svdlr::DefaultPatchSize(nv);
   // One warm-up (context, handles, pinned staging, first-call costs), the timed runs without the trace, each
   // from a poisoned output, and one more run with the trace (CUDA events on every stage), not timed here.
   for (std::size_t i = 0; i <= repeat + 1; ++i)
@@ -225,7 +227,8 @@ Json(const std::string & name, const Arguments & a, const Run & run, const Agree
        << ", \"centre_planes\": " << t.centrePlanesPerSlab << ", \"cusolver\": " << (t.usedCusolver ? "true" : "false")
        << "}, \"host_ms\": {\"setup\": " << t.setup << ", \"upload\": " << t.upload << ", \"enqueue\": " << t.enqueue
        << ", \"download\": " << t.download << ", \"total\": " << t.total << "}, \"gpu_ms\": {\"unpack\": "
-       << t.gpuUnpack << ", \"gram\": " << t.gpuGram << ", \"eigenvalues\": " << t.gpuEigenvalues
+       << t.gpuUnpack << ", \"gram\": " << t.gpuGram << ", \"tridiagonal\": " << t.gpuTridiagonal
+       << ", \"eigenvalues\": " << t.gpuEigenvalues
        << ", \"ranks\": " << t.gpuRanks << ", \"eigenvectors\": " << t.gpuEigenvectors
        << ", \"approximation\": " << t.gpuApproximation << ", \"finalise\": " << t.gpuFinalise << "}";
   const auto agreement = [&](const char * key, const Agreement * g) {
@@ -236,7 +239,7 @@ Json(const std::string & name, const Arguments & a, const Run & run, const Agree
     }
   };
   agreement("vs_reference", vsReference);
-  agreement("vs_other_solver", vsOther);
+  agreement("vs_first_configuration", vsOther);
   json << "}";
   return json.str();
 }
@@ -261,23 +264,62 @@ main(int argc, char * argv[])
     {
       referenceRank = ReadRaw<std::uint16_t>(a.referenceRank, voxels);
     }
-    const Run ours = Time(a, input, false, a.repeat);
-    Run       theirs;
-    if (a.cusolverRepeat > 0)
+    // The configurations, the first being the engine's default: our solver with its default kernels, the other
+    // variants of its kernels, and cuSOLVER's XsyevBatched. Each is compared with the reference output (the CPU
+    // backend's) and with the first.
+    struct Configuration
     {
-      theirs = Time(a, input, true, a.cusolverRepeat);
+      std::string                           name;
+      svdlr::detail::LocalDenoiseCudaTuning tuning;
+      std::size_t                           repeat;
+    };
+    std::vector<Configuration> configurations;
+    configurations.push_back({ "ours", {}, a.repeat });
+    if (a.variants)
+    {
+      for (const bool lower : { true, false })
+      {
+        for (const bool shared : { true, false })
+        {
+          const svdlr::detail::SmallEigenTuning defaults{};
+          if (lower == defaults.lowerTridiagonalization && shared == defaults.sharedQL)
+          {
+            continue; // the default, already first
+          }
+          svdlr::detail::LocalDenoiseCudaTuning tuning;
+          tuning.eigen = { lower, shared };
+          configurations.push_back({ std::string("ours, ") + (lower ? "lower" : "full") + " tridiagonalisation, QL in " +
+                                       (shared ? "shared" : "global") + " memory",
+                                     tuning, std::max<std::size_t>(1, a.repeat / 2) });
+        }
+      }
     }
-    const Agreement oursVsReference = reference.empty() ? Agreement{} : Compare(ours.output, reference, ours.rank, referenceRank);
-    const Agreement oursVsTheirs =
-      a.cusolverRepeat > 0 ? Compare(ours.output, theirs.output, ours.rank, theirs.rank) : Agreement{};
-    std::cout << Json("ours", a, ours, reference.empty() ? nullptr : &oursVsReference,
-                      a.cusolverRepeat > 0 ? &oursVsTheirs : nullptr)
-              << std::endl;
     if (a.cusolverRepeat > 0)
     {
-      const Agreement theirsVsReference =
-        reference.empty() ? Agreement{} : Compare(theirs.output, reference, theirs.rank, referenceRank);
-      std::cout << Json("cusolver", a, theirs, reference.empty() ? nullptr : &theirsVsReference, nullptr) << std::endl;
+      svdlr::detail::LocalDenoiseCudaTuning tuning;
+      tuning.cusolver = true;
+      configurations.push_back({ "cusolver", tuning, a.cusolverRepeat });
+    }
+    Run first;
+    for (std::size_t c = 0; c < configurations.size(); ++c)
+    {
+      const Configuration & configuration = configurations[c];
+      try
+      {
+        Run run = Time(a, input, configuration.tuning, configuration.repeat);
+        const Agreement vsReference = reference.empty() ? Agreement{} : Compare(run.output, reference, run.rank, referenceRank);
+        const Agreement vsFirst = c > 0 ? Compare(run.output, first.output, run.rank, first.rank) : Agreement{};
+        std::cout << Json(configuration.name, a, run, reference.empty() ? nullptr : &vsReference, c > 0 ? &vsFirst : nullptr)
+                  << std::endl;
+        if (c == 0)
+        {
+          first = std::move(run);
+        }
+      }
+      catch (const std::exception & error)
+      {
+        std::cout << "{\"solver\": \"" << configuration.name << "\", \"error\": \"" << error.what() << "\"}" << std::endl;
+      }
     }
   }
   catch (const std::exception & error)

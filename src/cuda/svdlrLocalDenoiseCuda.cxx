@@ -111,6 +111,7 @@ public:
   {
     Unpack,
     Gram,
+    Tridiagonal,
     Eigenvalues,
     Ranks,
     Eigenvectors,
@@ -473,6 +474,7 @@ public:
         const auto gpu = m_Clock.Elapsed();
         m_Trace->gpuUnpack += gpu[StageClock::Unpack];
         m_Trace->gpuGram += gpu[StageClock::Gram];
+        m_Trace->gpuTridiagonal += gpu[StageClock::Tridiagonal];
         m_Trace->gpuEigenvalues += gpu[StageClock::Eigenvalues];
         m_Trace->gpuRanks += gpu[StageClock::Ranks];
         m_Trace->gpuEigenvectors += gpu[StageClock::Eigenvectors];
@@ -559,8 +561,17 @@ private:
     available = available > fixedBytes ? available - fixedBytes : 0;
     const std::size_t scratchPerPatch =
       PatchApproximationScratchBytes(m_Geometry, m_Shape.overlap, static_cast<int>(m_MaxVectors));
+    // cuSOLVER's XsyevBatched failed (CUSOLVER_STATUS_INTERNAL_ERROR, H100, CUDA 13.0) on 65,536 matrices of 65 x 65,
+    // whose float64 data passes 2^31 bytes: its batches stay under 2^30 bytes of matrices.
+    std::size_t batchCap = m_Options.maxPatchesPerBatch;
+    if (m_UseCusolver)
+    {
+      const std::size_t limit =
+        std::max<std::size_t>(1, (std::size_t{ 1 } << 30) / (static_cast<std::size_t>(m_N * m_N) * sizeof(double)));
+      batchCap = batchCap > 0 ? std::min(batchCap, limit) : limit;
+    }
     m_Plan = PlanLocalDenoise(
-      m_Shape, available, m_Options.maxPatchesPerBatch, [this](std::int64_t b) { return SolverBytes(b); }, scratchPerPatch);
+      m_Shape, available, batchCap, [this](std::int64_t b) { return SolverBytes(b); }, scratchPerPatch);
     if (m_Plan.batch == 0)
     {
       throw Error(ErrorCode::OutOfMemory,
@@ -866,7 +877,10 @@ private:
       arguments.info = m_Batch.info;
       arguments.workspace = m_Batch.solver;
       arguments.workspaceBytes = m_Batch.solverBytes;
-      SmallEigenSolver::RunEigenvalues(arguments, compute);
+      arguments.tuning = m_Tuning.eigen;
+      SmallEigenSolver::RunTridiagonalization(arguments, compute);
+      MarkStage(StageClock::Tridiagonal);
+      SmallEigenSolver::RunTridiagonalEigenvalues(arguments, compute);
       MarkStage(StageClock::Eigenvalues);
       LaunchChoosePatchRanks(m_Batch.eigenvalues, m_DeviceSigma, batch, m_Geometry, m_Rule, maxVectors, m_Batch.info,
                              m_DeviceFlags + 1, m_Batch.ranks, m_Batch.sigmas, m_Batch.weights, compute);

@@ -24,6 +24,7 @@
 
 #include "svdlrCudaExport.h"
 #include "svdlrLocalDenoiseBackends.h"
+#include "svdlrSmallEigenTuning.h"
 
 #include <cstddef>
 
@@ -37,6 +38,7 @@ struct LocalDenoiseCudaTuning
 {
   std::size_t availableBytes{ 0 }; // device memory the plan may use; 0: what cudaMemGetInfo reports, less a reserve
   bool        cusolver{ false };   // cuSOLVER's XsyevBatched instead of our eigen-solver (the reference)
+  SmallEigenTuning eigen{};        // variants of our eigen-solver's kernels
 };
 
 /** What a run did: its plan and where the host's wall-clock time went (milliseconds). */
@@ -56,7 +58,8 @@ struct LocalDenoiseCudaTrace
   // includes any wait for the slab's upload.
   double gpuUnpack{ 0 };       // waiting for the upload, unpacking, carrying the sums
   double gpuGram{ 0 };
-  double gpuEigenvalues{ 0 };  // tridiagonalisation and QL (ours) or the whole XsyevBatched (cuSOLVER)
+  double gpuTridiagonal{ 0 };  // Householder tridiagonalisation (ours)
+  double gpuEigenvalues{ 0 };  // QL (ours), or the whole XsyevBatched (cuSOLVER)
   double gpuRanks{ 0 };
   double gpuEigenvectors{ 0 }; // inverse iteration and back-transformation (ours)
   double gpuApproximation{ 0 };

@@ -97,16 +97,20 @@ WarpSum(double value)
 }
 
 /** Stage 1. One block per matrix: A = Q T Q^T by n - 2 Householder reflections H_j = I - tau_j v_j v_j^T (v_j zero
- * above row j + 1, v_j(j + 1) = 1), as LAPACK's dsytd2 does on the lower triangle, but with both triangles kept up
- * to date so that the product p = tau A v reads rows only (no atomics). Per step: warp 0 forms v from column j
- * (one warp reduction), the block forms p, every warp reduces K = tau/2 p.v itself (no barrier), and the block
- * applies the rank-2 update A -= v w^T + w v^T, w = p - K v, to the trailing block. Three barriers per step.
+ * above row j + 1, v_j(j + 1) = 1), as LAPACK's dsytd2. Per step: warp 0 forms v from column j (one warp
+ * reduction), the block forms p = tau A22 v, every warp reduces K = tau/2 p.v itself (no barrier), and the block
+ * applies the rank-2 update A22 -= v w^T + w v^T, w = p - K v. Three barriers per step. Two variants:
+ *  - kLowerOnly = false (the first version): both triangles kept up to date, one thread per row of p;
+ *  - kLowerOnly = true: only the lower triangle is updated (half the update's work), and each row of p is summed by
+ *    a group of q threads (q = the largest power of two, up to 32, with q rows <= the block), so that the chain of
+ *    dependent additions per thread is m / q long instead of m. Row i of the symmetric A22 is read as A(i, l) for
+ *    l <= i and A(l, i) beyond.
  *
  * sharedLd > 0: the matrix is copied to shared memory with that leading dimension (odd, so that the 64-bit
  * accesses of a warp walking along a row spread over all banks) and the reflectors are copied back at the end;
  * sharedLd == 0: the block works on the global matrix in place (large n). Shared memory always holds v, p and tau.
  * Outputs (interleaved): T's diagonal and off-diagonal, and tau; v_j below row j + 1 stays in column j. */
-template <int kThreads>
+template <int kThreads, bool kLowerOnly>
 __global__ void
 __launch_bounds__(kThreads)
   HouseholderTridiagonalKernel(double * matrices, int n, std::int64_t count, int sharedLd, double * diagonal,
@@ -131,7 +135,7 @@ __launch_bounds__(kThreads)
   {
     for (int col = warp; col < n; col += kWarps)
     {
-      for (int row = lane; row < n; row += 32)
+      for (int row = kLowerOnly ? col + lane : lane; row < n; row += 32)
       {
         a[row + ld * col] = global[row + static_cast<std::int64_t>(n) * col];
       }
@@ -177,15 +181,52 @@ __launch_bounds__(kThreads)
     }
     __syncthreads();
     const double t = scalar[0];
-    // p = tau A22 v over the trailing rows and columns j + 1 .. n - 1; consecutive threads take consecutive rows.
-    for (int i = j + 1 + tid; i < n; i += kThreads)
+    const int    m = n - j - 1; // rows and columns of A22
+    if constexpr (kLowerOnly)
     {
-      double sum = 0.0;
-      for (int l = j + 1; l < n; ++l)
+      // p = tau A22 v: q threads per row, then a reduction within each group of q lanes.
+      int q = 1;
+      while (q < 32 && 2 * q * m <= kThreads)
       {
-        sum += a[i + ld * l] * v[l];
+        q *= 2;
       }
-      p[i] = t * sum;
+      const int groups = kThreads / q;
+      const int group = tid / q;
+      const int part = tid % q;
+      const int rounds = (m + groups - 1) / groups; // the same for every thread: the shuffles see whole warps
+      for (int round = 0; round < rounds; ++round)
+      {
+        const int i = j + 1 + round * groups + group;
+        double    sum = 0.0;
+        if (i < n)
+        {
+          for (int l = j + 1 + part; l < n; l += q)
+          {
+            sum += (l <= i ? a[i + ld * l] : a[l + ld * i]) * v[l];
+          }
+        }
+        for (int offset = q / 2; offset > 0; offset /= 2)
+        {
+          sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+        }
+        if (part == 0 && i < n)
+        {
+          p[i] = t * sum;
+        }
+      }
+    }
+    else
+    {
+      // p = tau A22 v over the trailing rows and columns j + 1 .. n - 1; consecutive threads take consecutive rows.
+      for (int i = j + 1 + tid; i < n; i += kThreads)
+      {
+        double sum = 0.0;
+        for (int l = j + 1; l < n; ++l)
+        {
+          sum += a[i + ld * l] * v[l];
+        }
+        p[i] = t * sum;
+      }
     }
     __syncthreads();
     double partial = 0.0;
@@ -194,12 +235,13 @@ __launch_bounds__(kThreads)
       partial += p[i] * v[i];
     }
     const double k = 0.5 * t * WarpSum(partial);
-    // A22 -= v w^T + w v^T with w = p - K v: one column per warp, consecutive rows per lane.
+    // A22 -= v w^T + w v^T with w = p - K v: one column per warp, consecutive rows per lane (from the diagonal down
+    // when only the lower triangle is kept).
     for (int l = j + 1 + warp; l < n; l += kWarps)
     {
       const double vl = v[l];
       const double wl = p[l] - k * vl;
-      for (int i = j + 1 + lane; i < n; i += 32)
+      for (int i = (kLowerOnly ? l : j + 1) + lane; i < n; i += 32)
       {
         const double vi = v[i];
         const double wi = p[i] - k * vi;
@@ -231,19 +273,26 @@ __launch_bounds__(kThreads)
 }
 
 /** Stage 2. One thread per matrix: the eigenvalues of T, ascending, into the interleaved `values` (and into
- * `eigenvalues`, (count, n), when given). */
+ * `eigenvalues`, (count, n), when given). kShared = false: the QL iteration works on the interleaved global arrays
+ * (L1/L2); true: on a copy in shared memory, element i of the block's thread t at [i * blockDim.x + t] (no bank
+ * conflicts), so that each rotation's loads cost shared-memory latency instead of a cache miss. */
+template <bool kShared>
 __global__ void
 __launch_bounds__(kScalarThreads)
   TridiagonalEigenvaluesKernel(const double * diagonal, const double * offDiagonal, double * values, double * scratch,
                                double * eigenvalues, int * info, int n, std::int64_t count)
 {
+  extern __shared__ double work[];
   const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (b >= count)
   {
     return;
   }
-  const Interleaved<double> d{ values + b, count };
-  const Interleaved<double> e{ scratch + b, count };
+  const Interleaved<double> global{ values + b, count };
+  const Interleaved<double> d = kShared ? Interleaved<double>{ work + threadIdx.x, blockDim.x } : global;
+  const Interleaved<double> e = kShared ? Interleaved<double>{ work + static_cast<std::int64_t>(n) * blockDim.x + threadIdx.x,
+                                                               blockDim.x }
+                                        : Interleaved<double>{ scratch + b, count };
   for (int i = 0; i < n; ++i)
   {
     d[i] = diagonal[i * count + b];
@@ -251,11 +300,16 @@ __launch_bounds__(kScalarThreads)
   }
   const int status = TridiagonalQLEigenvalues(d, e, n);
   SortAscending(d, n);
-  if (eigenvalues != nullptr)
+  for (int i = 0; i < n; ++i)
   {
-    for (int i = 0; i < n; ++i)
+    const double value = d[i];
+    if (kShared)
     {
-      eigenvalues[b * n + i] = d[i];
+      global[i] = value;
+    }
+    if (eigenvalues != nullptr)
+    {
+      eigenvalues[b * n + i] = value;
     }
   }
   if (info != nullptr)
@@ -419,6 +473,13 @@ SmallEigenSolver::InterleavedEigenvalues(const Arguments & arguments)
 void
 SmallEigenSolver::RunEigenvalues(const Arguments & arguments, cudaStream_t stream)
 {
+  RunTridiagonalization(arguments, stream);
+  RunTridiagonalEigenvalues(arguments, stream);
+}
+
+void
+SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_t stream)
+{
   if (!CanImplement(arguments.n, arguments.count))
   {
     throw Error(ErrorCode::InvalidArgument,
@@ -442,17 +503,57 @@ SmallEigenSolver::RunEigenvalues(const Arguments & arguments, cudaStream_t strea
   const std::size_t matrixBytes = static_cast<std::size_t>(oddLd) * n * sizeof(double);
   const bool        inShared = vectorBytes + matrixBytes <= static_cast<std::size_t>(SharedMemoryLimit());
   const std::size_t sharedBytes = vectorBytes + (inShared ? matrixBytes : 0);
-  SVDLR_CUDA_CHECK(cudaFuncSetAttribute(HouseholderTridiagonalKernel<kTridiagonalThreads>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(sharedBytes)));
-  HouseholderTridiagonalKernel<kTridiagonalThreads>
-    <<<static_cast<unsigned>(arguments.count), kTridiagonalThreads, sharedBytes, stream>>>(
+  const auto        launch = [&](auto kernel, const char * name) {
+    SVDLR_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sharedBytes)));
+    kernel<<<static_cast<unsigned>(arguments.count), kTridiagonalThreads, sharedBytes, stream>>>(
       arguments.matrices, n, arguments.count, inShared ? oddLd : 0, w.diagonal, w.offDiagonal, w.tau);
-  SVDLR_CUDA_CHECK_LAUNCH("HouseholderTridiagonalKernel");
+    SVDLR_CUDA_CHECK_LAUNCH(name);
+  };
+  if (arguments.tuning.lowerTridiagonalization)
+  {
+    launch(HouseholderTridiagonalKernel<kTridiagonalThreads, true>, "HouseholderTridiagonalKernel<lower>");
+  }
+  else
+  {
+    launch(HouseholderTridiagonalKernel<kTridiagonalThreads, false>, "HouseholderTridiagonalKernel<full>");
+  }
+}
 
-  TridiagonalEigenvaluesKernel<<<ScalarBlocks(arguments.count), kScalarThreads, 0, stream>>>(
-    w.diagonal, w.offDiagonal, w.values, w.scratch, arguments.eigenvalues, arguments.info, n, arguments.count);
-  SVDLR_CUDA_CHECK_LAUNCH("TridiagonalEigenvaluesKernel");
+void
+SmallEigenSolver::RunTridiagonalEigenvalues(const Arguments & arguments, cudaStream_t stream)
+{
+  if (arguments.count == 0)
+  {
+    return;
+  }
+  const Workspace w = CarveWorkspace(arguments.workspace, arguments.n, arguments.count, arguments.maxVectors);
+  const int       n = static_cast<int>(arguments.n);
+  // Shared memory for d and e: 16 n bytes per thread; blocks of kScalarThreads when that fits in a third of the
+  // SM's shared memory, else fewer threads per block.
+  const std::size_t perThread = 2 * static_cast<std::size_t>(n) * sizeof(double);
+  int               threads = kScalarThreads;
+  while (threads > 32 && threads * perThread > static_cast<std::size_t>(SharedMemoryLimit()) / 3)
+  {
+    threads /= 2;
+  }
+  const bool shared = arguments.tuning.sharedQL && threads * perThread <= static_cast<std::size_t>(SharedMemoryLimit());
+  if (shared)
+  {
+    const std::size_t bytes = threads * perThread;
+    SVDLR_CUDA_CHECK(cudaFuncSetAttribute(
+      TridiagonalEigenvaluesKernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    const unsigned blocks = static_cast<unsigned>((arguments.count + threads - 1) / threads);
+    TridiagonalEigenvaluesKernel<true><<<blocks, threads, bytes, stream>>>(
+      w.diagonal, w.offDiagonal, w.values, w.scratch, arguments.eigenvalues, arguments.info, n, arguments.count);
+    SVDLR_CUDA_CHECK_LAUNCH("TridiagonalEigenvaluesKernel<shared>");
+  }
+  else
+  {
+    TridiagonalEigenvaluesKernel<false><<<ScalarBlocks(arguments.count), kScalarThreads, 0, stream>>>(
+      w.diagonal, w.offDiagonal, w.values, w.scratch, arguments.eigenvalues, arguments.info, n, arguments.count);
+    SVDLR_CUDA_CHECK_LAUNCH("TridiagonalEigenvaluesKernel<global>");
+  }
 }
 
 void

@@ -34,6 +34,7 @@
 // halves of Run. No call allocates memory or synchronises; everything runs on the given stream.
 
 #include "svdlrCudaExport.h"
+#include "svdlrSmallEigenTuning.h"
 
 #include <cuda_runtime_api.h>
 
@@ -70,6 +71,7 @@ public:
     int * info{ nullptr };
     void *      workspace{ nullptr }; // at least WorkspaceBytes(n, count, maxVectors), 256-byte aligned
     std::size_t workspaceBytes{ 0 };
+    SmallEigenTuning tuning{};
   };
 
   /** Whether the solver takes matrices of this side (1 <= n <= kMaxSide); count must be below 2^31. */
@@ -83,6 +85,12 @@ public:
    * workspace's ascending copy that stage 3 reads). */
   SVDLR_CUDA_EXPORT static void
   RunEigenvalues(const Arguments & arguments, cudaStream_t stream);
+
+  /** The two halves of RunEigenvalues (for the denoiser's per-stage trace): stage 1, then stage 2. */
+  SVDLR_CUDA_EXPORT static void
+  RunTridiagonalization(const Arguments & arguments, cudaStream_t stream);
+  SVDLR_CUDA_EXPORT static void
+  RunTridiagonalEigenvalues(const Arguments & arguments, cudaStream_t stream);
 
   /** Stages 3 and 4, after RunEigenvalues with the same arguments: the eigenvectors asked for. */
   SVDLR_CUDA_EXPORT static void

@@ -59,12 +59,27 @@ struct Interleaved
   }
 };
 
+/** sqrt(f² + g²), through hypot (slow, but safe from overflow and underflow) only when the squares could leave
+ * the float64 range. */
+SVDLR_HOST_DEVICE inline double
+RotationRadius(double f, double g)
+{
+  const double big = fmax(fabs(f), fabs(g));
+  if (big > 1e150 || (big < 1e-150 && big > 0.0))
+  {
+    return hypot(f, g);
+  }
+  return sqrt(f * f + g * g);
+}
+
 /** Eigenvalues of T by the implicit QL algorithm with Wilkinson's shift, overwriting `d` (eigenvalues, unsorted)
  * and `e` (destroyed). Returns 0, or l + 1 when eigenvalue l did not converge in kMaxSweeps QL sweeps. A
  * subdiagonal entry is treated as zero when |e_m| <= eps (|d_m| + |d_m+1|): the standard negligibility test, which
- * keeps the eigenvalues' absolute error of the order of eps ||T||. */
+ * keeps the eigenvalues' absolute error of the order of eps ||T||. Each rotation takes one square root and one
+ * division (not hypot and two divisions): on the GPU this chain of dependent scalar operations is the cost. */
+template <typename TArray>
 SVDLR_HOST_DEVICE inline int
-TridiagonalQLEigenvalues(const Interleaved<double> & d, const Interleaved<double> & e, int n)
+TridiagonalQLEigenvalues(const TArray & d, const TArray & e, int n)
 {
   constexpr int kMaxSweeps = 64;
   if (n > 0)
@@ -76,13 +91,16 @@ TridiagonalQLEigenvalues(const Interleaved<double> & d, const Interleaved<double
     for (int sweep = 0;; ++sweep)
     {
       // The first negligible subdiagonal entry at or after l closes the unreduced block [l, m].
-      int m = l;
+      int    m = l;
+      double dm = fabs(d[l]);
       for (; m < n - 1; ++m)
       {
-        if (fabs(e[m]) <= DBL_EPSILON * (fabs(d[m]) + fabs(d[m + 1])))
+        const double next = fabs(d[m + 1]);
+        if (fabs(e[m]) <= DBL_EPSILON * (dm + next))
         {
           break;
         }
+        dm = next;
       }
       if (m == l)
       {
@@ -94,36 +112,41 @@ TridiagonalQLEigenvalues(const Interleaved<double> & d, const Interleaved<double
       }
       // Wilkinson's shift: the eigenvalue of the leading 2 x 2 block nearer to d[l], folded into the first rotation.
       const double dl = d[l];
-      double       g = (d[l + 1] - dl) / (2.0 * e[l]);
-      double       r = hypot(g, 1.0);
-      g = d[m] - dl + e[l] / (g + copysign(r, g));
+      const double el = e[l];
+      double       g = (d[l + 1] - dl) / (2.0 * el);
+      double       r = RotationRadius(g, 1.0);
+      g = d[m] - dl + el / (g + copysign(r, g));
       double s = 1.0;
       double c = 1.0;
       double p = 0.0;
       bool   deflated = false;
       // Chase the bulge from the bottom of the block to its top with Givens rotations.
+      double di1 = d[m];
       for (int i = m - 1; i >= l; --i)
       {
         const double ei = e[i];
+        const double di = d[i];
         const double f = s * ei;
         const double b = c * ei;
-        r = hypot(f, g);
+        r = RotationRadius(f, g);
         e[i + 1] = r;
         if (r == 0.0)
         {
           // Underflow: the block splits here; undo the shift's partial update and start over on the smaller block.
-          d[i + 1] -= p;
+          d[i + 1] = di1 - p;
           e[m] = 0.0;
           deflated = true;
           break;
         }
-        s = f / r;
-        c = g / r;
-        const double di1 = d[i + 1] - p;
-        r = (d[i] - di1) * s + 2.0 * c * b;
+        const double inverse = 1.0 / r;
+        s = f * inverse;
+        c = g * inverse;
+        const double shifted = di1 - p;
+        r = (di - shifted) * s + 2.0 * c * b;
         p = s * r;
-        d[i + 1] = di1 + p;
+        d[i + 1] = shifted + p;
         g = c * r - b;
+        di1 = di;
       }
       if (deflated)
       {
@@ -138,8 +161,9 @@ TridiagonalQLEigenvalues(const Interleaved<double> & d, const Interleaved<double
 }
 
 /** Sorts d[0..n) ascending (insertion sort: n is at most a few hundred and the QL output is nearly ordered). */
+template <typename TArray>
 SVDLR_HOST_DEVICE inline void
-SortAscending(const Interleaved<double> & d, int n)
+SortAscending(const TArray & d, int n)
 {
   for (int i = 1; i < n; ++i)
   {

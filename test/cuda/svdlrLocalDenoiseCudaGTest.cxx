@@ -482,6 +482,26 @@ TEST_F(LocalDenoiseCuda, CusolverReferencePathGivesTheSameResult)
   }
 }
 
+TEST_F(LocalDenoiseCuda, EveryEigenSolverVariantGivesTheSameResult)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series        input = LowRankPlusNoise({ 13, 12, 11 }, 33, 4, m_Random);
+  LocalDenoiseOptions options;
+  options.aggregation = PatchAggregation::OverlapAverage;
+  const Result cpu = Denoise(input, options, svdlr::Backend::CPU);
+  for (const bool lower : { true, false })
+  {
+    for (const bool shared : { true, false })
+    {
+      SCOPED_TRACE(std::string(lower ? "lower" : "full") + " tridiagonalisation, QL in " + (shared ? "shared" : "global"));
+      svdlr::detail::LocalDenoiseCudaTuning tuning;
+      tuning.eigen = { lower, shared };
+      svdlr::detail::LocalDenoiseCudaTrace trace;
+      ExpectSameResult(DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace), cpu, input);
+    }
+  }
+}
+
 TEST_F(LocalDenoiseCuda, NonFiniteInputNamesTheFirstVoxel)
 {
   Random       random;

@@ -173,6 +173,28 @@ ExpectSameIsolatedVectors(std::size_t n, std::size_t count, std::size_t maxVecto
   EXPECT_LE(worst, bound) << "1 - |vᵀ v_cuSOLVER| on isolated eigenvalues";
 }
 
+/** Every combination of the solver's kernel variants (svdlrSmallEigenTuning.h). */
+std::vector<svdlr::detail::SmallEigenTuning>
+Variants()
+{
+  std::vector<svdlr::detail::SmallEigenTuning> all;
+  for (const bool lower : { true, false })
+  {
+    for (const bool shared : { true, false })
+    {
+      all.push_back({ lower, shared });
+    }
+  }
+  return all;
+}
+
+std::string
+VariantName(const svdlr::detail::SmallEigenTuning & tuning)
+{
+  return std::string(tuning.lowerTridiagonalization ? "lower" : "full") + " tridiagonalisation, QL in " +
+         (tuning.sharedQL ? "shared" : "global") + " memory";
+}
+
 class SmallEigenSolverCuda : public SVDLowRankEngineCuda
 {
 protected:
@@ -183,12 +205,21 @@ protected:
     Random random;
     SCOPED_TRACE(random.SeedTrace() + ", n = " + std::to_string(n));
     const std::vector<double> matrices = SymmetricMatrices(n, count, spectrum, random);
-    const EigenResult         ours = svdlr::detail::testing::RunSmallEigenSolver(
-      matrices, static_cast<std::int64_t>(n), static_cast<std::int64_t>(count), static_cast<std::int64_t>(n), {}, 0);
-    const EigenResult reference = svdlr::detail::testing::RunCusolverEigenSolver(
+    const EigenResult         reference = svdlr::detail::testing::RunCusolverEigenSolver(
       matrices, static_cast<std::int64_t>(n), static_cast<std::int64_t>(count), 0);
-    ExpectAccurate(matrices, n, count, n, {}, ours, reference, spectrum, bound);
-    ExpectSameIsolatedVectors(n, count, n, ours, reference, 1e-3, 1e-10);
+    for (const auto & tuning : Variants())
+    {
+      SCOPED_TRACE(VariantName(tuning));
+      const EigenResult ours = svdlr::detail::testing::RunSmallEigenSolver(matrices,
+                                                                           static_cast<std::int64_t>(n),
+                                                                           static_cast<std::int64_t>(count),
+                                                                           static_cast<std::int64_t>(n),
+                                                                           {},
+                                                                           0,
+                                                                           tuning);
+      ExpectAccurate(matrices, n, count, n, {}, ours, reference, spectrum, bound);
+      ExpectSameIsolatedVectors(n, count, n, ours, reference, 1e-3, 1e-10);
+    }
   }
 };
 
@@ -258,16 +289,46 @@ TEST_F(SmallEigenSolverCuda, MarchenkoPasturLikeGramSpectraGiveTheLeadingVectors
   {
     counts[b] = static_cast<int>(b % (maxVectors + 1));
   }
-  const EigenResult ours = svdlr::detail::testing::RunSmallEigenSolver(matrices, n, count, maxVectors, counts, 0);
   const EigenResult reference = svdlr::detail::testing::RunCusolverEigenSolver(matrices, n, count, 0);
-  ExpectAccurate(matrices, n, count, maxVectors, counts, ours, reference, spectrum, 1e-11);
-  // The columns not asked for keep their poison.
-  for (std::size_t b = 0; b < count; ++b)
+  for (const auto & tuning : Variants())
   {
-    for (std::size_t c = static_cast<std::size_t>(counts[b]); c < maxVectors; ++c)
+    SCOPED_TRACE(VariantName(tuning));
+    const EigenResult ours =
+      svdlr::detail::testing::RunSmallEigenSolver(matrices, n, count, maxVectors, counts, 0, tuning);
+    ExpectAccurate(matrices, n, count, maxVectors, counts, ours, reference, spectrum, 1e-11);
+    // The columns not asked for keep their poison.
+    for (std::size_t b = 0; b < count; ++b)
     {
-      ASSERT_TRUE(std::isnan(ours.vectors[(b * maxVectors + c) * n])) << "matrix " << b << " column " << c;
+      for (std::size_t c = static_cast<std::size_t>(counts[b]); c < maxVectors; ++c)
+      {
+        ASSERT_TRUE(std::isnan(ours.vectors[(b * maxVectors + c) * n])) << "matrix " << b << " column " << c;
+      }
     }
+  }
+}
+
+TEST_F(SmallEigenSolverCuda, MatricesTooLargeForSharedMemoryAreReducedInGlobalMemory)
+{
+  // n = 200: the tridiagonalisation works on the matrix in place in global memory (a few matrices, a few vectors:
+  // small enough for compute-sanitizer).
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t n = 200, count = 3, maxVectors = 4;
+  const auto        spectrum = [n](std::size_t b) {
+    std::vector<double> lambda(n);
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      lambda[i] = std::pow(0.9, static_cast<double>(i)) + 0.01 * static_cast<double>(b);
+    }
+    return lambda;
+  };
+  const std::vector<double> matrices = SymmetricMatrices(n, count, spectrum, random);
+  const EigenResult         reference = svdlr::detail::testing::RunCusolverEigenSolver(matrices, n, count, 0);
+  for (const auto & tuning : Variants())
+  {
+    SCOPED_TRACE(VariantName(tuning));
+    const EigenResult ours = svdlr::detail::testing::RunSmallEigenSolver(matrices, n, count, maxVectors, {}, 0, tuning);
+    ExpectAccurate(matrices, n, count, maxVectors, {}, ours, reference, spectrum, 1e-11);
   }
 }
 

@@ -87,7 +87,7 @@ Download(std::vector<T> & host, const DeviceBuffer<T> & device, std::size_t size
 
 EigenResult
 RunSmallEigenSolver(const std::vector<double> & matrices, std::int64_t n, std::int64_t count, std::int64_t maxVectors,
-                    const std::vector<int> & vectorCounts, int deviceId)
+                    const std::vector<int> & vectorCounts, int deviceId, const SmallEigenTuning & tuning)
 {
   const ScopedDevice   device(deviceId);
   const StreamOwner    stream = CreateStream();
@@ -129,6 +129,7 @@ RunSmallEigenSolver(const std::vector<double> & matrices, std::int64_t n, std::i
   arguments.info = info.Data();
   arguments.workspace = workspace.Data();
   arguments.workspaceBytes = workspaceBytes;
+  arguments.tuning = tuning;
 
   EigenResult result;
   EventTimer  timer(stream.Get());
