@@ -22,6 +22,7 @@
 
 #include "itkMultiThreaderBase.h"
 #include "itkNumericTraits.h"
+#include "itkSVDLowRankEngineBridge.h"
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
 
@@ -51,53 +52,6 @@ ToPixel(TReal value)
   }
 }
 
-inline svdlr::Backend
-ToEngine(SVDLowRankReconstructionEnums::Backend backend)
-{
-  switch (backend)
-  {
-    case SVDLowRankReconstructionEnums::Backend::CPU:
-      return svdlr::Backend::CPU;
-    case SVDLowRankReconstructionEnums::Backend::CUDA:
-      return svdlr::Backend::CUDA;
-    default:
-      return svdlr::Backend::Auto;
-  }
-}
-
-inline svdlr::Solver
-ToEngine(SVDLowRankReconstructionEnums::Solver solver)
-{
-  switch (solver)
-  {
-    case SVDLowRankReconstructionEnums::Solver::Exact:
-      return svdlr::Solver::Exact;
-    case SVDLowRankReconstructionEnums::Solver::Subspace:
-      return svdlr::Solver::Subspace;
-    default:
-      return svdlr::Solver::Auto;
-  }
-}
-
-inline svdlr::RankPolicy
-ToEngine(SVDLowRankReconstructionEnums::RankSelection selection, unsigned int rank, double energyFraction,
-         double noiseSigma, SVDLowRankReconstructionEnums::MarchenkoPasturEstimator estimator)
-{
-  switch (selection)
-  {
-    case SVDLowRankReconstructionEnums::RankSelection::EnergyFraction:
-      return svdlr::RankPolicy::Energy(energyFraction);
-    case SVDLowRankReconstructionEnums::RankSelection::GavishDonoho:
-      return svdlr::RankPolicy::GavishDonoho(noiseSigma);
-    case SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur:
-      return svdlr::RankPolicy::MarchenkoPastur(
-        estimator == SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019
-          ? svdlr::MarchenkoPasturEstimator::CorderoGrande2019
-          : svdlr::MarchenkoPasturEstimator::Veraart2016);
-    default:
-      return svdlr::RankPolicy::Fixed(rank);
-  }
-}
 } // namespace SVDLowRankReconstructionDetail
 
 template <typename TInputImage, typename TOutputImage>
@@ -112,7 +66,7 @@ template <typename TInputImage, typename TOutputImage>
 svdlr::RankPolicy
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::MakeRankPolicy() const
 {
-  return SVDLowRankReconstructionDetail::ToEngine(
+  return SVDLowRankEngineBridge::ToEngine(
     m_RankSelection, m_Rank, m_EnergyFraction, m_NoiseSigma, m_MarchenkoPasturEstimator);
 }
 
@@ -179,7 +133,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditi
 {
   Superclass::VerifyPreconditions();
 
-  const std::string problem = svdlr::PolicyProblem(this->MakeRankPolicy(), SVDLowRankReconstructionDetail::ToEngine(m_Solver));
+  const std::string problem = svdlr::PolicyProblem(this->MakeRankPolicy(), SVDLowRankEngineBridge::ToEngine(m_Solver));
   if (!problem.empty())
   {
     itkExceptionMacro("Rank selection: " << problem);
@@ -335,18 +289,13 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
 
   svdlr::Options options;
   options.policy = this->MakeRankPolicy();
-  options.backend = detail::ToEngine(m_Backend);
-  options.solver = detail::ToEngine(m_Solver);
+  options.backend = SVDLowRankEngineBridge::ToEngine(m_Backend);
+  options.solver = SVDLowRankEngineBridge::ToEngine(m_Solver);
   options.deviceId = m_DeviceId;
   options.maxMatricesPerBatch = m_MaximumSlicesPerBatch;
   options.threads = threader->GetMaximumNumberOfThreads();
-  options.parallelFor = [threader](std::size_t n, const std::function<void(std::size_t)> & body) {
-    threader->ParallelizeArray(0, n, [&body](SizeValueType i) { body(i); }, nullptr);
-  };
-  options.progress = [this](std::size_t done, std::size_t total) {
-    this->UpdateProgress(static_cast<float>(done) / static_cast<float>(total));
-    return !this->GetAbortGenerateData();
-  };
+  options.parallelFor = SVDLowRankEngineBridge::MakeParallelFor(threader);
+  options.progress = SVDLowRankEngineBridge::MakeProgress(this);
 
   const svdlr::MatrixBatch<const RealType> inBatch{ engineIn, sliceCount, rows, cols, sliceSize };
   const svdlr::MatrixBatch<RealType>       outBatch{ engineOut, sliceCount, rows, cols, sliceSize };
@@ -359,12 +308,6 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   {
     switch (error.Code())
     {
-      case svdlr::ErrorCode::Aborted:
-      {
-        ProcessAborted aborted(__FILE__, __LINE__);
-        aborted.SetDescription("SVDLowRankReconstructionImageFilter: aborted between slice batches");
-        throw aborted;
-      }
       case svdlr::ErrorCode::NonFiniteInput:
         if (ImageDimension == 2)
         {
@@ -373,7 +316,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
         itkExceptionMacro("Input slice " << firstSlice + error.Matrix() << " along axis " << axes.stackAxis
                                          << " contains NaN or Inf values");
       default:
-        itkExceptionMacro(<< error.what());
+        SVDLowRankEngineBridge::Rethrow(error, this->GetNameOfClass(), "slice batches");
     }
   }
 
@@ -408,7 +351,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
     m_EffectiveRanks[firstSlice + s] = report.ranks[s];
     m_NoiseSigmas[firstSlice + s] = report.noiseSigmas[s];
   }
-  m_BackendUsed = report.backend == svdlr::Backend::CUDA ? BackendEnum::CUDA : BackendEnum::CPU;
+  m_BackendUsed = SVDLowRankEngineBridge::FromEngine(report.backend);
   m_SolverUsed = report.solver == svdlr::Solver::Subspace ? SolverEnum::Subspace : SolverEnum::Exact;
   if (!report.notes.empty() && !m_FallbackWarned)
   {

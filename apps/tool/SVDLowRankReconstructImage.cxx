@@ -121,7 +121,11 @@ std::string
 MethodName(const ToolOptions & options)
 {
   std::ostringstream text;
-  if (options.energyFraction > 0.0)
+  if (options.noiseSigma > 0.0)
+    text << "SVD noise rank gd sigma " << options.noiseSigma;
+  else if (!options.noiseRank.empty())
+    text << "SVD noise rank " << options.noiseRank;
+  else if (options.energyFraction > 0.0)
     text << "SVD energy " << options.energyFraction;
   else
     text << "SVD rank " << options.rank;
@@ -162,7 +166,22 @@ Reconstruct(const TImage *      input,
 
   auto filter = FilterType::New();
   filter->SetInput(input);
-  if (options.energyFraction > 0.0)
+  svdlr::RankPolicy noisePolicy;
+  if (!options.noiseRank.empty() && svdlr::ParseNoiseRank(options.noiseRank, noisePolicy))
+  {
+    if (noisePolicy.kind == svdlr::RankPolicy::Kind::GavishDonoho)
+    {
+      filter->SetNoiseSigma(options.noiseSigma); // 0: estimated per slice
+    }
+    else
+    {
+      using Estimator = itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
+      filter->SetMarchenkoPasturEstimator(noisePolicy.estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019
+                                            ? Estimator::CorderoGrande2019
+                                            : Estimator::Veraart2016);
+    }
+  }
+  else if (options.energyFraction > 0.0)
   {
     filter->SetEnergyFraction(options.energyFraction);
   }
@@ -243,8 +262,14 @@ Reconstruct(const TImage *      input,
   std::cout << "input:    " << inputDescription << " (" << input->GetLargestPossibleRegion().GetSize() << ", "
             << itk::ImageIOBase::GetComponentTypeAsString(itk::ImageIOBase::MapPixelType<PixelType>::CType) << ")\n"
             << "slices:   " << ranks.size() << " along axis " << axis << "\n"
-            << "ranks:    " << DescribeRanks(ranks) << "\n"
-            << "backend:  " << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed() << ")\n"
+            << "ranks:    " << DescribeRanks(ranks) << "\n";
+  if (!options.noiseRank.empty())
+  {
+    std::cout << "noise:    sigma " << DescribeRange(filter->GetNoiseSigmas()) << " ("
+              << svdlr::NoiseRankDescription(noisePolicy)
+              << (options.noiseSigma > 0.0 ? ", given)" : ", estimated per slice)") << "\n";
+  }
+  std::cout << "backend:  " << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed() << ")\n"
             << "time:     " << seconds << " s (filter only)\n"
             << "output:   " << outputPath << outputDescription << "\n";
   if (clamped > 0)

@@ -15,24 +15,22 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#ifndef svdlr_PolicyValidation_h
-#define svdlr_PolicyValidation_h
+#ifndef svdlrPyDenoise_h
+#define svdlrPyDenoise_h
 
-#include "svdlr/Engine.h"
+#include <nanobind/nanobind.h>
 
 namespace svdlr
 {
-namespace detail
+namespace python
 {
 
-/** Throws Error(InvalidArgument) with a message that names the problem when `policy` is out of range: what
- * PolicyProblem (svdlr/Names.h) states for any solver, and the noise policies' parameters (a Gavish-Donoho σ that is
- * negative or not finite, an unknown estimator) and an unknown kind, until PolicyProblem states those too. Shared by
- * every entry point that takes a RankPolicy. */
+/** Adds `denoise_local_low_rank(series, *, volume_axis, patch_size, patch_stride, aggregation, shrinkage, policy,
+ * rank, mask, noise_sigma, backend, device_id, max_patches_per_batch, threads, progress)` to `module`. */
 void
-ValidateRankPolicy(const RankPolicy & policy);
+DefineDenoise(nanobind::module_ & module);
 
-} // namespace detail
+} // namespace python
 } // namespace svdlr
 
 #endif
