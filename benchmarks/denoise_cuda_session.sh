@@ -13,8 +13,11 @@
 # On the GPU machine: bash BUNDLE/denoise_cuda_session.sh [tests] [bench]   (both by default)
 set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
-out=${OUT:-$bundle/out}
-mkdir -p "$out"
+# Everything is written to a work folder; at the end the few files worth keeping go to $OUT (a device call brings
+# back only a handful).
+keep=${OUT:-$bundle/out}
+out=/tmp/denoise-cuda-session
+mkdir -p "$out" "$keep"
 source "$bundle/env.sh"
 tests=$bundle/bin/svdlrLocalDenoiseCudaGTest
 stages=${*:-tests bench}
@@ -99,5 +102,8 @@ except Exception as error:
     print("compare", error)
 PY
 fi
+for f in summary.txt tests.log memcheck.log racecheck.log cuda-bench.json cuda-bench-overlap.json cpu.json gpu.json; do
+  [ -f "$out/$f" ] && tail -c 2000000 "$out/$f" > "$keep/$f"
+done
 echo "== summary"
 cat "$summary"
