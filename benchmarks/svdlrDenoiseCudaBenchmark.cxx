@@ -277,20 +277,26 @@ main(int argc, char * argv[])
     configurations.push_back({ "ours", {}, a.repeat });
     if (a.variants)
     {
-      for (const bool lower : { true, false })
+      for (const bool lower : { false, true })
       {
-        for (const bool shared : { true, false })
+        for (const bool shared : { false, true })
         {
-          const svdlr::detail::SmallEigenTuning defaults{};
-          if (lower == defaults.lowerTridiagonalization && shared == defaults.sharedQL)
+          for (const bool fast : { false, true })
           {
-            continue; // the default, already first
+            const svdlr::detail::SmallEigenTuning defaults{};
+            if (lower == defaults.lowerTridiagonalization && shared == defaults.sharedQL &&
+                fast == defaults.fastRotation)
+            {
+              continue; // the default, already first
+            }
+            svdlr::detail::LocalDenoiseCudaTuning tuning;
+            tuning.eigen = { lower, shared, fast };
+            configurations.push_back({ std::string("ours, ") + (lower ? "lower" : "full") +
+                                         " tridiagonalisation, QL in " + (shared ? "shared" : "global") + " memory" +
+                                         (fast ? ", fast rotations" : ""),
+                                       tuning,
+                                       std::max<std::size_t>(1, a.repeat / 2) });
           }
-          svdlr::detail::LocalDenoiseCudaTuning tuning;
-          tuning.eigen = { lower, shared };
-          configurations.push_back({ std::string("ours, ") + (lower ? "lower" : "full") + " tridiagonalisation, QL in " +
-                                       (shared ? "shared" : "global") + " memory",
-                                     tuning, std::max<std::size_t>(1, a.repeat / 2) });
         }
       }
     }

@@ -276,7 +276,7 @@ __launch_bounds__(kThreads)
  * `eigenvalues`, (count, n), when given). kShared = false: the QL iteration works on the interleaved global arrays
  * (L1/L2); true: on a copy in shared memory, element i of the block's thread t at [i * blockDim.x + t] (no bank
  * conflicts), so that each rotation's loads cost shared-memory latency instead of a cache miss. */
-template <bool kShared>
+template <bool kShared, bool kFastRotation>
 __global__ void
 __launch_bounds__(kScalarThreads)
   TridiagonalEigenvaluesKernel(const double * diagonal, const double * offDiagonal, double * values, double * scratch,
@@ -298,7 +298,7 @@ __launch_bounds__(kScalarThreads)
     d[i] = diagonal[i * count + b];
     e[i] = offDiagonal[i * count + b];
   }
-  const int status = TridiagonalQLEigenvalues(d, e, n);
+  const int status = TridiagonalQLEigenvalues<kFastRotation>(d, e, n);
   SortAscending(d, n);
   for (int i = 0; i < n; ++i)
   {
@@ -538,21 +538,26 @@ SmallEigenSolver::RunTridiagonalEigenvalues(const Arguments & arguments, cudaStr
     threads /= 2;
   }
   const bool shared = arguments.tuning.sharedQL && threads * perThread <= static_cast<std::size_t>(SharedMemoryLimit());
+  const auto launch = [&](auto kernel, const char * name) {
+    const std::size_t bytes = shared ? threads * perThread : 0;
+    const int         blockThreads = shared ? threads : kScalarThreads;
+    SVDLR_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    const unsigned blocks = static_cast<unsigned>((arguments.count + blockThreads - 1) / blockThreads);
+    kernel<<<blocks, blockThreads, bytes, stream>>>(
+      w.diagonal, w.offDiagonal, w.values, w.scratch, arguments.eigenvalues, arguments.info, n, arguments.count);
+    SVDLR_CUDA_CHECK_LAUNCH(name);
+  };
+  const bool fast = arguments.tuning.fastRotation;
   if (shared)
   {
-    const std::size_t bytes = threads * perThread;
-    SVDLR_CUDA_CHECK(cudaFuncSetAttribute(
-      TridiagonalEigenvaluesKernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    const unsigned blocks = static_cast<unsigned>((arguments.count + threads - 1) / threads);
-    TridiagonalEigenvaluesKernel<true><<<blocks, threads, bytes, stream>>>(
-      w.diagonal, w.offDiagonal, w.values, w.scratch, arguments.eigenvalues, arguments.info, n, arguments.count);
-    SVDLR_CUDA_CHECK_LAUNCH("TridiagonalEigenvaluesKernel<shared>");
+    fast ? launch(TridiagonalEigenvaluesKernel<true, true>, "TridiagonalEigenvaluesKernel<shared, fast>")
+         : launch(TridiagonalEigenvaluesKernel<true, false>, "TridiagonalEigenvaluesKernel<shared>");
   }
   else
   {
-    TridiagonalEigenvaluesKernel<false><<<ScalarBlocks(arguments.count), kScalarThreads, 0, stream>>>(
-      w.diagonal, w.offDiagonal, w.values, w.scratch, arguments.eigenvalues, arguments.info, n, arguments.count);
-    SVDLR_CUDA_CHECK_LAUNCH("TridiagonalEigenvaluesKernel<global>");
+    fast ? launch(TridiagonalEigenvaluesKernel<false, true>, "TridiagonalEigenvaluesKernel<global, fast>")
+         : launch(TridiagonalEigenvaluesKernel<false, false>, "TridiagonalEigenvaluesKernel<global>");
   }
 }
 

@@ -178,11 +178,14 @@ std::vector<svdlr::detail::SmallEigenTuning>
 Variants()
 {
   std::vector<svdlr::detail::SmallEigenTuning> all;
-  for (const bool lower : { true, false })
+  for (const bool lower : { false, true })
   {
-    for (const bool shared : { true, false })
+    for (const bool shared : { false, true })
     {
-      all.push_back({ lower, shared });
+      for (const bool fast : { false, true })
+      {
+        all.push_back({ lower, shared, fast });
+      }
     }
   }
   return all;
@@ -192,7 +195,7 @@ std::string
 VariantName(const svdlr::detail::SmallEigenTuning & tuning)
 {
   return std::string(tuning.lowerTridiagonalization ? "lower" : "full") + " tridiagonalisation, QL in " +
-         (tuning.sharedQL ? "shared" : "global") + " memory";
+         (tuning.sharedQL ? "shared" : "global") + " memory" + (tuning.fastRotation ? ", fast rotations" : "");
 }
 
 class SmallEigenSolverCuda : public SVDLowRankEngineCuda

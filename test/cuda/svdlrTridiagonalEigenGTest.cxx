@@ -85,18 +85,24 @@ OneNorm(const Tridiagonal & t)
 void
 ExpectSolved(const Tridiagonal & t, int k, double bound)
 {
-  const int           n = static_cast<int>(t.d.size());
-  const double        norm = std::max(OneNorm(t), 1e-300);
-  std::vector<double> values = t.d;
-  std::vector<double> scratch = t.e;
-  ASSERT_EQ(svdlr::detail::TridiagonalQLEigenvalues(Interleaved<double>{ values.data(), 1 },
-                                                    Interleaved<double>{ scratch.data(), 1 }, n),
-            0);
-  svdlr::detail::SortAscending(Interleaved<double>{ values.data(), 1 }, n);
+  const int                 n = static_cast<int>(t.d.size());
+  const double              norm = std::max(OneNorm(t), 1e-300);
   const std::vector<double> reference = ReferenceEigenvalues(t);
-  for (int i = 0; i < n; ++i)
+  std::vector<double>       values;
+  // Both ways of computing a QL rotation (hypot and two divisions; one square root and one division).
+  for (const bool fast : { false, true })
   {
-    EXPECT_NEAR(values[i], reference[i], bound * norm) << "eigenvalue " << i << " of " << n;
+    values = t.d;
+    std::vector<double> scratch = t.e;
+    const Interleaved<double> d{ values.data(), 1 }, e{ scratch.data(), 1 };
+    ASSERT_EQ(fast ? svdlr::detail::TridiagonalQLEigenvalues<true>(d, e, n)
+                   : svdlr::detail::TridiagonalQLEigenvalues<false>(d, e, n),
+              0);
+    svdlr::detail::SortAscending(d, n);
+    for (int i = 0; i < n; ++i)
+    {
+      EXPECT_NEAR(values[i], reference[i], bound * norm) << "eigenvalue " << i << " of " << n << (fast ? " (fast)" : "");
+    }
   }
 
   std::vector<double> a(n), u(n), u2(n), m(n), z(static_cast<std::size_t>(n) * k);
