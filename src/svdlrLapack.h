@@ -147,6 +147,14 @@ syrkLower(char trans, int n, int k, const double * a, int lda, double * c)
   dsyrk_("L", &trans, &n, &k, &one, a, &lda, &zero, c, &n, 1, 1);
 }
 
+// The lower triangle of c (n x n, ld n) += alpha aᵀa for a k x n ('T'), or alpha a aᵀ for a n x k ('N').
+inline void
+syrkLowerUpdate(char trans, int n, int k, double alpha, const double * a, int lda, double * c)
+{
+  const double one = 1.0;
+  dsyrk_("L", &trans, &n, &k, &alpha, a, &lda, &one, c, &n, 1, 1);
+}
+
 // Divide-and-conquer eigen-decomposition of the symmetric n x n matrix a (ld n, lower triangle read):
 // eigenvalues w ascending, orthonormal eigenvectors overwrite a's columns. lwork == liwork == -1 is a
 // workspace query (sizes returned in work[0] and iwork[0]). Returns LAPACK's info.

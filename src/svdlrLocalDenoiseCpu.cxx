@@ -26,6 +26,11 @@
 // so memory stays small; and no plane is written while a later patch may still read it, so the output may be the
 // input itself.
 //
+// Along a line of centres the patch moves one voxel along x at a time: its Casorati matrix then changes by one
+// column of voxels, so the Gram matrix XᵀX is updated (the leaving column's contribution removed, the entering
+// one's added: two rank-(ey ez) updates instead of a rank-(ex ey ez) product, and a fifth of the reads) and formed
+// afresh every few steps and at the start of every line.
+//
 // Races: with CentreVoxel each voxel receives one row, from its own patch, so threads take whole lines of centres.
 // With OverlapAverage patches overlap, so a plane's centres are cut into blocks of rows along y, 2 (ey - 1) rows
 // thick, and the even blocks run in parallel, then the odd ones: two blocks of one parity are a whole block apart,
@@ -37,7 +42,7 @@
 #include "svdlrNoiseThreshold.h"
 #include "svdlrParallel.h"
 #include "svdlrPatchCentres.h"
-#include "svdlrPatchGeometry.h"
+#include "svdlrPatchGeometry.h" // PatchStart
 #include "svdlrPatchLowRank.h"
 #include "svdlrProgress.h"
 
@@ -86,6 +91,14 @@ struct Lane
   std::unique_ptr<PatchLowRank> patch;
   std::vector<double>           row;
   std::int64_t                  start[3]{ -1, -1, -1 };
+
+  /** Each unit of work starts from a fresh patch, so that its results do not depend on which lane ran what before
+   * (row replacements round differently from a fresh Gram matrix). */
+  void
+  Forget()
+  {
+    std::fill(start, start + 3, -1);
+  }
 };
 
 class CpuDenoiser
@@ -201,8 +214,20 @@ private:
     }
   }
 
-  /** Copies the patch starting at `start` into the lane's Casorati matrix and decomposes it, unless the lane's
-   * last patch was this one (centres near a border share a patch). Then chooses its rank for the centre `voxel`. */
+  /** Row of voxel (x, y, z) in the Casorati matrix of the patch starting at `start`. Rows are grouped by x column,
+   * the group of column x at position x mod ex, so that the patch one voxel further along x differs from this one
+   * in one group only, in place: PatchLowRank then updates its Gram matrix instead of forming it again. */
+  std::size_t
+  CasoratiRow(std::size_t x, std::size_t y, std::size_t z, const std::int64_t (&start)[3]) const
+  {
+    return (x % m_Patch[0]) * (m_Patch[1] * m_Patch[2]) + (y - static_cast<std::size_t>(start[1])) +
+           m_Patch[1] * (z - static_cast<std::size_t>(start[2]));
+  }
+
+  /** Fills the lane's Casorati matrix for the patch starting at `start` and decomposes it, unless the lane's last
+   * patch was this one (centres near a border share a patch); when the last patch was one voxel before along x,
+   * only the column of voxels that enters replaces the one that leaves. Then chooses the rank for the centre
+   * `voxel`. */
   void
   Prepare(Lane & lane, const std::int64_t (&start)[3], std::size_t voxel)
   {
@@ -211,25 +236,39 @@ private:
       lane.patch = std::make_unique<PatchLowRank>(m_PatchVoxels, m_Nv, m_Options, m_Median);
       lane.row.resize(m_Nv);
     }
+    PatchLowRank & patch = *lane.patch;
     if (!std::equal(start, start + 3, lane.start))
     {
-      Gather(start, lane.patch->Casorati());
-      lane.patch->Decompose();
+      if (start[0] == lane.start[0] + 1 && start[1] == lane.start[1] && start[2] == lane.start[2] &&
+          patch.CanReplaceRows())
+      {
+        const std::size_t entering = static_cast<std::size_t>(start[0]) + m_Patch[0] - 1;
+        const int         first = static_cast<int>((entering % m_Patch[0]) * m_Patch[1] * m_Patch[2]);
+        const int         count = static_cast<int>(m_Patch[1] * m_Patch[2]);
+        patch.RemoveRows(first, count);
+        GatherColumns(start, entering, entering + 1, patch.Casorati());
+        patch.AddRowsAndDecompose(first, count);
+      }
+      else
+      {
+        GatherColumns(start, static_cast<std::size_t>(start[0]), static_cast<std::size_t>(start[0]) + m_Patch[0],
+                      patch.Casorati());
+        patch.Decompose();
+      }
       std::copy(start, start + 3, lane.start);
     }
-    lane.patch->Choose(m_Options.noiseSigma != nullptr ? static_cast<double>(m_Options.noiseSigma[voxel]) : -1.0);
+    patch.Choose(m_Options.noiseSigma != nullptr ? static_cast<double>(m_Options.noiseSigma[voxel]) : -1.0);
   }
 
-  /** X(i, t) = input at patch voxel i (x fastest) in volume t, column-major (m, volumes). */
+  /** Writes the columns [x0, x1) of the patch starting at `start` into X (column-major (m, volumes), rows as
+   * CasoratiRow says). */
   void
-  Gather(const std::int64_t (&start)[3], double * x) const
+  GatherColumns(const std::int64_t (&start)[3], std::size_t x0, std::size_t x1, double * x) const
   {
     const auto &      s = m_Input.strides;
     const std::size_t m = m_PatchVoxels;
-    const float *     origin = m_Input.data + start[0] * s[0] + start[1] * s[1] + start[2] * s[2];
-    const auto        ex = static_cast<std::ptrdiff_t>(m_Patch[0]);
-    const auto        ey = static_cast<std::ptrdiff_t>(m_Patch[1]);
-    const auto        ez = static_cast<std::ptrdiff_t>(m_Patch[2]);
+    const std::size_t ey = m_Patch[1], ez = m_Patch[2];
+    const float *     origin = m_Input.data + start[1] * s[1] + start[2] * s[2];
     if (std::abs(s[3]) >= std::abs(s[0]))
     {
       // Volumes far apart (itk::Image): runs along x are contiguous, so walk them volume by volume.
@@ -237,14 +276,15 @@ private:
       {
         double *      column = x + t * m;
         const float * volume = origin + static_cast<std::ptrdiff_t>(t) * s[3];
-        for (std::ptrdiff_t k = 0; k < ez; ++k)
+        for (std::size_t k = 0; k < ez; ++k)
         {
-          for (std::ptrdiff_t j = 0; j < ey; ++j)
+          for (std::size_t j = 0; j < ey; ++j)
           {
-            const float * run = volume + k * s[2] + j * s[1];
-            for (std::ptrdiff_t i = 0; i < ex; ++i)
+            const float *     run = volume + static_cast<std::ptrdiff_t>(k) * s[2] + static_cast<std::ptrdiff_t>(j) * s[1];
+            const std::size_t offset = j + ey * k;
+            for (std::size_t i = x0; i < x1; ++i)
             {
-              *column++ = run[i * s[0]];
+              column[(i % m_Patch[0]) * ey * ez + offset] = run[static_cast<std::ptrdiff_t>(i) * s[0]];
             }
           }
         }
@@ -252,14 +292,15 @@ private:
       return;
     }
     // Volumes adjacent (itk::VectorImage): each voxel's series is contiguous.
-    std::size_t row = 0;
-    for (std::ptrdiff_t k = 0; k < ez; ++k)
+    for (std::size_t k = 0; k < ez; ++k)
     {
-      for (std::ptrdiff_t j = 0; j < ey; ++j)
+      for (std::size_t j = 0; j < ey; ++j)
       {
-        for (std::ptrdiff_t i = 0; i < ex; ++i, ++row)
+        for (std::size_t i = x0; i < x1; ++i)
         {
-          const float * series = origin + k * s[2] + j * s[1] + i * s[0];
+          const float * series = origin + static_cast<std::ptrdiff_t>(k) * s[2] + static_cast<std::ptrdiff_t>(j) * s[1] +
+                                 static_cast<std::ptrdiff_t>(i) * s[0];
+          const std::size_t row = (i % m_Patch[0]) * ey * ez + j + ey * k;
           for (std::size_t t = 0; t < m_Nv; ++t)
           {
             x[row + t * m] = series[static_cast<std::ptrdiff_t>(t) * s[3]];
@@ -276,6 +317,7 @@ private:
     std::atomic<std::size_t> patches{ 0 };
     PlaneSums &              plane = Plane(z);
     ForEachUnit(m_Ny, [&](Lane & lane, std::size_t y) {
+      lane.Forget();
       std::size_t count = 0;
       for (std::size_t x = 0; x < m_Nx; ++x)
       {
@@ -286,10 +328,7 @@ private:
         }
         const std::int64_t start[3] = { Start(0, x), Start(1, y), Start(2, z) };
         Prepare(lane, start, voxel);
-        const auto row = PatchRow(static_cast<std::int64_t>(x), static_cast<std::int64_t>(y),
-                                  static_cast<std::int64_t>(z), start[0], start[1], start[2],
-                                  static_cast<std::int64_t>(m_Patch[0]), static_cast<std::int64_t>(m_Patch[1]));
-        lane.patch->ApproximateRow(static_cast<int>(row), lane.row.data());
+        lane.patch->ApproximateRow(static_cast<int>(CasoratiRow(x, y, z, start)), lane.row.data());
         const std::size_t index = x + m_Nx * y;
         std::copy(lane.row.begin(), lane.row.end(), plane.values.begin() + index * m_Nv);
         plane.counts[index] = 1;
@@ -316,6 +355,7 @@ private:
         const std::size_t first = (2 * unit + parity) * block;
         const std::size_t last = std::min(m_Ny, first + block);
         std::size_t       count = 0;
+        lane.Forget();
         for (std::size_t y = first; y < last; ++y)
         {
           for (std::size_t x = 0; x < m_Nx; ++x)
@@ -343,19 +383,21 @@ private:
     const double      sigma = patch.Sigma();
     const double      rank = static_cast<double>(patch.Rank());
     const std::size_t m = m_PatchVoxels;
-    std::size_t       i = 0;
-    for (std::size_t k = 0; k < m_Patch[2]; ++k)
+    const std::size_t sx = static_cast<std::size_t>(start[0]), sy = static_cast<std::size_t>(start[1]),
+                      sz = static_cast<std::size_t>(start[2]);
+    for (std::size_t z = sz; z < sz + m_Patch[2]; ++z)
     {
-      PlaneSums & plane = Plane(static_cast<std::size_t>(start[2]) + k);
-      for (std::size_t j = 0; j < m_Patch[1]; ++j)
+      PlaneSums & plane = Plane(z);
+      for (std::size_t y = sy; y < sy + m_Patch[1]; ++y)
       {
-        for (std::size_t l = 0; l < m_Patch[0]; ++l, ++i)
+        for (std::size_t x = sx; x < sx + m_Patch[0]; ++x)
         {
-          const std::size_t index = static_cast<std::size_t>(start[0]) + l + m_Nx * (static_cast<std::size_t>(start[1]) + j);
+          const std::size_t row = CasoratiRow(x, y, z, start);
+          const std::size_t index = x + m_Nx * y;
           double *          sums = plane.values.data() + index * m_Nv;
           for (std::size_t t = 0; t < m_Nv; ++t)
           {
-            sums[t] += approximation[i + t * m];
+            sums[t] += approximation[row + t * m];
           }
           ++plane.counts[index];
           plane.sigma[index] += sigma;

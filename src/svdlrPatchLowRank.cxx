@@ -50,6 +50,7 @@ PatchLowRank::PatchLowRank(std::size_t voxels, std::size_t volumes, const LocalD
   , m_P(std::min(m_M, m_N))
   , m_VolumeSide(m_N <= m_M)
   , m_X(voxels * volumes)
+  , m_Running(static_cast<std::size_t>(m_P) * m_P)
   , m_Gram(static_cast<std::size_t>(m_P) * m_P)
   , m_Diagonal(m_P)
   , m_Offdiag(m_P)
@@ -76,20 +77,42 @@ PatchLowRank::FormGram()
 {
   if (m_VolumeSide)
   {
-    lapack::syrkLower('T', m_P, m_M, m_X.data(), m_M, m_Gram.data()); // XᵀX: (n, n)
+    lapack::syrkLower('T', m_P, m_M, m_X.data(), m_M, m_Running.data()); // XᵀX: (n, n)
   }
   else
   {
-    lapack::syrkLower('N', m_P, m_N, m_X.data(), m_M, m_Gram.data()); // XXᵀ: (m, m)
+    lapack::syrkLower('N', m_P, m_N, m_X.data(), m_M, m_Running.data()); // XXᵀ: (m, m)
   }
+  m_Replacements = 0;
 }
 
 void
 PatchLowRank::Decompose()
 {
+  FormGram();
+  Factor();
+}
+
+void
+PatchLowRank::RemoveRows(int first, int count)
+{
+  lapack::syrkLowerUpdate('T', m_P, count, -1.0, m_X.data() + first, m_M, m_Running.data());
+}
+
+void
+PatchLowRank::AddRowsAndDecompose(int first, int count)
+{
+  lapack::syrkLowerUpdate('T', m_P, count, 1.0, m_X.data() + first, m_M, m_Running.data());
+  ++m_Replacements;
+  Factor();
+}
+
+void
+PatchLowRank::Factor()
+{
   m_Chosen = false;
   m_FullyDecomposed = false;
-  FormGram();
+  std::copy(m_Running.begin(), m_Running.end(), m_Gram.begin());
   const int work = static_cast<int>(m_Work.size());
   if (lapack::sytrdLower(m_P, m_Gram.data(), m_Diagonal.data(), m_Offdiag.data(), m_Tau.data(), m_Work.data(), work) !=
       0)
@@ -108,7 +131,7 @@ PatchLowRank::Decompose()
 void
 PatchLowRank::DecomposeFully()
 {
-  FormGram();
+  std::copy(m_Running.begin(), m_Running.end(), m_Gram.begin());
   if (lapack::syevd(m_P,
                     m_Gram.data(),
                     m_Eigen.data(),

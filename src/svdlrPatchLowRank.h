@@ -70,6 +70,21 @@ public:
   void
   Decompose();
 
+  /** Whether the next patch may be decomposed by replacing `rows` rows of X (Replace*), instead of from scratch:
+   * only XᵀX can be updated so, and after a number of updates the Gram matrix is formed afresh, so that the
+   * rounding of the updates never builds up. */
+  bool
+  CanReplaceRows() const
+  {
+    return m_VolumeSide && m_Replacements < kReplacementsBeforeRefresh;
+  }
+  /** XᵀX -= (rows first .. first + count of X)ᵀ (the same): call before overwriting those rows. */
+  void
+  RemoveRows(int first, int count);
+  /** XᵀX += the overwritten rows' contribution, then what Decompose() does after forming the Gram matrix. */
+  void
+  AddRowsAndDecompose(int first, int count);
+
   /** Chooses the rank and σ from the eigenvalues (`knownSigma` >= 0: σ given for this patch; < 0: none), and
    * prepares the kept components and their shrinkage weights. Cheap when called again with the same σ. */
   void
@@ -96,8 +111,12 @@ public:
   ApproximateAll();
 
 private:
+  static constexpr int kReplacementsBeforeRefresh = 16;
+
   void
   FormGram();
+  void
+  Factor(); // tridiagonal form and eigenvalues of the Gram matrix
   void
   DecomposeFully(); // dsyevd: every eigenvalue and eigenvector (the fallback)
   void
@@ -111,7 +130,9 @@ private:
   bool                        m_VolumeSide; // G = XᵀX (n x n), else XXᵀ (m x m)
 
   std::vector<double> m_X;         // (m, n)
-  std::vector<double> m_Gram;      // (p, p): G, then Q (below the diagonal) or, after DecomposeFully, eigenvectors
+  std::vector<double> m_Running;   // (p, p): G, lower triangle, kept up to date through row replacements
+  std::vector<double> m_Gram;      // (p, p): a copy of G, then Q (below the diagonal) or, after DecomposeFully,
+                                   // the eigenvectors
   std::vector<double> m_Diagonal;  // T's diagonal (p), kept for dstein
   std::vector<double> m_Offdiag;   // T's subdiagonal (p), kept for dstein
   std::vector<double> m_Tau;       // Q's reflectors (p)
@@ -125,6 +146,7 @@ private:
   std::vector<double> m_Work;
   std::vector<int>    m_IWork;
 
+  int         m_Replacements{ 0 };
   bool        m_FullyDecomposed{ false };
   bool        m_Chosen{ false };
   double      m_ChosenFor{ -2.0 };
