@@ -438,11 +438,7 @@ public:
     m_Shape.maxVectors = m_MaxVectors;
     m_Shape.maps = maps.noiseSigma != nullptr || maps.rank != nullptr;
 
-    m_ParallelFor = options.parallelFor
-                      ? options.parallelFor
-                      : ParallelFor([workers = m_Workers](std::size_t n, const std::function<void(std::size_t)> & body) {
-                          StdThreadParallelFor(workers, n, body);
-                        });
+    m_ParallelFor = ParallelForOrThreads(options.parallelFor, m_Workers);
   }
 
   /** Runs the whole series; returns the number of patches. */

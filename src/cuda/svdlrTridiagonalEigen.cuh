@@ -32,13 +32,7 @@
 #include <cstdint>
 
 // Host and device: the unit tests also run these routines on the CPU (test/cuda/svdlrTridiagonalEigenGTest.cxx).
-#if !defined(SVDLR_HOST_DEVICE)
-#  if defined(__CUDACC__)
-#    define SVDLR_HOST_DEVICE __host__ __device__
-#  else
-#    define SVDLR_HOST_DEVICE
-#  endif
-#endif
+#include "svdlrHostDevice.h"
 
 namespace svdlr
 {
