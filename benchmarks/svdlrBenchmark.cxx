@@ -20,6 +20,7 @@
 // Driven by run_benchmarks.py, which generates the workloads, runs the peers in the same process
 // session and computes accuracy against float64. Wall-clock timing is the right clock here: the engine
 // returns only when the result is back in host memory.
+#include "svdlrBenchmarkIO.h"
 #include "svdlr/Engine.h"
 
 #include <algorithm>
@@ -41,6 +42,10 @@
 #  include "cuda/svdlrCudaPipeline.h"
 #  include <cuda_runtime.h>
 #endif
+
+using svdlr_bench::Median;
+using svdlr_bench::ReadRaw;
+using svdlr_bench::WriteRaw;
 
 namespace
 {
@@ -226,14 +231,6 @@ Run(const Arguments & args, const svdlr::MatrixBatch<const float> & in, const sv
   }
 #endif
   return svdlr::Reconstruct(in, out, options);
-}
-
-double
-Median(std::vector<double> values)
-{
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 } // namespace

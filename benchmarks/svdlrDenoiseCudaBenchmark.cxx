@@ -20,6 +20,7 @@
 // and the accuracy beside each time: against a reference output (the CPU backend's, written by
 // svdlrDenoiseBenchmark --output/--rank-out) and between the two solvers. Input: a raw float32 series in ITK's 4D
 // order. ITK-free, so it can be carried to the GPU machine. Prints one JSON line per configuration.
+#include "svdlrBenchmarkIO.h"
 #include "cuda/svdlrLocalDenoiseCuda.h"
 #include "svdlr/LocalDenoise.h"
 
@@ -34,6 +35,10 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+using svdlr_bench::Median;
+using svdlr_bench::ReadRaw;
+using svdlr_bench::WriteRaw;
 
 namespace
 {
@@ -103,27 +108,6 @@ Parse(int argc, char * argv[])
     Usage("--input and --size are required, --repeat >= 1");
   }
   return a;
-}
-
-template <typename T>
-std::vector<T>
-ReadRaw(const std::string & path, std::size_t count)
-{
-  std::vector<T> values(count);
-  std::ifstream  file(path, std::ios::binary);
-  if (!file.read(reinterpret_cast<char *>(values.data()), static_cast<std::streamsize>(count * sizeof(T))))
-  {
-    throw std::runtime_error("cannot read " + std::to_string(count * sizeof(T)) + " bytes from " + path);
-  }
-  return values;
-}
-
-double
-Median(std::vector<double> values)
-{
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 struct Run
