@@ -27,7 +27,6 @@ set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrParallel.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCpuBackend.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrBlasThreads.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPolicyValidation.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrLocalDenoise.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrLocalDenoiseCpu.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchCentres.cxx

@@ -20,6 +20,7 @@
 // Driven by run_benchmarks.py, which generates the workloads, runs the peers in the same process
 // session and computes accuracy against float64. Wall-clock timing is the right clock here: the engine
 // returns only when the result is back in host memory.
+#include "svdlrBenchmarkIO.h"
 #include "svdlr/Engine.h"
 
 #include <algorithm>
@@ -30,6 +31,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -40,6 +42,10 @@
 #  include "cuda/svdlrCudaPipeline.h"
 #  include <cuda_runtime.h>
 #endif
+
+using svdlr_bench::Median;
+using svdlr_bench::ReadRaw;
+using svdlr_bench::WriteRaw;
 
 namespace
 {
@@ -212,6 +218,7 @@ Run(const Arguments & args, const svdlr::MatrixBatch<const float> & in, const sv
     report.backend = svdlr::Backend::CUDA;
     report.ranks.assign(in.count, 0);
     report.singularValues.assign(in.count, {});
+    report.noiseSigmas.assign(in.count, std::numeric_limits<double>::quiet_NaN());
     svdlr::detail::RunCudaInstrumented(in, out, options, report, &trace, tuning);
     if (args.trace)
     {
@@ -224,14 +231,6 @@ Run(const Arguments & args, const svdlr::MatrixBatch<const float> & in, const sv
   }
 #endif
   return svdlr::Reconstruct(in, out, options);
-}
-
-double
-Median(std::vector<double> values)
-{
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 } // namespace

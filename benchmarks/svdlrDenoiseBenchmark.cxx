@@ -19,6 +19,7 @@
 // from a raw little-endian float32 file in ITK's 4D order (x fastest, then y, z, volume), and writes the denoised
 // series and the maps for the accuracy check. The Python harness of the DWI comparison (dwidenoise, DIPY,
 // patch-denoise) drives it; it prints one JSON line. ITK-free, so it can be carried to the GPU machine.
+#include "svdlrBenchmarkIO.h"
 #include "svdlr/LocalDenoise.h"
 
 #include <algorithm>
@@ -32,6 +33,10 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+using svdlr_bench::Median;
+using svdlr_bench::ReadRaw;
+using svdlr_bench::WriteRaw;
 
 namespace
 {
@@ -150,38 +155,6 @@ Parse(int argc, char * argv[])
     Usage("--input and --size are required, and --repeat must be >= 1");
   }
   return a;
-}
-
-template <typename T>
-std::vector<T>
-ReadRaw(const std::string & path, std::size_t count)
-{
-  std::vector<T> values(count);
-  std::ifstream  file(path, std::ios::binary);
-  if (!file.read(reinterpret_cast<char *>(values.data()), static_cast<std::streamsize>(count * sizeof(T))))
-  {
-    throw std::runtime_error("cannot read " + std::to_string(count * sizeof(T)) + " bytes from " + path);
-  }
-  return values;
-}
-
-template <typename T>
-void
-WriteRaw(const std::string & path, const std::vector<T> & values)
-{
-  std::ofstream file(path, std::ios::binary);
-  if (!file.write(reinterpret_cast<const char *>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(T))))
-  {
-    throw std::runtime_error("cannot write " + path);
-  }
-}
-
-double
-Median(std::vector<double> values)
-{
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 } // namespace

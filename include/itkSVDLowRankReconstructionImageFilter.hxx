@@ -22,11 +22,13 @@
 
 #include "itkMultiThreaderBase.h"
 #include "itkNumericTraits.h"
+#include "itkSVDLowRankEngineBridge.h"
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace itk
 {
@@ -50,33 +52,6 @@ ToPixel(TReal value)
   }
 }
 
-inline svdlr::Backend
-ToEngine(SVDLowRankReconstructionEnums::Backend backend)
-{
-  switch (backend)
-  {
-    case SVDLowRankReconstructionEnums::Backend::CPU:
-      return svdlr::Backend::CPU;
-    case SVDLowRankReconstructionEnums::Backend::CUDA:
-      return svdlr::Backend::CUDA;
-    default:
-      return svdlr::Backend::Auto;
-  }
-}
-
-inline svdlr::Solver
-ToEngine(SVDLowRankReconstructionEnums::Solver solver)
-{
-  switch (solver)
-  {
-    case SVDLowRankReconstructionEnums::Solver::Exact:
-      return svdlr::Solver::Exact;
-    case SVDLowRankReconstructionEnums::Solver::Subspace:
-      return svdlr::Solver::Subspace;
-    default:
-      return svdlr::Solver::Auto;
-  }
-}
 } // namespace SVDLowRankReconstructionDetail
 
 template <typename TInputImage, typename TOutputImage>
@@ -91,8 +66,8 @@ template <typename TInputImage, typename TOutputImage>
 svdlr::RankPolicy
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::MakeRankPolicy() const
 {
-  return m_RankSelection == RankSelectionEnum::FixedRank ? svdlr::RankPolicy::Fixed(m_Rank)
-                                                         : svdlr::RankPolicy::Energy(m_EnergyFraction);
+  return SVDLowRankEngineBridge::ToEngine(
+    m_RankSelection, m_Rank, m_EnergyFraction, m_NoiseSigma, m_MarchenkoPasturEstimator);
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -128,11 +103,37 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetEnergyFractio
 
 template <typename TInputImage, typename TOutputImage>
 void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetNoiseSigma(double sigma)
+{
+  // Compared bitwise-equal as doubles: a NaN set twice still marks the filter modified, and is rejected later.
+  if (!(m_NoiseSigma == sigma) || m_RankSelection != RankSelectionEnum::GavishDonoho)
+  {
+    m_NoiseSigma = sigma;
+    m_RankSelection = RankSelectionEnum::GavishDonoho;
+    this->Modified();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetMarchenkoPasturEstimator(
+  MarchenkoPasturEstimatorEnum estimator)
+{
+  if (m_MarchenkoPasturEstimator != estimator || m_RankSelection != RankSelectionEnum::MarchenkoPastur)
+  {
+    m_MarchenkoPasturEstimator = estimator;
+    m_RankSelection = RankSelectionEnum::MarchenkoPastur;
+    this->Modified();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditions() ITKv5_CONST
 {
   Superclass::VerifyPreconditions();
 
-  const std::string problem = svdlr::PolicyProblem(this->MakeRankPolicy(), SVDLowRankReconstructionDetail::ToEngine(m_Solver));
+  const std::string problem = svdlr::PolicyProblem(this->MakeRankPolicy(), SVDLowRankEngineBridge::ToEngine(m_Solver));
   if (!problem.empty())
   {
     itkExceptionMacro("Rank selection: " << problem);
@@ -288,18 +289,13 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
 
   svdlr::Options options;
   options.policy = this->MakeRankPolicy();
-  options.backend = detail::ToEngine(m_Backend);
-  options.solver = detail::ToEngine(m_Solver);
+  options.backend = SVDLowRankEngineBridge::ToEngine(m_Backend);
+  options.solver = SVDLowRankEngineBridge::ToEngine(m_Solver);
   options.deviceId = m_DeviceId;
   options.maxMatricesPerBatch = m_MaximumSlicesPerBatch;
   options.threads = threader->GetMaximumNumberOfThreads();
-  options.parallelFor = [threader](std::size_t n, const std::function<void(std::size_t)> & body) {
-    threader->ParallelizeArray(0, n, [&body](SizeValueType i) { body(i); }, nullptr);
-  };
-  options.progress = [this](std::size_t done, std::size_t total) {
-    this->UpdateProgress(static_cast<float>(done) / static_cast<float>(total));
-    return !this->GetAbortGenerateData();
-  };
+  options.parallelFor = SVDLowRankEngineBridge::MakeParallelFor(threader);
+  options.progress = SVDLowRankEngineBridge::MakeProgress(this);
 
   const svdlr::MatrixBatch<const RealType> inBatch{ engineIn, sliceCount, rows, cols, sliceSize };
   const svdlr::MatrixBatch<RealType>       outBatch{ engineOut, sliceCount, rows, cols, sliceSize };
@@ -312,12 +308,6 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   {
     switch (error.Code())
     {
-      case svdlr::ErrorCode::Aborted:
-      {
-        ProcessAborted aborted(__FILE__, __LINE__);
-        aborted.SetDescription("SVDLowRankReconstructionImageFilter: aborted between slice batches");
-        throw aborted;
-      }
       case svdlr::ErrorCode::NonFiniteInput:
         if (ImageDimension == 2)
         {
@@ -326,7 +316,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
         itkExceptionMacro("Input slice " << firstSlice + error.Matrix() << " along axis " << axes.stackAxis
                                          << " contains NaN or Inf values");
       default:
-        itkExceptionMacro(<< error.what());
+        SVDLowRankEngineBridge::Rethrow(error, this->GetNameOfClass(), "slice batches");
     }
   }
 
@@ -353,13 +343,15 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   {
     m_SingularValues.assign(totalSlices, {});
     m_EffectiveRanks.assign(totalSlices, 0);
+    m_NoiseSigmas.assign(totalSlices, std::numeric_limits<double>::quiet_NaN());
   }
   for (SizeValueType s = 0; s < sliceCount; ++s)
   {
     m_SingularValues[firstSlice + s] = std::move(report.singularValues[s]);
     m_EffectiveRanks[firstSlice + s] = report.ranks[s];
+    m_NoiseSigmas[firstSlice + s] = report.noiseSigmas[s];
   }
-  m_BackendUsed = report.backend == svdlr::Backend::CUDA ? BackendEnum::CUDA : BackendEnum::CPU;
+  m_BackendUsed = SVDLowRankEngineBridge::FromEngine(report.backend);
   m_SolverUsed = report.solver == svdlr::Solver::Subspace ? SolverEnum::Subspace : SolverEnum::Exact;
   if (!report.notes.empty() && !m_FallbackWarned)
   {
@@ -375,6 +367,8 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   Superclass::PrintSelf(os, indent);
   os << indent << "Rank: " << m_Rank << std::endl;
   os << indent << "EnergyFraction: " << m_EnergyFraction << std::endl;
+  os << indent << "NoiseSigma: " << m_NoiseSigma << std::endl;
+  os << indent << "MarchenkoPasturEstimator: " << m_MarchenkoPasturEstimator << std::endl;
   os << indent << "RankSelection: " << m_RankSelection << std::endl;
   os << indent << "SliceDimension: " << m_SliceDimension << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;
@@ -385,6 +379,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   os << indent << "SolverUsed: " << m_SolverUsed << std::endl;
   os << indent << "SingularValues: " << m_SingularValues.size() << " slices" << std::endl;
   os << indent << "EffectiveRanks: " << m_EffectiveRanks.size() << " slices" << std::endl;
+  os << indent << "NoiseSigmas: " << m_NoiseSigmas.size() << " slices" << std::endl;
   os << indent << "FallbackWarned: " << (m_FallbackWarned ? "true" : "false") << std::endl;
 }
 

@@ -326,10 +326,7 @@ RunCpu(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const 
   const std::size_t perBatch =
     options.maxMatricesPerBatch > 0 ? options.maxMatricesPerBatch : 4 * static_cast<std::size_t>(workers);
   const ParallelFor parallelFor =
-    options.parallelFor ? options.parallelFor
-                        : ParallelFor([workers](std::size_t n, const std::function<void(std::size_t)> & body) {
-                            StdThreadParallelFor(workers, n, body);
-                          });
+    ParallelForOrThreads(options.parallelFor, workers);
 
   std::vector<std::unique_ptr<Reconstructor<T>>> reconstructors(workers);
 

@@ -21,7 +21,6 @@
 
 #include "svdlrBackendChoice.h"
 #include "svdlrBackends.h"
-#include "svdlrPolicyValidation.h"
 
 #include <cmath>
 #include <limits>
@@ -107,7 +106,6 @@ Validate(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, cons
   {
     ThrowInvalid(problem);
   }
-  detail::ValidateRankPolicy(options.policy); // the noise policies' parameters, which PolicyProblem does not state yet
   if (options.deviceId < 0)
   {
     ThrowInvalid("device id must be >= 0, got " + std::to_string(options.deviceId));

@@ -17,10 +17,10 @@
  *=========================================================================*/
 // DenoiseLocalLowRank's front end: validates a request, resolves the patch extent, picks the backend, and runs it.
 #include "svdlr/LocalDenoise.h"
+#include "svdlr/Names.h"
 
 #include "svdlrBackendChoice.h"
 #include "svdlrLocalDenoiseBackends.h"
-#include "svdlrPolicyValidation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -224,7 +224,11 @@ ValidateOptions(const SeriesView<const float> & input, const LocalDenoiseOptions
     ThrowInvalid("patch stride " + std::to_string(options.patchStride) + " exceeds the smallest patch extent " +
                  std::to_string(smallest) + ", so patches would leave gaps");
   }
-  detail::ValidateRankPolicy(options.policy);
+  const std::string problem = PolicyProblem(options.policy, Solver::Exact); // the rules every layer shares
+  if (!problem.empty())
+  {
+    ThrowInvalid(problem);
+  }
   const bool noiseModelled = options.policy.kind == RankPolicy::Kind::GavishDonoho ||
                              options.policy.kind == RankPolicy::Kind::MarchenkoPastur;
   if (options.shrinkage == Shrinkage::OptimalFrobenius && !noiseModelled && options.noiseSigma == nullptr)

@@ -127,11 +127,7 @@ public:
     {
       m_Median = MarchenkoPasturMedian(NoiseAspectRatio(static_cast<int>(m_PatchVoxels), static_cast<int>(m_Nv)));
     }
-    m_ParallelFor = options.parallelFor
-                      ? options.parallelFor
-                      : ParallelFor([workers = m_Workers](std::size_t n, const std::function<void(std::size_t)> & body) {
-                          StdThreadParallelFor(workers, n, body);
-                        });
+    m_ParallelFor = ParallelForOrThreads(options.parallelFor, m_Workers);
   }
 
   std::size_t

@@ -27,13 +27,7 @@
 // Notation: n = max(rows, cols), β = min(rows, cols) / n. For pure noise the singular values fill the
 // Marchenko-Pastur bulk, whose upper edge is σ(√rows + √cols) = σ√n(1 + √β).
 
-#if !defined(SVDLR_HOST_DEVICE)
-#  if defined(__CUDACC__)
-#    define SVDLR_HOST_DEVICE __host__ __device__
-#  else
-#    define SVDLR_HOST_DEVICE
-#  endif
-#endif
+#include "svdlrHostDevice.h"
 
 #include "svdlr/Engine.h"
 

@@ -91,5 +91,17 @@ StdThreadParallelFor(unsigned threads, std::size_t n, const std::function<void(s
   }
 }
 
+ParallelFor
+ParallelForOrThreads(const ParallelFor & given, unsigned workers)
+{
+  if (given)
+  {
+    return given;
+  }
+  return [workers](std::size_t n, const std::function<void(std::size_t)> & body) {
+    StdThreadParallelFor(workers, n, body);
+  };
+}
+
 } // namespace detail
 } // namespace svdlr

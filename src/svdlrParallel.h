@@ -31,6 +31,10 @@ namespace detail
 void
 StdThreadParallelFor(unsigned threads, std::size_t n, const std::function<void(std::size_t)> & body);
 
+/** The caller's ParallelFor when it gave one, else StdThreadParallelFor on `workers` threads. */
+ParallelFor
+ParallelForOrThreads(const ParallelFor & given, unsigned workers);
+
 /** The number of worker threads the engine plans for under `options` (at least 1). */
 unsigned
 WorkerCount(const Options & options);

@@ -23,11 +23,7 @@
 // shifted inward at the borders so that it always lies inside [0, n), as dwidenoise does: a voxel near a border
 // is then not at the centre of its own patch, and its row in the Casorati matrix is c - PatchStart(...).
 
-#if defined(__CUDACC__)
-#  define SVDLR_HOST_DEVICE __host__ __device__
-#else
-#  define SVDLR_HOST_DEVICE
-#endif
+#include "svdlrHostDevice.h"
 
 #include <cstdint>
 

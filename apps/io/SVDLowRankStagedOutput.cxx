@@ -119,3 +119,117 @@ StagedDirectory::Commit()
 }
 
 } // namespace svdlr_io
+
+namespace svdlr_io
+{
+
+std::string
+TemporaryFileFor(const std::string & target)
+{
+  const fs::path    path = fs::path(target).lexically_normal();
+  const std::string name = path.filename().string();
+  const std::size_t dot = name.find('.', 1);
+  const std::string stem = dot == std::string::npos ? name : name.substr(0, dot);
+  const std::string extension = dot == std::string::npos ? "" : name.substr(dot);
+  return (path.parent_path() / ("." + stem + ".partial-" + std::to_string(getpid()) + extension)).string();
+}
+
+StagedFiles::StagedFiles(bool overwrite)
+  : m_Overwrite(overwrite)
+{}
+
+StagedFiles::~StagedFiles()
+{
+  if (!m_Committed)
+  {
+    for (const Entry & entry : m_Entries)
+    {
+      std::error_code error;
+      fs::remove(entry.temporary, error);
+    }
+  }
+}
+
+std::string
+StagedFiles::Add(const std::string & target)
+{
+  std::error_code error;
+  if (fs::is_directory(target, error))
+  {
+    throw OutputInTheWay("'" + target + "' is a folder; give a file name");
+  }
+  if (fs::exists(target, error) && !m_Overwrite)
+  {
+    throw OutputInTheWay("'" + target + "' exists (use --overwrite to replace it)");
+  }
+  for (const Entry & entry : m_Entries)
+  {
+    if (IsSameOrInside(target, entry.target))
+    {
+      throw OutputInTheWay("'" + target + "' is named for two outputs");
+    }
+  }
+  m_Entries.push_back({ target, TemporaryFileFor(target) });
+  return m_Entries.back().temporary;
+}
+
+void
+StagedFiles::Commit()
+{
+  // Targets that existed are moved aside first, so that a failed rename can put every target back as it was.
+  struct Done
+  {
+    const Entry * entry;
+    std::string   previous; // where the replaced target was moved, or ""
+  };
+  std::vector<Done> done;
+  const auto        undo = [&done] {
+    for (auto it = done.rbegin(); it != done.rend(); ++it)
+    {
+      std::error_code ignored;
+      fs::rename(it->entry->target, it->entry->temporary, ignored);
+      if (!it->previous.empty())
+      {
+        fs::rename(it->previous, it->entry->target, ignored);
+      }
+    }
+  };
+  for (const Entry & entry : m_Entries)
+  {
+    std::error_code error;
+    std::string     previous;
+    if (fs::exists(entry.target, error))
+    {
+      previous = entry.temporary + ".old";
+      fs::rename(entry.target, previous, error);
+      if (error)
+      {
+        undo();
+        throw std::runtime_error("cannot move '" + entry.target + "' aside: " + error.message());
+      }
+    }
+    fs::rename(entry.temporary, entry.target, error);
+    if (error)
+    {
+      std::error_code ignored;
+      if (!previous.empty())
+      {
+        fs::rename(previous, entry.target, ignored);
+      }
+      undo();
+      throw std::runtime_error("cannot move '" + entry.temporary + "' to '" + entry.target + "': " + error.message());
+    }
+    done.push_back({ &entry, previous });
+  }
+  m_Committed = true;
+  for (const Done & d : done)
+  {
+    std::error_code ignored;
+    if (!d.previous.empty())
+    {
+      fs::remove(d.previous, ignored);
+    }
+  }
+}
+
+} // namespace svdlr_io

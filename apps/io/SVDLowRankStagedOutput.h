@@ -18,11 +18,13 @@
 #ifndef SVDLowRankStagedOutput_h
 #define SVDLowRankStagedOutput_h
 
-// Outputs that appear whole or not at all: a folder is written under a hidden temporary sibling
-// name and renamed into place by Commit(); if Commit() is never reached, the temporary is removed.
+// Outputs that appear whole or not at all: a folder (StagedDirectory) or a set of files (StagedFiles) is written
+// under hidden temporary sibling names and renamed into place by Commit(); if Commit() is never reached, the
+// temporaries are removed.
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace svdlr_io
 {
@@ -69,6 +71,45 @@ private:
   std::string m_Temporary;
   bool        m_Committed{ false };
 };
+
+/** Output files that appear together or not at all: each is written under a hidden temporary name beside its
+ * target (with the target's extension, which picks ITK's writer), and Commit() renames them all into place. If
+ * Commit() is never reached, or a rename fails, the temporaries are removed and the targets are as they were. */
+class StagedFiles
+{
+public:
+  /** `overwrite`: existing target files may be replaced (never folders). */
+  explicit StagedFiles(bool overwrite);
+  ~StagedFiles();
+  StagedFiles(const StagedFiles &) = delete;
+  StagedFiles &
+  operator=(const StagedFiles &) = delete;
+
+  /** Checks that `target` may be written (absent, or a file when `overwrite`; not a target already added) and
+   * returns the temporary path to write it to. Throws OutputInTheWay. */
+  std::string
+  Add(const std::string & target);
+
+  /** Moves every temporary file to its target, replacing what was there. Throws std::runtime_error after undoing
+   * the moves made so far when one fails. */
+  void
+  Commit();
+
+private:
+  struct Entry
+  {
+    std::string target;
+    std::string temporary;
+  };
+  std::vector<Entry> m_Entries;
+  bool               m_Overwrite;
+  bool               m_Committed{ false };
+};
+
+/** A hidden name beside `target` in the same folder, unique to this process, that keeps the target's extension
+ * (from the first dot of its name on): dir/brain.nii.gz -> dir/.brain.partial-PID.nii.gz. */
+std::string
+TemporaryFileFor(const std::string & target);
 
 } // namespace svdlr_io
 

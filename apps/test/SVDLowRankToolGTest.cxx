@@ -30,7 +30,9 @@
 #include "itkImageRegionIteratorWithIndex.h"
 #include "itkSVDLowRankReconstructionImageFilter.h"
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <sys/wait.h>
@@ -203,6 +205,73 @@ TEST_F(Tool, NiftiInNiftiOutMatchesTheFilterRunDirectly)
   const auto input = itk::ReadImage<VolumeType>(Path("volume.nii.gz"));
   ExpectClose(Reconstruct(input.GetPointer(), 0, 1, 0.95).GetPointer(), output.GetPointer(), 1e-3);
   EXPECT_EQ(output->GetSpacing(), input->GetSpacing());
+}
+
+TEST_F(Tool, NoiseRankOptionsAreCheckedWithTheOtherPolicies)
+{
+  const auto unknown = Run("--noise-rank pca in.nii out.nii");
+  EXPECT_EQ(unknown.exitCode, 2);
+  EXPECT_NE(unknown.err.find("--noise-rank must be gd, mp or mp-cg"), std::string::npos) << unknown.err;
+  for (const char * arguments : { "--noise-sigma 0 in.nii out.nii",
+                                  "--noise-sigma -2 in.nii out.nii",
+                                  "--noise-sigma inf in.nii out.nii",
+                                  "--noise-sigma 3 --noise-rank mp in.nii out.nii",
+                                  "--noise-rank gd --rank 4 in.nii out.nii",
+                                  "--energy 0.9 --noise-rank mp-cg in.nii out.nii",
+                                  "--noise-sigma 2 --energy 0.9 in.nii out.nii",
+                                  "--solver subspace --noise-rank mp in.nii out.nii" })
+  {
+    EXPECT_EQ(Run(arguments).exitCode, 2) << arguments;
+  }
+  EXPECT_NE(Run("--help").out.find("--noise-rank NAME"), std::string::npos);
+}
+
+TEST_F(Tool, NoiseRankMatchesTheFilterAndPrintsTheSigmaRange)
+{
+  using VolumeType = itk::Image<float, 3>;
+  const auto volume = RandomVolume<VolumeType>({ { 48, 40, 6 } }, 0.0, 500.0);
+  itk::WriteImage(volume, Path("volume.nii.gz"));
+  const auto input = itk::ReadImage<VolumeType>(Path("volume.nii.gz"));
+
+  using Filter = itk::SVDLowRankReconstructionImageFilter<VolumeType, VolumeType>;
+  const auto direct = [&](const std::function<void(Filter *)> & configure) {
+    auto filter = Filter::New();
+    filter->SetInput(input);
+    filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+    configure(filter);
+    filter->Update();
+    return Filter::Pointer(filter);
+  };
+  const auto describe = [](const std::vector<double> & sigmas) {
+    const auto [low, high] = std::minmax_element(sigmas.begin(), sigmas.end());
+    std::ostringstream text;
+    text << *low;
+    if (*high != *low)
+      text << " to " << *high;
+    return text.str();
+  };
+
+  const auto mp = Run("--noise-rank mp-cg --backend cpu --no-figure volume.nii.gz mp.nii.gz");
+  ASSERT_EQ(mp.exitCode, 0) << mp.err;
+  const auto mpFilter = direct([](Filter * f) {
+    f->SetMarchenkoPasturEstimator(itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019);
+  });
+  ExpectClose(mpFilter->GetOutput(), itk::ReadImage<VolumeType>(Path("mp.nii.gz")).GetPointer(), 1e-3);
+  // The same output means the same ranks; the summary adds the σ range beside them.
+  EXPECT_NE(mp.out.find("noise:    sigma " + describe(mpFilter->GetNoiseSigmas()) +
+                        " (Marchenko-Pastur (Cordero-Grande 2019), estimated per slice)"),
+            std::string::npos)
+    << mp.out;
+
+  const auto known = Run("--noise-sigma 12.5 --backend cpu --no-figure volume.nii.gz gd.nii.gz");
+  ASSERT_EQ(known.exitCode, 0) << known.err;
+  const auto gdFilter = direct([](Filter * f) { f->SetNoiseSigma(12.5); });
+  ExpectClose(gdFilter->GetOutput(), itk::ReadImage<VolumeType>(Path("gd.nii.gz")).GetPointer(), 1e-3);
+  EXPECT_NE(known.out.find("noise:    sigma 12.5 (Gavish-Donoho, given)"), std::string::npos) << known.out;
+
+  const auto fixed = Run("--rank 2 --backend cpu --no-figure volume.nii.gz fixed.nii.gz");
+  ASSERT_EQ(fixed.exitCode, 0) << fixed.err;
+  EXPECT_EQ(fixed.out.find("noise:"), std::string::npos) << fixed.out;
 }
 
 TEST_F(Tool, ExistingNonEmptyOutputFolderIsRefusedUnlessOverwrite)

@@ -20,10 +20,13 @@
 
 // Command-line options of SVDLowRankReconstructImage: parsing, defaults, help text, exit codes.
 
+#include "SVDLowRankExitCodes.h"
 #include "itkSVDLowRankReconstructionEnums.h"
 #include "svdlr/Names.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
@@ -38,17 +41,13 @@
 namespace svdlr_examples
 {
 
-// Exit codes scripts can rely on.
-constexpr int ExitSuccess = 0;
-constexpr int ExitFailure = 1;    // processing or writing failed
-constexpr int ExitUsage = 2;      // bad command line (including an output that may not be overwritten)
-constexpr int ExitInputError = 3; // the input cannot be read or is not supported
-
-class UsageError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+// Exit codes scripts can rely on, and the errors behind them: the same for every tool.
+using svdlr_tools::ExitFailure;
+using svdlr_tools::ExitInputError;
+using svdlr_tools::ExitSuccess;
+using svdlr_tools::ExitUsage;
+using svdlr_tools::InputError;
+using svdlr_tools::UsageError;
 
 /** The filter's enum TItkEnum from the engine's lower-case name of the same value (svdlr/Names.h). The two enums
  * list the same values in the same order (checked below), so the engine's table serves the tool too. */
@@ -88,7 +87,10 @@ struct ToolOptions
   std::string                                 format{ "auto" };              // auto, nifti, mha, mhd, nrrd, png, dicom
   std::string                                 figure;
   unsigned int                                rank{ 20 };
+  bool                                        rankGiven{ false };    // --rank on the command line
   double                                      energyFraction{ 0.0 }; // > 0 selects the energy policy
+  std::string                                 noiseRank;             // gd, mp, mp-cg: the rank from the noise
+  double                                      noiseSigma{ 0.0 };     // > 0: Gavish-Donoho with this known σ
   int                                         sliceAxis{ -1 };       // -1: the last axis
   itk::SVDLowRankReconstructionEnums::Backend backend{ itk::SVDLowRankReconstructionEnums::Backend::Auto };
   itk::SVDLowRankReconstructionEnums::Solver  solver{ itk::SVDLowRankReconstructionEnums::Solver::Auto };
@@ -134,6 +136,12 @@ UsageText(bool dicomSupport)
            "  -k, --rank K            keep K singular values per slice (default 20)\n"
            "  -e, --energy F          keep the fewest singular values holding fraction F in (0, 1] of each\n"
            "                          slice's energy, instead of a fixed rank\n"
+           "      --noise-rank NAME   keep, per slice, the singular values that stand out of the noise, with\n"
+           "                          the noise level sigma estimated per slice: gd (Gavish-Donoho optimal\n"
+           "                          hard threshold), mp (Marchenko-Pastur, MP-PCA as MRtrix3 dwidenoise)\n"
+           "                          or mp-cg (Marchenko-Pastur with Cordero-Grande's estimator, dwidenoise\n"
+           "                          -estimator Exp2), instead of a fixed rank\n"
+           "      --noise-sigma S     Gavish-Donoho with a known noise sigma S > 0 (pixel units) per pixel\n"
            "  -a, --slice-axis D      axis normal to the slices: 0, 1 or 2 (default: the last axis)\n"
            "  -b, --backend NAME      auto (default), cpu or cuda\n"
            "      --solver NAME       auto (default), exact or subspace: how the GPU finds the leading\n"
@@ -157,6 +165,7 @@ UsageText(bool dicomSupport)
          "  SVDLowRankReconstructImage --list-series dicom/\n"
          "  SVDLowRankReconstructImage --energy 0.99 --series 2 dicom/ dicom_svd/   (a derived DICOM series)\n"
          "  SVDLowRankReconstructImage --rank 10 slices/ slices_rank10/             (PNG slices in and out)\n"
+         "  SVDLowRankReconstructImage --noise-rank mp noisy.nii.gz denoised.nii.gz (rank and sigma per slice)\n"
          "\n"
          "Exit codes: 0 success, 1 processing or writing failed, 2 bad command line or output in the way,\n"
          "3 unreadable or unsupported input.\n";
@@ -222,6 +231,33 @@ DescribeRanks(const std::vector<TRank> & ranks)
       text << " x" << (j - i);
     }
     i = j;
+  }
+  return text.str();
+}
+
+/** "9.87 to 10.3" (the range of the finite values), "10" when they are all equal, "" when none is finite. */
+inline std::string
+DescribeRange(const std::vector<double> & values)
+{
+  bool   any = false;
+  double low = 0.0, high = 0.0;
+  for (const double v : values)
+  {
+    if (v == v && v - v == 0.0) // finite
+    {
+      low = any ? std::min(low, v) : v;
+      high = any ? std::max(high, v) : v;
+      any = true;
+    }
+  }
+  std::ostringstream text;
+  if (any)
+  {
+    text << low;
+    if (high != low)
+    {
+      text << " to " << high;
+    }
   }
   return text.str();
 }
@@ -399,6 +435,7 @@ ParseToolOptions(int argc, char * argv[])
         throw UsageError("--rank must be a whole number >= " + std::to_string(svdlr::kMinimumRank));
       }
       options.rank = static_cast<unsigned int>(k);
+      options.rankGiven = true;
     }
     else if (arg == "-e" || arg == "--energy")
     {
@@ -406,6 +443,23 @@ ParseToolOptions(int argc, char * argv[])
       if (!(options.energyFraction > 0.0 && options.energyFraction <= 1.0))
       {
         throw UsageError("--energy must be in (0, 1]");
+      }
+    }
+    else if (arg == "--noise-rank")
+    {
+      options.noiseRank = value(i, arg);
+      svdlr::RankPolicy policy;
+      if (!svdlr::ParseNoiseRank(options.noiseRank, policy))
+      {
+        throw UsageError("--noise-rank must be " + svdlr::NoiseRankNames() + ", got '" + options.noiseRank + "'");
+      }
+    }
+    else if (arg == "--noise-sigma")
+    {
+      options.noiseSigma = number(arg, value(i, arg));
+      if (!(options.noiseSigma > 0.0 && options.noiseSigma < HUGE_VAL))
+      {
+        throw UsageError("--noise-sigma must be a finite number > 0");
       }
     }
     else if (arg == "-a" || arg == "--slice-axis")
@@ -490,9 +544,26 @@ ParseToolOptions(int argc, char * argv[])
   {
     options.inputs = inputs;
   }
+  if (options.noiseSigma > 0.0)
+  {
+    if (!options.noiseRank.empty() && options.noiseRank != "gd")
+    {
+      throw UsageError("--noise-sigma sets Gavish-Donoho's sigma: it does not go with --noise-rank " +
+                       options.noiseRank);
+    }
+    options.noiseRank = "gd";
+  }
+  if (!options.noiseRank.empty() && (options.rankGiven || options.energyFraction > 0.0))
+  {
+    throw UsageError("give one of --rank, --energy and --noise-rank/--noise-sigma");
+  }
   if (options.solver == itk::SVDLowRankReconstructionEnums::Solver::Subspace && options.energyFraction > 0.0)
   {
     throw UsageError("--solver subspace needs --rank: --energy needs every singular value");
+  }
+  if (options.solver == itk::SVDLowRankReconstructionEnums::Solver::Subspace && !options.noiseRank.empty())
+  {
+    throw UsageError("--solver subspace needs --rank: --noise-rank needs every singular value");
   }
   return options;
 }

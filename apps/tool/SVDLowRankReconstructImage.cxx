@@ -22,6 +22,7 @@
 #include "SVDLowRankFigure.h"
 #include "SVDLowRankOptions.h"
 #include "SVDLowRankPngStack.h"
+#include "SVDLowRankProgressBar.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomWriter.h"
@@ -54,13 +55,6 @@ struct DicomSource
 {};
 #endif
 
-/** The input could not be read or is not supported: exit code 3. */
-class InputError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
-
 // Writes to a temporary name beside `path` and renames it into place only when complete, so an error
 // never leaves a partial output behind.
 template <typename TImage>
@@ -84,44 +78,15 @@ WriteAtomically(const TImage * image, const std::string & path)
   }
 }
 
-// A one-line progress bar on stderr, shown only on a terminal.
-class ProgressBar
-{
-public:
-  explicit ProgressBar(itk::ProcessObject * filter)
-    : m_Filter(filter)
-    , m_Enabled(isatty(fileno(stderr)) != 0)
-  {}
-  void
-  Show() const
-  {
-    if (!m_Enabled)
-    {
-      return;
-    }
-    const int done = static_cast<int>(40 * m_Filter->GetProgress());
-    std::cerr << "\r[" << std::string(done, '#') << std::string(40 - done, ' ') << "] "
-              << static_cast<int>(100 * m_Filter->GetProgress()) << "%" << std::flush;
-  }
-  void
-  Finish() const
-  {
-    if (m_Enabled)
-    {
-      std::cerr << std::endl;
-    }
-  }
-
-private:
-  itk::ProcessObject * m_Filter;
-  bool                 m_Enabled;
-};
-
 std::string
 MethodName(const ToolOptions & options)
 {
   std::ostringstream text;
-  if (options.energyFraction > 0.0)
+  if (options.noiseSigma > 0.0)
+    text << "SVD noise rank gd sigma " << options.noiseSigma;
+  else if (!options.noiseRank.empty())
+    text << "SVD noise rank " << options.noiseRank;
+  else if (options.energyFraction > 0.0)
     text << "SVD energy " << options.energyFraction;
   else
     text << "SVD rank " << options.rank;
@@ -162,7 +127,22 @@ Reconstruct(const TImage *      input,
 
   auto filter = FilterType::New();
   filter->SetInput(input);
-  if (options.energyFraction > 0.0)
+  svdlr::RankPolicy noisePolicy;
+  if (!options.noiseRank.empty() && svdlr::ParseNoiseRank(options.noiseRank, noisePolicy))
+  {
+    if (noisePolicy.kind == svdlr::RankPolicy::Kind::GavishDonoho)
+    {
+      filter->SetNoiseSigma(options.noiseSigma); // 0: estimated per slice
+    }
+    else
+    {
+      using Estimator = itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
+      filter->SetMarchenkoPasturEstimator(noisePolicy.estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019
+                                            ? Estimator::CorderoGrande2019
+                                            : Estimator::Veraart2016);
+    }
+  }
+  else if (options.energyFraction > 0.0)
   {
     filter->SetEnergyFraction(options.energyFraction);
   }
@@ -176,10 +156,7 @@ Reconstruct(const TImage *      input,
   filter->SetSolver(options.solver);
   filter->SetDeviceId(options.deviceId);
 
-  ProgressBar progress(filter);
-  auto        onProgress = itk::FunctionCommand::New();
-  onProgress->SetCallback([&progress](const itk::EventObject &) { progress.Show(); });
-  filter->AddObserver(itk::ProgressEvent(), onProgress);
+  const svdlr_tools::ProgressBar progress(filter);
 
   const auto start = std::chrono::steady_clock::now();
   filter->Update();
@@ -243,8 +220,14 @@ Reconstruct(const TImage *      input,
   std::cout << "input:    " << inputDescription << " (" << input->GetLargestPossibleRegion().GetSize() << ", "
             << itk::ImageIOBase::GetComponentTypeAsString(itk::ImageIOBase::MapPixelType<PixelType>::CType) << ")\n"
             << "slices:   " << ranks.size() << " along axis " << axis << "\n"
-            << "ranks:    " << DescribeRanks(ranks) << "\n"
-            << "backend:  " << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed() << ")\n"
+            << "ranks:    " << DescribeRanks(ranks) << "\n";
+  if (!options.noiseRank.empty())
+  {
+    std::cout << "noise:    sigma " << DescribeRange(filter->GetNoiseSigmas()) << " ("
+              << svdlr::NoiseRankDescription(noisePolicy)
+              << (options.noiseSigma > 0.0 ? ", given)" : ", estimated per slice)") << "\n";
+  }
+  std::cout << "backend:  " << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed() << ")\n"
             << "time:     " << seconds << " s (filter only)\n"
             << "output:   " << outputPath << outputDescription << "\n";
   if (clamped > 0)

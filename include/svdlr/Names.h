@@ -56,6 +56,24 @@ BackendNames();
 std::string
 SolverNames();
 
+/** The rank policies chosen from the noise, by the names the tools and Python give them:
+ *   "gd"    Gavish-Donoho (σ estimated, or given as the policy's noiseSigma);
+ *   "mp"    Marchenko-Pastur, Veraart et al. 2016 (MRtrix3 dwidenoise's default estimator, Exp1);
+ *   "mp-cg" Marchenko-Pastur, Cordero-Grande et al. 2019 (dwidenoise's Exp2).
+ * NoiseRankName gives "" for FixedRank and EnergyFraction. */
+const char *
+NoiseRankName(const RankPolicy & policy);
+/** For summaries and reports: "Gavish-Donoho", "Marchenko-Pastur (Veraart 2016)", ...; "" as NoiseRankName. */
+const char *
+NoiseRankDescription(const RankPolicy & policy);
+/** Sets `policy` to the named noise policy (σ unknown: noiseSigma 0) and returns true; returns false (policy
+ * untouched) for any other text. */
+bool
+ParseNoiseRank(const std::string & name, RankPolicy & policy);
+/** "gd, mp or mp-cg". */
+std::string
+NoiseRankNames();
+
 /** What is wrong with running `policy` under `solver`, in one sentence that names the engine's parameters
  * (callers add their own spelling of them), or "" when the request is valid. The engine's front end, the filters,
  * the tools and Python all check requests through this. */

@@ -12,6 +12,9 @@ returns the kind of object it was given::
     image = itk.imread("brain.nii.gz", itk.F)
     smooth = svd_low_rank_reconstruction_image_filter(image, rank=20)
 
+A 4D series (diffusion, fMRI, multi-echo MRI) is denoised by local low-rank approximation (MP-PCA) with
+:func:`local_low_rank_denoising_image_filter`.
+
 The extension module (``_engine``) links only the ITK-free engine, never ITK itself, so it cannot clash
 with the ITK libraries inside the ``itk`` wheels; ``itk`` is needed only to pass ``itk.Image`` objects.
 """
@@ -20,6 +23,7 @@ from ._engine import __version__
 from ._engine import cuda_backend_built as _cuda_backend_built
 from ._engine import cuda_device_usable as _cuda_device_usable
 from ._engine import release_cuda_resources as _release_cuda_resources
+from ._denoise import local_low_rank_denoising_image_filter
 from ._filter import ReconstructionDetails, svd_low_rank_reconstruction_image_filter
 
 __all__ = [
@@ -28,6 +32,7 @@ __all__ = [
     "cuda_backend_built",
     "cuda_device_unusable_reason",
     "cuda_device_usable",
+    "local_low_rank_denoising_image_filter",
     "release_cuda_resources",
     "svd_low_rank_reconstruction_image_filter",
 ]

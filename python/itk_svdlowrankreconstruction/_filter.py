@@ -15,6 +15,7 @@ from ._adapters import SUPPORTED_DTYPES, element_count, to_device, to_host
 
 _BACKENDS = _engine.BACKENDS
 _SOLVERS = _engine.SOLVERS
+_NOISE_RANKS = _engine.NOISE_RANKS
 _AXIS_NAMES = "xyz"
 
 
@@ -39,6 +40,9 @@ class ReconstructionDetails:
     """How the singular subspace was found: "exact" (always on the CPU) or "subspace"."""
     notes: str = ""
     """The engine's remarks, e.g. why backend="auto" ran on the CPU; empty when it had nothing to say."""
+    noise_sigma: Optional[np.ndarray] = None
+    """float64, shape (slices,): the standard deviation of each pixel's noise that noise_rank estimated for the
+    slice (or noise_sigma, when given); NaN with rank or energy_fraction, which do not model noise."""
 
 
 def svd_low_rank_reconstruction_image_filter(
@@ -46,6 +50,8 @@ def svd_low_rank_reconstruction_image_filter(
     *,
     rank: Optional[int] = None,
     energy_fraction: Optional[float] = None,
+    noise_rank: Optional[str] = None,
+    noise_sigma: Optional[float] = None,
     slice_dimension: Optional[int] = None,
     backend: str = "auto",
     solver: str = "auto",
@@ -71,7 +77,17 @@ def svd_low_rank_reconstruction_image_filter(
         energy_fraction is given, is 1 (as in the C++ filter).
     energy_fraction : float in (0, 1], optional
         Instead of a fixed rank: keep, per slice, the fewest triplets whose squared singular values hold at
-        least this fraction of the slice's squared Frobenius norm. Give rank or energy_fraction, not both.
+        least this fraction of the slice's squared Frobenius norm.
+    noise_rank : "gd", "mp" or "mp-cg", optional
+        Instead: keep, per slice, the singular values that stand out of the noise, for a slice that is a
+        low-rank signal plus white noise, with the noise's standard deviation per pixel estimated per slice
+        (``details.noise_sigma``). "gd": Gavish & Donoho's (2014) optimal hard threshold, sigma from the median
+        singular value. "mp": the Marchenko-Pastur bulk edge with sigma as MP-PCA estimates it (Veraart et al.
+        2016; MRtrix3 dwidenoise's default). "mp-cg": the same with Cordero-Grande et al.'s (2019) estimator
+        (dwidenoise ``-estimator Exp2``).
+    noise_sigma : float > 0, optional
+        Gavish-Donoho with this known noise sigma per pixel, in pixel units (implies noise_rank "gd"). Give one
+        of rank, energy_fraction and noise_rank/noise_sigma.
     slice_dimension : int, optional
         For a 3D image, the ITK axis along which it is cut into 2D slices: 0 = x, 1 = y, 2 = z (NumPy axis
         2 - slice_dimension). Default: the last ITK axis, z, i.e. NumPy axis 0. A slice keeps its other two
@@ -83,7 +99,7 @@ def svd_low_rank_reconstruction_image_filter(
         value at about float64 accuracy. "subspace" (subspace iteration on a block of w > rank vectors) is
         much faster for small ranks, within the same accuracy bounds, but computes only the leading w
         singular values (the details hold NaN for the others); it needs ``rank`` below {MAX_SUBSPACE_WIDTH}, not
-        ``energy_fraction``. "auto" takes "subspace" for float32 work with a fixed rank where it pays off,
+        ``energy_fraction`` or ``noise_rank``. "auto" takes "subspace" for float32 work with a fixed rank where it pays off,
         else "exact". The CPU backend always computes the exact SVD.
     device_id : int, optional
         CUDA device. Default: the device holding a CuPy/PyTorch input, else 0. A CuPy/PyTorch input is
@@ -122,17 +138,25 @@ def svd_low_rank_reconstruction_image_filter(
     Raises
     ------
     ValueError
-        rank < 1, energy_fraction outside (0, 1], both given, solver="subspace" with energy_fraction,
+        rank < 1, energy_fraction outside (0, 1], an unknown noise_rank, noise_sigma not finite and > 0, more
+        than one of rank/energy_fraction/noise_rank given, solver="subspace" without a rank,
         slice_dimension out of range, an empty image, or NaN/Inf in the image (the message names the slice).
     TypeError
         An unsupported object, pixel type or argument type.
     RuntimeError
         backend="cuda" without a usable CUDA device, or a failure on the device.
     """
-    _check_policy(rank, energy_fraction)
+    _check_policy(rank, energy_fraction, noise_rank, noise_sigma)
     _check_choice("backend", backend, _BACKENDS)
     _check_choice("solver", solver, _SOLVERS)
-    _engine.check_options(rank=rank, energy_fraction=energy_fraction, backend=backend, solver=solver)
+    _engine.check_options(
+        rank=rank,
+        energy_fraction=energy_fraction,
+        noise_rank=noise_rank,
+        noise_sigma=None if noise_sigma is None else float(noise_sigma),
+        backend=backend,
+        solver=solver,
+    )
     if device_id is not None:
         _check_integer("device_id", device_id, minimum=0)
     if slice_dimension is not None:
@@ -176,6 +200,8 @@ def svd_low_rank_reconstruction_image_filter(
             batch,
             rank=None if rank is None else int(rank),
             energy_fraction=None if energy_fraction is None else float(energy_fraction),
+            noise_rank=noise_rank,
+            noise_sigma=None if noise_sigma is None else float(noise_sigma),
             backend=backend,
             solver=solver,
             device_id=int(device_id) if device_id is not None else (data.device_id or 0),
@@ -203,6 +229,7 @@ def svd_low_rank_reconstruction_image_filter(
         slice_dimension=slice_dimension,
         solver=engine_details["solver"],
         notes=engine_details["notes"],
+        noise_sigma=engine_details["noise_sigma"],
     )
     return output, details
 
@@ -238,9 +265,17 @@ def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> None:
         raise ValueError(f"svdlr: {name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
 
 
-def _check_policy(rank: Any, energy_fraction: Any) -> None:
+def _check_policy(rank: Any, energy_fraction: Any, noise_rank: Any, noise_sigma: Any) -> None:
+    noise = noise_rank is not None or noise_sigma is not None
     if rank is not None and energy_fraction is not None:
         raise ValueError("svdlr: give either rank or energy_fraction, not both")
+    if noise and (rank is not None or energy_fraction is not None):
+        raise ValueError("svdlr: give one of rank, energy_fraction and noise_rank/noise_sigma")
+    if noise_rank is not None:
+        _check_choice("noise_rank", noise_rank, _NOISE_RANKS)
+    if noise_sigma is not None:
+        if isinstance(noise_sigma, bool) or not isinstance(noise_sigma, numbers.Real):
+            raise TypeError(f"svdlr: noise_sigma must be a number, got {noise_sigma!r}")
     if rank is not None:
         if isinstance(rank, bool) or not isinstance(rank, numbers.Integral):
             raise TypeError(f"svdlr: rank must be an integer, got {rank!r}")

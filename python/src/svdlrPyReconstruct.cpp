@@ -24,6 +24,7 @@
 #include "svdlrPyReconstruct.h"
 
 #include "svdlrPyErrors.h"
+#include "svdlrPyProgress.h"
 
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
@@ -34,6 +35,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -112,20 +114,48 @@ ParseOption(const char * option, const std::string & name, std::string (*names)(
 // Range checks the engine cannot do because its fields are unsigned. The engine validates the rest
 // (energy fraction range, empty input, overlap of input and output).
 Options
-MakeOptions(std::optional<std::int64_t> rank,
-            std::optional<double>       energyFraction,
-            const std::string &         backend,
-            const std::string &         solver,
-            std::int64_t                deviceId,
-            std::int64_t                maxMatricesPerBatch,
-            std::int64_t                threads)
+MakeOptions(std::optional<std::int64_t>       rank,
+            std::optional<double>             energyFraction,
+            const std::optional<std::string> & noiseRank,
+            std::optional<double>             noiseSigma,
+            const std::string &               backend,
+            const std::string &               solver,
+            std::int64_t                      deviceId,
+            std::int64_t                      maxMatricesPerBatch,
+            std::int64_t                      threads)
 {
-  Options options;
+  Options    options;
+  const bool noise = noiseRank || noiseSigma;
   if (rank && energyFraction)
   {
     ThrowValueError("give either rank or energy_fraction, not both");
   }
-  if (energyFraction)
+  if ((rank || energyFraction) && noise)
+  {
+    ThrowValueError("give one of rank, energy_fraction and noise_rank/noise_sigma");
+  }
+  if (noise)
+  {
+    if (noiseRank && !ParseNoiseRank(*noiseRank, options.policy))
+    {
+      ThrowValueError("noise_rank must be " + NoiseRankNames() + ", got \"" + *noiseRank + "\"");
+    }
+    if (noiseSigma)
+    {
+      if (noiseRank && options.policy.kind != RankPolicy::Kind::GavishDonoho)
+      {
+        ThrowValueError("noise_sigma sets Gavish-Donoho's sigma: it does not go with noise_rank=\"" + *noiseRank +
+                        "\"");
+      }
+      if (!(*noiseSigma > 0.0 && std::isfinite(*noiseSigma)))
+      {
+        ThrowValueError("noise_sigma must be a finite number > 0 (leave it out to estimate sigma), got " +
+                        std::to_string(*noiseSigma));
+      }
+      options.policy = RankPolicy::GavishDonoho(*noiseSigma);
+    }
+  }
+  else if (energyFraction)
   {
     options.policy = RankPolicy::Energy(*energyFraction);
   }
@@ -163,62 +193,6 @@ MakeOptions(std::optional<std::int64_t> rank,
   options.threads = static_cast<unsigned>(threads);
   return options;
 }
-
-/** The engine's progress callback: runs without the GIL, so it takes it back to call the caller's
- * progress function and Python's signal handlers. The first Python exception stops the engine and is
- * kept to be raised once the engine has unwound. */
-class ProgressRelay
-{
-public:
-  explicit ProgressRelay(nb::object callback)
-    : m_Callback(std::move(callback))
-  {}
-
-  ProgressCallback
-  Callback()
-  {
-    return [this](std::size_t done, std::size_t total) { return this->OnProgress(done, total); };
-  }
-
-  /** Raises the exception that stopped the engine, if any. Call with the GIL held. */
-  void
-  RaisePending()
-  {
-    if (m_Pending)
-    {
-      nb::python_error pending = std::move(*m_Pending);
-      m_Pending.reset();
-      throw pending;
-    }
-  }
-
-private:
-  bool
-  OnProgress(std::size_t done, std::size_t total)
-  {
-    nb::gil_scoped_acquire acquire;
-    try
-    {
-      if (!m_Callback.is_none())
-      {
-        m_Callback(done, total);
-      }
-      if (PyErr_CheckSignals() != 0)
-      {
-        throw nb::python_error();
-      }
-      return true;
-    }
-    catch (nb::python_error & error)
-    {
-      m_Pending.emplace(std::move(error));
-      return false;
-    }
-  }
-
-  nb::object                      m_Callback;
-  std::optional<nb::python_error> m_Pending;
-};
 
 /** A new C-ordered NumPy array of `ndim` dimensions; `data` receives its buffer (left uninitialised). */
 template <typename T>
@@ -285,8 +259,16 @@ DetailsOf(const Report & report, const BatchShape & shape)
     std::copy_n(sigma.begin(), std::min(sigma.size(), valueCount), row);
   }
 
+  double *          noiseSigmas = nullptr;
+  nb::object        noiseSigmaArray = NewNumpyArray(1, rankShape, noiseSigmas);
+  for (std::size_t i = 0; i < shape.count; ++i)
+  {
+    noiseSigmas[i] = i < report.noiseSigmas.size() ? report.noiseSigmas[i] : std::numeric_limits<double>::quiet_NaN();
+  }
+
   nb::dict details;
   details["ranks"] = rankArray;
+  details["noise_sigma"] = noiseSigmaArray;
   details["singular_values"] = valueArray;
   details["backend"] = Name(report.backend);
   details["solver"] = Name(report.solver);
@@ -379,6 +361,8 @@ nb::tuple
 ReconstructArray(InputArray                  matrices,
                  std::optional<std::int64_t> rank,
                  std::optional<double>       energyFraction,
+                 std::optional<std::string>  noiseRank,
+                 std::optional<double>       noiseSigma,
                  const std::string &         backend,
                  const std::string &         solver,
                  std::optional<std::int64_t> deviceId,
@@ -403,8 +387,15 @@ ReconstructArray(InputArray                  matrices,
     ThrowValueError("device_id " + std::to_string(*deviceId) + " differs from device " + std::to_string(arrayDevice) +
                     ", which holds the array");
   }
-  Options options =
-    MakeOptions(rank, energyFraction, backend, solver, deviceId.value_or(arrayDevice), maxMatricesPerBatch, threads);
+  Options options = MakeOptions(rank,
+                                energyFraction,
+                                noiseRank,
+                                noiseSigma,
+                                backend,
+                                solver,
+                                deviceId.value_or(arrayDevice),
+                                maxMatricesPerBatch,
+                                threads);
 
   ProgressRelay relay(std::move(progress));
   options.progress = relay.Callback();
@@ -438,6 +429,15 @@ rank : int >= 1, optional
     Singular triplets kept per matrix (clamped to min(rows, cols)). Default 1 when energy_fraction is not given.
 energy_fraction : float in (0, 1], optional
     Keep, per matrix, the fewest triplets whose squared singular values hold this fraction of ||A||_F^2.
+noise_rank : {NOISE_RANKS}, optional
+    Keep, per matrix, the singular values that stand out of the noise of a low-rank signal plus white noise,
+    with the noise's standard deviation sigma per entry estimated per matrix: "gd" Gavish & Donoho's optimal
+    hard threshold (sigma from the median singular value), "mp" Marchenko-Pastur as MP-PCA (Veraart et al.
+    2016, MRtrix3 dwidenoise's default), "mp-cg" Marchenko-Pastur with Cordero-Grande et al.'s (2019)
+    estimator (dwidenoise -estimator Exp2).
+noise_sigma : float > 0, optional
+    Gavish-Donoho with this known sigma per entry (implies noise_rank "gd"). Give one of rank, energy_fraction
+    and noise_rank/noise_sigma.
 backend : "auto", "cpu" or "cuda"
 solver : "auto", "exact" or "subspace"
     How the CUDA backend finds the leading singular subspace. "exact": every singular value, at about
@@ -465,6 +465,7 @@ Returns
 -------
 (result, details)
     result is `out`, or a new NumPy array (host input only). details is a dict: "ranks" (int64, (count,)),
+    "noise_sigma" (float64, (count,): sigma estimated or given; NaN for rank and energy_fraction),
     "singular_values" (float64, (count, min(rows, cols)), descending: all values with the exact solver; with
     the subspace solver the leading w, then NaN for the values it did not compute), "backend" ("cpu" or
     "cuda": where the work ran), "solver" ("exact" or "subspace": what ran) and "notes" (e.g. why "auto"
@@ -490,11 +491,14 @@ ReconstructDoc()
 {
   static const std::string doc = [] {
     std::string text = ReconstructDocTemplate;
-    const std::string key = "{MAX_SUBSPACE_WIDTH}";
-    for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at))
-    {
-      text.replace(at, key.size(), std::to_string(kMaxSubspaceWidth));
-    }
+    const auto  fill = [&text](const std::string & key, const std::string & value) {
+      for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at))
+      {
+        text.replace(at, key.size(), value);
+      }
+    };
+    fill("{MAX_SUBSPACE_WIDTH}", std::to_string(kMaxSubspaceWidth));
+    fill("{NOISE_RANKS}", NoiseRankNames());
     return text;
   }();
   return doc.c_str();
@@ -517,6 +521,8 @@ DefineReconstruct(nb::module_ & module)
              nb::kw_only(),
              "rank"_a = nb::none(),
              "energy_fraction"_a = nb::none(),
+             "noise_rank"_a = nb::none(),
+             "noise_sigma"_a = nb::none(),
              "backend"_a = "auto",
              "solver"_a = "auto",
              "device_id"_a = nb::none(),
@@ -529,17 +535,25 @@ DefineReconstruct(nb::module_ & module)
 
   module.def(
     "check_options",
-    [](std::optional<std::int64_t> rank, std::optional<double> energyFraction, const std::string & backend,
-       const std::string & solver) { MakeOptions(rank, energyFraction, backend, solver, 0, 0, 0); },
+    [](std::optional<std::int64_t> rank, std::optional<double> energyFraction, std::optional<std::string> noiseRank,
+       std::optional<double> noiseSigma, const std::string & backend, const std::string & solver) {
+      MakeOptions(rank, energyFraction, noiseRank, noiseSigma, backend, solver, 0, 0, 0);
+    },
     nb::kw_only(),
     "rank"_a = nb::none(),
     "energy_fraction"_a = nb::none(),
+    "noise_rank"_a = nb::none(),
+    "noise_sigma"_a = nb::none(),
     "backend"_a = "auto",
     "solver"_a = "auto",
     "Raises ValueError when reconstruct() would refuse these options, with the engine's own message (svdlr/Names.h).");
   module.attr("BACKENDS") = nb::make_tuple(Name(Backend::Auto), Name(Backend::CPU), Name(Backend::CUDA));
   module.attr("SOLVERS") = nb::make_tuple(Name(Solver::Auto), Name(Solver::Exact), Name(Solver::Subspace));
   module.attr("MAX_SUBSPACE_WIDTH") = kMaxSubspaceWidth;
+  module.attr("NOISE_RANKS") =
+    nb::make_tuple(NoiseRankName(RankPolicy::GavishDonoho()),
+                   NoiseRankName(RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::Veraart2016)),
+                   NoiseRankName(RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::CorderoGrande2019)));
 }
 
 } // namespace python

@@ -30,8 +30,8 @@ namespace python
 bool
 DeviceInputSupported() noexcept;
 
-/** Adds `reconstruct(matrices, *, rank, energy_fraction, backend, solver, device_id, max_matrices_per_batch,
- * threads, progress, out, stream)` to `module`. */
+/** Adds `reconstruct(matrices, *, rank, energy_fraction, noise_rank, noise_sigma, backend, solver, device_id,
+ * max_matrices_per_batch, threads, progress, out, stream)` to `module`. */
 void
 DefineReconstruct(nanobind::module_ & module);
 

@@ -206,11 +206,7 @@ public:
     report.solver = m_Subspace.Used() ? Solver::Subspace : Solver::Exact;
 
     const unsigned workers = WorkerCount(options);
-    m_ParallelFor = options.parallelFor
-                      ? options.parallelFor
-                      : ParallelFor([workers](std::size_t n, const std::function<void(std::size_t)> & body) {
-                          StdThreadParallelFor(workers, n, body);
-                        });
+    m_ParallelFor = ParallelForOrThreads(options.parallelFor, workers);
 
     // Streams, handles and buffers of an earlier run on this device, when there was one. Slot 0's handle
     // answers the workspace queries that the plan needs.

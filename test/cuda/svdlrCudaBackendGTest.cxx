@@ -671,6 +671,7 @@ TraceWorkload(const char * name, std::size_t count, std::size_t rows, std::size_
     svdlr::Report report;
     report.ranks.assign(count, 0);
     report.singularValues.assign(count, {});
+    report.noiseSigmas.assign(count, std::numeric_limits<double>::quiet_NaN());
     const auto              start = std::chrono::steady_clock::now();
     const CudaPipelineTrace trace = svdlr::detail::testing::ReconstructWithTrace(
       ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options, report, tuning);

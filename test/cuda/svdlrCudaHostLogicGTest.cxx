@@ -40,6 +40,7 @@ SizedReport(std::size_t count)
   svdlr::Report report;
   report.ranks.assign(count, 0);
   report.singularValues.assign(count, {});
+  report.noiseSigmas.assign(count, std::numeric_limits<double>::quiet_NaN());
   return report;
 }
 
@@ -51,7 +52,7 @@ TEST(SVDLowRankCudaHostLogic, BatchResultsGiveDescendingSingularValuesAndClampRo
   std::vector<int>          ranks(2, -1);
   svdlr::Report             report = SizedReport(7);
   const std::size_t         largest = svdlr::detail::CollectBatchResults(
-    flags.data(), info.data(), eigenvalues.data(), 5, 2, 3, svdlr::RankPolicy::Fixed(2), report, ranks.data());
+    flags.data(), info.data(), eigenvalues.data(), 5, 2, 3, 3, 3, svdlr::RankPolicy::Fixed(2), report, ranks.data());
   EXPECT_EQ(report.singularValues[5], (std::vector<double>{ 2.0, 0.5, 0.0 }));
   EXPECT_EQ(report.singularValues[6], (std::vector<double>{ 3.0, 0.0, 0.0 }));
   EXPECT_EQ(report.ranks[5], 2u);
@@ -67,7 +68,7 @@ TEST(SVDLowRankCudaHostLogic, BatchResultsPickARankPerMatrix)
   std::vector<int>          ranks(3, -1);
   svdlr::Report             report = SizedReport(3);
   const std::size_t         largest = svdlr::detail::CollectBatchResults(
-    flags.data(), info.data(), eigenvalues.data(), 0, 3, 4, svdlr::RankPolicy::Energy(0.9), report, ranks.data());
+    flags.data(), info.data(), eigenvalues.data(), 0, 3, 4, 4, 4, svdlr::RankPolicy::Energy(0.9), report, ranks.data());
   EXPECT_EQ(report.ranks, (std::vector<std::size_t>{ 3, 1, 0 }));
   EXPECT_EQ(ranks, (std::vector<int>{ 3, 1, 0 }));
   EXPECT_EQ(largest, 3u);
@@ -82,7 +83,7 @@ TEST(SVDLowRankCudaHostLogic, BatchResultsNameTheFirstNonFiniteMatrixBeforeAnySo
   try
   {
     svdlr::detail::CollectBatchResults(
-      flags.data(), info.data(), eigenvalues.data(), 10, 4, 2, svdlr::RankPolicy::Fixed(1), report, ranks.data());
+      flags.data(), info.data(), eigenvalues.data(), 10, 4, 2, 2, 2, svdlr::RankPolicy::Fixed(1), report, ranks.data());
     FAIL() << "expected svdlr::Error";
   }
   catch (const svdlr::Error & error)
@@ -102,7 +103,7 @@ TEST(SVDLowRankCudaHostLogic, BatchResultsNameTheMatrixTheSolverFailedOn)
   try
   {
     svdlr::detail::CollectBatchResults(
-      flags.data(), info.data(), eigenvalues.data(), 2, 2, 2, svdlr::RankPolicy::Fixed(1), report, ranks.data());
+      flags.data(), info.data(), eigenvalues.data(), 2, 2, 2, 2, 2, svdlr::RankPolicy::Fixed(1), report, ranks.data());
     FAIL() << "expected svdlr::Error";
   }
   catch (const svdlr::Error & error)

@@ -608,7 +608,7 @@ TEST(SVDLowRankLocalDenoiseErrors, PolicyOutOfRangeIsRejected)
   options.policy = RankPolicy::Energy(1.5);
   ExpectInvalid(options, "energy fraction");
   options.policy = RankPolicy::GavishDonoho(-1.0);
-  ExpectInvalid(options, "Gavish-Donoho noise sigma");
+  ExpectInvalid(options, "noise sigma must be finite and >= 0");
   options.policy = RankPolicy::MarchenkoPastur(static_cast<svdlr::MarchenkoPasturEstimator>(7));
   ExpectInvalid(options, "estimator");
   options.policy.kind = static_cast<RankPolicy::Kind>(9);

@@ -15,24 +15,15 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#ifndef svdlr_PolicyValidation_h
-#define svdlr_PolicyValidation_h
+#ifndef svdlr_HostDevice_h
+#define svdlr_HostDevice_h
 
-#include "svdlr/Engine.h"
-
-namespace svdlr
-{
-namespace detail
-{
-
-/** Throws Error(InvalidArgument) with a message that names the problem when `policy` is out of range: what
- * PolicyProblem (svdlr/Names.h) states for any solver, and the noise policies' parameters (a Gavish-Donoho σ that is
- * negative or not finite, an unknown estimator) and an unknown kind, until PolicyProblem states those too. Shared by
- * every entry point that takes a RankPolicy. */
-void
-ValidateRankPolicy(const RankPolicy & policy);
-
-} // namespace detail
-} // namespace svdlr
+// SVDLR_HOST_DEVICE marks the functions that both backends run: compiled for the GPU too when nvcc reads them, and
+// plain host functions for the C++ compiler (the CPU backend and the tests).
+#if defined(__CUDACC__)
+#  define SVDLR_HOST_DEVICE __host__ __device__
+#else
+#  define SVDLR_HOST_DEVICE
+#endif
 
 #endif
