@@ -438,4 +438,19 @@ TEST_F(DenoiseTool, AFailedRunExitsWithOneAndWritesNothing)
   EXPECT_EQ(Listing(m_Directory), before);
 }
 
+#ifdef SVDLR_LOCAL_DENOISING_EXAMPLE
+TEST_F(DenoiseTool, TheExampleGivesTheToolsPixels)
+{
+  const auto example = RunToolIn(m_Directory, SVDLR_LOCAL_DENOISING_EXAMPLE, "dwi.nii.gz example.nii.gz sigma.nii.gz");
+  ASSERT_EQ(example.exitCode, 0) << example.err;
+  EXPECT_NE(example.out.find("patch [5, 5, 5]"), std::string::npos) << example.out;
+  const auto tool = Run("--backend cpu dwi.nii.gz tool.nii.gz");
+  ASSERT_EQ(tool.exitCode, 0) << tool.err;
+  const auto a = itk::ReadImage<Series4D>(Path("example.nii.gz"));
+  const auto b = itk::ReadImage<Series4D>(Path("tool.nii.gz"));
+  const std::size_t elements = m_Series.clean.values.size();
+  EXPECT_LT(RmsDifference(a->GetBufferPointer(), b->GetBufferPointer(), elements), 1e-4);
+}
+#endif
+
 } // namespace
