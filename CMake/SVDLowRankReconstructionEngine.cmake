@@ -22,10 +22,15 @@ option(SVDLR_USE_CUDA "Build the CUDA backend (cuSOLVER + our kernels)" ${_svdlr
 
 set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrEngine.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNames.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrRankSelection.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrParallel.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCpuBackend.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrBlasThreads.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrLocalDenoise.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrLocalDenoiseCpu.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchCentres.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchLowRank.cxx
   )
 
 if(SVDLR_USE_CUDA)

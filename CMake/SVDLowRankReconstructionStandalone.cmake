@@ -1,12 +1,10 @@
 # Build mode 3: against an installed ITK, with plain CMake targets, an install rule and a package
 # config so consumers can find_package(SVDLowRankReconstruction) and link it.
-include(${ITK_USE_FILE}) # ITK include directories and IO factory registration for tests and tools
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 option(BUILD_SHARED_LIBS "Build the engine as a shared library" ON)
 option(BUILD_TESTING "Build the tests" ON)
-option(SVDLR_BUILD_EXAMPLES "Build the command-line tool and examples" ON)
 
 set(SVDLR_INSTALL_INCLUDE_DIR ${CMAKE_INSTALL_INCLUDEDIR}/SVDLowRankReconstruction)
 set(SVDLR_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/SVDLowRankReconstruction)
@@ -45,8 +43,3 @@ if(BUILD_TESTING)
   enable_testing()
   add_subdirectory(test)
 endif()
-if(SVDLR_BUILD_EXAMPLES)
-  add_subdirectory(examples)
-endif()
-
-message(STATUS "SVDLowRankReconstruction: ${SVDLR_BUILD_MODE}; CUDA backend: ${SVDLR_USE_CUDA}")

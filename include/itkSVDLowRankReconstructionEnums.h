@@ -54,12 +54,28 @@ public:
     Subspace
   };
 
-  /** How each slice's rank is chosen: a fixed rank, or the fewest singular values that hold a given
-   * fraction of the slice's energy (its squared Frobenius norm). */
+  /** How each slice's rank is chosen: a fixed rank; the fewest singular values that hold a given fraction of the
+   * slice's energy (its squared Frobenius norm); or the singular values that stand out of the noise, for a slice
+   * that is a low-rank signal plus white noise of one σ per pixel:
+   *  GavishDonoho:    above Gavish & Donoho's (2014) optimal hard threshold, with σ given (SetNoiseSigma) or
+   *                   estimated from the slice's median singular value;
+   *  MarchenkoPastur: above the Marchenko-Pastur noise bulk, with σ estimated as MP-PCA does (Veraart et al.
+   *                   2016; MRtrix3 dwidenoise), see MarchenkoPasturEstimator. */
   enum class RankSelection : uint8_t
   {
     FixedRank,
-    EnergyFraction
+    EnergyFraction,
+    GavishDonoho,
+    MarchenkoPastur
+  };
+
+  /** How RankSelection MarchenkoPastur estimates σ: Veraart2016 (dwidenoise's `-estimator Exp1`) or
+   * CorderoGrande2019 (`Exp2`: the noise bulk's aspect ratio uses the larger dimension less the signal
+   * components, which admits fewer noise components as signal when min(rows, cols) is close to max(rows, cols)). */
+  enum class MarchenkoPasturEstimator : uint8_t
+  {
+    Veraart2016,
+    CorderoGrande2019
   };
 };
 
@@ -102,8 +118,25 @@ operator<<(std::ostream & out, const SVDLowRankReconstructionEnums::RankSelectio
       return out << "FixedRank";
     case SVDLowRankReconstructionEnums::RankSelection::EnergyFraction:
       return out << "EnergyFraction";
+    case SVDLowRankReconstructionEnums::RankSelection::GavishDonoho:
+      return out << "GavishDonoho";
+    case SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur:
+      return out << "MarchenkoPastur";
   }
   return out << "INVALID VALUE FOR SVDLowRankReconstructionEnums::RankSelection";
+}
+
+inline std::ostream &
+operator<<(std::ostream & out, const SVDLowRankReconstructionEnums::MarchenkoPasturEstimator value)
+{
+  switch (value)
+  {
+    case SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::Veraart2016:
+      return out << "Veraart2016";
+    case SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019:
+      return out << "CorderoGrande2019";
+  }
+  return out << "INVALID VALUE FOR SVDLowRankReconstructionEnums::MarchenkoPasturEstimator";
 }
 
 } // namespace itk

@@ -20,6 +20,7 @@
 
 #include "itkImageToImageFilter.h"
 #include "itkSVDLowRankReconstructionEnums.h"
+#include "svdlr/Engine.h"
 
 #include <vector>
 
@@ -30,9 +31,12 @@ namespace itk
  * \brief Replaces a 2D image, or each slice of a 3D volume, by its rank-k truncated SVD reconstruction.
  *
  * Each slice A (a matrix of rows x cols pixels) becomes A_k = U_k S_k V_kᵀ, the best rank-k approximation
- * of A in the Frobenius norm. The rank is either fixed (SetRank) or chosen per slice as the fewest singular
- * values that hold a fraction of the slice's energy ||A||_F² (SetEnergyFraction). Ranks above
- * min(rows, cols) are clamped; GetEffectiveRanks() reports the rank each slice used.
+ * of A in the Frobenius norm. The rank is either fixed (SetRank), chosen per slice as the fewest singular
+ * values that hold a fraction of the slice's energy ||A||_F² (SetEnergyFraction), or chosen per slice from the
+ * noise: the singular values above Gavish & Donoho's optimal threshold (SetNoiseSigma, or
+ * SetRankSelection(GavishDonoho) to estimate σ) or above the Marchenko-Pastur noise bulk (MP-PCA, as MRtrix3's
+ * dwidenoise; SetMarchenkoPasturEstimator). Ranks above min(rows, cols) are clamped; GetEffectiveRanks() reports
+ * the rank each slice used and GetNoiseSigmas() the σ each slice's noise policy found.
  *
  * A 3D volume is cut into slices normal to SliceDimension (default: the last axis). The output keeps the
  * input's size, origin, spacing and direction. The filter streams along the slice axis: a downstream request
@@ -86,6 +90,7 @@ public:
   using BackendEnum = SVDLowRankReconstructionEnums::Backend;
   using SolverEnum = SVDLowRankReconstructionEnums::Solver;
   using RankSelectionEnum = SVDLowRankReconstructionEnums::RankSelection;
+  using MarchenkoPasturEstimatorEnum = SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
   using SingularValuesType = std::vector<double>;
 
   /** Keep this many singular values per slice (at least 1; clamped to min(rows, cols)). Selects FixedRank. */
@@ -99,7 +104,22 @@ public:
   SetEnergyFraction(double fraction);
   itkGetConstMacro(EnergyFraction, double);
 
-  /** Which of the two settings above is in force: the one set last. */
+  /** The standard deviation σ of each pixel's noise, in pixel units, for Gavish & Donoho's threshold
+   * λ*(β)·sqrt(max(rows, cols))·σ; 0 (the default): estimate σ per slice from its median singular value. Finite and
+   * >= 0. Selects GavishDonoho. */
+  virtual void
+  SetNoiseSigma(double sigma);
+  itkGetConstMacro(NoiseSigma, double);
+
+  /** How MarchenkoPastur estimates σ (default Veraart2016, as dwidenoise). Selects MarchenkoPastur. */
+  virtual void
+  SetMarchenkoPasturEstimator(MarchenkoPasturEstimatorEnum estimator);
+  itkGetEnumMacro(MarchenkoPasturEstimator, MarchenkoPasturEstimatorEnum);
+
+  /** Which policy is in force: the one the last of SetRank, SetEnergyFraction, SetNoiseSigma,
+   * SetMarchenkoPasturEstimator selected, or the one set here, which keeps the parameters set before (so that
+   * SetRankSelection(GavishDonoho) with the default NoiseSigma estimates σ). */
+  itkSetEnumMacro(RankSelection, RankSelectionEnum);
   itkGetEnumMacro(RankSelection, RankSelectionEnum);
 
   /** The axis normal to the slices of a 3D volume (default ImageDimension - 1). Ignored for 2D images. */
@@ -140,6 +160,14 @@ public:
   GetEffectiveRanks() const
   {
     return m_EffectiveRanks;
+  }
+
+  /** After Update(): the σ of each slice's noise, indexed like GetSingularValues(): estimated, or NoiseSigma when
+   * given; NaN for FixedRank and EnergyFraction, which do not model noise, and for slices not yet computed. */
+  const std::vector<double> &
+  GetNoiseSigmas() const
+  {
+    return m_NoiseSigmas;
   }
 
   /** After Update(): the backend that did the work (CPU or CUDA). */
@@ -192,17 +220,24 @@ private:
   void
   EnlargeToWholeSlices(TRegion & region) const;
 
+  /** The engine's rank policy for the current parameters. */
+  svdlr::RankPolicy
+  MakeRankPolicy() const;
+
   unsigned int      m_Rank{ 1 };
   double            m_EnergyFraction{ 0.9 };
-  RankSelectionEnum m_RankSelection{ RankSelectionEnum::FixedRank };
-  unsigned int      m_SliceDimension{ ImageDimension - 1 };
-  BackendEnum       m_Backend{ BackendEnum::Auto };
-  SolverEnum        m_Solver{ SolverEnum::Auto };
-  int               m_DeviceId{ 0 };
-  SizeValueType     m_MaximumSlicesPerBatch{ 0 };
+  double                       m_NoiseSigma{ 0.0 };
+  MarchenkoPasturEstimatorEnum m_MarchenkoPasturEstimator{ MarchenkoPasturEstimatorEnum::Veraart2016 };
+  RankSelectionEnum            m_RankSelection{ RankSelectionEnum::FixedRank };
+  unsigned int                 m_SliceDimension{ ImageDimension - 1 };
+  BackendEnum                  m_Backend{ BackendEnum::Auto };
+  SolverEnum                   m_Solver{ SolverEnum::Auto };
+  int                          m_DeviceId{ 0 };
+  SizeValueType                m_MaximumSlicesPerBatch{ 0 };
 
   std::vector<SingularValuesType> m_SingularValues;
   std::vector<SizeValueType>      m_EffectiveRanks;
+  std::vector<double>             m_NoiseSigmas;
   BackendEnum                     m_BackendUsed{ BackendEnum::CPU };
   SolverEnum                      m_SolverUsed{ SolverEnum::Exact };
   bool                            m_FallbackWarned{ false };

@@ -22,10 +22,13 @@
 
 #include "itkMultiThreaderBase.h"
 #include "itkNumericTraits.h"
+#include "itkSVDLowRankEngineBridge.h"
 #include "svdlr/Engine.h"
+#include "svdlr/Names.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace itk
 {
@@ -49,33 +52,6 @@ ToPixel(TReal value)
   }
 }
 
-inline svdlr::Backend
-ToEngine(SVDLowRankReconstructionEnums::Backend backend)
-{
-  switch (backend)
-  {
-    case SVDLowRankReconstructionEnums::Backend::CPU:
-      return svdlr::Backend::CPU;
-    case SVDLowRankReconstructionEnums::Backend::CUDA:
-      return svdlr::Backend::CUDA;
-    default:
-      return svdlr::Backend::Auto;
-  }
-}
-
-inline svdlr::Solver
-ToEngine(SVDLowRankReconstructionEnums::Solver solver)
-{
-  switch (solver)
-  {
-    case SVDLowRankReconstructionEnums::Solver::Exact:
-      return svdlr::Solver::Exact;
-    case SVDLowRankReconstructionEnums::Solver::Subspace:
-      return svdlr::Solver::Subspace;
-    default:
-      return svdlr::Solver::Auto;
-  }
-}
 } // namespace SVDLowRankReconstructionDetail
 
 template <typename TInputImage, typename TOutputImage>
@@ -84,6 +60,14 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SVDLowRankRecons
   // Each slice is computed whole, by the engine's own threads or by ITK's thread pool through
   // ParallelizeArray, not by ITK's region splitting.
   this->DynamicMultiThreadingOff();
+}
+
+template <typename TInputImage, typename TOutputImage>
+svdlr::RankPolicy
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::MakeRankPolicy() const
+{
+  return SVDLowRankEngineBridge::ToEngine(
+    m_RankSelection, m_Rank, m_EnergyFraction, m_NoiseSigma, m_MarchenkoPasturEstimator);
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -119,17 +103,40 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetEnergyFractio
 
 template <typename TInputImage, typename TOutputImage>
 void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetNoiseSigma(double sigma)
+{
+  // Compared bitwise-equal as doubles: a NaN set twice still marks the filter modified, and is rejected later.
+  if (!(m_NoiseSigma == sigma) || m_RankSelection != RankSelectionEnum::GavishDonoho)
+  {
+    m_NoiseSigma = sigma;
+    m_RankSelection = RankSelectionEnum::GavishDonoho;
+    this->Modified();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetMarchenkoPasturEstimator(
+  MarchenkoPasturEstimatorEnum estimator)
+{
+  if (m_MarchenkoPasturEstimator != estimator || m_RankSelection != RankSelectionEnum::MarchenkoPastur)
+  {
+    m_MarchenkoPasturEstimator = estimator;
+    m_RankSelection = RankSelectionEnum::MarchenkoPastur;
+    this->Modified();
+  }
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditions() ITKv5_CONST
 {
   Superclass::VerifyPreconditions();
 
-  if (m_RankSelection == RankSelectionEnum::FixedRank && m_Rank < 1)
+  const std::string problem = svdlr::PolicyProblem(this->MakeRankPolicy(), SVDLowRankEngineBridge::ToEngine(m_Solver));
+  if (!problem.empty())
   {
-    itkExceptionMacro("Rank must be at least 1, got " << m_Rank);
-  }
-  if (m_RankSelection == RankSelectionEnum::EnergyFraction && !(m_EnergyFraction > 0.0 && m_EnergyFraction <= 1.0))
-  {
-    itkExceptionMacro("EnergyFraction must be in (0, 1], got " << m_EnergyFraction);
+    itkExceptionMacro("Rank selection: " << problem);
   }
   if (ImageDimension == 3 && m_SliceDimension >= ImageDimension)
   {
@@ -139,11 +146,6 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditi
   {
     itkExceptionMacro("Backend CUDA was requested, but this build of SVDLowRankReconstruction has no CUDA backend "
                       "(configure it with -DSVDLR_USE_CUDA=ON on a machine with the CUDA toolkit)");
-  }
-  if (m_Solver == SolverEnum::Subspace && m_RankSelection != RankSelectionEnum::FixedRank)
-  {
-    itkExceptionMacro("Solver Subspace needs a fixed rank (SetRank): EnergyFraction needs every singular value; "
-                      "use Solver Exact or Auto");
   }
   if (m_DeviceId < 0)
   {
@@ -286,20 +288,14 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   }
 
   svdlr::Options options;
-  options.policy = m_RankSelection == RankSelectionEnum::FixedRank ? svdlr::RankPolicy::Fixed(m_Rank)
-                                                                    : svdlr::RankPolicy::Energy(m_EnergyFraction);
-  options.backend = detail::ToEngine(m_Backend);
-  options.solver = detail::ToEngine(m_Solver);
+  options.policy = this->MakeRankPolicy();
+  options.backend = SVDLowRankEngineBridge::ToEngine(m_Backend);
+  options.solver = SVDLowRankEngineBridge::ToEngine(m_Solver);
   options.deviceId = m_DeviceId;
   options.maxMatricesPerBatch = m_MaximumSlicesPerBatch;
   options.threads = threader->GetMaximumNumberOfThreads();
-  options.parallelFor = [threader](std::size_t n, const std::function<void(std::size_t)> & body) {
-    threader->ParallelizeArray(0, n, [&body](SizeValueType i) { body(i); }, nullptr);
-  };
-  options.progress = [this](std::size_t done, std::size_t total) {
-    this->UpdateProgress(static_cast<float>(done) / static_cast<float>(total));
-    return !this->GetAbortGenerateData();
-  };
+  options.parallelFor = SVDLowRankEngineBridge::MakeParallelFor(threader);
+  options.progress = SVDLowRankEngineBridge::MakeProgress(this);
 
   const svdlr::MatrixBatch<const RealType> inBatch{ engineIn, sliceCount, rows, cols, sliceSize };
   const svdlr::MatrixBatch<RealType>       outBatch{ engineOut, sliceCount, rows, cols, sliceSize };
@@ -312,12 +308,6 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   {
     switch (error.Code())
     {
-      case svdlr::ErrorCode::Aborted:
-      {
-        ProcessAborted aborted(__FILE__, __LINE__);
-        aborted.SetDescription("SVDLowRankReconstructionImageFilter: aborted between slice batches");
-        throw aborted;
-      }
       case svdlr::ErrorCode::NonFiniteInput:
         if (ImageDimension == 2)
         {
@@ -326,7 +316,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
         itkExceptionMacro("Input slice " << firstSlice + error.Matrix() << " along axis " << axes.stackAxis
                                          << " contains NaN or Inf values");
       default:
-        itkExceptionMacro(<< error.what());
+        SVDLowRankEngineBridge::Rethrow(error, this->GetNameOfClass(), "slice batches");
     }
   }
 
@@ -353,13 +343,15 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   {
     m_SingularValues.assign(totalSlices, {});
     m_EffectiveRanks.assign(totalSlices, 0);
+    m_NoiseSigmas.assign(totalSlices, std::numeric_limits<double>::quiet_NaN());
   }
   for (SizeValueType s = 0; s < sliceCount; ++s)
   {
     m_SingularValues[firstSlice + s] = std::move(report.singularValues[s]);
     m_EffectiveRanks[firstSlice + s] = report.ranks[s];
+    m_NoiseSigmas[firstSlice + s] = report.noiseSigmas[s];
   }
-  m_BackendUsed = report.backend == svdlr::Backend::CUDA ? BackendEnum::CUDA : BackendEnum::CPU;
+  m_BackendUsed = SVDLowRankEngineBridge::FromEngine(report.backend);
   m_SolverUsed = report.solver == svdlr::Solver::Subspace ? SolverEnum::Subspace : SolverEnum::Exact;
   if (!report.notes.empty() && !m_FallbackWarned)
   {
@@ -375,6 +367,8 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   Superclass::PrintSelf(os, indent);
   os << indent << "Rank: " << m_Rank << std::endl;
   os << indent << "EnergyFraction: " << m_EnergyFraction << std::endl;
+  os << indent << "NoiseSigma: " << m_NoiseSigma << std::endl;
+  os << indent << "MarchenkoPasturEstimator: " << m_MarchenkoPasturEstimator << std::endl;
   os << indent << "RankSelection: " << m_RankSelection << std::endl;
   os << indent << "SliceDimension: " << m_SliceDimension << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;
@@ -385,6 +379,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   os << indent << "SolverUsed: " << m_SolverUsed << std::endl;
   os << indent << "SingularValues: " << m_SingularValues.size() << " slices" << std::endl;
   os << indent << "EffectiveRanks: " << m_EffectiveRanks.size() << " slices" << std::endl;
+  os << indent << "NoiseSigmas: " << m_NoiseSigmas.size() << " slices" << std::endl;
   os << indent << "FallbackWarned: " << (m_FallbackWarned ? "true" : "false") << std::endl;
 }
 

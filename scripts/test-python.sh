@@ -8,7 +8,7 @@ venv=${SVDLR_VENV:-$root/.venv}
 python=$venv/bin/python
 # Debian 12's venv pip (23.0) predates options that scikit-build-core builds rely on.
 "$python" -m pip install -q --disable-pip-version-check --upgrade pip
-"$python" -m pip install -q --disable-pip-version-check -r "$root/wrapping/python/requirements-test.txt"
+"$python" -m pip install -q --disable-pip-version-check -r "$root/python/requirements-test.txt"
 
 build_args=()
 if [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -21,5 +21,5 @@ build_args+=("--config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=${SVDLR_CU
 "$python" -m pip install -q --disable-pip-version-check --no-build-isolation "${build_args[@]}" "$root"
 
 # pytest must not import the package from the source tree: run it from the tests' directory.
-cd "$root/wrapping/python/tests"
+cd "$root/python/tests"
 "$python" -m pytest -q -p no:cacheprovider .

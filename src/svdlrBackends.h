@@ -19,10 +19,11 @@
 #define svdlr_Backends_h
 
 // Internal contract between the engine's front end (svdlrEngine.cxx) and its backends.
-// The front end has already validated sizes and options and sized report.ranks and
-// report.singularValues to input.count. A backend must:
+// The front end has already validated sizes and options and sized report.ranks, report.singularValues and
+// report.noiseSigmas (NaN) to input.count. A backend must:
 //  - write every output matrix, or throw;
-//  - fill report.ranks[i] and report.singularValues[i] (all min(rows, cols) values, descending);
+//  - fill report.ranks[i], report.noiseSigmas[i] (SelectRank's σ) and report.singularValues[i] (all min(rows, cols)
+//    values, descending);
 //  - throw Error(NonFiniteInput, ..., i) for a matrix holding NaN or Inf, naming matrix i;
 //  - call ReportProgress() (svdlrProgress.h) between batches, on the calling thread only.
 

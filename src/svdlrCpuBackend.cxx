@@ -71,7 +71,7 @@ public:
   /** Writes the reconstruction of `input` to `output` (which may alias it). Returns false, writing
    * nothing, when `input` holds NaN or Inf. */
   bool
-  Reconstruct(const T * input, T * output, const RankPolicy & policy, std::size_t & rank,
+  Reconstruct(const T * input, T * output, const RankPolicy & policy, std::size_t & rank, double & noiseSigma,
               std::vector<double> & singularValues)
   {
     const std::size_t size = static_cast<std::size_t>(m_M) * m_N;
@@ -80,7 +80,10 @@ public:
       return false;
     }
     Decompose(input, singularValues);
-    rank = SelectRank(policy, singularValues.data(), singularValues.size());
+    // B is the cols x rows transpose of the matrix: the noise thresholds are symmetric in the two sides.
+    const RankChoice choice = SelectRank(policy, singularValues.data(), singularValues.size(), m_N, m_M);
+    rank = choice.rank;
+    noiseSigma = choice.noiseSigma;
     if (rank == 0)
     {
       std::fill(output, output + size, T(0));
@@ -354,6 +357,7 @@ RunCpu(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const 
                                           output.data + i * output.matrixStride,
                                           options.policy,
                                           report.ranks[i],
+                                          report.noiseSigmas[i],
                                           report.singularValues[i]))
           {
             failures.NonFinite(i);

@@ -17,6 +17,7 @@
  *=========================================================================*/
 // The CUDA backend's entry points in a build configured with SVDLR_USE_CUDA=OFF.
 #include "svdlrBackends.h"
+#include "svdlrLocalDenoiseBackends.h"
 
 namespace svdlr
 {
@@ -51,6 +52,14 @@ RunCuda(const MatrixBatch<const T> &, const MatrixBatch<T> &, const Options &, R
 template <typename T>
 void
 RunCudaOnDevice(const MatrixBatch<const T> &, const MatrixBatch<T> &, const Options &, Report &, void *)
+{
+  throw Error(ErrorCode::BackendUnavailable,
+              "svdlr: this build has no CUDA backend (configure with -DSVDLR_USE_CUDA=ON and a CUDA toolkit)");
+}
+
+void
+RunLocalDenoiseCuda(const SeriesView<const float> &, const SeriesView<float> &, const LocalDenoiseMaps &,
+                    const LocalDenoiseOptions &, const std::array<std::size_t, 3> &, LocalDenoiseReport &)
 {
   throw Error(ErrorCode::BackendUnavailable,
               "svdlr: this build has no CUDA backend (configure with -DSVDLR_USE_CUDA=ON and a CUDA toolkit)");

@@ -17,44 +17,17 @@
  *=========================================================================*/
 // The engine's front end: validates a request, picks the backend, and runs it.
 #include "svdlr/Engine.h"
+#include "svdlr/Names.h"
 
+#include "svdlrBackendChoice.h"
 #include "svdlrBackends.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace svdlr
 {
-
-const char *
-ToString(Backend backend)
-{
-  switch (backend)
-  {
-    case Backend::Auto:
-      return "Auto";
-    case Backend::CPU:
-      return "CPU";
-    case Backend::CUDA:
-      return "CUDA";
-  }
-  return "Unknown";
-}
-
-const char *
-ToString(Solver solver)
-{
-  switch (solver)
-  {
-    case Solver::Auto:
-      return "Auto";
-    case Solver::Exact:
-      return "Exact";
-    case Solver::Subspace:
-      return "Subspace";
-  }
-  return "Unknown";
-}
 
 void
 ReleaseCudaResources() noexcept
@@ -128,35 +101,15 @@ Validate(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, cons
     ThrowInvalid("output overlaps the input without being the same buffer");
   }
 
-  const RankPolicy & policy = options.policy;
-  if (policy.kind == RankPolicy::Kind::FixedRank && policy.rank < 1)
+  const std::string problem = PolicyProblem(options.policy, options.solver);
+  if (!problem.empty())
   {
-    ThrowInvalid("rank must be at least 1, got " + std::to_string(policy.rank));
-  }
-  if (policy.kind == RankPolicy::Kind::EnergyFraction &&
-      !(policy.energyFraction > 0.0 && policy.energyFraction <= 1.0)) // also rejects NaN
-  {
-    std::ostringstream msg;
-    msg << "energy fraction must be in (0, 1], got " << policy.energyFraction;
-    ThrowInvalid(msg.str());
-  }
-  if (options.solver == Solver::Subspace && policy.kind != RankPolicy::Kind::FixedRank)
-  {
-    ThrowInvalid("the subspace solver needs a fixed rank: an energy fraction needs every singular value; use "
-                 "Solver::Exact or Solver::Auto");
+    ThrowInvalid(problem);
   }
   if (options.deviceId < 0)
   {
     ThrowInvalid("device id must be >= 0, got " + std::to_string(options.deviceId));
   }
-}
-
-// Errors after which Auto may still succeed on the CPU: the GPU could not run this job at all.
-bool
-GpuCouldNotRun(ErrorCode code)
-{
-  return code == ErrorCode::BackendUnavailable || code == ErrorCode::DeviceFailure ||
-         code == ErrorCode::OutOfMemory;
 }
 
 Report
@@ -165,6 +118,7 @@ SizedReport(std::size_t count)
   Report report;
   report.ranks.assign(count, 0);
   report.singularValues.assign(count, {});
+  report.noiseSigmas.assign(count, std::numeric_limits<double>::quiet_NaN());
   return report;
 }
 
@@ -186,40 +140,15 @@ Run(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Opt
 
   Report report = SizedReport(input.count);
 
-  if (options.backend == Backend::CPU)
-  {
-    RunOnCpu(input, output, options, report);
-    return report;
-  }
-
-  std::string why;
-  const bool  gpuReady = detail::CudaDeviceReady(options.deviceId, why);
-  if (options.backend == Backend::CUDA && !gpuReady)
-  {
-    throw Error(ErrorCode::BackendUnavailable, "svdlr: CUDA backend requested but unavailable: " + why);
-  }
-  if (gpuReady)
-  {
-    try
-    {
+  report.backend = detail::RunOnChosenBackend(
+    options.backend,
+    options.deviceId,
+    [&] {
       report.backend = Backend::CUDA;
       detail::RunCuda(input, output, options, report);
-      return report;
-    }
-    catch (const Error & error)
-    {
-      if (options.backend == Backend::CUDA || !GpuCouldNotRun(error.Code()))
-      {
-        throw;
-      }
-      why = error.what();
-    }
-  }
-  if (detail::CudaCompiledIn())
-  {
-    report.notes = "CUDA backend unavailable, ran on the CPU: " + why;
-  }
-  RunOnCpu(input, output, options, report);
+    },
+    [&] { RunOnCpu(input, output, options, report); },
+    report.notes);
   return report;
 }
 

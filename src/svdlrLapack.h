@@ -58,6 +58,18 @@ extern "C"
   dsyevd_(const char * jobz, const char * uplo, const int * n, double * a, const int * lda, double * w, double * work,
           const int * lwork, int * iwork, const int * liwork, int * info, std::size_t jobzLength,
           std::size_t uploLength);
+  void
+  dsytrd_(const char * uplo, const int * n, double * a, const int * lda, double * d, double * e, double * tau,
+          double * work, const int * lwork, int * info, std::size_t uploLength);
+  void
+  dsterf_(const int * n, double * d, double * e, int * info);
+  void
+  dstein_(const int * n, const double * d, const double * e, const int * m, const double * w, const int * iblock,
+          const int * isplit, double * z, const int * ldz, double * work, int * iwork, int * ifail, int * info);
+  void
+  dormtr_(const char * side, const char * uplo, const char * trans, const int * m, const int * n, const double * a,
+          const int * lda, const double * tau, double * c, const int * ldc, double * work, const int * lwork,
+          int * info, std::size_t sideLength, std::size_t uploLength, std::size_t transLength);
 }
 
 namespace svdlr
@@ -135,6 +147,14 @@ syrkLower(char trans, int n, int k, const double * a, int lda, double * c)
   dsyrk_("L", &trans, &n, &k, &one, a, &lda, &zero, c, &n, 1, 1);
 }
 
+// The lower triangle of c (n x n, ld n) += alpha aᵀa for a k x n ('T'), or alpha a aᵀ for a n x k ('N').
+inline void
+syrkLowerUpdate(char trans, int n, int k, double alpha, const double * a, int lda, double * c)
+{
+  const double one = 1.0;
+  dsyrk_("L", &trans, &n, &k, &alpha, a, &lda, &one, c, &n, 1, 1);
+}
+
 // Divide-and-conquer eigen-decomposition of the symmetric n x n matrix a (ld n, lower triangle read):
 // eigenvalues w ascending, orthonormal eigenvectors overwrite a's columns. lwork == liwork == -1 is a
 // workspace query (sizes returned in work[0] and iwork[0]). Returns LAPACK's info.
@@ -143,6 +163,55 @@ syevd(int n, double * a, double * w, double * work, int lwork, int * iwork, int 
 {
   int info = 0;
   dsyevd_("V", "L", &n, a, &n, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+  return info;
+}
+
+// The pieces of an eigen-decomposition, for callers that need every eigenvalue but only a few eigenvectors (the
+// local denoiser): reduce to tridiagonal form, take the eigenvalues of that, then the wanted eigenvectors of the
+// tridiagonal matrix by inverse iteration, then back to the original basis.
+
+// Householder reduction of the symmetric n x n matrix a (ld n, lower triangle) to T = Qᵀ a Q: diagonal d (n),
+// subdiagonal e (n - 1); a's lower triangle and tau (n - 1) keep Q. lwork == -1 is a workspace query.
+inline int
+sytrdLower(int n, double * a, double * d, double * e, double * tau, double * work, int lwork)
+{
+  int info = 0;
+  dsytrd_("L", &n, a, &n, d, e, tau, work, &lwork, &info, 1);
+  return info;
+}
+
+// Every eigenvalue of the tridiagonal (d, e), ascending, into d (e is destroyed); no eigenvectors.
+inline int
+sterf(int n, double * d, double * e)
+{
+  int info = 0;
+  dsterf_(&n, d, e, &info);
+  return info;
+}
+
+// Eigenvectors z (n x m, ld n) of the unsplit tridiagonal (d, e) for its m eigenvalues w (ascending), by inverse
+// iteration with reorthogonalisation inside clusters. work: 5n doubles, iwork: n + m ints (the last m: ifail).
+inline int
+steinUnsplit(int n, const double * d, const double * e, int m, const double * w, double * z, double * work,
+             int * iwork, int * iblock, int * isplit)
+{
+  // One block: every eigenvalue belongs to block 1, which ends at row n.
+  for (int i = 0; i < m; ++i)
+  {
+    iblock[i] = 1;
+  }
+  isplit[0] = n;
+  int info = 0;
+  dstein_(&n, d, e, &m, w, iblock, isplit, z, &n, work, iwork, iwork + n, &info);
+  return info;
+}
+
+// c (n x m, ld n) = Q c with Q from sytrdLower (a and tau as it left them). lwork == -1 is a workspace query.
+inline int
+ormtrLower(int n, int m, const double * a, const double * tau, double * c, double * work, int lwork)
+{
+  int info = 0;
+  dormtr_("L", "L", "N", &n, &m, a, &n, tau, c, &n, work, &lwork, &info, 1, 1, 1);
   return info;
 }
 

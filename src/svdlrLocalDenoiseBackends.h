@@ -19,12 +19,15 @@
 #define svdlr_LocalDenoiseBackends_h
 
 // Internal contract between DenoiseLocalLowRank's front end (svdlrLocalDenoise.cxx) and its backends.
-// The front end has validated the views, the options and the maps, resolved options.patchSize (never {0,0,0}
-// here: `patch` holds the extent to use) and filled report.patchSize. A backend must:
+// The front end has validated the views, the options and the maps, checked that the input is finite (so a backend
+// meets no NaN or Inf), resolved options.patchSize (never {0,0,0} here: `patch` holds the extent to use) and
+// filled report.patchSize. A backend must:
+//  - centre patches where PatchCentres (svdlrPatchCentres.h) says, and place them with svdlrPatchGeometry.h;
 //  - write every output voxel (copying those outside the mask) and every map value asked for, or throw;
 //  - give the same result as the CPU backend to within float32 rounding of the patch decompositions;
-//  - throw Error(NonFiniteInput, ..., voxel) for NaN or Inf in the input, naming a linear voxel index;
-//  - report progress between batches of patches on the calling thread only, and set report.patches.
+//  - report progress between batches of patches on the calling thread only, and set report.patches;
+//  - when the output is the input (in place) and it throws an error after which Auto falls back to the CPU
+//    (BackendUnavailable, DeviceFailure, OutOfMemory), not have written any output yet: the CPU reads the input.
 
 #include "svdlr/LocalDenoise.h"
 

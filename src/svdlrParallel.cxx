@@ -29,13 +29,19 @@ namespace detail
 {
 
 unsigned
-WorkerCount(const Options & options)
+WorkerCount(unsigned threads)
 {
-  if (options.threads > 0)
+  if (threads > 0)
   {
-    return options.threads;
+    return threads;
   }
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+unsigned
+WorkerCount(const Options & options)
+{
+  return WorkerCount(options.threads);
 }
 
 void

@@ -35,6 +35,10 @@ StdThreadParallelFor(unsigned threads, std::size_t n, const std::function<void(s
 unsigned
 WorkerCount(const Options & options);
 
+/** The same from a thread count alone (0: all hardware threads), for entry points with other options. */
+unsigned
+WorkerCount(unsigned threads);
+
 } // namespace detail
 } // namespace svdlr
 

@@ -20,20 +20,30 @@
 
 #include "svdlr/Engine.h"
 
+#include <string>
+
 namespace svdlr
 {
 namespace detail
 {
 
-/** Tells the caller how far the batch is; throws Error(Aborted) when the caller asks to stop. */
+/** Tells the caller how far the work is, `done` of `total` `units` (e.g. "matrices", "patches"); throws
+ * Error(Aborted) when the callback asks to stop. An empty callback does nothing. */
+inline void
+ReportProgress(const ProgressCallback & progress, std::size_t done, std::size_t total, const char * units)
+{
+  if (progress && !progress(done, total))
+  {
+    throw Error(ErrorCode::Aborted, "svdlr: aborted by the caller after " + std::to_string(done) + " of " +
+                                      std::to_string(total) + " " + units);
+  }
+}
+
+/** Reconstruct's progress, in matrices. */
 inline void
 ReportProgress(const Options & options, std::size_t done, std::size_t total)
 {
-  if (options.progress && !options.progress(done, total))
-  {
-    throw Error(ErrorCode::Aborted, "svdlr: aborted by the caller after " + std::to_string(done) + " of " +
-                                      std::to_string(total) + " matrices");
-  }
+  ReportProgress(options.progress, done, total, "matrices");
 }
 
 } // namespace detail

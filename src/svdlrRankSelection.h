@@ -28,11 +28,22 @@ namespace svdlr
 namespace detail
 {
 
-/** Effective rank for one matrix under `policy`, given its singular values in descending order.
- * Fixed ranks are clamped to the number of singular values. For an energy fraction f the result is the
- * fewest leading values whose squares sum to at least f of the total; a zero matrix gets rank 0. */
-std::size_t
-SelectRank(const RankPolicy & policy, const double * singularValuesDescending, std::size_t count);
+/** What a rank policy decided for one matrix. */
+struct RankChoice
+{
+  std::size_t rank{ 0 };
+  double      noiseSigma{ 0.0 }; // σ of each entry's noise, estimated or given; NaN for FixedRank and EnergyFraction
+};
+
+/** Effective rank for one rows x cols matrix under `policy`, given its `count` singular values in descending order
+ * (all min(rows, cols) of them for every policy but FixedRank).
+ *  - FixedRank: the rank, clamped to `count`.
+ *  - EnergyFraction f: the fewest leading values whose squares sum to at least f of the total; a zero matrix gets 0.
+ *  - GavishDonoho, MarchenkoPastur: the values above the noise threshold of svdlrNoiseThreshold.h, from the squared
+ *    singular values (the Gram eigenvalues), with the σ found or given. */
+RankChoice
+SelectRank(const RankPolicy & policy, const double * singularValuesDescending, std::size_t count, std::size_t rows,
+           std::size_t cols);
 
 /** A matrix's singular values, descending, from the `count` eigenvalues of its Gram matrix in ascending
  * order: sqrt(max(eigenvalue, 0)), since round-off can leave those of a rank-deficient matrix slightly

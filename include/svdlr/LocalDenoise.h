@@ -34,6 +34,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace svdlr
 {
@@ -54,6 +55,13 @@ struct SeriesView
   VoxelCount() const
   {
     return size[0] * size[1] * size[2];
+  }
+
+  /** A view of mutable data reads as a view of const data, so one view can be both input and output (in place). */
+  template <typename U = T, typename = std::enable_if_t<!std::is_const_v<U>>>
+  operator SeriesView<const U>() const
+  {
+    return { data, size, volumes, strides };
   }
 };
 
@@ -79,17 +87,21 @@ struct LocalDenoiseOptions
   /** Patch extent in voxels along x, y, z, each odd and >= 1. {0, 0, 0}: the smallest cube of odd side whose voxel
    * count is at least the number of volumes (5x5x5 for 65 volumes), as dwidenoise chooses. */
   std::array<std::size_t, 3> patchSize{ 0, 0, 0 };
-  /** Patches are centred on every `patchStride`-th voxel along each axis (1: every voxel). A stride above 1 needs
-   * OverlapAverage, which then covers the voxels between centres. */
+  /** Patches are centred on every `patchStride`-th voxel along each axis (1: every voxel), and on the last voxel of
+   * each axis. A stride above 1 needs OverlapAverage, which then covers the voxels between centres, and may not
+   * exceed the smallest patch extent (patches would leave gaps). With a mask, a voxel inside it that no grid patch
+   * covers gets a patch of its own. */
   std::size_t      patchStride{ 1 };
   PatchAggregation aggregation{ PatchAggregation::CentreVoxel };
-  Shrinkage        shrinkage{ Shrinkage::Hard };
+  Shrinkage        shrinkage{ Shrinkage::Hard }; // OptimalFrobenius needs σ: a noise policy or a σ map
   /** Optional, VoxelCount() bytes, x fastest: voxels where the mask is 0 are copied unchanged and get σ = 0 and
    * rank 0 in the maps; patches are centred only on voxels inside the mask (but read every voxel they cover). */
   const std::uint8_t * mask{ nullptr };
   /** Optional, VoxelCount() values, x fastest: a known noise level σ per voxel (for example from noise scans).
    * Each patch then uses σ at its centre in place of an estimate, and keeps the singular values above the
-   * policy's threshold for that σ. Must be finite and >= 0. */
+   * policy's threshold for that σ (GavishDonoho: its optimal hard threshold; MarchenkoPastur: the upper edge of
+   * the noise bulk, σ(√voxels + √volumes); FixedRank and EnergyFraction choose their rank as usual and use σ only
+   * for the shrinkage and the map). Must be finite and >= 0. */
   const float * noiseSigma{ nullptr };
 
   Backend          backend{ Backend::Auto };
@@ -100,11 +112,14 @@ struct LocalDenoiseOptions
   ProgressCallback progress{};              // (patches done, patches in all)
 };
 
-/** Optional per-voxel maps, each VoxelCount() values, x fastest; a null pointer skips that map. */
+/** Optional per-voxel maps, each VoxelCount() values, x fastest; a null pointer skips that map. With CentreVoxel a
+ * voxel's values are those of the patch centred on it; with OverlapAverage, the mean over the patches that contain
+ * it (the rank rounded to the nearest integer), as for its signal. Voxels outside the mask get 0. */
 struct LocalDenoiseMaps
 {
-  float *         noiseSigma{ nullptr }; // σ of the patch centred on the voxel (estimated or given); 0 outside the mask
-  std::uint16_t * rank{ nullptr };       // rank kept in the patch centred on the voxel; 0 outside the mask
+  float *         noiseSigma{ nullptr }; // σ estimated or given; 0 where the policy does not model noise
+                                         // (FixedRank, EnergyFraction) and no σ map was given
+  std::uint16_t * rank{ nullptr };       // rank kept
 };
 
 struct LocalDenoiseReport
@@ -118,15 +133,19 @@ struct LocalDenoiseReport
 /** Denoises `input` into `output` (same size and volume count; `output` may be `input` itself, with the same
  * strides, but not overlap it otherwise) and fills the maps asked for. Throws svdlr::Error:
  *  - InvalidArgument: fewer than 2 volumes, an empty image, a patch size that is even, zero or larger than the
- *    image along an axis, a patch with fewer voxels than 2, a stride of 0 or a stride above 1 with CentreVoxel, a
- *    negative or non-finite known σ, or a policy out of range;
+ *    image along an axis, a patch with fewer voxels than 2, a stride of 0, a stride above 1 with CentreVoxel or
+ *    above the smallest patch extent, a negative or non-finite known σ (naming the voxel), a policy out of range,
+ *    OptimalFrobenius without σ, or an output that overlaps the input without being it;
  *  - NonFiniteInput: NaN or Inf in the input (Error::Matrix() gives the linear voxel index, x fastest);
  *  - BackendUnavailable, DeviceFailure, OutOfMemory, Aborted: as for Reconstruct. */
 LocalDenoiseReport
 DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<float> & output,
                     const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options);
 
-/** The patch extent that options.patchSize = {0, 0, 0} stands for, for a series of `volumes` volumes. */
+/** The patch extent that options.patchSize = {0, 0, 0} stands for, for a series of `volumes` volumes: the smallest
+ * cube of odd side s with s³ >= volumes. For an image shorter than s along an axis, DenoiseLocalLowRank shrinks that
+ * axis to the largest odd extent the image holds, then grows the other axes by 2 at a time, the shortest first,
+ * until the patch again holds at least `volumes` voxels or fills the image (report.patchSize says what was used). */
 std::array<std::size_t, 3>
 DefaultPatchSize(std::size_t volumes);
 

@@ -21,6 +21,8 @@ set(SVDLR_ENGINE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/svdlrGramKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrFactorKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrReconstructionKernels.cu
-  ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaTestHooks.cu
-  ${CMAKE_CURRENT_LIST_DIR}/svdlrProductKernelSweep.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrSmallEigenSolver.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseKernels.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoisePlan.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseCuda.cxx
   )

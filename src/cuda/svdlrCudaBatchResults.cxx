@@ -31,7 +31,8 @@ namespace detail
 
 std::size_t
 CollectBatchResults(const int * nonFiniteFlags, const int * solverInfo, const double * eigenvalues, std::size_t first,
-                    std::size_t count, std::size_t n, const RankPolicy & policy, Report & report, int * ranks)
+                    std::size_t count, std::size_t n, std::size_t rows, std::size_t cols, const RankPolicy & policy,
+                    Report & report, int * ranks)
 {
   // Non-finite input first: nothing computed from such a matrix may be used, and its solver info is moot.
   for (std::size_t i = 0; i < count; ++i)
@@ -67,8 +68,10 @@ CollectBatchResults(const int * nonFiniteFlags, const int * solverInfo, const do
   {
     std::vector<double> & singular = report.singularValues[first + i];
     SingularValuesFromGramEigenvalues(eigenvalues + i * n, n, singular);
-    const std::size_t rank = SelectRank(policy, singular.data(), n);
+    const RankChoice choice = SelectRank(policy, singular.data(), n, rows, cols);
+    const std::size_t rank = choice.rank;
     report.ranks[first + i] = rank;
+    report.noiseSigmas[first + i] = choice.noiseSigma;
     ranks[i] = static_cast<int>(rank);
     largest = std::max(largest, rank);
   }

@@ -35,15 +35,17 @@ namespace detail
 /** For the batch of `count` matrices that starts at matrix `first` of the run:
  * nonFiniteFlags: (count), non-zero for a matrix that held NaN or Inf;
  * solverInfo:     (count), cuSOLVER's info per matrix (> 0: no convergence, < 0: bad parameter);
- * eigenvalues:    (count, n), each matrix's Gram eigenvalues in ascending order.
+ * eigenvalues:    (count, n), each matrix's Gram eigenvalues in ascending order;
+ * rows, cols:     the matrices' shape (n = min(rows, cols) except with the subspace solver, which fixes the rank).
  * Throws Error(NonFiniteInput) naming the first flagged matrix; otherwise Error(NumericalFailure) naming the
  * first matrix the solver failed on, or Error(DeviceFailure) for a rejected parameter. Then fills
  * report.singularValues[first + i] with sqrt(max(eigenvalue, 0)) in descending order (rounding can make a
- * zero eigenvalue slightly negative), report.ranks[first + i] with SelectRank's choice, and ranks (count)
+ * zero eigenvalue slightly negative), report.ranks[first + i] and report.noiseSigmas[first + i] with SelectRank's choice, and ranks (count)
  * with the same ranks for the device. Returns the largest rank in the batch. */
 SVDLR_CUDA_EXPORT std::size_t
 CollectBatchResults(const int * nonFiniteFlags, const int * solverInfo, const double * eigenvalues, std::size_t first,
-                    std::size_t count, std::size_t n, const RankPolicy & policy, Report & report, int * ranks);
+                    std::size_t count, std::size_t n, std::size_t rows, std::size_t cols, const RankPolicy & policy,
+                    Report & report, int * ranks);
 
 } // namespace detail
 } // namespace svdlr

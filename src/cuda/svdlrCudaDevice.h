@@ -21,12 +21,14 @@
 // Device selection for the CUDA backend: a guard that makes `deviceId` current for the duration of a run
 // and gives the caller back its own current device afterwards, even when the run throws.
 
+#include "svdlrCudaExport.h"
+
 namespace svdlr
 {
 namespace detail
 {
 
-class ScopedDevice
+class SVDLR_CUDA_EXPORT ScopedDevice
 {
 public:
   /** Makes `deviceId` current; throws svdlr::Error(DeviceFailure) when CUDA refuses. */

@@ -627,6 +627,8 @@ private:
                                                  slot.first,
                                                  slot.count,
                                                  eigenSide,
+                                                 static_cast<std::size_t>(m_Geometry.rows),
+                                                 static_cast<std::size_t>(m_Geometry.cols),
                                                  m_Options.policy,
                                                  m_Report,
                                                  slot.HostRanks());

@@ -24,6 +24,8 @@
 #include "svdlrCudaPipelineTrace.h"
 #include "svdlr/Engine.h"
 
+#include "svdlrCudaExport.h"
+
 namespace svdlr
 {
 namespace detail
@@ -31,7 +33,7 @@ namespace detail
 
 /** RunCuda, filling `*trace` (when not null) with where the host's time went, under `tuning`. */
 template <typename T>
-void
+SVDLR_CUDA_EXPORT void
 RunCudaInstrumented(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
                     Report & report, CudaPipelineTrace * trace, const CudaPipelineTuning & tuning);
 

@@ -20,6 +20,7 @@
 #include "svdlrBackends.h"
 
 #include "svdlrCudaDevice.h"
+#include "svdlrLocalDenoiseCuda.h"
 
 #include <cstdlib>
 #include <mutex>
@@ -141,6 +142,7 @@ CacheResources(std::unique_ptr<CudaPipelineResources<T>> resources)
 void
 ReleaseCachedCudaResources() noexcept
 {
+  ReleaseLocalDenoiseResources();
   for (auto & resources : TakeAll<float>())
   {
     FreeOnItsDevice(std::move(resources));

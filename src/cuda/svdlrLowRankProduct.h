@@ -22,6 +22,8 @@
 // written straight into the row-major output layout. Host-only header (plain types and device pointers);
 // the kernels are in svdlrReconstructionKernels.cuh.
 
+#include "svdlrCudaExport.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -58,20 +60,14 @@ struct LowRankProductArguments
 /** Whether the launchers below accept `arguments` (grid limits: count <= 65535 because blockIdx.z is the
  * matrix index); otherwise false with the reason in `why`. */
 template <typename TOut>
-bool
+SVDLR_CUDA_EXPORT bool
 CanImplementLowRankProduct(const LowRankProductArguments<TOut> & arguments, std::string & why);
 
 /** The fast path: shared-memory tiles of P and Q, a register tile of R per thread, arithmetic in TOut's
  * precision. Returns the launch status (cudaGetLastError() after the launch). */
 template <typename TOut>
-cudaError_t
+SVDLR_CUDA_EXPORT cudaError_t
 LaunchTiledLowRankProduct(const LowRankProductArguments<TOut> & arguments, cudaStream_t stream);
-
-/** The reference: one thread per output pixel summing over the components from global memory, in double
- * whatever TOut is. For tests and benchmarks only; never used by the engine. */
-template <typename TOut>
-cudaError_t
-LaunchNaiveLowRankProduct(const LowRankProductArguments<TOut> & arguments, cudaStream_t stream);
 
 } // namespace detail
 } // namespace svdlr

@@ -26,9 +26,6 @@ namespace detail
 namespace
 {
 
-constexpr int kNaiveThreadsX = 32;
-constexpr int kNaiveThreadsY = 8;
-
 constexpr std::int64_t kMaxGridYZ = 65535;
 
 template <typename TOut>
@@ -60,8 +57,7 @@ CanImplementLowRankProduct(const LowRankProductArguments<TOut> & arguments, std:
   }
   constexpr std::int64_t kTileM = EngineProductTile<TOut>::kTileM;
   const std::int64_t     tileRows = (arguments.rows + kTileM - 1) / kTileM;
-  const std::int64_t naiveRows = (arguments.rows + kNaiveThreadsY - 1) / kNaiveThreadsY;
-  if (tileRows > kMaxGridYZ || naiveRows > kMaxGridYZ)
+  if (tileRows > kMaxGridYZ)
   {
     why = "too many rows for the grid's y dimension";
     return false;
@@ -88,17 +84,6 @@ LaunchTiledLowRankProduct(const LowRankProductArguments<TOut> & arguments, cudaS
                                            Tile::kThreadsY>(arguments, stream);
 }
 
-template <typename TOut>
-cudaError_t
-LaunchNaiveLowRankProduct(const LowRankProductArguments<TOut> & arguments, cudaStream_t stream)
-{
-  if (IsEmpty(arguments))
-  {
-    return cudaSuccess;
-  }
-  return LaunchNaiveLowRankProductWithBlock(arguments, stream, kNaiveThreadsX, kNaiveThreadsY);
-}
-
 template bool
 CanImplementLowRankProduct<float>(const LowRankProductArguments<float> &, std::string &);
 template bool
@@ -107,10 +92,6 @@ template cudaError_t
 LaunchTiledLowRankProduct<float>(const LowRankProductArguments<float> &, cudaStream_t);
 template cudaError_t
 LaunchTiledLowRankProduct<double>(const LowRankProductArguments<double> &, cudaStream_t);
-template cudaError_t
-LaunchNaiveLowRankProduct<float>(const LowRankProductArguments<float> &, cudaStream_t);
-template cudaError_t
-LaunchNaiveLowRankProduct<double>(const LowRankProductArguments<double> &, cudaStream_t);
 
 } // namespace detail
 } // namespace svdlr

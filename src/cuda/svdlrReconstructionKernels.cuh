@@ -200,30 +200,6 @@ __launch_bounds__(kThreadsX * kThreadsY) TiledLowRankProductKernel(const LowRank
   }
 }
 
-/** Reference kernel: thread (x, y) of the grid computes R[y][x] of matrix blockIdx.z from global memory,
- * accumulating in double whatever TOut is. */
-template <typename TOut>
-__global__ void
-NaiveLowRankProductKernel(const LowRankProductArguments<TOut> args)
-{
-  const std::int64_t matrix = blockIdx.z;
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
-  const std::int64_t col = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (row >= args.rows || col >= args.cols)
-  {
-    return;
-  }
-  const double * p = args.p + matrix * args.rows * args.components;
-  const double * q = args.q + matrix * args.cols * args.components;
-  const int      rank = args.ranks[matrix];
-  double         sum = 0.0;
-  for (int l = 0; l < rank; ++l)
-  {
-    sum += p[row + args.rows * l] * q[col + args.cols * l];
-  }
-  args.output[matrix * args.rows * args.cols + row * args.cols + col] = static_cast<TOut>(sum);
-}
-
 /** Launches the tiled kernel with the given tile shape over the whole batch (blockIdx.z = matrix). The
  * engine uses one shape; the block-size sweep (svdlrProductKernelSweep.cu) tries several through this. */
 template <typename TOut, int kTileM, int kTileN, int kTileK, int kThreadsX, int kThreadsY>
@@ -235,20 +211,6 @@ LaunchTiledLowRankProductWithTile(const LowRankProductArguments<TOut> & args, cu
                   static_cast<unsigned>((args.rows + kTileM - 1) / kTileM),
                   static_cast<unsigned>(args.count));
   TiledLowRankProductKernel<TOut, kTileM, kTileN, kTileK, kThreadsX, kThreadsY><<<grid, block, 0, stream>>>(args);
-  return cudaGetLastError();
-}
-
-/** Launches the naive kernel with blocks of (threadsX, threadsY) output pixels. */
-template <typename TOut>
-cudaError_t
-LaunchNaiveLowRankProductWithBlock(const LowRankProductArguments<TOut> & args, cudaStream_t stream,
-                                   unsigned threadsX, unsigned threadsY)
-{
-  const dim3 block(threadsX, threadsY);
-  const dim3 grid(static_cast<unsigned>((args.cols + threadsX - 1) / threadsX),
-                  static_cast<unsigned>((args.rows + threadsY - 1) / threadsY),
-                  static_cast<unsigned>(args.count));
-  NaiveLowRankProductKernel<TOut><<<grid, block, 0, stream>>>(args);
   return cudaGetLastError();
 }
 

@@ -41,6 +41,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "svdlrCudaExport.h"
+
 namespace svdlr
 {
 namespace detail
@@ -74,7 +76,7 @@ struct SubspaceWorkspace
 /** out = orth(in), both (count, n, w) column-major: out's columns are orthonormal and span in's columns,
  * except that a column numerically in the span of the previous ones comes out as zero. workspace.small and
  * workspace.inverse are overwritten. */
-void
+SVDLR_CUDA_EXPORT void
 Orthonormalize(cublasHandle_t handle, cudaStream_t stream, const double * in, double * out,
                const SubspaceWorkspace & workspace, std::int64_t n, std::int64_t w, std::int64_t count);
 

@@ -26,6 +26,7 @@
 // up to w ~ 100 on the H100) plus work on w x w matrices. Its block is capped at kMaxSubspaceWidth, where
 // the w x w float64 matrix of the Cholesky kernel still fits one block's shared memory (227 KB on sm_90).
 
+#include "svdlr/Names.h"
 #include "svdlrCudaExport.h"
 #include "svdlr/Engine.h"
 
@@ -37,7 +38,7 @@ namespace svdlr
 namespace detail
 {
 
-constexpr std::int64_t kMaxSubspaceWidth = 160;
+constexpr std::int64_t kMaxSubspaceWidth = static_cast<std::int64_t>(::svdlr::kMaxSubspaceWidth); // svdlr/Names.h
 
 // The subspace solver's w x w kernels run one block per matrix, so a run of a few small matrices leaves
 // the GPU idle while their ~13 sequential steps go by: measured on the H100 for one 256 x 256 slice at

@@ -1,5 +1,6 @@
 # cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DIMAGE=... -P run-consumer-test.cmake
-# Installs the module from BUILD_DIR into WORK_DIR/prefix, builds the consumer project against it, runs it.
+# Installs the module from BUILD_DIR into WORK_DIR/prefix, builds the examples (SOURCE_DIR, a project of its
+# own, as a downstream user would) against it, and runs the smallest one on IMAGE.
 file(REMOVE_RECURSE "${WORK_DIR}")
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -13,4 +14,4 @@ run(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
     "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix")
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 set(ENV{LD_LIBRARY_PATH} "${WORK_DIR}/prefix/lib:$ENV{LD_LIBRARY_PATH}")
-run("${WORK_DIR}/build/consumer" "${IMAGE}")
+run("${WORK_DIR}/build/ReaderFilterWriterExample" "${IMAGE}" "${WORK_DIR}/reconstructed.nii.gz" 10)

@@ -1,0 +1,235 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "SVDLowRankStagedOutput.h"
+
+#include <filesystem>
+#include <system_error>
+#include <unistd.h>
+
+namespace svdlr_io
+{
+namespace fs = std::filesystem;
+
+std::string
+TemporarySiblingOf(const std::string & target)
+{
+  const fs::path path = fs::path(target).lexically_normal();
+  const fs::path name = path.filename().empty() ? path.parent_path().filename() : path.filename();
+  const fs::path parent = path.filename().empty() ? path.parent_path().parent_path() : path.parent_path();
+  return (parent / ("." + name.string() + ".partial-" + std::to_string(getpid()))).string();
+}
+
+bool
+IsSameOrInside(const std::string & inner, const std::string & outer)
+{
+  std::error_code error;
+  const fs::path  in = fs::weakly_canonical(fs::absolute(inner), error);
+  const fs::path  out = fs::weakly_canonical(fs::absolute(outer), error);
+  auto            i = in.begin();
+  for (auto o = out.begin(); o != out.end(); ++o, ++i)
+  {
+    if (o->empty() && std::next(o) == out.end())
+    {
+      break; // a trailing slash
+    }
+    if (i == in.end() || *i != *o)
+    {
+      return false;
+    }
+  }
+  return true;
+}
+
+StagedDirectory::StagedDirectory(const std::string & target, bool overwrite)
+  : m_Target(fs::path(target).lexically_normal().string())
+  , m_Temporary(TemporarySiblingOf(target))
+{
+  std::error_code error;
+  if (fs::exists(m_Target, error))
+  {
+    if (!fs::is_directory(m_Target, error))
+    {
+      throw OutputInTheWay("'" + m_Target + "' exists and is not a folder");
+    }
+    if (!overwrite && !fs::is_empty(m_Target, error))
+    {
+      throw OutputInTheWay("the folder '" + m_Target + "' exists and is not empty (use --overwrite to replace it)");
+    }
+  }
+  fs::remove_all(m_Temporary, error);
+  if (!fs::create_directories(m_Temporary, error))
+  {
+    throw std::runtime_error("cannot create the folder '" + m_Temporary + "': " + error.message());
+  }
+}
+
+StagedDirectory::~StagedDirectory()
+{
+  if (!m_Committed)
+  {
+    std::error_code error;
+    fs::remove_all(m_Temporary, error);
+  }
+}
+
+void
+StagedDirectory::Commit()
+{
+  std::error_code error;
+  std::string     previous;
+  if (fs::exists(m_Target, error))
+  {
+    previous = TemporarySiblingOf(m_Target) + ".old";
+    fs::rename(m_Target, previous, error);
+    if (error)
+    {
+      throw std::runtime_error("cannot move '" + m_Target + "' aside: " + error.message());
+    }
+  }
+  fs::rename(m_Temporary, m_Target, error);
+  if (error)
+  {
+    if (!previous.empty())
+    {
+      std::error_code ignored;
+      fs::rename(previous, m_Target, ignored);
+    }
+    throw std::runtime_error("cannot move '" + m_Temporary + "' to '" + m_Target + "': " + error.message());
+  }
+  m_Committed = true;
+  if (!previous.empty())
+  {
+    fs::remove_all(previous, error);
+  }
+}
+
+} // namespace svdlr_io
+
+namespace svdlr_io
+{
+
+std::string
+TemporaryFileFor(const std::string & target)
+{
+  const fs::path    path = fs::path(target).lexically_normal();
+  const std::string name = path.filename().string();
+  const std::size_t dot = name.find('.', 1);
+  const std::string stem = dot == std::string::npos ? name : name.substr(0, dot);
+  const std::string extension = dot == std::string::npos ? "" : name.substr(dot);
+  return (path.parent_path() / ("." + stem + ".partial-" + std::to_string(getpid()) + extension)).string();
+}
+
+StagedFiles::StagedFiles(bool overwrite)
+  : m_Overwrite(overwrite)
+{}
+
+StagedFiles::~StagedFiles()
+{
+  if (!m_Committed)
+  {
+    for (const Entry & entry : m_Entries)
+    {
+      std::error_code error;
+      fs::remove(entry.temporary, error);
+    }
+  }
+}
+
+std::string
+StagedFiles::Add(const std::string & target)
+{
+  std::error_code error;
+  if (fs::is_directory(target, error))
+  {
+    throw OutputInTheWay("'" + target + "' is a folder; give a file name");
+  }
+  if (fs::exists(target, error) && !m_Overwrite)
+  {
+    throw OutputInTheWay("'" + target + "' exists (use --overwrite to replace it)");
+  }
+  for (const Entry & entry : m_Entries)
+  {
+    if (IsSameOrInside(target, entry.target))
+    {
+      throw OutputInTheWay("'" + target + "' is named for two outputs");
+    }
+  }
+  m_Entries.push_back({ target, TemporaryFileFor(target) });
+  return m_Entries.back().temporary;
+}
+
+void
+StagedFiles::Commit()
+{
+  // Targets that existed are moved aside first, so that a failed rename can put every target back as it was.
+  struct Done
+  {
+    const Entry * entry;
+    std::string   previous; // where the replaced target was moved, or ""
+  };
+  std::vector<Done> done;
+  const auto        undo = [&done] {
+    for (auto it = done.rbegin(); it != done.rend(); ++it)
+    {
+      std::error_code ignored;
+      fs::rename(it->entry->target, it->entry->temporary, ignored);
+      if (!it->previous.empty())
+      {
+        fs::rename(it->previous, it->entry->target, ignored);
+      }
+    }
+  };
+  for (const Entry & entry : m_Entries)
+  {
+    std::error_code error;
+    std::string     previous;
+    if (fs::exists(entry.target, error))
+    {
+      previous = entry.temporary + ".old";
+      fs::rename(entry.target, previous, error);
+      if (error)
+      {
+        undo();
+        throw std::runtime_error("cannot move '" + entry.target + "' aside: " + error.message());
+      }
+    }
+    fs::rename(entry.temporary, entry.target, error);
+    if (error)
+    {
+      std::error_code ignored;
+      if (!previous.empty())
+      {
+        fs::rename(previous, entry.target, ignored);
+      }
+      undo();
+      throw std::runtime_error("cannot move '" + entry.temporary + "' to '" + entry.target + "': " + error.message());
+    }
+    done.push_back({ &entry, previous });
+  }
+  m_Committed = true;
+  for (const Done & d : done)
+  {
+    std::error_code ignored;
+    if (!d.previous.empty())
+    {
+      fs::remove(d.previous, ignored);
+    }
+  }
+}
+
+} // namespace svdlr_io

@@ -1,0 +1,116 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankStagedOutput_h
+#define SVDLowRankStagedOutput_h
+
+// Outputs that appear whole or not at all: a folder (StagedDirectory) or a set of files (StagedFiles) is written
+// under hidden temporary sibling names and renamed into place by Commit(); if Commit() is never reached, the
+// temporaries are removed.
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace svdlr_io
+{
+
+/** The output path is taken (a non-empty folder, or a file where a folder should go). */
+class OutputInTheWay : public std::runtime_error
+{
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/** A hidden name beside `target` in the same folder, unique to this process: dir/.name.partial-PID. */
+std::string
+TemporarySiblingOf(const std::string & target);
+
+/** Whether `inner` is `outer` or lies inside it (after resolving links and relative parts). */
+bool
+IsSameOrInside(const std::string & inner, const std::string & outer);
+
+class StagedDirectory
+{
+public:
+  /** Checks that `target` may be written (absent, an empty folder, or any folder when `overwrite`) and
+   * creates the temporary folder. Throws OutputInTheWay or std::runtime_error. */
+  StagedDirectory(const std::string & target, bool overwrite);
+  ~StagedDirectory();
+  StagedDirectory(const StagedDirectory &) = delete;
+  StagedDirectory &
+  operator=(const StagedDirectory &) = delete;
+
+  /** The temporary folder to write into. */
+  const std::string &
+  Path() const
+  {
+    return m_Temporary;
+  }
+
+  /** Moves the temporary folder to the target, replacing what was there. */
+  void
+  Commit();
+
+private:
+  std::string m_Target;
+  std::string m_Temporary;
+  bool        m_Committed{ false };
+};
+
+/** Output files that appear together or not at all: each is written under a hidden temporary name beside its
+ * target (with the target's extension, which picks ITK's writer), and Commit() renames them all into place. If
+ * Commit() is never reached, or a rename fails, the temporaries are removed and the targets are as they were. */
+class StagedFiles
+{
+public:
+  /** `overwrite`: existing target files may be replaced (never folders). */
+  explicit StagedFiles(bool overwrite);
+  ~StagedFiles();
+  StagedFiles(const StagedFiles &) = delete;
+  StagedFiles &
+  operator=(const StagedFiles &) = delete;
+
+  /** Checks that `target` may be written (absent, or a file when `overwrite`; not a target already added) and
+   * returns the temporary path to write it to. Throws OutputInTheWay. */
+  std::string
+  Add(const std::string & target);
+
+  /** Moves every temporary file to its target, replacing what was there. Throws std::runtime_error after undoing
+   * the moves made so far when one fails. */
+  void
+  Commit();
+
+private:
+  struct Entry
+  {
+    std::string target;
+    std::string temporary;
+  };
+  std::vector<Entry> m_Entries;
+  bool               m_Overwrite;
+  bool               m_Committed{ false };
+};
+
+/** A hidden name beside `target` in the same folder, unique to this process, that keeps the target's extension
+ * (from the first dot of its name on): dir/brain.nii.gz -> dir/.brain.partial-PID.nii.gz. */
+std::string
+TemporaryFileFor(const std::string & target);
+
+} // namespace svdlr_io
+
+#endif

@@ -1,0 +1,457 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// SVDLowRankReconstructImage end to end: PNG folders, NIfTI files and DICOM series in and out, each
+// output checked against the filter run directly on the same input; exit codes; outputs that appear
+// whole or not at all; and the examples, run so they cannot rot.
+#include "SVDLowRankPngStack.h"
+#include "svdlrTestScratch.h"
+#ifdef SVDLR_HAVE_DCMTK
+#  include "SVDLowRankDicomWriter.h"
+#  include "svdlrDicomTestData.h"
+#endif
+
+#include "itkImageFileReader.h"
+#include "itkImageFileWriter.h"
+#include "itkImageRegionIteratorWithIndex.h"
+#include "itkSVDLowRankReconstructionImageFilter.h"
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace
+{
+using namespace svdlr_test;
+
+struct ToolRun
+{
+  int         exitCode{ -1 };
+  std::string out;
+  std::string err;
+};
+
+std::string
+ReadText(const std::string & path)
+{
+  std::ifstream     file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+/** Every file under `folder` with its contents: to show that a run left an input untouched. */
+std::map<std::string, std::string>
+Snapshot(const std::string & folder)
+{
+  std::map<std::string, std::string> files;
+  for (const auto & entry : fs::recursive_directory_iterator(folder))
+  {
+    if (entry.is_regular_file())
+      files[entry.path().string()] = ReadText(entry.path().string());
+  }
+  return files;
+}
+
+/** The filter on the CPU, as the tool runs it with --backend cpu. */
+template <typename TImage>
+typename TImage::Pointer
+Reconstruct(const TImage * input, unsigned int rank, unsigned int axis, double energy = 0.0)
+{
+  auto filter = itk::SVDLowRankReconstructionImageFilter<TImage, TImage>::New();
+  filter->SetInput(input);
+  if (energy > 0.0)
+    filter->SetEnergyFraction(energy);
+  else
+    filter->SetRank(rank);
+  filter->SetSliceDimension(axis);
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->Update();
+  return filter->GetOutput();
+}
+
+template <typename TImage>
+void
+ExpectClose(const TImage * expected, const TImage * actual, double tolerance)
+{
+  ASSERT_EQ(expected->GetLargestPossibleRegion().GetSize(), actual->GetLargestPossibleRegion().GetSize());
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < expected->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+  {
+    const double e = expected->GetBufferPointer()[i], a = actual->GetBufferPointer()[i];
+    if (std::abs(e - a) > tolerance && ++bad <= 5)
+      ADD_FAILURE() << "pixel " << i << ": filter " << e << ", tool " << a;
+  }
+  EXPECT_EQ(bad, 0u);
+}
+
+class Tool : public RandomTest
+{
+protected:
+  ToolRun
+  Run(const std::string & arguments, const std::string & program = SVDLR_TOOL)
+  {
+    const std::string command = "cd '" + m_Directory.string() + "' && '" + program + "' " + arguments + " > '" +
+                                Path("stdout.txt") + "' 2> '" + Path("stderr.txt") + "'";
+    const int status = std::system(command.c_str());
+    ToolRun   run;
+    run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.out = ReadText(Path("stdout.txt"));
+    run.err = ReadText(Path("stderr.txt"));
+    return run;
+  }
+
+  /** A low-rank structure plus noise in [low, high]: what MRI slices look like to an SVD, never all zero. */
+  template <typename TImage>
+  typename TImage::Pointer
+  RandomVolume(const typename TImage::SizeType & size, double low, double high)
+  {
+    auto image = TImage::New();
+    image->SetRegions(size);
+    image->Allocate();
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    std::vector<std::array<double, 4>>     factors(size[0] + size[1] + size[2]);
+    for (auto & f : factors)
+      f = { { uniform(m_Random), uniform(m_Random), uniform(m_Random), uniform(m_Random) } };
+    itk::ImageRegionIteratorWithIndex<TImage> it(image, image->GetLargestPossibleRegion());
+    for (; !it.IsAtEnd(); ++it)
+    {
+      const auto & idx = it.GetIndex();
+      double       v = 0.1 * uniform(m_Random);
+      for (unsigned int j = 0; j < 4; ++j)
+        v += factors[idx[0]][j] * factors[size[0] + idx[1]][j] * factors[size[0] + size[1] + idx[2]][j] / 4.0;
+      it.Set(static_cast<typename TImage::PixelType>(low + (high - low) * std::min(1.0, v)));
+    }
+    return image;
+  }
+};
+
+TEST_F(Tool, HelpShowsAnExampleAndWhetherDicomIsSupported)
+{
+  const auto run = Run("--help");
+  EXPECT_EQ(run.exitCode, 0);
+  EXPECT_NE(run.out.find("Example:"), std::string::npos);
+  EXPECT_NE(run.out.find("--list-series"), std::string::npos);
+#ifdef SVDLR_HAVE_DCMTK
+  EXPECT_NE(run.out.find("DICOM support: yes"), std::string::npos) << run.out;
+#else
+  EXPECT_NE(run.out.find("DICOM support: NOT AVAILABLE"), std::string::npos) << run.out;
+#endif
+}
+
+TEST_F(Tool, BadCommandLinesExitWithTwo)
+{
+  EXPECT_EQ(Run("--rank 0").exitCode, 2);
+  EXPECT_EQ(Run("--format tiff in.nii out").exitCode, 2);
+  EXPECT_EQ(Run("--no-such-option").exitCode, 2);
+  EXPECT_EQ(Run("--solver fast in.nii out.nii").exitCode, 2);
+  const auto subspaceEnergy = Run("--solver subspace --energy 0.9 in.nii out.nii");
+  EXPECT_EQ(subspaceEnergy.exitCode, 2);
+  EXPECT_NE(subspaceEnergy.err.find("--solver subspace needs --rank"), std::string::npos) << subspaceEnergy.err;
+}
+
+TEST_F(Tool, MissingInputExitsWithThree)
+{
+  const auto run = Run("nowhere.nii.gz out.nii.gz");
+  EXPECT_EQ(run.exitCode, 3);
+  EXPECT_NE(run.err.find("no such file or folder"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(Path("out.nii.gz")));
+}
+
+TEST_F(Tool, PngFolderInPngFolderOutMatchesTheFilterRunDirectly)
+{
+  using VolumeType = itk::Image<unsigned char, 3>;
+  const auto volume = RandomVolume<VolumeType>({ { 40, 30, 12 } }, 5.0, 250.0);
+  svdlr_io::WritePngStack(volume.GetPointer(), Folder("slices"), "img"); // img0000.png ... img0011.png
+  fs::rename(Path("slices/img0010.png"), Path("slices/img10.png"));      // natural order, not plain order
+  fs::rename(Path("slices/img0002.png"), Path("slices/img2.png"));
+  const auto run = Run("--rank 3 --backend cpu slices slices_rank3");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("ranks:    3 (all 12 slices)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("backend:  CPU (solver Exact)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("folder of PNG slices"), std::string::npos) << run.out;
+  EXPECT_TRUE(fs::exists(Path("slices_rank3_figure.png")));
+  const auto output = svdlr_io::ReadPngStack<unsigned char>(svdlr_io::FindPngSlices(Path("slices_rank3")));
+  ExpectClose(Reconstruct(volume.GetPointer(), 3, 2).GetPointer(), output.GetPointer(), 1.0);
+}
+
+TEST_F(Tool, NiftiInNiftiOutMatchesTheFilterRunDirectly)
+{
+  using VolumeType = itk::Image<float, 3>;
+  auto volume = RandomVolume<VolumeType>({ { 24, 20, 16 } }, -50.0, 900.0);
+  volume->SetSpacing(itk::Vector<double, 3>(std::array<double, 3>{ { 0.9, 1.1, 2.0 } }.data()));
+  itk::WriteImage(volume, Path("volume.nii.gz"));
+  const auto run = Run("--energy 0.95 --slice-axis 1 --backend cpu --no-figure volume.nii.gz recon.nii.gz");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_FALSE(fs::exists(Path("recon_figure.png")));
+  const auto output = itk::ReadImage<VolumeType>(Path("recon.nii.gz"));
+  const auto input = itk::ReadImage<VolumeType>(Path("volume.nii.gz"));
+  ExpectClose(Reconstruct(input.GetPointer(), 0, 1, 0.95).GetPointer(), output.GetPointer(), 1e-3);
+  EXPECT_EQ(output->GetSpacing(), input->GetSpacing());
+}
+
+TEST_F(Tool, NoiseRankOptionsAreCheckedWithTheOtherPolicies)
+{
+  const auto unknown = Run("--noise-rank pca in.nii out.nii");
+  EXPECT_EQ(unknown.exitCode, 2);
+  EXPECT_NE(unknown.err.find("--noise-rank must be gd, mp or mp-cg"), std::string::npos) << unknown.err;
+  for (const char * arguments : { "--noise-sigma 0 in.nii out.nii",
+                                  "--noise-sigma -2 in.nii out.nii",
+                                  "--noise-sigma inf in.nii out.nii",
+                                  "--noise-sigma 3 --noise-rank mp in.nii out.nii",
+                                  "--noise-rank gd --rank 4 in.nii out.nii",
+                                  "--energy 0.9 --noise-rank mp-cg in.nii out.nii",
+                                  "--noise-sigma 2 --energy 0.9 in.nii out.nii",
+                                  "--solver subspace --noise-rank mp in.nii out.nii" })
+  {
+    EXPECT_EQ(Run(arguments).exitCode, 2) << arguments;
+  }
+  EXPECT_NE(Run("--help").out.find("--noise-rank NAME"), std::string::npos);
+}
+
+TEST_F(Tool, NoiseRankMatchesTheFilterAndPrintsTheSigmaRange)
+{
+  using VolumeType = itk::Image<float, 3>;
+  const auto volume = RandomVolume<VolumeType>({ { 48, 40, 6 } }, 0.0, 500.0);
+  itk::WriteImage(volume, Path("volume.nii.gz"));
+  const auto input = itk::ReadImage<VolumeType>(Path("volume.nii.gz"));
+
+  using Filter = itk::SVDLowRankReconstructionImageFilter<VolumeType, VolumeType>;
+  const auto direct = [&](const std::function<void(Filter *)> & configure) {
+    auto filter = Filter::New();
+    filter->SetInput(input);
+    filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+    configure(filter);
+    filter->Update();
+    return Filter::Pointer(filter);
+  };
+  const auto describe = [](const std::vector<double> & sigmas) {
+    const auto [low, high] = std::minmax_element(sigmas.begin(), sigmas.end());
+    std::ostringstream text;
+    text << *low;
+    if (*high != *low)
+      text << " to " << *high;
+    return text.str();
+  };
+
+  const auto mp = Run("--noise-rank mp-cg --backend cpu --no-figure volume.nii.gz mp.nii.gz");
+  ASSERT_EQ(mp.exitCode, 0) << mp.err;
+  const auto mpFilter = direct([](Filter * f) {
+    f->SetMarchenkoPasturEstimator(itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019);
+  });
+  ExpectClose(mpFilter->GetOutput(), itk::ReadImage<VolumeType>(Path("mp.nii.gz")).GetPointer(), 1e-3);
+  // The same output means the same ranks; the summary adds the σ range beside them.
+  EXPECT_NE(mp.out.find("noise:    sigma " + describe(mpFilter->GetNoiseSigmas()) +
+                        " (Marchenko-Pastur (Cordero-Grande 2019), estimated per slice)"),
+            std::string::npos)
+    << mp.out;
+
+  const auto known = Run("--noise-sigma 12.5 --backend cpu --no-figure volume.nii.gz gd.nii.gz");
+  ASSERT_EQ(known.exitCode, 0) << known.err;
+  const auto gdFilter = direct([](Filter * f) { f->SetNoiseSigma(12.5); });
+  ExpectClose(gdFilter->GetOutput(), itk::ReadImage<VolumeType>(Path("gd.nii.gz")).GetPointer(), 1e-3);
+  EXPECT_NE(known.out.find("noise:    sigma 12.5 (Gavish-Donoho, given)"), std::string::npos) << known.out;
+
+  const auto fixed = Run("--rank 2 --backend cpu --no-figure volume.nii.gz fixed.nii.gz");
+  ASSERT_EQ(fixed.exitCode, 0) << fixed.err;
+  EXPECT_EQ(fixed.out.find("noise:"), std::string::npos) << fixed.out;
+}
+
+TEST_F(Tool, ExistingNonEmptyOutputFolderIsRefusedUnlessOverwrite)
+{
+  using VolumeType = itk::Image<unsigned char, 3>;
+  svdlr_io::WritePngStack(RandomVolume<VolumeType>({ { 16, 16, 4 } }, 1.0, 200.0).GetPointer(), Folder("slices"));
+  std::ofstream(Folder("taken") + "/keep.txt") << "someone's file";
+  const auto refused = Run("--rank 2 slices taken");
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("--overwrite"), std::string::npos) << refused.err;
+  EXPECT_TRUE(fs::exists(Path("taken/keep.txt")));
+  const auto replaced = Run("--rank 2 --overwrite slices taken");
+  EXPECT_EQ(replaced.exitCode, 0) << replaced.err;
+  EXPECT_FALSE(fs::exists(Path("taken/keep.txt")));
+  EXPECT_EQ(svdlr_io::FindPngSlices(Path("taken")).size(), 4u);
+}
+
+TEST_F(Tool, OutputInsideTheInputIsRefused)
+{
+  using VolumeType = itk::Image<unsigned char, 3>;
+  svdlr_io::WritePngStack(RandomVolume<VolumeType>({ { 16, 16, 3 } }, 1.0, 200.0).GetPointer(), Folder("slices"));
+  const auto before = Snapshot(Path("slices"));
+  EXPECT_EQ(Run("--rank 2 slices slices/out").exitCode, 2);
+  EXPECT_EQ(Run("--rank 2 --overwrite slices .").exitCode, 2);
+  EXPECT_EQ(Snapshot(Path("slices")), before);
+}
+
+#ifdef SVDLR_HAVE_DCMTK
+
+TEST_F(Tool, DicomFolderInDicomFolderOutMatchesTheFilterAndKeepsTheGeometry)
+{
+  SeriesSpec spec;
+  MakeOblique(spec);
+  spec.rows = 32;
+  spec.columns = 28;
+  spec.slices = 7;
+  spec.bitsStored = 12;
+  spec.slope = 0.5;
+  spec.intercept = -20.0;
+  spec.seriesDescription = "t1 oblique";
+  WriteSeries(Folder("dicom"), spec, m_Random);
+  const auto before = Snapshot(Path("dicom"));
+  const auto run = Run("--rank 4 --backend cpu dicom dicom_rank4");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("DICOM series, 7 files: \"SVD rank 4 of t1 oblique\""), std::string::npos) << run.out;
+  EXPECT_EQ(Snapshot(Path("dicom")), before) << "the input is never touched";
+
+  const auto input = svdlr_io::ReadDicomSeries(svdlr_io::FindDicomSeries({ Path("dicom") }).at(0));
+  const auto output = svdlr_io::ReadDicomSeries(svdlr_io::FindDicomSeries({ Path("dicom_rank4") }).at(0));
+  const auto expected = Reconstruct(input.image.GetPointer(), 4, 2);
+  ExpectSameVolume(expected, output.image, 1e-4, output.slices[0].rescaleSlope / 2 + 1e-3);
+  ExpectSameVolume(ReadWithGdcm(Path("dicom_rank4")), output.image);
+}
+
+TEST_F(Tool, DicomFolderInNiftiOutMatchesTheFilterRunDirectly)
+{
+  SeriesSpec spec;
+  spec.isSigned = true;
+  spec.slices = 5;
+  WriteSeries(Folder("dicom"), spec, m_Random);
+  const auto run = Run("--rank 2 --backend cpu dicom out.nii.gz");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const auto input = svdlr_io::ReadDicomSeries(svdlr_io::FindDicomSeries({ Path("dicom") }).at(0));
+  const auto output = itk::ReadImage<DicomVolumeImage>(Path("out.nii.gz"));
+  ExpectSameVolume(Reconstruct(input.image.GetPointer(), 2, 2), output, 1e-4, 1e-2);
+}
+
+TEST_F(Tool, NiftiInDicomOutReadsBackWithTheSameGeometry)
+{
+  using VolumeType = itk::Image<float, 3>;
+  auto volume = RandomVolume<VolumeType>({ { 20, 18, 6 } }, 0.0, 3000.0);
+  volume->SetOrigin(itk::Point<double, 3>(std::array<double, 3>{ { -90.0, 12.5, 33.0 } }.data()));
+  volume->SetSpacing(itk::Vector<double, 3>(std::array<double, 3>{ { 0.9, 1.1, 3.0 } }.data()));
+  itk::WriteImage(volume, Path("volume.nii.gz"));
+  const auto run = Run("--rank 3 --backend cpu --format dicom volume.nii.gz as_dicom");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const auto input = itk::ReadImage<VolumeType>(Path("volume.nii.gz"));
+  const auto output = svdlr_io::ReadDicomSeries(svdlr_io::FindDicomSeries({ Path("as_dicom") }).at(0));
+  ExpectSameVolume(Reconstruct(input.GetPointer(), 3, 2), output.image, 1e-4, output.slices[0].rescaleSlope / 2 + 1e-3);
+}
+
+TEST_F(Tool, ListSeriesShowsEverySeries)
+{
+  SeriesSpec a, b;
+  a.seriesDescription = "localizer";
+  b.seriesDescription = "t2 axial";
+  b.seriesNumber = "8";
+  WriteSeries(Folder("dicom"), a, m_Random);
+  const auto written = WriteSeries(Path("dicom"), b, m_Random);
+  const auto run = Run("--list-series dicom");
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("2 DICOM series in dicom"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("t2 axial"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(written.spec.seriesUID), std::string::npos) << run.out;
+}
+
+TEST_F(Tool, SeveralSeriesNeedAChoiceByUIDOrNumber)
+{
+  SeriesSpec a, b;
+  a.seriesNumber = "1";
+  b.seriesNumber = "2";
+  b.rows = 20;
+  WriteSeries(Folder("dicom"), a, m_Random);
+  const auto second = WriteSeries(Path("dicom"), b, m_Random);
+  const auto unchosen = Run("--rank 2 dicom out.nii.gz");
+  EXPECT_EQ(unchosen.exitCode, 3);
+  EXPECT_NE(unchosen.err.find("pick one with --series"), std::string::npos) << unchosen.err;
+  EXPECT_FALSE(fs::exists(Path("out.nii.gz")));
+
+  const auto byUID = Run("--rank 2 --series " + second.spec.seriesUID + " dicom by_uid.nii.gz");
+  ASSERT_EQ(byUID.exitCode, 0) << byUID.err;
+  EXPECT_EQ(itk::ReadImage<DicomVolumeImage>(Path("by_uid.nii.gz"))->GetLargestPossibleRegion().GetSize()[1], 20u);
+  const auto byNumber = Run("--rank 2 --series 1 dicom by_number.nii.gz");
+  ASSERT_EQ(byNumber.exitCode, 0) << byNumber.err;
+  EXPECT_EQ(itk::ReadImage<DicomVolumeImage>(Path("by_number.nii.gz"))->GetLargestPossibleRegion().GetSize()[1], 24u);
+}
+
+TEST_F(Tool, UnreadableInputLeavesNoOutputAndTheInputUntouched)
+{
+  SeriesSpec spec;
+  spec.rows = spec.columns = 64;
+  const auto written = WriteSeries(Folder("dicom"), spec, m_Random);
+  fs::resize_file(written.files[3], fs::file_size(written.files[3]) - 2000);
+  const auto before = Snapshot(Path("dicom"));
+  const auto run = Run("--rank 2 dicom dicom_out");
+  EXPECT_EQ(run.exitCode, 3);
+  EXPECT_NE(run.err.find("dicom/" + fs::path(written.files[3]).filename().string() + ": cannot be read as DICOM"),
+            std::string::npos)
+    << "the message names the file: " << run.err;
+  EXPECT_EQ(Snapshot(Path("dicom")), before);
+  for (const auto & entry : fs::directory_iterator(m_Directory))
+  {
+    const std::string name = entry.path().filename().string();
+    EXPECT_TRUE(name == "dicom" || name == "stdout.txt" || name == "stderr.txt") << "left behind: " << name;
+  }
+}
+
+TEST_F(Tool, SeveralDicomFilesGivenWithDashIAreOneSeries)
+{
+  SeriesSpec spec;
+  spec.slices = 4;
+  const auto  written = WriteSeries(Folder("dicom"), spec, m_Random);
+  std::string arguments = "--rank 2 --backend cpu";
+  for (auto it = written.files.rbegin(); it != written.files.rend(); ++it)
+    arguments += " -i " + *it;
+  const auto run = Run(arguments + " -o list.nii.gz");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("4 files in the input files"), std::string::npos) << run.out;
+}
+
+#ifdef SVDLR_DICOM_EXAMPLE
+TEST_F(Tool, DicomSeriesExampleWritesADerivedSeries)
+{
+  SeriesSpec spec;
+  WriteSeries(Folder("dicom"), spec, m_Random);
+  const auto run = Run("dicom derived 3", SVDLR_DICOM_EXAMPLE);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const auto output = svdlr_io::FindDicomSeries({ Path("derived") });
+  ASSERT_EQ(output.size(), 1u);
+  EXPECT_EQ(output[0].seriesDescription, "SVD rank 3 of synthetic t1");
+  EXPECT_EQ(output[0].files.size(), spec.slices);
+}
+#endif
+
+#endif
+
+#ifdef SVDLR_READER_FILTER_WRITER_EXAMPLE
+TEST_F(Tool, ReaderFilterWriterExampleMatchesTheFilter)
+{
+  using VolumeType = itk::Image<float, 3>;
+  const auto volume = RandomVolume<VolumeType>({ { 18, 14, 5 } }, 1.0, 100.0);
+  itk::WriteImage(volume, Path("in.mha"));
+  const auto run = Run("in.mha out.mha 2", SVDLR_READER_FILTER_WRITER_EXAMPLE);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("5 slices at rank 2"), std::string::npos) << run.out;
+  ExpectClose(Reconstruct(volume.GetPointer(), 2, 2).GetPointer(),
+              itk::ReadImage<VolumeType>(Path("out.mha")).GetPointer(),
+              1e-3);
+}
+
+#endif
+
+} // namespace

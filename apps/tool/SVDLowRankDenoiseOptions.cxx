@@ -1,0 +1,265 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "SVDLowRankDenoiseOptions.h"
+
+#include "svdlr/Names.h"
+
+#include <CLI/CLI.hpp>
+
+#include <sstream>
+#include <vector>
+
+namespace svdlr_tools
+{
+namespace
+{
+
+constexpr const char * Description =
+  "Denoises a 4D series (diffusion, fMRI, multi-echo MRI) by local low-rank approximation (MP-PCA):\n"
+  "around each voxel, the patch's voxels x volumes matrix keeps only its singular values above the\n"
+  "noise, with the noise level sigma and the rank estimated from the Marchenko-Pastur law (Veraart\n"
+  "et al. 2016, as MRtrix3's dwidenoise) or chosen otherwise (--policy).";
+
+constexpr const char * Footer = R"(INPUT is a 4D image ITK reads (NIfTI, MHA/MHD, NRRD: x, y, z, volumes), or a 3D image with
+one component per volume (a DWI NRRD, for example); OUTPUT gets the same form, in the format its
+extension names. The maps are 3D images on the series' voxel grid. Outputs appear together and only
+when complete: a failed run leaves none of them.
+
+Examples:
+  SVDLowRankDenoiseSeries dwi.nii.gz dwi_denoised.nii.gz
+  SVDLowRankDenoiseSeries --mask brain_mask.nii.gz --noise-map sigma.nii.gz --rank-map rank.nii.gz \
+      dwi.nii.gz dwi_denoised.nii.gz
+  SVDLowRankDenoiseSeries --patch 7,7,5 --stride 2 --shrinkage frobenius fmri.nii.gz fmri_denoised.nii.gz
+  SVDLowRankDenoiseSeries --policy fixed --rank 6 --backend cpu echoes.mha echoes_rank6.mha
+
+Exit codes: 0 success, 1 processing or writing failed, 2 bad command line or output in the way,
+3 unreadable or unsupported input.
+)";
+
+/** "5" or "7,7,5": odd extents >= 1, along x, y, z. */
+std::array<unsigned int, 3>
+ParsePatch(const std::string & text)
+{
+  std::vector<unsigned int> values;
+  std::stringstream         stream(text);
+  std::string               item;
+  while (std::getline(stream, item, ','))
+  {
+    std::size_t parsed = 0;
+    long        value = -1;
+    try
+    {
+      value = std::stol(item, &parsed);
+    }
+    catch (const std::exception &)
+    {
+      parsed = 0;
+    }
+    if (parsed == 0 || parsed != item.size() || value < 1 || value % 2 == 0 || value > 65535)
+    {
+      throw UsageError("--patch takes odd voxel counts >= 1, as P or PX,PY,PZ; got '" + text + "'");
+    }
+    values.push_back(static_cast<unsigned int>(value));
+  }
+  if (values.size() == 1)
+  {
+    return { { values[0], values[0], values[0] } };
+  }
+  if (values.size() != 3 || text.back() == ',')
+  {
+    throw UsageError("--patch takes P or PX,PY,PZ, got '" + text + "'");
+  }
+  if (values[0] * values[1] * values[2] < 2)
+  {
+    throw UsageError("--patch " + text + " holds a single voxel: a patch needs at least 2");
+  }
+  return { { values[0], values[1], values[2] } };
+}
+
+itk::SVDLowRankReconstructionEnums::Backend
+ToFilter(svdlr::Backend backend)
+{
+  switch (backend)
+  {
+    case svdlr::Backend::CPU:
+      return itk::SVDLowRankReconstructionEnums::Backend::CPU;
+    case svdlr::Backend::CUDA:
+      return itk::SVDLowRankReconstructionEnums::Backend::CUDA;
+    default:
+      return itk::SVDLowRankReconstructionEnums::Backend::Auto;
+  }
+}
+
+} // namespace
+
+DenoiseToolOptions
+ParseDenoiseToolOptions(int argc, const char * const argv[])
+{
+  DenoiseToolOptions options;
+  CLI::App           app{ Description, "SVDLowRankDenoiseSeries" };
+  app.get_formatter()->column_width(34);
+  app.footer(Footer);
+
+  std::string patch;
+  std::string aggregation;
+  std::string shrinkage = "hard";
+  std::string policy;
+  std::string backend = "auto";
+  unsigned    rank = 0;
+
+  app.add_option("INPUT", options.input, "the 4D series")->required();
+  app.add_option("OUTPUT", options.output, "the denoised series")->required();
+  app.add_option("--noise-map", options.noiseMap, "write sigma of each voxel's patch (3D, float)")
+    ->type_name("FILE");
+  app.add_option("--rank-map", options.rankMap, "write the rank each voxel's patch kept (3D, 16-bit)")
+    ->type_name("FILE");
+  app.add_option("--mask", options.mask,
+                 "denoise where this 3D image is not 0; copy the rest (sigma, rank 0)")
+    ->type_name("FILE");
+  auto * sigmaMap = app.add_option("--noise-sigma-map", options.noiseSigmaMap,
+                                   "a known sigma per voxel (3D image), not estimated")
+                      ->type_name("FILE");
+  app
+    .add_option("--noise-sigma", options.noiseSigma,
+                "a known sigma for every voxel, not estimated")
+    ->type_name("S")
+    ->check(CLI::PositiveNumber)
+    ->excludes(sigmaMap);
+  app.add_option("--patch", patch,
+                 "patch extent in voxels along x, y, z, each odd (P: P,P,P); default: the\n"
+                 "smallest cube of at least as many voxels as volumes (5,5,5 for 65)")
+    ->type_name("PX,PY,PZ");
+  auto * strideOption =
+    app.add_option("--stride", options.stride,
+                   "centre patches on every N-th voxel (default 1; above 1: overlap)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  auto * aggregationOption =
+    app
+      .add_option("--aggregation", aggregation,
+                  "centre: from the voxel's own patch (default); overlap: the\n"
+                  "mean over every patch holding it")
+      ->check(CLI::IsMember({ "centre", "overlap" }));
+  app
+    .add_option("--shrinkage", shrinkage,
+                "hard: keep the singular values kept as they are (default);\n"
+                "frobenius: Gavish-Donoho's optimal shrinker (needs sigma)")
+    ->check(CLI::IsMember({ "hard", "frobenius" }));
+  app
+    .add_option("--policy", policy,
+                "how each patch's rank is chosen: mp (Marchenko-Pastur, Veraart\n"
+                "2016; default), mp-cg (Cordero-Grande 2019), gd (Gavish-Donoho)\n"
+                "or fixed (with --rank)")
+    ->type_name("NAME");
+  app.add_option("--rank", rank, "the rank every patch keeps (implies --policy fixed)")
+    ->type_name("K")
+    ->check(CLI::PositiveNumber);
+  app.add_option("--backend", backend, "auto (default: the GPU when usable), cpu or cuda")
+    ->type_name("NAME");
+  app.add_option("--device", options.deviceId, "CUDA device (default 0)")->type_name("N")->check(CLI::NonNegativeNumber);
+  app.add_flag("--overwrite", options.overwrite, "replace output files that exist");
+
+  try
+  {
+    app.parse(argc, argv);
+  }
+  catch (const CLI::CallForHelp &)
+  {
+    options.helpText = app.help();
+    return options;
+  }
+  catch (const CLI::ParseError & error)
+  {
+    throw UsageError(error.what());
+  }
+
+  // Names shared with the engine, the filters and Python (svdlr/Names.h).
+  svdlr::Backend engineBackend{};
+  if (!svdlr::ParseName(backend, engineBackend))
+  {
+    throw UsageError("--backend must be " + svdlr::BackendNames() + ", got '" + backend + "'");
+  }
+  options.backend = ToFilter(engineBackend);
+
+  if (policy.empty())
+  {
+    policy = rank > 0 ? "fixed" : "mp";
+  }
+  if (policy == "fixed")
+  {
+    if (rank == 0)
+    {
+      throw UsageError("--policy fixed needs --rank K");
+    }
+    options.policy = svdlr::RankPolicy::Fixed(rank);
+  }
+  else if (!svdlr::ParseNoiseRank(policy, options.policy))
+  {
+    throw UsageError("--policy must be fixed, " + svdlr::NoiseRankNames() + ", got '" + policy + "'");
+  }
+  else if (rank > 0)
+  {
+    throw UsageError("--rank goes with --policy fixed; --policy " + policy + " chooses each patch's rank itself");
+  }
+  options.policyName = policy;
+  const std::string problem = svdlr::PolicyProblem(options.policy, svdlr::Solver::Exact);
+  if (!problem.empty())
+  {
+    throw UsageError(problem);
+  }
+
+  if (!patch.empty())
+  {
+    options.patch = ParsePatch(patch);
+  }
+  using Aggregation = itk::LocalLowRankDenoisingEnums::Aggregation;
+  if (aggregationOption->count() == 0)
+  {
+    options.aggregation = options.stride > 1 ? Aggregation::OverlapAverage : Aggregation::CentreVoxel;
+  }
+  else
+  {
+    options.aggregation = aggregation == "overlap" ? Aggregation::OverlapAverage : Aggregation::CentreVoxel;
+  }
+  if (options.stride > 1 && options.aggregation != Aggregation::OverlapAverage)
+  {
+    throw UsageError("--stride " + std::to_string(options.stride) +
+                     " leaves voxels without a patch of their own: it needs --aggregation overlap");
+  }
+  if (strideOption->count() > 0 && !patch.empty())
+  {
+    const unsigned int smallest = std::min({ options.patch[0], options.patch[1], options.patch[2] });
+    if (options.stride > smallest)
+    {
+      throw UsageError("--stride " + std::to_string(options.stride) + " exceeds the smallest patch extent " +
+                       std::to_string(smallest) + ": patches would leave gaps");
+    }
+  }
+  options.shrinkage = shrinkage == "frobenius" ? itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
+                                               : itk::LocalLowRankDenoisingEnums::Shrinkage::Hard;
+  const bool knownSigma = options.noiseSigma > 0.0 || !options.noiseSigmaMap.empty();
+  if (options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius && !knownSigma &&
+      options.policy.kind == svdlr::RankPolicy::Kind::FixedRank)
+  {
+    throw UsageError("--shrinkage frobenius needs sigma: a noise policy (" + svdlr::NoiseRankNames() +
+                     "), --noise-sigma or --noise-sigma-map");
+  }
+  return options;
+}
+
+} // namespace svdlr_tools

@@ -1,0 +1,65 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankDenoiseOptions_h
+#define SVDLowRankDenoiseOptions_h
+
+// The command line of SVDLowRankDenoiseSeries, parsed by CLI11 (SVDLowRankDenoiseOptions.cxx). Rules that need
+// only the command line are checked here; those that need the images (a patch larger than the image) in the tool.
+
+#include "SVDLowRankExitCodes.h"
+
+#include "itkLocalLowRankDenoisingEnums.h"
+#include "itkSVDLowRankReconstructionEnums.h"
+#include "svdlr/Engine.h"
+
+#include <array>
+#include <string>
+
+namespace svdlr_tools
+{
+
+struct DenoiseToolOptions
+{
+  std::string input;
+  std::string output;
+  std::string noiseMap;      // --noise-map: σ per voxel, written when given
+  std::string rankMap;       // --rank-map: the rank kept per voxel, written when given
+  std::string mask;          // --mask
+  std::string noiseSigmaMap; // --noise-sigma-map: a known σ per voxel
+  double      noiseSigma{ 0.0 }; // --noise-sigma: a known σ for every voxel; 0: not given
+
+  std::array<unsigned int, 3> patch{ { 0, 0, 0 } }; // 0, 0, 0: the engine's default cube
+  unsigned int                stride{ 1 };
+  itk::LocalLowRankDenoisingEnums::Aggregation aggregation{ itk::LocalLowRankDenoisingEnums::Aggregation::CentreVoxel };
+  itk::LocalLowRankDenoisingEnums::Shrinkage   shrinkage{ itk::LocalLowRankDenoisingEnums::Shrinkage::Hard };
+  svdlr::RankPolicy                            policy{ svdlr::RankPolicy::MarchenkoPastur() }; // rank in policy.rank
+  std::string                                  policyName{ "mp" };
+  itk::SVDLowRankReconstructionEnums::Backend  backend{ itk::SVDLowRankReconstructionEnums::Backend::Auto };
+  int                                          deviceId{ 0 };
+  bool                                         overwrite{ false };
+
+  std::string helpText; // not empty: --help was given, print this and exit
+};
+
+/** Parses the command line. Throws UsageError with CLI11's or our own message. */
+DenoiseToolOptions
+ParseDenoiseToolOptions(int argc, const char * const argv[]);
+
+} // namespace svdlr_tools
+
+#endif

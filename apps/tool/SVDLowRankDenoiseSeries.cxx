@@ -1,0 +1,418 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// SVDLowRankDenoiseSeries: local low-rank (MP-PCA) denoising of a 4D series from the command line, through
+// itk::LocalLowRankDenoisingImageFilter. Reads the series (a 4D image, or a 3D image with one component per
+// volume) and the optional mask and known noise map, checks them, denoises, writes the series and the maps it was
+// asked for together (apps/io's StagedFiles), and prints a summary.
+#include "SVDLowRankDenoiseOptions.h"
+#include "SVDLowRankDenoiseSummary.h"
+#include "SVDLowRankProgressBar.h"
+#include "SVDLowRankStagedOutput.h"
+
+#include "itkImageFileReader.h"
+#include "itkImageFileWriter.h"
+#include "itkImageIOFactory.h"
+#include "itkLocalLowRankDenoisingImageFilter.h"
+#include "svdlr/LocalDenoise.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+namespace
+{
+using namespace svdlr_tools;
+namespace fs = std::filesystem;
+
+constexpr const char * ToolName = "SVDLowRankDenoiseSeries";
+
+using Series4D = itk::Image<float, 4>;
+using SeriesVector = itk::VectorImage<float, 3>;
+using MaskImage = itk::Image<unsigned char, 3>;
+using SigmaImage = itk::Image<float, 3>;
+using RankImage = itk::Image<unsigned short, 3>;
+
+/** Where the outputs go: their temporary names until StagedFiles::Commit(). */
+struct Outputs
+{
+  svdlr_io::StagedFiles staged;
+  std::string           series;
+  std::string           noiseMap; // "" when not asked for
+  std::string           rankMap;
+
+  explicit Outputs(bool overwrite)
+    : staged(overwrite)
+  {}
+};
+
+template <typename TImage>
+typename TImage::Pointer
+ReadInput(const std::string & path, const char * what)
+{
+  try
+  {
+    return itk::ReadImage<TImage>(path);
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    throw InputError(std::string("cannot read the ") + what + " '" + path + "': " + error.GetDescription());
+  }
+}
+
+void
+CheckInputExists(const std::string & path, const char * what)
+{
+  std::error_code error;
+  if (!path.empty() && !fs::is_regular_file(path, error))
+  {
+    throw InputError(std::string("cannot read the ") + what + " '" + path + "': no such file");
+  }
+}
+
+/** Reserves every output, so that a taken or unwritable one fails before any work. */
+void
+ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
+{
+  const std::pair<const std::string *, std::string *> wanted[] = { { &options.output, &outputs.series },
+                                                                   { &options.noiseMap, &outputs.noiseMap },
+                                                                   { &options.rankMap, &outputs.rankMap } };
+  for (const auto & [target, temporary] : wanted)
+  {
+    if (target->empty())
+    {
+      continue;
+    }
+    for (const std::string * input : { &options.input, &options.mask, &options.noiseSigmaMap })
+    {
+      if (!input->empty() && svdlr_io::IsSameOrInside(*target, *input))
+      {
+        throw UsageError("the output '" + *target + "' would overwrite the input '" + *input + "'");
+      }
+    }
+    if (!itk::ImageIOFactory::CreateImageIO(target->c_str(), itk::ImageIOFactory::IOFileModeEnum::WriteMode))
+    {
+      throw UsageError("no ITK writer for '" + *target + "': give an image file extension (.nii.gz, .mha, .nrrd)");
+    }
+    *temporary = outputs.staged.Add(*target);
+  }
+}
+
+/** The series must be finite: the first NaN or Inf is named by voxel and volume before any work. */
+template <typename TSeries>
+void
+CheckFinite(const TSeries & series, const std::string & path)
+{
+  using Traits = itk::LocalLowRankSeriesTraits<TSeries>;
+  const auto &      size = series.GetLargestPossibleRegion().GetSize();
+  const std::size_t voxels = size[0] * size[1] * size[2];
+  const std::size_t volumes = Traits::Volumes(series);
+  const auto        strides = Traits::Strides(series);
+  const float *     data = reinterpret_cast<const float *>(series.GetBufferPointer());
+  for (std::size_t t = 0; t < volumes; ++t)
+  {
+    for (std::size_t v = 0; v < voxels; ++v)
+    {
+      const std::size_t x = v % size[0], y = v / size[0] % size[1], z = v / (size[0] * size[1]);
+      if (!std::isfinite(data[x * strides[0] + y * strides[1] + z * strides[2] + t * strides[3]]))
+      {
+        throw InputError("'" + path + "' holds NaN or Inf at voxel [" + std::to_string(x) + ", " + std::to_string(y) +
+                         ", " + std::to_string(z) + "], volume " + std::to_string(t));
+      }
+    }
+  }
+}
+
+/** A 3D input (mask, noise map) must lie on the series' voxel grid. */
+template <typename TMap>
+void
+CheckGrid(const TMap & map, const std::array<std::size_t, 3> & grid, const std::string & path, const char * what)
+{
+  const auto & size = map.GetLargestPossibleRegion().GetSize();
+  if (size[0] != grid[0] || size[1] != grid[1] || size[2] != grid[2])
+  {
+    std::ostringstream message;
+    message << "the " << what << " '" << path << "' has " << size[0] << " x " << size[1] << " x " << size[2]
+            << " voxels, the series " << grid[0] << " x " << grid[1] << " x " << grid[2];
+    throw InputError(message.str());
+  }
+}
+
+/** A 3D image on the series' voxel grid and geometry, every voxel `value`. */
+template <typename TSeries>
+SigmaImage::Pointer
+UniformMap(const TSeries & series, float value)
+{
+  auto map = SigmaImage::New();
+  itk::LocalLowRankDenoisingDetail::CopySpatialInformation(series, *map);
+  map->Allocate();
+  map->FillBuffer(value);
+  return map;
+}
+
+/** The patch must fit the image (checked here rather than by the engine, to exit with a usage error). */
+void
+CheckPatch(const DenoiseToolOptions & options, const std::array<std::size_t, 3> & grid, std::size_t volumes)
+{
+  const char * axes = "xyz";
+  for (unsigned int i = 0; i < 3; ++i)
+  {
+    if (options.patch[i] > grid[i])
+    {
+      throw UsageError("--patch " + std::to_string(options.patch[0]) + "," + std::to_string(options.patch[1]) + "," +
+                       std::to_string(options.patch[2]) + " is larger than the image along " + axes[i] + " (" +
+                       std::to_string(grid[i]) + " voxels)");
+    }
+  }
+  // The smallest extent of the patch used: the patch given, or the default cube with each axis the image is too
+  // short for cut to the largest odd extent it holds (DefaultPatchSize's rule; the other axes only grow).
+  std::size_t smallest = options.patch[0] > 0 ? std::min({ options.patch[0], options.patch[1], options.patch[2] })
+                                              : svdlr::DefaultPatchSize(volumes)[0];
+  if (options.patch[0] == 0)
+  {
+    for (std::size_t extent : grid)
+    {
+      smallest = std::min(smallest, extent % 2 == 1 ? extent : extent - 1);
+    }
+  }
+  if (options.stride > smallest)
+  {
+    throw UsageError("--stride " + std::to_string(options.stride) + " exceeds the smallest patch extent " +
+                     std::to_string(smallest) + ": patches would leave gaps");
+  }
+}
+
+template <typename TSeries>
+int
+Denoise(const DenoiseToolOptions & options, Outputs & outputs)
+{
+  using Filter = itk::LocalLowRankDenoisingImageFilter<TSeries>;
+  using Traits = itk::LocalLowRankSeriesTraits<TSeries>;
+
+  const auto series = ReadInput<TSeries>(options.input, "series");
+  const auto & size = series->GetLargestPossibleRegion().GetSize();
+  const std::array<std::size_t, 3> grid{ { size[0], size[1], size[2] } };
+  const std::size_t                volumes = Traits::Volumes(*series);
+  if (volumes < 2)
+  {
+    throw InputError("'" + options.input + "' holds 1 volume: a local low-rank denoiser needs a series of at least 2");
+  }
+  CheckFinite(*series, options.input);
+
+  auto filter = Filter::New();
+  filter->SetInput(series);
+  MaskImage::Pointer mask;
+  if (!options.mask.empty())
+  {
+    mask = ReadInput<MaskImage>(options.mask, "mask");
+    CheckGrid(*mask, grid, options.mask, "mask");
+    filter->SetMaskImage(mask);
+  }
+  if (!options.noiseSigmaMap.empty())
+  {
+    const auto sigma = ReadInput<SigmaImage>(options.noiseSigmaMap, "noise map");
+    CheckGrid(*sigma, grid, options.noiseSigmaMap, "noise map");
+    const float * values = sigma->GetBufferPointer();
+    for (std::size_t v = 0; v < grid[0] * grid[1] * grid[2]; ++v)
+    {
+      if (!(std::isfinite(values[v]) && values[v] >= 0.0f))
+      {
+        throw InputError("the noise map '" + options.noiseSigmaMap + "' holds " + std::to_string(values[v]) +
+                         " at voxel [" + std::to_string(v % grid[0]) + ", " + std::to_string(v / grid[0] % grid[1]) +
+                         ", " + std::to_string(v / (grid[0] * grid[1])) + "]: sigma must be finite and >= 0");
+      }
+    }
+    filter->SetNoiseSigmaImage(sigma);
+  }
+  else if (options.noiseSigma > 0.0)
+  {
+    filter->SetNoiseSigmaImage(UniformMap(*series, static_cast<float>(options.noiseSigma)));
+  }
+  CheckPatch(options, grid, volumes);
+
+  typename Filter::PatchSizeType patch;
+  for (unsigned int i = 0; i < 3; ++i)
+  {
+    patch[i] = options.patch[i];
+  }
+  filter->SetPatchSize(patch);
+  filter->SetPatchStride(options.stride);
+  filter->SetAggregation(options.aggregation);
+  filter->SetShrinkage(options.shrinkage);
+  using Selection = itk::SVDLowRankReconstructionEnums::RankSelection;
+  using Estimator = itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
+  switch (options.policy.kind)
+  {
+    case svdlr::RankPolicy::Kind::FixedRank:
+      filter->SetRankSelection(Selection::FixedRank);
+      filter->SetRank(static_cast<unsigned int>(options.policy.rank));
+      break;
+    case svdlr::RankPolicy::Kind::GavishDonoho:
+      filter->SetRankSelection(Selection::GavishDonoho);
+      break;
+    default:
+      filter->SetRankSelection(Selection::MarchenkoPastur);
+      filter->SetMarchenkoPasturEstimator(options.policy.estimator ==
+                                              svdlr::MarchenkoPasturEstimator::CorderoGrande2019
+                                            ? Estimator::CorderoGrande2019
+                                            : Estimator::Veraart2016);
+  }
+  filter->SetBackend(options.backend);
+  filter->SetDeviceId(options.deviceId);
+
+  const auto start = std::chrono::steady_clock::now();
+  {
+    ProgressBar progress(filter);
+    try
+    {
+      filter->Update();
+    }
+    catch (...)
+    {
+      progress.Finish();
+      throw;
+    }
+    progress.Finish();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  itk::WriteImage(filter->GetOutput(), outputs.series, true);
+  if (!outputs.noiseMap.empty())
+  {
+    itk::WriteImage(filter->GetNoiseSigmaOutput(), outputs.noiseMap, true);
+  }
+  if (!outputs.rankMap.empty())
+  {
+    itk::WriteImage(filter->GetRankOutput(), outputs.rankMap, true);
+  }
+  outputs.staged.Commit();
+
+  DenoiseSummary summary;
+  summary.input = options.input;
+  summary.grid = grid;
+  summary.volumes = volumes;
+  summary.backend = filter->GetBackendUsed();
+  for (unsigned int i = 0; i < 3; ++i)
+  {
+    summary.patch[i] = filter->GetPatchSizeUsed()[i];
+  }
+  summary.options = &options;
+  summary.mask = mask ? mask->GetBufferPointer() : nullptr;
+  summary.sigma = filter->GetNoiseSigmaOutput()->GetBufferPointer();
+  summary.rank = filter->GetRankOutput()->GetBufferPointer();
+  summary.seconds = seconds;
+  PrintDenoiseSummary(std::cout, summary);
+  return ExitSuccess;
+}
+
+int
+RunTool(const DenoiseToolOptions & options)
+{
+  CheckInputExists(options.input, "series");
+  CheckInputExists(options.mask, "mask");
+  CheckInputExists(options.noiseSigmaMap, "noise map");
+  Outputs outputs(options.overwrite);
+  ReserveOutputs(options, outputs);
+
+  auto io = itk::ImageIOFactory::CreateImageIO(options.input.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  if (!io)
+  {
+    throw InputError("cannot read the series '" + options.input + "': no ITK reader for this file");
+  }
+  try
+  {
+    io->SetFileName(options.input);
+    io->ReadImageInformation();
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    throw InputError("cannot read the series '" + options.input + "': " + error.GetDescription());
+  }
+  const unsigned int dimension = io->GetNumberOfDimensions();
+  const unsigned int components = io->GetNumberOfComponents();
+  if (dimension == 4 && components == 1)
+  {
+    return Denoise<Series4D>(options, outputs);
+  }
+  if (dimension == 3 && components > 1)
+  {
+    return Denoise<SeriesVector>(options, outputs);
+  }
+  if (dimension == 3 && components == 1)
+  {
+    throw InputError("'" + options.input +
+                     "' is a 3D image, a single volume: this tool denoises a 4D series (x, y, z, volumes) of at least "
+                     "2 volumes (for one volume, SVDLowRankReconstructImage reconstructs it slice by slice)");
+  }
+  throw InputError("'" + options.input + "' has " + std::to_string(dimension) + " dimensions and " +
+                   std::to_string(components) +
+                   " components per pixel: this tool reads a 4D image, or a 3D image with one component per volume");
+}
+
+} // namespace
+
+int
+main(int argc, char * argv[])
+{
+  DenoiseToolOptions options;
+  try
+  {
+    options = ParseDenoiseToolOptions(argc, argv);
+  }
+  catch (const UsageError & error)
+  {
+    std::cerr << ToolName << ": " << error.what() << "\nRun '" << ToolName << " --help' for the options.\n";
+    return ExitUsage;
+  }
+  if (!options.helpText.empty())
+  {
+    std::cout << options.helpText;
+    return ExitSuccess;
+  }
+
+  try
+  {
+    return RunTool(options);
+  }
+  catch (const UsageError & error)
+  {
+    std::cerr << ToolName << ": " << error.what() << "\n";
+    return ExitUsage;
+  }
+  catch (const svdlr_io::OutputInTheWay & error)
+  {
+    std::cerr << ToolName << ": " << error.what() << "\n";
+    return ExitUsage;
+  }
+  catch (const InputError & error)
+  {
+    std::cerr << ToolName << ": " << error.what() << "\n";
+    return ExitInputError;
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    std::cerr << ToolName << ": " << error.GetDescription() << "\n";
+    return ExitFailure;
+  }
+  catch (const std::exception & error)
+  {
+    std::cerr << ToolName << ": " << error.what() << "\n";
+    return ExitFailure;
+  }
+}

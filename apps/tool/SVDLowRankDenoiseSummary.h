@@ -1,0 +1,146 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankDenoiseSummary_h
+#define SVDLowRankDenoiseSummary_h
+
+// The summary SVDLowRankDenoiseSeries prints on stdout: what was denoised, where and how, and the noise level and
+// ranks the patches found inside the mask (median and range), one line each, for people and for scripts.
+
+#include "SVDLowRankDenoiseOptions.h"
+
+#include "svdlr/Names.h"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace svdlr_tools
+{
+
+struct DenoiseSummary
+{
+  std::string                                 input;
+  std::array<std::size_t, 3>                  grid{ { 0, 0, 0 } };
+  std::size_t                                 volumes{ 0 };
+  itk::SVDLowRankReconstructionEnums::Backend backend{ itk::SVDLowRankReconstructionEnums::Backend::CPU };
+  std::array<std::size_t, 3>                  patch{ { 0, 0, 0 } };
+  const DenoiseToolOptions *                  options{ nullptr };
+  const unsigned char *                       mask{ nullptr }; // grid voxels, x fastest; null: every voxel
+  const float *                               sigma{ nullptr };
+  const unsigned short *                      rank{ nullptr };
+  double                                      seconds{ 0.0 };
+};
+
+/** The values of `values` (grid voxels, x fastest) where `mask` is not 0 (every voxel when null). */
+template <typename T>
+std::vector<double>
+ValuesInMask(const T * values, const unsigned char * mask, std::size_t voxels)
+{
+  std::vector<double> inside;
+  inside.reserve(voxels);
+  for (std::size_t v = 0; v < voxels; ++v)
+  {
+    if (mask == nullptr || mask[v] != 0)
+    {
+      inside.push_back(static_cast<double>(values[v]));
+    }
+  }
+  return inside;
+}
+
+/** "median M, range [A, B]"; the median of an even count is its upper middle value. */
+inline std::string
+DescribeDistribution(std::vector<double> values)
+{
+  if (values.empty())
+  {
+    return "none (the mask is empty)";
+  }
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  const double lowest = *low, highest = *high;
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  std::ostringstream text;
+  text << "median " << values[values.size() / 2] << ", range [" << lowest << ", " << highest << "]";
+  return text.str();
+}
+
+inline std::string
+DescribePolicy(const DenoiseToolOptions & options)
+{
+  std::string text = options.policy.kind == svdlr::RankPolicy::Kind::FixedRank
+                       ? "fixed rank " + std::to_string(options.policy.rank)
+                       : std::string(svdlr::NoiseRankDescription(options.policy));
+  if (!options.noiseSigmaMap.empty())
+  {
+    text += ", known sigma from " + options.noiseSigmaMap;
+  }
+  else if (options.noiseSigma > 0.0)
+  {
+    std::ostringstream sigma;
+    sigma << options.noiseSigma;
+    text += ", known sigma " + sigma.str();
+  }
+  text += options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
+            ? ", optimal Frobenius shrinkage"
+            : ", hard threshold";
+  return text;
+}
+
+inline void
+PrintDenoiseSummary(std::ostream & out, const DenoiseSummary & summary)
+{
+  const DenoiseToolOptions & options = *summary.options;
+  const std::size_t          voxels = summary.grid[0] * summary.grid[1] * summary.grid[2];
+  const auto                 sigma = ValuesInMask(summary.sigma, summary.mask, voxels);
+  const bool                 sigmaKnown = options.policy.kind != svdlr::RankPolicy::Kind::FixedRank ||
+                          options.noiseSigma > 0.0 || !options.noiseSigmaMap.empty();
+  const std::string where = summary.mask != nullptr
+                              ? " (inside the mask: " + std::to_string(sigma.size()) + " of " +
+                                  std::to_string(voxels) + " voxels)"
+                              : " (all " + std::to_string(voxels) + " voxels)";
+  out << "input:    " << summary.input << " (" << summary.grid[0] << " x " << summary.grid[1] << " x "
+      << summary.grid[2] << " voxels, " << summary.volumes << " volumes)\n"
+      << "backend:  " << summary.backend << "\n"
+      << "patch:    " << summary.patch[0] << " x " << summary.patch[1] << " x " << summary.patch[2] << " voxels, stride "
+      << options.stride << ", "
+      << (options.aggregation == itk::LocalLowRankDenoisingEnums::Aggregation::OverlapAverage ? "overlap average"
+                                                                                               : "centre voxel")
+      << "\n"
+      << "policy:   " << DescribePolicy(options) << "\n"
+      << "sigma:    " << (sigmaKnown ? DescribeDistribution(sigma) + where : "not estimated (fixed rank)") << "\n"
+      << "rank:     " << DescribeDistribution(ValuesInMask(summary.rank, summary.mask, voxels)) << "\n"
+      << "time:     " << summary.seconds << " s (filter only)\n"
+      << "output:   " << options.output << "\n";
+  if (!options.noiseMap.empty())
+  {
+    out << "noise map: " << options.noiseMap << "\n";
+  }
+  if (!options.rankMap.empty())
+  {
+    out << "rank map: " << options.rankMap << "\n";
+  }
+}
+
+} // namespace svdlr_tools
+
+#endif

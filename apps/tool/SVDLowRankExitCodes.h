@@ -1,0 +1,49 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankExitCodes_h
+#define SVDLowRankExitCodes_h
+
+// What the tools' exit codes mean, and the errors that lead to them, for every tool of apps/tool.
+
+#include <stdexcept>
+
+namespace svdlr_tools
+{
+
+constexpr int ExitSuccess = 0;
+constexpr int ExitFailure = 1;    // processing or writing failed
+constexpr int ExitUsage = 2;      // bad command line (including an output that may not be overwritten)
+constexpr int ExitInputError = 3; // an input cannot be read or is not supported
+
+/** A bad command line: exit code 2. */
+class UsageError : public std::runtime_error
+{
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/** An input that cannot be read or is not supported: exit code 3. */
+class InputError : public std::runtime_error
+{
+public:
+  using std::runtime_error::runtime_error;
+};
+
+} // namespace svdlr_tools
+
+#endif

@@ -1,0 +1,78 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkLocalLowRankDenoisingEnums_h
+#define itkLocalLowRankDenoisingEnums_h
+
+#include <cstdint>
+#include <ostream>
+
+namespace itk
+{
+/** \class LocalLowRankDenoisingEnums
+ * \brief Enums of LocalLowRankDenoisingImageFilter.
+ * \ingroup SVDLowRankReconstruction
+ */
+class LocalLowRankDenoisingEnums
+{
+public:
+  /** How a voxel's denoised signal is formed: from the patch centred on it (CentreVoxel, as MRtrix3's dwidenoise
+   * does), or as the mean over every patch that holds it (OverlapAverage, which also allows a patch stride). */
+  enum class Aggregation : uint8_t
+  {
+    CentreVoxel,
+    OverlapAverage
+  };
+
+  /** What becomes of the singular values a patch keeps: kept as they are (Hard, a truncated SVD), or shrunk by
+   * Gavish & Donoho's (2017) optimal shrinker for the Frobenius loss (OptimalFrobenius). */
+  enum class Shrinkage : uint8_t
+  {
+    Hard,
+    OptimalFrobenius
+  };
+};
+
+inline std::ostream &
+operator<<(std::ostream & out, const LocalLowRankDenoisingEnums::Aggregation value)
+{
+  switch (value)
+  {
+    case LocalLowRankDenoisingEnums::Aggregation::CentreVoxel:
+      return out << "CentreVoxel";
+    case LocalLowRankDenoisingEnums::Aggregation::OverlapAverage:
+      return out << "OverlapAverage";
+  }
+  return out << "INVALID VALUE FOR LocalLowRankDenoisingEnums::Aggregation";
+}
+
+inline std::ostream &
+operator<<(std::ostream & out, const LocalLowRankDenoisingEnums::Shrinkage value)
+{
+  switch (value)
+  {
+    case LocalLowRankDenoisingEnums::Shrinkage::Hard:
+      return out << "Hard";
+    case LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius:
+      return out << "OptimalFrobenius";
+  }
+  return out << "INVALID VALUE FOR LocalLowRankDenoisingEnums::Shrinkage";
+}
+
+} // namespace itk
+
+#endif

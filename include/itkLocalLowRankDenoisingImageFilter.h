@@ -1,0 +1,256 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkLocalLowRankDenoisingImageFilter_h
+#define itkLocalLowRankDenoisingImageFilter_h
+
+#include "itkImageToImageFilter.h"
+#include "itkLocalLowRankDenoisingEnums.h"
+#include "itkSVDLowRankReconstructionEnums.h"
+#include "itkVectorImage.h"
+#include "svdlr/LocalDenoise.h"
+
+#include <array>
+#include <cstdint>
+
+namespace itk
+{
+
+/** How LocalLowRankDenoisingImageFilter sees a series type: a 4D itk::Image (x, y, z, volume), or a 3D
+ * itk::VectorImage with one component per volume, the two forms ITK's readers give diffusion MRI in. */
+template <typename TImage>
+struct LocalLowRankSeriesTraits
+{
+  static_assert(sizeof(TImage) == 0,
+                "LocalLowRankDenoisingImageFilter takes a 4D itk::Image (x, y, z, volume) or a 3D itk::VectorImage "
+                "(one component per volume); for a single 3D volume use SVDLowRankReconstructionImageFilter");
+};
+
+template <typename TPixel>
+struct LocalLowRankSeriesTraits<Image<TPixel, 4>>
+{
+  using ValueType = TPixel;
+  static constexpr unsigned int SeriesDimension = 4;
+  static std::size_t
+  Volumes(const Image<TPixel, 4> & image)
+  {
+    return image.GetLargestPossibleRegion().GetSize(3);
+  }
+  /** Element strides of (x, y, z, volume) in the buffer. */
+  static std::array<std::ptrdiff_t, 4>
+  Strides(const Image<TPixel, 4> & image)
+  {
+    const auto & offsets = image.GetOffsetTable();
+    return { 1, static_cast<std::ptrdiff_t>(offsets[1]), static_cast<std::ptrdiff_t>(offsets[2]),
+             static_cast<std::ptrdiff_t>(offsets[3]) };
+  }
+};
+
+template <typename TPixel>
+struct LocalLowRankSeriesTraits<VectorImage<TPixel, 3>>
+{
+  using ValueType = TPixel;
+  static constexpr unsigned int SeriesDimension = 3;
+  static std::size_t
+  Volumes(const VectorImage<TPixel, 3> & image)
+  {
+    return image.GetNumberOfComponentsPerPixel();
+  }
+  static std::array<std::ptrdiff_t, 4>
+  Strides(const VectorImage<TPixel, 3> & image)
+  {
+    const auto         volumes = static_cast<std::ptrdiff_t>(image.GetNumberOfComponentsPerPixel());
+    const auto &       offsets = image.GetOffsetTable();
+    return { volumes, volumes * static_cast<std::ptrdiff_t>(offsets[1]),
+             volumes * static_cast<std::ptrdiff_t>(offsets[2]), 1 };
+  }
+};
+
+/** \class LocalLowRankDenoisingImageFilter
+ * \brief Denoises a 4D series (diffusion, fMRI, multi-echo MRI) by local low-rank approximation: MP-PCA.
+ *
+ * Around every voxel, a patch of neighbouring voxels (a box, by default the smallest cube holding at least as
+ * many voxels as there are volumes, shifted inward at the image's borders) gives a Casorati matrix of patch
+ * voxels x volumes. Its singular values above the noise are kept and the rest dropped: by default the noise
+ * level σ and the rank are estimated together from the Marchenko-Pastur distribution of the noise's singular
+ * values (Veraart et al. 2016, as MRtrix3's dwidenoise and DIPY's mppca do); Gavish & Donoho's optimal hard
+ * threshold and a fixed rank are the alternatives (SetRankSelection), and a known noise map (SetNoiseSigmaImage)
+ * replaces the estimate. The voxel takes the row of its own patch (CentreVoxel) or the mean over every patch
+ * that holds it (OverlapAverage).
+ *
+ * Inputs: the series (a 4D itk::Image or a 3D itk::VectorImage), an optional mask (voxels where it is 0 are
+ * copied unchanged) and an optional noise map σ(x). Outputs: the denoised series (output 0), the noise map σ(x)
+ * the patches used (GetNoiseSigmaOutput, output 1) and the rank each voxel's patch kept (GetRankOutput, output 2).
+ * The maps have the series' spatial geometry.
+ *
+ * The work runs in the ITK-free svdlr engine (svdlr/LocalDenoise.h): on an NVIDIA GPU through CUDA when the
+ * module was built with it, else on the CPU over ITK's threads, with the same results.
+ *
+ * \ingroup SVDLowRankReconstruction
+ */
+template <typename TInputImage, typename TOutputImage = TInputImage>
+class ITK_TEMPLATE_EXPORT LocalLowRankDenoisingImageFilter : public ImageToImageFilter<TInputImage, TOutputImage>
+{
+public:
+  ITK_DISALLOW_COPY_AND_MOVE(LocalLowRankDenoisingImageFilter);
+
+  using Self = LocalLowRankDenoisingImageFilter;
+  using Superclass = ImageToImageFilter<TInputImage, TOutputImage>;
+  using Pointer = SmartPointer<Self>;
+  using ConstPointer = SmartPointer<const Self>;
+
+  itkNewMacro(Self);
+#if ITK_VERSION_MAJOR > 5 || (ITK_VERSION_MAJOR == 5 && ITK_VERSION_MINOR >= 4)
+  itkOverrideGetNameOfClassMacro(LocalLowRankDenoisingImageFilter);
+#else
+  itkTypeMacro(LocalLowRankDenoisingImageFilter, ImageToImageFilter);
+#endif
+
+  using InputImageType = TInputImage;
+  using OutputImageType = TOutputImage;
+  using InputTraits = LocalLowRankSeriesTraits<TInputImage>;
+  using OutputTraits = LocalLowRankSeriesTraits<TOutputImage>;
+  static_assert(InputTraits::SeriesDimension == OutputTraits::SeriesDimension,
+                "the input and output series must have the same form (both 4D images or both vector images)");
+  using InputValueType = typename InputTraits::ValueType;
+  using OutputValueType = typename OutputTraits::ValueType;
+
+  /** The maps and the optional inputs are 3D images on the series' spatial grid. */
+  using MaskImageType = Image<unsigned char, 3>;
+  using NoiseSigmaImageType = Image<float, 3>;
+  using RankImageType = Image<unsigned short, 3>;
+  using PatchSizeType = Size<3>;
+
+  using BackendEnum = SVDLowRankReconstructionEnums::Backend;
+  using RankSelectionEnum = SVDLowRankReconstructionEnums::RankSelection;
+  using MarchenkoPasturEstimatorEnum = SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
+  using AggregationEnum = LocalLowRankDenoisingEnums::Aggregation;
+  using ShrinkageEnum = LocalLowRankDenoisingEnums::Shrinkage;
+
+  /** Optional: voxels where the mask is 0 are copied unchanged and get σ = 0 and rank 0 in the maps. */
+  itkSetInputMacro(MaskImage, MaskImageType);
+  itkGetInputMacro(MaskImage, MaskImageType);
+
+  /** Optional: a known noise level σ per voxel (for example from noise scans), in place of the estimate. */
+  itkSetInputMacro(NoiseSigmaImage, NoiseSigmaImageType);
+  itkGetInputMacro(NoiseSigmaImage, NoiseSigmaImageType);
+
+  /** Patch extent in voxels along x, y, z, each odd; all 0 (the default): the smallest cube holding at least as
+   * many voxels as there are volumes (5 x 5 x 5 for 65 volumes). */
+  itkSetMacro(PatchSize, PatchSizeType);
+  itkGetConstMacro(PatchSize, PatchSizeType);
+
+  /** Patches are centred on every PatchStride-th voxel (default 1). Above 1 it needs OverlapAverage. */
+  itkSetMacro(PatchStride, unsigned int);
+  itkGetConstMacro(PatchStride, unsigned int);
+
+  /** How each patch's rank is chosen (default MarchenkoPastur). EnergyFraction is accepted but rarely what a
+   * denoiser wants. */
+  itkSetEnumMacro(RankSelection, RankSelectionEnum);
+  itkGetEnumMacro(RankSelection, RankSelectionEnum);
+  itkSetEnumMacro(MarchenkoPasturEstimator, MarchenkoPasturEstimatorEnum);
+  itkGetEnumMacro(MarchenkoPasturEstimator, MarchenkoPasturEstimatorEnum);
+  /** FixedRank: the rank every patch keeps. */
+  itkSetMacro(Rank, unsigned int);
+  itkGetConstMacro(Rank, unsigned int);
+  /** EnergyFraction: the fraction of each patch's energy kept. */
+  itkSetMacro(EnergyFraction, double);
+  itkGetConstMacro(EnergyFraction, double);
+  /** GavishDonoho: a known σ for the whole series (0, the default: estimated per patch). */
+  itkSetMacro(NoiseSigma, double);
+  itkGetConstMacro(NoiseSigma, double);
+
+  itkSetEnumMacro(Aggregation, AggregationEnum);
+  itkGetEnumMacro(Aggregation, AggregationEnum);
+  itkSetEnumMacro(Shrinkage, ShrinkageEnum);
+  itkGetEnumMacro(Shrinkage, ShrinkageEnum);
+
+  itkSetEnumMacro(Backend, BackendEnum);
+  itkGetEnumMacro(Backend, BackendEnum);
+  itkSetMacro(DeviceId, int);
+  itkGetConstMacro(DeviceId, int);
+  /** Upper bound on the patches the engine decomposes at once (0: the engine chooses from free memory). */
+  itkSetMacro(MaximumPatchesPerBatch, SizeValueType);
+  itkGetConstMacro(MaximumPatchesPerBatch, SizeValueType);
+
+  /** Output 1: σ of the patch centred on each voxel (estimated or given); 0 outside the mask. */
+  NoiseSigmaImageType *
+  GetNoiseSigmaOutput();
+  /** Output 2: the rank the patch centred on each voxel kept; 0 outside the mask. */
+  RankImageType *
+  GetRankOutput();
+
+  /** After Update(): the backend that did the work, and the patch extent used. */
+  itkGetEnumMacro(BackendUsed, BackendEnum);
+  itkGetConstMacro(PatchSizeUsed, PatchSizeType);
+
+protected:
+  LocalLowRankDenoisingImageFilter();
+  ~LocalLowRankDenoisingImageFilter() override = default;
+
+  void
+  PrintSelf(std::ostream & os, Indent indent) const override;
+
+  using DataObjectPointerArraySizeType = ProcessObject::DataObjectPointerArraySizeType;
+  using Superclass::MakeOutput;
+  DataObject::Pointer
+  MakeOutput(DataObjectPointerArraySizeType index) override;
+
+  void
+  VerifyPreconditions() ITKv5_CONST override;
+  void
+  VerifyInputInformation() ITKv5_CONST override;
+  void
+  GenerateOutputInformation() override;
+  /** Patches reach across the whole image: every input and output is processed whole. */
+  void
+  GenerateInputRequestedRegion() override;
+  void
+  EnlargeOutputRequestedRegion(DataObject * output) override;
+  void
+  GenerateData() override;
+
+private:
+  svdlr::RankPolicy
+  MakeRankPolicy() const;
+  std::array<std::size_t, 3>
+  SpatialSize() const;
+
+  PatchSizeType                m_PatchSize{ { 0, 0, 0 } };
+  unsigned int                 m_PatchStride{ 1 };
+  RankSelectionEnum            m_RankSelection{ RankSelectionEnum::MarchenkoPastur };
+  MarchenkoPasturEstimatorEnum m_MarchenkoPasturEstimator{ MarchenkoPasturEstimatorEnum::Veraart2016 };
+  unsigned int                 m_Rank{ 1 };
+  double                       m_EnergyFraction{ 0.9 };
+  double                       m_NoiseSigma{ 0.0 };
+  AggregationEnum              m_Aggregation{ AggregationEnum::CentreVoxel };
+  ShrinkageEnum                m_Shrinkage{ ShrinkageEnum::Hard };
+  BackendEnum                  m_Backend{ BackendEnum::Auto };
+  int                          m_DeviceId{ 0 };
+  SizeValueType                m_MaximumPatchesPerBatch{ 0 };
+
+  BackendEnum   m_BackendUsed{ BackendEnum::CPU };
+  PatchSizeType m_PatchSizeUsed{ { 0, 0, 0 } };
+  bool          m_FallbackWarned{ false };
+};
+} // namespace itk
+
+#ifndef ITK_MANUAL_INSTANTIATION
+#  include "itkLocalLowRankDenoisingImageFilter.hxx"
+#endif
+
+#endif

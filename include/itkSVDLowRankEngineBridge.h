@@ -1,0 +1,130 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkSVDLowRankEngineBridge_h
+#define itkSVDLowRankEngineBridge_h
+
+// What every filter of this module needs to hand work to the ITK-free svdlr engine: its enums in the engine's
+// terms, ITK's thread pool as the engine's ParallelFor, the filter's progress and abort as the engine's progress
+// callback, and the engine's errors as ITK exceptions. One place, so that the filters cannot drift apart.
+
+#include "itkMacro.h"
+#include "itkMultiThreaderBase.h"
+#include "itkProcessObject.h"
+#include "itkSVDLowRankReconstructionEnums.h"
+#include "svdlr/Engine.h"
+
+#include <string>
+
+namespace itk
+{
+namespace SVDLowRankEngineBridge
+{
+
+inline svdlr::Backend
+ToEngine(SVDLowRankReconstructionEnums::Backend backend)
+{
+  switch (backend)
+  {
+    case SVDLowRankReconstructionEnums::Backend::CPU:
+      return svdlr::Backend::CPU;
+    case SVDLowRankReconstructionEnums::Backend::CUDA:
+      return svdlr::Backend::CUDA;
+    default:
+      return svdlr::Backend::Auto;
+  }
+}
+
+inline svdlr::Solver
+ToEngine(SVDLowRankReconstructionEnums::Solver solver)
+{
+  switch (solver)
+  {
+    case SVDLowRankReconstructionEnums::Solver::Exact:
+      return svdlr::Solver::Exact;
+    case SVDLowRankReconstructionEnums::Solver::Subspace:
+      return svdlr::Solver::Subspace;
+    default:
+      return svdlr::Solver::Auto;
+  }
+}
+
+inline SVDLowRankReconstructionEnums::Backend
+FromEngine(svdlr::Backend backend)
+{
+  return backend == svdlr::Backend::CUDA ? SVDLowRankReconstructionEnums::Backend::CUDA
+                                         : SVDLowRankReconstructionEnums::Backend::CPU;
+}
+
+/** The engine's rank policy for a filter's rank parameters. */
+inline svdlr::RankPolicy
+ToEngine(SVDLowRankReconstructionEnums::RankSelection selection, unsigned int rank, double energyFraction,
+         double noiseSigma, SVDLowRankReconstructionEnums::MarchenkoPasturEstimator estimator)
+{
+  switch (selection)
+  {
+    case SVDLowRankReconstructionEnums::RankSelection::EnergyFraction:
+      return svdlr::RankPolicy::Energy(energyFraction);
+    case SVDLowRankReconstructionEnums::RankSelection::GavishDonoho:
+      return svdlr::RankPolicy::GavishDonoho(noiseSigma);
+    case SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur:
+      return svdlr::RankPolicy::MarchenkoPastur(
+        estimator == SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019
+          ? svdlr::MarchenkoPasturEstimator::CorderoGrande2019
+          : svdlr::MarchenkoPasturEstimator::Veraart2016);
+    default:
+      return svdlr::RankPolicy::Fixed(rank);
+  }
+}
+
+/** ITK's thread pool as the engine's ParallelFor, so that ITK's global thread settings apply to the engine. */
+inline svdlr::ParallelFor
+MakeParallelFor(MultiThreaderBase * threader)
+{
+  return [threader](std::size_t n, const std::function<void(std::size_t)> & body) {
+    threader->ParallelizeArray(0, n, [&body](SizeValueType i) { body(i); }, nullptr);
+  };
+}
+
+/** The filter's progress, updated between the engine's batches, and its abort flag, read there. */
+inline svdlr::ProgressCallback
+MakeProgress(ProcessObject * filter)
+{
+  return [filter](std::size_t done, std::size_t total) {
+    filter->UpdateProgress(static_cast<float>(done) / static_cast<float>(total));
+    return !filter->GetAbortGenerateData();
+  };
+}
+
+/** Rethrows an engine error as ITK does: ProcessAborted for an abort, ExceptionObject with the engine's message
+ * otherwise. `between` names what the engine works through in batches ("slice batches"). */
+[[noreturn]] inline void
+Rethrow(const svdlr::Error & error, const char * filterName, const char * between)
+{
+  if (error.Code() == svdlr::ErrorCode::Aborted)
+  {
+    ProcessAborted aborted(__FILE__, __LINE__);
+    aborted.SetDescription(std::string(filterName) + ": aborted between " + between);
+    throw aborted;
+  }
+  throw ExceptionObject(__FILE__, __LINE__, std::string(filterName) + ": " + error.what(), ITK_LOCATION);
+}
+
+} // namespace SVDLowRankEngineBridge
+} // namespace itk
+
+#endif

@@ -1,0 +1,85 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_Names_h
+#define svdlr_Names_h
+
+// One table of the engine's names and limits, and one statement of the rules that a request must follow, for
+// every layer that names, parses, checks or documents them: the engine's front end, the ITK filters, the
+// command-line tools and the Python module. ITK-free, like Engine.h.
+
+#include "svdlr/Engine.h"
+
+#include <cstddef>
+#include <string>
+
+namespace svdlr
+{
+
+/** The smallest rank a fixed-rank policy accepts. */
+constexpr std::size_t kMinimumRank = 1;
+
+/** The widest block of the subspace solver: it runs for fixed ranks k whose block max(2k, k + 16) fits, so
+ * for k below this (Solver::Auto falls back to Exact above it; Solver::Subspace refuses). */
+constexpr std::size_t kMaxSubspaceWidth = 160;
+
+/** Lower-case names, as the command-line tools and Python spell them: "auto", "cpu", "cuda". */
+const char *
+Name(Backend backend);
+/** "auto", "exact", "subspace". */
+const char *
+Name(Solver solver);
+
+/** Sets `value` from its lower-case name and returns true; returns false (value untouched) for any other text. */
+bool
+ParseName(const std::string & name, Backend & value);
+bool
+ParseName(const std::string & name, Solver & value);
+
+/** Every name of the type, for messages and help texts: "auto, cpu or cuda". */
+std::string
+BackendNames();
+std::string
+SolverNames();
+
+/** The rank policies chosen from the noise, by the names the tools and Python give them:
+ *   "gd"    Gavish-Donoho (σ estimated, or given as the policy's noiseSigma);
+ *   "mp"    Marchenko-Pastur, Veraart et al. 2016 (MRtrix3 dwidenoise's default estimator, Exp1);
+ *   "mp-cg" Marchenko-Pastur, Cordero-Grande et al. 2019 (dwidenoise's Exp2).
+ * NoiseRankName gives "" for FixedRank and EnergyFraction. */
+const char *
+NoiseRankName(const RankPolicy & policy);
+/** For summaries and reports: "Gavish-Donoho", "Marchenko-Pastur (Veraart 2016)", ...; "" as NoiseRankName. */
+const char *
+NoiseRankDescription(const RankPolicy & policy);
+/** Sets `policy` to the named noise policy (σ unknown: noiseSigma 0) and returns true; returns false (policy
+ * untouched) for any other text. */
+bool
+ParseNoiseRank(const std::string & name, RankPolicy & policy);
+/** "gd, mp or mp-cg". */
+std::string
+NoiseRankNames();
+
+/** What is wrong with running `policy` under `solver`, in one sentence that names the engine's parameters
+ * (callers add their own spelling of them), or "" when the request is valid. The engine's front end, the filters,
+ * the tools and Python all check requests through this. */
+std::string
+PolicyProblem(const RankPolicy & policy, Solver solver);
+
+} // namespace svdlr
+
+#endif

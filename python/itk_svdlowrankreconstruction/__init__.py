@@ -1,0 +1,62 @@
+# Copyright SVDLowRankReconstruction contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Rank-k truncated SVD reconstruction of 2D images and of every slice of a volume.
+
+Each slice A is replaced by U_k S_k V_k^T, on the CPU (LAPACK) or an NVIDIA GPU (CUDA). Works on
+``itk.Image`` objects (from the ``itk`` wheels), NumPy arrays, and CuPy arrays / PyTorch tensors, and
+returns the kind of object it was given::
+
+    import itk
+    from itk_svdlowrankreconstruction import svd_low_rank_reconstruction_image_filter
+
+    image = itk.imread("brain.nii.gz", itk.F)
+    smooth = svd_low_rank_reconstruction_image_filter(image, rank=20)
+
+A 4D series (diffusion, fMRI, multi-echo MRI) is denoised by local low-rank approximation (MP-PCA) with
+:func:`local_low_rank_denoising_image_filter`.
+
+The extension module (``_engine``) links only the ITK-free engine, never ITK itself, so it cannot clash
+with the ITK libraries inside the ``itk`` wheels; ``itk`` is needed only to pass ``itk.Image`` objects.
+"""
+
+from ._engine import __version__
+from ._engine import cuda_backend_built as _cuda_backend_built
+from ._engine import cuda_device_usable as _cuda_device_usable
+from ._engine import release_cuda_resources as _release_cuda_resources
+from ._denoise import local_low_rank_denoising_image_filter
+from ._filter import ReconstructionDetails, svd_low_rank_reconstruction_image_filter
+
+__all__ = [
+    "ReconstructionDetails",
+    "__version__",
+    "cuda_backend_built",
+    "cuda_device_unusable_reason",
+    "cuda_device_usable",
+    "local_low_rank_denoising_image_filter",
+    "release_cuda_resources",
+    "svd_low_rank_reconstruction_image_filter",
+]
+
+
+def cuda_backend_built() -> bool:
+    """True when this build has the CUDA backend compiled in."""
+    return _cuda_backend_built()
+
+
+def cuda_device_usable(device_id: int = 0) -> bool:
+    """True when the CUDA backend is built and CUDA device ``device_id`` can run it.
+
+    :func:`cuda_device_unusable_reason` says why not.
+    """
+    return _cuda_device_usable(device_id)[0]
+
+
+def cuda_device_unusable_reason(device_id: int = 0) -> str:
+    """Why CUDA device ``device_id`` cannot run the CUDA backend; empty when it can."""
+    usable, why = _cuda_device_usable(device_id)
+    return "" if usable else why
+
+
+def release_cuda_resources() -> None:
+    """Frees the GPU memory, streams and handles the CUDA backend keeps between runs (no-op without CUDA)."""
+    _release_cuda_resources()

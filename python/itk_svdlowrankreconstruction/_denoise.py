@@ -1,0 +1,287 @@
+# Copyright SVDLowRankReconstruction contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The local low-rank (MP-PCA) denoiser of 4D series, in the style of ITK's Python functional API."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _engine
+from ._adapters import to_host
+
+# ITK's NumPy view of an itk.Image of dimension 4 is (volumes, z, y, x); of an itk.VectorImage (z, y, x, volumes).
+_ITK_IMAGE_VOLUME_AXIS = 0
+_ITK_VECTOR_IMAGE_VOLUME_AXIS = 3
+
+
+def local_low_rank_denoising_image_filter(
+    series: Any,
+    *,
+    mask: Any = None,
+    noise_sigma: Any = None,
+    patch_size: Optional[Sequence[int]] = None,
+    patch_stride: int = 1,
+    aggregation: Optional[str] = None,
+    shrinkage: str = "hard",
+    policy: Optional[str] = None,
+    rank: Optional[int] = None,
+    volume_axis: Optional[int] = None,
+    backend: str = "auto",
+    device_id: int = 0,
+    max_patches_per_batch: int = 0,
+    threads: int = 0,
+    progress: Optional[Callable[[int, int], Any]] = None,
+    return_maps: bool = False,
+) -> Union[Any, Tuple[Any, Any, Any]]:
+    """Denoises a 4D series (diffusion, fMRI, multi-echo MRI) by local low-rank approximation: MP-PCA.
+
+    Around every voxel, a patch of neighbouring voxels gives a matrix of patch voxels x volumes; its singular
+    values above the noise are kept and the rest dropped. By default the noise level sigma and the rank are
+    estimated together from the Marchenko-Pastur law (Veraart et al. 2016, as MRtrix3's dwidenoise and DIPY's
+    mppca). The C++ filter ``itk::LocalLowRankDenoisingImageFilter`` and the tool ``SVDLowRankDenoiseSeries`` run
+    the same engine.
+
+    Parameters
+    ----------
+    series : itk.Image of dimension 4, itk.VectorImage, numpy.ndarray, cupy.ndarray or torch.Tensor
+        An ``itk.Image`` of dimension 4 (x, y, z, volume) or a 3D ``itk.VectorImage`` with one component per
+        volume; or an array with 4 dimensions, one of which holds the volumes (``volume_axis``). Any real dtype;
+        the work runs in float32, and a float32 host array is read where it is, whatever its strides.
+        CuPy arrays and torch tensors are copied to the host, denoised there and copied back to their device:
+        the engine's denoiser takes host memory (its CUDA backend copies patches to the GPU itself).
+    mask : optional
+        Voxels where it is 0 are copied unchanged and get sigma = 0 and rank 0 in the maps. A 3D ``itk.Image``
+        (for an ITK series) or an array of the series' spatial shape (its axes other than ``volume_axis``, in
+        array order).
+    noise_sigma : float or 3D image/array, optional
+        A known noise level, in place of the estimate: one number for every voxel, or one per voxel (a 3D
+        ``itk.Image`` or an array of the spatial shape), finite and >= 0. With policy "mp" or "gd", each patch
+        keeps the singular values above that policy's threshold for this sigma.
+    patch_size : 3 odd ints, optional
+        Patch extent along the spatial axes: (x, y, z) for an ITK series, array order for arrays. Default: the
+        smallest cube holding at least as many voxels as there are volumes (5 x 5 x 5 for 65 volumes), fitted
+        to the image.
+    patch_stride : int >= 1
+        Patches are centred on every ``patch_stride``-th voxel; above 1 it needs aggregation "overlap" (the
+        default then).
+    aggregation : "centre" or "overlap", optional
+        "centre" (the default with stride 1, as dwidenoise): each voxel takes the row of its own patch;
+        "overlap": the mean over every patch holding it.
+    shrinkage : "hard" or "frobenius"
+        "frobenius": Gavish & Donoho's optimal shrinker of the singular values kept (needs sigma: a noise policy
+        or ``noise_sigma``).
+    policy : "mp", "mp-cg", "gd" or "fixed", optional
+        How each patch's rank is chosen: Marchenko-Pastur with Veraart et al.'s estimator (the default),
+        Marchenko-Pastur with Cordero-Grande et al.'s (2019), Gavish & Donoho's threshold, or a fixed ``rank``
+        (which implies "fixed").
+    rank : int >= 1, optional
+    volume_axis : int, optional
+        For arrays: the axis holding the volumes, 0 (the default: ITK's NumPy view, (volumes, z, y, x)) or -1/3
+        (nibabel's (x, y, z, volumes)). For ITK series it follows from the image and may be omitted.
+    backend : "auto", "cpu" or "cuda"
+    device_id : int
+    max_patches_per_batch : int
+        Patches per engine batch; 0 lets the backend choose.
+    threads : int
+        CPU worker threads; 0 uses all hardware threads.
+    progress : callable(done, total), optional
+        Called between batches. Raise from it to stop; the exception propagates. Ctrl-C also stops the work at
+        the next batch, with KeyboardInterrupt.
+    return_maps : bool
+        Also return the noise map (float32: sigma of each voxel's patch) and the rank map (uint16: the rank it
+        kept), as 3D ``itk.Image`` objects with the series' spatial geometry for ITK series, else as arrays of
+        the spatial shape of the series' kind.
+
+    Returns
+    -------
+    The denoised series, of the kind given, in float32: an ``itk.Image`` or ``itk.VectorImage`` with the
+    input's origin, spacing and direction; an array of the input's shape (NumPy; CuPy or torch on the input's
+    device). With ``return_maps=True``: ``(denoised, noise_map, rank_map)``.
+
+    Raises
+    ------
+    ValueError
+        A series without 4 dimensions (a single 3D volume) or of fewer than 2 volumes, an empty image, NaN or
+        Inf in the series (the message names the voxel: its ITK index [x, y, z] for ITK series, its index along
+        the spatial axes for arrays), a mask or noise map of another shape, a patch size that is even or larger
+        than the image, or an invalid option.
+    TypeError
+        An unsupported object or argument type.
+    RuntimeError
+        backend="cuda" without a usable CUDA device, or a failure on the device.
+    """
+    _check_integer("patch_stride", patch_stride, 1)
+    _check_integer("device_id", device_id, 0)
+    _check_integer("max_patches_per_batch", max_patches_per_batch, 0)
+    _check_integer("threads", threads, 0)
+    if rank is not None:
+        _check_integer("rank", rank, 1)
+    if volume_axis is not None:
+        _check_integer("volume_axis", volume_axis, -4)
+
+    itk_series = _ItkSeries.of(series)
+    if itk_series is not None:
+        if volume_axis is not None and volume_axis % 4 != itk_series.volume_axis:
+            raise ValueError(
+                f"svdlr: volume_axis {volume_axis} does not fit {itk_series.description}, whose NumPy view holds "
+                f"the volumes on axis {itk_series.volume_axis}; leave volume_axis out for ITK images"
+            )
+        array, axis, wrap, wrap_map = itk_series.array, itk_series.volume_axis, itk_series.wrap, itk_series.wrap_map
+        # ITK's axes (x, y, z) are the reverse of the NumPy view's spatial axes.
+        if patch_size is not None:
+            patch_size = tuple(patch_size)[::-1]
+    else:
+        host = to_host(series)
+        array, axis, wrap, wrap_map = host.array, 0 if volume_axis is None else volume_axis, host.wrap, host.wrap
+
+    array = np.asarray(array)
+    if array.ndim != 4:
+        raise ValueError(
+            f"svdlr: expected a 4D series (three spatial axes and one of volumes), got {array.ndim} dimensions "
+            f"(shape {array.shape}); a single volume has no series to denoise"
+        )
+    if array.dtype.kind not in "fiu":
+        raise TypeError(f"svdlr: dtype {array.dtype} is not supported; give real numbers")
+    array = np.asarray(array, dtype=np.float32)  # no copy for float32, whatever the strides
+    spatial_shape = tuple(n for i, n in enumerate(array.shape) if i != axis % 4)
+
+    try:
+        denoised, noise_map, rank_map = _engine.denoise_local_low_rank(
+            array,
+            volume_axis=int(axis),
+            patch_size=None if patch_size is None else [int(p) for p in patch_size],
+            patch_stride=int(patch_stride),
+            aggregation=aggregation,
+            shrinkage=shrinkage,
+            policy=policy,
+            rank=None if rank is None else int(rank),
+            mask=_mask_array(mask, spatial_shape),
+            noise_sigma=_sigma_array(noise_sigma, spatial_shape),
+            backend=backend,
+            device_id=int(device_id),
+            max_patches_per_batch=int(max_patches_per_batch),
+            threads=int(threads),
+            progress=progress,
+        )
+    except ValueError as error:
+        voxel = getattr(error, "voxel", None)
+        if itk_series is not None and voxel is not None:
+            index = ", ".join(str(i) for i in reversed(voxel))
+            message = f"svdlr: the series holds NaN or Inf at voxel [{index}] (ITK index x, y, z)"
+            raise ValueError(message) from error
+        raise
+
+    output = wrap(denoised)
+    if not return_maps:
+        return output
+    return output, wrap_map(noise_map), wrap_map(rank_map)
+
+
+class _ItkSeries:
+    """An ITK series: its NumPy view, where the volumes are, and how results go back to ITK objects."""
+
+    def __init__(self, image: Any, itk: Any, vector: bool):
+        self.image = image
+        self.itk = itk
+        self.vector = vector
+        self.volume_axis = _ITK_VECTOR_IMAGE_VOLUME_AXIS if vector else _ITK_IMAGE_VOLUME_AXIS
+        self.array = itk.array_view_from_image(image)
+        dimension = 3 if vector else 4
+        self.description = f"an itk.{'VectorImage' if vector else 'Image'} of dimension {dimension}"
+
+    @staticmethod
+    def of(data: Any) -> Optional["_ItkSeries"]:
+        module = type(data).__module__ or ""
+        if not module.startswith("itk"):
+            return None
+        import itk
+
+        try:
+            template, (_, dimension) = itk.template(data)
+        except Exception as error:  # not an instantiated ITK template at all
+            raise TypeError(f"svdlr: expected an itk.Image or itk.VectorImage, got {type(data).__qualname__}") from error
+        if template is itk.Image and dimension == 4:
+            return _ItkSeries(data, itk, vector=False)
+        if template is itk.VectorImage and dimension == 3:
+            return _ItkSeries(data, itk, vector=True)
+        if template is itk.Image:
+            raise ValueError(
+                f"svdlr: expected an itk.Image of dimension 4 (x, y, z, volume) or a 3D itk.VectorImage with one "
+                f"component per volume, got an itk.Image of dimension {dimension}"
+                + ("; a single volume has no series to denoise" if dimension == 3 else "")
+            )
+        raise TypeError(
+            f"svdlr: expected an itk.Image of dimension 4 or a 3D itk.VectorImage, got {type(data).__qualname__}"
+        )
+
+    def wrap(self, result: np.ndarray) -> Any:
+        output = self.itk.image_from_array(result, is_vector=self.vector)
+        output.SetOrigin(self.image.GetOrigin())
+        output.SetSpacing(self.image.GetSpacing())
+        output.SetDirection(self.image.GetDirection())
+        return output
+
+    def wrap_map(self, result: np.ndarray) -> Any:
+        """A 3D map on the series' spatial grid: the first three axes of a 4D image's geometry."""
+        output = self.itk.image_from_array(np.ascontiguousarray(result))
+        if self.vector:
+            output.SetOrigin(self.image.GetOrigin())
+            output.SetSpacing(self.image.GetSpacing())
+            output.SetDirection(self.image.GetDirection())
+            return output
+        origin = list(self.image.GetOrigin())[:3]
+        spacing = list(self.image.GetSpacing())[:3]
+        direction = self.itk.array_from_matrix(self.image.GetDirection())[:3, :3]
+        output.SetOrigin(origin)
+        output.SetSpacing(spacing)
+        output.SetDirection(self.itk.matrix_from_array(np.ascontiguousarray(direction)))
+        return output
+
+
+def _spatial_array(data: Any, name: str) -> np.ndarray:
+    """A mask or noise map as a host array: an itk.Image's NumPy view (z, y, x), or any array's host copy."""
+    module = type(data).__module__ or ""
+    if module.startswith("itk"):
+        import itk
+
+        return itk.array_view_from_image(data)
+    try:
+        return np.asarray(to_host(data).array)
+    except TypeError as error:
+        raise TypeError(f"svdlr: {name} must be an itk.Image or an array, got {type(data).__qualname__}") from error
+
+
+def _mask_array(mask: Any, spatial_shape: Tuple[int, ...]) -> Optional[np.ndarray]:
+    if mask is None:
+        return None
+    array = _spatial_array(mask, "mask")
+    if array.shape != spatial_shape:
+        raise ValueError(
+            f"svdlr: mask has shape {array.shape}, but the series' spatial shape is {spatial_shape} "
+            "(its axes other than the volume axis, in array order)"
+        )
+    return np.ascontiguousarray(array != 0, dtype=np.uint8)
+
+
+def _sigma_array(noise_sigma: Any, spatial_shape: Tuple[int, ...]) -> Optional[np.ndarray]:
+    if noise_sigma is None:
+        return None
+    if isinstance(noise_sigma, numbers.Real) and not isinstance(noise_sigma, bool):
+        return np.full(spatial_shape, noise_sigma, dtype=np.float32)
+    array = _spatial_array(noise_sigma, "noise_sigma")
+    if array.shape != spatial_shape:
+        raise ValueError(
+            f"svdlr: noise_sigma has shape {array.shape}, but the series' spatial shape is {spatial_shape} "
+            "(its axes other than the volume axis, in array order)"
+        )
+    return np.ascontiguousarray(array, dtype=np.float32)
+
+
+def _check_integer(name: str, value: Any, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"svdlr: {name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"svdlr: {name} must be >= {minimum}, got {value}")

@@ -1,0 +1,477 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// `denoise_local_low_rank`: one call of svdlr::DenoiseLocalLowRank on a 4D float32 array in host memory, in any
+// axis order and with any strides. The volume axis is named by the caller; the other three are the spatial axes,
+// in array order (a0, a1, a2), which the engine sees as (z, y, x): then C-ordered 3D arrays of shape
+// (n0, n1, n2) are exactly the engine's x-fastest maps, so that mask, noise_sigma and the maps returned need no
+// reordering, and patch sizes and voxel indices are given and reported in array order.
+#include "svdlrPyDenoise.h"
+
+#include "svdlrPyErrors.h"
+#include "svdlrPyProgress.h"
+
+#include "svdlr/LocalDenoise.h"
+#include "svdlr/Names.h"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace svdlr
+{
+namespace python
+{
+namespace
+{
+
+// Any strides, so that a float32 view (ITK's, nibabel's, a transposed or sliced array) is read where it is;
+// nanobind converts other dtypes to float32 (a copy) before the call.
+using SeriesArray = nb::ndarray<nb::ro, float, nb::device::cpu>;
+using MaskArray = nb::ndarray<nb::ro, std::uint8_t, nb::c_contig, nb::device::cpu>;
+using SigmaArray = nb::ndarray<nb::ro, float, nb::c_contig, nb::device::cpu>;
+
+[[noreturn]] void
+ThrowValueError(const std::string & message)
+{
+  throw nb::value_error(("svdlr: " + message).c_str());
+}
+
+std::string
+ShapeText(const std::vector<std::size_t> & shape)
+{
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+  {
+    text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  }
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+/** The series' axes: which array axis holds the volumes, and the spatial axes a0, a1, a2 in array order. */
+struct SeriesAxes
+{
+  std::size_t volume{ 0 };
+  std::size_t spatial[3]{ 1, 2, 3 };
+};
+
+SeriesAxes
+AxesOf(const SeriesArray & series, std::int64_t volumeAxis)
+{
+  if (series.ndim() != 4)
+  {
+    std::vector<std::size_t> shape;
+    for (std::size_t i = 0; i < series.ndim(); ++i)
+    {
+      shape.push_back(series.shape(i));
+    }
+    ThrowValueError("expected a 4D series (three spatial axes and one axis of volumes), got " +
+                    std::to_string(series.ndim()) + " dimensions, shape " + ShapeText(shape));
+  }
+  if (volumeAxis < -4 || volumeAxis > 3)
+  {
+    ThrowValueError("volume_axis must be in [-4, 3], got " + std::to_string(volumeAxis));
+  }
+  SeriesAxes axes;
+  axes.volume = static_cast<std::size_t>(volumeAxis < 0 ? volumeAxis + 4 : volumeAxis);
+  for (std::size_t axis = 0, i = 0; axis < 4; ++axis)
+  {
+    if (axis != axes.volume)
+    {
+      axes.spatial[i++] = axis;
+    }
+  }
+  return axes;
+}
+
+/** The engine's view of an array of the series' shape: x = a2, y = a1, z = a0 (element strides, as DLPack's). */
+template <typename T>
+SeriesView<T>
+ViewOf(T * data, const std::size_t * shape, const std::int64_t * strides, const SeriesAxes & axes)
+{
+  SeriesView<T> view;
+  view.data = data;
+  for (std::size_t i = 0; i < 3; ++i)
+  {
+    const std::size_t axis = axes.spatial[2 - i];
+    view.size[i] = shape[axis];
+    view.strides[i] = static_cast<std::ptrdiff_t>(strides[axis]);
+  }
+  view.volumes = shape[axes.volume];
+  view.strides[3] = static_cast<std::ptrdiff_t>(strides[axes.volume]);
+  return view;
+}
+
+/** A new C-ordered NumPy array; `data` receives its buffer (uninitialised). */
+template <typename T>
+nb::object
+NewNumpyArray(const std::vector<std::size_t> & shape, T *& data)
+{
+  std::size_t elements = 1;
+  for (std::size_t extent : shape)
+  {
+    elements *= extent;
+  }
+  std::unique_ptr<T[]> buffer(new T[std::max<std::size_t>(elements, 1)]);
+  nb::capsule          owner(buffer.get(), [](void * p) noexcept { delete[] static_cast<T *>(p); });
+  data = buffer.release();
+  return nb::ndarray<nb::numpy, T>(data, shape.size(), shape.data(), owner).cast();
+}
+
+/** A 3D input on the spatial grid (mask, noise_sigma): its shape must be the spatial shape. */
+template <typename TArray>
+void
+CheckGrid(const TArray & array, const std::vector<std::size_t> & grid, const char * name)
+{
+  std::vector<std::size_t> shape;
+  for (std::size_t i = 0; i < array.ndim(); ++i)
+  {
+    shape.push_back(array.shape(i));
+  }
+  if (shape != grid)
+  {
+    ThrowValueError(std::string(name) + " has shape " + ShapeText(shape) + ", but the series' spatial shape is " +
+                    ShapeText(grid) + " (its axes other than volume_axis, in array order)");
+  }
+}
+
+nb::tuple
+VoxelIndex(std::size_t voxel, const std::vector<std::size_t> & grid)
+{
+  return nb::make_tuple(voxel / (grid[1] * grid[2]), voxel / grid[2] % grid[1], voxel % grid[2]);
+}
+
+std::string
+VoxelText(std::size_t voxel, const std::vector<std::size_t> & grid)
+{
+  return "(" + std::to_string(voxel / (grid[1] * grid[2])) + ", " + std::to_string(voxel / grid[2] % grid[1]) + ", " +
+         std::to_string(voxel % grid[2]) + ")";
+}
+
+/** ValueError naming the voxel (in array order) that holds NaN or Inf; `voxel` attribute: its index tuple. */
+[[noreturn]] void
+RaiseNonFinite(std::size_t voxel, const std::vector<std::size_t> & grid)
+{
+  const nb::handle type(PyExc_ValueError);
+  nb::object       exception = type(nb::str(("svdlr: the series holds NaN or Inf at voxel " + VoxelText(voxel, grid) +
+                                       " (indices along the spatial axes, in array order)")
+                                        .c_str()));
+  exception.attr("error_code") = nb::str(ErrorCodeName(ErrorCode::NonFiniteInput));
+  exception.attr("matrix_index") = nb::none();
+  exception.attr("voxel") = VoxelIndex(voxel, grid);
+  PyErr_SetObject(type.ptr(), exception.ptr());
+  throw nb::python_error();
+}
+
+RankPolicy
+MakePolicy(const std::optional<std::string> & policy, std::optional<std::int64_t> rank)
+{
+  const std::string name = policy.value_or(rank ? "fixed" : "mp");
+  RankPolicy        result;
+  if (name == "fixed")
+  {
+    if (!rank)
+    {
+      ThrowValueError("policy \"fixed\" needs rank");
+    }
+    if (*rank < static_cast<std::int64_t>(kMinimumRank))
+    {
+      ThrowValueError("rank must be at least " + std::to_string(kMinimumRank) + ", got " + std::to_string(*rank));
+    }
+    result = RankPolicy::Fixed(static_cast<std::size_t>(*rank));
+  }
+  else if (!ParseNoiseRank(name, result))
+  {
+    ThrowValueError("policy must be \"fixed\", " + NoiseRankNames() + ", got \"" + name + "\"");
+  }
+  else if (rank)
+  {
+    ThrowValueError("rank goes with policy \"fixed\"; policy \"" + name + "\" chooses each patch's rank itself");
+  }
+  const std::string problem = PolicyProblem(result, Solver::Exact);
+  if (!problem.empty())
+  {
+    ThrowValueError(problem);
+  }
+  return result;
+}
+
+LocalDenoiseOptions
+MakeOptions(const std::optional<std::vector<std::int64_t>> & patchSize,
+            std::int64_t                               patchStride,
+            const std::optional<std::string> &         aggregation,
+            const std::string &                        shrinkage,
+            const std::optional<std::string> &         policy,
+            std::optional<std::int64_t>                rank,
+            const std::string &                        backend,
+            std::int64_t                               deviceId,
+            std::int64_t                               maxPatchesPerBatch,
+            std::int64_t                               threads)
+{
+  LocalDenoiseOptions options;
+  options.policy = MakePolicy(policy, rank);
+  if (patchSize)
+  {
+    if (patchSize->size() != 3)
+    {
+      ThrowValueError("patch_size must give 3 extents (along the spatial axes, in array order), got " +
+                      std::to_string(patchSize->size()));
+    }
+    for (std::size_t i = 0; i < 3; ++i)
+    {
+      const std::int64_t extent = (*patchSize)[2 - i]; // engine x = array axis a2
+      if (extent < 1)
+      {
+        ThrowValueError("patch_size extents must be odd and >= 1, got " + std::to_string(extent));
+      }
+      options.patchSize[i] = static_cast<std::size_t>(extent);
+    }
+  }
+  if (patchStride < 1)
+  {
+    ThrowValueError("patch_stride must be >= 1, got " + std::to_string(patchStride));
+  }
+  options.patchStride = static_cast<std::size_t>(patchStride);
+  const std::string aggregationName = aggregation.value_or(patchStride > 1 ? "overlap" : "centre");
+  if (aggregationName != "centre" && aggregationName != "overlap")
+  {
+    ThrowValueError("aggregation must be \"centre\" or \"overlap\", got \"" + aggregationName + "\"");
+  }
+  options.aggregation =
+    aggregationName == "overlap" ? PatchAggregation::OverlapAverage : PatchAggregation::CentreVoxel;
+  if (shrinkage != "hard" && shrinkage != "frobenius")
+  {
+    ThrowValueError("shrinkage must be \"hard\" or \"frobenius\", got \"" + shrinkage + "\"");
+  }
+  options.shrinkage = shrinkage == "frobenius" ? Shrinkage::OptimalFrobenius : Shrinkage::Hard;
+  if (!ParseName(backend, options.backend))
+  {
+    ThrowValueError("backend must be " + BackendNames() + ", got \"" + backend + "\"");
+  }
+  if (deviceId < 0 || deviceId > INT_MAX)
+  {
+    ThrowValueError("device_id must be >= 0, got " + std::to_string(deviceId));
+  }
+  options.deviceId = static_cast<int>(deviceId);
+  if (maxPatchesPerBatch < 0)
+  {
+    ThrowValueError("max_patches_per_batch must be >= 0 (0: the backend chooses), got " +
+                    std::to_string(maxPatchesPerBatch));
+  }
+  options.maxPatchesPerBatch = static_cast<std::size_t>(maxPatchesPerBatch);
+  if (threads < 0 || threads > static_cast<std::int64_t>(UINT_MAX))
+  {
+    ThrowValueError("threads must be >= 0 (0: all hardware threads), got " + std::to_string(threads));
+  }
+  options.threads = static_cast<unsigned>(threads);
+  return options;
+}
+
+nb::tuple
+DenoiseArray(SeriesArray                               series,
+             std::int64_t                              volumeAxis,
+             std::optional<std::vector<std::int64_t>>  patchSize,
+             std::int64_t                              patchStride,
+             std::optional<std::string>                aggregation,
+             const std::string &                       shrinkage,
+             std::optional<std::string>                policy,
+             std::optional<std::int64_t>               rank,
+             std::optional<MaskArray>                  mask,
+             std::optional<SigmaArray>                 noiseSigma,
+             const std::string &                       backend,
+             std::int64_t                              deviceId,
+             std::int64_t                              maxPatchesPerBatch,
+             std::int64_t                              threads,
+             nb::object                                progress)
+{
+  const SeriesAxes axes = AxesOf(series, volumeAxis);
+  LocalDenoiseOptions options = MakeOptions(
+    patchSize, patchStride, aggregation, shrinkage, policy, rank, backend, deviceId, maxPatchesPerBatch, threads);
+
+  std::vector<std::size_t> shape(4);
+  for (std::size_t i = 0; i < 4; ++i)
+  {
+    shape[i] = series.shape(i);
+  }
+  const std::vector<std::size_t> grid{ shape[axes.spatial[0]], shape[axes.spatial[1]], shape[axes.spatial[2]] };
+  const std::size_t              voxels = grid[0] * grid[1] * grid[2];
+  if (mask)
+  {
+    CheckGrid(*mask, grid, "mask");
+    options.mask = mask->data();
+  }
+  if (noiseSigma)
+  {
+    CheckGrid(*noiseSigma, grid, "noise_sigma");
+    const float * sigma = noiseSigma->data();
+    for (std::size_t v = 0; v < voxels; ++v)
+    {
+      if (!(std::isfinite(sigma[v]) && sigma[v] >= 0.0f))
+      {
+        ThrowValueError("noise_sigma must be finite and >= 0, got " + std::to_string(sigma[v]) + " at voxel " +
+                        VoxelText(v, grid));
+      }
+    }
+    options.noiseSigma = sigma;
+  }
+
+  std::int64_t inputStrides[4];
+  for (std::size_t i = 0; i < 4; ++i)
+  {
+    inputStrides[i] = series.stride(i);
+  }
+  const SeriesView<const float> input = ViewOf(series.data(), shape.data(), inputStrides, axes);
+
+  float *      denoisedData = nullptr;
+  nb::object   denoised = NewNumpyArray(shape, denoisedData);
+  std::int64_t outputStrides[4];
+  for (std::int64_t i = 3, stride = 1; i >= 0; --i)
+  {
+    outputStrides[i] = stride;
+    stride *= static_cast<std::int64_t>(shape[i]);
+  }
+  const SeriesView<float> output = ViewOf(denoisedData, shape.data(), outputStrides, axes);
+
+  LocalDenoiseMaps maps;
+  nb::object       sigmaMap = NewNumpyArray(grid, maps.noiseSigma);
+  nb::object       rankMap = NewNumpyArray(grid, maps.rank);
+
+  ProgressRelay relay(std::move(progress));
+  options.progress = relay.Callback();
+  try
+  {
+    nb::gil_scoped_release release;
+    DenoiseLocalLowRank(input, output, maps, options);
+  }
+  catch (const Error & error)
+  {
+    // The GIL is held again here. An exception raised in the progress callback (Ctrl-C, or the caller's own)
+    // is what stopped the engine: raise that one rather than the engine's Aborted.
+    relay.RaisePending();
+    if (error.Code() == ErrorCode::NonFiniteInput && error.Matrix() >= 0)
+    {
+      // The engine names the voxel x fastest, x = a2: that is the C-order index over the spatial grid.
+      RaiseNonFinite(static_cast<std::size_t>(error.Matrix()), grid);
+    }
+    RaiseEngineError(error);
+  }
+  relay.RaisePending();
+  return nb::make_tuple(denoised, sigmaMap, rankMap);
+}
+
+constexpr const char * DenoiseDoc =
+  R"doc(Denoises a 4D series by local low-rank approximation (MP-PCA): svdlr::DenoiseLocalLowRank.
+
+This is the engine's low-level entry point; most users want
+itk_svdlowrankreconstruction.local_low_rank_denoising_image_filter.
+
+Around every voxel, the patch's Casorati matrix (patch voxels x volumes) keeps only its singular values above the
+noise; the voxel takes the row of its own patch (aggregation "centre") or the mean over the patches holding it
+("overlap").
+
+Parameters
+----------
+series : float32 array with 4 dimensions, in host memory
+    Any strides: a float32 view is read where it is, without a copy (other dtypes are converted first).
+volume_axis : int
+    The axis holding the volumes: 0 for ITK's NumPy view (volumes, z, y, x), -1 or 3 for nibabel's
+    (x, y, z, volumes). The other three axes are the spatial axes, in array order: patch_size, mask, noise_sigma
+    and the maps returned follow that order.
+patch_size : 3 odd ints, optional
+    Patch extent along the spatial axes. Default: the smallest cube holding at least as many voxels as there are
+    volumes (5 x 5 x 5 for 65 volumes), fitted to the image.
+patch_stride : int >= 1
+    Patches are centred on every patch_stride-th voxel; above 1 it needs aggregation "overlap" (the default then).
+aggregation : "centre" or "overlap", optional
+shrinkage : "hard" or "frobenius"
+    "frobenius": Gavish-Donoho's optimal shrinker of the kept singular values (needs sigma: a noise policy or
+    noise_sigma).
+policy : "mp", "mp-cg", "gd" or "fixed", optional
+    How each patch's rank is chosen: Marchenko-Pastur (Veraart 2016; the default), Marchenko-Pastur
+    (Cordero-Grande 2019), Gavish-Donoho's threshold, or a fixed rank (given by rank, which implies it).
+rank : int >= 1, optional
+mask : uint8 array of the spatial shape, C-contiguous, optional
+    Voxels where it is 0 are copied unchanged and get sigma = 0 and rank 0 in the maps.
+noise_sigma : float32 array of the spatial shape, C-contiguous, optional
+    A known noise level per voxel, finite and >= 0, used in place of the estimate.
+backend : "auto", "cpu" or "cuda"
+device_id : int
+max_patches_per_batch : int
+    0 lets the backend choose.
+threads : int
+    CPU worker threads; 0 uses all hardware threads.
+progress : callable(done, total), optional
+    Called between batches with the GIL held; raise from it to stop. Ctrl-C stops the work at the next batch.
+
+Returns
+-------
+(denoised, noise_map, rank_map)
+    denoised: a new C-ordered float32 array of the series' shape; noise_map (float32) and rank_map (uint16): the
+    spatial shape, sigma and the rank of each voxel's patch.
+
+Raises
+------
+ValueError
+    Not 4 dimensions, fewer than 2 volumes, an empty image, a bad patch size or stride, a mask or noise map of
+    another shape, a negative or non-finite noise_sigma, NaN or Inf in the series (the message and the exception's
+    `voxel` attribute give its index along the spatial axes, in array order), or an invalid option.
+RuntimeError
+    The requested backend is unavailable or a device call failed.
+KeyboardInterrupt
+    Ctrl-C during the work.
+)doc";
+
+} // namespace
+
+void
+DefineDenoise(nb::module_ & module)
+{
+  module.def("denoise_local_low_rank",
+             &DenoiseArray,
+             "series"_a,
+             nb::kw_only(),
+             "volume_axis"_a = 0,
+             "patch_size"_a = nb::none(),
+             "patch_stride"_a = 1,
+             "aggregation"_a = nb::none(),
+             "shrinkage"_a = "hard",
+             "policy"_a = nb::none(),
+             "rank"_a = nb::none(),
+             "mask"_a = nb::none(),
+             "noise_sigma"_a = nb::none(),
+             "backend"_a = "auto",
+             "device_id"_a = 0,
+             "max_patches_per_batch"_a = 0,
+             "threads"_a = 0,
+             "progress"_a = nb::none(),
+             DenoiseDoc);
+}
+
+} // namespace python
+} // namespace svdlr

@@ -1,0 +1,69 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The extension module `itk_svdlowrankreconstruction._engine`: the ITK-free engine, for the Python layer.
+#include "svdlrPyDenoise.h"
+#include "svdlrPyReconstruct.h"
+
+#include "svdlr/Engine.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include <string>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+#ifndef SVDLR_PY_VERSION
+#  define SVDLR_PY_VERSION "0+unknown"
+#endif
+
+NB_MODULE(_engine, module)
+{
+  module.doc() = "Rank-k truncated SVD reconstruction of batches of matrices (the ITK-free svdlr engine).";
+
+  svdlr::python::DefineReconstruct(module);
+  svdlr::python::DefineDenoise(module);
+
+  module.def("cuda_backend_built", &svdlr::CudaBackendBuilt, "True when this build has the CUDA backend compiled in.");
+
+  module.def(
+    "cuda_device_usable",
+    [](int deviceId) {
+      std::string why;
+      bool        usable = false;
+      {
+        nb::gil_scoped_release release;
+        usable = svdlr::CudaDeviceUsable(deviceId, &why);
+      }
+      return nb::make_tuple(usable, why);
+    },
+    "device_id"_a = 0,
+    "(usable, why): whether CUDA device `device_id` can run the CUDA backend, and if not, why.");
+
+  module.def(
+    "release_cuda_resources",
+    [] {
+      nb::gil_scoped_release release; // freeing device memory may wait for the device
+      svdlr::ReleaseCudaResources();
+    },
+    "Frees the GPU memory, streams and handles the CUDA backend keeps between runs (no-op without CUDA).");
+
+  module.attr("DEVICE_INPUT_SUPPORTED") = svdlr::python::DeviceInputSupported();
+  module.attr("__version__") = SVDLR_PY_VERSION;
+}

@@ -1,0 +1,560 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// `reconstruct`: one call of svdlr::Reconstruct on a (count, rows, cols) or (rows, cols) array in host
+// memory, or of svdlr::ReconstructOnDevice on a CUDA array (CuPy, PyTorch... through DLPack), which stays
+// on its device.
+// The GIL is released while the engine works; between batches the engine's progress callback takes it
+// back briefly to run the caller's progress function and Python's signal handlers, so Ctrl-C stops the
+// work at the next batch boundary and raises KeyboardInterrupt.
+#include "svdlrPyReconstruct.h"
+
+#include "svdlrPyErrors.h"
+#include "svdlrPyProgress.h"
+
+#include "svdlr/Engine.h"
+#include "svdlr/Names.h"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace svdlr
+{
+namespace python
+{
+namespace
+{
+
+// Any dtype and device: dispatched at run time, so that one entry point serves float32 and float64,
+// host and CUDA device arrays. Non-contiguous host inputs are copied to C order by nanobind.
+using InputArray = nb::ndarray<nb::ro, nb::c_contig>;
+using OutputArray = nb::ndarray<nb::c_contig>;
+
+struct BatchShape
+{
+  std::size_t count{ 0 };
+  std::size_t rows{ 0 };
+  std::size_t cols{ 0 };
+
+  std::size_t
+  Elements() const
+  {
+    return count * rows * cols;
+  }
+};
+
+[[noreturn]] void
+ThrowValueError(const std::string & message)
+{
+  throw nb::value_error(("svdlr: " + message).c_str());
+}
+
+[[noreturn]] void
+ThrowTypeError(const std::string & message)
+{
+  throw nb::type_error(("svdlr: " + message).c_str());
+}
+
+BatchShape
+ShapeOf(const InputArray & matrices)
+{
+  if (matrices.ndim() == 2)
+  {
+    return { 1, matrices.shape(0), matrices.shape(1) };
+  }
+  if (matrices.ndim() == 3)
+  {
+    return { matrices.shape(0), matrices.shape(1), matrices.shape(2) };
+  }
+  ThrowValueError("expected an array of shape (rows, cols) or (count, rows, cols), got " +
+                  std::to_string(matrices.ndim()) + " dimensions");
+}
+
+/** An engine enum from its name (svdlr/Names.h), or a ValueError that lists the names. */
+template <typename TEnum>
+TEnum
+ParseOption(const char * option, const std::string & name, std::string (*names)())
+{
+  TEnum value{};
+  if (!ParseName(name, value))
+  {
+    ThrowValueError(std::string(option) + " must be " + names() + ", got \"" + name + "\"");
+  }
+  return value;
+}
+
+// Range checks the engine cannot do because its fields are unsigned. The engine validates the rest
+// (energy fraction range, empty input, overlap of input and output).
+Options
+MakeOptions(std::optional<std::int64_t>       rank,
+            std::optional<double>             energyFraction,
+            const std::optional<std::string> & noiseRank,
+            std::optional<double>             noiseSigma,
+            const std::string &               backend,
+            const std::string &               solver,
+            std::int64_t                      deviceId,
+            std::int64_t                      maxMatricesPerBatch,
+            std::int64_t                      threads)
+{
+  Options    options;
+  const bool noise = noiseRank || noiseSigma;
+  if (rank && energyFraction)
+  {
+    ThrowValueError("give either rank or energy_fraction, not both");
+  }
+  if ((rank || energyFraction) && noise)
+  {
+    ThrowValueError("give one of rank, energy_fraction and noise_rank/noise_sigma");
+  }
+  if (noise)
+  {
+    if (noiseRank && !ParseNoiseRank(*noiseRank, options.policy))
+    {
+      ThrowValueError("noise_rank must be " + NoiseRankNames() + ", got \"" + *noiseRank + "\"");
+    }
+    if (noiseSigma)
+    {
+      if (noiseRank && options.policy.kind != RankPolicy::Kind::GavishDonoho)
+      {
+        ThrowValueError("noise_sigma sets Gavish-Donoho's sigma: it does not go with noise_rank=\"" + *noiseRank +
+                        "\"");
+      }
+      if (!(*noiseSigma > 0.0 && std::isfinite(*noiseSigma)))
+      {
+        ThrowValueError("noise_sigma must be a finite number > 0 (leave it out to estimate sigma), got " +
+                        std::to_string(*noiseSigma));
+      }
+      options.policy = RankPolicy::GavishDonoho(*noiseSigma);
+    }
+  }
+  else if (energyFraction)
+  {
+    options.policy = RankPolicy::Energy(*energyFraction);
+  }
+  else
+  {
+    const std::int64_t k = rank.value_or(1);
+    if (k < 0) // the engine's rank is unsigned; it checks the rest (PolicyProblem)
+    {
+      ThrowValueError("rank must be at least " + std::to_string(kMinimumRank) + ", got " + std::to_string(k));
+    }
+    options.policy = RankPolicy::Fixed(static_cast<std::size_t>(k));
+  }
+  options.backend = ParseOption<Backend>("backend", backend, &BackendNames);
+  options.solver = ParseOption<Solver>("solver", solver, &SolverNames);
+  const std::string problem = PolicyProblem(options.policy, options.solver);
+  if (!problem.empty())
+  {
+    ThrowValueError(problem);
+  }
+  if (deviceId < 0 || deviceId > INT_MAX)
+  {
+    ThrowValueError("device_id must be >= 0, got " + std::to_string(deviceId));
+  }
+  options.deviceId = static_cast<int>(deviceId);
+  if (maxMatricesPerBatch < 0)
+  {
+    ThrowValueError("max_matrices_per_batch must be >= 0 (0: the backend chooses), got " +
+                    std::to_string(maxMatricesPerBatch));
+  }
+  options.maxMatricesPerBatch = static_cast<std::size_t>(maxMatricesPerBatch);
+  if (threads < 0 || threads > static_cast<std::int64_t>(UINT_MAX))
+  {
+    ThrowValueError("threads must be >= 0 (0: all hardware threads), got " + std::to_string(threads));
+  }
+  options.threads = static_cast<unsigned>(threads);
+  return options;
+}
+
+/** A new C-ordered NumPy array of `ndim` dimensions; `data` receives its buffer (left uninitialised). */
+template <typename T>
+nb::object
+NewNumpyArray(std::size_t ndim, const std::size_t * shape, T *& data)
+{
+  std::size_t elements = 1;
+  for (std::size_t i = 0; i < ndim; ++i)
+  {
+    elements *= shape[i];
+  }
+  std::unique_ptr<T[]> buffer(new T[std::max<std::size_t>(elements, 1)]);
+  nb::capsule          owner(buffer.get(), [](void * p) noexcept { delete[] static_cast<T *>(p); });
+  data = buffer.release();
+  return nb::ndarray<nb::numpy, T>(data, ndim, shape, owner).cast();
+}
+
+/** Checks that `out` can receive the reconstruction of `input` and returns its buffer. */
+template <typename T>
+T *
+OutputBuffer(nb::handle out, const InputArray & input)
+{
+  OutputArray array;
+  if (!nb::try_cast(out, array, false))
+  {
+    ThrowTypeError("out must be a writable C-contiguous array");
+  }
+  bool sameShape = array.ndim() == input.ndim();
+  for (std::size_t i = 0; sameShape && i < input.ndim(); ++i)
+  {
+    sameShape = array.shape(i) == input.shape(i);
+  }
+  if (array.dtype() != nb::dtype<T>() || !sameShape)
+  {
+    ThrowValueError("out must have the dtype and shape of the input");
+  }
+  if (array.device_type() != input.device_type() || array.device_id() != input.device_id())
+  {
+    ThrowValueError("out must be on the device of the input");
+  }
+  return static_cast<T *>(array.data());
+}
+
+nb::dict
+DetailsOf(const Report & report, const BatchShape & shape)
+{
+  const std::size_t valueCount = std::min(shape.rows, shape.cols);
+
+  std::int64_t *    ranks = nullptr;
+  const std::size_t rankShape[1] = { shape.count };
+  nb::object        rankArray = NewNumpyArray(1, rankShape, ranks);
+
+  double *          values = nullptr;
+  const std::size_t valueShape[2] = { shape.count, valueCount };
+  nb::object        valueArray = NewNumpyArray(2, valueShape, values);
+
+  const std::vector<double> none;
+  for (std::size_t i = 0; i < shape.count; ++i)
+  {
+    ranks[i] = i < report.ranks.size() ? static_cast<std::int64_t>(report.ranks[i]) : 0;
+    const std::vector<double> & sigma = i < report.singularValues.size() ? report.singularValues[i] : none;
+    double *                    row = values + i * valueCount;
+    std::fill(row, row + valueCount, std::numeric_limits<double>::quiet_NaN()); // values not computed
+    std::copy_n(sigma.begin(), std::min(sigma.size(), valueCount), row);
+  }
+
+  double *          noiseSigmas = nullptr;
+  nb::object        noiseSigmaArray = NewNumpyArray(1, rankShape, noiseSigmas);
+  for (std::size_t i = 0; i < shape.count; ++i)
+  {
+    noiseSigmas[i] = i < report.noiseSigmas.size() ? report.noiseSigmas[i] : std::numeric_limits<double>::quiet_NaN();
+  }
+
+  nb::dict details;
+  details["ranks"] = rankArray;
+  details["noise_sigma"] = noiseSigmaArray;
+  details["singular_values"] = valueArray;
+  details["backend"] = Name(report.backend);
+  details["solver"] = Name(report.solver);
+  details["notes"] = report.notes;
+  return details;
+}
+
+/** Where the engine finds the arrays: host memory, or CUDA device memory with the caller's stream. */
+struct ArrayMemory
+{
+  bool           onDevice{ false };
+  std::uintptr_t stream{ 0 }; // cudaStream_t of the caller's framework; 0: the legacy default stream
+};
+
+/** Runs the engine from `input` into `outputData` (same shape, C order) without the GIL. */
+template <typename T>
+Report
+CallEngine(const InputArray & input, T * outputData, const Options & options, ProgressRelay & relay,
+           const ArrayMemory & memory)
+{
+  const BatchShape           shape = ShapeOf(input);
+  const std::size_t          stride = shape.rows * shape.cols;
+  const MatrixBatch<const T> inputBatch{
+    static_cast<const T *>(input.data()), shape.count, shape.rows, shape.cols, stride
+  };
+  const MatrixBatch<T> outputBatch{ outputData, shape.count, shape.rows, shape.cols, stride };
+
+  Report report;
+  try
+  {
+    nb::gil_scoped_release release;
+    void * stream = reinterpret_cast<void *>(memory.stream);
+    report = memory.onDevice ? ReconstructOnDevice(inputBatch, outputBatch, options, stream)
+                             : Reconstruct(inputBatch, outputBatch, options);
+  }
+  catch (const Error & error)
+  {
+    // The GIL is held again here. A Python exception raised in the progress callback (Ctrl-C, or the
+    // caller's own) is what stopped the engine: raise that one rather than the engine's Aborted.
+    relay.RaisePending();
+    RaiseEngineError(error);
+  }
+  relay.RaisePending();
+  return report;
+}
+
+template <typename T>
+nb::tuple
+RunOnHost(const InputArray & input, nb::object out, const Options & options, ProgressRelay & relay)
+{
+  const BatchShape shape = ShapeOf(input);
+
+  T *        outputData = nullptr;
+  nb::object result = out;
+  if (out.is_none())
+  {
+    std::size_t dims[3];
+    for (std::size_t i = 0; i < input.ndim(); ++i)
+    {
+      dims[i] = input.shape(i);
+    }
+    result = NewNumpyArray(input.ndim(), dims, outputData);
+  }
+  else
+  {
+    outputData = OutputBuffer<T>(out, input);
+  }
+  const Report report = CallEngine(input, outputData, options, relay, ArrayMemory{});
+  return nb::make_tuple(result, DetailsOf(report, shape));
+}
+
+/** A CUDA array: the engine reads and writes device memory directly, ordered after `stream`. The binding
+ * allocates no device memory itself, so the caller gives `out` (which may be `input`: in place). */
+template <typename T>
+nb::tuple
+RunOnDevice(const InputArray & input, nb::object out, const Options & options, ProgressRelay & relay,
+            std::uintptr_t stream)
+{
+  if (out.is_none())
+  {
+    ThrowTypeError("a CUDA array needs `out`: an array of its dtype, shape and device, e.g. "
+                   "cupy.empty_like(matrices) or torch.empty_like(matrices), or `matrices` itself (in place)");
+  }
+  T *          outputData = OutputBuffer<T>(out, input);
+  const Report report = CallEngine(input, outputData, options, relay, ArrayMemory{ true, stream });
+  return nb::make_tuple(out, DetailsOf(report, ShapeOf(input)));
+}
+
+nb::tuple
+ReconstructArray(InputArray                  matrices,
+                 std::optional<std::int64_t> rank,
+                 std::optional<double>       energyFraction,
+                 std::optional<std::string>  noiseRank,
+                 std::optional<double>       noiseSigma,
+                 const std::string &         backend,
+                 const std::string &         solver,
+                 std::optional<std::int64_t> deviceId,
+                 std::int64_t                maxMatricesPerBatch,
+                 std::int64_t                threads,
+                 nb::object                  progress,
+                 nb::object                  out,
+                 std::uintptr_t              stream)
+{
+  const bool onHost = matrices.device_type() == nb::device::cpu::value;
+  const bool onDevice =
+    matrices.device_type() == nb::device::cuda::value || matrices.device_type() == nb::device::cuda_managed::value;
+  if (!onHost && !onDevice)
+  {
+    ThrowTypeError("matrices must be in host memory or CUDA device memory, got DLPack device type " +
+                   std::to_string(matrices.device_type()));
+  }
+  // A CUDA array is worked on where it is: its device, unless device_id names another one.
+  const std::int64_t arrayDevice = onDevice ? matrices.device_id() : 0;
+  if (onDevice && deviceId && *deviceId != arrayDevice)
+  {
+    ThrowValueError("device_id " + std::to_string(*deviceId) + " differs from device " + std::to_string(arrayDevice) +
+                    ", which holds the array");
+  }
+  Options options = MakeOptions(rank,
+                                energyFraction,
+                                noiseRank,
+                                noiseSigma,
+                                backend,
+                                solver,
+                                deviceId.value_or(arrayDevice),
+                                maxMatricesPerBatch,
+                                threads);
+
+  ProgressRelay relay(std::move(progress));
+  options.progress = relay.Callback();
+
+  if (matrices.dtype() == nb::dtype<float>())
+  {
+    return onDevice ? RunOnDevice<float>(matrices, std::move(out), options, relay, stream)
+                    : RunOnHost<float>(matrices, std::move(out), options, relay);
+  }
+  if (matrices.dtype() == nb::dtype<double>())
+  {
+    return onDevice ? RunOnDevice<double>(matrices, std::move(out), options, relay, stream)
+                    : RunOnHost<double>(matrices, std::move(out), options, relay);
+  }
+  ThrowTypeError("matrices must be float32 or float64; convert other types first");
+}
+
+constexpr const char * ReconstructDocTemplate =
+  R"doc(Replaces every matrix of `matrices` by its rank-k truncated SVD reconstruction U_k S_k V_k^T.
+
+This is the engine's low-level entry point; most users want
+itk_svdlowrankreconstruction.svd_low_rank_reconstruction_image_filter.
+
+Parameters
+----------
+matrices : float32 or float64 array, shape (rows, cols) or (count, rows, cols)
+    In host memory (NumPy...): C-contiguous arrays are used without a copy; others are copied to C order
+    first. In CUDA device memory (CuPy, PyTorch... through DLPack; C-contiguous): the data stays on the
+    device, the "cuda" or "auto" backend works on it there, and `out` is required.
+rank : int >= 1, optional
+    Singular triplets kept per matrix (clamped to min(rows, cols)). Default 1 when energy_fraction is not given.
+energy_fraction : float in (0, 1], optional
+    Keep, per matrix, the fewest triplets whose squared singular values hold this fraction of ||A||_F^2.
+noise_rank : {NOISE_RANKS}, optional
+    Keep, per matrix, the singular values that stand out of the noise of a low-rank signal plus white noise,
+    with the noise's standard deviation sigma per entry estimated per matrix: "gd" Gavish & Donoho's optimal
+    hard threshold (sigma from the median singular value), "mp" Marchenko-Pastur as MP-PCA (Veraart et al.
+    2016, MRtrix3 dwidenoise's default), "mp-cg" Marchenko-Pastur with Cordero-Grande et al.'s (2019)
+    estimator (dwidenoise -estimator Exp2).
+noise_sigma : float > 0, optional
+    Gavish-Donoho with this known sigma per entry (implies noise_rank "gd"). Give one of rank, energy_fraction
+    and noise_rank/noise_sigma.
+backend : "auto", "cpu" or "cuda"
+solver : "auto", "exact" or "subspace"
+    How the CUDA backend finds the leading singular subspace. "exact": every singular value, at about
+    float64 accuracy. "subspace": subspace iteration on a block of w > rank vectors; only the leading w
+    singular values are computed, much faster for small ranks, within the same accuracy bounds (optimality
+    ratio ||A - R|| / ||A - A_k|| <= 1 + 1e-4); needs a fixed rank below {MAX_SUBSPACE_WIDTH}. "auto": "subspace" for
+    float32 data with a fixed rank where it pays off, else "exact". The CPU backend is always exact.
+device_id : int, optional
+    CUDA device for the "cuda" and "auto" backends. Default: the device holding a CUDA array, else 0.
+max_matrices_per_batch : int
+    0 lets the backend choose (from free GPU memory on the GPU).
+threads : int
+    CPU worker threads; 0 uses all hardware threads.
+progress : callable(done, total), optional
+    Called between batches, with the GIL held. Raise from it to stop the work; the exception propagates.
+out : array, optional (required for a CUDA array)
+    Receives the result: same dtype, shape and device as `matrices`, C-contiguous and writable. It may be
+    `matrices` itself (in place), but must not partially overlap it.
+stream : int
+    For a CUDA array: the caller's CUDA stream as an integer (CuPy: cupy.cuda.get_current_stream().ptr;
+    PyTorch: torch.cuda.current_stream(device).cuda_stream); 0 is the legacy default stream. The engine's
+    work starts after everything already queued on it, and the result is complete when the call returns.
+
+Returns
+-------
+(result, details)
+    result is `out`, or a new NumPy array (host input only). details is a dict: "ranks" (int64, (count,)),
+    "noise_sigma" (float64, (count,): sigma estimated or given; NaN for rank and energy_fraction),
+    "singular_values" (float64, (count, min(rows, cols)), descending: all values with the exact solver; with
+    the subspace solver the leading w, then NaN for the values it did not compute), "backend" ("cpu" or
+    "cuda": where the work ran), "solver" ("exact" or "subspace": what ran) and "notes" (e.g. why "auto"
+    fell back to the CPU).
+
+Raises
+------
+ValueError
+    Invalid options or shapes (including solver "subspace" with energy_fraction or a rank of
+    {MAX_SUBSPACE_WIDTH} or more), empty input, NaN or Inf in a matrix. Engine errors carry `error_code`
+    and `matrix_index` (the offending matrix, or None) attributes.
+RuntimeError
+    The requested backend is unavailable, a device call failed, memory ran out, or a solver failed.
+KeyboardInterrupt
+    Ctrl-C during the work: the engine stops at the next batch boundary.
+TypeError
+    Unsupported dtype, an array neither in host nor in CUDA memory, or a CUDA array without `out`.
+)doc";
+
+/** The docstring with the engine's limits written in from svdlr/Names.h. */
+const char *
+ReconstructDoc()
+{
+  static const std::string doc = [] {
+    std::string text = ReconstructDocTemplate;
+    const auto  fill = [&text](const std::string & key, const std::string & value) {
+      for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at))
+      {
+        text.replace(at, key.size(), value);
+      }
+    };
+    fill("{MAX_SUBSPACE_WIDTH}", std::to_string(kMaxSubspaceWidth));
+    fill("{NOISE_RANKS}", NoiseRankNames());
+    return text;
+  }();
+  return doc.c_str();
+}
+
+} // namespace
+
+bool
+DeviceInputSupported() noexcept
+{
+  return CudaBackendBuilt();
+}
+
+void
+DefineReconstruct(nb::module_ & module)
+{
+  module.def("reconstruct",
+             &ReconstructArray,
+             "matrices"_a,
+             nb::kw_only(),
+             "rank"_a = nb::none(),
+             "energy_fraction"_a = nb::none(),
+             "noise_rank"_a = nb::none(),
+             "noise_sigma"_a = nb::none(),
+             "backend"_a = "auto",
+             "solver"_a = "auto",
+             "device_id"_a = nb::none(),
+             "max_matrices_per_batch"_a = 0,
+             "threads"_a = 0,
+             "progress"_a = nb::none(),
+             "out"_a = nb::none(),
+             "stream"_a = 0,
+             ReconstructDoc());
+
+  module.def(
+    "check_options",
+    [](std::optional<std::int64_t> rank, std::optional<double> energyFraction, std::optional<std::string> noiseRank,
+       std::optional<double> noiseSigma, const std::string & backend, const std::string & solver) {
+      MakeOptions(rank, energyFraction, noiseRank, noiseSigma, backend, solver, 0, 0, 0);
+    },
+    nb::kw_only(),
+    "rank"_a = nb::none(),
+    "energy_fraction"_a = nb::none(),
+    "noise_rank"_a = nb::none(),
+    "noise_sigma"_a = nb::none(),
+    "backend"_a = "auto",
+    "solver"_a = "auto",
+    "Raises ValueError when reconstruct() would refuse these options, with the engine's own message (svdlr/Names.h).");
+  module.attr("BACKENDS") = nb::make_tuple(Name(Backend::Auto), Name(Backend::CPU), Name(Backend::CUDA));
+  module.attr("SOLVERS") = nb::make_tuple(Name(Solver::Auto), Name(Solver::Exact), Name(Solver::Subspace));
+  module.attr("MAX_SUBSPACE_WIDTH") = kMaxSubspaceWidth;
+  module.attr("NOISE_RANKS") =
+    nb::make_tuple(NoiseRankName(RankPolicy::GavishDonoho()),
+                   NoiseRankName(RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::Veraart2016)),
+                   NoiseRankName(RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::CorderoGrande2019)));
+}
+
+} // namespace python
+} // namespace svdlr

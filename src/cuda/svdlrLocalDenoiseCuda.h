@@ -1,0 +1,83 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_LocalDenoiseCuda_h
+#define svdlr_LocalDenoiseCuda_h
+
+// The local denoiser's CUDA backend with its knobs and its trace, for tests and benchmarks: RunLocalDenoiseCuda
+// (svdlrLocalDenoiseBackends.h) is this with default tuning and no trace. No CUDA type here, so that test and
+// benchmark code compiles without nvcc.
+
+#include "svdlrCudaExport.h"
+#include "svdlrLocalDenoiseBackends.h"
+#include "svdlrSmallEigenTuning.h"
+
+#include <cstddef>
+
+namespace svdlr
+{
+namespace detail
+{
+
+/** Overrides for experiments and tests; the defaults are what the engine uses. */
+struct LocalDenoiseCudaTuning
+{
+  std::size_t availableBytes{ 0 }; // device memory the plan may use; 0: what cudaMemGetInfo reports, less a reserve
+  bool        cusolver{ false };   // cuSOLVER's XsyevBatched instead of our eigen-solver (the reference)
+  SmallEigenTuning eigen{};        // variants of our eigen-solver's kernels
+};
+
+/** What a run did: its plan and where the host's wall-clock time went (milliseconds). */
+struct LocalDenoiseCudaTrace
+{
+  std::size_t slabs{ 0 };
+  std::size_t batches{ 0 };
+  std::size_t batchSize{ 0 };
+  std::size_t centrePlanesPerSlab{ 0 };
+  bool        usedCusolver{ false };   // the reference solver ran (asked for, too large for ours, or after a failure)
+  double      setup{ 0 };              // resources, plan, allocations, mask and σ map
+  double      upload{ 0 };             // host -> device through the staging ring
+  double      enqueue{ 0 };            // launching the slabs' work
+  double      download{ 0 };           // waiting for the slabs and device -> host
+  double      total{ 0 };
+  // GPU milliseconds on the compute stream per stage (CUDA events, summed over batches and slabs). The first
+  // includes any wait for the slab's upload.
+  double gpuUnpack{ 0 };       // waiting for the upload, unpacking, carrying the sums
+  double gpuGram{ 0 };
+  double gpuTridiagonal{ 0 };  // Householder tridiagonalisation (ours)
+  double gpuEigenvalues{ 0 };  // QL (ours), or the whole XsyevBatched (cuSOLVER)
+  double gpuRanks{ 0 };
+  double gpuEigenvectors{ 0 }; // inverse iteration and back-transformation (ours)
+  double gpuApproximation{ 0 };
+  double gpuFinalise{ 0 };
+};
+
+SVDLR_CUDA_EXPORT void
+RunLocalDenoiseCudaTuned(const SeriesView<const float> & input, const SeriesView<float> & output,
+                         const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
+                         const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report,
+                         const LocalDenoiseCudaTuning & tuning, LocalDenoiseCudaTrace * trace);
+
+/** Frees the streams, staging ring and device buffers the local denoiser keeps between runs (called by
+ * ReleaseCachedCudaResources). */
+void
+ReleaseLocalDenoiseResources() noexcept;
+
+} // namespace detail
+} // namespace svdlr
+
+#endif

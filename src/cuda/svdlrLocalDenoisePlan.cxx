@@ -1,0 +1,154 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "svdlrLocalDenoisePlan.h"
+
+#include "svdlrPatchGeometry.h"
+
+#include <algorithm>
+
+namespace svdlr
+{
+namespace detail
+{
+namespace
+{
+
+constexpr std::int64_t kTargetSlabs = 4;                     // enough for copies to hide behind solves
+constexpr std::int64_t kMaxBatch = std::int64_t{ 1 } << 16;  // fills the H100 many times over
+constexpr std::size_t  kAlignment = 256;
+
+std::size_t
+Aligned(std::size_t bytes)
+{
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+std::int64_t
+WindowPlanes(const LocalDenoiseShape & shape, std::int64_t centrePlanes)
+{
+  return std::min(shape.nz, centrePlanes + shape.ez - 1);
+}
+
+} // namespace
+
+std::size_t
+SlabSlotBytes(const LocalDenoiseShape & shape, std::int64_t planes)
+{
+  const std::size_t voxels = static_cast<std::size_t>(planes * shape.nx * shape.ny);
+  const std::size_t volumes = static_cast<std::size_t>(shape.volumes);
+  std::size_t       bytes = 0;
+  bytes += Aligned(voxels * volumes * sizeof(float));          // packed input
+  bytes += Aligned(voxels * volumes * sizeof(float));          // compute-layout input
+  bytes += Aligned(voxels * volumes * sizeof(double));         // sums of the rows
+  bytes += Aligned(voxels * sizeof(unsigned));                 // counts
+  bytes += 2 * Aligned(voxels * sizeof(double));               // sums of σ and rank
+  bytes += Aligned(voxels * volumes * sizeof(float));          // packed output
+  bytes += Aligned(voxels * (sizeof(float) + sizeof(std::uint16_t))); // maps
+  bytes += Aligned(voxels * sizeof(std::int64_t));             // centres
+  return bytes;
+}
+
+std::size_t
+BatchBytes(const LocalDenoiseShape & shape, std::int64_t batch, const std::function<std::size_t(std::int64_t)> & solverBytes,
+           std::size_t scratchPerPatch)
+{
+  const std::size_t b = static_cast<std::size_t>(batch);
+  const std::size_t m = static_cast<std::size_t>(shape.ex * shape.ey * shape.ez);
+  const std::size_t n = std::min(m, static_cast<std::size_t>(shape.volumes));
+  const std::size_t k = static_cast<std::size_t>(std::max<std::int64_t>(shape.maxVectors, 1));
+  std::size_t       bytes = 0;
+  bytes += Aligned(b * n * n * sizeof(double)); // Gram matrices, then reflectors (or cuSOLVER's eigenvectors)
+  bytes += Aligned(b * n * k * sizeof(double)); // eigenvectors
+  bytes += Aligned(b * n * sizeof(double));     // eigenvalues
+  bytes += Aligned(b * k * sizeof(double));     // weights
+  bytes += Aligned(b * sizeof(double));         // σ
+  bytes += 2 * Aligned(b * sizeof(int));        // ranks, solver info
+  bytes += Aligned(b * scratchPerPatch);
+  bytes += Aligned(solverBytes(batch));
+  return bytes;
+}
+
+std::vector<SlabExtent>
+CutSlabs(const LocalDenoiseShape & shape, std::int64_t centrePlanes)
+{
+  std::vector<SlabExtent> slabs;
+  const std::int64_t      step = std::max<std::int64_t>(1, centrePlanes);
+  for (std::int64_t first = 0; first < shape.nz; first += step)
+  {
+    SlabExtent slab;
+    slab.centreFirst = first;
+    slab.centreLast = std::min(shape.nz, first + step);
+    slab.windowFirst = PatchStart(slab.centreFirst, shape.ez, shape.nz);
+    slab.windowLast = PatchStart(slab.centreLast - 1, shape.ez, shape.nz) + shape.ez;
+    slab.outFirst = slabs.empty() ? 0 : slabs.back().outLast;
+    slab.outLast = slab.centreLast < shape.nz ? PatchStart(slab.centreLast, shape.ez, shape.nz) : shape.nz;
+    slabs.push_back(slab);
+  }
+  return slabs;
+}
+
+LocalDenoisePlan
+PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, std::size_t maxPatchesPerBatch,
+                 const std::function<std::size_t(std::int64_t)> & solverBytes, std::size_t scratchPerPatch)
+{
+  const std::int64_t planeVoxels = shape.nx * shape.ny;
+  std::int64_t       centrePlanes = std::max<std::int64_t>(1, (shape.nz + kTargetSlabs - 1) / kTargetSlabs);
+  const auto         batchFor = [&](std::int64_t planes) {
+    std::int64_t batch = std::min(kMaxBatch, planes * planeVoxels);
+    if (maxPatchesPerBatch > 0)
+    {
+      batch = std::min<std::int64_t>(batch, static_cast<std::int64_t>(maxPatchesPerBatch));
+    }
+    return std::max<std::int64_t>(1, batch);
+  };
+  std::int64_t batch = batchFor(centrePlanes);
+  const auto   slabBytes = [&](std::int64_t planes) { return 2 * SlabSlotBytes(shape, WindowPlanes(shape, planes)); };
+  const auto   total = [&] { return slabBytes(centrePlanes) + BatchBytes(shape, batch, solverBytes, scratchPerPatch); };
+
+  // Shrink whichever part is larger until both fit: batches first while they are big, then slabs, then batches
+  // down to one patch.
+  while (total() > availableBytes)
+  {
+    const std::size_t slabPart = slabBytes(centrePlanes);
+    const std::size_t batchPart = BatchBytes(shape, batch, solverBytes, scratchPerPatch);
+    if (batch > 1 && (batchPart >= slabPart || centrePlanes == 1))
+    {
+      batch = (batch + 1) / 2;
+    }
+    else if (centrePlanes > 1)
+    {
+      centrePlanes = (centrePlanes + 1) / 2;
+      batch = std::min(batch, batchFor(centrePlanes));
+    }
+    else
+    {
+      return {}; // one patch of one plane does not fit
+    }
+  }
+
+  LocalDenoisePlan plan;
+  plan.centrePlanes = centrePlanes;
+  plan.batch = batch;
+  plan.slabs = CutSlabs(shape, centrePlanes);
+  plan.slabBytes = slabBytes(centrePlanes);
+  plan.batchBytes = BatchBytes(shape, batch, solverBytes, scratchPerPatch);
+  return plan;
+}
+
+} // namespace detail
+} // namespace svdlr

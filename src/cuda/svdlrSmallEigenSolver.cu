@@ -1,0 +1,610 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "svdlrSmallEigenSolver.h"
+
+#include "svdlrCudaCheck.h"
+#include "svdlrTridiagonalEigen.cuh"
+
+#include <algorithm>
+#include <string>
+
+namespace svdlr
+{
+namespace detail
+{
+namespace
+{
+
+constexpr int kTridiagonalThreads = 128;   // stage 1: one block per matrix
+constexpr int kScalarThreads = 128;        // stages 2 and 3: one thread per matrix
+constexpr int kBackTransformThreads = 128; // stage 4: one warp per vector
+constexpr std::size_t kAlignment = 256;
+
+std::size_t
+AlignUp(std::size_t bytes)
+{
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+/** The workspace, carved into interleaved per-matrix arrays (element i of matrix b at [i * count + b]). */
+struct Workspace
+{
+  double * diagonal;    // (n): T's diagonal
+  double * offDiagonal; // (n): T's off-diagonal, e[n - 1] = 0
+  double * tau;         // (n): the reflectors' scalars, tau[n - 2] = tau[n - 1] = 0
+  double * values;      // (n): eigenvalues, ascending
+  double * scratch;     // (n): the QL iteration's off-diagonal
+  double * luDiagonal;  // (n) x 4: the inverse iteration's LU factors
+  double * luUpper;
+  double * luUpper2;
+  double * luMultipliers;
+  int *    luSwapped;   // (n)
+  double * z;           // (maxVectors, n): eigenvectors of T
+  std::size_t bytes;
+};
+
+Workspace
+CarveWorkspace(void * base, std::int64_t n, std::int64_t count, std::int64_t maxVectors)
+{
+  Workspace         w{};
+  unsigned char *   cursor = static_cast<unsigned char *>(base);
+  std::size_t       used = 0;
+  const std::size_t column = static_cast<std::size_t>(n) * static_cast<std::size_t>(count);
+  const auto        take = [&](std::size_t bytes) {
+    unsigned char * at = cursor == nullptr ? nullptr : cursor + used;
+    used += AlignUp(bytes);
+    return at;
+  };
+  w.diagonal = reinterpret_cast<double *>(take(column * sizeof(double)));
+  w.offDiagonal = reinterpret_cast<double *>(take(column * sizeof(double)));
+  w.tau = reinterpret_cast<double *>(take(column * sizeof(double)));
+  w.values = reinterpret_cast<double *>(take(column * sizeof(double)));
+  w.scratch = reinterpret_cast<double *>(take(column * sizeof(double)));
+  w.luDiagonal = reinterpret_cast<double *>(take(column * sizeof(double)));
+  w.luUpper = reinterpret_cast<double *>(take(column * sizeof(double)));
+  w.luUpper2 = reinterpret_cast<double *>(take(column * sizeof(double)));
+  w.luMultipliers = reinterpret_cast<double *>(take(column * sizeof(double)));
+  w.luSwapped = reinterpret_cast<int *>(take(column * sizeof(int)));
+  w.z = reinterpret_cast<double *>(take(column * static_cast<std::size_t>(std::max<std::int64_t>(maxVectors, 0)) *
+                                        sizeof(double)));
+  w.bytes = used;
+  return w;
+}
+
+__device__ __forceinline__ double
+WarpSum(double value)
+{
+  for (int offset = 16; offset > 0; offset /= 2)
+  {
+    value += __shfl_xor_sync(0xffffffffu, value, offset);
+  }
+  return value;
+}
+
+/** Stage 1. One block per matrix: A = Q T Q^T by n - 2 Householder reflections H_j = I - tau_j v_j v_j^T (v_j zero
+ * above row j + 1, v_j(j + 1) = 1), as LAPACK's dsytd2. Per step: warp 0 forms v from column j (one warp
+ * reduction), the block forms p = tau A22 v, every warp reduces K = tau/2 p.v itself (no barrier), and the block
+ * applies the rank-2 update A22 -= v w^T + w v^T, w = p - K v. Three barriers per step. Two variants:
+ *  - kLowerOnly = false (the first version): both triangles kept up to date, one thread per row of p;
+ *  - kLowerOnly = true: only the lower triangle is updated (half the update's work), and each row of p is summed by
+ *    a group of q threads (q = the largest power of two, up to 32, with q rows <= the block), so that the chain of
+ *    dependent additions per thread is m / q long instead of m. Row i of the symmetric A22 is read as A(i, l) for
+ *    l <= i and A(l, i) beyond.
+ *
+ * sharedLd > 0: the matrix is copied to shared memory with that leading dimension (odd, so that the 64-bit
+ * accesses of a warp walking along a row spread over all banks) and the reflectors are copied back at the end;
+ * sharedLd == 0: the block works on the global matrix in place (large n). Shared memory always holds v, p and tau.
+ * Outputs (interleaved): T's diagonal and off-diagonal, and tau; v_j below row j + 1 stays in column j. */
+template <int kThreads, bool kLowerOnly>
+__global__ void
+__launch_bounds__(kThreads)
+  HouseholderTridiagonalKernel(double * matrices, int n, std::int64_t count, int sharedLd, double * diagonal,
+                               double * offDiagonal, double * tau)
+{
+  static_assert(kThreads % 32 == 0 && kThreads >= 64, "whole warps, at least two");
+  constexpr int      kWarps = kThreads / 32;
+  extern __shared__ double shared[];
+  double *           v = shared;         // (n)
+  double *           p = shared + n;     // (n)
+  double *           scalar = p + n;     // (2): tau of the current step
+  const std::int64_t b = blockIdx.x;
+  const int          tid = threadIdx.x;
+  const int          lane = tid % 32;
+  const int          warp = tid / 32;
+  double *           global = matrices + b * static_cast<std::int64_t>(n) * n;
+  const bool         inShared = sharedLd > 0;
+  const int          ld = inShared ? sharedLd : n;
+  double *           a = inShared ? scalar + 2 : global; // (n, n), leading dimension ld
+
+  if (inShared)
+  {
+    for (int col = warp; col < n; col += kWarps)
+    {
+      for (int row = kLowerOnly ? col + lane : lane; row < n; row += 32)
+      {
+        a[row + ld * col] = global[row + static_cast<std::int64_t>(n) * col];
+      }
+    }
+    __syncthreads();
+  }
+
+  for (int j = 0; j < n - 2; ++j)
+  {
+    if (warp == 0)
+    {
+      // The reflector that zeroes column j below row j + 1 (LAPACK's dlarfg).
+      const double alpha = a[j + 1 + ld * j];
+      double       partial = 0.0;
+      for (int i = j + 2 + lane; i < n; i += 32)
+      {
+        const double x = a[i + ld * j];
+        partial += x * x;
+      }
+      const double tail = WarpSum(partial);
+      double       t = 0.0;
+      double       beta = alpha;
+      double       scale = 0.0;
+      if (tail > 0.0)
+      {
+        beta = -copysign(sqrt(alpha * alpha + tail), alpha);
+        t = (beta - alpha) / beta;
+        scale = 1.0 / (alpha - beta);
+      }
+      for (int i = j + 2 + lane; i < n; i += 32)
+      {
+        const double x = a[i + ld * j] * scale;
+        a[i + ld * j] = x;
+        v[i] = x;
+      }
+      if (lane == 0)
+      {
+        v[j + 1] = 1.0;
+        scalar[0] = t;
+        offDiagonal[j * count + b] = beta;
+        tau[j * count + b] = t;
+      }
+    }
+    __syncthreads();
+    const double t = scalar[0];
+    const int    m = n - j - 1; // rows and columns of A22
+    if constexpr (kLowerOnly)
+    {
+      // p = tau A22 v: q threads per row, then a reduction within each group of q lanes.
+      int q = 1;
+      while (q < 32 && 2 * q * m <= kThreads)
+      {
+        q *= 2;
+      }
+      const int groups = kThreads / q;
+      const int group = tid / q;
+      const int part = tid % q;
+      const int rounds = (m + groups - 1) / groups; // the same for every thread: the shuffles see whole warps
+      for (int round = 0; round < rounds; ++round)
+      {
+        const int i = j + 1 + round * groups + group;
+        double    sum = 0.0;
+        if (i < n)
+        {
+          for (int l = j + 1 + part; l < n; l += q)
+          {
+            sum += (l <= i ? a[i + ld * l] : a[l + ld * i]) * v[l];
+          }
+        }
+        for (int offset = q / 2; offset > 0; offset /= 2)
+        {
+          sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+        }
+        if (part == 0 && i < n)
+        {
+          p[i] = t * sum;
+        }
+      }
+    }
+    else
+    {
+      // p = tau A22 v over the trailing rows and columns j + 1 .. n - 1; consecutive threads take consecutive rows.
+      for (int i = j + 1 + tid; i < n; i += kThreads)
+      {
+        double sum = 0.0;
+        for (int l = j + 1; l < n; ++l)
+        {
+          sum += a[i + ld * l] * v[l];
+        }
+        p[i] = t * sum;
+      }
+    }
+    __syncthreads();
+    double partial = 0.0;
+    for (int i = j + 1 + lane; i < n; i += 32)
+    {
+      partial += p[i] * v[i];
+    }
+    const double k = 0.5 * t * WarpSum(partial);
+    // A22 -= v w^T + w v^T with w = p - K v: one column per warp, consecutive rows per lane (from the diagonal down
+    // when only the lower triangle is kept).
+    for (int l = j + 1 + warp; l < n; l += kWarps)
+    {
+      const double vl = v[l];
+      const double wl = p[l] - k * vl;
+      for (int i = (kLowerOnly ? l : j + 1) + lane; i < n; i += 32)
+      {
+        const double vi = v[i];
+        const double wi = p[i] - k * vi;
+        a[i + ld * l] -= vi * wl + wi * vl;
+      }
+    }
+    __syncthreads();
+  }
+
+  for (int i = tid; i < n; i += kThreads)
+  {
+    diagonal[i * count + b] = a[i + ld * i];
+    if (i >= n - 2)
+    {
+      offDiagonal[i * count + b] = i == n - 2 ? a[n - 1 + ld * (n - 2)] : 0.0;
+      tau[i * count + b] = 0.0;
+    }
+  }
+  if (inShared)
+  {
+    for (int col = warp; col < n - 2; col += kWarps)
+    {
+      for (int row = col + 2 + lane; row < n; row += 32)
+      {
+        global[row + static_cast<std::int64_t>(n) * col] = a[row + ld * col];
+      }
+    }
+  }
+}
+
+/** Stage 2. One thread per matrix: the eigenvalues of T, ascending, into the interleaved `values` (and into
+ * `eigenvalues`, (count, n), when given). kShared = false: the QL iteration works on the interleaved global arrays
+ * (L1/L2); true: on a copy in shared memory, element i of the block's thread t at [i * blockDim.x + t] (no bank
+ * conflicts), so that each rotation's loads cost shared-memory latency instead of a cache miss. */
+template <bool kShared, bool kFastRotation>
+__global__ void
+__launch_bounds__(kScalarThreads)
+  TridiagonalEigenvaluesKernel(const double * diagonal, const double * offDiagonal, double * values, double * scratch,
+                               double * eigenvalues, int * info, int n, std::int64_t count)
+{
+  extern __shared__ double work[];
+  const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (b >= count)
+  {
+    return;
+  }
+  const Interleaved<double> global{ values + b, count };
+  const Interleaved<double> d = kShared ? Interleaved<double>{ work + threadIdx.x, blockDim.x } : global;
+  const Interleaved<double> e = kShared ? Interleaved<double>{ work + static_cast<std::int64_t>(n) * blockDim.x + threadIdx.x,
+                                                               blockDim.x }
+                                        : Interleaved<double>{ scratch + b, count };
+  for (int i = 0; i < n; ++i)
+  {
+    d[i] = diagonal[i * count + b];
+    e[i] = offDiagonal[i * count + b];
+  }
+  const int status = TridiagonalQLEigenvalues<kFastRotation>(d, e, n);
+  SortAscending(d, n);
+  for (int i = 0; i < n; ++i)
+  {
+    const double value = d[i];
+    if (kShared)
+    {
+      global[i] = value;
+    }
+    if (eigenvalues != nullptr)
+    {
+      eigenvalues[b * n + i] = value;
+    }
+  }
+  if (info != nullptr)
+  {
+    info[b] = status;
+  }
+}
+
+__device__ inline int
+VectorsWanted(const int * vectorCounts, const int * info, std::int64_t b, int maxVectors, int n)
+{
+  if (info != nullptr && info[b] != 0)
+  {
+    return 0;
+  }
+  const int wanted = vectorCounts != nullptr ? vectorCounts[b] : maxVectors;
+  return max(0, min(min(wanted, maxVectors), n));
+}
+
+/** Stage 3. One thread per matrix: T's eigenvectors for the largest eigenvalues, into the interleaved z. */
+__global__ void
+__launch_bounds__(kScalarThreads)
+  TridiagonalEigenvectorsKernel(const double * diagonal, const double * offDiagonal, const double * values,
+                                TridiagonalLU lu, double * z, const int * vectorCounts, const int * info, int n,
+                                int maxVectors, std::int64_t count)
+{
+  const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (b >= count)
+  {
+    return;
+  }
+  const int k = VectorsWanted(vectorCounts, info, b, maxVectors, n);
+  if (k == 0)
+  {
+    return;
+  }
+  const auto          at = [&](const double * base) { return Interleaved<double>{ const_cast<double *>(base) + b, count }; };
+  const TridiagonalLU mine{ Interleaved<double>{ lu.diagonal.data + b, count },
+                            Interleaved<double>{ lu.upper.data + b, count },
+                            Interleaved<double>{ lu.upper2.data + b, count },
+                            Interleaved<double>{ lu.multipliers.data + b, count },
+                            Interleaved<int>{ lu.swapped.data + b, count } };
+  TridiagonalEigenvectors(at(diagonal), at(offDiagonal), at(values), n, k, mine, at(z));
+}
+
+/** Stage 4. One warp per vector: V = Q Z = H_0 H_1 ... H_{n-3} Z, applying the reflectors last to first. The
+ * vector lives in registers, kRowsPerLane components per lane (n <= 32 kRowsPerLane); each reflector costs one warp
+ * reduction and no barrier, so vectors of one matrix proceed independently. */
+template <int kRowsPerLane, int kThreads>
+__global__ void
+__launch_bounds__(kThreads)
+  BackTransformKernel(const double * matrices, const double * tau, const double * z, const int * vectorCounts,
+                      const int * info, double * vectors, int n, int maxVectors, std::int64_t count)
+{
+  static_assert(kThreads % 32 == 0, "whole warps");
+  constexpr int      kWarps = kThreads / 32;
+  const std::int64_t b = blockIdx.x;
+  const int          lane = threadIdx.x % 32;
+  const int          warp = threadIdx.x / 32;
+  const int          k = VectorsWanted(vectorCounts, info, b, maxVectors, n);
+  const double *     reflectors = matrices + b * static_cast<std::int64_t>(n) * n;
+  double *           out = vectors + b * static_cast<std::int64_t>(n) * maxVectors;
+
+  for (int c = warp; c < k; c += kWarps)
+  {
+    double x[kRowsPerLane];
+#pragma unroll
+    for (int q = 0; q < kRowsPerLane; ++q)
+    {
+      const int r = lane + 32 * q;
+      x[q] = r < n ? z[(static_cast<std::int64_t>(c) * n + r) * count + b] : 0.0;
+    }
+    for (int j = n - 3; j >= 0; --j)
+    {
+      const double t = tau[j * count + b];
+      if (t == 0.0)
+      {
+        continue;
+      }
+      double vr[kRowsPerLane];
+      double partial = 0.0;
+#pragma unroll
+      for (int q = 0; q < kRowsPerLane; ++q)
+      {
+        const int r = lane + 32 * q;
+        vr[q] = r == j + 1 ? 1.0 : (r > j + 1 && r < n ? reflectors[r + static_cast<std::int64_t>(n) * j] : 0.0);
+        partial += vr[q] * x[q];
+      }
+      const double s = t * WarpSum(partial);
+#pragma unroll
+      for (int q = 0; q < kRowsPerLane; ++q)
+      {
+        x[q] -= s * vr[q];
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kRowsPerLane; ++q)
+    {
+      const int r = lane + 32 * q;
+      if (r < n)
+      {
+        out[static_cast<std::int64_t>(c) * n + r] = x[q];
+      }
+    }
+  }
+}
+
+int
+SharedMemoryLimit()
+{
+  int device = 0;
+  int limit = 0;
+  SVDLR_CUDA_CHECK(cudaGetDevice(&device));
+  SVDLR_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return limit;
+}
+
+template <int kRowsPerLane>
+void
+LaunchBackTransform(const SmallEigenSolver::Arguments & arguments, const Workspace & w, cudaStream_t stream)
+{
+  BackTransformKernel<kRowsPerLane, kBackTransformThreads>
+    <<<static_cast<unsigned>(arguments.count), kBackTransformThreads, 0, stream>>>(arguments.matrices,
+                                                                                  w.tau,
+                                                                                  w.z,
+                                                                                  arguments.vectorCounts,
+                                                                                  arguments.info,
+                                                                                  arguments.vectors,
+                                                                                  static_cast<int>(arguments.n),
+                                                                                  static_cast<int>(arguments.maxVectors),
+                                                                                  arguments.count);
+  SVDLR_CUDA_CHECK_LAUNCH("BackTransformKernel");
+}
+
+unsigned
+ScalarBlocks(std::int64_t count)
+{
+  return static_cast<unsigned>((count + kScalarThreads - 1) / kScalarThreads);
+}
+
+} // namespace
+
+bool
+SmallEigenSolver::CanImplement(std::int64_t n, std::int64_t count)
+{
+  return n >= 1 && n <= kMaxSide && count >= 0 && count < (std::int64_t{ 1 } << 31);
+}
+
+std::size_t
+SmallEigenSolver::WorkspaceBytes(std::int64_t n, std::int64_t count, std::int64_t maxVectors)
+{
+  return CarveWorkspace(nullptr, n, count, maxVectors).bytes;
+}
+
+const double *
+SmallEigenSolver::InterleavedEigenvalues(const Arguments & arguments)
+{
+  return CarveWorkspace(arguments.workspace, arguments.n, arguments.count, arguments.maxVectors).values;
+}
+
+void
+SmallEigenSolver::RunEigenvalues(const Arguments & arguments, cudaStream_t stream)
+{
+  RunTridiagonalization(arguments, stream);
+  RunTridiagonalEigenvalues(arguments, stream);
+}
+
+void
+SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_t stream)
+{
+  if (!CanImplement(arguments.n, arguments.count))
+  {
+    throw Error(ErrorCode::InvalidArgument,
+                "svdlr: the small eigen-solver takes 1 <= n <= " + std::to_string(kMaxSide) + ", got n = " +
+                  std::to_string(arguments.n));
+  }
+  if (arguments.count == 0)
+  {
+    return;
+  }
+  const Workspace w = CarveWorkspace(arguments.workspace, arguments.n, arguments.count, arguments.maxVectors);
+  if (arguments.workspaceBytes < w.bytes)
+  {
+    throw Error(ErrorCode::InvalidArgument, "svdlr: the small eigen-solver's workspace is too small");
+  }
+  const int n = static_cast<int>(arguments.n);
+
+  // The matrix goes to shared memory when it fits beside v, p and tau.
+  const int         oddLd = n % 2 == 0 ? n + 1 : n;
+  const std::size_t vectorBytes = (2 * static_cast<std::size_t>(n) + 2) * sizeof(double);
+  const std::size_t matrixBytes = static_cast<std::size_t>(oddLd) * n * sizeof(double);
+  const bool        inShared = vectorBytes + matrixBytes <= static_cast<std::size_t>(SharedMemoryLimit());
+  const std::size_t sharedBytes = vectorBytes + (inShared ? matrixBytes : 0);
+  const auto        launch = [&](auto kernel, const char * name) {
+    SVDLR_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sharedBytes)));
+    kernel<<<static_cast<unsigned>(arguments.count), kTridiagonalThreads, sharedBytes, stream>>>(
+      arguments.matrices, n, arguments.count, inShared ? oddLd : 0, w.diagonal, w.offDiagonal, w.tau);
+    SVDLR_CUDA_CHECK_LAUNCH(name);
+  };
+  if (arguments.tuning.lowerTridiagonalization)
+  {
+    launch(HouseholderTridiagonalKernel<kTridiagonalThreads, true>, "HouseholderTridiagonalKernel<lower>");
+  }
+  else
+  {
+    launch(HouseholderTridiagonalKernel<kTridiagonalThreads, false>, "HouseholderTridiagonalKernel<full>");
+  }
+}
+
+void
+SmallEigenSolver::RunTridiagonalEigenvalues(const Arguments & arguments, cudaStream_t stream)
+{
+  if (arguments.count == 0)
+  {
+    return;
+  }
+  const Workspace w = CarveWorkspace(arguments.workspace, arguments.n, arguments.count, arguments.maxVectors);
+  const int       n = static_cast<int>(arguments.n);
+  // Shared memory for d and e: 16 n bytes per thread; blocks of kScalarThreads when that fits in a third of the
+  // SM's shared memory, else fewer threads per block.
+  const std::size_t perThread = 2 * static_cast<std::size_t>(n) * sizeof(double);
+  int               threads = kScalarThreads;
+  while (threads > 32 && threads * perThread > static_cast<std::size_t>(SharedMemoryLimit()) / 3)
+  {
+    threads /= 2;
+  }
+  const bool shared = arguments.tuning.sharedQL && threads * perThread <= static_cast<std::size_t>(SharedMemoryLimit());
+  const auto launch = [&](auto kernel, const char * name) {
+    const std::size_t bytes = shared ? threads * perThread : 0;
+    const int         blockThreads = shared ? threads : kScalarThreads;
+    SVDLR_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    const unsigned blocks = static_cast<unsigned>((arguments.count + blockThreads - 1) / blockThreads);
+    kernel<<<blocks, blockThreads, bytes, stream>>>(
+      w.diagonal, w.offDiagonal, w.values, w.scratch, arguments.eigenvalues, arguments.info, n, arguments.count);
+    SVDLR_CUDA_CHECK_LAUNCH(name);
+  };
+  const bool fast = arguments.tuning.fastRotation;
+  if (shared)
+  {
+    fast ? launch(TridiagonalEigenvaluesKernel<true, true>, "TridiagonalEigenvaluesKernel<shared, fast>")
+         : launch(TridiagonalEigenvaluesKernel<true, false>, "TridiagonalEigenvaluesKernel<shared>");
+  }
+  else
+  {
+    fast ? launch(TridiagonalEigenvaluesKernel<false, true>, "TridiagonalEigenvaluesKernel<global, fast>")
+         : launch(TridiagonalEigenvaluesKernel<false, false>, "TridiagonalEigenvaluesKernel<global>");
+  }
+}
+
+void
+SmallEigenSolver::RunEigenvectors(const Arguments & arguments, cudaStream_t stream)
+{
+  if (arguments.count == 0 || arguments.maxVectors <= 0)
+  {
+    return;
+  }
+  const Workspace     w = CarveWorkspace(arguments.workspace, arguments.n, arguments.count, arguments.maxVectors);
+  const int           n = static_cast<int>(arguments.n);
+  const int           maxVectors = static_cast<int>(arguments.maxVectors);
+  const TridiagonalLU lu{ Interleaved<double>{ w.luDiagonal, arguments.count },
+                          Interleaved<double>{ w.luUpper, arguments.count },
+                          Interleaved<double>{ w.luUpper2, arguments.count },
+                          Interleaved<double>{ w.luMultipliers, arguments.count },
+                          Interleaved<int>{ w.luSwapped, arguments.count } };
+  TridiagonalEigenvectorsKernel<<<ScalarBlocks(arguments.count), kScalarThreads, 0, stream>>>(w.diagonal,
+                                                                                               w.offDiagonal,
+                                                                                               w.values,
+                                                                                               lu,
+                                                                                               w.z,
+                                                                                               arguments.vectorCounts,
+                                                                                               arguments.info,
+                                                                                               n,
+                                                                                               maxVectors,
+                                                                                               arguments.count);
+  SVDLR_CUDA_CHECK_LAUNCH("TridiagonalEigenvectorsKernel");
+
+  if (n <= 32)
+  {
+    LaunchBackTransform<1>(arguments, w, stream);
+  }
+  else if (n <= 64)
+  {
+    LaunchBackTransform<2>(arguments, w, stream);
+  }
+  else if (n <= 128)
+  {
+    LaunchBackTransform<4>(arguments, w, stream);
+  }
+  else
+  {
+    LaunchBackTransform<8>(arguments, w, stream);
+  }
+}
+
+} // namespace detail
+} // namespace svdlr

@@ -1,0 +1,423 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_TridiagonalEigen_cuh
+#define svdlr_TridiagonalEigen_cuh
+
+// The middle of the small-matrix eigen-solver (svdlrSmallEigenSolver.h): eigenvalues and selected eigenvectors of
+// one symmetric tridiagonal matrix T, run by ONE thread per matrix on the GPU. These steps are long chains of dependent
+// scalar operations (O(n^2) in all), which a thread block would run with most of its threads waiting at barriers;
+// one thread per matrix instead keeps thousands of independent chains in flight, which is what hides their
+// latency. Arrays are "interleaved": element i of matrix b lives at base[i * count + b], so that the 32 threads of
+// a warp, working on 32 consecutive matrices, touch one contiguous 256-byte segment per access.
+//
+// T has diagonal d[0..n) and off-diagonal e[0..n-1), e[i] = T(i + 1, i) = T(i, i + 1).
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+
+// Host and device: the unit tests also run these routines on the CPU (test/cuda/svdlrTridiagonalEigenGTest.cxx).
+#if !defined(SVDLR_HOST_DEVICE)
+#  if defined(__CUDACC__)
+#    define SVDLR_HOST_DEVICE __host__ __device__
+#  else
+#    define SVDLR_HOST_DEVICE
+#  endif
+#endif
+
+namespace svdlr
+{
+namespace detail
+{
+
+/** Element i of one matrix's interleaved array. */
+template <typename T>
+struct Interleaved
+{
+  T *          data;
+  std::int64_t stride; // the batch's matrix count
+
+  SVDLR_HOST_DEVICE T &
+  operator[](std::int64_t i) const
+  {
+    return data[i * stride];
+  }
+};
+
+/** sqrt(f² + g²), through hypot (slow, but safe from overflow and underflow) only when the squares could leave
+ * the float64 range. */
+SVDLR_HOST_DEVICE inline double
+RotationRadius(double f, double g)
+{
+  const double big = fmax(fabs(f), fabs(g));
+  if (big > 1e150 || (big < 1e-150 && big > 0.0))
+  {
+    return hypot(f, g);
+  }
+  return sqrt(f * f + g * g);
+}
+
+/** Eigenvalues of T by the implicit QL algorithm with Wilkinson's shift, overwriting `d` (eigenvalues, unsorted)
+ * and `e` (destroyed). Returns 0, or l + 1 when eigenvalue l did not converge in kMaxSweeps QL sweeps. A
+ * subdiagonal entry is treated as zero when |e_m| <= eps (|d_m| + |d_m+1|): the standard negligibility test, which
+ * keeps the eigenvalues' absolute error of the order of eps ||T||. kFastRotation: each rotation takes one square
+ * root and one division (RotationRadius) instead of hypot and two divisions; on the GPU this chain of dependent
+ * scalar operations is the cost. (Measured on the H100 without it; with it, so far only on the CPU.) */
+template <bool kFastRotation = false, typename TArray>
+SVDLR_HOST_DEVICE inline int
+TridiagonalQLEigenvalues(const TArray & d, const TArray & e, int n)
+{
+  constexpr int kMaxSweeps = 64;
+  if (n > 0)
+  {
+    e[n - 1] = 0.0;
+  }
+  for (int l = 0; l < n; ++l)
+  {
+    for (int sweep = 0;; ++sweep)
+    {
+      // The first negligible subdiagonal entry at or after l closes the unreduced block [l, m].
+      int    m = l;
+      double dm = fabs(d[l]);
+      for (; m < n - 1; ++m)
+      {
+        const double next = fabs(d[m + 1]);
+        if (fabs(e[m]) <= DBL_EPSILON * (dm + next))
+        {
+          break;
+        }
+        dm = next;
+      }
+      if (m == l)
+      {
+        break; // d[l] is an eigenvalue
+      }
+      if (sweep == kMaxSweeps)
+      {
+        return l + 1;
+      }
+      // Wilkinson's shift: the eigenvalue of the leading 2 x 2 block nearer to d[l], folded into the first rotation.
+      const double dl = d[l];
+      const double el = e[l];
+      double       g = (d[l + 1] - dl) / (2.0 * el);
+      double       r = kFastRotation ? RotationRadius(g, 1.0) : hypot(g, 1.0);
+      g = d[m] - dl + el / (g + copysign(r, g));
+      double s = 1.0;
+      double c = 1.0;
+      double p = 0.0;
+      bool   deflated = false;
+      // Chase the bulge from the bottom of the block to its top with Givens rotations.
+      double di1 = d[m];
+      for (int i = m - 1; i >= l; --i)
+      {
+        const double ei = e[i];
+        const double di = d[i];
+        const double f = s * ei;
+        const double b = c * ei;
+        r = kFastRotation ? RotationRadius(f, g) : hypot(f, g);
+        e[i + 1] = r;
+        if (r == 0.0)
+        {
+          // Underflow: the block splits here; undo the shift's partial update and start over on the smaller block.
+          d[i + 1] = di1 - p;
+          e[m] = 0.0;
+          deflated = true;
+          break;
+        }
+        if (kFastRotation)
+        {
+          const double inverse = 1.0 / r;
+          s = f * inverse;
+          c = g * inverse;
+        }
+        else
+        {
+          s = f / r;
+          c = g / r;
+        }
+        const double shifted = di1 - p;
+        r = (di - shifted) * s + 2.0 * c * b;
+        p = s * r;
+        d[i + 1] = shifted + p;
+        g = c * r - b;
+        di1 = di;
+      }
+      if (deflated)
+      {
+        continue;
+      }
+      d[l] -= p;
+      e[l] = g;
+      e[m] = 0.0;
+    }
+  }
+  return 0;
+}
+
+/** Sorts d[0..n) ascending (insertion sort: n is at most a few hundred and the QL output is nearly ordered). */
+template <typename TArray>
+SVDLR_HOST_DEVICE inline void
+SortAscending(const TArray & d, int n)
+{
+  for (int i = 1; i < n; ++i)
+  {
+    const double value = d[i];
+    int          j = i - 1;
+    while (j >= 0 && d[j] > value)
+    {
+      d[j + 1] = d[j];
+      --j;
+    }
+    d[j + 1] = value;
+  }
+}
+
+/** A fixed pseudo-random start value in [-1, 1) for component i of the c-th eigenvector (splitmix64 finaliser):
+ * the same for every matrix and every run, so that results are reproducible. */
+SVDLR_HOST_DEVICE inline double
+InverseIterationStart(int i, int c)
+{
+  std::uint64_t z = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(c) * 0xD1B54A32D192ED03ull + 7;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+/** The work arrays of one matrix's inverse iteration: the LU factors of T - shift I with partial pivoting. */
+struct TridiagonalLU
+{
+  Interleaved<double> diagonal;    // U's diagonal
+  Interleaved<double> upper;       // U's first superdiagonal
+  Interleaved<double> upper2;      // U's second superdiagonal (fill-in from row interchanges)
+  Interleaved<double> multipliers; // L's multipliers
+  Interleaved<int>    swapped;     // 1 where rows i and i + 1 were interchanged
+};
+
+/** Factors T - shift I = P L U by Gaussian elimination with partial pivoting. Pivots smaller in magnitude than
+ * `pivotFloor` are raised to it, so that the solve amplifies the eigen-direction by about 1 / pivotFloor instead of
+ * dividing by zero. */
+SVDLR_HOST_DEVICE inline void
+FactorShiftedTridiagonal(const Interleaved<double> & d, const Interleaved<double> & e, int n, double shift,
+                         double pivotFloor, const TridiagonalLU & lu)
+{
+  for (int i = 0; i < n; ++i)
+  {
+    lu.diagonal[i] = d[i] - shift;
+    if (i < n - 1)
+    {
+      lu.upper[i] = e[i];
+    }
+  }
+  for (int i = 0; i < n - 1; ++i)
+  {
+    // Rows i and i + 1 over columns i, i + 1, i + 2: [a, b, 0] and [sub, a1, b1].
+    const double a = lu.diagonal[i];
+    const double sub = e[i];
+    const double a1 = lu.diagonal[i + 1];
+    const double b1 = i < n - 2 ? lu.upper[i + 1] : 0.0;
+    if (fabs(a) >= fabs(sub))
+    {
+      const double pivot = fabs(a) < pivotFloor ? copysign(pivotFloor, a) : a;
+      const double factor = sub / pivot;
+      lu.diagonal[i] = pivot;
+      lu.multipliers[i] = factor;
+      lu.swapped[i] = 0;
+      lu.diagonal[i + 1] = a1 - factor * lu.upper[i];
+      if (i < n - 2)
+      {
+        lu.upper2[i] = 0.0;
+      }
+    }
+    else
+    {
+      // Interchange: row i becomes [sub, a1, b1], row i + 1 becomes [a, b, 0] - factor * [sub, a1, b1].
+      const double factor = a / sub;
+      const double b = lu.upper[i];
+      lu.diagonal[i] = sub;
+      lu.upper[i] = a1;
+      lu.multipliers[i] = factor;
+      lu.swapped[i] = 1;
+      lu.diagonal[i + 1] = b - factor * a1;
+      if (i < n - 2)
+      {
+        lu.upper2[i] = b1;
+        lu.upper[i + 1] = -factor * b1;
+      }
+    }
+  }
+  if (n > 0 && fabs(lu.diagonal[n - 1]) < pivotFloor)
+  {
+    lu.diagonal[n - 1] = copysign(pivotFloor, lu.diagonal[n - 1]);
+  }
+}
+
+/** Solves (T - shift I) y = x in place with the factors, rescaling x when it grows past 2^300 so that a solve
+ * against several tiny pivots cannot overflow (only the direction of y matters). */
+SVDLR_HOST_DEVICE inline void
+SolveShiftedTridiagonal(const TridiagonalLU & lu, int n, const Interleaved<double> & x)
+{
+  for (int i = 0; i < n - 1; ++i)
+  {
+    if (lu.swapped[i])
+    {
+      const double t = x[i];
+      x[i] = x[i + 1];
+      x[i + 1] = t;
+    }
+    x[i + 1] -= lu.multipliers[i] * x[i];
+  }
+  constexpr double kBig = 0x1.0p300;
+  constexpr double kRescale = 0x1.0p-300;
+  for (int i = n - 1; i >= 0; --i)
+  {
+    double value = x[i];
+    if (i < n - 1)
+    {
+      value -= lu.upper[i] * x[i + 1];
+    }
+    if (i < n - 2)
+    {
+      value -= lu.upper2[i] * x[i + 2];
+    }
+    value /= lu.diagonal[i];
+    x[i] = value;
+    if (fabs(value) > kBig)
+    {
+      for (int j = 0; j < n; ++j)
+      {
+        x[j] *= kRescale;
+      }
+    }
+  }
+}
+
+/** Dot product of two columns of one matrix's interleaved block. */
+SVDLR_HOST_DEVICE inline double
+InterleavedDot(const Interleaved<double> & a, const Interleaved<double> & b, int n)
+{
+  double sum = 0.0;
+  for (int i = 0; i < n; ++i)
+  {
+    sum += a[i] * b[i];
+  }
+  return sum;
+}
+
+/** Eigenvectors of T for its `k` largest eigenvalues by inverse iteration, as LAPACK's dstein organises it:
+ * eigenvalues closer than 1e-3 ||T|| to their neighbour form a cluster, and each vector is orthogonalised against
+ * the earlier vectors of its cluster after every solve (modified Gram-Schmidt); eigenvalues closer than
+ * 10 eps ||T|| are pulled apart by that much first, so that their factorisations differ. Vectors of different
+ * clusters are orthogonal to working accuracy because each has a residual of order eps ||T||.
+ *  ascending: the eigenvalues of T, ascending (TridiagonalQLEigenvalues + SortAscending);
+ *  z:         column c (c < k) at z[c * n + i], for the (c+1)-th largest eigenvalue, unit 2-norm. */
+SVDLR_HOST_DEVICE inline void
+TridiagonalEigenvectors(const Interleaved<double> & d, const Interleaved<double> & e, const Interleaved<double> & ascending,
+                        int n, int k, const TridiagonalLU & lu, const Interleaved<double> & z)
+{
+  constexpr int kSolves = 3;
+  const auto    column = [&](int c) { return Interleaved<double>{ &z[static_cast<std::int64_t>(c) * n], z.stride }; };
+  double        norm = 0.0; // ||T||_1
+  for (int i = 0; i < n; ++i)
+  {
+    const double left = i > 0 ? fabs(e[i - 1]) : 0.0;
+    const double right = i < n - 1 ? fabs(e[i]) : 0.0;
+    norm = fmax(norm, fabs(d[i]) + left + right);
+  }
+  if (n == 1 || norm == 0.0)
+  {
+    // Every vector is an eigenvector: take the unit vectors.
+    for (int c = 0; c < k; ++c)
+    {
+      const auto x = column(c);
+      for (int i = 0; i < n; ++i)
+      {
+        x[i] = i == c ? 1.0 : 0.0;
+      }
+    }
+    return;
+  }
+  const double clusterGap = 1e-3 * norm;
+  const double separation = 10.0 * DBL_EPSILON * norm;
+  const double pivotFloor = DBL_EPSILON * norm;
+  int          clusterStart = 0;
+  double       previousValue = 0.0;
+  double       previousShift = 0.0;
+  for (int c = 0; c < k; ++c)
+  {
+    const double value = ascending[n - 1 - c];
+    double       shift = value;
+    if (c > 0)
+    {
+      if (previousValue - value > clusterGap)
+      {
+        clusterStart = c;
+      }
+      shift = fmin(shift, previousShift - separation);
+    }
+    previousValue = value;
+    previousShift = shift;
+
+    FactorShiftedTridiagonal(d, e, n, shift, pivotFloor, lu);
+    const auto x = column(c);
+    for (int i = 0; i < n; ++i)
+    {
+      x[i] = InverseIterationStart(i, c);
+    }
+    for (int solve = 0; solve < kSolves; ++solve)
+    {
+      SolveShiftedTridiagonal(lu, n, x);
+      // Normalise before orthogonalising, so that the projections are taken at unit scale.
+      for (int pass = 0; pass < 2; ++pass)
+      {
+        double length = sqrt(InterleavedDot(x, x, n));
+        if (!(length > 0.0 && length <= DBL_MAX))
+        {
+          // Cannot happen with the pivot floor, but a zero vector must not become NaN: restart from the start vector.
+          for (int i = 0; i < n; ++i)
+          {
+            x[i] = InverseIterationStart(i, c + 1000 * (solve + 1));
+          }
+          length = sqrt(InterleavedDot(x, x, n));
+        }
+        for (int i = 0; i < n; ++i)
+        {
+          x[i] /= length;
+        }
+        if (pass == 1 || c == clusterStart)
+        {
+          break;
+        }
+        for (int p = clusterStart; p < c; ++p)
+        {
+          const auto   other = column(p);
+          const double projection = InterleavedDot(x, other, n);
+          for (int i = 0; i < n; ++i)
+          {
+            x[i] -= projection * other[i];
+          }
+        }
+      }
+    }
+  }
+}
+
+} // namespace detail
+} // namespace svdlr
+
+#endif

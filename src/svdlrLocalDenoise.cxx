@@ -1,0 +1,334 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// DenoiseLocalLowRank's front end: validates a request, resolves the patch extent, picks the backend, and runs it.
+#include "svdlr/LocalDenoise.h"
+#include "svdlr/Names.h"
+
+#include "svdlrBackendChoice.h"
+#include "svdlrLocalDenoiseBackends.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace svdlr
+{
+
+namespace
+{
+
+[[noreturn]] void
+ThrowInvalid(const std::string & message)
+{
+  throw Error(ErrorCode::InvalidArgument, "svdlr: " + message);
+}
+
+std::string
+VoxelName(std::size_t voxel, const std::array<std::size_t, 3> & size)
+{
+  std::ostringstream name;
+  name << "voxel " << voxel << " (x " << voxel % size[0] << ", y " << voxel / size[0] % size[1] << ", z "
+       << voxel / (size[0] * size[1]) << ")";
+  return name.str();
+}
+
+/** The lowest and highest element offsets a view addresses, relative to its data pointer. */
+template <typename T>
+std::pair<std::ptrdiff_t, std::ptrdiff_t>
+OffsetRange(const SeriesView<T> & view)
+{
+  const std::size_t extents[4] = { view.size[0], view.size[1], view.size[2], view.volumes };
+  std::ptrdiff_t    low = 0, high = 0;
+  for (int axis = 0; axis < 4; ++axis)
+  {
+    const std::ptrdiff_t reach = view.strides[axis] * static_cast<std::ptrdiff_t>(extents[axis] - 1);
+    (reach < 0 ? low : high) += reach;
+  }
+  return { low, high };
+}
+
+/** Whether distinct elements of the view are distinct memory: each axis, by increasing |stride|, must step past
+ * everything the axes before it reach. */
+template <typename T>
+bool
+ElementsAreDistinct(const SeriesView<T> & view)
+{
+  std::array<std::pair<std::size_t, std::size_t>, 4> axes; // (|stride|, extent)
+  const std::size_t extents[4] = { view.size[0], view.size[1], view.size[2], view.volumes };
+  for (int axis = 0; axis < 4; ++axis)
+  {
+    axes[axis] = { static_cast<std::size_t>(std::abs(view.strides[axis])), extents[axis] };
+  }
+  std::sort(axes.begin(), axes.end());
+  std::size_t reach = 0; // the largest offset the axes so far reach
+  for (const auto & [stride, extent] : axes)
+  {
+    if (extent > 1)
+    {
+      if (stride <= reach)
+      {
+        return false;
+      }
+      reach += stride * (extent - 1);
+    }
+  }
+  return true;
+}
+
+void
+ValidateViews(const SeriesView<const float> & input, const SeriesView<float> & output)
+{
+  if (input.VoxelCount() == 0)
+  {
+    std::ostringstream msg;
+    msg << "empty image: " << input.size[0] << " x " << input.size[1] << " x " << input.size[2] << " voxels";
+    ThrowInvalid(msg.str());
+  }
+  if (input.data == nullptr || output.data == nullptr)
+  {
+    ThrowInvalid("input or output data pointer is null");
+  }
+  if (input.volumes < 2)
+  {
+    ThrowInvalid("a series needs at least 2 volumes to denoise, got " + std::to_string(input.volumes) +
+                 " (3D data has no series to take a low rank of)");
+  }
+  if (output.size != input.size || output.volumes != input.volumes)
+  {
+    ThrowInvalid("output size or volume count differs from the input's");
+  }
+  if (!ElementsAreDistinct(output))
+  {
+    ThrowInvalid("output strides make distinct elements share memory");
+  }
+  const bool inPlace =
+    static_cast<const void *>(input.data) == static_cast<const void *>(output.data) && input.strides == output.strides;
+  if (!inPlace)
+  {
+    const auto [inLow, inHigh] = OffsetRange(input);
+    const auto [outLow, outHigh] = OffsetRange(output);
+    const float * inBegin = input.data + inLow;
+    const float * inEnd = input.data + inHigh + 1;
+    const float * outBegin = output.data + outLow;
+    const float * outEnd = output.data + outHigh + 1;
+    if (inBegin < outEnd && outBegin < inEnd)
+    {
+      ThrowInvalid("output overlaps the input without being it (same data pointer and strides)");
+    }
+  }
+}
+
+/** options.patchSize, or the default extent for this series fitted to the image. */
+std::array<std::size_t, 3>
+ResolvePatch(const SeriesView<const float> & input, const LocalDenoiseOptions & options)
+{
+  const auto &               size = input.size;
+  std::array<std::size_t, 3> patch = options.patchSize;
+  if (patch == std::array<std::size_t, 3>{ 0, 0, 0 })
+  {
+    // The default cube, shrunk along axes shorter than it to the largest odd extent they hold; the other axes then
+    // grow, two at a time starting with the shortest, until the patch holds as many voxels as there are volumes
+    // again (or the image is exhausted), so that a thin image keeps a usable aspect ratio.
+    patch = DefaultPatchSize(input.volumes);
+    std::array<std::size_t, 3> limit{};
+    for (int axis = 0; axis < 3; ++axis)
+    {
+      limit[axis] = size[axis] % 2 == 1 ? size[axis] : size[axis] - 1;
+      patch[axis] = std::min(patch[axis], limit[axis]);
+    }
+    while (patch[0] * patch[1] * patch[2] < input.volumes)
+    {
+      int grow = -1;
+      for (int axis = 0; axis < 3; ++axis)
+      {
+        if (patch[axis] + 2 <= limit[axis] && (grow < 0 || patch[axis] < patch[grow]))
+        {
+          grow = axis;
+        }
+      }
+      if (grow < 0)
+      {
+        break;
+      }
+      patch[grow] += 2;
+    }
+  }
+  for (int axis = 0; axis < 3; ++axis)
+  {
+    if (patch[axis] == 0 || patch[axis] % 2 == 0)
+    {
+      ThrowInvalid("patch extent along axis " + std::to_string(axis) + " must be odd and >= 1, got " +
+                   std::to_string(patch[axis]) + " (or all three 0 for the default)");
+    }
+    if (patch[axis] > size[axis])
+    {
+      ThrowInvalid("patch extent " + std::to_string(patch[axis]) + " along axis " + std::to_string(axis) +
+                   " exceeds the image's " + std::to_string(size[axis]) + " voxels");
+    }
+  }
+  const std::size_t voxels = patch[0] * patch[1] * patch[2];
+  if (voxels < 2)
+  {
+    ThrowInvalid("a patch needs at least 2 voxels, got " + std::to_string(patch[0]) + " x " +
+                 std::to_string(patch[1]) + " x " + std::to_string(patch[2]));
+  }
+  constexpr std::size_t lapackLimit = static_cast<std::size_t>(std::numeric_limits<int>::max() / 8);
+  if (voxels > lapackLimit || input.volumes > lapackLimit || voxels * input.volumes > lapackLimit)
+  {
+    ThrowInvalid("a patch of " + std::to_string(voxels) + " voxels x " + std::to_string(input.volumes) +
+                 " volumes is too large");
+  }
+  return patch;
+}
+
+void
+ValidateOptions(const SeriesView<const float> & input, const LocalDenoiseOptions & options,
+                const std::array<std::size_t, 3> & patch)
+{
+  if (options.aggregation != PatchAggregation::CentreVoxel && options.aggregation != PatchAggregation::OverlapAverage)
+  {
+    ThrowInvalid("unknown patch aggregation " + std::to_string(static_cast<int>(options.aggregation)));
+  }
+  if (options.shrinkage != Shrinkage::Hard && options.shrinkage != Shrinkage::OptimalFrobenius)
+  {
+    ThrowInvalid("unknown shrinkage " + std::to_string(static_cast<int>(options.shrinkage)));
+  }
+  if (options.patchStride == 0)
+  {
+    ThrowInvalid("patch stride must be >= 1, got 0");
+  }
+  if (options.patchStride > 1 && options.aggregation == PatchAggregation::CentreVoxel)
+  {
+    ThrowInvalid("a patch stride above 1 (" + std::to_string(options.patchStride) +
+                 ") leaves voxels without their own patch: it needs PatchAggregation::OverlapAverage");
+  }
+  const std::size_t smallest = *std::min_element(patch.begin(), patch.end());
+  if (options.patchStride > smallest)
+  {
+    ThrowInvalid("patch stride " + std::to_string(options.patchStride) + " exceeds the smallest patch extent " +
+                 std::to_string(smallest) + ", so patches would leave gaps");
+  }
+  const std::string problem = PolicyProblem(options.policy, Solver::Exact); // the rules every layer shares
+  if (!problem.empty())
+  {
+    ThrowInvalid(problem);
+  }
+  const bool noiseModelled = options.policy.kind == RankPolicy::Kind::GavishDonoho ||
+                             options.policy.kind == RankPolicy::Kind::MarchenkoPastur;
+  if (options.shrinkage == Shrinkage::OptimalFrobenius && !noiseModelled && options.noiseSigma == nullptr)
+  {
+    ThrowInvalid("OptimalFrobenius shrinkage needs σ: use a Gavish-Donoho or Marchenko-Pastur policy, or give a "
+                 "known σ map");
+  }
+  if (options.deviceId < 0)
+  {
+    ThrowInvalid("device id must be >= 0, got " + std::to_string(options.deviceId));
+  }
+  if (options.noiseSigma != nullptr)
+  {
+    const std::size_t voxels = input.VoxelCount();
+    for (std::size_t v = 0; v < voxels; ++v)
+    {
+      const float sigma = options.noiseSigma[v];
+      if (!(std::isfinite(sigma) && sigma >= 0.0f))
+      {
+        std::ostringstream msg;
+        msg << "known noise sigma must be finite and >= 0, got " << sigma << " at " << VoxelName(v, input.size);
+        ThrowInvalid(msg.str());
+      }
+    }
+  }
+}
+
+/** The lowest linear voxel index whose series holds NaN or Inf, or VoxelCount() when there is none. */
+std::size_t
+FirstNonFiniteVoxel(const SeriesView<const float> & input)
+{
+  const auto &      s = input.strides;
+  const std::size_t nx = input.size[0], ny = input.size[1], nz = input.size[2];
+  std::size_t       first = input.VoxelCount();
+  // Volume by volume, each in voxel order, stopping at the first voxel found so far.
+  for (std::size_t t = 0; t < input.volumes; ++t)
+  {
+    std::size_t v = 0;
+    for (std::size_t z = 0; z < nz && v < first; ++z)
+    {
+      for (std::size_t y = 0; y < ny && v < first; ++y)
+      {
+        const float * row = input.data + static_cast<std::ptrdiff_t>(t) * s[3] + static_cast<std::ptrdiff_t>(z) * s[2] +
+                            static_cast<std::ptrdiff_t>(y) * s[1];
+        for (std::size_t x = 0; x < nx && v < first; ++x, ++v)
+        {
+          if (!std::isfinite(row[static_cast<std::ptrdiff_t>(x) * s[0]]))
+          {
+            first = v;
+          }
+        }
+      }
+    }
+  }
+  return first;
+}
+
+} // namespace
+
+std::array<std::size_t, 3>
+DefaultPatchSize(std::size_t volumes)
+{
+  std::size_t side = 1;
+  while (side * side * side < volumes)
+  {
+    side += 2;
+  }
+  return { side, side, side };
+}
+
+LocalDenoiseReport
+DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<float> & output,
+                    const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options)
+{
+  ValidateViews(input, output);
+  const std::array<std::size_t, 3> patch = ResolvePatch(input, options);
+  ValidateOptions(input, options, patch);
+  const std::size_t nonFinite = FirstNonFiniteVoxel(input);
+  if (nonFinite < input.VoxelCount())
+  {
+    throw Error(ErrorCode::NonFiniteInput,
+                "svdlr: the input holds NaN or Inf at " + VoxelName(nonFinite, input.size),
+                static_cast<std::ptrdiff_t>(nonFinite));
+  }
+
+  LocalDenoiseReport report;
+  report.patchSize = patch;
+  report.backend = detail::RunOnChosenBackend(
+    options.backend,
+    options.deviceId,
+    [&] {
+      report.backend = Backend::CUDA;
+      detail::RunLocalDenoiseCuda(input, output, maps, options, patch, report);
+    },
+    [&] {
+      report.backend = Backend::CPU;
+      detail::RunLocalDenoiseCpu(input, output, maps, options, patch, report);
+    },
+    report.notes);
+  return report;
+}
+
+} // namespace svdlr

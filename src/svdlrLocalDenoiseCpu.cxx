@@ -1,0 +1,508 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// DenoiseLocalLowRank on the CPU. Patches are processed one plane of centres (fixed z) at a time, in increasing z;
+// within a plane the work is spread over the worker threads, each with its own PatchLowRank and BLAS kept on one
+// thread, as the slice engine's CPU backend does.
+//
+// Results go through a window of per-plane accumulators (a sum per voxel and volume, a count per voxel, and the
+// maps' sums) before they reach the output. Patch starts never decrease with their centre's z, so once the centres
+// of plane z are done, every plane below the start of plane z + 1's patches is final: it is written out (divided
+// by its counts, voxels outside the mask copied) and its slot reused. The window holds patch-extent-many planes,
+// so memory stays small; and no plane is written while a later patch may still read it, so the output may be the
+// input itself.
+//
+// Along a line of centres the patch moves one voxel along x at a time: its Casorati matrix then changes by one
+// column of voxels, so the Gram matrix XᵀX is updated (the leaving column's contribution removed, the entering
+// one's added: two rank-(ey ez) updates instead of a rank-(ex ey ez) product, and a fifth of the reads) and formed
+// afresh every few steps and at the start of every line.
+//
+// Races: with CentreVoxel each voxel receives one row, from its own patch, so threads take whole lines of centres.
+// With OverlapAverage patches overlap, so a plane's centres are cut into blocks of rows along y, 2 (ey - 1) rows
+// thick, and the even blocks run in parallel, then the odd ones: two blocks of one parity are a whole block apart,
+// so their patches (which reach ey - 1 rows beyond their block) never touch the same voxel. No locks, and each
+// voxel's sum is formed in the same order whatever the thread count, so the result is reproducible bit for bit.
+#include "svdlrLocalDenoiseBackends.h"
+
+#include "svdlrBlasThreads.h"
+#include "svdlrNoiseThreshold.h"
+#include "svdlrParallel.h"
+#include "svdlrPatchCentres.h"
+#include "svdlrPatchGeometry.h" // PatchStart
+#include "svdlrPatchLowRank.h"
+#include "svdlrProgress.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <mutex>
+
+namespace svdlr
+{
+namespace detail
+{
+namespace
+{
+
+/** The sums of one plane of voxels: voxel-major values (voxel * volumes + t) and per-voxel counts and map sums. */
+struct PlaneSums
+{
+  std::vector<double>        values;
+  std::vector<std::uint32_t> counts;
+  std::vector<double>        sigma;
+  std::vector<double>        rank;
+
+  PlaneSums(std::size_t voxels, std::size_t volumes)
+    : values(voxels * volumes, 0.0)
+    , counts(voxels, 0)
+    , sigma(voxels, 0.0)
+    , rank(voxels, 0.0)
+  {}
+  void
+  Reset()
+  {
+    std::fill(values.begin(), values.end(), 0.0);
+    std::fill(counts.begin(), counts.end(), 0u);
+    std::fill(sigma.begin(), sigma.end(), 0.0);
+    std::fill(rank.begin(), rank.end(), 0.0);
+  }
+};
+
+/** One worker's state: its patch solver, a row buffer, and the start of the patch it decomposed last. */
+struct Lane
+{
+  std::unique_ptr<PatchLowRank> patch;
+  std::vector<double>           row;
+  std::int64_t                  start[3]{ -1, -1, -1 };
+
+  /** Each unit of work starts from a fresh patch, so that its results do not depend on which lane ran what before
+   * (row replacements round differently from a fresh Gram matrix). */
+  void
+  Forget()
+  {
+    std::fill(start, start + 3, -1);
+  }
+};
+
+class CpuDenoiser
+{
+public:
+  CpuDenoiser(const SeriesView<const float> & input, const SeriesView<float> & output, const LocalDenoiseMaps & maps,
+              const LocalDenoiseOptions & options, const std::array<std::size_t, 3> & patch)
+    : m_Input(input)
+    , m_Output(output)
+    , m_Maps(maps)
+    , m_Options(options)
+    , m_Patch(patch)
+    , m_Nx(input.size[0])
+    , m_Ny(input.size[1])
+    , m_Nz(input.size[2])
+    , m_Nv(input.volumes)
+    , m_PatchVoxels(patch[0] * patch[1] * patch[2])
+    , m_Workers(WorkerCount(options.threads))
+    , m_Lanes(m_Workers)
+    , m_InPlace(static_cast<const void *>(input.data) == static_cast<const void *>(output.data))
+  {
+    m_Centres = PatchCentres(input.size, patch, options.patchStride, options.mask);
+    m_Total = static_cast<std::size_t>(std::count(m_Centres.begin(), m_Centres.end(), std::uint8_t{ 1 }));
+    m_Slots.reserve(patch[2]);
+    for (std::size_t i = 0; i < patch[2]; ++i)
+    {
+      m_Slots.emplace_back(m_Nx * m_Ny, m_Nv);
+    }
+    if (options.policy.kind == RankPolicy::Kind::GavishDonoho && !(options.policy.noiseSigma > 0.0) &&
+        options.noiseSigma == nullptr)
+    {
+      m_Median = MarchenkoPasturMedian(NoiseAspectRatio(static_cast<int>(m_PatchVoxels), static_cast<int>(m_Nv)));
+    }
+    m_ParallelFor = options.parallelFor
+                      ? options.parallelFor
+                      : ParallelFor([workers = m_Workers](std::size_t n, const std::function<void(std::size_t)> & body) {
+                          StdThreadParallelFor(workers, n, body);
+                        });
+  }
+
+  std::size_t
+  Run()
+  {
+    const BlasThreadsScope blasThreads(1); // many small calls, one per worker
+    std::size_t            done = 0;
+    for (std::size_t z = 0; z < m_Nz; ++z)
+    {
+      done += m_Options.aggregation == PatchAggregation::CentreVoxel ? CentrePlane(z) : OverlapPlane(z);
+      const std::size_t final = z + 1 < m_Nz ? static_cast<std::size_t>(Start(2, z + 1)) : m_Nz;
+      for (; m_Flushed < final; ++m_Flushed)
+      {
+        Flush(m_Flushed);
+      }
+      ReportProgress(m_Options.progress, done, m_Total, "patches");
+    }
+    return m_Total;
+  }
+
+private:
+  std::int64_t
+  Start(int axis, std::size_t centre) const
+  {
+    return PatchStart(static_cast<std::int64_t>(centre), static_cast<std::int64_t>(m_Patch[axis]),
+                      static_cast<std::int64_t>(m_Input.size[axis]));
+  }
+
+  PlaneSums &
+  Plane(std::size_t z)
+  {
+    return m_Slots[z % m_Slots.size()];
+  }
+
+  bool
+  Inside(std::size_t voxel) const
+  {
+    return m_Options.mask == nullptr || m_Options.mask[voxel] != 0;
+  }
+
+  /** Runs body(lane, unit) for every unit in [0, units) on the workers; rethrows the first exception here. */
+  template <typename TBody>
+  void
+  ForEachUnit(std::size_t units, TBody && body)
+  {
+    if (units == 0)
+    {
+      return;
+    }
+    const std::size_t        lanes = std::min<std::size_t>(m_Workers, units);
+    std::atomic<std::size_t> next{ 0 };
+    std::exception_ptr       failure;
+    std::mutex               failureMutex;
+    m_ParallelFor(lanes, [&](std::size_t lane) {
+      try
+      {
+        for (std::size_t unit = next++; unit < units; unit = next++)
+        {
+          body(m_Lanes[lane], unit);
+        }
+      }
+      catch (...)
+      {
+        const std::lock_guard<std::mutex> lock(failureMutex);
+        if (!failure)
+        {
+          failure = std::current_exception();
+        }
+        next = units; // the other lanes stop at their next unit
+      }
+    });
+    if (failure)
+    {
+      std::rethrow_exception(failure);
+    }
+  }
+
+  /** Row of voxel (x, y, z) in the Casorati matrix of the patch starting at `start`. Rows are grouped by x column,
+   * the group of column x at position x mod ex, so that the patch one voxel further along x differs from this one
+   * in one group only, in place: PatchLowRank then updates its Gram matrix instead of forming it again. */
+  std::size_t
+  CasoratiRow(std::size_t x, std::size_t y, std::size_t z, const std::int64_t (&start)[3]) const
+  {
+    return (x % m_Patch[0]) * (m_Patch[1] * m_Patch[2]) + (y - static_cast<std::size_t>(start[1])) +
+           m_Patch[1] * (z - static_cast<std::size_t>(start[2]));
+  }
+
+  /** Fills the lane's Casorati matrix for the patch starting at `start` and decomposes it, unless the lane's last
+   * patch was this one (centres near a border share a patch); when the last patch was one voxel before along x,
+   * only the column of voxels that enters replaces the one that leaves. Then chooses the rank for the centre
+   * `voxel`. */
+  void
+  Prepare(Lane & lane, const std::int64_t (&start)[3], std::size_t voxel)
+  {
+    if (!lane.patch)
+    {
+      lane.patch = std::make_unique<PatchLowRank>(m_PatchVoxels, m_Nv, m_Options, m_Median);
+      lane.row.resize(m_Nv);
+    }
+    PatchLowRank & patch = *lane.patch;
+    if (!std::equal(start, start + 3, lane.start))
+    {
+      if (start[0] == lane.start[0] + 1 && start[1] == lane.start[1] && start[2] == lane.start[2] &&
+          patch.CanReplaceRows())
+      {
+        const std::size_t entering = static_cast<std::size_t>(start[0]) + m_Patch[0] - 1;
+        const int         first = static_cast<int>((entering % m_Patch[0]) * m_Patch[1] * m_Patch[2]);
+        const int         count = static_cast<int>(m_Patch[1] * m_Patch[2]);
+        patch.RemoveRows(first, count);
+        GatherColumns(start, entering, entering + 1, patch.Casorati());
+        patch.AddRowsAndDecompose(first, count);
+      }
+      else
+      {
+        GatherColumns(start, static_cast<std::size_t>(start[0]), static_cast<std::size_t>(start[0]) + m_Patch[0],
+                      patch.Casorati());
+        patch.Decompose();
+      }
+      std::copy(start, start + 3, lane.start);
+    }
+    patch.Choose(m_Options.noiseSigma != nullptr ? static_cast<double>(m_Options.noiseSigma[voxel]) : -1.0);
+  }
+
+  /** Writes the columns [x0, x1) of the patch starting at `start` into X (column-major (m, volumes), rows as
+   * CasoratiRow says). */
+  void
+  GatherColumns(const std::int64_t (&start)[3], std::size_t x0, std::size_t x1, double * x) const
+  {
+    const auto &      s = m_Input.strides;
+    const std::size_t m = m_PatchVoxels;
+    const std::size_t ey = m_Patch[1], ez = m_Patch[2];
+    const float *     origin = m_Input.data + start[1] * s[1] + start[2] * s[2];
+    if (std::abs(s[3]) >= std::abs(s[0]))
+    {
+      // Volumes far apart (itk::Image): runs along x are contiguous, so walk them volume by volume.
+      for (std::size_t t = 0; t < m_Nv; ++t)
+      {
+        double *      column = x + t * m;
+        const float * volume = origin + static_cast<std::ptrdiff_t>(t) * s[3];
+        for (std::size_t k = 0; k < ez; ++k)
+        {
+          for (std::size_t j = 0; j < ey; ++j)
+          {
+            const float *     run = volume + static_cast<std::ptrdiff_t>(k) * s[2] + static_cast<std::ptrdiff_t>(j) * s[1];
+            const std::size_t offset = j + ey * k;
+            for (std::size_t i = x0; i < x1; ++i)
+            {
+              column[(i % m_Patch[0]) * ey * ez + offset] = run[static_cast<std::ptrdiff_t>(i) * s[0]];
+            }
+          }
+        }
+      }
+      return;
+    }
+    // Volumes adjacent (itk::VectorImage): each voxel's series is contiguous.
+    for (std::size_t k = 0; k < ez; ++k)
+    {
+      for (std::size_t j = 0; j < ey; ++j)
+      {
+        for (std::size_t i = x0; i < x1; ++i)
+        {
+          const float * series = origin + static_cast<std::ptrdiff_t>(k) * s[2] + static_cast<std::ptrdiff_t>(j) * s[1] +
+                                 static_cast<std::ptrdiff_t>(i) * s[0];
+          const std::size_t row = (i % m_Patch[0]) * ey * ez + j + ey * k;
+          for (std::size_t t = 0; t < m_Nv; ++t)
+          {
+            x[row + t * m] = series[static_cast<std::ptrdiff_t>(t) * s[3]];
+          }
+        }
+      }
+    }
+  }
+
+  /** CentreVoxel: each centre's own row, one line of centres per unit. Returns the patches computed. */
+  std::size_t
+  CentrePlane(std::size_t z)
+  {
+    std::atomic<std::size_t> patches{ 0 };
+    PlaneSums &              plane = Plane(z);
+    ForEachUnit(m_Ny, [&](Lane & lane, std::size_t y) {
+      lane.Forget();
+      std::size_t count = 0;
+      for (std::size_t x = 0; x < m_Nx; ++x)
+      {
+        const std::size_t voxel = x + m_Nx * (y + m_Ny * z);
+        if (!m_Centres[voxel])
+        {
+          continue;
+        }
+        const std::int64_t start[3] = { Start(0, x), Start(1, y), Start(2, z) };
+        Prepare(lane, start, voxel);
+        lane.patch->ApproximateRow(static_cast<int>(CasoratiRow(x, y, z, start)), lane.row.data());
+        const std::size_t index = x + m_Nx * y;
+        std::copy(lane.row.begin(), lane.row.end(), plane.values.begin() + index * m_Nv);
+        plane.counts[index] = 1;
+        plane.sigma[index] = lane.patch->Sigma();
+        plane.rank[index] = static_cast<double>(lane.patch->Rank());
+        ++count;
+      }
+      patches += count;
+    });
+    return patches;
+  }
+
+  /** OverlapAverage: each centre's whole approximation added to every voxel of its patch, by blocks of rows. */
+  std::size_t
+  OverlapPlane(std::size_t z)
+  {
+    const std::size_t        block = std::max<std::size_t>(1, 2 * (m_Patch[1] - 1));
+    const std::size_t        blocks = (m_Ny + block - 1) / block;
+    std::atomic<std::size_t> patches{ 0 };
+    for (std::size_t parity = 0; parity < 2; ++parity)
+    {
+      const std::size_t units = (blocks + 1 - parity) / 2; // blocks parity, parity + 2, ...
+      ForEachUnit(units, [&](Lane & lane, std::size_t unit) {
+        const std::size_t first = (2 * unit + parity) * block;
+        const std::size_t last = std::min(m_Ny, first + block);
+        std::size_t       count = 0;
+        lane.Forget();
+        for (std::size_t y = first; y < last; ++y)
+        {
+          for (std::size_t x = 0; x < m_Nx; ++x)
+          {
+            const std::size_t voxel = x + m_Nx * (y + m_Ny * z);
+            if (m_Centres[voxel])
+            {
+              const std::int64_t start[3] = { Start(0, x), Start(1, y), Start(2, z) };
+              Prepare(lane, start, voxel);
+              Accumulate(*lane.patch, start);
+              ++count;
+            }
+          }
+        }
+        patches += count;
+      });
+    }
+    return patches;
+  }
+
+  void
+  Accumulate(PatchLowRank & patch, const std::int64_t (&start)[3])
+  {
+    const double *    approximation = patch.ApproximateAll();
+    const double      sigma = patch.Sigma();
+    const double      rank = static_cast<double>(patch.Rank());
+    const std::size_t m = m_PatchVoxels;
+    const std::size_t sx = static_cast<std::size_t>(start[0]), sy = static_cast<std::size_t>(start[1]),
+                      sz = static_cast<std::size_t>(start[2]);
+    for (std::size_t z = sz; z < sz + m_Patch[2]; ++z)
+    {
+      PlaneSums & plane = Plane(z);
+      for (std::size_t y = sy; y < sy + m_Patch[1]; ++y)
+      {
+        for (std::size_t x = sx; x < sx + m_Patch[0]; ++x)
+        {
+          const std::size_t row = CasoratiRow(x, y, z, start);
+          const std::size_t index = x + m_Nx * y;
+          double *          sums = plane.values.data() + index * m_Nv;
+          for (std::size_t t = 0; t < m_Nv; ++t)
+          {
+            sums[t] += approximation[row + t * m];
+          }
+          ++plane.counts[index];
+          plane.sigma[index] += sigma;
+          plane.rank[index] += rank;
+        }
+      }
+    }
+  }
+
+  /** Writes plane z to the output and the maps, and clears its slot for plane z + patch extent. */
+  void
+  Flush(std::size_t z)
+  {
+    PlaneSums &       plane = Plane(z);
+    const auto &      si = m_Input.strides;
+    const auto &      so = m_Output.strides;
+    const bool        volumesOuter = std::abs(so[3]) >= std::abs(so[0]);
+    ForEachUnit(m_Ny, [&](Lane &, std::size_t y) {
+      const float * inRow = m_Input.data + static_cast<std::ptrdiff_t>(y) * si[1] + static_cast<std::ptrdiff_t>(z) * si[2];
+      float *       outRow = m_Output.data + static_cast<std::ptrdiff_t>(y) * so[1] + static_cast<std::ptrdiff_t>(z) * so[2];
+      const std::size_t rowStart = m_Nx * y;
+      const auto value = [&](std::size_t x, std::size_t t) -> float {
+        const std::size_t index = rowStart + x;
+        const std::size_t voxel = index + m_Nx * m_Ny * z;
+        if (!Inside(voxel) || plane.counts[index] == 0) // the centres cover every voxel inside; never 0 there
+        {
+          return inRow[static_cast<std::ptrdiff_t>(x) * si[0] + static_cast<std::ptrdiff_t>(t) * si[3]];
+        }
+        return static_cast<float>(plane.values[index * m_Nv + t] / plane.counts[index]);
+      };
+      const bool skipOutside = m_InPlace; // the voxel already holds its input
+      const auto write = [&](std::size_t x, std::size_t t) {
+        if (skipOutside && !Inside(rowStart + x + m_Nx * m_Ny * z))
+        {
+          return;
+        }
+        outRow[static_cast<std::ptrdiff_t>(x) * so[0] + static_cast<std::ptrdiff_t>(t) * so[3]] = value(x, t);
+      };
+      if (volumesOuter)
+      {
+        for (std::size_t t = 0; t < m_Nv; ++t)
+        {
+          for (std::size_t x = 0; x < m_Nx; ++x)
+          {
+            write(x, t);
+          }
+        }
+      }
+      else
+      {
+        for (std::size_t x = 0; x < m_Nx; ++x)
+        {
+          for (std::size_t t = 0; t < m_Nv; ++t)
+          {
+            write(x, t);
+          }
+        }
+      }
+      for (std::size_t x = 0; x < m_Nx; ++x)
+      {
+        const std::size_t index = rowStart + x;
+        const std::size_t voxel = index + m_Nx * m_Ny * z;
+        const bool        covered = Inside(voxel) && plane.counts[index] > 0;
+        if (m_Maps.noiseSigma != nullptr)
+        {
+          m_Maps.noiseSigma[voxel] = covered ? static_cast<float>(plane.sigma[index] / plane.counts[index]) : 0.0f;
+        }
+        if (m_Maps.rank != nullptr)
+        {
+          const double rank = covered ? std::round(plane.rank[index] / plane.counts[index]) : 0.0;
+          m_Maps.rank[voxel] = static_cast<std::uint16_t>(std::min(rank, 65535.0));
+        }
+      }
+    });
+    plane.Reset();
+  }
+
+  const SeriesView<const float> & m_Input;
+  const SeriesView<float> &       m_Output;
+  const LocalDenoiseMaps &        m_Maps;
+  const LocalDenoiseOptions &     m_Options;
+  const std::array<std::size_t, 3> m_Patch;
+  const std::size_t               m_Nx, m_Ny, m_Nz, m_Nv;
+  const std::size_t               m_PatchVoxels;
+  const unsigned                  m_Workers;
+  std::vector<Lane>               m_Lanes;
+  const bool                      m_InPlace;
+  std::vector<std::uint8_t>       m_Centres;
+  std::size_t                     m_Total{ 0 };
+  std::vector<PlaneSums>          m_Slots;
+  std::size_t                     m_Flushed{ 0 };
+  double                          m_Median{ 0.0 };
+  ParallelFor                     m_ParallelFor;
+};
+
+} // namespace
+
+void
+RunLocalDenoiseCpu(const SeriesView<const float> & input, const SeriesView<float> & output,
+                   const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
+                   const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report)
+{
+  CpuDenoiser denoiser(input, output, maps, options, patch);
+  report.patches = denoiser.Run();
+}
+
+} // namespace detail
+} // namespace svdlr

@@ -1,0 +1,332 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "svdlrPatchLowRank.h"
+
+#include "svdlrLapack.h"
+#include "svdlrNoiseThreshold.h"
+#include "svdlrRankSelection.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace svdlr
+{
+namespace detail
+{
+
+namespace
+{
+
+int
+WorkspaceQuery(double query)
+{
+  return std::max(1, static_cast<int>(query));
+}
+
+} // namespace
+
+PatchLowRank::PatchLowRank(std::size_t voxels, std::size_t volumes, const LocalDenoiseOptions & options,
+                           double marchenkoPasturMedian)
+  : m_Options(options)
+  , m_Median(marchenkoPasturMedian)
+  , m_M(static_cast<int>(voxels))
+  , m_N(static_cast<int>(volumes))
+  , m_P(std::min(m_M, m_N))
+  , m_VolumeSide(m_N <= m_M)
+  , m_X(voxels * volumes)
+  , m_Running(static_cast<std::size_t>(m_P) * m_P)
+  , m_Gram(static_cast<std::size_t>(m_P) * m_P)
+  , m_Diagonal(m_P)
+  , m_Offdiag(m_P)
+  , m_Tau(m_P)
+  , m_Eigen(m_P)
+  , m_Scratch(m_P)
+  , m_Approx(voxels * volumes)
+{
+  // One workspace for every LAPACK call of a patch: the largest that any of them asks for.
+  double sytrdQuery = 0.0, ormtrQuery = 0.0, syevdQuery = 0.0;
+  int    syevdIQuery = 0;
+  lapack::sytrdLower(m_P, m_Gram.data(), m_Diagonal.data(), m_Offdiag.data(), m_Tau.data(), &sytrdQuery, -1);
+  lapack::ormtrLower(m_P, m_P, m_Gram.data(), m_Tau.data(), m_Gram.data(), &ormtrQuery, -1);
+  lapack::syevd(m_P, m_Gram.data(), m_Eigen.data(), &syevdQuery, -1, &syevdIQuery, -1);
+  const int work = std::max({ WorkspaceQuery(sytrdQuery), WorkspaceQuery(ormtrQuery), WorkspaceQuery(syevdQuery),
+                              5 * m_P });
+  m_Work.resize(static_cast<std::size_t>(work));
+  // dstein: iwork (p), ifail (p), iblock (p), isplit (p).
+  m_IWork.resize(static_cast<std::size_t>(std::max(syevdIQuery, 4 * m_P)));
+}
+
+void
+PatchLowRank::FormGram()
+{
+  if (m_VolumeSide)
+  {
+    lapack::syrkLower('T', m_P, m_M, m_X.data(), m_M, m_Running.data()); // XᵀX: (n, n)
+  }
+  else
+  {
+    lapack::syrkLower('N', m_P, m_N, m_X.data(), m_M, m_Running.data()); // XXᵀ: (m, m)
+  }
+  m_Replacements = 0;
+}
+
+void
+PatchLowRank::Decompose()
+{
+  FormGram();
+  Factor();
+}
+
+void
+PatchLowRank::RemoveRows(int first, int count)
+{
+  lapack::syrkLowerUpdate('T', m_P, count, -1.0, m_X.data() + first, m_M, m_Running.data());
+}
+
+void
+PatchLowRank::AddRowsAndDecompose(int first, int count)
+{
+  lapack::syrkLowerUpdate('T', m_P, count, 1.0, m_X.data() + first, m_M, m_Running.data());
+  ++m_Replacements;
+  Factor();
+}
+
+void
+PatchLowRank::Factor()
+{
+  m_Chosen = false;
+  m_FullyDecomposed = false;
+  std::copy(m_Running.begin(), m_Running.end(), m_Gram.begin());
+  const int work = static_cast<int>(m_Work.size());
+  if (lapack::sytrdLower(m_P, m_Gram.data(), m_Diagonal.data(), m_Offdiag.data(), m_Tau.data(), m_Work.data(), work) !=
+      0)
+  {
+    DecomposeFully();
+    return;
+  }
+  std::copy(m_Diagonal.begin(), m_Diagonal.end(), m_Eigen.begin());
+  std::copy(m_Offdiag.begin(), m_Offdiag.end(), m_Scratch.begin());
+  if (lapack::sterf(m_P, m_Eigen.data(), m_Scratch.data()) != 0)
+  {
+    DecomposeFully();
+  }
+}
+
+void
+PatchLowRank::DecomposeFully()
+{
+  std::copy(m_Running.begin(), m_Running.end(), m_Gram.begin());
+  if (lapack::syevd(m_P,
+                    m_Gram.data(),
+                    m_Eigen.data(),
+                    m_Work.data(),
+                    static_cast<int>(m_Work.size()),
+                    m_IWork.data(),
+                    static_cast<int>(m_IWork.size())) != 0)
+  {
+    throw Error(ErrorCode::NumericalFailure,
+                "svdlr: LAPACK dsyevd failed to converge on a patch's Gram matrix of order " + std::to_string(m_P));
+  }
+  m_FullyDecomposed = true;
+}
+
+void
+PatchLowRank::Choose(double knownSigma)
+{
+  if (m_Chosen && knownSigma == m_ChosenFor)
+  {
+    return;
+  }
+  const RankPolicy & policy = m_Options.policy;
+  const bool         known = knownSigma >= 0.0;
+  NoiseRank          decided{ 0, known ? knownSigma : 0.0 };
+  switch (policy.kind)
+  {
+    case RankPolicy::Kind::FixedRank:
+    case RankPolicy::Kind::EnergyFraction:
+    {
+      SingularValuesFromGramEigenvalues(m_Eigen.data(), m_Eigen.size(), m_Singular);
+      decided.rank = static_cast<int>(
+        SelectRank(policy, m_Singular.data(), m_Singular.size(), static_cast<std::size_t>(m_M), m_N).rank);
+      break;
+    }
+    case RankPolicy::Kind::GavishDonoho:
+      decided = known ? RankAboveThreshold(m_Eigen.data(), m_P, GavishDonohoThreshold(knownSigma, m_M, m_N), knownSigma)
+                      : GavishDonohoRank(m_Eigen.data(), m_P, m_M, m_N, policy.noiseSigma, m_Median);
+      break;
+    case RankPolicy::Kind::MarchenkoPastur:
+      decided = known
+                  ? RankAboveThreshold(m_Eigen.data(), m_P, MarchenkoPasturUpperEdge(knownSigma, m_M, m_N), knownSigma)
+                  : MarchenkoPasturRank(m_Eigen.data(), m_P, m_M, m_N, policy.estimator);
+      break;
+  }
+  const std::size_t previousRank = m_Chosen ? m_Rank : static_cast<std::size_t>(-1);
+  m_Rank = static_cast<std::size_t>(decided.rank);
+  m_Sigma = decided.sigma;
+  if (m_Rank != previousRank)
+  {
+    KeptComponents();
+  }
+
+  m_Weights.resize(m_Rank);
+  for (std::size_t j = 0; j < m_Rank; ++j)
+  {
+    const double eigenvalue = m_Eigen[m_P - m_Rank + j];
+    const double singular = std::sqrt(std::max(eigenvalue, 0.0));
+    double       weight = 1.0;
+    if (m_Options.shrinkage == Shrinkage::OptimalFrobenius)
+    {
+      weight = singular > 0.0 ? OptimalFrobeniusShrinkage(singular, m_Sigma, m_M, m_N) / singular : 0.0;
+    }
+    m_Weights[j] = weight;
+  }
+  m_Chosen = true;
+  m_ChosenFor = knownSigma;
+}
+
+void
+PatchLowRank::KeptComponents()
+{
+  const int rank = static_cast<int>(m_Rank);
+  m_Basis.resize(static_cast<std::size_t>(m_P) * m_Rank);
+  if (rank == 0)
+  {
+    return;
+  }
+  if (!m_FullyDecomposed)
+  {
+    const std::size_t p = static_cast<std::size_t>(m_P);
+    int *             iwork = m_IWork.data();
+    const int         info = lapack::steinUnsplit(m_P,
+                                          m_Diagonal.data(),
+                                          m_Offdiag.data(),
+                                          rank,
+                                          m_Eigen.data() + (m_P - rank),
+                                          m_Basis.data(),
+                                          m_Work.data(),
+                                          iwork,
+                                          iwork + 2 * p,
+                                          iwork + 3 * p);
+    if (info == 0 && lapack::ormtrLower(m_P,
+                                        rank,
+                                        m_Gram.data(),
+                                        m_Tau.data(),
+                                        m_Basis.data(),
+                                        m_Work.data(),
+                                        static_cast<int>(m_Work.size())) == 0)
+    {
+      return;
+    }
+    // Inverse iteration did not converge for some eigenvector (tight clusters): the full decomposition instead.
+    // Its eigenvalues agree with dsterf's to rounding; keep dsterf's, from which the rank was chosen.
+    std::vector<double> chosenEigenvalues = m_Eigen;
+    DecomposeFully();
+    m_Eigen = chosenEigenvalues;
+  }
+  const double * leading = m_Gram.data() + static_cast<std::size_t>(m_P - rank) * m_P;
+  std::copy(leading, leading + m_Basis.size(), m_Basis.begin());
+}
+
+void
+PatchLowRank::ApproximateRow(int voxel, double * out)
+{
+  const std::size_t m = static_cast<std::size_t>(m_M), n = static_cast<std::size_t>(m_N);
+  const std::size_t p = static_cast<std::size_t>(m_P), rank = m_Rank;
+  std::fill(out, out + n, 0.0);
+  if (m_VolumeSide)
+  {
+    // x V W Vᵀ with x the voxel's row of X.
+    for (std::size_t j = 0; j < rank; ++j)
+    {
+      const double * v = m_Basis.data() + j * p;
+      double         projection = 0.0;
+      for (std::size_t t = 0; t < n; ++t)
+      {
+        projection += m_X[voxel + t * m] * v[t];
+      }
+      projection *= m_Weights[j];
+      for (std::size_t t = 0; t < n; ++t)
+      {
+        out[t] += projection * v[t];
+      }
+    }
+    return;
+  }
+  // (U W Uᵀ)_{voxel,:} X: first the voxel's row of U W Uᵀ, then its combination of X's rows.
+  std::vector<double> & coefficients = m_Scratch; // (m = p)
+  std::fill(coefficients.begin(), coefficients.end(), 0.0);
+  for (std::size_t j = 0; j < rank; ++j)
+  {
+    const double * u = m_Basis.data() + j * p;
+    const double   scale = u[voxel] * m_Weights[j];
+    for (std::size_t i = 0; i < m; ++i)
+    {
+      coefficients[i] += scale * u[i];
+    }
+  }
+  for (std::size_t t = 0; t < n; ++t)
+  {
+    const double * column = m_X.data() + t * m;
+    double         sum = 0.0;
+    for (std::size_t i = 0; i < m; ++i)
+    {
+      sum += coefficients[i] * column[i];
+    }
+    out[t] = sum;
+  }
+}
+
+const double *
+PatchLowRank::ApproximateAll()
+{
+  const int rank = static_cast<int>(m_Rank);
+  if (rank == 0)
+  {
+    std::fill(m_Approx.begin(), m_Approx.end(), 0.0);
+    return m_Approx.data();
+  }
+  m_Product.resize(static_cast<std::size_t>(std::max(m_M, m_N)) * m_Rank);
+  double * product = m_Product.data();
+  if (m_VolumeSide)
+  {
+    lapack::gemm('N', 'N', m_M, rank, m_N, m_X.data(), m_M, m_Basis.data(), m_P, product, m_M); // X V: (m, rank)
+    for (int j = 0; j < rank; ++j)
+    {
+      double * column = product + static_cast<std::size_t>(j) * m_M;
+      std::transform(column, column + m_M, column, [w = m_Weights[j]](double value) { return value * w; });
+    }
+    lapack::gemm('N', 'T', m_M, m_N, rank, product, m_M, m_Basis.data(), m_P, m_Approx.data(), m_M); // (m, n)
+  }
+  else
+  {
+    lapack::gemm('T', 'N', rank, m_N, m_M, m_Basis.data(), m_P, m_X.data(), m_M, product, rank); // Uᵀ X: (rank, n)
+    for (int t = 0; t < m_N; ++t)
+    {
+      for (int j = 0; j < rank; ++j)
+      {
+        product[j + static_cast<std::size_t>(t) * rank] *= m_Weights[j];
+      }
+    }
+    lapack::gemm('N', 'N', m_M, m_N, rank, m_Basis.data(), m_P, product, rank, m_Approx.data(), m_M); // (m, n)
+  }
+  return m_Approx.data();
+}
+
+} // namespace detail
+} // namespace svdlr

@@ -1,0 +1,724 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The engine's contract on the CUDA backend: the same accuracy bounds as on the CPU
+// (svdlrEngineGTest.cxx), agreement with the CPU backend, exact zeros, errors naming the bad matrix,
+// batching, real MRI, and the tiled reconstruction kernel against its naive reference. Every test skips,
+// saying why, on a machine without a usable CUDA device.
+//
+// The DISABLED_ timings run with --gtest_also_run_disabled_tests --gtest_filter='*Timing*'.
+#include "svdlrCudaTestFixture.h"
+
+#include "svdlrCudaTestHooks.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace
+{
+using namespace svdlr::test;
+
+TEST_F(SVDLowRankEngineCuda, Float32MatchesFloat64ReferenceWithSpectralGap)
+{
+  ExpectMatchesReferenceWithGap<float>(8, 64, 64, 8, 1e-5);
+}
+
+TEST_F(SVDLowRankEngineCuda, Float64MatchesFloat64ReferenceWithSpectralGap)
+{
+  ExpectMatchesReferenceWithGap<double>(6, 64, 48, 8, 1e-10);
+}
+
+TEST_F(SVDLowRankEngineCuda, NonSquareMatricesBothOrientations)
+{
+  ExpectMatchesReferenceWithGap<float>(3, 181, 217, 20, 1e-5);
+  ExpectMatchesReferenceWithGap<float>(3, 217, 181, 20, 1e-5);
+  ExpectMatchesReferenceWithGap<double>(2, 37, 90, 5, 1e-10);
+}
+
+TEST_F(SVDLowRankEngineCuda, SingleMatrix)
+{
+  ExpectMatchesReferenceWithGap<float>(1, 100, 70, 10, 1e-5);
+}
+
+TEST_F(SVDLowRankEngineCuda, RankOne)
+{
+  ExpectMatchesReferenceWithGap<float>(4, 50, 60, 1, 1e-5);
+}
+
+TEST_F(SVDLowRankEngineCuda, RandomMatricesAreOptimalWithinBound)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t   count = 5, rows = 96, cols = 80, k = 12;
+  std::vector<Matrix> matrices;
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    matrices.push_back(RoundedTo<float>(RandomMatrix(rows, cols, random)));
+  }
+  const std::vector<float> input = Pack<float>(matrices);
+  std::vector<float>       output(input.size());
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols),
+                     MutableBatch(output, count, rows, cols),
+                     GpuOptions(svdlr::RankPolicy::Fixed(k)));
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    const ReferenceSvd reference(matrices[i]);
+    EXPECT_LE(OptimalityRatio(matrices[i], output, i * rows * cols, reference, k), 1.0 + 1e-4) << "matrix " << i;
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, FullRankReproducesTheInput)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  for (const auto & [rows, cols] : { std::pair<std::size_t, std::size_t>{ 40, 25 }, { 25, 40 } })
+  {
+    const std::vector<float> input =
+      Pack<float>({ RandomMatrix(rows, cols, random), RandomMatrix(rows, cols, random) });
+    std::vector<float>  output(input.size());
+    const svdlr::Report report = svdlr::Reconstruct(ConstBatch(input, 2, rows, cols),
+                                                    MutableBatch(output, 2, rows, cols),
+                                                    GpuOptions(svdlr::RankPolicy::Fixed(std::min(rows, cols))));
+    EXPECT_EQ(report.ranks[0], std::min(rows, cols));
+    EXPECT_LE(DifferenceNorm(input, output) / Norm(input), 1e-6) << rows << " x " << cols;
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, RankAboveMinDimensionIsClamped)
+{
+  Random                    random;
+  const std::vector<double> input = RandomMatrix(7, 30, random).values;
+  std::vector<double>       output(input.size());
+  const svdlr::Report       report = svdlr::Reconstruct(
+    ConstBatch(input, 1, 7, 30), MutableBatch(output, 1, 7, 30), GpuOptions(svdlr::RankPolicy::Fixed(50)));
+  EXPECT_EQ(report.ranks[0], 7u);
+  EXPECT_LE(DifferenceNorm(input, output) / Norm(input), 1e-12);
+}
+
+TEST_F(SVDLowRankEngineCuda, AgreesWithTheCpuBackend)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t   count = 6, rows = 72, cols = 56, k = 9;
+  std::vector<Matrix> matrices;
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    matrices.push_back(RoundedTo<float>(MatrixWithSpectrum(rows, cols, SpectrumWithGap(rows, cols, k), random)));
+  }
+  const std::vector<float> input = Pack<float>(matrices);
+  std::vector<float>       gpu(input.size()), cpu(input.size());
+  auto                     options = GpuOptions(svdlr::RankPolicy::Fixed(k));
+  const svdlr::Report      gpuReport =
+    svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(gpu, count, rows, cols), options);
+  options.backend = svdlr::Backend::CPU;
+  const svdlr::Report cpuReport =
+    svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(cpu, count, rows, cols), options);
+  ASSERT_EQ(gpuReport.backend, svdlr::Backend::CUDA);
+  ASSERT_EQ(cpuReport.backend, svdlr::Backend::CPU);
+  EXPECT_EQ(gpuReport.ranks, cpuReport.ranks);
+  EXPECT_LE(DifferenceNorm(cpu, gpu) / Norm(cpu), 1e-5);
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    for (std::size_t j = 0; j < k; ++j)
+    {
+      EXPECT_NEAR(gpuReport.singularValues[i][j], cpuReport.singularValues[i][j], 1e-5) << i << ", " << j;
+    }
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, ZeroAndConstantMatricesComeOutExactWithoutNaN)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t rows = 40, cols = 30, size = rows * cols;
+  const float       constant = 3.75f;
+  Matrix            flat(rows, cols);
+  std::fill(flat.values.begin(), flat.values.end(), constant);
+  const std::vector<float> input = Pack<float>({ RandomMatrix(rows, cols, random), Matrix(rows, cols), flat });
+  for (const auto policy : { svdlr::RankPolicy::Fixed(4), svdlr::RankPolicy::Energy(0.9) })
+  {
+    std::vector<float>  output(input.size(), std::numeric_limits<float>::quiet_NaN());
+    auto                options = GpuOptions(policy);
+    const svdlr::Report report =
+      svdlr::Reconstruct(ConstBatch(input, 3, rows, cols), MutableBatch(output, 3, rows, cols), options);
+    ASSERT_TRUE(AllFinite(output));
+    for (std::size_t p = 0; p < size; ++p)
+    {
+      ASSERT_EQ(output[size + p], 0.0f) << "pixel " << p << " of the zero matrix";
+      ASSERT_EQ(output[2 * size + p], constant) << "pixel " << p << " of the constant matrix";
+    }
+    ExpectSingularValueCount(report, 1, report.ranks[1], cols);
+    EXPECT_EQ(report.singularValues[1], std::vector<double>(report.singularValues[1].size(), 0.0));
+    if (policy.kind == svdlr::RankPolicy::Kind::EnergyFraction)
+    {
+      EXPECT_EQ(report.ranks[1], 0u);
+      EXPECT_EQ(report.ranks[2], 1u);
+    }
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, ConstantMatrixInFloat64IsReproduced)
+{
+  const std::size_t         rows = 17, cols = 33;
+  const std::vector<double> input(rows * cols, -2.5);
+  std::vector<double>       output(input.size());
+  svdlr::Reconstruct(
+    ConstBatch(input, 1, rows, cols), MutableBatch(output, 1, rows, cols), GpuOptions(svdlr::RankPolicy::Fixed(3)));
+  for (const double v : output)
+  {
+    ASSERT_NEAR(v, -2.5, 1e-12);
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, EnergyFractionPicksARankPerMatrix)
+{
+  // Spectra (4, 3, 2, 1) and (3, 2, 0.5, 0.2): at f = 0.9 they need 3 and 2 values (cumulative fractions
+  // .533/.833/.967 and .677/.978), so one batch carries two ranks. Distinct values keep A_k well defined.
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t         rows = 12, cols = 9;
+  const std::vector<Matrix> matrices = { MatrixWithSpectrum(rows, cols, { 4.0, 3.0, 2.0, 1.0 }, random),
+                                         MatrixWithSpectrum(rows, cols, { 3.0, 2.0, 0.5, 0.2 }, random) };
+  const std::vector<double> input = Pack<double>(matrices);
+  std::vector<double>       output(input.size());
+  const svdlr::Report       report = svdlr::Reconstruct(
+    ConstBatch(input, 2, rows, cols), MutableBatch(output, 2, rows, cols), GpuOptions(svdlr::RankPolicy::Energy(0.9)));
+  EXPECT_EQ(report.ranks, (std::vector<std::size_t>{ 3, 2 }));
+  for (std::size_t i = 0; i < 2; ++i)
+  {
+    const ReferenceSvd reference(matrices[i]);
+    EXPECT_LE(RelativeError(output, i * rows * cols, reference.Truncated(report.ranks[i])), 1e-10) << "matrix " << i;
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, NonFiniteInputNamesTheMatrix)
+{
+  Random             random;
+  const std::size_t  rows = 8, cols = 6;
+  std::vector<float> input;
+  for (int i = 0; i < 6; ++i)
+  {
+    const Matrix m = RandomMatrix(rows, cols, random);
+    input.insert(input.end(), m.values.begin(), m.values.end());
+  }
+  std::vector<float> output(input.size());
+  for (const float bad : { std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity() })
+  {
+    std::vector<float> poisoned = input;
+    poisoned[3 * rows * cols + 17] = bad;
+    poisoned[5 * rows * cols + 2] = bad; // the first bad matrix is the one named
+    const auto error = FailureOf(ConstBatch(poisoned, 6, rows, cols),
+                                 MutableBatch(output, 6, rows, cols),
+                                 GpuOptions(svdlr::RankPolicy::Fixed(2)));
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::NonFiniteInput);
+    EXPECT_EQ(error.Matrix(), 3);
+    EXPECT_NE(std::string(error.what()).find("matrix 3"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, NonFiniteInputInALaterBatchNamesTheMatrix)
+{
+  Random             random;
+  const std::size_t  count = 10, rows = 16, cols = 12;
+  std::vector<float> input(count * rows * cols);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  input[7 * rows * cols + rows * cols - 1] = -std::numeric_limits<float>::infinity();
+  std::vector<float> output(input.size());
+  auto               options = GpuOptions(svdlr::RankPolicy::Fixed(3));
+  options.maxMatricesPerBatch = 3;
+  const auto error = FailureOf(ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options);
+  EXPECT_EQ(error.Code(), svdlr::ErrorCode::NonFiniteInput);
+  EXPECT_EQ(error.Matrix(), 7);
+}
+
+TEST_F(SVDLowRankEngineCuda, ManySmallBatchesEqualOneBatch)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t  count = 257, rows = 32, cols = 24;
+  std::vector<float> input(count * rows * cols);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  std::vector<float>  whole(input.size()), pieces(input.size(), std::numeric_limits<float>::quiet_NaN());
+  auto                options = GpuOptions(svdlr::RankPolicy::Fixed(5));
+  const svdlr::Report wholeReport =
+    svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(whole, count, rows, cols), options);
+
+  std::vector<std::size_t> progress;
+  options.maxMatricesPerBatch = 64;
+  options.progress = [&](std::size_t done, std::size_t total) {
+    EXPECT_EQ(total, count);
+    progress.push_back(done);
+    return true;
+  };
+  const svdlr::Report piecesReport =
+    svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(pieces, count, rows, cols), options);
+  ASSERT_TRUE(AllFinite(pieces));
+  EXPECT_LE(DifferenceNorm(whole, pieces) / Norm(whole), 1e-6);
+  EXPECT_EQ(wholeReport.ranks, piecesReport.ranks);
+  ASSERT_GE(progress.size(), 5u); // at most 64 per batch
+  EXPECT_TRUE(std::is_sorted(progress.begin(), progress.end()));
+  EXPECT_EQ(progress.back(), count);
+}
+
+TEST_F(SVDLowRankEngineCuda, DefaultPipelinedSplitEqualsOneBatch)
+{
+  // 256 matrices, 16 MiB: by default the pipeline splits this into two batches so that copies overlap.
+  Random             random;
+  const std::size_t  count = 256, rows = 128, cols = 128;
+  std::vector<float> input(count * rows * cols);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  std::vector<float>       split(input.size()), whole(input.size());
+  std::vector<std::size_t> progress;
+  auto                     options = GpuOptions(svdlr::RankPolicy::Fixed(6));
+  options.progress = [&](std::size_t done, std::size_t) {
+    progress.push_back(done);
+    return true;
+  };
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(split, count, rows, cols), options);
+  EXPECT_EQ(progress, (std::vector<std::size_t>{ 128, 256 }));
+  options.maxMatricesPerBatch = count;
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(whole, count, rows, cols), options);
+  ASSERT_TRUE(AllFinite(split));
+  EXPECT_LE(DifferenceNorm(whole, split) / Norm(whole), 1e-6);
+}
+
+TEST_F(SVDLowRankEngineCuda, InPlaceEqualsOutOfPlace)
+{
+  Random             random;
+  const std::size_t  count = 5, rows = 33, cols = 47;
+  std::vector<float> input(count * rows * cols);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  std::vector<float> outOfPlace(input.size());
+  auto               options = GpuOptions(svdlr::RankPolicy::Fixed(5));
+  options.maxMatricesPerBatch = 2; // several batches: in place must not read what a later batch wrote
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(outOfPlace, count, rows, cols), options);
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(input, count, rows, cols), options);
+  EXPECT_EQ(input, outOfPlace);
+}
+
+TEST_F(SVDLowRankEngineCuda, StridedBatchLeavesTheGapsAlone)
+{
+  Random             random;
+  const std::size_t  count = 4, rows = 20, cols = 30, stride = rows * cols + 13;
+  std::vector<float> input(count * stride);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  std::vector<float> output(input.size(), -7.0f);
+  std::vector<float> packedInput, packedOutput(count * rows * cols);
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    packedInput.insert(packedInput.end(), input.begin() + i * stride, input.begin() + i * stride + rows * cols);
+  }
+  const auto options = GpuOptions(svdlr::RankPolicy::Fixed(4));
+  svdlr::Reconstruct(svdlr::MatrixBatch<const float>{ input.data(), count, rows, cols, stride },
+                     svdlr::MatrixBatch<float>{ output.data(), count, rows, cols, stride },
+                     options);
+  svdlr::Reconstruct(
+    ConstBatch(packedInput, count, rows, cols), MutableBatch(packedOutput, count, rows, cols), options);
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    for (std::size_t p = 0; p < stride; ++p)
+    {
+      const float value = output[i * stride + p];
+      if (p < rows * cols)
+      {
+        ASSERT_EQ(value, packedOutput[i * rows * cols + p]) << "matrix " << i << " pixel " << p;
+      }
+      else if (i * stride + p < output.size())
+      {
+        ASSERT_EQ(value, -7.0f) << "gap after matrix " << i << " was written";
+      }
+    }
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, CallerParallelForCarriesTheCopies)
+{
+  Random             random;
+  const std::size_t  count = 6, rows = 600, cols = 400; // 5.5 MiB: several staging pieces and lanes
+  std::vector<float> input(count * rows * cols);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  std::vector<float> expected(input.size()), output(input.size());
+  auto               options = GpuOptions(svdlr::RankPolicy::Fixed(3));
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(expected, count, rows, cols), options);
+  int calls = 0;
+  options.parallelFor = [&](std::size_t n, const std::function<void(std::size_t)> & body) {
+    ++calls;
+    for (std::size_t i = n; i-- > 0;) // reverse order: nothing may depend on it
+    {
+      body(i);
+    }
+  };
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options);
+  EXPECT_EQ(output, expected);
+  EXPECT_GE(calls, 1);
+}
+
+TEST_F(SVDLowRankEngineCuda, ProgressCallbackCanAbortAndTheNextRunWorks)
+{
+  Random             random;
+  const std::size_t  count = 6, rows = 10, cols = 12;
+  std::vector<float> input(count * rows * cols);
+  for (float & v : input)
+  {
+    v = static_cast<float>(random.Normal());
+  }
+  std::vector<float> output(input.size());
+  auto               options = GpuOptions(svdlr::RankPolicy::Fixed(2));
+  options.maxMatricesPerBatch = 2;
+  options.progress = [](std::size_t, std::size_t) { return false; };
+  EXPECT_EQ(FailureOf(ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options).Code(),
+            svdlr::ErrorCode::Aborted);
+  options.progress = {};
+  svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options);
+  EXPECT_TRUE(AllFinite(output));
+}
+
+TEST_F(SVDLowRankEngineCuda, DeviceIdOutOfRangeIsUnusableWithAReason)
+{
+  std::string why;
+  EXPECT_FALSE(svdlr::CudaDeviceUsable(4096, &why));
+  EXPECT_NE(why.find("out of range"), std::string::npos) << why;
+
+  std::vector<float> input(12, 1.0f), output(12);
+  auto               options = GpuOptions(svdlr::RankPolicy::Fixed(1));
+  options.deviceId = 4096;
+  const auto error = FailureOf(ConstBatch(input, 1, 3, 4), MutableBatch(output, 1, 3, 4), options);
+  EXPECT_EQ(error.Code(), svdlr::ErrorCode::BackendUnavailable);
+}
+
+// How far the tiled kernel may be from the naive one (which accumulates in double) at one pixel, given the
+// naive value and sumAbs = sum_l |p_l q_l| over the matrix's components. Double output: the tiled kernel
+// also computes in double, so the two differ by summation order only. Float output: the tiled kernel rounds
+// the factors to float and accumulates in float, at most (rank + 2) * FLT_EPSILON / 2 * sumAbs, which
+// 2 * rank * FLT_EPSILON * sumAbs covers for every rank >= 1 along with the naive kernel's own double
+// error; the naive value is rounded to float as well, half an ulp of it.
+template <typename TOut>
+double
+TiledProductTolerance(TOut naive, double sumAbs, int rank)
+{
+  if constexpr (std::is_same<TOut, float>::value)
+  {
+    const float magnitude = std::abs(naive);
+    const float ulp = std::nextafter(magnitude, std::numeric_limits<float>::infinity()) - magnitude;
+    return 2.0 * rank * std::numeric_limits<float>::epsilon() * sumAbs + 0.5 * static_cast<double>(ulp);
+  }
+  else
+  {
+    return 1e-13 * std::max(1.0, std::abs(static_cast<double>(naive)));
+  }
+}
+
+// The tiled kernel against the naive one, on awkward sizes: edges that cut tiles, a component count that is
+// not a multiple of the tile depth, and per-matrix ranks from 0 to all components. The tolerance must stay
+// tight enough to catch a wrong component: dropping matrix m's last component must exceed it somewhere.
+template <typename TOut>
+void
+ExpectTiledMatchesNaive(std::int64_t rows, std::int64_t cols, std::int64_t components, std::vector<int> ranks)
+{
+  using svdlr::detail::testing::ProductKernel;
+  using svdlr::detail::testing::RunLowRankProduct;
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t   count = ranks.size();
+  std::vector<double> p(count * rows * components), q(count * cols * components);
+  for (double & v : p)
+  {
+    v = random.Normal();
+  }
+  for (double & v : q)
+  {
+    v = random.Normal();
+  }
+  const std::vector<TOut> tiled = RunLowRankProduct<TOut>(ProductKernel::Tiled, p, q, ranks, rows, cols, components, 0);
+  const std::vector<TOut> naive = RunLowRankProduct<TOut>(ProductKernel::Naive, p, q, ranks, rows, cols, components, 0);
+  ASSERT_EQ(tiled.size(), naive.size());
+  for (std::size_t m = 0; m < count; ++m)
+  {
+    const double * pm = p.data() + m * rows * components; // (rows, components) column-major
+    const double * qm = q.data() + m * cols * components; // (cols, components) column-major
+    const int      rank = ranks[m];
+    bool           droppingLastComponentIsCaught = false;
+    for (std::int64_t e = 0; e < rows * cols; ++e)
+    {
+      const std::size_t  at = m * rows * cols + e;
+      const std::int64_t row = e / cols;
+      const std::int64_t col = e % cols;
+      ASSERT_TRUE(std::isfinite(tiled[at])) << "matrix " << m << " pixel " << e << " not written";
+      if (rank == 0)
+      {
+        ASSERT_EQ(tiled[at], TOut(0)) << "matrix " << m << " pixel " << e;
+        continue;
+      }
+      double sumAbs = 0.0;
+      for (int l = 0; l < rank; ++l)
+      {
+        sumAbs += std::abs(pm[row + rows * l] * qm[col + cols * l]);
+      }
+      const double tolerance = TiledProductTolerance(naive[at], sumAbs, rank);
+      const double difference = std::abs(static_cast<double>(tiled[at]) - static_cast<double>(naive[at]));
+      ASSERT_LE(difference, tolerance) << "matrix " << m << " pixel " << e << " rank " << rank << ": tiled "
+                                       << tiled[at] << ", naive " << naive[at];
+      const double lastTerm = std::abs(pm[row + rows * (rank - 1)] * qm[col + cols * (rank - 1)]);
+      droppingLastComponentIsCaught = droppingLastComponentIsCaught || lastTerm > tolerance;
+    }
+    if (rank > 0)
+    {
+      EXPECT_TRUE(droppingLastComponentIsCaught)
+        << "matrix " << m << ": tolerance too loose to catch a wrong component";
+    }
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, TiledProductKernelMatchesNaiveKernel)
+{
+  ExpectTiledMatchesNaive<float>(181, 217, 40, { 40, 0, 1, 17, 16, 33 });
+  ExpectTiledMatchesNaive<double>(217, 181, 40, { 0, 40, 15, 32, 7 });
+  ExpectTiledMatchesNaive<double>(5, 3, 2, { 2, 1 });
+  ExpectTiledMatchesNaive<float>(256, 256, 32, std::vector<int>(9, 32));
+}
+
+// Real MRI on the GPU: the Colin27 volume (181 x 217 x 181, unsigned char) as raw bytes, x fastest, named
+// by SVDLR_COLIN27_RAW (the GPU machine has no ITK to read the NIfTI; the ITK filter test reads it on the
+// CPU). Every slice along every axis must meet the bound; rank-deficient and empty slices come back whole.
+TEST_F(SVDLowRankEngineCuda, Colin27SlicesAlongEveryAxisMeetTheBounds)
+{
+  const char * path = std::getenv("SVDLR_COLIN27_RAW");
+  if (path == nullptr)
+  {
+    GTEST_SKIP() << "set SVDLR_COLIN27_RAW to the Colin27 volume as raw 181x217x181 unsigned char";
+  }
+  const std::size_t          nx = 181, ny = 217, nz = 181, k = 20;
+  std::vector<unsigned char> voxels(nx * ny * nz);
+  std::FILE *                file = std::fopen(path, "rb");
+  ASSERT_NE(file, nullptr) << path;
+  ASSERT_EQ(std::fread(voxels.data(), 1, voxels.size(), file), voxels.size());
+  std::fclose(file);
+  const auto at = [&](std::size_t x, std::size_t y, std::size_t z) { return voxels[(z * ny + y) * nx + x]; };
+
+  // Axis a: slices normal to it; rows along the higher in-plane axis, columns along the lower one.
+  const std::size_t sizes[3] = { nx, ny, nz };
+  for (unsigned int axis = 0; axis < 3; ++axis)
+  {
+    const unsigned int  colAxis = axis == 0 ? 1 : 0, rowAxis = axis == 2 ? 1 : 2;
+    const std::size_t   count = sizes[axis], rows = sizes[rowAxis], cols = sizes[colAxis];
+    std::vector<Matrix> slices(count, Matrix(rows, cols));
+    for (std::size_t s = 0; s < count; ++s)
+    {
+      for (std::size_t r = 0; r < rows; ++r)
+      {
+        for (std::size_t c = 0; c < cols; ++c)
+        {
+          std::size_t index[3];
+          index[axis] = s;
+          index[rowAxis] = r;
+          index[colAxis] = c;
+          slices[s](r, c) = at(index[0], index[1], index[2]);
+        }
+      }
+    }
+    const std::vector<float> input = Pack<float>(slices);
+    std::vector<float>       output(input.size(), std::numeric_limits<float>::quiet_NaN());
+    const svdlr::Report      report = svdlr::Reconstruct(ConstBatch(input, count, rows, cols),
+                                                    MutableBatch(output, count, rows, cols),
+                                                    GpuOptions(svdlr::RankPolicy::Fixed(k)));
+    ASSERT_EQ(report.backend, svdlr::Backend::CUDA);
+    ASSERT_TRUE(AllFinite(output));
+    for (std::size_t s = 0; s < count; ++s)
+    {
+      const ReferenceSvd reference(slices[s]);
+      const double       tail = reference.TailNorm(k);
+      const double       norm = Norm(slices[s].values);
+      const double       error = DifferenceNorm(slices[s].values, output, s * rows * cols);
+      if (tail <= 1e-6 * (norm + 1.0))
+      {
+        EXPECT_LE(error, 1e-5 * (norm + 1.0)) << "axis " << axis << " slice " << s;
+      }
+      else
+      {
+        EXPECT_LE(error / tail, 1.0 + 1e-4) << "axis " << axis << " slice " << s;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Timings (disabled by default): end-to-end Reconstruct() from pageable memory, median of 5 after a warm-up.
+
+std::vector<float>
+MriLikeSlices(std::size_t count, std::size_t rows, std::size_t cols, Random & random)
+{
+  // Smooth structure plus 2% noise, as PERFORMANCE.md's synthetic data.
+  std::vector<float> data(count * rows * cols);
+  for (std::size_t m = 0; m < count; ++m)
+  {
+    const double phase = 0.05 * static_cast<double>(m);
+    for (std::size_t r = 0; r < rows; ++r)
+    {
+      for (std::size_t c = 0; c < cols; ++c)
+      {
+        const double x = static_cast<double>(r) / rows, y = static_cast<double>(c) / cols;
+        const double smooth = std::sin(6.0 * x + phase) * std::cos(4.0 * y) +
+                              std::exp(-8.0 * ((x - 0.5) * (x - 0.5) + (y - 0.4) * (y - 0.4))) +
+                              0.3 * std::sin(17.0 * x * y + phase);
+        data[(m * rows + r) * cols + c] = static_cast<float>(smooth + 0.02 * random.Normal());
+      }
+    }
+  }
+  return data;
+}
+
+double
+MedianMilliseconds(const std::function<void()> & run)
+{
+  run(); // warm-up: context, handles, first-call costs
+  std::vector<double> times;
+  for (int i = 0; i < 5; ++i)
+  {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+void
+TimeWorkload(const char * name, std::size_t count, std::size_t rows, std::size_t cols, std::size_t k,
+             std::size_t maxPerBatch)
+{
+  Random                   random;
+  const std::vector<float> input = MriLikeSlices(count, rows, cols, random);
+  std::vector<float>       output(input.size());
+  auto                     options = GpuOptions(svdlr::RankPolicy::Fixed(k));
+  options.maxMatricesPerBatch = maxPerBatch;
+  svdlr::Report report;
+  const double  ms = MedianMilliseconds([&] {
+    report = svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options);
+  });
+  std::cout << "[timing] " << name << ": " << count << " x " << rows << "x" << cols << " k=" << k
+            << " maxPerBatch=" << maxPerBatch << ": " << ms << " ms (median of 5, end to end)" << std::endl;
+  EXPECT_TRUE(AllFinite(output));
+}
+
+TEST_F(SVDLowRankEngineCuda, DISABLED_Timing)
+{
+  TimeWorkload("W1", 256, 256, 256, 32, 0);
+  TimeWorkload("W1", 256, 256, 256, 32, 128);
+  TimeWorkload("W1", 256, 256, 256, 32, 64);
+  TimeWorkload("Colin27-like axial", 181, 181, 217, 20, 0);
+  TimeWorkload("Colin27-like axial", 181, 217, 181, 20, 0);
+  TimeWorkload("W4", 1, 256, 256, 100, 0);
+  TimeWorkload("W2", 64, 512, 512, 64, 0);
+  TimeWorkload("W3", 16, 1024, 1024, 64, 0);
+}
+
+// Where the host's time goes in one run, mean of 5 runs after a warm-up, under a staging configuration.
+void
+TraceWorkload(const char * name, std::size_t count, std::size_t rows, std::size_t cols, std::size_t k,
+              std::size_t maxPerBatch, std::size_t lanes, std::size_t chunkBytes)
+{
+  using svdlr::detail::CudaPipelineTrace;
+  Random                   random;
+  const std::vector<float> input = MriLikeSlices(count, rows, cols, random);
+  std::vector<float>       output(input.size());
+  auto                     options = GpuOptions(svdlr::RankPolicy::Fixed(k));
+  options.maxMatricesPerBatch = maxPerBatch;
+  svdlr::detail::CudaPipelineTuning tuning;
+  tuning.stagingLanes = lanes;
+  tuning.stagingChunkBytes = chunkBytes;
+  const auto run = [&] {
+    svdlr::Report report;
+    report.ranks.assign(count, 0);
+    report.singularValues.assign(count, {});
+    report.noiseSigmas.assign(count, std::numeric_limits<double>::quiet_NaN());
+    const auto              start = std::chrono::steady_clock::now();
+    const CudaPipelineTrace trace = svdlr::detail::testing::ReconstructWithTrace(
+      ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options, report, tuning);
+    return std::make_pair(trace,
+                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  };
+  run();
+  CudaPipelineTrace sum;
+  double            total = 0.0;
+  constexpr int     runs = 5;
+  for (int i = 0; i < runs; ++i)
+  {
+    const auto [trace, ms] = run();
+    total += ms / runs;
+    sum.handles += trace.handles / runs;
+    sum.deviceAlloc += trace.deviceAlloc / runs;
+    sum.stagingAlloc += trace.stagingAlloc / runs;
+    sum.upload += trace.upload / runs;
+    sum.launch += trace.launch / runs;
+    sum.waitEigen += trace.waitEigen / runs;
+    sum.finish += trace.finish / runs;
+    sum.download += trace.download / runs;
+    sum.teardown += trace.teardown / runs;
+    sum.batches = trace.batches;
+    sum.batchSize = trace.batchSize;
+    sum.slots = trace.slots;
+    sum.stagingLanes = trace.stagingLanes;
+    sum.stagingChunkBytes = trace.stagingChunkBytes;
+  }
+  std::cout << "[trace] " << name << " " << count << "x" << rows << "x" << cols << " k=" << k
+            << " batches=" << sum.batches << "x" << sum.batchSize << " slots=" << sum.slots
+            << " lanes=" << sum.stagingLanes << " chunk=" << (sum.stagingChunkBytes >> 10) << "KiB | total " << total
+            << " ms: handles " << sum.handles << ", devAlloc " << sum.deviceAlloc << ", pinAlloc " << sum.stagingAlloc
+            << ", upload " << sum.upload << ", launch " << sum.launch << ", waitEigen " << sum.waitEigen << ", finish "
+            << sum.finish << ", download " << sum.download << ", teardown " << sum.teardown << std::endl;
+  EXPECT_TRUE(AllFinite(output));
+}
+
+TEST_F(SVDLowRankEngineCuda, DISABLED_TimingBreakdown)
+{
+  TraceWorkload("W1", 256, 256, 256, 32, 0, 0, 0);
+  TraceWorkload("W1 one batch", 256, 256, 256, 32, 256, 0, 0);
+  TraceWorkload("Colin27", 181, 181, 217, 20, 0, 0, 0);
+  TraceWorkload("W4", 1, 256, 256, 100, 0, 0, 0);
+  TraceWorkload("W3", 16, 1024, 1024, 64, 0, 0, 0);
+  TraceWorkload("4xW1", 1024, 256, 256, 32, 0, 0, 0);
+  TraceWorkload("4xW1 one batch", 1024, 256, 256, 32, 1024, 0, 0);
+}
+
+} // namespace

@@ -1,0 +1,654 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The local denoiser's CUDA backend against its CPU backend, which defines the semantics: the same σ map, rank
+// map and denoised series, to float rounding, on fresh random low-rank-plus-noise series, for both aggregations,
+// with and without a mask, with a known σ map, in both memory layouts and in place, with the series cut into many
+// slabs and batches, and with our eigen-solver or cuSOLVER's. The slab plan's invariants are checked on the host
+// (no GPU needed); every other test skips, saying why, without a usable CUDA device.
+#include "svdlrCudaTestFixture.h"
+
+#include "cuda/svdlrLocalDenoiseCuda.h"
+#include "cuda/svdlrLocalDenoisePlan.h"
+#include "svdlr/LocalDenoise.h"
+#include "svdlrPatchGeometry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace
+{
+using namespace svdlr::test;
+using svdlr::LocalDenoiseMaps;
+using svdlr::LocalDenoiseOptions;
+using svdlr::PatchAggregation;
+using svdlr::SeriesView;
+
+/** A series in host memory with its strides (itk::Image order unless made otherwise). */
+struct Series
+{
+  std::array<std::size_t, 3>    size{};
+  std::size_t                   volumes{ 0 };
+  std::array<std::ptrdiff_t, 4> strides{};
+  std::vector<float>            data;
+
+  std::size_t
+  Voxels() const
+  {
+    return size[0] * size[1] * size[2];
+  }
+  SeriesView<const float>
+  View() const
+  {
+    return { data.data(), size, volumes, strides };
+  }
+  SeriesView<float>
+  MutableView()
+  {
+    return { data.data(), size, volumes, strides };
+  }
+  float &
+  At(std::size_t x, std::size_t y, std::size_t z, std::size_t t)
+  {
+    return data[x * strides[0] + y * strides[1] + z * strides[2] + t * strides[3]];
+  }
+  float
+  At(std::size_t x, std::size_t y, std::size_t z, std::size_t t) const
+  {
+    return data[x * strides[0] + y * strides[1] + z * strides[2] + t * strides[3]];
+  }
+  /** Same size and strides, every element NaN: an element nobody writes shows. */
+  Series
+  Poisoned() const
+  {
+    Series out = *this;
+    std::fill(out.data.begin(), out.data.end(), std::numeric_limits<float>::quiet_NaN());
+    return out;
+  }
+};
+
+/** `rank` smooth spatial maps times smooth time courses, amplitude ~10, plus Gaussian noise of σ(x) that varies
+ * slowly across the image from 0.5 to 1 (as in real diffusion data); `clean`, when given, gets the signal alone. */
+Series
+LowRankPlusNoise(std::array<std::size_t, 3> size, std::size_t volumes, std::size_t rank, Random & random,
+                 Series * clean = nullptr)
+{
+  Series s;
+  s.size = size;
+  s.volumes = volumes;
+  const auto nx = static_cast<std::ptrdiff_t>(size[0]);
+  const auto ny = static_cast<std::ptrdiff_t>(size[1]);
+  const auto nz = static_cast<std::ptrdiff_t>(size[2]);
+  s.strides = { 1, nx, nx * ny, nx * ny * nz };
+  s.data.resize(s.Voxels() * volumes);
+  std::vector<double> phase(3 * rank), decay(rank);
+  for (double & p : phase)
+  {
+    p = random.Uniform(0.0, 6.28);
+  }
+  for (double & d : decay)
+  {
+    d = random.Uniform(0.5, 4.0);
+  }
+  for (std::size_t z = 0; z < size[2]; ++z)
+  {
+    for (std::size_t y = 0; y < size[1]; ++y)
+    {
+      for (std::size_t x = 0; x < size[0]; ++x)
+      {
+        const double sigma = 0.5 + 0.5 * static_cast<double>(x + y) / static_cast<double>(size[0] + size[1]);
+        for (std::size_t t = 0; t < volumes; ++t)
+        {
+          double value = 0.0;
+          for (std::size_t k = 0; k < rank; ++k)
+          {
+            const double spatial = 10.0 / (k + 1) *
+                                   (1.5 + std::sin(0.3 * (k + 1) * x + phase[3 * k]) *
+                                            std::cos(0.25 * (k + 1) * y + phase[3 * k + 1]) *
+                                            std::cos(0.2 * z + phase[3 * k + 2]));
+            const double temporal = std::exp(-decay[k] * static_cast<double>(t) / volumes) *
+                                    (k % 2 ? std::cos(3.0 * t / volumes + k) : 1.0);
+            value += spatial * temporal;
+          }
+          s.At(x, y, z, t) = static_cast<float>(value + sigma * random.Normal());
+          if (clean != nullptr)
+          {
+            clean->data.push_back(static_cast<float>(value));
+          }
+        }
+      }
+    }
+  }
+  if (clean != nullptr)
+  {
+    clean->size = s.size;
+    clean->volumes = volumes;
+    clean->strides = { static_cast<std::ptrdiff_t>(volumes), static_cast<std::ptrdiff_t>(volumes * size[0]),
+                       static_cast<std::ptrdiff_t>(volumes * size[0] * size[1]), 1 };
+  }
+  return s;
+}
+
+/** The same series with each voxel's volumes adjacent (an itk::VectorImage). */
+Series
+VolumesInner(const Series & in)
+{
+  Series out = in;
+  const auto nv = static_cast<std::ptrdiff_t>(in.volumes);
+  const auto nx = static_cast<std::ptrdiff_t>(in.size[0]);
+  const auto ny = static_cast<std::ptrdiff_t>(in.size[1]);
+  out.strides = { nv, nv * nx, nv * nx * ny, 1 };
+  for (std::size_t z = 0; z < in.size[2]; ++z)
+    for (std::size_t y = 0; y < in.size[1]; ++y)
+      for (std::size_t x = 0; x < in.size[0]; ++x)
+        for (std::size_t t = 0; t < in.volumes; ++t)
+        {
+          out.At(x, y, z, t) = in.data[x * in.strides[0] + y * in.strides[1] + z * in.strides[2] + t * in.strides[3]];
+        }
+  return out;
+}
+
+struct Result
+{
+  Series                     output;
+  std::vector<float>         sigma;
+  std::vector<std::uint16_t> rank;
+  svdlr::LocalDenoiseReport  report;
+};
+
+Result
+Denoise(const Series & input, LocalDenoiseOptions options, svdlr::Backend backend)
+{
+  Result result;
+  result.output = input.Poisoned();
+  result.sigma.assign(input.Voxels(), std::numeric_limits<float>::quiet_NaN());
+  result.rank.assign(input.Voxels(), 0xFFFF);
+  options.backend = backend;
+  result.report = svdlr::DenoiseLocalLowRank(
+    input.View(), result.output.MutableView(), { result.sigma.data(), result.rank.data() }, options);
+  return result;
+}
+
+/** The CUDA backend with its knobs (the front end's validation is skipped: the requests here are valid). */
+Result
+DenoiseTuned(const Series & input, const LocalDenoiseOptions & options, const std::array<std::size_t, 3> & patch,
+             const svdlr::detail::LocalDenoiseCudaTuning & tuning, svdlr::detail::LocalDenoiseCudaTrace & trace)
+{
+  Result result;
+  result.output = input.Poisoned();
+  result.sigma.assign(input.Voxels(), std::numeric_limits<float>::quiet_NaN());
+  result.rank.assign(input.Voxels(), 0xFFFF);
+  svdlr::detail::RunLocalDenoiseCudaTuned(input.View(), result.output.MutableView(),
+                                          { result.sigma.data(), result.rank.data() }, options, patch, result.report,
+                                          tuning, &trace);
+  return result;
+}
+
+double
+RootMeanSquare(const std::vector<float> & values)
+{
+  double sum = 0.0;
+  for (const float v : values)
+  {
+    sum += static_cast<double>(v) * v;
+  }
+  return std::sqrt(sum / std::max<std::size_t>(values.size(), 1));
+}
+
+/** GPU equals CPU: the same ranks everywhere; σ and every denoised value to float rounding (the two backends run
+ * the same float64 algorithm, LAPACK's dsytrd/dsterf/dstein on the CPU and ours on the GPU). */
+void
+ExpectSameResult(const Result & gpu, const Result & cpu, const Series & input)
+{
+  ASSERT_EQ(gpu.output.data.size(), cpu.output.data.size());
+  EXPECT_EQ(gpu.report.patches, cpu.report.patches);
+  const double scale = RootMeanSquare(input.data);
+  std::size_t  rankDifferences = 0, sigmaDifferences = 0, valueDifferences = 0;
+  double       worstValue = 0.0, worstSigma = 0.0;
+  for (std::size_t v = 0; v < input.Voxels(); ++v)
+  {
+    rankDifferences += gpu.rank[v] != cpu.rank[v];
+    const double sigmaError = std::abs(static_cast<double>(gpu.sigma[v]) - cpu.sigma[v]);
+    worstSigma = std::max(worstSigma, sigmaError);
+    sigmaDifferences += !(sigmaError <= 1e-6 * (std::abs(cpu.sigma[v]) + 1e-3 * scale));
+  }
+  for (std::size_t i = 0; i < cpu.output.data.size(); ++i)
+  {
+    const double a = gpu.output.data[i];
+    const double b = cpu.output.data[i];
+    const double error = std::abs(a - b);
+    worstValue = std::max(worstValue, std::isnan(error) ? INFINITY : error);
+    valueDifferences += !(error <= 1e-6 * std::abs(b) + 1e-6 * scale);
+  }
+  EXPECT_EQ(rankDifferences, 0u) << "voxels whose rank differs";
+  EXPECT_EQ(sigmaDifferences, 0u) << "voxels whose σ differs beyond float rounding (worst " << worstSigma << ")";
+  EXPECT_EQ(valueDifferences, 0u) << "values that differ beyond float rounding (worst " << worstValue
+                                  << ", series rms " << scale << ")";
+}
+
+/** A random ball of voxels, the rest outside. */
+std::vector<std::uint8_t>
+BallMask(const std::array<std::size_t, 3> & size, Random & random)
+{
+  std::vector<std::uint8_t> mask(size[0] * size[1] * size[2]);
+  const double              cx = size[0] * random.Uniform(0.4, 0.6), cy = size[1] * random.Uniform(0.4, 0.6);
+  const double              cz = size[2] * random.Uniform(0.4, 0.6);
+  const double              radius = 0.4 * std::min({ size[0], size[1], size[2] }) + 2.0;
+  for (std::size_t z = 0, v = 0; z < size[2]; ++z)
+    for (std::size_t y = 0; y < size[1]; ++y)
+      for (std::size_t x = 0; x < size[0]; ++x, ++v)
+      {
+        const double d = std::hypot(x - cx, y - cy, z - cz);
+        mask[v] = d < radius ? 1 : 0;
+      }
+  return mask;
+}
+
+class LocalDenoiseCuda : public SVDLowRankEngineCuda
+{
+protected:
+  void
+  ExpectGpuEqualsCpu(const Series & input, const LocalDenoiseOptions & options)
+  {
+    const Result cpu = Denoise(input, options, svdlr::Backend::CPU);
+    const Result gpu = Denoise(input, options, svdlr::Backend::CUDA);
+    EXPECT_EQ(gpu.report.backend, svdlr::Backend::CUDA);
+    ExpectSameResult(gpu, cpu, input);
+  }
+
+  Random m_Random;
+};
+
+TEST_F(LocalDenoiseCuda, MarchenkoPasturCentreVoxelEqualsCpuWhenVolumesAreTheSmallerSide)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series input = LowRankPlusNoise({ 17, 15, 13 }, 30, 4, m_Random); // default patch 5x5x5: n = 30 volumes
+  ExpectGpuEqualsCpu(input, LocalDenoiseOptions{});
+}
+
+TEST_F(LocalDenoiseCuda, MarchenkoPasturCentreVoxelEqualsCpuWhenVoxelsAreTheSmallerSide)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series        input = LowRankPlusNoise({ 14, 13, 12 }, 40, 3, m_Random);
+  LocalDenoiseOptions options;
+  options.patchSize = { 3, 3, 3 }; // n = 27 voxels < 40 volumes
+  options.policy = svdlr::RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::CorderoGrande2019);
+  ExpectGpuEqualsCpu(input, options);
+}
+
+TEST_F(LocalDenoiseCuda, OverlapAverageWithMaskAndStrideEqualsCpu)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series                    input = LowRankPlusNoise({ 16, 15, 14 }, 24, 3, m_Random);
+  const std::vector<std::uint8_t> mask = BallMask(input.size, m_Random);
+  LocalDenoiseOptions             options;
+  options.aggregation = PatchAggregation::OverlapAverage;
+  options.mask = mask.data();
+  ExpectGpuEqualsCpu(input, options);
+  options.patchStride = 2;
+  ExpectGpuEqualsCpu(input, options);
+}
+
+TEST_F(LocalDenoiseCuda, CentreVoxelWithMaskCopiesOutsideAndEqualsCpu)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series                    input = LowRankPlusNoise({ 15, 16, 11 }, 27, 3, m_Random);
+  const std::vector<std::uint8_t> mask = BallMask(input.size, m_Random);
+  LocalDenoiseOptions             options;
+  options.mask = mask.data();
+  const Result gpu = Denoise(input, options, svdlr::Backend::CUDA);
+  ExpectSameResult(gpu, Denoise(input, options, svdlr::Backend::CPU), input);
+  for (std::size_t v = 0; v < input.Voxels(); ++v)
+  {
+    if (!mask[v])
+    {
+      ASSERT_EQ(gpu.output.data[v], input.data[v]) << "voxel " << v << " outside the mask";
+      ASSERT_EQ(gpu.sigma[v], 0.0f);
+      ASSERT_EQ(gpu.rank[v], 0);
+    }
+  }
+}
+
+TEST_F(LocalDenoiseCuda, KnownSigmaMapEqualsCpuForEveryPolicy)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series       input = LowRankPlusNoise({ 13, 14, 12 }, 26, 3, m_Random);
+  std::vector<float> sigma(input.Voxels());
+  for (float & s : sigma)
+  {
+    s = static_cast<float>(m_Random.Uniform(0.5, 1.0));
+  }
+  for (const auto policy : { svdlr::RankPolicy::MarchenkoPastur(), svdlr::RankPolicy::GavishDonoho(),
+                             svdlr::RankPolicy::Fixed(3) })
+  {
+    LocalDenoiseOptions options;
+    options.policy = policy;
+    options.noiseSigma = sigma.data();
+    options.shrinkage = svdlr::Shrinkage::OptimalFrobenius;
+    ExpectGpuEqualsCpu(input, options);
+  }
+}
+
+TEST_F(LocalDenoiseCuda, OtherPoliciesAndShrinkageEqualCpu)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series input = LowRankPlusNoise({ 12, 13, 11 }, 28, 4, m_Random);
+  for (const auto policy : { svdlr::RankPolicy::GavishDonoho(), svdlr::RankPolicy::GavishDonoho(0.8),
+                             svdlr::RankPolicy::Energy(0.95), svdlr::RankPolicy::Fixed(2) })
+  {
+    LocalDenoiseOptions options;
+    options.policy = policy;
+    options.aggregation = PatchAggregation::OverlapAverage;
+    ExpectGpuEqualsCpu(input, options);
+  }
+  LocalDenoiseOptions shrunk;
+  shrunk.shrinkage = svdlr::Shrinkage::OptimalFrobenius;
+  ExpectGpuEqualsCpu(input, shrunk);
+}
+
+TEST_F(LocalDenoiseCuda, VectorImageLayoutAndInPlaceEqualCpu)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series        image = LowRankPlusNoise({ 14, 12, 12 }, 25, 3, m_Random);
+  const Series        vector = VolumesInner(image);
+  LocalDenoiseOptions options;
+  options.aggregation = PatchAggregation::OverlapAverage;
+  const Result cpu = Denoise(image, options, svdlr::Backend::CPU);
+  const Result gpuVector = Denoise(vector, options, svdlr::Backend::CUDA);
+  // Back to the image layout for the comparison.
+  Result reordered = gpuVector;
+  reordered.output = image.Poisoned();
+  for (std::size_t z = 0; z < image.size[2]; ++z)
+    for (std::size_t y = 0; y < image.size[1]; ++y)
+      for (std::size_t x = 0; x < image.size[0]; ++x)
+        for (std::size_t t = 0; t < image.volumes; ++t)
+        {
+          reordered.output.At(x, y, z, t) = gpuVector.output.At(x, y, z, t);
+        }
+  ExpectSameResult(reordered, cpu, image);
+
+  // In place: the output view is the input view.
+  Series inPlace = image;
+  Result gpuInPlace;
+  gpuInPlace.sigma.assign(image.Voxels(), 0.0f);
+  gpuInPlace.rank.assign(image.Voxels(), 0);
+  options.backend = svdlr::Backend::CUDA;
+  options.maxPatchesPerBatch = 300; // several slabs and batches, so that a later slab would read written planes
+  gpuInPlace.report = svdlr::DenoiseLocalLowRank(inPlace.View(), inPlace.MutableView(),
+                                                 { gpuInPlace.sigma.data(), gpuInPlace.rank.data() }, options);
+  gpuInPlace.output = inPlace;
+  ExpectSameResult(gpuInPlace, cpu, image);
+}
+
+TEST_F(LocalDenoiseCuda, ManySlabsAndBatchesGiveTheSameResult)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series input = LowRankPlusNoise({ 13, 12, 16 }, 24, 3, m_Random);
+  for (const auto aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
+  {
+    LocalDenoiseOptions options;
+    options.aggregation = aggregation;
+    options.maxPatchesPerBatch = 37; // not a divisor of anything here
+    const Result                               cpu = Denoise(input, options, svdlr::Backend::CPU);
+    svdlr::detail::LocalDenoiseCudaTrace       trace;
+    const svdlr::detail::LocalDenoiseCudaTuning tuning;
+    const Result gpu = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+    EXPECT_GE(trace.batches, input.Voxels() / 37) << "maxPatchesPerBatch was not honoured";
+    EXPECT_EQ(trace.batchSize, 37u);
+    ExpectSameResult(gpu, cpu, input);
+  }
+}
+
+TEST_F(LocalDenoiseCuda, PlanForcedIntoLittleMemoryStillEqualsCpu)
+{
+  // As if the GPU had room for little more than one plane of the series at a time: the run goes through one
+  // centre plane per slab and small batches, carrying the sums from slab to slab.
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series input = LowRankPlusNoise({ 12, 11, 14 }, 22, 3, m_Random);
+  for (const auto aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
+  {
+    LocalDenoiseOptions options;
+    options.aggregation = aggregation;
+    const Result                          cpu = Denoise(input, options, svdlr::Backend::CPU);
+    svdlr::detail::LocalDenoiseShape      shape;
+    shape.nx = 12, shape.ny = 11, shape.nz = 14, shape.volumes = 22;
+    shape.ex = cpu.report.patchSize[0], shape.ey = cpu.report.patchSize[1], shape.ez = cpu.report.patchSize[2];
+    shape.overlap = aggregation == PatchAggregation::OverlapAverage;
+    shape.maxVectors = 22;
+    svdlr::detail::LocalDenoiseCudaTuning tuning;
+    // Two slab slots of one centre plane (a window of ez planes), and 100 KB for a batch: a handful of patches
+    // (about 14 KB each at n = 22), too little to widen the slabs.
+    tuning.availableBytes = 2 * svdlr::detail::SlabSlotBytes(shape, shape.ez) + 100 * 1024;
+    svdlr::detail::LocalDenoiseCudaTrace trace;
+    const Result gpu = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+    EXPECT_GE(trace.slabs, 7u) << "the plan did not shrink its slabs (4 by default)";
+    EXPECT_LE(trace.batchSize, 16u);
+    EXPECT_GT(trace.batches, 12u * 11u * 14u / 16u);
+    ExpectSameResult(gpu, cpu, input);
+  }
+}
+
+TEST_F(LocalDenoiseCuda, NoMemoryForOnePatchIsOutOfMemory)
+{
+  Random                                random;
+  const Series                          input = LowRankPlusNoise({ 8, 8, 8 }, 10, 2, random);
+  svdlr::detail::LocalDenoiseCudaTuning tuning;
+  tuning.availableBytes = 1000;
+  svdlr::detail::LocalDenoiseCudaTrace trace;
+  try
+  {
+    DenoiseTuned(input, LocalDenoiseOptions{}, { 3, 3, 3 }, tuning, trace);
+    FAIL() << "expected OutOfMemory";
+  }
+  catch (const svdlr::Error & error)
+  {
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::OutOfMemory) << error.what();
+  }
+}
+
+TEST_F(LocalDenoiseCuda, CusolverReferencePathGivesTheSameResult)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series input = LowRankPlusNoise({ 12, 12, 10 }, 30, 4, m_Random);
+  for (const auto aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
+  {
+    LocalDenoiseOptions options;
+    options.aggregation = aggregation;
+    const Result                          cpu = Denoise(input, options, svdlr::Backend::CPU);
+    svdlr::detail::LocalDenoiseCudaTuning tuning;
+    tuning.cusolver = true;
+    svdlr::detail::LocalDenoiseCudaTrace trace;
+    const Result gpu = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+    EXPECT_TRUE(trace.usedCusolver);
+    ExpectSameResult(gpu, cpu, input);
+  }
+}
+
+TEST_F(LocalDenoiseCuda, EveryEigenSolverVariantGivesTheSameResult)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series        input = LowRankPlusNoise({ 13, 12, 11 }, 33, 4, m_Random);
+  LocalDenoiseOptions options;
+  options.aggregation = PatchAggregation::OverlapAverage;
+  const Result cpu = Denoise(input, options, svdlr::Backend::CPU);
+  for (const bool lower : { false, true })
+  {
+    for (const bool shared : { false, true })
+    {
+      for (const bool fast : { false, true })
+      {
+        SCOPED_TRACE(std::string(lower ? "lower" : "full") + " tridiagonalisation, QL in " +
+                     (shared ? "shared" : "global") + (fast ? ", fast rotations" : ""));
+        svdlr::detail::LocalDenoiseCudaTuning tuning;
+        tuning.eigen = { lower, shared, fast };
+        svdlr::detail::LocalDenoiseCudaTrace trace;
+        ExpectSameResult(DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace), cpu, input);
+      }
+    }
+  }
+}
+
+TEST_F(LocalDenoiseCuda, NonFiniteInputNamesTheFirstVoxel)
+{
+  Random       random;
+  Series       input = LowRankPlusNoise({ 10, 9, 12 }, 12, 2, random);
+  const std::size_t x = 3, y = 4, z = 9;
+  input.At(x, y, z, 5) = std::numeric_limits<float>::quiet_NaN();
+  input.At(7, 8, 11, 2) = std::numeric_limits<float>::infinity();
+  const std::ptrdiff_t voxel = static_cast<std::ptrdiff_t>(x + 10 * (y + 9 * z));
+  // Through the public entry point, and straight into the backend (which checks on the device as it stages).
+  LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CUDA;
+  Series output = input.Poisoned();
+  try
+  {
+    svdlr::DenoiseLocalLowRank(input.View(), output.MutableView(), {}, options);
+    FAIL() << "expected NonFiniteInput";
+  }
+  catch (const svdlr::Error & error)
+  {
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::NonFiniteInput) << error.what();
+    EXPECT_EQ(error.Matrix(), voxel);
+  }
+  svdlr::detail::LocalDenoiseCudaTuning tuning;
+  tuning.availableBytes = 0;
+  svdlr::detail::LocalDenoiseCudaTrace trace;
+  LocalDenoiseOptions                  small;
+  small.maxPatchesPerBatch = 50;
+  try
+  {
+    DenoiseTuned(input, small, { 3, 3, 3 }, tuning, trace);
+    FAIL() << "expected NonFiniteInput from the backend";
+  }
+  catch (const svdlr::Error & error)
+  {
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::NonFiniteInput) << error.what();
+    EXPECT_EQ(error.Matrix(), voxel);
+    EXPECT_NE(std::string(error.what()).find("voxel " + std::to_string(voxel)), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(LocalDenoiseCuda, DenoisingBringsTheSeriesCloserToTheCleanSignal)
+{
+  // Not a comparison with the CPU: the GPU's result itself must denoise, which guards against both backends being
+  // wrong in the same way.
+  SCOPED_TRACE(m_Random.SeedTrace());
+  Series       clean;
+  const Series noisy = LowRankPlusNoise({ 16, 16, 14 }, 40, 3, m_Random, &clean);
+  const Result gpu = Denoise(noisy, LocalDenoiseOptions{}, svdlr::Backend::CUDA);
+  double       before = 0.0, after = 0.0;
+  for (std::size_t z = 0; z < noisy.size[2]; ++z)
+    for (std::size_t y = 0; y < noisy.size[1]; ++y)
+      for (std::size_t x = 0; x < noisy.size[0]; ++x)
+        for (std::size_t t = 0; t < noisy.volumes; ++t)
+        {
+          const double truth = clean.At(x, y, z, t);
+          before += std::pow(noisy.At(x, y, z, t) - truth, 2);
+          after += std::pow(gpu.output.At(x, y, z, t) - truth, 2);
+        }
+  // 40 volumes, rank 3 in patches of 125 voxels: MP-PCA keeps about 3 of 40 components, so the noise energy left
+  // is a small fraction; a third is a loose bound.
+  EXPECT_LT(after, before / 3.0) << "error energy before " << before << ", after " << after;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The slab plan, on the host.
+
+svdlr::detail::LocalDenoiseShape
+ShapeFor(std::int64_t nz, std::int64_t ez)
+{
+  svdlr::detail::LocalDenoiseShape shape;
+  shape.nx = 20, shape.ny = 18, shape.nz = nz, shape.volumes = 30, shape.ex = 5, shape.ey = 5, shape.ez = ez;
+  shape.maxVectors = 30;
+  return shape;
+}
+
+TEST(LocalDenoisePlan, SlabsPartitionTheOutputAndCarryOntoTheNextWindow)
+{
+  for (const std::int64_t nz : { 1, 3, 5, 7, 13, 60 })
+  {
+    for (const std::int64_t ez : { 1, 3, 5 })
+    {
+      if (ez > nz)
+      {
+        continue;
+      }
+      for (const std::int64_t planes : { 1, 2, 3, 7, 100 })
+      {
+        const auto shape = ShapeFor(nz, ez);
+        const auto slabs = svdlr::detail::CutSlabs(shape, planes);
+        ASSERT_FALSE(slabs.empty());
+        EXPECT_EQ(slabs.front().centreFirst, 0);
+        EXPECT_EQ(slabs.back().centreLast, nz);
+        EXPECT_EQ(slabs.front().outFirst, 0);
+        EXPECT_EQ(slabs.back().outLast, nz);
+        for (std::size_t s = 0; s < slabs.size(); ++s)
+        {
+          const auto & e = slabs[s];
+          SCOPED_TRACE("nz " + std::to_string(nz) + " ez " + std::to_string(ez) + " planes " + std::to_string(planes) +
+                       " slab " + std::to_string(s));
+          EXPECT_LE(e.windowLast - e.windowFirst, std::min(nz, planes + ez - 1));
+          // Every patch centred in the slab lies in its window.
+          for (std::int64_t c = e.centreFirst; c < e.centreLast; ++c)
+          {
+            const std::int64_t start = svdlr::detail::PatchStart(c, ez, nz);
+            EXPECT_GE(start, e.windowFirst);
+            EXPECT_LE(start + ez, e.windowLast);
+          }
+          EXPECT_GE(e.outFirst, e.windowFirst);
+          EXPECT_LE(e.outLast, e.windowLast);
+          if (s + 1 < slabs.size())
+          {
+            const auto & next = slabs[s + 1];
+            EXPECT_EQ(next.centreFirst, e.centreLast);
+            EXPECT_EQ(next.outFirst, e.outLast);
+            EXPECT_EQ(next.windowFirst, e.outLast) << "the carried planes start the next window";
+            // No later patch writes below outLast.
+            for (std::size_t later = s + 1; later < slabs.size(); ++later)
+            {
+              EXPECT_GE(svdlr::detail::PatchStart(slabs[later].centreFirst, ez, nz), e.outLast);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(LocalDenoisePlan, PlanShrinksToTheMemoryAndHonoursTheBatchCap)
+{
+  const auto  shape = ShapeFor(60, 5);
+  const auto  solver = [](std::int64_t batch) { return static_cast<std::size_t>(batch) * 30 * 30 * 8; };
+  const auto  roomy = svdlr::detail::PlanLocalDenoise(shape, std::size_t{ 8 } << 30, 0, solver, 0);
+  EXPECT_EQ(roomy.slabs.size(), 4u);
+  EXPECT_EQ(roomy.batch, 15 * 20 * 18);
+  const auto capped = svdlr::detail::PlanLocalDenoise(shape, std::size_t{ 8 } << 30, 1000, solver, 0);
+  EXPECT_EQ(capped.batch, 1000);
+  const std::size_t tight = 2 * svdlr::detail::SlabSlotBytes(shape, 5) + 3 * 30 * 30 * 8 * 4;
+  const auto        small = svdlr::detail::PlanLocalDenoise(shape, tight, 0, solver, 0);
+  EXPECT_EQ(small.centrePlanes, 1);
+  EXPECT_GE(small.batch, 1);
+  EXPECT_LE(small.slabBytes + small.batchBytes, tight);
+  const auto none = svdlr::detail::PlanLocalDenoise(shape, 1000, 0, solver, 0);
+  EXPECT_EQ(none.batch, 0);
+}
+
+} // namespace

@@ -1,0 +1,660 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// DenoiseLocalLowRank on the CPU backend: against an independent float64 reference (full SVD per patch), against
+// the known truth of synthetic series (σ, rank, error to the clean signal), and its contract (masks, layouts, in
+// place, errors, progress).
+#include "svdlr/LocalDenoise.h"
+#include "svdlrLocalDenoiseReference.h"
+#include "svdlrTestSeries.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+
+namespace
+{
+using namespace svdlr::test;
+using svdlr::LocalDenoiseOptions;
+using svdlr::PatchAggregation;
+using svdlr::RankPolicy;
+
+constexpr std::array<std::size_t, 3> kSize{ 12, 11, 10 };
+constexpr std::size_t                kVolumes = 30;
+constexpr double                     kSigma = 1.5;
+
+struct Denoised
+{
+  Series                     output;
+  std::vector<float>         sigma;
+  std::vector<std::uint16_t> rank;
+  svdlr::LocalDenoiseReport  report;
+};
+
+LocalDenoiseOptions
+CpuOptions()
+{
+  LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  return options;
+}
+
+/** Runs the engine into a fresh output poisoned with NaN, so that every value it should write is checked. */
+Denoised
+Denoise(const Series & input, const LocalDenoiseOptions & options)
+{
+  Denoised result;
+  result.output = EmptySeries(input.size, input.volumes);
+  std::fill(result.output.values.begin(), result.output.values.end(), std::numeric_limits<float>::quiet_NaN());
+  result.sigma.assign(input.Voxels(), std::numeric_limits<float>::quiet_NaN());
+  result.rank.assign(input.Voxels(), 0xFFFF);
+  svdlr::LocalDenoiseMaps maps;
+  maps.noiseSigma = result.sigma.data();
+  maps.rank = result.rank.data();
+  result.report = svdlr::DenoiseLocalLowRank(input.View(), result.output.View(), maps, options);
+  return result;
+}
+
+ReferenceSettings
+SettingsOf(const LocalDenoiseOptions & options, const std::array<std::size_t, 3> & patch)
+{
+  ReferenceSettings settings;
+  settings.patch = patch;
+  settings.policy = options.policy;
+  settings.shrinkage = options.shrinkage;
+  settings.aggregation = options.aggregation;
+  settings.stride = options.patchStride;
+  settings.knownSigma = options.noiseSigma;
+  return settings;
+}
+
+/** Per voxel: the series within 1e-5 relative of the reference's, σ within 1e-6, the rank equal. */
+void
+ExpectMatchesReference(const Series & input, const LocalDenoiseOptions & options, const std::array<std::size_t, 3> & patch)
+{
+  const Denoised        result = Denoise(input, options);
+  const ReferenceResult reference = ReferenceDenoise(input, SettingsOf(options, patch));
+  ASSERT_EQ(result.report.patchSize, patch);
+  const std::size_t voxels = input.Voxels();
+  double            worst = 0.0;
+  std::size_t       rankMismatches = 0;
+  for (std::size_t v = 0; v < voxels; ++v)
+  {
+    double difference = 0.0, norm = 0.0;
+    for (std::size_t t = 0; t < input.volumes; ++t)
+    {
+      const double d = double(result.output(v, t)) - reference.values[v + t * voxels];
+      difference += d * d;
+      norm += reference.values[v + t * voxels] * reference.values[v + t * voxels];
+    }
+    worst = std::max(worst, norm > 0.0 ? std::sqrt(difference / norm) : std::sqrt(difference));
+    EXPECT_NEAR(result.sigma[v], reference.sigma[v], 1e-6 * reference.sigma[v] + 1e-12) << "voxel " << v;
+    rankMismatches += result.rank[v] != static_cast<std::uint16_t>(std::lround(reference.rank[v]));
+  }
+  EXPECT_LE(worst, 1e-5);
+  EXPECT_EQ(rankMismatches, 0u);
+}
+
+TEST(SVDLowRankLocalDenoise, MatchesFloat64SvdReferenceWhenVolumesAreTheSmallerSide)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  ExpectMatchesReference(series.noisy, CpuOptions(), { 5, 5, 5 }); // 125 voxels x 30 volumes
+}
+
+TEST(SVDLowRankLocalDenoise, MatchesFloat64SvdReferenceWhenVoxelsAreTheSmallerSide)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries   series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  LocalDenoiseOptions options = CpuOptions();
+  options.patchSize = { 3, 3, 3 }; // 27 voxels x 30 volumes
+  ExpectMatchesReference(series.noisy, options, { 3, 3, 3 });
+}
+
+TEST(SVDLowRankLocalDenoise, CorderoGrandeEstimatorMatchesReference)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries   series = LowRankSeries(kSize, kVolumes, 2, kSigma, 3.0, random);
+  LocalDenoiseOptions options = CpuOptions();
+  options.policy = RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::CorderoGrande2019);
+  ExpectMatchesReference(series.noisy, options, { 5, 5, 5 });
+}
+
+TEST(SVDLowRankLocalDenoise, GavishDonohoWithOptimalShrinkageMatchesReference)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries   series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  LocalDenoiseOptions options = CpuOptions();
+  options.policy = RankPolicy::GavishDonoho();
+  options.shrinkage = svdlr::Shrinkage::OptimalFrobenius;
+  ExpectMatchesReference(series.noisy, options, { 5, 5, 5 });
+}
+
+TEST(SVDLowRankLocalDenoise, FixedRankMatchesReference)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries   series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  LocalDenoiseOptions options = CpuOptions();
+  options.policy = RankPolicy::Fixed(2);
+  ExpectMatchesReference(series.noisy, options, { 5, 5, 5 });
+}
+
+TEST(SVDLowRankLocalDenoise, NoiseMapFindsTheTrueSigmaAndRankInTheInterior)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries series = LowRankSeries({ 16, 16, 14 }, kVolumes, 3, kSigma, 4.0, random);
+  const Denoised    result = Denoise(series.noisy, CpuOptions());
+  std::vector<double> sigmas;
+  std::size_t         interior = 0, rightRank = 0;
+  for (std::size_t v = 0; v < series.noisy.Voxels(); ++v)
+  {
+    if (Interior(v, series.noisy.size, 2))
+    {
+      ++interior;
+      sigmas.push_back(result.sigma[v]);
+      rightRank += result.rank[v] == series.rank;
+      EXPECT_GE(result.rank[v], series.rank) << "voxel " << v;
+      EXPECT_NEAR(result.sigma[v], kSigma, 0.15 * kSigma) << "voxel " << v;
+    }
+  }
+  const double mean = std::accumulate(sigmas.begin(), sigmas.end(), 0.0) / double(sigmas.size());
+  EXPECT_NEAR(mean, kSigma, 0.03 * kSigma);
+  // MP-PCA's estimate of the bulk from 30 eigenvalues fluctuates: now and then it takes the largest noise
+  // component for signal (about 1 patch in 10 here, with both estimators), but it never drops a signal component.
+  EXPECT_GE(double(rightRank), 0.8 * double(interior)) << rightRank << " of " << interior;
+}
+
+TEST(SVDLowRankLocalDenoise, DenoisedSeriesIsCloserToTheCleanSignal)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  for (const PatchAggregation aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
+  {
+    LocalDenoiseOptions options = CpuOptions();
+    options.aggregation = aggregation;
+    const Denoised result = Denoise(series.noisy, options);
+    double         noisyError = 0.0, denoisedError = 0.0;
+    for (std::size_t i = 0; i < series.clean.values.size(); ++i)
+    {
+      noisyError += std::pow(double(series.noisy.values[i]) - series.clean.values[i], 2);
+      denoisedError += std::pow(double(result.output.values[i]) - series.clean.values[i], 2);
+    }
+    EXPECT_LT(std::sqrt(denoisedError), 0.5 * std::sqrt(noisyError)) << "aggregation " << int(aggregation);
+  }
+}
+
+std::vector<std::uint8_t>
+BallMask(const std::array<std::size_t, 3> & size, Random & random)
+{
+  std::vector<std::uint8_t> mask(size[0] * size[1] * size[2]);
+  const double cx = random.Uniform(4, 7), cy = random.Uniform(4, 7), cz = random.Uniform(4, 6), r = 4.2;
+  for (std::size_t v = 0; v < mask.size(); ++v)
+  {
+    const double x = double(v % size[0]) - cx, y = double(v / size[0] % size[1]) - cy,
+                 z = double(v / (size[0] * size[1])) - cz;
+    mask[v] = x * x + y * y + z * z <= r * r ? std::uint8_t(1 + v % 3) : std::uint8_t(0); // any nonzero is inside
+  }
+  return mask;
+}
+
+TEST(SVDLowRankLocalDenoise, MaskCopiesOutsideVoxelsAndZeroesTheirMaps)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries               series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  const std::vector<std::uint8_t> mask = BallMask(kSize, random);
+  LocalDenoiseOptions             options = CpuOptions();
+  options.mask = mask.data();
+  const Denoised result = Denoise(series.noisy, options);
+  const Denoised unmasked = Denoise(series.noisy, CpuOptions());
+  const auto     inside = static_cast<std::size_t>(std::count_if(mask.begin(), mask.end(), [](auto m) { return m; }));
+  EXPECT_EQ(result.report.patches, inside);
+  for (std::size_t v = 0; v < series.noisy.Voxels(); ++v)
+  {
+    for (std::size_t t = 0; t < kVolumes; ++t)
+    {
+      // Inside, a voxel's patch reads its neighbours whether they are in the mask or not: the unmasked result.
+      const float expected = mask[v] ? unmasked.output(v, t) : series.noisy(v, t);
+      const float actual = result.output(v, t);
+      ASSERT_EQ(std::memcmp(&actual, &expected, sizeof(float)), 0) << "voxel " << v << " volume " << t;
+    }
+    EXPECT_EQ(result.sigma[v], mask[v] ? unmasked.sigma[v] : 0.0f);
+    EXPECT_EQ(result.rank[v], mask[v] ? unmasked.rank[v] : 0);
+  }
+}
+
+TEST(SVDLowRankLocalDenoise, KnownSigmaMapIsUsedAndReturned)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries  series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  std::vector<float> known(series.noisy.Voxels());
+  for (float & value : known)
+  {
+    value = float(kSigma * random.Uniform(0.8, 1.2)); // varies voxel to voxel
+  }
+  for (const RankPolicy policy : { RankPolicy::MarchenkoPastur(), RankPolicy::GavishDonoho() })
+  {
+    LocalDenoiseOptions options = CpuOptions();
+    options.policy = policy;
+    options.noiseSigma = known.data();
+    ExpectMatchesReference(series.noisy, options, { 5, 5, 5 });
+    const Denoised result = Denoise(series.noisy, options);
+    EXPECT_EQ(result.sigma, known);
+  }
+}
+
+TEST(SVDLowRankLocalDenoise, OverlapAverageMatchesReference)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries   series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  LocalDenoiseOptions options = CpuOptions();
+  options.aggregation = PatchAggregation::OverlapAverage;
+  options.patchSize = { 3, 5, 3 };
+  ExpectMatchesReference(series.noisy, options, { 3, 5, 3 });
+}
+
+TEST(SVDLowRankLocalDenoise, OverlapAverageWithStrideMatchesReference)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  for (const std::size_t stride : { 2, 3 })
+  {
+    LocalDenoiseOptions options = CpuOptions();
+    options.aggregation = PatchAggregation::OverlapAverage;
+    options.patchStride = stride;
+    SCOPED_TRACE("stride " + std::to_string(stride));
+    ExpectMatchesReference(series.noisy, options, { 5, 5, 5 });
+  }
+}
+
+TEST(SVDLowRankLocalDenoise, StrideWithMaskCoversEveryVoxelInside)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries               series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  const std::vector<std::uint8_t> mask = BallMask(kSize, random);
+  LocalDenoiseOptions             options = CpuOptions();
+  options.aggregation = PatchAggregation::OverlapAverage;
+  options.patchStride = 3;
+  options.mask = mask.data();
+  const Denoised result = Denoise(series.noisy, options);
+  for (std::size_t v = 0; v < series.noisy.Voxels(); ++v)
+  {
+    if (mask[v])
+    {
+      EXPECT_GT(result.rank[v], 0) << "voxel " << v;
+      EXPECT_GT(result.sigma[v], 0.0f) << "voxel " << v;
+      EXPECT_NE(result.output(v, 0), series.noisy(v, 0)) << "voxel " << v;
+    }
+  }
+}
+
+/** The same series as an itk::VectorImage<float, 3> lays it out: each voxel's volumes contiguous. */
+std::vector<float>
+VectorLayout(const Series & series)
+{
+  std::vector<float> values(series.values.size());
+  for (std::size_t v = 0; v < series.Voxels(); ++v)
+  {
+    for (std::size_t t = 0; t < series.volumes; ++t)
+    {
+      values[v * series.volumes + t] = series(v, t);
+    }
+  }
+  return values;
+}
+
+TEST(SVDLowRankLocalDenoise, ImageAndVectorImageLayoutsGiveTheSameResult)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  for (const PatchAggregation aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
+  {
+    LocalDenoiseOptions options = CpuOptions();
+    options.aggregation = aggregation;
+    const Denoised                      image = Denoise(series.noisy, options);
+    const std::vector<float>            input = VectorLayout(series.noisy);
+    std::vector<float>                  output(input.size(), std::numeric_limits<float>::quiet_NaN());
+    const std::array<std::ptrdiff_t, 4> strides{ std::ptrdiff_t(kVolumes), std::ptrdiff_t(kVolumes * kSize[0]),
+                                                 std::ptrdiff_t(kVolumes * kSize[0] * kSize[1]), 1 };
+    svdlr::DenoiseLocalLowRank({ input.data(), kSize, kVolumes, strides }, { output.data(), kSize, kVolumes, strides },
+                               {}, options);
+    EXPECT_EQ(output, VectorLayout(image.output)) << "aggregation " << int(aggregation);
+  }
+}
+
+TEST(SVDLowRankLocalDenoise, InPlaceGivesTheSameResult)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries               series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  const std::vector<std::uint8_t> mask = BallMask(kSize, random);
+  for (const PatchAggregation aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
+  {
+    LocalDenoiseOptions options = CpuOptions();
+    options.aggregation = aggregation;
+    options.mask = mask.data();
+    const Denoised expected = Denoise(series.noisy, options);
+    Series         buffer = series.noisy;
+    svdlr::DenoiseLocalLowRank(buffer.View(), buffer.View(), {}, options);
+    EXPECT_EQ(buffer.values, expected.output.values) << "aggregation " << int(aggregation);
+  }
+}
+
+TEST(SVDLowRankLocalDenoise, ResultDoesNotDependOnTheThreadCount)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  for (const PatchAggregation aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
+  {
+    LocalDenoiseOptions options = CpuOptions();
+    options.aggregation = aggregation;
+    options.threads = 1;
+    const Denoised one = Denoise(series.noisy, options);
+    options.threads = 5;
+    const Denoised five = Denoise(series.noisy, options);
+    EXPECT_EQ(one.output.values, five.output.values) << "aggregation " << int(aggregation);
+  }
+}
+
+TEST(SVDLowRankLocalDenoise, DefaultPatchSizeIsTheSmallestOddCubeHoldingTheVolumes)
+{
+  using Patch = std::array<std::size_t, 3>;
+  EXPECT_EQ(svdlr::DefaultPatchSize(2), (Patch{ 3, 3, 3 }));
+  EXPECT_EQ(svdlr::DefaultPatchSize(27), (Patch{ 3, 3, 3 }));
+  EXPECT_EQ(svdlr::DefaultPatchSize(28), (Patch{ 5, 5, 5 }));
+  EXPECT_EQ(svdlr::DefaultPatchSize(65), (Patch{ 5, 5, 5 }));
+  EXPECT_EQ(svdlr::DefaultPatchSize(126), (Patch{ 7, 7, 7 }));
+}
+
+TEST(SVDLowRankLocalDenoise, DefaultPatchShrinksToAThinImageAndGrowsTheOtherAxes)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  using Patch = std::array<std::size_t, 3>;
+  const NoisySeries slab = LowRankSeries({ 14, 12, 4 }, 65, 2, kSigma, 4.0, random);
+  EXPECT_EQ(Denoise(slab.noisy, CpuOptions()).report.patchSize, (Patch{ 5, 5, 3 })); // 75 >= 65 voxels
+  const NoisySeries slice = LowRankSeries({ 14, 12, 1 }, 65, 2, kSigma, 4.0, random);
+  EXPECT_EQ(Denoise(slice.noisy, CpuOptions()).report.patchSize, (Patch{ 9, 9, 1 })); // 81 >= 65
+  const NoisySeries small = LowRankSeries({ 4, 3, 1 }, 65, 2, kSigma, 4.0, random);
+  EXPECT_EQ(Denoise(small.noisy, CpuOptions()).report.patchSize, (Patch{ 3, 3, 1 })); // the whole image it can
+}
+
+TEST(SVDLowRankLocalDenoise, AutoRunsOnTheCpuWhenCudaIsUnavailable)
+{
+  if (svdlr::CudaDeviceUsable(0))
+  {
+    GTEST_SKIP() << "a CUDA device is usable here";
+  }
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries   series = LowRankSeries(kSize, kVolumes, 2, kSigma, 4.0, random);
+  LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::Auto;
+  const Denoised result = Denoise(series.noisy, options);
+  EXPECT_EQ(result.report.backend, svdlr::Backend::CPU);
+  EXPECT_EQ(result.output.values, Denoise(series.noisy, CpuOptions()).output.values);
+}
+
+TEST(SVDLowRankLocalDenoise, ProgressCountsEveryPatchInOrder)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries                                  series = LowRankSeries(kSize, kVolumes, 2, kSigma, 4.0, random);
+  std::vector<std::pair<std::size_t, std::size_t>> calls;
+  LocalDenoiseOptions                                options = CpuOptions();
+  options.progress = [&](std::size_t done, std::size_t total) {
+    calls.emplace_back(done, total);
+    return true;
+  };
+  const Denoised result = Denoise(series.noisy, options);
+  ASSERT_GE(calls.size(), 2u);
+  for (std::size_t i = 1; i < calls.size(); ++i)
+  {
+    EXPECT_GE(calls[i].first, calls[i - 1].first);
+  }
+  EXPECT_EQ(calls.back(), std::make_pair(series.noisy.Voxels(), series.noisy.Voxels()));
+  EXPECT_EQ(result.report.patches, series.noisy.Voxels());
+}
+
+TEST(SVDLowRankLocalDenoise, ProgressCallbackCanAbort)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries   series = LowRankSeries(kSize, kVolumes, 2, kSigma, 4.0, random);
+  std::size_t         calls = 0;
+  LocalDenoiseOptions options = CpuOptions();
+  options.progress = [&](std::size_t, std::size_t) { return ++calls < 3; };
+  try
+  {
+    Denoise(series.noisy, options);
+    FAIL() << "expected an abort";
+  }
+  catch (const svdlr::Error & error)
+  {
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::Aborted);
+    EXPECT_NE(std::string(error.what()).find("patches"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(calls, 3u);
+}
+
+// Errors: each bad request gets its own code and a message that names the problem.
+
+void
+ExpectError(const Series & input, Series & output, const LocalDenoiseOptions & options, svdlr::ErrorCode code,
+            const std::string & words)
+{
+  try
+  {
+    svdlr::DenoiseLocalLowRank(input.View(), output.View(), {}, options);
+    ADD_FAILURE() << "expected an error about " << words;
+  }
+  catch (const svdlr::Error & error)
+  {
+    EXPECT_EQ(error.Code(), code) << error.what();
+    EXPECT_NE(std::string(error.what()).find(words), std::string::npos) << error.what();
+  }
+}
+
+void
+ExpectInvalid(const LocalDenoiseOptions & options, const std::string & words, std::array<std::size_t, 3> size = kSize,
+              std::size_t volumes = kVolumes)
+{
+  Random      random;
+  const auto  series = LowRankSeries(size, volumes, 1, kSigma, 4.0, random);
+  Series      output = EmptySeries(size, volumes);
+  ExpectError(series.noisy, output, options, svdlr::ErrorCode::InvalidArgument, words);
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, FewerThanTwoVolumesIsRejected)
+{
+  ExpectInvalid(CpuOptions(), "at least 2 volumes", kSize, 1);
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, EmptyImageIsRejected)
+{
+  Series input = EmptySeries({ 4, 0, 3 }, kVolumes), output = input;
+  ExpectError(input, output, CpuOptions(), svdlr::ErrorCode::InvalidArgument, "empty image");
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, MismatchedOutputIsRejected)
+{
+  Random       random;
+  const auto   series = LowRankSeries(kSize, kVolumes, 1, kSigma, 4.0, random);
+  Series       output = EmptySeries(kSize, kVolumes - 1);
+  ExpectError(series.noisy, output, CpuOptions(), svdlr::ErrorCode::InvalidArgument, "differs");
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, OutputOverlappingTheInputIsRejected)
+{
+  Random     random;
+  auto       series = LowRankSeries(kSize, kVolumes, 1, kSigma, 4.0, random);
+  auto       shifted = series.noisy.View();
+  shifted.data += 1; // same buffer, one element on
+  shifted.size[0] -= 1;
+  auto input = series.noisy.View();
+  input.size[0] -= 1;
+  try
+  {
+    svdlr::DenoiseLocalLowRank(input, shifted, {}, CpuOptions());
+    ADD_FAILURE() << "expected an error";
+  }
+  catch (const svdlr::Error & error)
+  {
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(error.what()).find("overlaps"), std::string::npos) << error.what();
+  }
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, EvenPatchIsRejected)
+{
+  LocalDenoiseOptions options = CpuOptions();
+  options.patchSize = { 5, 4, 5 };
+  ExpectInvalid(options, "must be odd");
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, ZeroPatchExtentIsRejected)
+{
+  LocalDenoiseOptions options = CpuOptions();
+  options.patchSize = { 5, 0, 5 };
+  ExpectInvalid(options, "must be odd and >= 1");
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, PatchLargerThanTheImageIsRejected)
+{
+  LocalDenoiseOptions options = CpuOptions();
+  options.patchSize = { 5, 5, 11 };
+  ExpectInvalid(options, "exceeds the image");
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, SingleVoxelPatchIsRejected)
+{
+  LocalDenoiseOptions options = CpuOptions();
+  options.patchSize = { 1, 1, 1 };
+  ExpectInvalid(options, "at least 2 voxels");
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, ZeroStrideIsRejected)
+{
+  LocalDenoiseOptions options = CpuOptions();
+  options.patchStride = 0;
+  ExpectInvalid(options, "stride must be >= 1");
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, StrideWithCentreVoxelIsRejected)
+{
+  LocalDenoiseOptions options = CpuOptions();
+  options.patchStride = 2;
+  ExpectInvalid(options, "OverlapAverage");
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, StrideAboveThePatchExtentIsRejected)
+{
+  LocalDenoiseOptions options = CpuOptions();
+  options.aggregation = PatchAggregation::OverlapAverage;
+  options.patchSize = { 5, 3, 5 };
+  options.patchStride = 4;
+  ExpectInvalid(options, "leave gaps");
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, BadKnownSigmaIsRejectedNamingTheVoxel)
+{
+  std::vector<float> known(kSize[0] * kSize[1] * kSize[2], 1.0f);
+  LocalDenoiseOptions options = CpuOptions();
+  options.noiseSigma = known.data();
+  known[37] = -0.5f;
+  ExpectInvalid(options, "voxel 37 (x 1, y 3, z 0)");
+  known[37] = std::numeric_limits<float>::quiet_NaN();
+  ExpectInvalid(options, "voxel 37");
+  known[37] = std::numeric_limits<float>::infinity();
+  ExpectInvalid(options, "voxel 37");
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, PolicyOutOfRangeIsRejected)
+{
+  LocalDenoiseOptions options = CpuOptions();
+  options.policy = RankPolicy::Fixed(0);
+  ExpectInvalid(options, "rank must be at least 1");
+  options.policy = RankPolicy::Energy(1.5);
+  ExpectInvalid(options, "energy fraction");
+  options.policy = RankPolicy::GavishDonoho(-1.0);
+  ExpectInvalid(options, "noise sigma must be finite and >= 0");
+  options.policy = RankPolicy::MarchenkoPastur(static_cast<svdlr::MarchenkoPasturEstimator>(7));
+  ExpectInvalid(options, "estimator");
+  options.policy.kind = static_cast<RankPolicy::Kind>(9);
+  ExpectInvalid(options, "unknown rank policy");
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, OptimalShrinkageWithoutSigmaIsRejected)
+{
+  LocalDenoiseOptions options = CpuOptions();
+  options.policy = RankPolicy::Fixed(2);
+  options.shrinkage = svdlr::Shrinkage::OptimalFrobenius;
+  ExpectInvalid(options, "needs σ");
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, NonFiniteInputNamesTheFirstVoxel)
+{
+  Random     random;
+  auto       series = LowRankSeries(kSize, kVolumes, 1, kSigma, 4.0, random);
+  Series     output = EmptySeries(kSize, kVolumes);
+  series.noisy(500, 17) = std::numeric_limits<float>::infinity();
+  series.noisy(321, 29) = std::numeric_limits<float>::quiet_NaN();
+  try
+  {
+    svdlr::DenoiseLocalLowRank(series.noisy.View(), output.View(), {}, CpuOptions());
+    FAIL() << "expected an error";
+  }
+  catch (const svdlr::Error & error)
+  {
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::NonFiniteInput);
+    EXPECT_EQ(error.Matrix(), 321);
+    EXPECT_NE(std::string(error.what()).find("voxel 321"), std::string::npos) << error.what();
+  }
+}
+
+TEST(SVDLowRankLocalDenoiseErrors, CudaRequestedWithoutCudaIsUnavailable)
+{
+  if (svdlr::CudaDeviceUsable(0))
+  {
+    GTEST_SKIP() << "a CUDA device is usable here";
+  }
+  LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CUDA;
+  Random     random;
+  const auto series = LowRankSeries(kSize, kVolumes, 1, kSigma, 4.0, random);
+  Series     output = EmptySeries(kSize, kVolumes);
+  ExpectError(series.noisy, output, options, svdlr::ErrorCode::BackendUnavailable, "CUDA");
+}
+
+} // namespace

@@ -1,0 +1,422 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// LocalLowRankDenoisingImageFilter: the MP-PCA denoiser inside ITK pipelines, on 4D images and vector images,
+// with series built from a real brain (Colin27) and from generators with a known answer.
+#include "itkLocalLowRankDenoisingImageFilter.h"
+
+#include "itkCommand.h"
+#include "itkImageFileReader.h"
+#include "itkNiftiImageIOFactory.h"
+#include "svdlrTestData.h"
+#include "svdlrTestSeries.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+namespace
+{
+
+using Series4D = itk::Image<float, 4>;
+using SeriesVector = itk::VectorImage<float, 3>;
+using Filter4D = itk::LocalLowRankDenoisingImageFilter<Series4D>;
+using FilterVector = itk::LocalLowRankDenoisingImageFilter<SeriesVector>;
+
+/** A 4D image holding `series`, with a non-trivial geometry. */
+Series4D::Pointer
+ToImage(const svdlr::test::Series & series)
+{
+  auto                image = Series4D::New();
+  Series4D::SizeType  size{ { series.size[0], series.size[1], series.size[2], series.volumes } };
+  Series4D::SpacingType spacing;
+  Series4D::PointType   origin;
+  Series4D::DirectionType direction;
+  direction.SetIdentity();
+  for (unsigned int i = 0; i < 4; ++i)
+  {
+    spacing[i] = 0.5 + i;
+    origin[i] = -10.0 * i;
+  }
+  direction[0][0] = 0.0; // x and y swapped: a real rotation, so that the maps' geometry is checked
+  direction[0][1] = 1.0;
+  direction[1][0] = 1.0;
+  direction[1][1] = 0.0;
+  image->SetRegions(size);
+  image->SetSpacing(spacing);
+  image->SetOrigin(origin);
+  image->SetDirection(direction);
+  image->Allocate();
+  std::copy(series.values.begin(), series.values.end(), image->GetBufferPointer());
+  return image;
+}
+
+SeriesVector::Pointer
+ToVectorImage(const svdlr::test::Series & series)
+{
+  auto                     image = SeriesVector::New();
+  SeriesVector::SizeType   size{ { series.size[0], series.size[1], series.size[2] } };
+  image->SetRegions(size);
+  image->SetNumberOfComponentsPerPixel(static_cast<unsigned int>(series.volumes));
+  image->Allocate();
+  float * buffer = image->GetBufferPointer();
+  for (std::size_t v = 0; v < series.Voxels(); ++v)
+  {
+    for (std::size_t t = 0; t < series.volumes; ++t)
+    {
+      buffer[v * series.volumes + t] = series(v, t);
+    }
+  }
+  return image;
+}
+
+double
+RmsError(const float * a, const svdlr::test::Series & b)
+{
+  double sum = 0.0;
+  for (std::size_t i = 0; i < b.values.size(); ++i)
+  {
+    sum += (a[i] - b.values[i]) * static_cast<double>(a[i] - b.values[i]);
+  }
+  return std::sqrt(sum / static_cast<double>(b.values.size()));
+}
+
+double
+Median(std::vector<double> values)
+{
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
+std::string
+UpdateError(itk::ProcessObject * filter)
+{
+  try
+  {
+    filter->Update();
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    return error.GetDescription();
+  }
+  ADD_FAILURE() << "Update() did not throw";
+  return {};
+}
+
+class LocalLowRankDenoising : public ::testing::Test
+{
+protected:
+  void
+  SetUp() override
+  {
+    m_Series = svdlr::test::LowRankSeries({ { 14, 12, 10 } }, 24, 3, 2.0, 12.0, m_Random);
+  }
+  svdlr::test::Random      m_Random;
+  svdlr::test::NoisySeries m_Series;
+};
+
+TEST_F(LocalLowRankDenoising, DenoisesA4DSeriesAndEstimatesSigmaAndRank)
+{
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->Update();
+  SCOPED_TRACE(m_Random.SeedTrace());
+
+  // A rank-3 patch of 27 voxels x 24 volumes keeps about 3 (27 + 24) of its 27 x 24 noise dimensions: the error
+  // falls to about sqrt(153 / 648) = 0.49 of the noise.
+  const double noisyError = RmsError(m_Series.noisy.values.data(), m_Series.clean);
+  const double denoisedError = RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean);
+  EXPECT_LT(denoisedError, 0.7 * noisyError);
+
+  std::vector<double> sigmas;
+  std::vector<double> ranks;
+  for (std::size_t v = 0; v < m_Series.clean.Voxels(); ++v)
+  {
+    if (svdlr::test::Interior(v, m_Series.clean.size, 2))
+    {
+      sigmas.push_back(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v]);
+      ranks.push_back(filter->GetRankOutput()->GetBufferPointer()[v]);
+    }
+  }
+  EXPECT_NEAR(Median(sigmas), m_Series.sigma, 0.1 * m_Series.sigma);
+  EXPECT_EQ(Median(ranks), m_Series.rank);
+  EXPECT_EQ(filter->GetPatchSizeUsed()[0], 3u); // the smallest cube of odd side holding 24 voxels
+  EXPECT_EQ(filter->GetBackendUsed(), itk::SVDLowRankReconstructionEnums::Backend::CPU);
+}
+
+TEST_F(LocalLowRankDenoising, VectorImageGivesTheSameResultAsThe4DImage)
+{
+  auto filter4D = Filter4D::New();
+  filter4D->SetInput(ToImage(m_Series.noisy));
+  filter4D->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter4D->Update();
+  auto filterVector = FilterVector::New();
+  filterVector->SetInput(ToVectorImage(m_Series.noisy));
+  filterVector->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filterVector->Update();
+
+  const float *     a = filter4D->GetOutput()->GetBufferPointer();
+  const float *     b = filterVector->GetOutput()->GetBufferPointer();
+  const std::size_t volumes = m_Series.noisy.volumes;
+  double            worst = 0.0;
+  for (std::size_t v = 0; v < m_Series.noisy.Voxels(); ++v)
+  {
+    for (std::size_t t = 0; t < volumes; ++t)
+    {
+      worst = std::max(worst, std::abs(double(a[v + t * m_Series.noisy.Voxels()]) - b[v * volumes + t]));
+    }
+    EXPECT_EQ(filter4D->GetRankOutput()->GetBufferPointer()[v], filterVector->GetRankOutput()->GetBufferPointer()[v]);
+  }
+  EXPECT_LT(worst, 1e-4 * m_Series.sigma * 12.0);
+}
+
+TEST_F(LocalLowRankDenoising, MapsHaveTheSeriesSpatialGeometry)
+{
+  auto input = ToImage(m_Series.noisy);
+  auto filter = Filter4D::New();
+  filter->SetInput(input);
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->Update();
+  for (const itk::ImageBase<3> * map :
+       { static_cast<const itk::ImageBase<3> *>(filter->GetNoiseSigmaOutput()),
+         static_cast<const itk::ImageBase<3> *>(filter->GetRankOutput()) })
+  {
+    for (unsigned int i = 0; i < 3; ++i)
+    {
+      EXPECT_EQ(map->GetLargestPossibleRegion().GetSize(i), input->GetLargestPossibleRegion().GetSize(i));
+      EXPECT_EQ(map->GetSpacing()[i], input->GetSpacing()[i]);
+      EXPECT_EQ(map->GetOrigin()[i], input->GetOrigin()[i]);
+      for (unsigned int j = 0; j < 3; ++j)
+      {
+        EXPECT_EQ(map->GetDirection()[i][j], input->GetDirection()[i][j]);
+      }
+    }
+  }
+  EXPECT_EQ(filter->GetOutput()->GetDirection(), input->GetDirection());
+  EXPECT_EQ(filter->GetOutput()->GetLargestPossibleRegion(), input->GetLargestPossibleRegion());
+}
+
+TEST_F(LocalLowRankDenoising, VoxelsOutsideTheMaskAreCopiedAndMapsAreZeroThere)
+{
+  auto mask = Filter4D::MaskImageType::New();
+  mask->SetRegions(Filter4D::MaskImageType::SizeType{ { 14, 12, 10 } });
+  mask->Allocate();
+  for (std::size_t v = 0; v < m_Series.noisy.Voxels(); ++v)
+  {
+    mask->GetBufferPointer()[v] = (v % 14) < 7 ? 255 : 0;
+  }
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetMaskImage(mask);
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->Update();
+  const float * out = filter->GetOutput()->GetBufferPointer();
+  for (std::size_t v = 0; v < m_Series.noisy.Voxels(); ++v)
+  {
+    if (mask->GetBufferPointer()[v] == 0)
+    {
+      for (std::size_t t = 0; t < m_Series.noisy.volumes; ++t)
+      {
+        ASSERT_EQ(out[v + t * m_Series.noisy.Voxels()], m_Series.noisy(v, t)) << "voxel " << v;
+      }
+      EXPECT_EQ(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v], 0.0f);
+      EXPECT_EQ(filter->GetRankOutput()->GetBufferPointer()[v], 0);
+    }
+    else
+    {
+      EXPECT_GT(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v], 0.0f);
+    }
+  }
+}
+
+TEST_F(LocalLowRankDenoising, AKnownNoiseMapReplacesTheEstimate)
+{
+  auto sigma = Filter4D::NoiseSigmaImageType::New();
+  sigma->SetRegions(Filter4D::NoiseSigmaImageType::SizeType{ { 14, 12, 10 } });
+  sigma->Allocate();
+  sigma->FillBuffer(static_cast<float>(m_Series.sigma));
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetNoiseSigmaImage(sigma);
+  filter->SetRankSelection(itk::SVDLowRankReconstructionEnums::RankSelection::GavishDonoho);
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->Update();
+  std::vector<double> ranks;
+  for (std::size_t v = 0; v < m_Series.noisy.Voxels(); ++v)
+  {
+    EXPECT_FLOAT_EQ(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v], static_cast<float>(m_Series.sigma));
+    if (svdlr::test::Interior(v, m_Series.clean.size, 2))
+    {
+      ranks.push_back(filter->GetRankOutput()->GetBufferPointer()[v]);
+    }
+  }
+  EXPECT_EQ(Median(ranks), m_Series.rank);
+  EXPECT_LT(RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean),
+            0.7 * RmsError(m_Series.noisy.values.data(), m_Series.clean));
+}
+
+TEST_F(LocalLowRankDenoising, DoubleSeriesAreDenoisedLikeFloatOnes)
+{
+  using SeriesDouble = itk::Image<double, 4>;
+  auto input = SeriesDouble::New();
+  input->SetRegions(SeriesDouble::SizeType{ { 14, 12, 10, 24 } });
+  input->Allocate();
+  std::copy(m_Series.noisy.values.begin(), m_Series.noisy.values.end(), input->GetBufferPointer());
+  auto filter = itk::LocalLowRankDenoisingImageFilter<SeriesDouble>::New();
+  filter->SetInput(input);
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->Update();
+  auto reference = Filter4D::New();
+  reference->SetInput(ToImage(m_Series.noisy));
+  reference->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  reference->Update();
+  for (std::size_t i = 0; i < m_Series.noisy.values.size(); ++i)
+  {
+    ASSERT_EQ(static_cast<float>(filter->GetOutput()->GetBufferPointer()[i]), reference->GetOutput()->GetBufferPointer()[i]);
+  }
+}
+
+TEST_F(LocalLowRankDenoising, RealBrainSeriesIsDenoised)
+{
+  // Anatomy from Colin27 (a 40 x 40 x 12 block through the brain), one T2-like decay per tissue intensity over
+  // 16 echoes, and Gaussian noise at 5% of the mean brain intensity: a real spatial structure, a known truth.
+  SVDLR_TEST_FILE_OR_SKIP(path, svdlr_test::Colin27Path());
+  itk::NiftiImageIOFactory::RegisterOneFactory();
+  const auto brain = itk::ReadImage<itk::Image<float, 3>>(path);
+  const std::array<std::size_t, 3> size{ { 40, 40, 12 } };
+  const std::size_t                echoes = 16;
+  svdlr::test::Series              clean = svdlr::test::EmptySeries(size, echoes);
+  svdlr::test::Series              noisy = svdlr::test::EmptySeries(size, echoes);
+  double                           mean = 0.0;
+  for (std::size_t z = 0, v = 0; z < size[2]; ++z)
+  {
+    for (std::size_t y = 0; y < size[1]; ++y)
+    {
+      for (std::size_t x = 0; x < size[0]; ++x, ++v)
+      {
+        const itk::Image<float, 3>::IndexType index{ { static_cast<itk::IndexValueType>(70 + x),
+                                                       static_cast<itk::IndexValueType>(90 + y),
+                                                       static_cast<itk::IndexValueType>(80 + z) } };
+        const double intensity = brain->GetPixel(index);
+        const double t2 = 40.0 + 0.5 * intensity; // ms: brighter tissue decays more slowly
+        for (std::size_t t = 0; t < echoes; ++t)
+        {
+          clean(v, t) = static_cast<float>(intensity * std::exp(-10.0 * (t + 1) / t2));
+        }
+        mean += intensity;
+      }
+    }
+  }
+  mean /= static_cast<double>(clean.Voxels());
+  const double sigma = 0.05 * mean;
+  for (std::size_t i = 0; i < clean.values.size(); ++i)
+  {
+    noisy.values[i] = static_cast<float>(clean.values[i] + sigma * m_Random.Normal());
+  }
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->SetPatchSize(Filter4D::PatchSizeType{ { 5, 5, 5 } });
+  filter->Update();
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const double noisyError = RmsError(noisy.values.data(), clean);
+  const double denoisedError = RmsError(filter->GetOutput()->GetBufferPointer(), clean);
+  EXPECT_LT(denoisedError, 0.6 * noisyError) << "noisy " << noisyError << ", denoised " << denoisedError;
+  std::vector<double> sigmas(filter->GetNoiseSigmaOutput()->GetBufferPointer(),
+                             filter->GetNoiseSigmaOutput()->GetBufferPointer() + clean.Voxels());
+  EXPECT_NEAR(Median(sigmas), sigma, 0.15 * sigma);
+}
+
+TEST_F(LocalLowRankDenoising, ASingleVolumeIsRefused)
+{
+  auto input = Series4D::New();
+  input->SetRegions(Series4D::SizeType{ { 8, 8, 8, 1 } });
+  input->Allocate();
+  input->FillBuffer(1.0f);
+  auto filter = Filter4D::New();
+  filter->SetInput(input);
+  EXPECT_NE(UpdateError(filter).find("needs a series of at least 2 volumes"), std::string::npos);
+}
+
+TEST_F(LocalLowRankDenoising, AMaskOfAnotherSizeIsRefused)
+{
+  auto mask = Filter4D::MaskImageType::New();
+  mask->SetRegions(Filter4D::MaskImageType::SizeType{ { 14, 12, 9 } });
+  mask->Allocate();
+  mask->FillBuffer(1);
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetMaskImage(mask);
+  EXPECT_NE(UpdateError(filter).find("MaskImage has size [14, 12, 9], but the series' voxel grid is [14, 12, 10]"),
+            std::string::npos);
+}
+
+TEST_F(LocalLowRankDenoising, APatchLargerThanTheImageIsRefused)
+{
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetPatchSize(Filter4D::PatchSizeType{ { 15, 3, 3 } });
+  const std::string message = UpdateError(filter);
+  EXPECT_NE(message.find("patch"), std::string::npos) << message;
+  EXPECT_NE(message.find("15"), std::string::npos) << message;
+}
+
+TEST_F(LocalLowRankDenoising, NaNInTheInputIsRefusedNamingTheVoxel)
+{
+  auto input = ToImage(m_Series.noisy);
+  Series4D::IndexType where{ { 3, 4, 5, 7 } };
+  input->SetPixel(where, std::numeric_limits<float>::quiet_NaN());
+  auto filter = Filter4D::New();
+  filter->SetInput(input);
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  EXPECT_NE(UpdateError(filter).find("NaN or Inf at voxel [3, 4, 5]"), std::string::npos);
+}
+
+TEST_F(LocalLowRankDenoising, AStrideNeedsOverlapAveraging)
+{
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetPatchStride(2);
+  EXPECT_NE(UpdateError(filter).find("needs Aggregation OverlapAverage"), std::string::npos);
+  filter->SetAggregation(itk::LocalLowRankDenoisingEnums::Aggregation::OverlapAverage);
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  EXPECT_NO_THROW(filter->Update());
+  EXPECT_LT(RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean),
+            0.6 * RmsError(m_Series.noisy.values.data(), m_Series.clean));
+}
+
+TEST_F(LocalLowRankDenoising, AbortStopsTheUpdate)
+{
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->SetMaximumPatchesPerBatch(64);
+  auto abort = itk::CStyleCommand::New();
+  abort->SetClientData(filter.GetPointer());
+  abort->SetCallback([](itk::Object *, const itk::EventObject &, void * data) {
+    static_cast<Filter4D *>(data)->AbortGenerateDataOn();
+  });
+  filter->AddObserver(itk::ProgressEvent(), abort);
+  EXPECT_THROW(filter->Update(), itk::ProcessAborted);
+}
+
+} // namespace
