@@ -2,7 +2,7 @@
 # Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
 """Runs one Python peer (DIPY's mppca or patch-denoise's MP-PCA) on a phantom, in a process of its own.
 
-run_peers.py starts it with the BLAS thread variables already set (they only act before numpy is imported) and
+run_peers.py starts it with one BLAS thread set in the environment (it only acts before numpy is imported) and
 times the whole process; this script also times its own parts: loading, denoising, saving. Prints one JSON line.
 Both peers use 5x5x5 patches centred on (or sliding over) every voxel, overlapping patches recombined by their own
 rule, and the brain mask unless --no-mask.
