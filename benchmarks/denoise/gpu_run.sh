@@ -38,7 +38,7 @@ for size in $sizes; do
   results="$work/r$nx"
   python3 "$here/make_dwi_phantom.py" --colin27 "$bundle/colin27" --size "$nx" "$ny" "$nz" "$nv" --out "$data"
   python3 "$here/run_peers.py" --data "$data" --out "$results" --peers "$peers" --threads "$(nproc)" \
-    --repeat 3 --peer-repeat 3 "${ours[@]}"
+    --repeat "${REPEAT:-3}" --peer-repeat "${PEER_REPEAT:-3}" "${ours[@]}"
   python3 "$here/evaluate.py" --data "$data" --results "$results" --title "### ${nx}×${ny}×${nz}×${nv}, $(nproc) cores"
   cp "$results/evaluation.md" "$out/${size}_evaluation.md"
   cp "$results/evaluation.json" "$out/${size}_evaluation.json"
