@@ -5,6 +5,7 @@
 # BUNDLE is what gpu_bundle.sh made (carried in the call). For each size in SIZES it makes the phantom (bit-identical
 # to this machine's), runs the peers with every core, scores them, and leaves in $OUT: SIZE_evaluation.md, the same
 # as .json (with the runs' times and commands), and denoising-comparison.png for the first size.
+# NO_MASK=1 runs every tool on the whole volume instead of the brain mask; REPEAT and PEER_REPEAT set the repeats.
 # PEERS: the peers for every size (default dwidenoise and ours, centre and overlap). DIPY and patch-denoise run a
 # serial Python loop on one core (about 70 s each for 96x96x60x65 on the development machine, several times that for
 # 128x128x80x100), so they are left to the development machine unless PEERS names them: their scores do not depend
@@ -38,7 +39,7 @@ for size in $sizes; do
   results="$work/r$nx"
   python3 "$here/make_dwi_phantom.py" --colin27 "$bundle/colin27" --size "$nx" "$ny" "$nz" "$nv" --out "$data"
   python3 "$here/run_peers.py" --data "$data" --out "$results" --peers "$peers" --threads "$(nproc)" \
-    --repeat "${REPEAT:-3}" --peer-repeat "${PEER_REPEAT:-3}" "${ours[@]}"
+    --repeat "${REPEAT:-3}" --peer-repeat "${PEER_REPEAT:-3}" ${NO_MASK:+--no-mask} "${ours[@]}"
   python3 "$here/evaluate.py" --data "$data" --results "$results" --title "### ${nx}×${ny}×${nz}×${nv}, $(nproc) cores"
   cp "$results/evaluation.md" "$out/${size}_evaluation.md"
   cp "$results/evaluation.json" "$out/${size}_evaluation.json"
