@@ -71,8 +71,8 @@ def scheme(volumes):
     dirs = [electrostatic_directions(inner), electrostatic_directions(weighted - inner)]
     shell_b = np.r_[np.full(inner, 1000.0), np.full(weighted - inner, 2000.0)]
     # Alternate the shells through the series so neither sits at one end of the acquisition.
-    order = np.argsort(np.r_[np.linspace(0, 1, inner, endpoint=False), np.linspace(0, 1, weighted - inner, endpoint=False)],
-                       kind="stable")
+    phase = np.r_[np.linspace(0, 1, inner, endpoint=False), np.linspace(0, 1, weighted - inner, endpoint=False)]
+    order = np.argsort(phase, kind="stable")
     shell_dirs = np.vstack(dirs)[order]
     bvals = np.zeros(volumes)
     bvecs = np.zeros((volumes, 3))

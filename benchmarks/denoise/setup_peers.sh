@@ -24,4 +24,5 @@ fi
 "$venv/bin/python" -m pip install -q \
   numpy==2.2.6 scipy==1.15.3 nibabel==5.4.2 dipy==1.12.1 patch-denoise==1.4.4 scikit-image==0.25.2 matplotlib==3.10.3
 echo "dwidenoise: $(dwidenoise -version 2>/dev/null | head -1)"
-"$venv/bin/python" -c 'import dipy, patch_denoise, nibabel, skimage, numpy; print("venv", dipy.__name__, dipy.__version__, "patch-denoise", patch_denoise.__version__, "numpy", numpy.__version__)'
+"$venv/bin/python" -c 'import dipy, patch_denoise, nibabel, skimage, numpy
+print("venv: dipy", dipy.__version__, "patch-denoise", patch_denoise.__version__, "numpy", numpy.__version__)'
