@@ -58,7 +58,7 @@ SolverNames();
 
 /** The rank policies chosen from the noise, by the names the tools and Python give them:
  *   "gd"    Gavish-Donoho (σ estimated, or given as the policy's noiseSigma);
- *   "mp"    Marchenko-Pastur, Veraart et al. 2016 (MRtrix3 dwidenoise's default estimator, Exp1);
+ *   "mp"    Marchenko-Pastur, Veraart et al. 2016 (MRtrix3 dwidenoise's `-estimator Exp1`);
  *   "mp-cg" Marchenko-Pastur, Cordero-Grande et al. 2019 (dwidenoise's Exp2).
  * NoiseRankName gives "" for FixedRank and EnergyFraction. */
 const char *
