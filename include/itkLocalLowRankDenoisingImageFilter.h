@@ -158,8 +158,9 @@ public:
   itkSetMacro(PatchStride, unsigned int);
   itkGetConstMacro(PatchStride, unsigned int);
 
-  /** How each patch's rank is chosen (default MarchenkoPastur). EnergyFraction is accepted but rarely what a
-   * denoiser wants. */
+  /** How each patch's rank is chosen (default MarchenkoPastur, with the Veraart2016 estimator: dwidenoise's
+   * `-estimator Exp1`; set CorderoGrande2019 for dwidenoise 3.0's default, Exp2). EnergyFraction is accepted but
+   * rarely what a denoiser wants. */
   itkSetEnumMacro(RankSelection, RankSelectionEnum);
   itkGetEnumMacro(RankSelection, RankSelectionEnum);
   itkSetEnumMacro(MarchenkoPasturEstimator, MarchenkoPasturEstimatorEnum);

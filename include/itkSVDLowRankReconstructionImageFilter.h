@@ -111,7 +111,8 @@ public:
   SetNoiseSigma(double sigma);
   itkGetConstMacro(NoiseSigma, double);
 
-  /** How MarchenkoPastur estimates σ (default Veraart2016, as dwidenoise). Selects MarchenkoPastur. */
+  /** How MarchenkoPastur estimates σ (default Veraart2016, dwidenoise's `-estimator Exp1`; dwidenoise 3.0 defaults to
+   * Exp2, CorderoGrande2019). Selects MarchenkoPastur. */
   virtual void
   SetMarchenkoPasturEstimator(MarchenkoPasturEstimatorEnum estimator);
   itkGetEnumMacro(MarchenkoPasturEstimator, MarchenkoPasturEstimatorEnum);
