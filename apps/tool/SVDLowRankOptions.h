@@ -182,21 +182,6 @@ WithoutTrailingSlash(std::string path)
   return path;
 }
 
-/** `path` with a hidden temporary name in the same directory and the same extension (which picks
- * ITK's writer), e.g. out/brain.nii.gz -> out/.brain.partial.nii.gz. */
-inline std::string
-TemporaryNameFor(const std::string & anyPath)
-{
-  const std::string path = WithoutTrailingSlash(anyPath);
-  const std::size_t slash = path.find_last_of('/');
-  const std::string directory = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  const std::size_t dot = name.find('.', 1);
-  const std::string stem = dot == std::string::npos ? name : name.substr(0, dot);
-  const std::string extension = dot == std::string::npos ? "" : name.substr(dot);
-  return directory + "." + stem + ".partial" + extension;
-}
-
 /** The file name of `path` without directory and without its (possibly double) extension. */
 inline std::string
 StemOf(const std::string & anyPath)

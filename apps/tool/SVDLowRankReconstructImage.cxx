@@ -61,7 +61,7 @@ template <typename TImage>
 void
 WriteAtomically(const TImage * image, const std::string & path)
 {
-  const std::string temporary = TemporaryNameFor(path);
+  const std::string temporary = svdlr_io::TemporaryFileFor(path);
   try
   {
     itk::WriteImage(image, temporary, true);
@@ -207,7 +207,7 @@ Reconstruct(const TImage *      input,
   const std::size_t figureSlice = Dimension == 3 ? input->GetLargestPossibleRegion().GetSize(axis) / 2 : 0;
   if (!figure.empty())
   {
-    const std::string temporary = TemporaryNameFor(figure);
+    const std::string temporary = svdlr_io::TemporaryFileFor(figure);
     WriteSliceFigure(temporary,
                      MiddleSlice(input, axis),
                      MiddleSlice(filter->GetOutput(), axis),
