@@ -195,6 +195,11 @@ protected:
   void
   VerifyInputInformation() ITKv5_CONST override;
 
+  /** Also starts the CUDA backend's set-up on a background thread as soon as the slice shape is known (before
+   * an upstream reader decodes the pixels), so that a fresh process does not pay it after the reading. */
+  void
+  GenerateOutputInformation() override;
+
   /** Asks for whole slices: the requested range along SliceDimension, and everything in-plane. */
   void
   GenerateInputRequestedRegion() override;
@@ -207,6 +212,10 @@ protected:
   GenerateData() override;
 
 private:
+  /** The engine options the parameters give (without the progress and thread relays of an update). */
+  svdlr::Options
+  MakeEngineOptions() const;
+
   /** The two in-plane axes of a slice (columns first) and the axis along which slices are stacked. */
   struct SliceAxes
   {

@@ -194,6 +194,40 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::EnlargeToWholeSl
 }
 
 template <typename TInputImage, typename TOutputImage>
+svdlr::Options
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::MakeEngineOptions() const
+{
+  svdlr::Options options;
+  options.policy = this->MakeRankPolicy();
+  options.backend = SVDLowRankEngineBridge::ToEngine(m_Backend);
+  options.solver = SVDLowRankEngineBridge::ToEngine(m_Solver);
+  options.deviceId = m_DeviceId;
+  options.maxMatricesPerBatch = m_MaximumSlicesPerBatch;
+  options.threads = this->GetMultiThreader()->GetMaximumNumberOfThreads();
+  return options;
+}
+
+template <typename TInputImage, typename TOutputImage>
+void
+SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateOutputInformation()
+{
+  Superclass::GenerateOutputInformation();
+  const InputImageType * input = this->GetInput();
+  if (input == nullptr || m_Backend == BackendEnum::CPU || !IsCUDABackendBuilt())
+  {
+    return;
+  }
+  const auto &    largest = input->GetLargestPossibleRegion();
+  const SliceAxes axes = this->GetSliceAxes();
+  const auto      count = ImageDimension == 2 ? SizeValueType{ 1 } : largest.GetSize(axes.stackAxis);
+  svdlr::StartCudaWarmUp(count,
+                         largest.GetSize(axes.rowAxis),
+                         largest.GetSize(axes.columnAxis),
+                         this->MakeEngineOptions(),
+                         std::is_same<RealType, double>::value);
+}
+
+template <typename TInputImage, typename TOutputImage>
 void
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateInputRequestedRegion()
 {
@@ -287,13 +321,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
     engineOut = work.data();
   }
 
-  svdlr::Options options;
-  options.policy = this->MakeRankPolicy();
-  options.backend = SVDLowRankEngineBridge::ToEngine(m_Backend);
-  options.solver = SVDLowRankEngineBridge::ToEngine(m_Solver);
-  options.deviceId = m_DeviceId;
-  options.maxMatricesPerBatch = m_MaximumSlicesPerBatch;
-  options.threads = threader->GetMaximumNumberOfThreads();
+  svdlr::Options options = this->MakeEngineOptions();
   options.parallelFor = SVDLowRankEngineBridge::MakeParallelFor(threader);
   options.progress = SVDLowRankEngineBridge::MakeProgress(this);
 

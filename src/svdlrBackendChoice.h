@@ -23,6 +23,7 @@
 
 #include "svdlr/Engine.h"
 #include "svdlrBackends.h"
+#include "svdlrCudaWarmUp.h"
 
 #include <string>
 
@@ -39,21 +40,31 @@ GpuCouldNotRun(ErrorCode code)
 }
 
 /** Runs a validated job on the backend `requested` asks for and returns the one that did it:
- *  - CPU: `runCpu()`;
- *  - CUDA: `runCuda()`, or Error(BackendUnavailable) when the build or the device cannot run it;
- *  - Auto: `runCuda()` when the device is ready, else, or when it throws an error after which the GPU could not
- *    run the job (GpuCouldNotRun), `runCpu()`, with the reason in `notes` when the build has CUDA.
- * Other errors, and every error when CUDA was asked for, propagate. */
+ * - CPU: `runCpu()`;
+ * - CUDA: `runCuda()`, or Error(BackendUnavailable) when the build or the device cannot run it;
+ * - Auto: `runCpu()` at once when the GPU is cold in this process (no CUDA work yet, no warm-up running) and
+ *   `preferCpuWhenCold` (AutoPrefersCpuWhenCold: the CPU finishes before a cold GPU would start); else `runCuda()` when the device is ready, else, or when it throws an error
+ *   after which the GPU could not run the job (GpuCouldNotRun), `runCpu()`, with the reason in `notes` when the
+ *   build has CUDA.
+ * Other errors, and every error when CUDA was asked for, propagate. A warm-up in flight is waited for before
+ * the GPU is used (StartCudaWarmUp). */
 template <typename TRunCuda, typename TRunCpu>
 Backend
-RunOnChosenBackend(Backend requested, int deviceId, TRunCuda && runCuda, TRunCpu && runCpu, std::string & notes)
+RunOnChosenBackend(Backend requested, int deviceId, bool preferCpuWhenCold, TRunCuda && runCuda, TRunCpu && runCpu,
+                   std::string & notes)
 {
-  if (requested == Backend::CPU)
+  const bool coldAndSmall =
+    requested == Backend::Auto && preferCpuWhenCold && !CudaDeviceWarmOrWarming(deviceId);
+  if (requested == Backend::CPU || coldAndSmall)
   {
     runCpu();
     return Backend::CPU;
   }
 
+  if (!InsideCudaWarmUp())
+  {
+    WaitForCudaWarmUp();
+  }
   std::string why;
   const bool  gpuReady = CudaDeviceReady(deviceId, why);
   if (requested == Backend::CUDA && !gpuReady)
@@ -65,6 +76,7 @@ RunOnChosenBackend(Backend requested, int deviceId, TRunCuda && runCuda, TRunCpu
     try
     {
       runCuda();
+      NoteCudaDeviceWarm(deviceId);
       return Backend::CUDA;
     }
     catch (const Error & error)

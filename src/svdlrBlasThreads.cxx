@@ -17,6 +17,8 @@
  *=========================================================================*/
 #include "svdlrBlasThreads.h"
 
+#include "svdlrBlasCore.h"
+
 #include <algorithm>
 
 #include <dlfcn.h>
@@ -48,6 +50,7 @@ OpenBlasGetThreads()
 
 BlasThreadsScope::BlasThreadsScope(int threads)
 {
+  (void)EnsureBlasCoreMatchesCpu(); // every CPU path sets its BLAS threads first: the one place to check
   if (OpenBlasSetThreads() != nullptr && OpenBlasGetThreads() != nullptr)
   {
     m_PreviousThreads = OpenBlasGetThreads()();

@@ -22,6 +22,8 @@
 #include "svdlrBackendChoice.h"
 #include "svdlrBackends.h"
 
+#include "svdlrCudaWarmUp.h"
+
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -32,6 +34,7 @@ namespace svdlr
 void
 ReleaseCudaResources() noexcept
 {
+  WaitForCudaWarmUp();
   detail::ReleaseCachedCudaResources();
 }
 
@@ -143,6 +146,7 @@ Run(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Opt
   report.backend = detail::RunOnChosenBackend(
     options.backend,
     options.deviceId,
+    detail::AutoPrefersCpuWhenCold(input.count, input.rows, input.cols, options),
     [&] {
       report.backend = Backend::CUDA;
       detail::RunCuda(input, output, options, report);
@@ -163,6 +167,10 @@ RunOnDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, c
     ThrowInvalid("ReconstructOnDevice takes GPU memory, which the CPU backend cannot read: use Backend::CUDA or "
                  "Backend::Auto, or Reconstruct on host memory");
   }
+  if (!detail::InsideCudaWarmUp())
+  {
+    WaitForCudaWarmUp();
+  }
   std::string why;
   if (!detail::CudaDeviceReady(options.deviceId, why))
   {
@@ -171,6 +179,7 @@ RunOnDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, c
   Report report = SizedReport(input.count);
   report.backend = Backend::CUDA;
   detail::RunCudaOnDevice(input, output, options, report, stream);
+  detail::NoteCudaDeviceWarm(options.deviceId);
   return report;
 }
 

@@ -319,6 +319,7 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
   report.backend = detail::RunOnChosenBackend(
     options.backend,
     options.deviceId,
+    false, // Auto's cold-start rule is for slice batches; a 4D series is never small enough to matter
     [&] {
       report.backend = Backend::CUDA;
       detail::RunLocalDenoiseCuda(input, output, maps, options, patch, report);

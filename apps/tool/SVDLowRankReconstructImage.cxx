@@ -38,6 +38,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <unistd.h>
 
@@ -93,14 +94,17 @@ MethodName(const ToolOptions & options)
   return text.str();
 }
 
-/** Reconstructs `input`, writes the output in the kind resolved from the options and prints the summary. */
+/** Reconstructs `input`, writes the output in the kind resolved from the options and prints the summary.
+ * `readPixels`, when given, fills `input`, whose size is already known: it runs after the filter has seen that
+ * size, so that the GPU's set-up (the filter starts it then) overlaps the reading. */
 template <typename TImage>
 int
-Reconstruct(const TImage *      input,
-            const std::string & inputDescription,
-            OutputKind          inputKind,
-            const ToolOptions & options,
-            const DicomSource * dicomSource)
+Reconstruct(const TImage *                input,
+            const std::string &           inputDescription,
+            OutputKind                    inputKind,
+            const ToolOptions &           options,
+            const DicomSource *           dicomSource,
+            const std::function<void()> & readPixels = {})
 {
   constexpr unsigned int Dimension = TImage::ImageDimension;
   using FilterType = itk::SVDLowRankReconstructionImageFilter<TImage, TImage>;
@@ -156,12 +160,25 @@ Reconstruct(const TImage *      input,
   filter->SetSolver(options.solver);
   filter->SetDeviceId(options.deviceId);
 
+  using Clock = std::chrono::steady_clock;
+  const auto secondsSince = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  filter->UpdateOutputInformation();
+  const auto readStart = Clock::now();
+  if (readPixels)
+  {
+    readPixels();
+  }
+  const double readSeconds = secondsSince(readStart);
+
   const svdlr_tools::ProgressBar progress(filter);
 
-  const auto start = std::chrono::steady_clock::now();
+  const auto filterStart = Clock::now();
   filter->Update();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = secondsSince(filterStart);
   progress.Finish();
+  const auto writeStart = Clock::now();
   const auto & ranks = filter->GetEffectiveRanks();
 
   std::string outputDescription;
@@ -202,6 +219,7 @@ Reconstruct(const TImage *      input,
   {
     staged->Commit();
   }
+  const double writeSeconds = secondsSince(writeStart);
 
   const std::string figure = FigurePathFor(options, outputPath);
   const std::size_t figureSlice = Dimension == 3 ? input->GetLargestPossibleRegion().GetSize(axis) / 2 : 0;
@@ -228,7 +246,12 @@ Reconstruct(const TImage *      input,
               << (options.noiseSigma > 0.0 ? ", given)" : ", estimated per slice)") << "\n";
   }
   std::cout << "backend:  " << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed() << ")\n"
-            << "time:     " << seconds << " s (filter only)\n"
+            << "time:     " << seconds << " s (filter only";
+  if (readPixels)
+  {
+    std::cout << "; reading the pixels " << readSeconds << " s";
+  }
+  std::cout << "; writing " << writeSeconds << " s)\n"
             << "output:   " << outputPath << outputDescription << "\n";
   if (clamped > 0)
   {
@@ -246,16 +269,25 @@ template <typename TPixel, unsigned int Dimension>
 int
 ReconstructFile(const ToolOptions & options)
 {
-  typename itk::Image<TPixel, Dimension>::Pointer input;
-  try
-  {
-    input = itk::ReadImage<itk::Image<TPixel, Dimension>>(options.Input());
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    throw InputError("cannot read '" + options.Input() + "': " + error.GetDescription());
-  }
-  return Reconstruct(input.GetPointer(), options.Input(), OutputKind::File, options, nullptr);
+  using ImageType = itk::Image<TPixel, Dimension>;
+  auto reader = itk::ImageFileReader<ImageType>::New();
+  reader->SetFileName(options.Input());
+  const auto readOrThrow = [&](auto && stage) {
+    try
+    {
+      stage();
+    }
+    catch (const itk::ExceptionObject & error)
+    {
+      throw InputError("cannot read '" + options.Input() + "': " + error.GetDescription());
+    }
+  };
+  readOrThrow([&] { reader->UpdateOutputInformation(); }); // the header: the filter learns the size from it
+  typename ImageType::Pointer input = reader->GetOutput();
+  return Reconstruct(input.GetPointer(), options.Input(), OutputKind::File, options, nullptr, [&] {
+    readOrThrow([&] { reader->Update(); });
+    input->DisconnectPipeline(); // the filter must not run the reader again
+  });
 }
 
 template <unsigned int Dimension>

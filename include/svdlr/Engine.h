@@ -31,7 +31,9 @@
 namespace svdlr
 {
 
-/** Where the work runs. Auto takes the GPU when the CUDA backend is built and a device is usable. */
+/** Where the work runs. Auto takes the GPU when the CUDA backend is built and a device is usable, except for a
+ * job small enough that the CPU finishes it before a cold GPU has started (no CUDA work yet in this process,
+ * no StartCudaWarmUp running, and an estimated CPU time under a third of a second): such a job runs on the CPU. */
 enum class Backend
 {
   Auto,
@@ -222,6 +224,23 @@ ReconstructOnDevice(const MatrixBatch<const float> & input, const MatrixBatch<fl
 Report
 ReconstructOnDevice(const MatrixBatch<const double> & input, const MatrixBatch<double> & output,
                     const Options & options, void * stream);
+
+/** Starts the CUDA backend's one-time set-up for `count` matrices of `rows x cols` (float, or double when
+ * `doublePrecision`) with `options` on a background thread, and returns at once. A fresh process spends
+ * 0.3-0.6 s on the driver, the context, the cuBLAS and cuSOLVER handles and the first load of each kernel,
+ * a hundred times the warm solve of an MRI volume; started when the volume's size is known and before its
+ * pixels are read, that time overlaps the reading. The warm-up runs the engine once on a small synthetic
+ * batch of the same slice shape (same solver choice), so that everything is loaded and cached for the
+ * device. The next Reconstruct, ReconstructOnDevice, DenoiseLocalLowRank or ReleaseCudaResources waits for
+ * it instead of repeating it. Does nothing when options.backend is CPU, the build has no CUDA, or a warm-up
+ * is already running; its errors are dropped (the real call meets and reports them). */
+void
+StartCudaWarmUp(std::size_t count, std::size_t rows, std::size_t cols, const Options & options,
+                bool doublePrecision = false);
+
+/** Waits until a warm-up started by StartCudaWarmUp has finished (at once when none runs). */
+void
+WaitForCudaWarmUp() noexcept;
 
 /** The CUDA backend keeps, per device and element type, the streams, library handles, device buffers and
  * pinned staging buffers of its last run, so that the next run skips their set-up (several ms). This frees

@@ -18,12 +18,16 @@
 // The engine's contract on the CPU backend: accuracy against a float64 truncated SVD, rank policies,
 // and errors. The same numerical bounds hold for the CUDA backend (svdlrCudaBackendGTest.cxx).
 #include "svdlr/Engine.h"
+#include "svdlrBlasCore.h"
+#include "svdlrCudaWarmUp.h"
 #include "svdlrTestBatches.h"
 #include "svdlrTestMatrices.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace
@@ -372,11 +376,138 @@ TEST_F(SVDLowRankEngineErrors, AutoWithoutUsableDeviceRunsOnTheCpu)
   {
     GTEST_SKIP() << "a CUDA device is usable here; this test covers machines without one";
   }
+  // A small job goes to the CPU without asking the GPU (the cold-start rule), so there is nothing to note.
   auto options = CpuOptions(svdlr::RankPolicy::Fixed(1));
   options.backend = svdlr::Backend::Auto;
-  const svdlr::Report report = svdlr::Reconstruct(In(), Out(), options);
+  svdlr::Report report = svdlr::Reconstruct(In(), Out(), options);
+  EXPECT_EQ(report.backend, svdlr::Backend::CPU);
+  EXPECT_TRUE(report.notes.empty()) << report.notes;
+
+  // A job too large for that rule asks the GPU first; with CUDA built in, the notes say why it could not run.
+  const std::size_t side = 800; // about 0.8 s on one thread by the rule's estimate
+  options.threads = 1;
+  ASSERT_FALSE(svdlr::detail::AutoPrefersCpuWhenCold(1, side, side, options));
+  std::vector<float> big(side * side);
+  for (std::size_t i = 0; i < big.size(); ++i)
+  {
+    big[i] = static_cast<float>((i * 2654435761u) % 1000u) / 1000.0f;
+  }
+  report = svdlr::Reconstruct(svdlr::MatrixBatch<const float>{ big.data(), 1, side, side, side * side },
+                              svdlr::MatrixBatch<float>{ big.data(), 1, side, side, side * side },
+                              options);
   EXPECT_EQ(report.backend, svdlr::Backend::CPU);
   EXPECT_EQ(report.notes.empty(), !svdlr::CudaBackendBuilt()) << report.notes;
+}
+
+TEST(SVDLowRankAutoBackend, ColdStartRuleWeighsTheCpuTimeAgainstTheGpuStartUp)
+{
+  svdlr::Options options;
+  options.policy = svdlr::RankPolicy::Fixed(20);
+  options.threads = 16;
+  // Colin27 (181 slices of 217 x 181) on 16 threads: about 0.1 s, less than a cold GPU's start-up.
+  EXPECT_TRUE(svdlr::detail::AutoPrefersCpuWhenCold(181, 217, 181, options));
+  // The same on 2 threads, and W1 (256 slices of 256 x 256) on 16, take longer than the start-up.
+  options.threads = 2;
+  EXPECT_FALSE(svdlr::detail::AutoPrefersCpuWhenCold(181, 217, 181, options));
+  options.threads = 16;
+  options.policy = svdlr::RankPolicy::Fixed(32);
+  EXPECT_FALSE(svdlr::detail::AutoPrefersCpuWhenCold(256, 256, 256, options));
+  // One small slice is always quicker on the CPU than a cold GPU.
+  EXPECT_TRUE(svdlr::detail::AutoPrefersCpuWhenCold(1, 256, 256, options));
+  // The estimate grows with the work and shrinks with the threads.
+  EXPECT_LT(svdlr::detail::EstimatedCpuSeconds(10, 100, 100, 10, 4), svdlr::detail::EstimatedCpuSeconds(20, 100, 100, 10, 4));
+  EXPECT_LT(svdlr::detail::EstimatedCpuSeconds(10, 100, 100, 10, 8), svdlr::detail::EstimatedCpuSeconds(10, 100, 100, 10, 4));
+}
+
+TEST(SVDLowRankAutoBackend, WarmUpIsHarmlessWithoutAUsableGpu)
+{
+  if (svdlr::CudaDeviceUsable(0))
+  {
+    GTEST_SKIP() << "a CUDA device is usable here; this test covers machines without one";
+  }
+  svdlr::Options options;
+  options.policy = svdlr::RankPolicy::Fixed(4);
+  options.backend = svdlr::Backend::CUDA;
+  options.threads = 1;
+  svdlr::StartCudaWarmUp(64, 512, 512, options); // fails on its thread without a device: dropped
+  svdlr::WaitForCudaWarmUp();
+  svdlr::WaitForCudaWarmUp(); // nothing left to wait for
+  // The real call then reports the problem itself.
+  std::vector<float> data(16 * 16, 1.5f);
+  data[3] = 2.0f;
+  EXPECT_THROW(svdlr::Reconstruct(svdlr::MatrixBatch<const float>{ data.data(), 1, 16, 16, 256 },
+                                  svdlr::MatrixBatch<float>{ data.data(), 1, 16, 16, 256 },
+                                  options),
+               svdlr::Error);
+}
+
+TEST(SVDLowRankBlasCore, GenericOpenBlasKernelsAreReplacedOnlyByWhatTheCpuRuns)
+{
+  using svdlr::detail::BetterOpenBlasCore;
+  EXPECT_EQ(BetterOpenBlasCore("Prescott", true, true), "SkylakeX");
+  EXPECT_EQ(BetterOpenBlasCore("Prescott", true, false), "Haswell");
+  EXPECT_EQ(BetterOpenBlasCore("NEHALEM", true, false), "Haswell");
+  EXPECT_EQ(BetterOpenBlasCore("Prescott", false, false), "");  // an SSE-only CPU keeps its kernels
+  EXPECT_EQ(BetterOpenBlasCore("Haswell", true, true), "");     // a model OpenBLAS recognised is left alone
+  EXPECT_EQ(BetterOpenBlasCore("Cooperlake", true, true), "");
+  EXPECT_EQ(BetterOpenBlasCore("Zen", true, false), "");
+}
+
+TEST(SVDLowRankBlasCore, TheCpuBackendRunsOnKernelsTheCpuSupports)
+{
+  const std::string core = svdlr::detail::EnsureBlasCoreMatchesCpu();
+  if (core.empty())
+  {
+    GTEST_SKIP() << "the BLAS linked here is not an OpenBLAS with run-time kernel selection";
+  }
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && std::getenv("OPENBLAS_CORETYPE") == nullptr)
+  {
+    EXPECT_EQ(svdlr::detail::BetterOpenBlasCore(core, true, false), "") << "still on generic kernels: " << core;
+  }
+#endif
+  // And the CPU backend still computes right after any switch.
+  std::vector<float> data(24 * 20);
+  for (std::size_t i = 0; i < data.size(); ++i)
+  {
+    data[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)) + 0.01 * static_cast<double>(i % 7));
+  }
+  const std::vector<float> original = data;
+  svdlr::Options           options;
+  options.backend = svdlr::Backend::CPU;
+  options.policy = svdlr::RankPolicy::Fixed(20);
+  (void)svdlr::Reconstruct(svdlr::MatrixBatch<const float>{ data.data(), 1, 24, 20, 480 },
+                           svdlr::MatrixBatch<float>{ data.data(), 1, 24, 20, 480 },
+                           options);
+  for (std::size_t i = 0; i < data.size(); ++i)
+  {
+    EXPECT_NEAR(data[i], original[i], 1e-5) << "full rank must give the input back, at " << i;
+  }
+}
+
+TEST(SVDLowRankBlasCore, SwitchesFromGenericKernels)
+{
+  // Run by its own CTest entry with OPENBLAS_CORETYPE=Prescott, which OpenBLAS read when it loaded.
+  if (std::getenv("SVDLR_TEST_UNSET_OPENBLAS_CORETYPE") == nullptr)
+  {
+    GTEST_SKIP() << "runs only from its CTest entry, which loads OpenBLAS on its generic kernels";
+  }
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
+  {
+    GTEST_SKIP() << "this CPU has no AVX2: the generic kernels are right for it";
+  }
+#endif
+  unsetenv("OPENBLAS_CORETYPE"); // as if the user had set nothing
+  const std::string core = svdlr::detail::EnsureBlasCoreMatchesCpu();
+  if (core.empty())
+  {
+    GTEST_SKIP() << "the BLAS linked here is not an OpenBLAS with run-time kernel selection";
+  }
+  EXPECT_NE(core, "Prescott");
+  EXPECT_EQ(svdlr::detail::BetterOpenBlasCore(core, true, false), "") << core;
 }
 
 } // namespace

@@ -1,0 +1,82 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_CudaWarmUp_h
+#define svdlr_CudaWarmUp_h
+
+// What the engine knows about the CUDA backend's start-up in this process: whether StartCudaWarmUp runs, and
+// which devices have already been set up, so that Backend::Auto can weigh a cold GPU against the CPU.
+
+#include "svdlr/Engine.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <thread>
+
+namespace svdlr
+{
+namespace detail
+{
+
+/** True on the warm-up's own thread (its Reconstruct must not wait for itself). */
+bool
+InsideCudaWarmUp() noexcept;
+
+/** True while a warm-up started by StartCudaWarmUp runs. */
+bool
+CudaWarmUpRunning() noexcept;
+
+/** Records that `deviceId` has run CUDA work in this process (its context, handles and kernels are loaded). */
+void
+NoteCudaDeviceWarm(int deviceId) noexcept;
+
+/** True when `deviceId` has run CUDA work in this process, or a warm-up for it runs now. */
+bool
+CudaDeviceWarmOrWarming(int deviceId) noexcept;
+
+/** What a fresh process pays before its first CUDA result, measured on the H100 machine (the filter cold, minus
+ * its warm time: 0.37-0.62 s, docs/performance.md). Auto runs smaller jobs on the CPU while the GPU is cold. */
+constexpr double kCudaColdStartSeconds = 0.35;
+
+/** A rough CPU time for the exact reconstruction of `count` float matrices of rows x cols on `threads` threads:
+ * the Gram matrix (q p^2), its eigen-decomposition (about 5 p^3) and the two products (4 q p k), p the smaller
+ * side, at 4 GFLOP/s per thread: the CPU backend's rate on Colin27 on the H100 machine's 16 cores (124 ms for
+ * 181 slices; the 2-core CI machine reaches 10). Only for Auto's choice. */
+inline double
+EstimatedCpuSeconds(std::size_t count, std::size_t rows, std::size_t cols, std::size_t rank, unsigned threads)
+{
+  const double p = static_cast<double>(rows < cols ? rows : cols);
+  const double q = static_cast<double>(rows < cols ? cols : rows);
+  const double flops = static_cast<double>(count) * (q * p * p + 5.0 * p * p * p + 4.0 * q * p * static_cast<double>(rank));
+  return flops / (4e9 * static_cast<double>(threads > 0 ? threads : 1));
+}
+
+/** True when Backend::Auto runs this job on the CPU while the GPU is cold: its estimated CPU time is below
+ * kCudaColdStartSeconds. */
+inline bool
+AutoPrefersCpuWhenCold(std::size_t count, std::size_t rows, std::size_t cols, const Options & options)
+{
+  const std::size_t rank =
+    options.policy.kind == RankPolicy::Kind::FixedRank ? options.policy.rank : std::min(rows, cols) / 2;
+  const unsigned threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  return EstimatedCpuSeconds(count, rows, cols, rank, threads) < kCudaColdStartSeconds;
+}
+
+} // namespace detail
+} // namespace svdlr
+
+#endif
