@@ -53,14 +53,14 @@ struct CudaStreamSlot
   DeviceBuffer<double>        gram;        // (batch, n, n): Gram matrices, then eigenvectors
   DeviceBuffer<double>        eigenvalues; // (batch, e), ascending (e: SlotLayout)
   DeviceBuffer<double>        subspace;    // the subspace solver's workspace; empty for the exact solver
-  DeviceBuffer<int>           status;      // (4, batch): info | non-finite flags | redo flags | ranks
+  DeviceBuffer<int>           status;      // (kStatusArrays, batch): info | non-finite | redo flags | ranks
   DeviceBuffer<unsigned char> scratch;     // eigen workspace, then factors P | Q
   std::vector<unsigned char>  hostWorkspace;
 
   PinnedBuffer<double> hostEigenvalues; // (batch, e)
-  PinnedBuffer<int>    hostStatus;      // (4, batch), same order as status
+  PinnedBuffer<int>    hostStatus;      // (kStatusArrays, batch), same order as status
 
-  std::size_t statusStride{ 0 }; // the planned batch: status and hostStatus hold kStatusArrays arrays of this length
+  std::size_t statusStride{ 0 }; // the planned batch: status and hostStatus hold kStatusArrays arrays this long
 
   // The batch now on this slot.
   std::size_t first{ 0 };
