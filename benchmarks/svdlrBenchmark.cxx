@@ -60,6 +60,7 @@ struct Arguments
   std::int64_t   subspaceWidth{ 0 };    // > 0: override the subspace solver's block (CUDA, for sweeps)
   int            subspaceIterations{ 0 }; // > 0: override its iteration count
   bool           trace{ false };          // CUDA: print where the host's time went in the last run
+  int            subspaceCheck{ -1 };     // CUDA: 0 without the subspace solver's check, 1 with it (its cost); -1: default
   std::size_t    stagingLanes{ 0 };       // > 0: override the staging ring's lanes (pageable memory)
   std::size_t    stagingChunkKiB{ 0 };    // > 0: override its chunk size
 };
@@ -73,6 +74,7 @@ Usage(const std::string & problem)
             << "       [--json result.json] [--name W1] [--solver auto|exact|subspace]\n"
             << "       [--subspace-width W] [--subspace-iterations Q]   (CUDA sweeps: override the defaults)\n"
             << "       [--trace on]   (CUDA: per-phase host times of the last run, on stderr)\n"
+            << "       [--subspace-check on|off]   (CUDA: with or without the subspace solver's check, its cost)\n"
             << "       [--staging-lanes N] [--staging-chunk-kib K]   (CUDA, pageable: staging ring sweeps)\n";
   std::exit(2);
 }
@@ -121,6 +123,12 @@ Parse(int argc, char * argv[])
                                        : (Usage("bad solver"), svdlr::Solver::Auto);
     else if (flag == "--subspace-width")
       a.subspaceWidth = static_cast<std::int64_t>(number());
+    else if (flag == "--subspace-check")
+    {
+      if (value != "on" && value != "off")
+        Usage("--subspace-check takes on or off");
+      a.subspaceCheck = value == "on" ? 1 : 0;
+    }
     else if (flag == "--subspace-iterations")
       a.subspaceIterations = static_cast<int>(number());
     else if (flag == "--staging-lanes")
@@ -206,13 +214,14 @@ Run(const Arguments & args, const svdlr::MatrixBatch<const float> & in, const sv
 {
 #ifdef SVDLR_BENCHMARK_WITH_CUDA
   if (args.backend == svdlr::Backend::CUDA && (args.subspaceWidth > 0 || args.subspaceIterations > 0 || args.trace ||
-                                               args.stagingLanes > 0 || args.stagingChunkKiB > 0))
+                                               args.stagingLanes > 0 || args.stagingChunkKiB > 0 || args.subspaceCheck >= 0))
   {
     svdlr::detail::CudaPipelineTuning tuning;
     tuning.stagingLanes = args.stagingLanes;
     tuning.stagingChunkBytes = args.stagingChunkKiB << 10;
     tuning.subspace.width = args.subspaceWidth;
     tuning.subspace.iterations = args.subspaceIterations;
+    tuning.skipCheck = args.subspaceCheck == 0;
     svdlr::detail::CudaPipelineTrace trace;
     svdlr::Report                    report;
     report.backend = svdlr::Backend::CUDA;
@@ -282,7 +291,9 @@ main(int argc, char * argv[])
          << "\", \"solver\": \"" << svdlr::ToString(report.solver)
          << "\", \"memory\": \"" << (args.pinned ? "pinned" : "pageable") << "\", \"count\": " << args.count
          << ", \"rows\": " << args.rows << ", \"cols\": " << args.cols << ", \"rank\": " << args.rank
-         << ", \"median_ms\": " << Median(times) << ", \"times_ms\": [";
+         << ", \"subspace_check\": " << (args.subspaceCheck == 0 ? "false" : "true")
+         << ", \"slices_redone\": " << report.slicesRedone << ", \"median_ms\": " << Median(times)
+         << ", \"times_ms\": [";
     for (std::size_t i = 0; i < times.size(); ++i)
     {
       json << (i ? ", " : "") << times[i];

@@ -22,6 +22,7 @@
 #include "itkSVDLowRankReconstructionEnums.h"
 #include "svdlr/Engine.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace itk
@@ -171,6 +172,22 @@ public:
     return m_NoiseSigmas;
   }
 
+  /** After Update(): which slices, indexed like GetSingularValues(), the Subspace solver's a-posteriori
+   * optimality check sent to the Exact solver (redone on the GPU in the same update; see docs/cuda.md): 1 for a
+   * redone slice, else 0. Their singular values hold all min(rows, cols) values. */
+  const std::vector<unsigned char> &
+  GetRedoneSlices() const
+  {
+    return m_RedoneSlices;
+  }
+
+  /** After Update(): how many slices GetRedoneSlices() marks; 0 unless the Subspace solver ran. */
+  SizeValueType
+  GetNumberOfSlicesRedone() const
+  {
+    return static_cast<SizeValueType>(std::count(m_RedoneSlices.begin(), m_RedoneSlices.end(), 1));
+  }
+
   /** After Update(): the backend that did the work (CPU or CUDA). */
   itkGetEnumMacro(BackendUsed, BackendEnum);
 
@@ -248,6 +265,7 @@ private:
   std::vector<SingularValuesType> m_SingularValues;
   std::vector<SizeValueType>      m_EffectiveRanks;
   std::vector<double>             m_NoiseSigmas;
+  std::vector<unsigned char>      m_RedoneSlices;
   BackendEnum                     m_BackendUsed{ BackendEnum::CPU };
   SolverEnum                      m_SolverUsed{ SolverEnum::Exact };
   bool                            m_FallbackWarned{ false };

@@ -372,12 +372,18 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
     m_SingularValues.assign(totalSlices, {});
     m_EffectiveRanks.assign(totalSlices, 0);
     m_NoiseSigmas.assign(totalSlices, std::numeric_limits<double>::quiet_NaN());
+    m_RedoneSlices.assign(totalSlices, 0);
   }
   for (SizeValueType s = 0; s < sliceCount; ++s)
   {
     m_SingularValues[firstSlice + s] = std::move(report.singularValues[s]);
     m_EffectiveRanks[firstSlice + s] = report.ranks[s];
     m_NoiseSigmas[firstSlice + s] = report.noiseSigmas[s];
+    m_RedoneSlices[firstSlice + s] = 0;
+  }
+  for (const std::size_t s : report.redoneMatrices)
+  {
+    m_RedoneSlices[firstSlice + s] = 1;
   }
   m_BackendUsed = SVDLowRankEngineBridge::FromEngine(report.backend);
   m_SolverUsed = report.solver == svdlr::Solver::Subspace ? SolverEnum::Subspace : SolverEnum::Exact;
@@ -408,6 +414,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::PrintSelf(std::o
   os << indent << "SingularValues: " << m_SingularValues.size() << " slices" << std::endl;
   os << indent << "EffectiveRanks: " << m_EffectiveRanks.size() << " slices" << std::endl;
   os << indent << "NoiseSigmas: " << m_NoiseSigmas.size() << " slices" << std::endl;
+  os << indent << "NumberOfSlicesRedone: " << this->GetNumberOfSlicesRedone() << std::endl;
   os << indent << "FallbackWarned: " << (m_FallbackWarned ? "true" : "false") << std::endl;
 }
 

@@ -132,6 +132,8 @@ RunOnCpu(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, cons
 {
   report.backend = Backend::CPU;
   report.solver = Solver::Exact;
+  report.slicesRedone = 0; // an Auto run redone on the CPU keeps nothing of its GPU attempt
+  report.redoneMatrices.clear();
   detail::RunCpu(input, output, options, report);
 }
 

@@ -245,7 +245,12 @@ Reconstruct(const TImage *                input,
               << svdlr::NoiseRankDescription(noisePolicy)
               << (options.noiseSigma > 0.0 ? ", given)" : ", estimated per slice)") << "\n";
   }
-  std::cout << "backend:  " << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed() << ")\n"
+  std::cout << "backend:  " << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed();
+  if (filter->GetNumberOfSlicesRedone() > 0) // slices that failed the subspace solver's check, redone exactly
+  {
+    std::cout << ", " << filter->GetNumberOfSlicesRedone() << " slices redone by the exact solver";
+  }
+  std::cout << ")\n"
             << "time:     " << seconds << " s (filter only";
   if (readPixels)
   {

@@ -50,7 +50,9 @@ ToString(Backend backend);
  *  Subspace: subspace iteration on the float64 Gram matrix with a block of k + p vectors, then a
  *            Rayleigh-Ritz step: only the leading k + p singular values are computed. Much faster for
  *            small ranks, and still within the project's bounds (optimality ratio ||A - R|| / ||A - A_k||
- *            <= 1 + 1e-4, relative error <= 1e-5 where the spectrum has a gap at k). Fixed ranks only.
+ *            <= 1 + 1e-4, relative error <= 1e-5 where the spectrum has a gap at k). Fixed ranks only. Each
+ *            matrix passes an a-posteriori check of the optimality ratio; one that fails it is redone by the
+ *            exact solver in the same call (Report::slicesRedone, docs/cuda.md).
  *  Auto:     Subspace for a fixed rank whose block fits (see docs/performance.md), else Exact.
  * The CPU backend always computes the exact SVD (LAPACK). */
 enum class Solver
@@ -199,6 +201,11 @@ struct Report
   // Per matrix: the σ of each entry's noise that the policy estimated or was given; NaN for FixedRank and
   // EnergyFraction, which do not model noise.
   std::vector<double> noiseSigmas;
+  // Subspace solver only: the matrices that failed its a-posteriori optimality check (docs/cuda.md, "The
+  // check") and were redone with the exact solver in the same call; their singularValues hold all
+  // min(rows, cols) values. slicesRedone == redoneMatrices.size(), indices ascending; 0 and empty otherwise.
+  std::size_t              slicesRedone{ 0 };
+  std::vector<std::size_t> redoneMatrices;
   std::string notes;                         // e.g. why Auto fell back to the CPU; empty when nothing to say
 };
 

@@ -43,6 +43,11 @@ class ReconstructionDetails:
     noise_sigma: Optional[np.ndarray] = None
     """float64, shape (slices,): the standard deviation of each pixel's noise that noise_rank estimated for the
     slice (or noise_sigma, when given); NaN with rank or energy_fraction, which do not model noise."""
+    slices_redone: int = 0
+    """How many slices failed the subspace solver's a-posteriori optimality check and were redone by the
+    exact solver in the same call (0 with the exact solver)."""
+    redone_slices: Optional[np.ndarray] = None
+    """int64, ascending: those slices' indices (their singular_values rows are complete)."""
 
 
 def svd_low_rank_reconstruction_image_filter(
@@ -230,6 +235,8 @@ def svd_low_rank_reconstruction_image_filter(
         solver=engine_details["solver"],
         notes=engine_details["notes"],
         noise_sigma=engine_details["noise_sigma"],
+        slices_redone=int(engine_details["slices_redone"]),
+        redone_slices=engine_details["redone_slices"],
     )
     return output, details
 

@@ -271,8 +271,18 @@ DetailsOf(const Report & report, const BatchShape & shape)
     noiseSigmas[i] = i < report.noiseSigmas.size() ? report.noiseSigmas[i] : std::numeric_limits<double>::quiet_NaN();
   }
 
+  std::int64_t *    redone = nullptr;
+  const std::size_t redoneShape[1] = { report.redoneMatrices.size() };
+  nb::object        redoneArray = NewNumpyArray(1, redoneShape, redone);
+  for (std::size_t i = 0; i < report.redoneMatrices.size(); ++i)
+  {
+    redone[i] = static_cast<std::int64_t>(report.redoneMatrices[i]);
+  }
+
   nb::dict details;
   details["ranks"] = rankArray;
+  details["slices_redone"] = report.slicesRedone;
+  details["redone_slices"] = redoneArray;
   details["noise_sigma"] = noiseSigmaArray;
   details["singular_values"] = valueArray;
   details["backend"] = Name(report.backend);
@@ -473,8 +483,10 @@ Returns
     "noise_sigma" (float64, (count,): sigma estimated or given; NaN for rank and energy_fraction),
     "singular_values" (float64, (count, min(rows, cols)), descending: all values with the exact solver; with
     the subspace solver the leading w, then NaN for the values it did not compute), "backend" ("cpu" or
-    "cuda": where the work ran), "solver" ("exact" or "subspace": what ran) and "notes" (e.g. why "auto"
-    fell back to the CPU).
+    "cuda": where the work ran), "solver" ("exact" or "subspace": what ran), "slices_redone" (int) and
+    "redone_slices" (int64, ascending): the slices that failed the subspace solver's optimality check and were
+    redone by the exact solver (their singular values are all there), and "notes" (e.g. why "auto" fell back
+    to the CPU).
 
 Raises
 ------

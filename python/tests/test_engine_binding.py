@@ -42,6 +42,9 @@ def test_singular_values_are_all_values_descending(rng):
     np.testing.assert_allclose(details["singular_values"], np.linalg.svd(matrices, compute_uv=False), rtol=1e-12)
     assert details["singular_values"].dtype == np.float64 and details["ranks"].dtype == np.int64
     assert details["backend"] == "cpu"
+    # Only the subspace solver's check redoes slices; the CPU's exact SVD never does.
+    assert details["slices_redone"] == 0 and details["redone_slices"].shape == (0,)
+    assert details["redone_slices"].dtype == np.int64
 
 
 def test_rank_above_min_dimension_is_clamped(rng):

@@ -18,6 +18,8 @@ set(SVDLR_ENGINE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/svdlrEigenSolver.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrSubspacePlan.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrSubspaceIteration.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrSubspaceCheck.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrExactRedo.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrGramKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrFactorKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrReconstructionKernels.cu

@@ -18,8 +18,9 @@
 #ifndef svdlr_BatchedGemm_h
 #define svdlr_BatchedGemm_h
 
-// C = op(A) op(B) for a batch of column-major float64 matrices at fixed strides: the one cuBLAS call that
-// the Gram matrices, the factors and the subspace iteration all make (alpha 1, beta 0, 64-bit sizes).
+// C = alpha op(A) op(B) + beta C for a batch of column-major float64 matrices at fixed strides: the one cuBLAS
+// call that the Gram matrices, the factors, the subspace iteration and its check all make (64-bit sizes;
+// alpha 1 and beta 0 unless told).
 
 #include "svdlrCudaCheck.h"
 
@@ -37,12 +38,10 @@ inline void
 MultiplyBatched(cublasHandle_t handle, cublasOperation_t opA, cublasOperation_t opB, std::int64_t m, std::int64_t n,
                 std::int64_t k, const double * a, std::int64_t lda, std::int64_t strideA, const double * b,
                 std::int64_t ldb, std::int64_t strideB, double * c, std::int64_t ldc, std::int64_t strideC,
-                std::int64_t count)
+                std::int64_t count, double alpha = 1.0, double beta = 0.0)
 {
-  const double one = 1.0;
-  const double zero = 0.0;
   SVDLR_CUBLAS_CHECK(cublasDgemmStridedBatched_64(
-    handle, opA, opB, m, n, k, &one, a, lda, strideA, b, ldb, strideB, &zero, c, ldc, strideC, count));
+    handle, opA, opB, m, n, k, &alpha, a, lda, strideA, b, ldb, strideB, &beta, c, ldc, strideC, count));
 }
 
 } // namespace detail

@@ -83,7 +83,7 @@ ComputeSlotLayout(const BatchGeometry & geometry, std::size_t batch, std::size_t
   layout.subspace = geometry.subspaceWidth > 0
                       ? AlignUp(SubspaceWorkspace::Doubles(geometry.Small(), geometry.subspaceWidth, batch) * sizeof(double))
                       : 0;
-  layout.status = AlignUp(3 * batch * sizeof(int));
+  layout.status = AlignUp(kStatusArrays * batch * sizeof(int));
   layout.factorQOffset = AlignUp(batch * rows * n * sizeof(double));
   const std::size_t factors = layout.factorQOffset + AlignUp(batch * cols * n * sizeof(double));
   layout.scratch = std::max(AlignUp(eigenWorkspaceBytes), factors);

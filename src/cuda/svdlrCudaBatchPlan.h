@@ -59,13 +59,16 @@ struct BatchGeometry
   }
 };
 
+/** Per-matrix int arrays of a slot's status buffer (svdlrCudaStreamSlot.h). */
+constexpr std::size_t kStatusArrays = 4;
+
 /** Byte sizes of one stream slot's device buffers for `batch` matrices.
  *  io:          (batch, rows, cols) T, the input, overwritten by the output;
  *  a:           (batch, rows, cols) float64 (none for double input, which is converted in place in io);
  *  gram:        (batch, n, n) float64, the Gram matrices, then their eigenvectors;
  *  eigenvalues: (batch, e) float64, e = EigenSide();
  *  subspace:    the subspace solver's workspace (SubspaceWorkspace), none for the exact solver;
- *  status:      (3, batch) int: solver info, non-finite flags, ranks;
+ *  status:      (kStatusArrays, batch) int: solver info, non-finite flags, the subspace check's redo flags, ranks;
  *  scratch:     the eigen-solver's workspace (for e x e matrices), reused after the solve for the factors P (batch, rows, n) and
  *               Q (batch, cols, n) float64 at the largest possible rank n. */
 struct SlotLayout

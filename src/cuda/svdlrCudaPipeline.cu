@@ -24,13 +24,16 @@
 //                       with a non-finite flag per matrix; Gram matrices (cuBLAS, float64); then
 //                       exact solver:    eigen-decomposition of the n x n Gram matrices;
 //                       subspace solver: subspace iteration and the w x w Rayleigh-Ritz matrices
-//                                        (svdlrSubspaceIteration.h), and their eigen-decomposition
-//                       (cuSOLVER XsyevBatched, float64); eigenvalues, flags and solver info -> pinned host
-//                       memory.
+//                                        (svdlrSubspaceIteration.h), and their eigen-decomposition,
+//                                        then the a-posteriori check (svdlrSubspaceCheck.cuh)
+//                       (cuSOLVER XsyevBatched, float64); eigenvalues, flags, redo flags and solver info ->
+//                       pinned host memory.
 //   Finish  (host, then stream s): check flags and info; singular values sqrt(max(eigenvalue, 0)) and
 //                       per-matrix ranks (SelectRank); ranks -> device; leading eigenvectors (or Ritz
 //                       vectors); the factor on the larger side (cuBLAS, float64); R = P Q^T by our tiled
-//                       kernel into the T buffer.
+//                       kernel into the T buffer; the matrices that failed the check are solved again with
+//                       the exact solver first (svdlrExactRedo.h), and their reconstructions overwrite the
+//                       subspace solver's in the T buffer.
 //   Retire  (host): device -> caller's buffer through the staging ring; progress.
 // The host loop runs Retire(b - 2), Launch(b), Finish(b - 1): batches b and b - 2 share a slot, and
 // Retire(b - 2) has drained it before Launch(b) reuses it.
@@ -51,10 +54,12 @@
 #include "svdlrCudaResourceCache.h"
 #include "svdlrCudaStreamSlot.h"
 #include "svdlrEigenSolver.h"
+#include "svdlrExactRedo.h"
 #include "svdlrFactorKernels.cuh"
 #include "svdlrGramKernels.cuh"
 #include "svdlrLowRankProduct.h"
 #include "svdlrStagingRing.h"
+#include "svdlrSubspaceCheck.cuh"
 #include "svdlrSubspaceIteration.h"
 #include "svdlrSubspacePlan.h"
 
@@ -79,6 +84,8 @@ namespace
 // internals, the context's own growth.
 constexpr std::size_t kReservedBytes = std::size_t{ 256 } << 20;
 constexpr std::size_t kReservedFraction = 20; // and 1/20 of what is free
+// The status arrays that come back to the host after the solve: info | non-finite flags | redo flags.
+constexpr std::size_t kCopiedStatusArrays = 3;
 
 std::string
 MatrixShapeText(std::size_t rows, std::size_t cols)
@@ -203,6 +210,9 @@ public:
     m_Subspace = PlanSubspace(
       options, m_Geometry.rows, m_Geometry.cols, input.count, std::is_same_v<T, double>, tuning.subspace);
     m_Geometry.subspaceWidth = m_Subspace.width;
+    m_CheckedRank = std::min<std::int64_t>(static_cast<std::int64_t>(options.policy.rank), m_Geometry.Small());
+    m_TuningForceRedo = tuning.forceRedo;
+    m_TuningSkipCheck = tuning.skipCheck;
     report.solver = m_Subspace.Used() ? Solver::Subspace : Solver::Exact;
 
     const unsigned workers = WorkerCount(options);
@@ -539,7 +549,7 @@ private:
     const std::int64_t n = m_Geometry.EigenSide(); // the side of the matrices the eigen-solver gets
 
     const std::size_t planned = slot.statusStride;
-    SVDLR_CUDA_CHECK(cudaMemsetAsync(slot.status.Data(), 0, 2 * planned * sizeof(int), stream));
+    SVDLR_CUDA_CHECK(cudaMemsetAsync(slot.status.Data(), 0, kCopiedStatusArrays * planned * sizeof(int), stream));
     LaunchConvertAndFlagNonFinite<T>(
       slot.io.Data(), slot.Float64Input(), slot.DeviceFlags(), slot.count, m_Geometry.Elements(), stream);
     ComputeGramBatched(slot.cublas.Get(),
@@ -588,9 +598,26 @@ private:
                                      slot.count * static_cast<std::size_t>(n) * sizeof(double),
                                      cudaMemcpyDeviceToHost,
                                      stream));
-    // info and flags are adjacent: one copy brings both.
-    SVDLR_CUDA_CHECK(
-      cudaMemcpyAsync(slot.HostInfo(), slot.DeviceInfo(), 2 * planned * sizeof(int), cudaMemcpyDeviceToHost, stream));
+    if (m_Subspace.Used() && !m_TuningSkipCheck)
+    {
+      const SubspaceWorkspace buffers = SubspaceBuffers(slot);
+      CheckSubspaceBatched(slot.cublas.Get(),
+                           stream,
+                           slot.gram.Data(),
+                           slot.ritzBasis,
+                           slot.ritzBasis == buffers.basis ? buffers.image : buffers.basis,
+                           buffers.small,
+                           slot.eigenvalues.Data(),
+                           buffers,
+                           m_Geometry.Small(),
+                           m_Subspace.width,
+                           m_CheckedRank,
+                           static_cast<std::int64_t>(slot.count),
+                           slot.DeviceRedo());
+    }
+    // info, flags and redo flags are adjacent: one copy brings them all.
+    SVDLR_CUDA_CHECK(cudaMemcpyAsync(
+      slot.HostInfo(), slot.DeviceInfo(), kCopiedStatusArrays * planned * sizeof(int), cudaMemcpyDeviceToHost, stream));
     SVDLR_CUDA_CHECK(cudaEventRecord(slot.eigenReady.Get(), stream));
   }
 
@@ -630,6 +657,11 @@ private:
                                                  slot.HostRanks());
     SVDLR_CUDA_CHECK(
       cudaMemcpyAsync(slot.DeviceRanks(), slot.HostRanks(), slot.count * sizeof(int), cudaMemcpyHostToDevice, stream));
+
+    // Matrices that failed the subspace solver's check: solved again now, while the batch's float64 copy is
+    // intact, and written over the batch's reconstruction after it.
+    const std::unique_ptr<ExactRedo<T>> redo =
+      m_Subspace.Used() && !m_TuningSkipCheck ? RedoFailedChecks(slot) : nullptr;
 
     const bool         tall = m_Geometry.cols <= m_Geometry.rows;
     double *           smallSide = tall ? slot.FactorQ() : slot.FactorP();
@@ -677,6 +709,56 @@ private:
       throw Error(ErrorCode::InvalidArgument, "svdlr CUDA backend: " + why);
     }
     SVDLR_CUDA_CHECK(LaunchTiledLowRankProduct(product, stream));
+    if (redo != nullptr)
+    {
+      redo->Scatter();
+    }
+  }
+
+  /** The matrices of the batch on `slot` that failed the subspace solver's check, solved with the exact
+   * solver (svdlrExactRedo.h); null, with nothing done and no wait, when all passed. */
+  std::unique_ptr<ExactRedo<T>>
+  RedoFailedChecks(Slot & slot)
+  {
+    if (m_Trace != nullptr)
+    {
+      const std::int64_t  w = m_Subspace.width;
+      std::vector<double> data(slot.count * static_cast<std::size_t>(w + 1));
+      SVDLR_CUDA_CHECK(cudaMemcpy(data.data(),
+                                  SubspaceBuffers(slot).CheckData(m_Geometry.Small(), w, slot.count),
+                                  data.size() * sizeof(double),
+                                  cudaMemcpyDeviceToHost));
+      m_Trace->subspaceCheck.insert(m_Trace->subspaceCheck.end(), data.begin(), data.end());
+      const double * ritz = slot.hostEigenvalues.Data();
+      m_Trace->ritzValues.insert(m_Trace->ritzValues.end(), ritz, ritz + slot.count * static_cast<std::size_t>(w));
+      m_Trace->checkWidth = static_cast<std::size_t>(w);
+    }
+    std::vector<std::size_t> failed;
+    for (std::size_t i = 0; i < slot.count; ++i)
+    {
+      if (slot.HostRedo()[i] != 0 || m_TuningForceRedo)
+      {
+        failed.push_back(i);
+      }
+    }
+    if (failed.empty())
+    {
+      return nullptr;
+    }
+    ExactRedoArguments<T> redo;
+    redo.cublas = slot.cublas.Get();
+    redo.cusolver = slot.cusolver.Get();
+    redo.cusolverParams = slot.cusolverParams.Get();
+    redo.stream = slot.stream.Get();
+    redo.gram = slot.gram.Data();
+    redo.a = slot.Float64Input();
+    redo.output = slot.io.Data();
+    redo.rows = m_Geometry.rows;
+    redo.cols = m_Geometry.cols;
+    redo.first = slot.first;
+    auto exact = std::make_unique<ExactRedo<T>>(redo);
+    exact->Solve(failed, m_Options.policy, m_Report);
+    return exact;
   }
 
   /** Copies the reconstruction of `batch` to the caller's buffer and reports progress. */
@@ -698,6 +780,9 @@ private:
 
   BatchGeometry                      m_Geometry;
   SubspacePlan                       m_Subspace;
+  std::int64_t                       m_CheckedRank{ 0 };       // k of the subspace solver's check
+  bool                               m_TuningForceRedo{ false }; // tests: every matrix fails the check
+  bool                               m_TuningSkipCheck{ false }; // benchmarks: no check
   BatchPlan                          m_Plan;
   ParallelFor                        m_ParallelFor;
   std::unique_ptr<CudaPipelineResources<T>> m_Resources;

@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <vector>
 
 namespace svdlr
 {
@@ -49,6 +50,11 @@ struct CudaPipelineTrace
   std::size_t slots{ 0 };
   std::size_t stagingLanes{ 0 };
   std::size_t stagingChunkBytes{ 0 };
+  // The subspace solver's check, per matrix in run order: checkWidth Ritz residual norms (largest Ritz value
+  // first) and tr(G), as CheckSubspaceOptimality reads them (svdlrSubspaceCheck.h).
+  std::vector<double> subspaceCheck;
+  std::vector<double> ritzValues; // per matrix in run order: the checkWidth Ritz values, ascending
+  std::size_t         checkWidth{ 0 };
 };
 
 /** Overrides for experiments; 0 keeps the pipeline's own choice. */
@@ -57,6 +63,8 @@ struct CudaPipelineTuning
   std::size_t    stagingLanes{ 0 };
   std::size_t    stagingChunkBytes{ 0 };
   SubspaceTuning subspace{};
+  bool           forceRedo{ false }; // tests: every matrix fails the subspace check and is redone exactly
+  bool           skipCheck{ false }; // benchmarks: no subspace check (and no redo), to measure what it costs
 };
 
 /** Adds the time from construction to destruction to `*target` (nothing when target is null). */

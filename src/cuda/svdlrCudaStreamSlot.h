@@ -53,14 +53,14 @@ struct CudaStreamSlot
   DeviceBuffer<double>        gram;        // (batch, n, n): Gram matrices, then eigenvectors
   DeviceBuffer<double>        eigenvalues; // (batch, e), ascending (e: SlotLayout)
   DeviceBuffer<double>        subspace;    // the subspace solver's workspace; empty for the exact solver
-  DeviceBuffer<int>           status;      // (3, batch): info | non-finite flags | ranks
+  DeviceBuffer<int>           status;      // (kStatusArrays, batch): info | non-finite | redo flags | ranks
   DeviceBuffer<unsigned char> scratch;     // eigen workspace, then factors P | Q
   std::vector<unsigned char>  hostWorkspace;
 
   PinnedBuffer<double> hostEigenvalues; // (batch, e)
-  PinnedBuffer<int>    hostStatus;      // (3, batch), same order as status
+  PinnedBuffer<int>    hostStatus;      // (kStatusArrays, batch), same order as status
 
-  std::size_t statusStride{ 0 }; // the planned batch: status and hostStatus hold 3 arrays of this length
+  std::size_t statusStride{ 0 }; // the planned batch: status and hostStatus hold kStatusArrays arrays this long
 
   // The batch now on this slot.
   std::size_t first{ 0 };
@@ -120,8 +120,8 @@ struct CudaStreamSlot
   {
     return io.Bytes() >= slotLayout.io && a.Bytes() >= slotLayout.a && gram.Bytes() >= slotLayout.gram &&
            eigenvalues.Bytes() >= slotLayout.eigenvalues && subspace.Bytes() >= slotLayout.subspace &&
-           status.Size() >= 3 * batch && scratch.Bytes() >= slotLayout.scratch &&
-           hostEigenvalues.Size() >= batch * eigenSide && hostStatus.Size() >= 3 * batch;
+           status.Size() >= kStatusArrays * batch && scratch.Bytes() >= slotLayout.scratch &&
+           hostEigenvalues.Size() >= batch * eigenSide && hostStatus.Size() >= kStatusArrays * batch;
   }
 
   /** Device bytes the slot holds now (for the batch planner: a cached slot's memory is available). */
@@ -155,7 +155,7 @@ struct CudaStreamSlot
     }
     if (result == cudaSuccess)
     {
-      result = status.TryReserve(3 * batch);
+      result = status.TryReserve(kStatusArrays * batch);
     }
     if (result == cudaSuccess)
     {
@@ -167,7 +167,7 @@ struct CudaStreamSlot
     }
     if (result == cudaSuccess)
     {
-      result = hostStatus.TryReserve(3 * batch);
+      result = hostStatus.TryReserve(kStatusArrays * batch);
     }
     return result;
   }
@@ -196,10 +196,16 @@ struct CudaStreamSlot
   {
     return status.Data() + statusStride;
   }
+  /** The subspace solver's check: 1 where a matrix is to be redone with the exact solver. */
+  int *
+  DeviceRedo()
+  {
+    return status.Data() + 2 * statusStride;
+  }
   int *
   DeviceRanks()
   {
-    return status.Data() + 2 * statusStride;
+    return status.Data() + 3 * statusStride;
   }
   int *
   HostInfo()
@@ -212,9 +218,14 @@ struct CudaStreamSlot
     return hostStatus.Data() + statusStride;
   }
   int *
-  HostRanks()
+  HostRedo()
   {
     return hostStatus.Data() + 2 * statusStride;
+  }
+  int *
+  HostRanks()
+  {
+    return hostStatus.Data() + 3 * statusStride;
   }
   double *
   FactorP()

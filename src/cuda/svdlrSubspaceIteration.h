@@ -55,21 +55,44 @@ struct SubspaceWorkspace
   double * image{ nullptr };   // (count, n, w)
   double * small{ nullptr };   // (count, w, w): cross products, then H, then its eigenvectors
   double * inverse{ nullptr }; // (count, w, w): inverse Cholesky factors, then Ritz coefficients
+  // The a-posteriori check (svdlrSubspaceCheck.cuh): residuals (count, n, w) | W Theta (count, w, w) |
+  // per matrix the w residual norms and tr(G) (count, w + 1).
+  double * check{ nullptr };
 
   /** Doubles that a batch of `count` needs, for SubspaceWorkspace::Within. */
   static std::size_t
   Doubles(std::int64_t n, std::int64_t w, std::size_t count)
   {
-    return count * static_cast<std::size_t>(2 * n * w + 2 * w * w);
+    return count * static_cast<std::size_t>(2 * n * w + 2 * w * w) + CheckDoubles(n, w, count);
   }
 
-  /** The four buffers laid out one after the other in `memory` (at least Doubles(n, w, count)). */
+  static std::size_t
+  CheckDoubles(std::int64_t n, std::int64_t w, std::size_t count)
+  {
+    return count * static_cast<std::size_t>(n * w + w * w + w + 1);
+  }
+
+  /** The buffers laid out one after the other in `memory` (at least Doubles(n, w, count)). */
   static SubspaceWorkspace
   Within(double * memory, std::int64_t n, std::int64_t w, std::size_t count)
   {
     const std::size_t blocks = count * static_cast<std::size_t>(n * w);
     const std::size_t squares = count * static_cast<std::size_t>(w * w);
-    return { memory, memory + blocks, memory + 2 * blocks, memory + 2 * blocks + squares };
+    return { memory, memory + blocks, memory + 2 * blocks, memory + 2 * blocks + squares,
+             memory + 2 * blocks + 2 * squares };
+  }
+
+  double *
+  CheckScaled(std::int64_t n, std::int64_t w, std::size_t count) const
+  {
+    return check + count * static_cast<std::size_t>(n * w);
+  }
+
+  /** Per matrix (w + 1 doubles): the w Ritz residual norms, largest Ritz value first, then tr(G). */
+  double *
+  CheckData(std::int64_t n, std::int64_t w, std::size_t count) const
+  {
+    return check + count * static_cast<std::size_t>(n * w + w * w);
   }
 };
 

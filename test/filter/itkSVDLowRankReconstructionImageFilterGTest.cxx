@@ -331,6 +331,8 @@ TEST(SVDLowRankReconstructionImageFilter, CpuBackendAlwaysUsesTheExactSolver)
     filter->SetSolver(solver);
     filter->Update();
     EXPECT_EQ(filter->GetSolverUsed(), SolverEnum::Exact) << "solver " << solver;
+    EXPECT_EQ(filter->GetNumberOfSlicesRedone(), 0u) << "solver " << solver; // only the subspace check redoes
+    EXPECT_EQ(filter->GetRedoneSlices(), std::vector<unsigned char>(16, 0)) << "solver " << solver;
     for (const auto & values : filter->GetSingularValues())
     {
       EXPECT_EQ(values.size(), 32u) << "solver " << solver; // all min(rows, cols) values
@@ -356,11 +358,22 @@ TEST(SVDLowRankReconstructionImageFilter, AutoSolverOnTheGpuTakesTheSubspaceSolv
   filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CUDA);
   filter->Update();
   EXPECT_EQ(filter->GetSolverUsed(), itk::SVDLowRankReconstructionEnums::Solver::Subspace);
-  for (const auto & values : filter->GetSingularValues())
+  ASSERT_EQ(filter->GetRedoneSlices().size(), 16u);
+  for (std::size_t s = 0; s < 16; ++s)
   {
-    EXPECT_GT(values.size(), 8u);
-    EXPECT_LT(values.size(), 40u);
+    const std::size_t values = filter->GetSingularValues()[s].size();
+    if (filter->GetRedoneSlices()[s] != 0) // failed the subspace check: the exact solver's values, all of them
+    {
+      EXPECT_EQ(values, 40u) << "slice " << s;
+    }
+    else
+    {
+      EXPECT_GT(values, 8u) << "slice " << s;
+      EXPECT_LT(values, 40u) << "slice " << s;
+    }
   }
+  std::printf("[ check    ] filter, 16 slices of 48 x 40 at rank 8: %zu redone by the exact solver\n",
+              static_cast<std::size_t>(filter->GetNumberOfSlicesRedone()));
   ExpectSlicesOptimal(input.GetPointer(), filter->GetOutput(), 2, 8, 1.0 + 1e-4);
 }
 
@@ -544,7 +557,7 @@ TEST(SVDLowRankReconstructionImageFilter, PrintSelfListsTheParameters)
   filter->Print(text);
   for (const char * field : { "Rank: 7", "EnergyFraction:", "RankSelection: FixedRank", "SliceDimension: 2",
                               "Backend: Auto", "Solver: Auto", "DeviceId: 0", "MaximumSlicesPerBatch: 0",
-                              "SolverUsed: Exact" })
+                              "SolverUsed: Exact", "NumberOfSlicesRedone: 0" })
   {
     EXPECT_NE(text.str().find(field), std::string::npos) << field;
   }
