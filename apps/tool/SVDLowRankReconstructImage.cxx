@@ -289,8 +289,16 @@ ReconstructImageFile(const ToolOptions & options)
   }
   try
   {
+    if (std::string(io->GetNameOfClass()) == "PNGImageIO")
+    {
+      svdlr_io::CheckPngFile(path); // ITK 5.2 lets libpng abort() on some corrupt PNG files
+    }
     io->SetFileName(path);
     io->ReadImageInformation();
+  }
+  catch (const svdlr_io::PngStackError & error)
+  {
+    throw InputError(error.what());
   }
   catch (const itk::ExceptionObject & error)
   {
