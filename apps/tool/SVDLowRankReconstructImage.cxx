@@ -208,7 +208,21 @@ Reconstruct(const TImage *      input,
   if (!figure.empty())
   {
     const std::string temporary = svdlr_io::TemporaryFileFor(figure);
+    std::ostringstream title;
+    title << (options.inputs.size() == 1 ? fs::path(WithoutTrailingSlash(options.Input())).filename().string()
+                                         : std::to_string(options.inputs.size()) + " DICOM files")
+          << " | slice " << figureSlice << " of " << ranks.size();
+    if (Dimension == 3)
+    {
+      title << ", axis " << axis;
+    }
+    title << " | rank " << ranks[figureSlice] << " ("
+          << (!options.noiseRank.empty()       ? "noise rank " + options.noiseRank
+              : options.energyFraction > 0.0 ? "energy " + FormatTick(options.energyFraction, 6)
+                                             : std::string("fixed"))
+          << ") | " << filter->GetBackendUsed() << ", solver " << filter->GetSolverUsed();
     WriteSliceFigure(temporary,
+                     title.str(),
                      MiddleSlice(input, axis),
                      MiddleSlice(filter->GetOutput(), axis),
                      filter->GetSingularValues()[figureSlice],
@@ -237,7 +251,7 @@ Reconstruct(const TImage *      input,
   if (!figure.empty())
   {
     std::cout << "figure:   " << figure << " (slice " << figureSlice
-              << ": original | reconstruction | |difference| | log singular values, rank in red)\n";
+              << ": original | reconstruction | |difference| | singular values, the kept rank marked)\n";
   }
   return ExitSuccess;
 }
