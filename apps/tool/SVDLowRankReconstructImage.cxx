@@ -20,9 +20,9 @@
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
 #include "SVDLowRankFigure.h"
-#include "SVDLowRankOptions.h"
 #include "SVDLowRankPngStack.h"
 #include "SVDLowRankProgressBar.h"
+#include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomWriter.h"
@@ -44,7 +44,7 @@
 
 namespace
 {
-using namespace svdlr_examples;
+using namespace svdlr_tools;
 namespace fs = std::filesystem;
 
 #ifdef SVDLR_HAVE_DCMTK
@@ -226,7 +226,21 @@ Reconstruct(const TImage *                input,
   if (!figure.empty())
   {
     const std::string temporary = svdlr_io::TemporaryFileFor(figure);
+    std::ostringstream title;
+    title << (options.inputs.size() == 1 ? fs::path(WithoutTrailingSlash(options.Input())).filename().string()
+                                         : std::to_string(options.inputs.size()) + " DICOM files")
+          << " | slice " << figureSlice << " of " << ranks.size();
+    if (Dimension == 3)
+    {
+      title << ", axis " << axis;
+    }
+    title << " | rank " << ranks[figureSlice] << " ("
+          << (!options.noiseRank.empty()       ? "noise rank " + options.noiseRank
+              : options.energyFraction > 0.0 ? "energy " + FormatTick(options.energyFraction, 6)
+                                             : std::string("fixed"))
+          << ") | " << filter->GetBackendUsed() << ", solver " << filter->GetSolverUsed();
     WriteSliceFigure(temporary,
+                     title.str(),
                      MiddleSlice(input, axis),
                      MiddleSlice(filter->GetOutput(), axis),
                      filter->GetSingularValues()[figureSlice],
@@ -265,7 +279,7 @@ Reconstruct(const TImage *                input,
   if (!figure.empty())
   {
     std::cout << "figure:   " << figure << " (slice " << figureSlice
-              << ": original | reconstruction | |difference| | log singular values, rank in red)\n";
+              << ": original | reconstruction | |difference| | singular values, the kept rank marked)\n";
   }
   return ExitSuccess;
 }
@@ -326,8 +340,16 @@ ReconstructImageFile(const ToolOptions & options)
   }
   try
   {
+    if (std::string(io->GetNameOfClass()) == "PNGImageIO")
+    {
+      svdlr_io::CheckPngFile(path); // ITK 5.2 lets libpng abort() on some corrupt PNG files
+    }
     io->SetFileName(path);
     io->ReadImageInformation();
+  }
+  catch (const svdlr_io::PngStackError & error)
+  {
+    throw InputError(error.what());
   }
   catch (const itk::ExceptionObject & error)
   {
@@ -493,16 +515,17 @@ main(int argc, char * argv[])
   ToolOptions options;
   try
   {
-    options = ParseToolOptions(argc, argv);
+    options = ParseToolOptions(argc, argv, DicomSupport);
   }
   catch (const UsageError & error)
   {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n\n" << UsageText(DicomSupport);
+    std::cerr << "SVDLowRankReconstructImage: " << error.what()
+              << "\nRun 'SVDLowRankReconstructImage --help' for the options.\n";
     return ExitUsage;
   }
-  if (options.help)
+  if (!options.helpText.empty())
   {
-    std::cout << UsageText(DicomSupport);
+    std::cout << options.helpText;
     return ExitSuccess;
   }
 #ifdef SVDLR_HAVE_DCMTK
