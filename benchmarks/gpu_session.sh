@@ -31,7 +31,7 @@ echo "== GPU tests"
 "$tests" --gtest_brief=1 2>&1 | tail -4
 "$root/.gpu/bin/svdlrEngineGTest" --gtest_brief=1 2>&1 | tail -3
 echo "== compute-sanitizer"
-subset='*Subspace*:*Orthonormal*:*SolverChoice*:*ZeroAndConstant*:*Strided*:*InPlace*:*ManySmallBatches*:*OnDevice*'
+subset='*SubspaceCheck*:*Subspace*:*Orthonormal*:*SolverChoice*:*ZeroAndConstant*:*Strided*:*InPlace*:*ManySmallBatches*:*OnDevice*'
 compute-sanitizer --tool memcheck --leak-check full "$tests" --gtest_brief=1 --gtest_filter="$subset" 2>&1 |
   grep -E "PASSED|FAILED|SUMMARY"
 compute-sanitizer --tool racecheck "$tests" --gtest_brief=1 --gtest_filter='*Subspace*:*Orthonormal*:*Tiled*' 2>&1 |
