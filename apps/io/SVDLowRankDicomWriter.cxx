@@ -16,7 +16,7 @@
  *
  *=========================================================================*/
 #include "SVDLowRankDicomWriter.h"
-#include "SVDLowRankDicomTags.h"
+#include "SVDLowRankDicomFrameParsing.h"
 
 #include <algorithm>
 #include <cmath>
@@ -164,40 +164,62 @@ ChooseDicomRescale(double low, double high, const DicomPixelFormat & format, con
 std::vector<std::string>
 WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, const DicomWriteOptions & options)
 {
-  RegisterDicomCodecs();
-  const auto          size = image->GetLargestPossibleRegion().GetSize();
-  const std::size_t   slicePixels = size[0] * size[1];
-  const DicomVolume * source = options.source;
-  if (source != nullptr && source->slices.size() != size[2])
-  {
-    throw DicomError("the volume has " + std::to_string(size[2]) + " slices but its source series has " +
-                     std::to_string(source->slices.size()));
-  }
-  if (size[0] > 65535 || size[1] > 65535)
-  {
-    throw DicomError("slices of " + std::to_string(size[0]) + "x" + std::to_string(size[1]) +
-                     " pixels are too large for DICOM");
-  }
+  return WriteDicomSeriesParts({ image }, { options.source }, directory, options);
+}
 
-  // One rescale for the whole series, so that readers which assume one (dcm2niix) are right too.
-  const float * values = image->GetBufferPointer();
-  const auto [lowIt, highIt] = std::minmax_element(values, values + slicePixels * size[2]);
+std::vector<std::string>
+WriteDicomSeriesParts(const std::vector<const DicomVolumeImage *> & images,
+                      const std::vector<const DicomVolume *> &      sources,
+                      const std::string &                           directory,
+                      const DicomWriteOptions &                     options)
+{
+  RegisterDicomCodecs();
+  if (images.empty() || sources.size() != images.size())
+  {
+    throw DicomError("a derived series needs one source (or null) per part: " + std::to_string(images.size()) +
+                     " parts, " + std::to_string(sources.size()) + " sources");
+  }
+  std::size_t files = 0;
+  float       low = 0.0f, high = 0.0f;
+  bool        integral = true;
+  for (std::size_t part = 0; part < images.size(); ++part)
+  {
+    const auto size = images[part]->GetLargestPossibleRegion().GetSize();
+    if (sources[part] != nullptr && sources[part]->slices.size() != size[2])
+    {
+      throw DicomError("the volume has " + std::to_string(size[2]) + " slices but its source series has " +
+                       std::to_string(sources[part]->slices.size()));
+    }
+    if (size[0] > 65535 || size[1] > 65535)
+    {
+      throw DicomError("slices of " + std::to_string(size[0]) + "x" + std::to_string(size[1]) +
+                       " pixels are too large for DICOM");
+    }
+    // One rescale for the whole series, so that readers which assume one (dcm2niix) are right too.
+    const float *     values = images[part]->GetBufferPointer();
+    const std::size_t count = size[0] * size[1] * size[2];
+    const auto [lowIt, highIt] = std::minmax_element(values, values + count);
+    low = part == 0 ? *lowIt : std::min(low, *lowIt);
+    high = part == 0 ? *highIt : std::max(high, *highIt);
+    integral = integral && std::all_of(values, values + count, [](float v) { return v == std::round(v); });
+    files += size[2];
+  }
+  const DicomVolume * firstSource = sources.front();
   // A DICOM source keeps its representation. Otherwise whole numbers that fit 16 bits are stored as they
   // are, and anything else spans the unsigned 16-bit range.
-  const bool integral = std::all_of(values, values + slicePixels * size[2], [](float v) { return v == std::round(v); });
   DicomPixelFormat format{ 16, 16, false };
   DicomRescale     preferred{ 0.0, 0.0 }; // slope 0: no preference
-  if (source != nullptr)
+  if (firstSource != nullptr)
   {
-    format = source->format;
-    preferred = { source->slices.front().rescaleSlope, source->slices.front().rescaleIntercept };
+    format = firstSource->format;
+    preferred = { firstSource->slices.front().rescaleSlope, firstSource->slices.front().rescaleIntercept };
   }
-  else if (integral && *lowIt >= -32768.0 && *highIt <= (*lowIt < 0.0 ? 32767.0 : 65535.0))
+  else if (integral && low >= -32768.0 && high <= (low < 0.0 ? 32767.0 : 65535.0))
   {
-    format.isSigned = *lowIt < 0.0;
+    format.isSigned = low < 0.0;
     preferred = { 1.0, 0.0 };
   }
-  const DicomRescale rescale = ChooseDicomRescale(*lowIt, *highIt, format, preferred);
+  const DicomRescale rescale = ChooseDicomRescale(low, high, format, preferred);
   const double       storedMin = format.isSigned ? -std::ldexp(1.0, format.bitsStored - 1) : 0.0;
   const double       storedMax =
     format.isSigned ? std::ldexp(1.0, format.bitsStored - 1) - 1.0 : std::ldexp(1.0, format.bitsStored) - 1.0;
@@ -208,7 +230,16 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
   const std::string seriesUID = NewUID(SITE_SERIES_UID_ROOT);
   const std::string studyUID = NewUID(SITE_STUDY_UID_ROOT);
   const std::string frameOfReferenceUID = NewUID(SITE_UID_ROOT ".1.5");
+  const int         digits = std::max(4, static_cast<int>(std::to_string(files).size()));
 
+  std::vector<std::string> written;
+  for (std::size_t part = 0; part < images.size(); ++part)
+  {
+  const DicomVolumeImage * image = images[part];
+  const DicomVolume *      source = sources[part];
+  const auto               size = image->GetLargestPossibleRegion().GetSize();
+  const std::size_t        slicePixels = size[0] * size[1];
+  const float *            values = image->GetBufferPointer();
   const auto & direction = image->GetDirection();
   std::string  orientation;
   for (unsigned int column = 0; column < 2; ++column)
@@ -220,9 +251,7 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
   }
   const auto &      spacing = image->GetSpacing();
   const std::string pixelSpacing = FormatDecimalString(spacing[1]) + "\\" + FormatDecimalString(spacing[0]);
-  const int         digits = std::max(4, static_cast<int>(std::to_string(size[2]).size()));
 
-  std::vector<std::string> written;
   for (std::size_t k = 0; k < size[2]; ++k)
   {
     DcmFileFormat file;
@@ -231,7 +260,8 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
     DcmFileFormat sourceFile;
     if (source != nullptr)
     {
-      const std::string & sourcePath = source->slices[k].file;
+      const DicomSliceSource & sourceSlice = source->slices[k];
+      const std::string &      sourcePath = sourceSlice.file;
       const OFCondition   status = sourceFile.loadFileUntilTag(
         sourcePath.c_str(), EXS_Unknown, EGL_noChange, DCM_MaxReadLength, ERM_autoDetect, DCM_PixelData);
       if (status.bad())
@@ -239,6 +269,11 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
         throw DicomError(sourcePath + ": cannot be read again as the source of the derived series: " + status.text());
       }
       dataset->copyFrom(*sourceFile.getDataset());
+      if (sourceSlice.framesInFile > 1)
+      {
+        // One frame of a multi-frame file becomes a classic single-frame image (docs/dicom-geometry.md says why).
+        FlattenFunctionalGroups(dataset, sourceSlice.frame);
+      }
       RemoveSourcePixelAttributes(dataset);
       sourceSeriesNumber = GetString(dataset, DCM_SeriesNumber);
       DcmItem * reference = nullptr;
@@ -246,6 +281,10 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
       {
         Put(reference, DCM_ReferencedSOPClassUID, GetString(sourceFile.getDataset(), DCM_SOPClassUID));
         Put(reference, DCM_ReferencedSOPInstanceUID, GetString(sourceFile.getDataset(), DCM_SOPInstanceUID));
+        if (sourceSlice.framesInFile > 1)
+        {
+          Put(reference, DCM_ReferencedFrameNumber, std::to_string(sourceSlice.frame + 1));
+        }
       }
     }
     else
@@ -268,7 +307,7 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
     Put(dataset, DCM_InstanceCreationTime, time.c_str());
     Put(dataset, DCM_ImageType, ImageTypeOf(source != nullptr ? sourceFile.getDataset() : nullptr));
     Put(dataset, DCM_DerivationDescription, options.derivationDescription.substr(0, 1024));
-    Put(dataset, DCM_InstanceNumber, std::to_string(k + 1));
+    Put(dataset, DCM_InstanceNumber, std::to_string(written.size() + 1));
 
     // Per-slice geometry, from the volume's grid.
     DicomVolumeImage::IndexType corner{ { 0, 0, static_cast<itk::IndexValueType>(k) } };
@@ -345,13 +384,14 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
     }
 
     std::ostringstream name;
-    name << directory << "/IM" << std::setw(digits) << std::setfill('0') << k + 1 << ".dcm";
+    name << directory << "/IM" << std::setw(digits) << std::setfill('0') << written.size() + 1 << ".dcm";
     const OFCondition status = file.saveFile(name.str().c_str(), EXS_LittleEndianExplicit);
     if (status.bad())
     {
       throw DicomError(name.str() + ": cannot be written: " + status.text());
     }
     written.push_back(name.str());
+  }
   }
   return written;
 }

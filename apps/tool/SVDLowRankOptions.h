@@ -97,6 +97,7 @@ struct ToolOptions
   int                                         deviceId{ 0 };
   std::string                                 series; // DICOM SeriesInstanceUID or number in the list
   bool                                        listSeries{ false };
+  bool                                        requireVolume{ false }; // refuse DICOM series that form no volume
   bool                                        overwrite{ false }; // replace an existing output folder
   bool                                        noFigure{ false };
   bool                                        help{ false };
@@ -151,6 +152,10 @@ UsageText(bool dicomSupport)
            "  -l, --list-series       list the DICOM series in INPUT and exit\n"
            "  -s, --series UID        the DICOM series to read: its SeriesInstanceUID or its number in\n"
            "                          --list-series (needed when INPUT holds several)\n"
+           "      --require-volume    refuse a DICOM series that is not one volume; by default a 4D series\n"
+           "                          (echoes, phases, b-values) is read volume by volume, and one that forms\n"
+           "                          no volume (localizer, projections, mixed sizes) image by image, each\n"
+           "                          written with its own geometry\n"
            "  -f, --figure PNG        figure of the middle slice (default: <output name>_figure.png)\n"
            "      --no-figure         do not write the figure\n"
            "  -h, --help              show this help\n"
@@ -474,6 +479,10 @@ ParseToolOptions(int argc, char * argv[])
         throw UsageError("--device must be a whole number >= 0");
       }
       options.deviceId = static_cast<int>(device);
+    }
+    else if (arg == "--require-volume")
+    {
+      options.requireVolume = true;
     }
     else if (arg == "-l" || arg == "--list-series")
     {
