@@ -40,6 +40,10 @@ ParseClassicFrame(DcmItem * dataset, const std::string & file);
 void
 CheckSupportedPixels(const DicomFrame & frame);
 
+/** Refuses non-finite or degenerate geometry and rescales that overflow floats, naming the frame. */
+void
+CheckFiniteNumbers(const DicomFrame & frame);
+
 /** The frames of a multi-frame file with functional groups (Enhanced MR and its kin): `common` (the file's
  * top-level header) with each frame's position, orientation, spacing, rescale and 4D keys from its Per-frame
  * Functional Groups, else from the Shared ones. Empty when the file has no functional groups. */

@@ -364,9 +364,14 @@ ReadDicomFrames(const DicomSeriesSummary & series)
     std::vector<DicomFrame> enhanced = ParseFunctionalGroupFrames(dicom->getDataset(), common);
     if (!enhanced.empty())
     {
+      for (const DicomFrame & frame : enhanced)
+      {
+        CheckFiniteNumbers(frame);
+      }
       frames.insert(frames.end(), enhanced.begin(), enhanced.end());
       continue;
     }
+    CheckFiniteNumbers(common);
     // A multi-frame file without functional groups: every frame has the file's header.
     for (unsigned int f = 0; f < common.framesInFile; ++f)
     {
@@ -414,6 +419,10 @@ WhyNotOneVolume(const std::vector<DicomFrame> & unsorted, double spacingToleranc
   }
   const double sliceSpacing =
     (Dot(frames.back().position, normal) - Dot(frames.front().position, normal)) / (slices - 1);
+  if (!std::isfinite(sliceSpacing))
+  {
+    return frames.back().Name() + ": lies too far from " + frames.front().Name() + " for its position to be used";
+  }
   const double tolerance = spacingTolerance * sliceSpacing;
   for (std::size_t k = 1; k < slices; ++k)
   {
@@ -519,6 +528,14 @@ ReadDicomImages(const DicomSeriesSummary & series, bool requireVolume, double sp
   if (requireVolume)
   {
     throw DicomError(whole);
+  }
+  // Positions so far apart that their distance overflows are broken headers, not a localizer.
+  for (const DicomFrame & frame : frames)
+  {
+    if (!std::isfinite(Distance(frame.position, frames.front().position)))
+    {
+      throw DicomError(frame.Name() + ": lies too far from " + frames.front().Name() + " for its position to be used");
+    }
   }
 
   // A 4D series: every group one volume.

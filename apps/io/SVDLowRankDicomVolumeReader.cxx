@@ -154,6 +154,52 @@ CheckSupportedPixels(const DicomFrame & header)
   }
 }
 
+// Numbers the geometry and the pixel values are made of, checked per frame so that bad tags give an error naming the
+// frame instead of NaN or Inf in the volume (ITK's direction checks abort() on those; found by apps/fuzz).
+void
+CheckFiniteNumbers(const DicomFrame & header)
+{
+  using Vector3 = DicomVector3;
+  const auto finite = [](const Vector3 & v) { return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]); };
+  const auto format = [](const Vector3 & v) {
+    std::ostringstream text;
+    text << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
+    return text.str();
+  };
+  if (!finite(header.position))
+  {
+    throw FileError(header.Name(), "has a non-finite ImagePositionPatient " + format(header.position));
+  }
+  const Vector3 & a = header.rowDirection;
+  const Vector3 & b = header.columnDirection;
+  const Vector3   normal{ { a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0] } };
+  if (!finite(a) || !finite(b) ||
+      !(std::sqrt(normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2]) > 1e-3))
+  {
+    throw FileError(header.Name(),
+                    "has a degenerate ImageOrientationPatient " + format(a) + ", " + format(b) +
+                      ": its row and column directions span no plane");
+  }
+  for (const double spacing :
+       { header.rowSpacing, header.columnSpacing, header.sliceThickness, header.spacingBetweenSlices })
+  {
+    if (!std::isfinite(spacing))
+    {
+      throw FileError(header.Name(), "has a non-finite PixelSpacing, SliceThickness or SpacingBetweenSlices");
+    }
+  }
+  // The largest physical value must fit a 32-bit float: |slope| * 2^bitsStored + |intercept|.
+  const double largest =
+    std::abs(header.slope) * std::ldexp(1.0, static_cast<int>(header.bitsStored)) + std::abs(header.intercept);
+  if (!(largest < 1e38))
+  {
+    std::ostringstream what;
+    what << "has RescaleSlope " << header.slope << " and RescaleIntercept " << header.intercept
+         << ", which put its values beyond 32-bit floats";
+    throw FileError(header.Name(), what.str());
+  }
+}
+
 // The stored values of one frame, decoded (DCMTK's codecs) and turned into physical values.
 void
 ReadFramePixels(DcmFileFormat & dicom, const DicomFrame & header, float * output)

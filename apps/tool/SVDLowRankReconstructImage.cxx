@@ -20,9 +20,9 @@
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
 #include "SVDLowRankFigure.h"
-#include "SVDLowRankOptions.h"
 #include "SVDLowRankPngStack.h"
 #include "SVDLowRankProgressBar.h"
+#include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomFrames.h"
@@ -45,7 +45,7 @@
 
 namespace
 {
-using namespace svdlr_examples;
+using namespace svdlr_tools;
 namespace fs = std::filesystem;
 
 #ifdef SVDLR_HAVE_DCMTK
@@ -301,8 +301,16 @@ ReconstructImageFile(const ToolOptions & options)
   }
   try
   {
+    if (std::string(io->GetNameOfClass()) == "PNGImageIO")
+    {
+      svdlr_io::CheckPngFile(path); // ITK 5.2 lets libpng abort() on some corrupt PNG files
+    }
     io->SetFileName(path);
     io->ReadImageInformation();
+  }
+  catch (const svdlr_io::PngStackError & error)
+  {
+    throw InputError(error.what());
   }
   catch (const itk::ExceptionObject & error)
   {
@@ -614,16 +622,17 @@ main(int argc, char * argv[])
   ToolOptions options;
   try
   {
-    options = ParseToolOptions(argc, argv);
+    options = ParseToolOptions(argc, argv, DicomSupport);
   }
   catch (const UsageError & error)
   {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n\n" << UsageText(DicomSupport);
+    std::cerr << "SVDLowRankReconstructImage: " << error.what()
+              << "\nRun 'SVDLowRankReconstructImage --help' for the options.\n";
     return ExitUsage;
   }
-  if (options.help)
+  if (!options.helpText.empty())
   {
-    std::cout << UsageText(DicomSupport);
+    std::cout << options.helpText;
     return ExitSuccess;
   }
 #ifdef SVDLR_HAVE_DCMTK
