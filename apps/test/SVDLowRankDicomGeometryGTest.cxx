@@ -20,12 +20,15 @@
 // its output checked against a float64 SVD per slice, each image's geometry against the source, and read back
 // by ITK's GDCM reader, gdcminfo and dcm2niix.
 #include "SVDLowRankDicomFrames.h"
+#include "SVDLowRankDicomSeries4D.h"
 #include "SVDLowRankDicomWriter.h"
 #include "SVDLowRankSliceBatches.h"
 #include "svdlrDicomGeometryTestData.h"
 #include "svdlrTestMatrices.h"
 #include "svdlrToolRun.h"
 
+#include "itkExtractImageFilter.h"
+#include "itkImageFileWriter.h"
 #include "itkImageRegionConstIteratorWithIndex.h"
 
 #include <set>
@@ -493,5 +496,64 @@ TEST_F(DicomGeometry, ToolOnRealAngioProjectionsKeepsEveryProjectionsGeometry)
                      false);
   }
 }
+
+#ifdef SVDLR_DENOISE_TOOL
+/** Volume v of a 4D image as a 3D image with the first three axes' geometry. */
+DicomVolumeImage::Pointer
+VolumeOf(const itk::Image<float, 4> * series, long v)
+{
+  using Extract = itk::ExtractImageFilter<itk::Image<float, 4>, DicomVolumeImage>;
+  auto region = series->GetLargestPossibleRegion();
+  region.SetIndex(3, v);
+  region.SetSize(3, 0);
+  auto extract = Extract::New();
+  extract->SetInput(series);
+  extract->SetExtractionRegion(region);
+  extract->SetDirectionCollapseToSubmatrix();
+  extract->Update();
+  return extract->GetOutput();
+}
+
+TEST_F(DicomGeometry, DenoiserReadsAnEnhancedMultiEchoFileAsA4DSeries)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  Folder("enhanced");
+  WriteEnhanced(Path("enhanced/multi.dcm"), 2);
+  const auto series = svdlr_io::ReadDicomSeries4D(OnlySeries(svdlr_io::FindDicomSeries({ Path("enhanced") })));
+  ASSERT_EQ(series.image->GetLargestPossibleRegion().GetSize(), (itk::Image<float, 4>::SizeType{ { 48, 40, 6, 2 } }));
+  EXPECT_EQ(series.by, "echo");
+  for (long v = 0; v < 2; ++v)
+  {
+    ExpectOnReference(VolumeOf(series.image, v), m_Colin, [](double x) { return 0.5 * x; }, 1e-9);
+  }
+
+  // The tool on the DICOM file gives what it gives on the same series as NIfTI, with the DICOM geometry.
+  itk::WriteImage(series.image, Path("series.nii.gz"));
+  const auto fromDicom = RunToolIn(m_Directory, SVDLR_DENOISE_TOOL, "--backend cpu enhanced from_dicom.nii.gz");
+  ASSERT_EQ(fromDicom.exitCode, 0) << fromDicom.err;
+  EXPECT_NE(fromDicom.out.find("volume 1:  echo (TE 16 ms)"), std::string::npos) << fromDicom.out;
+  EXPECT_NE(fromDicom.out.find("2 volumes by echo"), std::string::npos) << fromDicom.out;
+  const auto fromNifti = RunToolIn(m_Directory, SVDLR_DENOISE_TOOL, "--backend cpu series.nii.gz from_nifti.nii.gz");
+  ASSERT_EQ(fromNifti.exitCode, 0) << fromNifti.err;
+  using Image4D = itk::Image<float, 4>;
+  const auto a = itk::ReadImage<Image4D>(Path("from_dicom.nii.gz"));
+  const auto b = itk::ReadImage<Image4D>(Path("from_nifti.nii.gz"));
+  ASSERT_EQ(a->GetLargestPossibleRegion().GetSize(), b->GetLargestPossibleRegion().GetSize());
+  for (std::size_t i = 0; i < a->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+  {
+    ASSERT_EQ(a->GetBufferPointer()[i], b->GetBufferPointer()[i]) << "voxel " << i;
+  }
+  const double anyValue = std::numeric_limits<double>::infinity();
+  ExpectOnReference(VolumeOf(a, 1), m_Colin, [](double x) { return x; }, anyValue);
+
+  const auto localizer = RunToolIn(m_Directory, SVDLR_DENOISE_TOOL, "--backend cpu localizer_missing out.nii.gz");
+  EXPECT_EQ(localizer.exitCode, 3);
+  WriteLocalizer(Folder("localizer"));
+  const auto refused = RunToolIn(m_Directory, SVDLR_DENOISE_TOOL, "--backend cpu localizer out.nii.gz");
+  EXPECT_EQ(refused.exitCode, 3) << refused.out;
+  EXPECT_NE(refused.err.find("not a 4D series"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(Path("out.nii.gz")));
+}
+#endif
 
 } // namespace
