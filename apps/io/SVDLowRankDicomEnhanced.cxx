@@ -125,8 +125,7 @@ ParseFunctionalGroupFrames(DcmItem * dataset, const DicomFrame & common)
       frame.hasPosition = true;
       frame.position = { { values[0], values[1], values[2] } };
     }
-    if (GetDecimals(
-          GroupItem(perFrame, shared, DCM_PlaneOrientationSequence), DCM_ImageOrientationPatient, values, 6))
+    if (GetDecimals(GroupItem(perFrame, shared, DCM_PlaneOrientationSequence), DCM_ImageOrientationPatient, values, 6))
     {
       frame.hasOrientation = true;
       frame.rowDirection = { { values[0], values[1], values[2] } };
@@ -160,8 +159,10 @@ ParseFunctionalGroupFrames(DcmItem * dataset, const DicomFrame & common)
         diffusion->findAndGetSequenceItem(DCM_DiffusionGradientDirectionSequence, direction, 0).good() &&
         GetDecimals(direction, DCM_DiffusionGradientOrientation, values, 3))
       key.gradient = { { values[0], values[1], values[2] } };
-    if (GetDecimals(
-          GroupItem(perFrame, shared, DCM_CardiacSynchronizationSequence), DCM_NominalCardiacTriggerDelayTime, values, 1))
+    if (GetDecimals(GroupItem(perFrame, shared, DCM_CardiacSynchronizationSequence),
+                    DCM_NominalCardiacTriggerDelayTime,
+                    values,
+                    1))
       key.triggerTime = values[0];
     else if (GetDecimals(
                GroupItem(perFrame, shared, DCM_TemporalPositionSequence), DCM_TemporalPositionTimeOffset, values, 1))
@@ -171,7 +172,8 @@ ParseFunctionalGroupFrames(DcmItem * dataset, const DicomFrame & common)
     if (content != nullptr && content->findAndGetUint32(DCM_TemporalPositionIndex, index).good())
       key.temporalPosition = static_cast<int>(index);
     key.dimensionIndex.clear();
-    for (unsigned long i = 0; content != nullptr && content->findAndGetUint32(DCM_DimensionIndexValues, index, i).good();
+    for (unsigned long i = 0;
+         content != nullptr && content->findAndGetUint32(DCM_DimensionIndexValues, index, i).good();
          ++i)
     {
       if (static_cast<long>(i) != inStack)
@@ -250,8 +252,8 @@ FlattenFunctionalGroups(DcmItem * dataset, unsigned int frame)
 
   // The classic storage class of the Enhanced one; others stay as they are, as single frames.
   const std::string sopClass = GetString(dataset, DCM_SOPClassUID);
-  const bool        ct = sopClass == UID_EnhancedCTImageStorage || sopClass == UID_LegacyConvertedEnhancedCTImageStorage;
-  const bool        mr = sopClass == UID_EnhancedMRImageStorage || sopClass == UID_LegacyConvertedEnhancedMRImageStorage;
+  const bool ct = sopClass == UID_EnhancedCTImageStorage || sopClass == UID_LegacyConvertedEnhancedCTImageStorage;
+  const bool mr = sopClass == UID_EnhancedMRImageStorage || sopClass == UID_LegacyConvertedEnhancedMRImageStorage;
   for (const DcmTagKey & tag : { DCM_SharedFunctionalGroupsSequence,
                                  DCM_PerFrameFunctionalGroupsSequence,
                                  DCM_DimensionOrganizationSequence,

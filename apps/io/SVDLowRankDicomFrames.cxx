@@ -180,50 +180,66 @@ LessDouble(double a, double b)
   return a < b;
 }
 
+std::string
+DescribeEcho(const DicomFrameKey & k)
+{
+  std::string text = "echo";
+  if (k.echoNumber >= 0)
+    text += " " + std::to_string(k.echoNumber);
+  if (!std::isnan(k.echoTime))
+    text += " (TE " + Number(k.echoTime) + " ms)";
+  return text;
+}
+
+std::string
+DescribeDiffusion(const DicomFrameKey & k)
+{
+  std::string text = "b " + (std::isnan(k.bValue) ? std::string("?") : Number(k.bValue));
+  if (!std::isnan(k.gradient[0]))
+    text += " " + FormatVector(k.gradient);
+  return text;
+}
+
+std::string
+DescribeDimensions(const DicomFrameKey & k)
+{
+  std::string text = "index";
+  for (const int i : k.dimensionIndex)
+    text += " " + std::to_string(i);
+  return text;
+}
+
 const KeyComponent &
 EchoComponent()
 {
-  static const KeyComponent c{
-    "echo",
-    [](const DicomFrameKey & k) { return k.echoNumber >= 0 || !std::isnan(k.echoTime); },
-    [](const DicomFrameKey & a, const DicomFrameKey & b) {
-      return a.echoNumber != b.echoNumber ? a.echoNumber < b.echoNumber : LessDouble(a.echoTime, b.echoTime);
-    },
-    [](const DicomFrameKey & k) {
-      std::string text = "echo";
-      if (k.echoNumber >= 0)
-        text += " " + std::to_string(k.echoNumber);
-      if (!std::isnan(k.echoTime))
-        text += " (TE " + Number(k.echoTime) + " ms)";
-      return text;
-    }
-  };
+  static const KeyComponent c{ "echo",
+                               [](const DicomFrameKey & k) { return k.echoNumber >= 0 || !std::isnan(k.echoTime); },
+                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
+                                 return a.echoNumber != b.echoNumber ? a.echoNumber < b.echoNumber
+                                                                     : LessDouble(a.echoTime, b.echoTime);
+                               },
+                               DescribeEcho };
   return c;
 }
 
 const KeyComponent &
 DiffusionComponent()
 {
-  static const KeyComponent c{
-    "b-value and direction",
-    [](const DicomFrameKey & k) { return !std::isnan(k.bValue) || !std::isnan(k.gradient[0]); },
-    [](const DicomFrameKey & a, const DicomFrameKey & b) {
-      if (!Same(a.bValue, b.bValue))
-        return LessDouble(a.bValue, b.bValue);
-      for (unsigned int i = 0; i < 3; ++i)
-      {
-        if (!Same(a.gradient[i], b.gradient[i]))
-          return LessDouble(a.gradient[i], b.gradient[i]);
-      }
-      return false;
-    },
-    [](const DicomFrameKey & k) {
-      std::string text = "b " + (std::isnan(k.bValue) ? std::string("?") : Number(k.bValue));
-      if (!std::isnan(k.gradient[0]))
-        text += " " + FormatVector(k.gradient);
-      return text;
-    }
-  };
+  static const KeyComponent c{ "b-value and direction",
+                               [](const DicomFrameKey & k) {
+                                 return !std::isnan(k.bValue) || !std::isnan(k.gradient[0]);
+                               },
+                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
+                                 if (!Same(a.bValue, b.bValue))
+                                   return LessDouble(a.bValue, b.bValue);
+                                 for (unsigned int i = 0; i < 3; ++i)
+                                 {
+                                   if (!Same(a.gradient[i], b.gradient[i]))
+                                     return LessDouble(a.gradient[i], b.gradient[i]);
+                                 }
+                                 return false;
+                               },
+                               DescribeDiffusion };
   return c;
 }
 
@@ -247,12 +263,7 @@ DimensionComponent()
                                [](const DicomFrameKey & a, const DicomFrameKey & b) {
                                  return a.dimensionIndex < b.dimensionIndex;
                                },
-                               [](const DicomFrameKey & k) {
-                                 std::string text = "index";
-                                 for (const int i : k.dimensionIndex)
-                                   text += " " + std::to_string(i);
-                                 return text;
-                               } };
+                               DescribeDimensions };
   return c;
 }
 
@@ -271,14 +282,12 @@ TriggerComponent()
 const KeyComponent &
 AcquisitionComponent()
 {
-  static const KeyComponent c{ "acquisition number",
-                               [](const DicomFrameKey & k) { return k.acquisitionNumber >= 0; },
-                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
-                                 return a.acquisitionNumber < b.acquisitionNumber;
-                               },
-                               [](const DicomFrameKey & k) {
-                                 return "acquisition " + std::to_string(k.acquisitionNumber);
-                               } };
+  static const KeyComponent c{
+    "acquisition number",
+    [](const DicomFrameKey & k) { return k.acquisitionNumber >= 0; },
+    [](const DicomFrameKey & a, const DicomFrameKey & b) { return a.acquisitionNumber < b.acquisitionNumber; },
+    [](const DicomFrameKey & k) { return "acquisition " + std::to_string(k.acquisitionNumber); }
+  };
   return c;
 }
 
@@ -396,8 +405,8 @@ WhyNotOneVolume(const std::vector<DicomFrame> & unsorted, double spacingToleranc
     if (frame.rows != first.rows || frame.columns != first.columns)
     {
       return frame.Name() + ": is " + std::to_string(frame.columns) + "x" + std::to_string(frame.rows) +
-             " pixels but " + first.Name() + " is " + std::to_string(first.columns) + "x" +
-             std::to_string(first.rows) + ": slices of one series must have the same size";
+             " pixels but " + first.Name() + " is " + std::to_string(first.columns) + "x" + std::to_string(first.rows) +
+             ": slices of one series must have the same size";
     }
     if (frames.size() > 1 && (!frame.hasPosition || !frame.hasOrientation))
     {
@@ -459,10 +468,10 @@ ReadDicomFramesAsVolume(std::vector<DicomFrame> frames, const DicomSeriesSummary
   const DicomFrame & first = frames.front();
   const Vector3      normal = Cross(first.rowDirection, first.columnDirection);
   const std::size_t  slices = frames.size();
-  const double       sliceSpacing =
-    slices > 1 ? (Dot(frames.back().position, normal) - Dot(first.position, normal)) / (slices - 1)
-                     : NominalSliceSpacing(first);
-  DicomVolume volume = EmptyVolume(series, first);
+  const double       sliceSpacing = slices > 1
+                                      ? (Dot(frames.back().position, normal) - Dot(first.position, normal)) / (slices - 1)
+                                      : NominalSliceSpacing(first);
+  DicomVolume        volume = EmptyVolume(series, first);
   SetGeometry(volume.image, first, slices, sliceSpacing);
   float *          buffer = volume.image->GetBufferPointer();
   FramePixelReader reader;

@@ -41,42 +41,42 @@ struct DicomFrameKey
 {
   static constexpr double Unknown = std::numeric_limits<double>::quiet_NaN();
 
-  int          echoNumber{ -1 };         // EchoNumbers (0018,0086)
-  double       echoTime{ Unknown };      // EchoTime (0018,0081), Enhanced: EffectiveEchoTime (0018,9082)
-  int          temporalPosition{ -1 };   // TemporalPositionIdentifier (0020,0100), Enhanced: TemporalPositionIndex
-  double       triggerTime{ Unknown };   // TriggerTime (0018,1060), Enhanced: NominalCardiacTriggerDelayTime
-  int          acquisitionNumber{ -1 };  // AcquisitionNumber (0020,0012)
-  double       bValue{ Unknown };        // DiffusionBValue (0018,9087), or the Siemens/GE private ones
-  DicomVector3 gradient{ { Unknown, Unknown, Unknown } }; // DiffusionGradientOrientation (0018,9089)
-  std::vector<int> dimensionIndex;       // Enhanced: DimensionIndexValues without the in-stack position
+  int              echoNumber{ -1 };        // EchoNumbers (0018,0086)
+  double           echoTime{ Unknown };     // EchoTime (0018,0081), Enhanced: EffectiveEchoTime (0018,9082)
+  int              temporalPosition{ -1 };  // TemporalPositionIdentifier (0020,0100), Enhanced: TemporalPositionIndex
+  double           triggerTime{ Unknown };  // TriggerTime (0018,1060), Enhanced: NominalCardiacTriggerDelayTime
+  int              acquisitionNumber{ -1 }; // AcquisitionNumber (0020,0012)
+  double           bValue{ Unknown };       // DiffusionBValue (0018,9087), or the Siemens/GE private ones
+  DicomVector3     gradient{ { Unknown, Unknown, Unknown } }; // DiffusionGradientOrientation (0018,9089)
+  std::vector<int> dimensionIndex; // Enhanced: DimensionIndexValues without the in-stack position
 };
 
 /** One 2D image of a series and how to read it. */
 struct DicomFrame
 {
-  std::string  file;
-  unsigned int frame{ 0 };          // 0-based frame number within the file
-  unsigned int framesInFile{ 1 };   // > 1: a multi-frame file
-  bool         functionalGroups{ false }; // geometry from the (Enhanced) functional groups
-  unsigned int rows{ 0 };
-  unsigned int columns{ 0 };
-  bool         hasPosition{ false };
-  DicomVector3 position{ { 0.0, 0.0, 0.0 } };
-  bool         hasOrientation{ false };
-  DicomVector3 rowDirection{ { 1.0, 0.0, 0.0 } };    // along a row: increasing column index
-  DicomVector3 columnDirection{ { 0.0, 1.0, 0.0 } }; // down a column: increasing row index
-  double       rowSpacing{ 1.0 };                    // PixelSpacing[0]: between rows
-  double       columnSpacing{ 1.0 };                 // PixelSpacing[1]: between columns
-  double       sliceThickness{ 0.0 };
-  double       spacingBetweenSlices{ 0.0 };
-  unsigned int bitsAllocated{ 0 };
-  unsigned int bitsStored{ 0 };
-  unsigned int highBit{ 0 };
-  bool         isSigned{ false };
-  unsigned int samplesPerPixel{ 1 };
-  std::string  photometric;
-  double       slope{ 1.0 };
-  double       intercept{ 0.0 };
+  std::string   file;
+  unsigned int  frame{ 0 };                // 0-based frame number within the file
+  unsigned int  framesInFile{ 1 };         // > 1: a multi-frame file
+  bool          functionalGroups{ false }; // geometry from the (Enhanced) functional groups
+  unsigned int  rows{ 0 };
+  unsigned int  columns{ 0 };
+  bool          hasPosition{ false };
+  DicomVector3  position{ { 0.0, 0.0, 0.0 } };
+  bool          hasOrientation{ false };
+  DicomVector3  rowDirection{ { 1.0, 0.0, 0.0 } };    // along a row: increasing column index
+  DicomVector3  columnDirection{ { 0.0, 1.0, 0.0 } }; // down a column: increasing row index
+  double        rowSpacing{ 1.0 };                    // PixelSpacing[0]: between rows
+  double        columnSpacing{ 1.0 };                 // PixelSpacing[1]: between columns
+  double        sliceThickness{ 0.0 };
+  double        spacingBetweenSlices{ 0.0 };
+  unsigned int  bitsAllocated{ 0 };
+  unsigned int  bitsStored{ 0 };
+  unsigned int  highBit{ 0 };
+  bool          isSigned{ false };
+  unsigned int  samplesPerPixel{ 1 };
+  std::string   photometric;
+  double        slope{ 1.0 };
+  double        intercept{ 0.0 };
   DicomFrameKey key;
 
   /** "file" or "file, frame 3" (1-based, as DICOM counts frames): how messages name the frame. */

@@ -71,10 +71,10 @@ ReadDicomSeries4D(const DicomSeriesSummary & series)
   result.names = set.names;
   result.by = set.by;
   result.image = Image4D::New();
-  const auto          size3 = first->GetLargestPossibleRegion().GetSize();
-  Image4D::SizeType   size{ { size3[0], size3[1], size3[2], set.parts.size() } };
-  Image4D::SpacingType spacing(1.0);
-  Image4D::PointType   origin(0.0);
+  const auto             size3 = first->GetLargestPossibleRegion().GetSize();
+  Image4D::SizeType      size{ { size3[0], size3[1], size3[2], set.parts.size() } };
+  Image4D::SpacingType   spacing(1.0);
+  Image4D::PointType     origin(0.0);
   Image4D::DirectionType direction;
   direction.SetIdentity();
   for (unsigned int i = 0; i < 3; ++i)
@@ -92,7 +92,8 @@ ReadDicomSeries4D(const DicomSeriesSummary & series)
   const std::size_t volumePixels = size3[0] * size3[1] * size3[2];
   for (std::size_t p = 0; p < set.parts.size(); ++p)
   {
-    std::copy_n(set.parts[p].image->GetBufferPointer(), volumePixels, result.image->GetBufferPointer() + p * volumePixels);
+    std::copy_n(
+      set.parts[p].image->GetBufferPointer(), volumePixels, result.image->GetBufferPointer() + p * volumePixels);
   }
   return result;
 }

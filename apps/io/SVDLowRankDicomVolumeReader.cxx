@@ -160,7 +160,9 @@ void
 CheckFiniteNumbers(const DicomFrame & header)
 {
   using Vector3 = DicomVector3;
-  const auto finite = [](const Vector3 & v) { return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]); };
+  const auto finite = [](const Vector3 & v) {
+    return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]);
+  };
   const auto format = [](const Vector3 & v) {
     std::ostringstream text;
     text << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";

@@ -48,8 +48,8 @@ std::vector<SliceBatch<TImage>>
 StackSlicesBySize(const std::vector<const TImage *> & volumes)
 {
   static_assert(TImage::ImageDimension == 3, "volumes of 2D slices");
-  std::vector<SliceBatch<TImage>>                    batches;
-  std::vector<std::pair<std::size_t, std::size_t>>   sizes; // of each batch
+  std::vector<SliceBatch<TImage>>                  batches;
+  std::vector<std::pair<std::size_t, std::size_t>> sizes; // of each batch
   for (std::size_t v = 0; v < volumes.size(); ++v)
   {
     const auto size = volumes[v]->GetLargestPossibleRegion().GetSize();
@@ -96,7 +96,8 @@ UnstackSlices(const SliceBatch<TImage> & batch, const TImage * result, std::vect
   for (std::size_t s = 0; s < batch.members.size(); ++s)
   {
     const auto & [v, k] = batch.members[s];
-    std::copy_n(result->GetBufferPointer() + s * slicePixels, slicePixels, outputs[v]->GetBufferPointer() + k * slicePixels);
+    std::copy_n(
+      result->GetBufferPointer() + s * slicePixels, slicePixels, outputs[v]->GetBufferPointer() + k * slicePixels);
   }
 }
 

@@ -120,8 +120,8 @@ protected:
     for (const PlaneSpec & spec : TriPlanarLocalizer(m_Colin))
     {
       planes.push_back(Rescaled(CutPlane(m_Colin, spec), 0.5, 10.0));
-      WriteClassicImage(folder + "/loc" + std::to_string(n) + ".dcm", planes.back(), seriesUID, "3-plane loc", n + 1,
-                        0.5, 10.0);
+      WriteClassicImage(
+        folder + "/loc" + std::to_string(n) + ".dcm", planes.back(), seriesUID, "3-plane loc", n + 1, 0.5, 10.0);
       ++n;
     }
     return planes;
@@ -142,14 +142,16 @@ protected:
         PlaneImage plane = CutPlane(m_Colin, spec);
         for (double & v : plane.values)
           v = echo == 1 ? v : std::round(0.6 * v);
-        const std::string path = folder + "/" + std::to_string(std::uniform_int_distribution<int>(1000, 9999)(m_Random)) +
-                                 "_" + std::to_string(echo) + "_" + std::to_string(k) + ".dcm";
-        WriteClassicImage(path, plane, seriesUID, "dual echo", 8 * (echo - 1) + k + 1, 1.0, 0.0, [echo](DcmDataset * d) {
-          Put(d, DCM_EchoNumbers, std::to_string(echo));
-          Put(d, DCM_EchoTime, echo == 1 ? "10" : "25");
-          Put(d, DCM_ScanningSequence, "GR");
-          Put(d, DCM_SequenceVariant, "NONE");
-        });
+        const std::string path = folder + "/" +
+                                 std::to_string(std::uniform_int_distribution<int>(1000, 9999)(m_Random)) + "_" +
+                                 std::to_string(echo) + "_" + std::to_string(k) + ".dcm";
+        WriteClassicImage(
+          path, plane, seriesUID, "dual echo", 8 * (echo - 1) + k + 1, 1.0, 0.0, [echo](DcmDataset * d) {
+            Put(d, DCM_EchoNumbers, std::to_string(echo));
+            Put(d, DCM_EchoTime, echo == 1 ? "10" : "25");
+            Put(d, DCM_ScanningSequence, "GR");
+            Put(d, DCM_SequenceVariant, "NONE");
+          });
         ++k;
       }
     }
@@ -224,7 +226,8 @@ TEST_F(DicomGeometry, LocalizerCutFromColin27IsReadImageByImageEachOnItsPlane)
       EXPECT_NEAR(image->GetDirection()[i][1], planes[p].columnDirection[i], 1e-6);
     }
     // Every pixel lies on the Colin27 voxel whose value it holds.
-    ExpectOnReference(image, m_Colin, [](double v) { return v * 0.5 + 10.0; }, 1e-4);
+    ExpectOnReference(
+      image, m_Colin, [](double v) { return v * 0.5 + 10.0; }, 1e-4);
     ExpectSameVolume(ReadFileWithGdcm(set.parts[p].slices[0].file), image, 1e-4, 1e-4, false);
   }
   EXPECT_EQ(sizes.size(), 3u) << "three sizes: the images cannot be stacked either";
@@ -260,7 +263,8 @@ TEST_F(DicomGeometry, TwoEchoClassicSeriesIsReadAsTwoVolumesByEcho)
     const auto & image = set.parts[e].image;
     EXPECT_EQ(image->GetLargestPossibleRegion().GetSize(), (DicomVolumeImage::SizeType{ { 64, 72, 8 } }));
     EXPECT_NEAR(image->GetSpacing()[2], 3.0 * m_Colin->GetSpacing()[2], 1e-4);
-    ExpectOnReference(image, m_Colin, [e](double v) { return e == 0 ? v : std::round(0.6 * v); }, 1e-4);
+    ExpectOnReference(
+      image, m_Colin, [e](double v) { return e == 0 ? v : std::round(0.6 * v); }, 1e-4);
   }
 }
 
@@ -290,7 +294,8 @@ TEST_F(DicomGeometry, EnhancedMrFileIsReadVolumeByVolumeFromItsFunctionalGroups)
   for (std::size_t e = 0; e < 2; ++e)
   {
     EXPECT_EQ(set.parts[e].image->GetLargestPossibleRegion().GetSize(), (DicomVolumeImage::SizeType{ { 48, 40, 6 } }));
-    ExpectOnReference(set.parts[e].image, m_Colin, [](double v) { return 0.5 * v; }, 1e-9);
+    ExpectOnReference(
+      set.parts[e].image, m_Colin, [](double v) { return 0.5 * v; }, 1e-9);
   }
 }
 
@@ -306,12 +311,14 @@ TEST_F(DicomGeometry, EnhancedMrVolumeReadsAsDcm2niixReadsIt)
   Folder("enhanced");
   WriteEnhanced(Path("enhanced/single.dcm"), 1, false);
   const auto volume = svdlr_io::ReadDicomSeries(OnlySeries(svdlr_io::FindDicomSeries({ Path("enhanced") })));
-  ExpectOnReference(volume.image, m_Colin, [](double v) { return 0.5 * v; }, 1e-9);
+  ExpectOnReference(
+    volume.image, m_Colin, [](double v) { return 0.5 * v; }, 1e-9);
   const std::string command = std::string(SVDLR_DCM2NIIX) + " -z n -b n -f converted -o '" + Folder("nifti") + "' '" +
                               Path("enhanced") + "' > '" + Path("dcm2niix.log") + "' 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   const auto nifti = itk::ReadImage<DicomVolumeImage>(Path("nifti/converted.nii"));
-  ExpectOnReference(nifti, volume.image, [](double v) { return v; }, 1e-3);
+  ExpectOnReference(
+    nifti, volume.image, [](double v) { return v; }, 1e-3);
 }
 
 TEST_F(DicomGeometry, RealTriPlanarLocalizerIsReadImageByImageAsGdcmReadsEachFile)
@@ -427,8 +434,11 @@ TEST_F(DicomGeometry, ToolFiltersATwoEchoSeriesVolumeByVolumeAndDcm2niixSplitsTh
   {
     const std::string name = Path("nifti/converted_e" + std::to_string(e) + ".nii");
     ASSERT_TRUE(fs::exists(name)) << ReadText(Path("dcm2niix.log"));
-    ExpectOnReference(itk::ReadImage<DicomVolumeImage>(name), output.parts[e - 1].image, [](double v) { return v; },
-                      output.parts[e - 1].slices[0].rescaleSlope / 2 + 1e-3);
+    ExpectOnReference(
+      itk::ReadImage<DicomVolumeImage>(name),
+      output.parts[e - 1].image,
+      [](double v) { return v; },
+      output.parts[e - 1].slices[0].rescaleSlope / 2 + 1e-3);
   }
 }
 
@@ -475,7 +485,8 @@ TEST_F(DicomGeometry, ToolWritesAnEnhancedMrFileAsClassicImagesWithEachFramesGeo
     EXPECT_NE(ReadText(Path("gdcminfo.txt")).find("MR Image Storage"), std::string::npos)
       << ReadText(Path("gdcminfo.txt"));
   }
-  ExpectSameVolume(ReadFileWithGdcm(output.parts[1].slices[3].file), SliceOf(output.parts[1].image, 3), 1e-4, 1e-3, false);
+  ExpectSameVolume(
+    ReadFileWithGdcm(output.parts[1].slices[3].file), SliceOf(output.parts[1].image, 3), 1e-4, 1e-3, false);
 }
 
 TEST_F(DicomGeometry, ToolOnRealAngioProjectionsKeepsEveryProjectionsGeometry)
@@ -524,7 +535,8 @@ TEST_F(DicomGeometry, DenoiserReadsAnEnhancedMultiEchoFileAsA4DSeries)
   EXPECT_EQ(series.by, "echo");
   for (long v = 0; v < 2; ++v)
   {
-    ExpectOnReference(VolumeOf(series.image, v), m_Colin, [](double x) { return 0.5 * x; }, 1e-9);
+    ExpectOnReference(
+      VolumeOf(series.image, v), m_Colin, [](double x) { return 0.5 * x; }, 1e-9);
   }
 
   // The tool on the DICOM file gives what it gives on the same series as NIfTI, with the DICOM geometry.
@@ -544,7 +556,8 @@ TEST_F(DicomGeometry, DenoiserReadsAnEnhancedMultiEchoFileAsA4DSeries)
     ASSERT_EQ(a->GetBufferPointer()[i], b->GetBufferPointer()[i]) << "voxel " << i;
   }
   const double anyValue = std::numeric_limits<double>::infinity();
-  ExpectOnReference(VolumeOf(a, 1), m_Colin, [](double x) { return x; }, anyValue);
+  ExpectOnReference(
+    VolumeOf(a, 1), m_Colin, [](double x) { return x; }, anyValue);
 
   const auto localizer = RunToolIn(m_Directory, SVDLR_DENOISE_TOOL, "--backend cpu localizer_missing out.nii.gz");
   EXPECT_EQ(localizer.exitCode, 3);

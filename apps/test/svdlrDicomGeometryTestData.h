@@ -46,7 +46,7 @@ Colin27OrNull()
 struct PlaneSpec
 {
   std::array<long, 3> corner{ { 0, 0, 0 } };
-  int                 alongRow{ 0 };    // volume axis walked along a row (increasing column)
+  int                 alongRow{ 0 }; // volume axis walked along a row (increasing column)
   int                 rowSign{ 1 };
   int                 alongColumn{ 1 }; // volume axis walked down a column (increasing row)
   int                 columnSign{ 1 };
@@ -171,14 +171,14 @@ JoinGeometry(const Vector3 & a, const Vector3 & b)
 
 /** One classic MR file of `plane` (stored through slope/intercept); `extra` adds attributes (echo, ...). */
 inline void
-WriteClassicImage(const std::string &                         path,
-                  const PlaneImage &                          plane,
-                  const std::string &                         seriesUID,
-                  const std::string &                         description,
-                  int                                         instanceNumber,
-                  double                                      slope,
-                  double                                      intercept,
-                  const std::function<void(DcmDataset *)> &   extra = {})
+WriteClassicImage(const std::string &                       path,
+                  const PlaneImage &                        plane,
+                  const std::string &                       seriesUID,
+                  const std::string &                       description,
+                  int                                       instanceNumber,
+                  double                                    slope,
+                  double                                    intercept,
+                  const std::function<void(DcmDataset *)> & extra = {})
 {
   DcmFileFormat file;
   DcmDataset *  dataset = file.getDataset();
@@ -225,8 +225,10 @@ NewItem(DcmItem * parent, const DcmTagKey & sequence)
  * Functional Groups (the first frame's), position, echo, rescale and FrameContent (DimensionIndexValues:
  * echo, in-stack position) per frame; the dimensions declared in DimensionIndexSequence. */
 inline void
-WriteEnhancedMr(const std::string & path, const std::vector<EnhancedFrame> & frames, const std::string & seriesUID,
-                const std::string & description)
+WriteEnhancedMr(const std::string &                path,
+                const std::vector<EnhancedFrame> & frames,
+                const std::string &                seriesUID,
+                const std::string &                description)
 {
   DcmFileFormat file;
   DcmDataset *  dataset = file.getDataset();
@@ -243,7 +245,7 @@ WriteEnhancedMr(const std::string & path, const std::vector<EnhancedFrame> & fra
   dataset->putAndInsertUint16(DCM_Rows, static_cast<Uint16>(first.rows));
   dataset->putAndInsertUint16(DCM_Columns, static_cast<Uint16>(first.columns));
 
-  char uid[100];
+  char              uid[100];
   const std::string organization = dcmGenerateUniqueIdentifier(uid, SITE_UID_ROOT);
   Put(NewItem(dataset, DCM_DimensionOrganizationSequence), DCM_DimensionOrganizationUID, organization);
   const std::pair<DcmTagKey, DcmTagKey> dimensions[] = { { DCM_EffectiveEchoTime, DCM_MREchoSequence },
@@ -270,7 +272,7 @@ WriteEnhancedMr(const std::string & path, const std::vector<EnhancedFrame> & fra
   std::vector<Uint16> pixels;
   for (const EnhancedFrame & frame : frames)
   {
-    DcmItem * perFrame = NewItem(dataset, DCM_PerFrameFunctionalGroupsSequence);
+    DcmItem *       perFrame = NewItem(dataset, DCM_PerFrameFunctionalGroupsSequence);
     const Vector3 & p = frame.plane.position;
     Put(NewItem(perFrame, DCM_PlanePositionSequence), DCM_ImagePositionPatient, JoinDS({ p[0], p[1], p[2] }));
     Put(NewItem(perFrame, DCM_MREchoSequence), DCM_EffectiveEchoTime, svdlr_io::FormatDecimalString(frame.echoTime));
@@ -293,10 +295,10 @@ WriteEnhancedMr(const std::string & path, const std::vector<EnhancedFrame> & fra
 /** Every voxel of `image` at its physical point in `reference` (a whole voxel there), with `transform` of the
  * reference's value: geometry and pixels checked together, whatever axes each reader chose. */
 inline void
-ExpectOnReference(const DicomVolumeImage *               image,
-                  const DicomVolumeImage *               reference,
-                  const std::function<double(double)> &  transform,
-                  double                                 tolerance)
+ExpectOnReference(const DicomVolumeImage *              image,
+                  const DicomVolumeImage *              reference,
+                  const std::function<double(double)> & transform,
+                  double                                tolerance)
 {
   std::size_t bad = 0;
   const auto  region = image->GetLargestPossibleRegion();

@@ -213,8 +213,8 @@ Denoise(const DenoiseToolOptions & options,
   using Filter = itk::LocalLowRankDenoisingImageFilter<TSeries>;
   using Traits = itk::LocalLowRankSeriesTraits<TSeries>;
 
-  const auto series = given ? given : ReadInput<TSeries>(options.input, "series");
-  const auto & size = series->GetLargestPossibleRegion().GetSize();
+  const auto                       series = given ? given : ReadInput<TSeries>(options.input, "series");
+  const auto &                     size = series->GetLargestPossibleRegion().GetSize();
   const std::array<std::size_t, 3> grid{ { size[0], size[1], size[2] } };
   const std::size_t                volumes = Traits::Volumes(*series);
   if (volumes < 2)
@@ -276,8 +276,7 @@ Denoise(const DenoiseToolOptions & options,
       break;
     default:
       filter->SetRankSelection(Selection::MarchenkoPastur);
-      filter->SetMarchenkoPasturEstimator(options.policy.estimator ==
-                                              svdlr::MarchenkoPasturEstimator::CorderoGrande2019
+      filter->SetMarchenkoPasturEstimator(options.policy.estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019
                                             ? Estimator::CorderoGrande2019
                                             : Estimator::Veraart2016);
   }

@@ -165,7 +165,7 @@ Reconstruct(const TImage *      input,
   auto filter = FilterType::New();
   filter->SetInput(input);
   const svdlr::RankPolicy noisePolicy = ConfigureFilter(filter.GetPointer(), options);
-  const unsigned int axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
+  const unsigned int      axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
   filter->SetSliceDimension(axis);
 
   const svdlr_tools::ProgressBar progress(filter);
@@ -342,13 +342,11 @@ ReconstructPngFolder(const ToolOptions & options, const std::vector<std::string>
   {
     switch (svdlr_io::PngStackComponentType(files))
     {
-      case itk::IOComponentEnum::UCHAR:
-      {
+      case itk::IOComponentEnum::UCHAR: {
         const auto volume = svdlr_io::ReadPngStack<unsigned char>(files);
         return Reconstruct(volume.GetPointer(), description, OutputKind::PngStack, options, nullptr);
       }
-      case itk::IOComponentEnum::USHORT:
-      {
+      case itk::IOComponentEnum::USHORT: {
         const auto volume = svdlr_io::ReadPngStack<unsigned short>(files);
         return Reconstruct(volume.GetPointer(), description, OutputKind::PngStack, options, nullptr);
       }
@@ -367,7 +365,9 @@ ReconstructPngFolder(const ToolOptions & options, const std::vector<std::string>
  * keeps its geometry; the slices are filtered in one batch per slice size (the filter treats each slice on its
  * own, so batching changes no value), and written as one derived series. */
 int
-ReconstructDicomParts(const svdlr_io::DicomImageSet & set, const std::string & inputDescription, const ToolOptions & options)
+ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
+                      const std::string &             inputDescription,
+                      const ToolOptions &             options)
 {
   using VolumeType = svdlr_io::DicomVolumeImage;
   using FilterType = itk::SVDLowRankReconstructionImageFilter<VolumeType, VolumeType>;
@@ -394,9 +394,9 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set, const std::string & i
   }
   svdlr_io::StagedDirectory staged(outputPath, options.overwrite);
 
-  std::vector<const VolumeType *>     inputs;
+  std::vector<const VolumeType *>            inputs;
   std::vector<const svdlr_io::DicomVolume *> sources;
-  std::vector<VolumeType::Pointer>    outputs;
+  std::vector<VolumeType::Pointer>           outputs;
   for (const auto & part : set.parts)
   {
     inputs.push_back(part.image.GetPointer());
@@ -493,7 +493,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set, const std::string & i
             << "output:   " << outputPath << " (DICOM series, " << files.size()
             << (files.size() == 1 ? " file: \"" : " files: \"") << write.seriesDescription << "\", "
             << (set.layout == svdlr_io::DicomLayout::Images ? "each image with its own geometry)\n"
-                                                              : "volume by volume)\n");
+                                                            : "volume by volume)\n");
   if (!figure.empty())
   {
     std::cout << "figure:   " << figure << " (middle slice of the first batch)\n";
