@@ -98,6 +98,90 @@ SliceOf(const DicomVolumeImage * volume, std::size_t k)
   return slice;
 }
 
+/** The largest |difference| between `image` and `reference` at each voxel's physical point; infinity when a voxel
+ * falls off the reference's grid (or outside it). */
+double
+DifferenceOnGrid(const DicomVolumeImage * image, const DicomVolumeImage * reference)
+{
+  double largest = 0.0;
+  for (itk::ImageRegionConstIteratorWithIndex<DicomVolumeImage> it(image, image->GetLargestPossibleRegion());
+       !it.IsAtEnd();
+       ++it)
+  {
+    DicomVolumeImage::PointType point;
+    image->TransformIndexToPhysicalPoint(it.GetIndex(), point);
+    itk::ContinuousIndex<double, 3> index;
+    if (!reference->TransformPhysicalPointToContinuousIndex(point, index))
+      return std::numeric_limits<double>::infinity();
+    DicomVolumeImage::IndexType nearest;
+    for (unsigned int i = 0; i < 3; ++i)
+    {
+      if (std::abs(index[i] - std::round(index[i])) > 1e-3)
+        return std::numeric_limits<double>::infinity();
+      nearest[i] = static_cast<long>(std::round(index[i]));
+    }
+    largest = std::max(largest, std::abs(static_cast<double>(reference->GetPixel(nearest)) - it.Get()));
+  }
+  return largest;
+}
+
+/** dcm2niix converts `folder` into as many NIfTI files as `parts`, each one of the parts: same voxels at the same
+ * places with the same values (within `tolerance`). Skips (or fails when data is required) without dcm2niix. */
+void
+ExpectDcm2niixFindsTheParts(const std::string &                        folder,
+                            const std::string &                        into,
+                            const std::vector<svdlr_io::DicomVolume> & parts,
+                            double                                     tolerance)
+{
+  if (std::string(SVDLR_DCM2NIIX).empty())
+  {
+    if (TestDataRequired())
+      ADD_FAILURE() << "dcm2niix is required (apt-get install dcm2niix)";
+    return;
+  }
+  fs::create_directories(into);
+  const std::string command = std::string(SVDLR_DCM2NIIX) + " -z n -b n -f part_%s_%j -o '" + into + "' '" + folder +
+                              "' > '" + into + "/dcm2niix.log' 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::vector<std::string> converted;
+  for (const auto & entry : fs::directory_iterator(into))
+  {
+    if (entry.path().extension() == ".nii")
+      converted.push_back(entry.path().string());
+  }
+  ASSERT_EQ(converted.size(), parts.size()) << ReadText(into + "/dcm2niix.log");
+  std::set<std::size_t> matched;
+  for (const std::string & file : converted)
+  {
+    const auto  nifti = itk::ReadImage<DicomVolumeImage>(file);
+    double      best = std::numeric_limits<double>::infinity();
+    std::size_t which = 0;
+    for (std::size_t p = 0; p < parts.size(); ++p)
+    {
+      if (nifti->GetLargestPossibleRegion().GetNumberOfPixels() !=
+          parts[p].image->GetLargestPossibleRegion().GetNumberOfPixels())
+        continue;
+      const double difference = DifferenceOnGrid(nifti, parts[p].image);
+      if (difference < best)
+      {
+        best = difference;
+        which = p;
+      }
+    }
+    EXPECT_LE(best, tolerance) << file << " matches no part";
+    matched.insert(which);
+  }
+  EXPECT_EQ(matched.size(), parts.size()) << "every part converted once";
+}
+
+/** The Enhanced test files' value of a Colin27 voxel at `echo` (1-based): half of it, and the second echo 60% of
+ * the first (whole stored values under every frame's rescale). */
+double
+EnhancedValue(double colin, int echo)
+{
+  return 0.5 * (echo == 1 ? colin : std::round(0.6 * colin));
+}
+
 class DicomGeometry : public RandomTest
 {
 protected:
@@ -158,7 +242,7 @@ protected:
   }
 
   /** An Enhanced MR file: `echoes` echoes of six axial slices (crop 48x40), frames slice-major (echoes
-   * interleaved), values half Colin27's; with `varyRescale` each frame has its own rescale (slope 0.5, 0.25 or
+   * interleaved), values EnhancedValue(); with `varyRescale` each frame has its own rescale (slope 0.5, 0.25 or
    * 0.125 by frame, intercept -7 per echo), else all (0.5, 0). */
   std::vector<EnhancedFrame>
   WriteEnhanced(const std::string & path, int echoes, bool varyRescale = true)
@@ -172,7 +256,9 @@ protected:
         EnhancedFrame frame;
         frame.slope = varyRescale ? 0.5 / (1 << (frames.size() % 3)) : 0.5;
         frame.intercept = varyRescale ? -7.0 * echo : 0.0;
-        frame.plane = Rescaled(CutPlane(m_Colin, spec), 0.5, 0.0);
+        frame.plane = CutPlane(m_Colin, spec);
+        for (double & v : frame.plane.values)
+          v = EnhancedValue(v, echo);
         frame.echoTime = 8.0 * echo;
         frame.echoIndex = echo;
         frame.inStack = inStack;
@@ -295,7 +381,7 @@ TEST_F(DicomGeometry, EnhancedMrFileIsReadVolumeByVolumeFromItsFunctionalGroups)
   {
     EXPECT_EQ(set.parts[e].image->GetLargestPossibleRegion().GetSize(), (DicomVolumeImage::SizeType{ { 48, 40, 6 } }));
     ExpectOnReference(
-      set.parts[e].image, m_Colin, [](double v) { return 0.5 * v; }, 1e-9);
+      set.parts[e].image, m_Colin, [e](double v) { return EnhancedValue(v, static_cast<int>(e) + 1); }, 1e-9);
   }
 }
 
@@ -312,7 +398,7 @@ TEST_F(DicomGeometry, EnhancedMrVolumeReadsAsDcm2niixReadsIt)
   WriteEnhanced(Path("enhanced/single.dcm"), 1, false);
   const auto volume = svdlr_io::ReadDicomSeries(OnlySeries(svdlr_io::FindDicomSeries({ Path("enhanced") })));
   ExpectOnReference(
-    volume.image, m_Colin, [](double v) { return 0.5 * v; }, 1e-9);
+    volume.image, m_Colin, [](double v) { return EnhancedValue(v, 1); }, 1e-9);
   const std::string command = std::string(SVDLR_DCM2NIIX) + " -z n -b n -f converted -o '" + Folder("nifti") + "' '" +
                               Path("enhanced") + "' > '" + Path("dcm2niix.log") + "' 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
@@ -385,6 +471,7 @@ TEST_F(DicomGeometry, ToolWritesALocalizerImageByImageWithEachImagesGeometry)
       EXPECT_NE(ReadText(Path("gdcminfo.txt")).find("MR Image Storage"), std::string::npos);
     }
   }
+  ExpectDcm2niixFindsTheParts(Path("out"), Path("nifti"), output.parts, output.parts[0].slices[0].rescaleSlope + 1e-3);
 }
 
 TEST_F(DicomGeometry, ToolRefusesALocalizerWithRequireVolumeAndAFileOutputWithout)
@@ -398,6 +485,9 @@ TEST_F(DicomGeometry, ToolRefusesALocalizerWithRequireVolumeAndAFileOutputWithou
   const auto nifti = Tool("--backend cpu localizer out.nii.gz");
   EXPECT_EQ(nifti.exitCode, 2) << nifti.out;
   EXPECT_NE(nifti.err.find("only a DICOM output can hold"), std::string::npos) << nifti.err;
+  const auto axis = Tool("--backend cpu --slice-axis 0 localizer out");
+  EXPECT_EQ(axis.exitCode, 2) << axis.out;
+  EXPECT_NE(axis.err.find("--slice-axis 0"), std::string::npos) << axis.err;
   EXPECT_FALSE(fs::exists(Path("out"))) << "nothing written";
   EXPECT_FALSE(fs::exists(Path("out.nii.gz")));
 }
@@ -487,6 +577,8 @@ TEST_F(DicomGeometry, ToolWritesAnEnhancedMrFileAsClassicImagesWithEachFramesGeo
   }
   ExpectSameVolume(
     ReadFileWithGdcm(output.parts[1].slices[3].file), SliceOf(output.parts[1].image, 3), 1e-4, 1e-3, false);
+  // dcm2niix splits the classic files into the two echoes again, each at its frames' places.
+  ExpectDcm2niixFindsTheParts(Path("out"), Path("nifti"), output.parts, output.parts[0].slices[0].rescaleSlope + 1e-3);
 }
 
 TEST_F(DicomGeometry, ToolOnRealAngioProjectionsKeepsEveryProjectionsGeometry)
@@ -536,7 +628,7 @@ TEST_F(DicomGeometry, DenoiserReadsAnEnhancedMultiEchoFileAsA4DSeries)
   for (long v = 0; v < 2; ++v)
   {
     ExpectOnReference(
-      VolumeOf(series.image, v), m_Colin, [](double x) { return 0.5 * x; }, 1e-9);
+      VolumeOf(series.image, v), m_Colin, [v](double x) { return EnhancedValue(x, static_cast<int>(v) + 1); }, 1e-9);
   }
 
   // The tool on the DICOM file gives what it gives on the same series as NIfTI, with the DICOM geometry.
