@@ -67,12 +67,14 @@ struct DicomPixelFormat
  * volume's values. */
 struct DicomSliceSource
 {
-  std::string file;
-  double      rescaleSlope{ 1.0 };
-  double      rescaleIntercept{ 0.0 };
+  std::string  file;
+  unsigned int frame{ 0 };        // 0-based frame within the file
+  unsigned int framesInFile{ 1 }; // > 1: one frame of a multi-frame (Enhanced) file
+  double       rescaleSlope{ 1.0 };
+  double       rescaleIntercept{ 0.0 };
 };
 
-/** A series read as a volume. slices[k] is the file of slice k along the volume's third axis. */
+/** A series read as a volume. slices[k] is the file (and frame) of slice k along the volume's third axis. */
 struct DicomVolume
 {
   DicomVolumeImage::Pointer     image;
@@ -110,11 +112,13 @@ DescribeDicomSeries(const std::vector<DicomSeriesSummary> & series);
 const DicomSeriesSummary &
 SelectDicomSeries(const std::vector<DicomSeriesSummary> & series, const std::string & choice);
 
-/** Reads one series as a volume: slices ordered by their position along the slice normal (not by file
+/** Reads one series as a volume (classic single-frame files, or an Enhanced multi-frame file whose frames
+ * form one volume): slices ordered by their position along the slice normal (not by file
  * name or InstanceNumber), origin at the first slice's ImagePositionPatient, direction from
  * ImageOrientationPatient, spacing from PixelSpacing and the measured distance between slices,
  * RescaleSlope/Intercept applied. Each slice must lie within `spacingTolerance` (relative to the slice
- * spacing) of a regular grid. Throws DicomError naming the file for anything it cannot read. */
+ * spacing) of a regular grid. Throws DicomError naming the file for anything it cannot read, and for series
+ * that form no single volume (ReadDicomImages in SVDLowRankDicomFrames.h reads those). */
 DicomVolume
 ReadDicomSeries(const DicomSeriesSummary & series, double spacingTolerance = 0.01);
 

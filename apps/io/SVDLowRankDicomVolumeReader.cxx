@@ -15,10 +15,9 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// ReadDicomSeries: one series' files as a volume. Headers first (every file checked, slices ordered
-// along the normal and checked against a regular grid), then each slice's pixels through DCMTK.
-#include "SVDLowRankDicomSeries.h"
-#include "SVDLowRankDicomTags.h"
+// ReadDicomSeries: one series' files as a volume; and what SVDLowRankDicomFrames.cxx builds on: a classic
+// image's header (geometry, pixel format, rescale, 4D keys) and one frame's pixels through DCMTK.
+#include "SVDLowRankDicomFrameParsing.h"
 
 #include "dcmtk/dcmdata/dccodec.h"
 
@@ -31,65 +30,28 @@ namespace svdlr_io
 {
 namespace
 {
-using Vector3 = std::array<double, 3>;
 
-// The header of one slice file: what grouping, ordering and geometry need.
-struct SliceHeader
-{
-  std::string  file;
-  unsigned int rows{ 0 };
-  unsigned int columns{ 0 };
-  bool         hasPosition{ false };
-  Vector3      position{ { 0.0, 0.0, 0.0 } };
-  bool         hasOrientation{ false };
-  Vector3      rowDirection{ { 1.0, 0.0, 0.0 } };    // along a row: increasing column index
-  Vector3      columnDirection{ { 0.0, 1.0, 0.0 } }; // down a column: increasing row index
-  double       rowSpacing{ 1.0 };                    // PixelSpacing[0]: between rows
-  double       columnSpacing{ 1.0 };                 // PixelSpacing[1]: between columns
-  double       sliceThickness{ 0.0 };
-  double       spacingBetweenSlices{ 0.0 };
-  unsigned int bitsAllocated{ 0 };
-  unsigned int bitsStored{ 0 };
-  unsigned int highBit{ 0 };
-  bool         isSigned{ false };
-  unsigned int samplesPerPixel{ 1 };
-  long         frames{ 1 };
-  std::string  photometric;
-  double       slope{ 1.0 };
-  double       intercept{ 0.0 };
-};
-
-Vector3
-Cross(const Vector3 & a, const Vector3 & b)
-{
-  return { { a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0] } };
-}
-
+// A decimal value of `tag` in `item`, or `fallback` when absent.
 double
-Dot(const Vector3 & a, const Vector3 & b)
+GetDecimal(DcmItem * item, const DcmTagKey & tag, double fallback)
 {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+  Float64 value = 0.0;
+  return item->findAndGetFloat64(tag, value).good() ? value : fallback;
 }
 
-double
-Distance(const Vector3 & a, const Vector3 & b)
+int
+GetInteger(DcmItem * item, const DcmTagKey & tag)
 {
-  const Vector3 d{ { a[0] - b[0], a[1] - b[1], a[2] - b[2] } };
-  return std::sqrt(Dot(d, d));
+  Sint32 value = 0;
+  return item->findAndGetSint32(tag, value).good() ? static_cast<int>(value) : -1;
 }
 
-std::string
-FormatVector(const Vector3 & v)
-{
-  std::ostringstream text;
-  text << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
-  return text.str();
-}
+} // namespace
 
-SliceHeader
-ParseSliceHeader(DcmItem * dataset, const std::string & file)
+DicomFrame
+ParseClassicFrame(DcmItem * dataset, const std::string & file)
 {
-  SliceHeader header;
+  DicomFrame header;
   header.file = file;
   Uint16 value = 0;
   if (dataset->findAndGetUint16(DCM_Rows, value).good())
@@ -105,8 +67,8 @@ ParseSliceHeader(DcmItem * dataset, const std::string & file)
   if (dataset->findAndGetUint16(DCM_SamplesPerPixel, value).good())
     header.samplesPerPixel = value;
   Sint32 frames = 1;
-  if (dataset->findAndGetSint32(DCM_NumberOfFrames, frames).good())
-    header.frames = frames;
+  if (dataset->findAndGetSint32(DCM_NumberOfFrames, frames).good() && frames > 1)
+    header.framesInFile = static_cast<unsigned int>(frames);
   header.photometric = GetString(dataset, DCM_PhotometricInterpretation);
 
   Float64 number = 0.0;
@@ -146,12 +108,26 @@ ParseSliceHeader(DcmItem * dataset, const std::string & file)
     header.slope = number;
   if (dataset->findAndGetFloat64(DCM_RescaleIntercept, number).good())
     header.intercept = number;
+
+  // What tells the volumes of a 4D series apart.
+  DicomFrameKey & key = header.key;
+  key.echoNumber = GetInteger(dataset, DCM_EchoNumbers);
+  key.echoTime = GetDecimal(dataset, DCM_EchoTime, DicomFrameKey::Unknown);
+  key.temporalPosition = GetInteger(dataset, DCM_TemporalPositionIdentifier);
+  key.triggerTime = GetDecimal(dataset, DCM_TriggerTime, DicomFrameKey::Unknown);
+  key.acquisitionNumber = GetInteger(dataset, DCM_AcquisitionNumber);
+  key.bValue = GetDecimal(dataset, DCM_DiffusionBValue, DicomFrameKey::Unknown);
+  for (unsigned long i = 0; i < 3; ++i)
+  {
+    if (dataset->findAndGetFloat64(DCM_DiffusionGradientOrientation, number, i).good())
+      key.gradient[i] = number;
+  }
   return header;
 }
 
-// What this reader supports, checked per file so the message names it.
+// What this reader supports, checked per frame so the message names it.
 void
-CheckSupportedPixels(const SliceHeader & header)
+CheckSupportedPixels(const DicomFrame & header)
 {
   if (header.rows == 0 || header.columns == 0)
   {
@@ -176,53 +152,59 @@ CheckSupportedPixels(const SliceHeader & header)
                     "has inconsistent BitsStored (" + std::to_string(header.bitsStored) + ") and HighBit (" +
                       std::to_string(header.highBit) + ")");
   }
-  if (header.frames != 1)
-  {
-    throw FileError(header.file,
-                    "is a multi-frame image (" + std::to_string(header.frames) +
-                      " frames); only series of single-frame slices are supported");
-  }
 }
 
-// Numbers the geometry and the pixel values are made of, checked per file so that bad tags give an error naming the
-// file instead of NaN or Inf in the volume (ITK's direction checks abort() on those; found by apps/fuzz).
+// Numbers the geometry and the pixel values are made of, checked per frame so that bad tags give an error naming the
+// frame instead of NaN or Inf in the volume (ITK's direction checks abort() on those; found by apps/fuzz).
 void
-CheckFiniteNumbers(const SliceHeader & header)
+CheckFiniteNumbers(const DicomFrame & header)
 {
-  const auto finite = [](const Vector3 & v) { return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]); };
+  using Vector3 = DicomVector3;
+  const auto finite = [](const Vector3 & v) {
+    return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]);
+  };
+  const auto format = [](const Vector3 & v) {
+    std::ostringstream text;
+    text << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
+    return text.str();
+  };
   if (!finite(header.position))
   {
-    throw FileError(header.file, "has a non-finite ImagePositionPatient " + FormatVector(header.position));
+    throw FileError(header.Name(), "has a non-finite ImagePositionPatient " + format(header.position));
   }
-  const Vector3 normal = Cross(header.rowDirection, header.columnDirection);
-  if (!finite(header.rowDirection) || !finite(header.columnDirection) || !(std::sqrt(Dot(normal, normal)) > 1e-3))
+  const Vector3 & a = header.rowDirection;
+  const Vector3 & b = header.columnDirection;
+  const Vector3   normal{ { a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0] } };
+  if (!finite(a) || !finite(b) ||
+      !(std::sqrt(normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2]) > 1e-3))
   {
-    throw FileError(header.file,
-                    "has a degenerate ImageOrientationPatient " + FormatVector(header.rowDirection) + ", " +
-                      FormatVector(header.columnDirection) + ": its row and column directions span no plane");
+    throw FileError(header.Name(),
+                    "has a degenerate ImageOrientationPatient " + format(a) + ", " + format(b) +
+                      ": its row and column directions span no plane");
   }
-  for (const double spacing : { header.rowSpacing, header.columnSpacing, header.sliceThickness, header.spacingBetweenSlices })
+  for (const double spacing :
+       { header.rowSpacing, header.columnSpacing, header.sliceThickness, header.spacingBetweenSlices })
   {
     if (!std::isfinite(spacing))
     {
-      throw FileError(header.file, "has a non-finite PixelSpacing, SliceThickness or SpacingBetweenSlices");
+      throw FileError(header.Name(), "has a non-finite PixelSpacing, SliceThickness or SpacingBetweenSlices");
     }
   }
   // The largest physical value must fit a 32-bit float: |slope| * 2^bitsStored + |intercept|.
-  const double largest = std::abs(header.slope) * std::ldexp(1.0, static_cast<int>(header.bitsStored)) +
-                         std::abs(header.intercept);
+  const double largest =
+    std::abs(header.slope) * std::ldexp(1.0, static_cast<int>(header.bitsStored)) + std::abs(header.intercept);
   if (!(largest < 1e38))
   {
     std::ostringstream what;
     what << "has RescaleSlope " << header.slope << " and RescaleIntercept " << header.intercept
          << ", which put its values beyond 32-bit floats";
-    throw FileError(header.file, what.str());
+    throw FileError(header.Name(), what.str());
   }
 }
 
-// The stored values of one slice, decoded (DCMTK's codecs) and turned into physical values.
+// The stored values of one frame, decoded (DCMTK's codecs) and turned into physical values.
 void
-ReadSlicePixels(DcmFileFormat & dicom, const SliceHeader & header, float * output)
+ReadFramePixels(DcmFileFormat & dicom, const DicomFrame & header, float * output)
 {
   DcmDataset *  dataset = dicom.getDataset();
   const DcmXfer transferSyntax(dataset->getOriginalXfer());
@@ -252,20 +234,20 @@ ReadSlicePixels(DcmFileFormat & dicom, const SliceHeader & header, float * outpu
                     "has a frame of " + std::to_string(frameSize) + " bytes, too small for " +
                       std::to_string(header.rows) + "x" + std::to_string(header.columns) + " pixels");
   }
-  if (!transferSyntax.isEncapsulated() && pixelData->getLength() < frameSize)
+  if (!transferSyntax.isEncapsulated() && pixelData->getLength() < static_cast<Uint64>(frameSize) * header.framesInFile)
   {
     throw FileError(header.file,
                     "has " + std::to_string(pixelData->getLength()) + " bytes of pixel data, expected " +
-                      std::to_string(frameSize) + " (truncated?)");
+                      std::to_string(static_cast<Uint64>(frameSize) * header.framesInFile) + " (truncated?)");
   }
   std::vector<Uint8> buffer(frameSize + (frameSize & 1u));
   Uint32             startFragment = 0;
   OFString           colourModel;
   const OFCondition  status = pixelData->getUncompressedFrame(
-    dataset, 0, startFragment, buffer.data(), static_cast<Uint32>(buffer.size()), colourModel);
+    dataset, header.frame, startFragment, buffer.data(), static_cast<Uint32>(buffer.size()), colourModel);
   if (status.bad())
   {
-    throw FileError(header.file, std::string("pixel data cannot be decoded (") + status.text() + "): truncated?");
+    throw FileError(header.Name(), std::string("pixel data cannot be decoded (") + status.text() + "): truncated?");
   }
 
   // Stored values sit in bits [highBit - bitsStored + 1, highBit] of each sample; signed ones are two's complement.
@@ -282,8 +264,6 @@ ReadSlicePixels(DcmFileFormat & dicom, const SliceHeader & header, float * outpu
   }
 }
 
-} // namespace
-
 DicomVolume
 ReadDicomSeries(const DicomSeriesSummary & series, double spacingTolerance)
 {
@@ -291,116 +271,14 @@ ReadDicomSeries(const DicomSeriesSummary & series, double spacingTolerance)
   {
     throw DicomError("series " + series.seriesInstanceUID + " has no files");
   }
-  // Headers first: check every file and order the slices before reading any pixels.
-  std::vector<SliceHeader> headers;
-  for (const std::string & file : series.files)
+  // Headers first: check every frame and the geometry before reading any pixels.
+  std::vector<DicomFrame> frames = ReadDicomFrames(series);
+  const std::string       why = WhyNotOneVolume(frames, spacingTolerance);
+  if (!why.empty())
   {
-    auto dicom = LoadDicomFile(file, true);
-    headers.push_back(ParseSliceHeader(dicom->getDataset(), file));
-    CheckSupportedPixels(headers.back());
-    CheckFiniteNumbers(headers.back());
+    throw DicomError(why);
   }
-  const SliceHeader & first = headers.front();
-  for (const SliceHeader & header : headers)
-  {
-    if (header.rows != first.rows || header.columns != first.columns)
-    {
-      throw FileError(header.file,
-                      "is " + std::to_string(header.columns) + "x" + std::to_string(header.rows) + " pixels but " +
-                        first.file + " is " + std::to_string(first.columns) + "x" + std::to_string(first.rows) +
-                        ": slices of one series must have the same size");
-    }
-    if (headers.size() > 1 && (!header.hasPosition || !header.hasOrientation))
-    {
-      throw FileError(header.file,
-                      "has no ImagePositionPatient/ImageOrientationPatient, so its slice cannot be placed");
-    }
-    if (Distance(header.rowDirection, first.rowDirection) > 1e-4 ||
-        Distance(header.columnDirection, first.columnDirection) > 1e-4)
-    {
-      throw FileError(header.file,
-                      "is oriented differently from " + first.file +
-                        ": the series mixes slice orientations (a localizer?)");
-    }
-  }
-  const Vector3 normal = Cross(first.rowDirection, first.columnDirection);
-  std::stable_sort(headers.begin(), headers.end(), [&normal](const SliceHeader & a, const SliceHeader & b) {
-    return Dot(a.position, normal) < Dot(b.position, normal);
-  });
-
-  double            sliceSpacing = first.spacingBetweenSlices > 0.0 ? first.spacingBetweenSlices
-                                   : first.sliceThickness > 0.0     ? first.sliceThickness
-                                                                    : 1.0;
-  const std::size_t slices = headers.size();
-  if (slices > 1)
-  {
-    sliceSpacing = (Dot(headers.back().position, normal) - Dot(headers.front().position, normal)) / (slices - 1);
-    if (!std::isfinite(sliceSpacing))
-    {
-      throw FileError(headers.back().file, "lies too far from " + headers.front().file + " for its position to be used");
-    }
-    const double tolerance = spacingTolerance * sliceSpacing;
-    for (std::size_t k = 1; k < slices; ++k)
-    {
-      if (Dot(headers[k].position, normal) - Dot(headers[k - 1].position, normal) <= tolerance)
-      {
-        throw FileError(headers[k].file,
-                        "lies at the same position as " + headers[k - 1].file +
-                          ": the series has several images per slice position (echoes, phases?)");
-      }
-    }
-    for (std::size_t k = 0; k < slices; ++k)
-    {
-      Vector3 expected = headers.front().position;
-      for (unsigned int i = 0; i < 3; ++i)
-      {
-        expected[i] += static_cast<double>(k) * sliceSpacing * normal[i];
-      }
-      const double offset = Distance(headers[k].position, expected);
-      if (offset > tolerance)
-      {
-        std::ostringstream what;
-        what << "lies " << offset << " mm from where a uniform slice spacing of " << sliceSpacing << " mm puts slice "
-             << k << " " << FormatVector(expected) << ": unequal slice spacing or a missing slice (tolerance "
-             << tolerance << " mm)";
-        throw FileError(headers[k].file, what.str());
-      }
-    }
-  }
-
-  DicomVolume volume;
-  volume.seriesInstanceUID = series.seriesInstanceUID;
-  volume.seriesDescription = series.seriesDescription;
-  volume.format = { first.bitsAllocated, first.bitsStored, first.isSigned };
-  volume.image = DicomVolumeImage::New();
-  DicomVolumeImage::SizeType size{ { first.columns, first.rows, slices } };
-  volume.image->SetRegions(DicomVolumeImage::RegionType(size));
-  DicomVolumeImage::SpacingType spacing;
-  spacing[0] = first.columnSpacing;
-  spacing[1] = first.rowSpacing;
-  spacing[2] = sliceSpacing;
-  volume.image->SetSpacing(spacing);
-  DicomVolumeImage::PointType     origin;
-  DicomVolumeImage::DirectionType direction;
-  for (unsigned int i = 0; i < 3; ++i)
-  {
-    origin[i] = headers.front().position[i];
-    direction[i][0] = first.rowDirection[i];
-    direction[i][1] = first.columnDirection[i];
-    direction[i][2] = normal[i];
-  }
-  volume.image->SetOrigin(origin);
-  volume.image->SetDirection(direction);
-  volume.image->Allocate();
-
-  float * buffer = volume.image->GetBufferPointer();
-  for (std::size_t k = 0; k < slices; ++k)
-  {
-    auto dicom = LoadDicomFile(headers[k].file, false);
-    ReadSlicePixels(*dicom, headers[k], buffer + k * first.rows * first.columns);
-    volume.slices.push_back({ headers[k].file, headers[k].slope, headers[k].intercept });
-  }
-  return volume;
+  return ReadDicomFramesAsVolume(std::move(frames), series);
 }
 
 } // namespace svdlr_io

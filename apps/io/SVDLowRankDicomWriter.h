@@ -62,6 +62,17 @@ ChooseDicomRescale(double low, double high, const DicomPixelFormat & format, con
 std::vector<std::string>
 WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, const DicomWriteOptions & options);
 
+/** Writes several volumes as one derived series (one SeriesInstanceUID, InstanceNumbers and file names running
+ * on from part to part): the volumes of a 4D series, or the images of a series that forms no volume (one-slice
+ * parts, each with its own position, orientation, spacing and size). sources[p] is the source of images[p], or
+ * null; options.source is not used. One rescale spans all parts. A frame of a multi-frame (Enhanced) source is
+ * written as a classic single-frame MR image. */
+std::vector<std::string>
+WriteDicomSeriesParts(const std::vector<const DicomVolumeImage *> & images,
+                      const std::vector<const DicomVolume *> &      sources,
+                      const std::string &                           directory,
+                      const DicomWriteOptions &                     options);
+
 } // namespace svdlr_io
 
 #endif

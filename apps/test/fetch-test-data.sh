@@ -5,6 +5,8 @@
 #
 #   pydicom/  MR_small*.dcm: one 64x64 MR slice in several transfer syntaxes (explicit and implicit VR,
 #             big endian, RLE, JPEG-LS, JPEG 2000), MR_truncated.dcm, and CT5N/ (a 5-slice CT series)
+#             localizer/ (the three images, axial, coronal and sagittal, of one tri-planar MR localizer) and
+#             angio/ (seven MR angiography projections, each at its own angle) from dicomdirtests
 #   nibabel/  0.dcm and 1.dcm (two 256x256 slices of one Siemens MR series), decimal_rescale.dcm
 #             (MR with RescaleSlope 2, RescaleIntercept -4096), csa_slice_norm.dcm (an oblique slice)
 #
@@ -21,7 +23,7 @@ fail() {
   exit 0
 }
 
-have() { [ -s "$dest/pydicom/MR_small.dcm" ] && [ -s "$dest/nibabel/series/1.dcm" ]; }
+have() { [ -s "$dest/pydicom/MR_small.dcm" ] && [ -s "$dest/nibabel/series/1.dcm" ] && [ -s "$dest/pydicom/angio/4678" ]; }
 if have; then
   echo "fetch-test-data: already in $dest"
   exit 0
@@ -46,6 +48,11 @@ for f in MR_small.dcm MR_small_implicit.dcm MR_small_bigendian.dcm MR_small_RLE.
 done
 mkdir -p "$dest/pydicom/CT5N"
 cp "$pydicom_dir"/dicomdirtests/98892001/CT5N/* "$dest/pydicom/CT5N/" || fail "pydicom has no CT5N series"
+mkdir -p "$dest/pydicom/localizer" "$dest/pydicom/angio"
+for f in 6273 6605 6935; do
+  cp "$pydicom_dir/dicomdirtests/98892003/MR2/$f" "$dest/pydicom/localizer/" || fail "pydicom has no localizer image $f"
+done
+cp "$pydicom_dir"/dicomdirtests/98892003/MR700/* "$dest/pydicom/angio/" || fail "pydicom has no angio projections"
 mkdir -p "$dest/nibabel/series"
 cp "$nibabel_dir/tests/data/0.dcm" "$nibabel_dir/tests/data/1.dcm" "$dest/nibabel/series/" || fail "nibabel has no 0.dcm/1.dcm"
 cp "$nibabel_dir/nicom/tests/data/decimal_rescale.dcm" "$nibabel_dir/nicom/tests/data/csa_slice_norm.dcm" \

@@ -109,7 +109,10 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   std::string policy;
   unsigned    rank = 0;
 
-  app.add_option("INPUT", options.input, "the 4D series")->required();
+  app.add_option("INPUT", options.input,
+                 "the 4D series: an image file, or a DICOM folder or file whose\n"
+                 "volumes (echoes, temporal positions, b-values) share one grid")
+    ->required();
   app.add_option("OUTPUT", options.output, "the denoised series")->required();
   app.add_option("--noise-map", options.noiseMap, "write sigma of each voxel's patch (3D, float)")
     ->type_name("FILE");

@@ -23,6 +23,9 @@
 #include "SVDLowRankDenoiseSummary.h"
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankStagedOutput.h"
+#ifdef SVDLR_HAVE_DCMTK
+#  include "SVDLowRankDicomSeries4D.h"
+#endif
 
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
@@ -198,15 +201,20 @@ CheckPatch(const DenoiseToolOptions & options, const std::array<std::size_t, 3> 
   }
 }
 
+/** Denoises the series read from options.input, or `given` (a series already read, from DICOM); `inputName` is
+ * what the summary calls the input. */
 template <typename TSeries>
 int
-Denoise(const DenoiseToolOptions & options, Outputs & outputs)
+Denoise(const DenoiseToolOptions & options,
+        Outputs &                  outputs,
+        typename TSeries::Pointer  given = nullptr,
+        const std::string &        inputName = {})
 {
   using Filter = itk::LocalLowRankDenoisingImageFilter<TSeries>;
   using Traits = itk::LocalLowRankSeriesTraits<TSeries>;
 
-  const auto series = ReadInput<TSeries>(options.input, "series");
-  const auto & size = series->GetLargestPossibleRegion().GetSize();
+  const auto                       series = given ? given : ReadInput<TSeries>(options.input, "series");
+  const auto &                     size = series->GetLargestPossibleRegion().GetSize();
   const std::array<std::size_t, 3> grid{ { size[0], size[1], size[2] } };
   const std::size_t                volumes = Traits::Volumes(*series);
   if (volumes < 2)
@@ -268,8 +276,7 @@ Denoise(const DenoiseToolOptions & options, Outputs & outputs)
       break;
     default:
       filter->SetRankSelection(Selection::MarchenkoPastur);
-      filter->SetMarchenkoPasturEstimator(options.policy.estimator ==
-                                              svdlr::MarchenkoPasturEstimator::CorderoGrande2019
+      filter->SetMarchenkoPasturEstimator(options.policy.estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019
                                             ? Estimator::CorderoGrande2019
                                             : Estimator::Veraart2016);
   }
@@ -304,7 +311,7 @@ Denoise(const DenoiseToolOptions & options, Outputs & outputs)
   outputs.staged.Commit();
 
   DenoiseSummary summary;
-  summary.input = options.input;
+  summary.input = inputName.empty() ? options.input : inputName;
   summary.grid = grid;
   summary.volumes = volumes;
   summary.backend = filter->GetBackendUsed();
@@ -321,14 +328,59 @@ Denoise(const DenoiseToolOptions & options, Outputs & outputs)
   return ExitSuccess;
 }
 
+#ifdef SVDLR_HAVE_DCMTK
+/** A DICOM folder or file: its one series, grouped into volumes (echoes, temporal positions, b-values) by the I/O
+ * library, as a 4D series. */
+int
+DenoiseDicom(const DenoiseToolOptions & options, Outputs & outputs)
+{
+  svdlr_io::SilenceDicomWarnings();
+  svdlr_io::DicomSeries4D series;
+  std::string             name;
+  try
+  {
+    const auto   found = svdlr_io::FindDicomSeries({ options.input });
+    const auto & chosen = svdlr_io::SelectDicomSeries(found, "");
+    series = svdlr_io::ReadDicomSeries4D(chosen);
+    name = options.input + " (DICOM series \"" + chosen.seriesDescription + "\", " +
+           std::to_string(series.names.size()) + " volumes by " + series.by + ")";
+  }
+  catch (const svdlr_io::DicomError & error)
+  {
+    throw InputError(error.what());
+  }
+  for (std::size_t v = 0; v < series.names.size(); ++v)
+  {
+    std::cout << "volume " << v << ":  " << series.names[v] << "\n";
+  }
+  return Denoise<Series4D>(options, outputs, series.image, name);
+}
+#endif
+
 int
 RunTool(const DenoiseToolOptions & options)
 {
-  CheckInputExists(options.input, "series");
+  std::error_code error;
+  const bool      dicomFolder = fs::is_directory(options.input, error);
+  if (!dicomFolder)
+  {
+    CheckInputExists(options.input, "series");
+  }
   CheckInputExists(options.mask, "mask");
   CheckInputExists(options.noiseSigmaMap, "noise map");
   Outputs outputs(options.overwrite);
   ReserveOutputs(options, outputs);
+#ifdef SVDLR_HAVE_DCMTK
+  if (dicomFolder || svdlr_io::HasDicomPreamble(options.input))
+  {
+    return DenoiseDicom(options, outputs);
+  }
+#else
+  if (dicomFolder)
+  {
+    throw InputError("'" + options.input + "' is a folder: this build has no DICOM support (DCMTK was not found)");
+  }
+#endif
 
   auto io = itk::ImageIOFactory::CreateImageIO(options.input.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
   if (!io)

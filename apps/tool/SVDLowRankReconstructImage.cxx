@@ -25,7 +25,9 @@
 #include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
+#  include "SVDLowRankDicomFrames.h"
 #  include "SVDLowRankDicomWriter.h"
+#  include "SVDLowRankSliceBatches.h"
 #endif
 
 #include "itkCastImageFilter.h"
@@ -94,6 +96,41 @@ MethodName(const ToolOptions & options)
   return text.str();
 }
 
+/** Sets the filter's rank policy, backend, solver and device from the options; returns the noise policy (when
+ * --noise-rank chose one) for the summary. The slice axis is the caller's. */
+template <typename TFilter>
+svdlr::RankPolicy
+ConfigureFilter(TFilter * filter, const ToolOptions & options)
+{
+  svdlr::RankPolicy noisePolicy;
+  if (!options.noiseRank.empty() && svdlr::ParseNoiseRank(options.noiseRank, noisePolicy))
+  {
+    if (noisePolicy.kind == svdlr::RankPolicy::Kind::GavishDonoho)
+    {
+      filter->SetNoiseSigma(options.noiseSigma); // 0: estimated per slice
+    }
+    else
+    {
+      using Estimator = itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
+      filter->SetMarchenkoPasturEstimator(noisePolicy.estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019
+                                            ? Estimator::CorderoGrande2019
+                                            : Estimator::Veraart2016);
+    }
+  }
+  else if (options.energyFraction > 0.0)
+  {
+    filter->SetEnergyFraction(options.energyFraction);
+  }
+  else
+  {
+    filter->SetRank(options.rank);
+  }
+  filter->SetBackend(options.backend);
+  filter->SetSolver(options.solver);
+  filter->SetDeviceId(options.deviceId);
+  return noisePolicy;
+}
+
 /** Reconstructs `input`, writes the output in the kind resolved from the options and prints the summary.
  * `readPixels`, when given, fills `input`, whose size is already known: it runs after the filter has seen that
  * size, so that the GPU's set-up (the filter starts it then) overlaps the reading. */
@@ -131,34 +168,9 @@ Reconstruct(const TImage *                input,
 
   auto filter = FilterType::New();
   filter->SetInput(input);
-  svdlr::RankPolicy noisePolicy;
-  if (!options.noiseRank.empty() && svdlr::ParseNoiseRank(options.noiseRank, noisePolicy))
-  {
-    if (noisePolicy.kind == svdlr::RankPolicy::Kind::GavishDonoho)
-    {
-      filter->SetNoiseSigma(options.noiseSigma); // 0: estimated per slice
-    }
-    else
-    {
-      using Estimator = itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
-      filter->SetMarchenkoPasturEstimator(noisePolicy.estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019
-                                            ? Estimator::CorderoGrande2019
-                                            : Estimator::Veraart2016);
-    }
-  }
-  else if (options.energyFraction > 0.0)
-  {
-    filter->SetEnergyFraction(options.energyFraction);
-  }
-  else
-  {
-    filter->SetRank(options.rank);
-  }
-  const unsigned int axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
+  const svdlr::RankPolicy noisePolicy = ConfigureFilter(filter.GetPointer(), options);
+  const unsigned int      axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
   filter->SetSliceDimension(axis);
-  filter->SetBackend(options.backend);
-  filter->SetSolver(options.solver);
-  filter->SetDeviceId(options.deviceId);
 
   using Clock = std::chrono::steady_clock;
   const auto secondsSince = [](Clock::time_point start) {
@@ -381,13 +393,11 @@ ReconstructPngFolder(const ToolOptions & options, const std::vector<std::string>
   {
     switch (svdlr_io::PngStackComponentType(files))
     {
-      case itk::IOComponentEnum::UCHAR:
-      {
+      case itk::IOComponentEnum::UCHAR: {
         const auto volume = svdlr_io::ReadPngStack<unsigned char>(files);
         return Reconstruct(volume.GetPointer(), description, OutputKind::PngStack, options, nullptr);
       }
-      case itk::IOComponentEnum::USHORT:
-      {
+      case itk::IOComponentEnum::USHORT: {
         const auto volume = svdlr_io::ReadPngStack<unsigned short>(files);
         return Reconstruct(volume.GetPointer(), description, OutputKind::PngStack, options, nullptr);
       }
@@ -402,11 +412,151 @@ ReconstructPngFolder(const ToolOptions & options, const std::vector<std::string>
 }
 
 #ifdef SVDLR_HAVE_DCMTK
+/** A DICOM series that is not one volume: the volumes of a 4D series, or images that form no volume. Every part
+ * keeps its geometry; the slices are filtered in one batch per slice size (the filter treats each slice on its
+ * own, so batching changes no value), and written as one derived series. */
+int
+ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
+                      const std::string &             inputDescription,
+                      const ToolOptions &             options)
+{
+  using VolumeType = svdlr_io::DicomVolumeImage;
+  using FilterType = itk::SVDLowRankReconstructionImageFilter<VolumeType, VolumeType>;
+
+  const auto [outputKind, outputPath] = ResolveOutput(options, OutputKind::DicomSeries, 3);
+  if (outputKind != OutputKind::DicomSeries)
+  {
+    throw UsageError("the DICOM series is " + svdlr_io::DescribeDicomLayout(set) +
+                     ", which only a DICOM output can hold: write a folder (--format dicom), or give "
+                     "--require-volume to refuse such series");
+  }
+  if (options.sliceAxis >= 0 && options.sliceAxis != 2)
+  {
+    throw UsageError("--slice-axis " + std::to_string(options.sliceAxis) +
+                     ": a DICOM series read volume by volume or image by image is filtered slice by slice as stored "
+                     "(axis 2)");
+  }
+  for (const std::string & in : options.inputs)
+  {
+    if (svdlr_io::IsSameOrInside(outputPath, in) || svdlr_io::IsSameOrInside(in, outputPath))
+    {
+      throw UsageError("the output '" + outputPath + "' would overwrite the input '" + in + "'");
+    }
+  }
+  svdlr_io::StagedDirectory staged(outputPath, options.overwrite);
+
+  std::vector<const VolumeType *>            inputs;
+  std::vector<const svdlr_io::DicomVolume *> sources;
+  std::vector<VolumeType::Pointer>           outputs;
+  for (const auto & part : set.parts)
+  {
+    inputs.push_back(part.image.GetPointer());
+    sources.push_back(&part);
+    outputs.push_back(svdlr_io::LikeVolume(part.image.GetPointer()));
+  }
+  const auto batches = svdlr_io::StackSlicesBySize(inputs);
+
+  std::vector<unsigned int> ranks;
+  std::vector<double>       sigmas;
+  std::string               backend, batchSizes;
+  svdlr::RankPolicy         noisePolicy;
+  double                    seconds = 0.0;
+  const std::string         figure = FigurePathFor(options, outputPath);
+  for (std::size_t b = 0; b < batches.size(); ++b)
+  {
+    const auto & batch = batches[b];
+    auto         filter = FilterType::New();
+    filter->SetInput(batch.stack);
+    noisePolicy = ConfigureFilter(filter.GetPointer(), options);
+    filter->SetSliceDimension(2);
+    const svdlr_tools::ProgressBar progress(filter);
+    const auto                     start = std::chrono::steady_clock::now();
+    filter->Update();
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    progress.Finish();
+    svdlr_io::UnstackSlices(batch, filter->GetOutput(), outputs);
+    // The summary lists ranks in the order of the parts' slices.
+    const auto & batchRanks = filter->GetEffectiveRanks();
+    ranks.insert(ranks.end(), batchRanks.begin(), batchRanks.end());
+    const auto & batchSigmas = filter->GetNoiseSigmas();
+    sigmas.insert(sigmas.end(), batchSigmas.begin(), batchSigmas.end());
+    std::ostringstream used;
+    used << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed() << ")";
+    backend = used.str();
+    const auto size = batch.stack->GetLargestPossibleRegion().GetSize();
+    batchSizes += (batchSizes.empty() ? "" : ", ") + std::to_string(size[2]) + " of " + std::to_string(size[0]) + "x" +
+                  std::to_string(size[1]);
+    if (b == 0 && !figure.empty())
+    {
+      const std::size_t middle = size[2] / 2;
+      const std::string temporary = svdlr_io::TemporaryFileFor(figure);
+      WriteSliceFigure(temporary,
+                       MiddleSlice(batch.stack.GetPointer(), 2),
+                       MiddleSlice(filter->GetOutput(), 2),
+                       filter->GetSingularValues()[middle],
+                       batchRanks[middle]);
+      std::rename(temporary.c_str(), figure.c_str());
+    }
+  }
+
+  svdlr_io::DicomWriteOptions write;
+  write.seriesDescription = MethodName(options);
+  if (!set.parts.front().seriesDescription.empty())
+  {
+    write.seriesDescription += " of " + set.parts.front().seriesDescription;
+  }
+  write.derivationDescription = "Each slice replaced by its " + MethodName(options) +
+                                " truncated SVD reconstruction (SVDLowRankReconstructImage; ranks " +
+                                DescribeRanks(ranks) + ")";
+  std::vector<const VolumeType *> written;
+  for (const auto & output : outputs)
+  {
+    written.push_back(output.GetPointer());
+  }
+  const auto files = svdlr_io::WriteDicomSeriesParts(written, sources, staged.Path(), write);
+  staged.Commit();
+
+  std::size_t slices = 0;
+  for (const auto * input : inputs)
+  {
+    slices += input->GetLargestPossibleRegion().GetSize(2);
+  }
+  std::cout << "input:    " << inputDescription << "\n"
+            << "layout:   " << svdlr_io::DescribeDicomLayout(set) << "\n";
+  if (set.layout == svdlr_io::DicomLayout::Volumes)
+  {
+    for (std::size_t p = 0; p < set.parts.size(); ++p)
+    {
+      const auto size = set.parts[p].image->GetLargestPossibleRegion().GetSize();
+      std::cout << "          " << set.names[p] << ": " << size[0] << "x" << size[1] << "x" << size[2] << "\n";
+    }
+  }
+  std::cout << "slices:   " << slices << " in " << batches.size() << (batches.size() == 1 ? " batch (" : " batches (")
+            << batchSizes << "), each slice on its own\n"
+            << "ranks:    " << DescribeRanks(ranks) << "\n";
+  if (!options.noiseRank.empty())
+  {
+    std::cout << "noise:    sigma " << DescribeRange(sigmas) << " (" << svdlr::NoiseRankDescription(noisePolicy)
+              << (options.noiseSigma > 0.0 ? ", given)" : ", estimated per slice)") << "\n";
+  }
+  std::cout << "backend:  " << backend << "\n"
+            << "time:     " << seconds << " s (filter only)\n"
+            << "output:   " << outputPath << " (DICOM series, " << files.size()
+            << (files.size() == 1 ? " file: \"" : " files: \"") << write.seriesDescription << "\", "
+            << (set.layout == svdlr_io::DicomLayout::Images ? "each image with its own geometry)\n"
+                                                            : "volume by volume)\n");
+  if (!figure.empty())
+  {
+    std::cout << "figure:   " << figure << " (middle slice of the first batch)\n";
+  }
+  return ExitSuccess;
+}
+
 int
 ReconstructDicom(const ToolOptions & options)
 {
   std::vector<svdlr_io::DicomSeriesSummary> series;
-  svdlr_io::DicomVolume                     volume;
+  svdlr_io::DicomImageSet                   set;
   std::string                               description;
   try
   {
@@ -427,15 +577,23 @@ ReconstructDicom(const ToolOptions & options)
                        "; pick one with --series UID (or its number):\n" + svdlr_io::DescribeDicomSeries(series));
     }
     const auto & chosen = svdlr_io::SelectDicomSeries(series, options.series);
-    volume = svdlr_io::ReadDicomSeries(chosen);
+    set = svdlr_io::ReadDicomImages(chosen, options.requireVolume);
     description = "DICOM series " + chosen.seriesInstanceUID + " \"" + chosen.seriesDescription + "\", " +
                   std::to_string(chosen.files.size()) + (chosen.files.size() == 1 ? " file in " : " files in ") + where;
   }
   catch (const svdlr_io::DicomError & error)
   {
-    throw InputError(error.what());
+    throw InputError(error.what() + std::string(options.requireVolume ? " (--require-volume)" : ""));
   }
-  return Reconstruct(volume.image.GetPointer(), description, OutputKind::DicomSeries, options, &volume);
+  if (set.layout == svdlr_io::DicomLayout::Volume)
+  {
+    const svdlr_io::DicomVolume & volume = set.parts.front();
+    return Reconstruct(volume.image.GetPointer(), description, OutputKind::DicomSeries, options, &volume);
+  }
+  std::cerr << "SVDLowRankReconstructImage: note: the series is not one volume; reading it "
+            << (set.layout == svdlr_io::DicomLayout::Volumes ? "volume by volume" : "image by image")
+            << " (--require-volume refuses such series): " << svdlr_io::DescribeDicomLayout(set) << "\n";
+  return ReconstructDicomParts(set, description, options);
 }
 #endif
 

@@ -137,6 +137,11 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
                  "the DICOM series to read: its SeriesInstanceUID or its number in\n"
                  "--list-series (needed when INPUT holds several)")
     ->type_name("UID");
+  app.add_flag("--require-volume", options.requireVolume,
+               "refuse a DICOM series that is not one volume; by default a 4D\n"
+               "series (echoes, phases, b-values) is read volume by volume, and\n"
+               "one that forms no volume (localizer, projections, mixed sizes)\n"
+               "image by image, each written with its own geometry");
   app.add_option("-f,--figure", options.figure, "figure of the middle slice (default: <output name>_figure.png)")
     ->type_name("PNG");
   app.add_flag("--no-figure", options.noFigure, "do not write the figure");

@@ -51,6 +51,7 @@ struct ToolOptions
   int                      deviceId{ 0 };
   std::string              series; // DICOM SeriesInstanceUID or number in the list
   bool                     listSeries{ false };
+  bool                     requireVolume{ false }; // refuse DICOM series that are not one volume
   bool                     overwrite{ false }; // replace an existing output folder
   bool                     noFigure{ false };
 

@@ -1,0 +1,66 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankDicomFrameParsing_h
+#define SVDLowRankDicomFrameParsing_h
+
+// Inside the I/O library: the DCMTK side of SVDLowRankDicomFrames.h, shared by the volume reader (classic
+// headers, pixels), the Enhanced multi-frame parser and the writer (which turns an Enhanced frame's header into
+// a classic one). Includes DCMTK.
+
+#include "SVDLowRankDicomFrames.h"
+#include "SVDLowRankDicomTags.h"
+
+#include <string>
+#include <vector>
+
+namespace svdlr_io
+{
+
+/** The header of a classic image (top-level attributes): geometry, pixel format, rescale, 4D keys. For a
+ * multi-frame file it describes every frame alike (frame 0, framesInFile set). */
+DicomFrame
+ParseClassicFrame(DcmItem * dataset, const std::string & file);
+
+/** Refuses what the reader cannot read (colour, other bit depths, inconsistent bits), naming the frame. */
+void
+CheckSupportedPixels(const DicomFrame & frame);
+
+/** Refuses non-finite or degenerate geometry and rescales that overflow floats, naming the frame. */
+void
+CheckFiniteNumbers(const DicomFrame & frame);
+
+/** The frames of a multi-frame file with functional groups (Enhanced MR and its kin): `common` (the file's
+ * top-level header) with each frame's position, orientation, spacing, rescale and 4D keys from its Per-frame
+ * Functional Groups, else from the Shared ones. Empty when the file has no functional groups. */
+std::vector<DicomFrame>
+ParseFunctionalGroupFrames(DcmItem * dataset, const DicomFrame & common);
+
+/** The stored values of `frame` of the loaded `dicom`, decoded and turned into physical values. */
+void
+ReadFramePixels(DcmFileFormat & dicom, const DicomFrame & frame, float * output);
+
+/** Turns a copy of an Enhanced multi-frame header into the header of its frame `frame` as a classic
+ * single-frame MR image: the frame's functional group attributes moved to the top level (position, orientation,
+ * spacing, echo time, repetition time, diffusion, trigger time, window), the multi-frame structure removed,
+ * SOP Class MR Image Storage. */
+void
+FlattenFunctionalGroups(DcmItem * dataset, unsigned int frame);
+
+} // namespace svdlr_io
+
+#endif

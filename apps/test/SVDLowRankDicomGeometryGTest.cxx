@@ -1,0 +1,664 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// DICOM series that are not one volume (SVDLowRankDicomFrames): localizers and projections read image by image,
+// 4D series volume by volume, Enhanced MR files from their functional groups; and the tool on them end to end,
+// its output checked against a float64 SVD per slice, each image's geometry against the source, and read back
+// by ITK's GDCM reader, gdcminfo and dcm2niix.
+#include "SVDLowRankDicomFrames.h"
+#include "SVDLowRankDicomSeries4D.h"
+#include "SVDLowRankDicomWriter.h"
+#include "SVDLowRankSliceBatches.h"
+#include "svdlrDicomGeometryTestData.h"
+#include "svdlrTestMatrices.h"
+#include "svdlrToolRun.h"
+
+#include "itkExtractImageFilter.h"
+#include "itkImageFileWriter.h"
+#include "itkImageRegionConstIteratorWithIndex.h"
+
+#include <set>
+
+namespace
+{
+using namespace svdlr_test;
+using svdlr_io::DicomLayout;
+
+/** Colin27 values as physical values under a rescale: stored = Colin27's whole value. */
+PlaneImage
+Rescaled(PlaneImage plane, double slope, double intercept)
+{
+  for (double & v : plane.values)
+    v = v * slope + intercept;
+  return plane;
+}
+
+DicomVolumeImage::Pointer
+ReadFileWithGdcm(const std::string & file)
+{
+  auto reader = itk::ImageFileReader<DicomVolumeImage>::New();
+  reader->SetImageIO(itk::GDCMImageIO::New());
+  reader->SetFileName(file);
+  reader->Update();
+  return reader->GetOutput();
+}
+
+const svdlr_io::DicomSeriesSummary &
+OnlySeries(const std::vector<svdlr_io::DicomSeriesSummary> & series)
+{
+  EXPECT_EQ(series.size(), 1u);
+  return series.at(0);
+}
+
+/** The rank-k reconstruction of every slice of `image` in float64 (LAPACK's dgesdd). */
+DicomVolumeImage::Pointer
+ReferenceReconstruction(const DicomVolumeImage * image, std::size_t k)
+{
+  auto       result = svdlr_io::LikeVolume(image);
+  const auto size = image->GetLargestPossibleRegion().GetSize();
+  for (std::size_t s = 0; s < size[2]; ++s)
+  {
+    svdlr::test::Matrix slice(size[1], size[0]);
+    std::copy_n(image->GetBufferPointer() + s * size[0] * size[1], size[0] * size[1], slice.values.begin());
+    const auto truncated = svdlr::test::ReferenceSvd(slice).Truncated(k);
+    std::copy(truncated.values.begin(), truncated.values.end(), result->GetBufferPointer() + s * size[0] * size[1]);
+  }
+  return result;
+}
+
+/** Slice k of `volume` as a one-slice volume at its place. */
+DicomVolumeImage::Pointer
+SliceOf(const DicomVolumeImage * volume, std::size_t k)
+{
+  auto       slice = DicomVolumeImage::New();
+  const auto size = volume->GetLargestPossibleRegion().GetSize();
+  slice->SetRegions(DicomVolumeImage::SizeType{ { size[0], size[1], 1 } });
+  slice->Allocate();
+  DicomVolumeImage::IndexType corner{ { 0, 0, static_cast<itk::IndexValueType>(k) } };
+  DicomVolumeImage::PointType origin;
+  volume->TransformIndexToPhysicalPoint(corner, origin);
+  slice->SetOrigin(origin);
+  slice->SetSpacing(volume->GetSpacing());
+  slice->SetDirection(volume->GetDirection());
+  std::copy_n(volume->GetBufferPointer() + k * size[0] * size[1], size[0] * size[1], slice->GetBufferPointer());
+  return slice;
+}
+
+/** The largest |difference| between `image` and `reference` at each voxel's physical point; infinity when a voxel
+ * falls off the reference's grid (or outside it). */
+double
+DifferenceOnGrid(const DicomVolumeImage * image, const DicomVolumeImage * reference)
+{
+  double largest = 0.0;
+  for (itk::ImageRegionConstIteratorWithIndex<DicomVolumeImage> it(image, image->GetLargestPossibleRegion());
+       !it.IsAtEnd();
+       ++it)
+  {
+    DicomVolumeImage::PointType point;
+    image->TransformIndexToPhysicalPoint(it.GetIndex(), point);
+    itk::ContinuousIndex<double, 3> index;
+    if (!reference->TransformPhysicalPointToContinuousIndex(point, index))
+      return std::numeric_limits<double>::infinity();
+    DicomVolumeImage::IndexType nearest;
+    for (unsigned int i = 0; i < 3; ++i)
+    {
+      if (std::abs(index[i] - std::round(index[i])) > 1e-3)
+        return std::numeric_limits<double>::infinity();
+      nearest[i] = static_cast<long>(std::round(index[i]));
+    }
+    largest = std::max(largest, std::abs(static_cast<double>(reference->GetPixel(nearest)) - it.Get()));
+  }
+  return largest;
+}
+
+/** dcm2niix converts `folder` into as many NIfTI files as `parts`, each one of the parts: same voxels at the same
+ * places with the same values (within `tolerance`). Skips (or fails when data is required) without dcm2niix. */
+void
+ExpectDcm2niixFindsTheParts(const std::string &                        folder,
+                            const std::string &                        into,
+                            const std::vector<svdlr_io::DicomVolume> & parts,
+                            double                                     tolerance)
+{
+  if (std::string(SVDLR_DCM2NIIX).empty())
+  {
+    if (TestDataRequired())
+      ADD_FAILURE() << "dcm2niix is required (apt-get install dcm2niix)";
+    return;
+  }
+  fs::create_directories(into);
+  const std::string command = std::string(SVDLR_DCM2NIIX) + " -z n -b n -f part_%s_%j -o '" + into + "' '" + folder +
+                              "' > '" + into + "/dcm2niix.log' 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::vector<std::string> converted;
+  for (const auto & entry : fs::directory_iterator(into))
+  {
+    if (entry.path().extension() == ".nii")
+      converted.push_back(entry.path().string());
+  }
+  ASSERT_EQ(converted.size(), parts.size()) << ReadText(into + "/dcm2niix.log");
+  std::set<std::size_t> matched;
+  for (const std::string & file : converted)
+  {
+    const auto  nifti = itk::ReadImage<DicomVolumeImage>(file);
+    double      best = std::numeric_limits<double>::infinity();
+    std::size_t which = 0;
+    for (std::size_t p = 0; p < parts.size(); ++p)
+    {
+      if (nifti->GetLargestPossibleRegion().GetNumberOfPixels() !=
+          parts[p].image->GetLargestPossibleRegion().GetNumberOfPixels())
+        continue;
+      const double difference = DifferenceOnGrid(nifti, parts[p].image);
+      if (difference < best)
+      {
+        best = difference;
+        which = p;
+      }
+    }
+    EXPECT_LE(best, tolerance) << file << " matches no part";
+    matched.insert(which);
+  }
+  EXPECT_EQ(matched.size(), parts.size()) << "every part converted once";
+}
+
+/** The Enhanced test files' value of a Colin27 voxel at `echo` (1-based): half of it, and the second echo 60% of
+ * the first (whole stored values under every frame's rescale). */
+double
+EnhancedValue(double colin, int echo)
+{
+  return 0.5 * (echo == 1 ? colin : std::round(0.6 * colin));
+}
+
+class DicomGeometry : public RandomTest
+{
+protected:
+  void
+  SetUp() override
+  {
+    RandomTest::SetUp();
+    svdlr_io::SilenceDicomWarnings();
+    m_Colin = Colin27OrNull();
+  }
+
+  /** The tri-planar localizer of Colin27 as three classic files, values rescaled by (0.5, 10). */
+  std::vector<PlaneImage>
+  WriteLocalizer(const std::string & folder)
+  {
+    char                    uid[100];
+    const std::string       seriesUID = dcmGenerateUniqueIdentifier(uid, SITE_SERIES_UID_ROOT);
+    std::vector<PlaneImage> planes;
+    int                     n = 0;
+    for (const PlaneSpec & spec : TriPlanarLocalizer(m_Colin))
+    {
+      planes.push_back(Rescaled(CutPlane(m_Colin, spec), 0.5, 10.0));
+      WriteClassicImage(
+        folder + "/loc" + std::to_string(n) + ".dcm", planes.back(), seriesUID, "3-plane loc", n + 1, 0.5, 10.0);
+      ++n;
+    }
+    return planes;
+  }
+
+  /** Two echoes of eight axial slices (crop 64x72), files under shuffled names; echo 2 at 60% of echo 1. */
+  void
+  WriteTwoEchoes(const std::string & folder)
+  {
+    char              uid[100];
+    const std::string seriesUID = dcmGenerateUniqueIdentifier(uid, SITE_SERIES_UID_ROOT);
+    std::vector<std::pair<std::string, std::function<void()>>> writes;
+    for (int echo = 1; echo <= 2; ++echo)
+    {
+      int k = 0;
+      for (const PlaneSpec & spec : AxialStack(70, 3, 8, 60, 70, 64, 72))
+      {
+        PlaneImage plane = CutPlane(m_Colin, spec);
+        for (double & v : plane.values)
+          v = echo == 1 ? v : std::round(0.6 * v);
+        const std::string path = folder + "/" +
+                                 std::to_string(std::uniform_int_distribution<int>(1000, 9999)(m_Random)) + "_" +
+                                 std::to_string(echo) + "_" + std::to_string(k) + ".dcm";
+        WriteClassicImage(
+          path, plane, seriesUID, "dual echo", 8 * (echo - 1) + k + 1, 1.0, 0.0, [echo](DcmDataset * d) {
+            Put(d, DCM_EchoNumbers, std::to_string(echo));
+            Put(d, DCM_EchoTime, echo == 1 ? "10" : "25");
+            Put(d, DCM_ScanningSequence, "GR");
+            Put(d, DCM_SequenceVariant, "NONE");
+          });
+        ++k;
+      }
+    }
+  }
+
+  /** An Enhanced MR file: `echoes` echoes of six axial slices (crop 48x40), frames slice-major (echoes
+   * interleaved), values EnhancedValue(); with `varyRescale` each frame has its own rescale (slope 0.5, 0.25 or
+   * 0.125 by frame, intercept -7 per echo), else all (0.5, 0). */
+  std::vector<EnhancedFrame>
+  WriteEnhanced(const std::string & path, int echoes, bool varyRescale = true)
+  {
+    std::vector<EnhancedFrame> frames;
+    int                        inStack = 1;
+    for (const PlaneSpec & spec : AxialStack(80, 2, 6, 70, 80, 48, 40))
+    {
+      for (int echo = 1; echo <= echoes; ++echo)
+      {
+        EnhancedFrame frame;
+        frame.slope = varyRescale ? 0.5 / (1 << (frames.size() % 3)) : 0.5;
+        frame.intercept = varyRescale ? -7.0 * echo : 0.0;
+        frame.plane = CutPlane(m_Colin, spec);
+        for (double & v : frame.plane.values)
+          v = EnhancedValue(v, echo);
+        frame.echoTime = 8.0 * echo;
+        frame.echoIndex = echo;
+        frame.inStack = inStack;
+        frames.push_back(frame);
+      }
+      ++inStack;
+    }
+    char uid[100];
+    WriteEnhancedMr(path, frames, dcmGenerateUniqueIdentifier(uid, SITE_SERIES_UID_ROOT), "enhanced me");
+    return frames;
+  }
+
+  ToolRun
+  Tool(const std::string & arguments)
+  {
+    return RunToolIn(m_Directory, SVDLR_TOOL, arguments);
+  }
+
+  DicomVolumeImage::Pointer m_Colin;
+};
+
+#define SVDLR_COLIN27_OR_SKIP()                                                                                        \
+  if (!m_Colin)                                                                                                        \
+  {                                                                                                                    \
+    GTEST_SKIP() << "Colin27 (mricron-data) not installed";                                                            \
+  }
+
+// --- The library ----------------------------------------------------------------------------------------------
+
+TEST_F(DicomGeometry, LocalizerCutFromColin27IsReadImageByImageEachOnItsPlane)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  const auto planes = WriteLocalizer(Folder("localizer"));
+  const auto set = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("localizer") })));
+  ASSERT_EQ(set.layout, DicomLayout::Images);
+  ASSERT_EQ(set.parts.size(), 3u);
+  EXPECT_NE(set.reason.find("must have the same size"), std::string::npos) << set.reason;
+  std::set<std::pair<std::size_t, std::size_t>> sizes;
+  for (std::size_t p = 0; p < 3; ++p)
+  {
+    const auto & image = set.parts[p].image;
+    const auto   size = image->GetLargestPossibleRegion().GetSize();
+    EXPECT_EQ(size[0], planes[p].columns);
+    EXPECT_EQ(size[1], planes[p].rows);
+    EXPECT_EQ(size[2], 1u);
+    sizes.emplace(size[0], size[1]);
+    for (unsigned int i = 0; i < 3; ++i)
+    {
+      EXPECT_NEAR(image->GetOrigin()[i], planes[p].position[i], 1e-4);
+      EXPECT_NEAR(image->GetDirection()[i][0], planes[p].rowDirection[i], 1e-6);
+      EXPECT_NEAR(image->GetDirection()[i][1], planes[p].columnDirection[i], 1e-6);
+    }
+    // Every pixel lies on the Colin27 voxel whose value it holds.
+    ExpectOnReference(
+      image, m_Colin, [](double v) { return v * 0.5 + 10.0; }, 1e-4);
+    ExpectSameVolume(ReadFileWithGdcm(set.parts[p].slices[0].file), image, 1e-4, 1e-4, false);
+  }
+  EXPECT_EQ(sizes.size(), 3u) << "three sizes: the images cannot be stacked either";
+}
+
+TEST_F(DicomGeometry, RequireVolumeRefusesTheLocalizerAsReadDicomSeriesDoes)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  WriteLocalizer(Folder("localizer"));
+  const auto series = OnlySeries(svdlr_io::FindDicomSeries({ Path("localizer") }));
+  SVDLR_ERROR_MESSAGE(svdlr_io::ReadDicomImages(series, true), strict);
+  SVDLR_ERROR_MESSAGE(svdlr_io::ReadDicomSeries(series), classic);
+  EXPECT_NE(strict.find("must have the same size"), std::string::npos) << strict;
+  EXPECT_EQ(strict, classic);
+}
+
+TEST_F(DicomGeometry, TwoEchoClassicSeriesIsReadAsTwoVolumesByEcho)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  WriteTwoEchoes(Folder("echoes"));
+  const auto series = OnlySeries(svdlr_io::FindDicomSeries({ Path("echoes") }));
+  SVDLR_ERROR_MESSAGE(svdlr_io::ReadDicomSeries(series), strict);
+  EXPECT_NE(strict.find("several images per slice position"), std::string::npos) << strict;
+
+  const auto set = svdlr_io::ReadDicomImages(series);
+  ASSERT_EQ(set.layout, DicomLayout::Volumes);
+  EXPECT_EQ(set.by, "echo");
+  ASSERT_EQ(set.parts.size(), 2u);
+  EXPECT_EQ(set.names[0], "echo 1 (TE 10 ms)");
+  EXPECT_EQ(set.names[1], "echo 2 (TE 25 ms)");
+  for (std::size_t e = 0; e < 2; ++e)
+  {
+    const auto & image = set.parts[e].image;
+    EXPECT_EQ(image->GetLargestPossibleRegion().GetSize(), (DicomVolumeImage::SizeType{ { 64, 72, 8 } }));
+    EXPECT_NEAR(image->GetSpacing()[2], 3.0 * m_Colin->GetSpacing()[2], 1e-4);
+    ExpectOnReference(
+      image, m_Colin, [e](double v) { return e == 0 ? v : std::round(0.6 * v); }, 1e-4);
+  }
+}
+
+TEST_F(DicomGeometry, EnhancedMrFileIsReadVolumeByVolumeFromItsFunctionalGroups)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  Folder("enhanced");
+  const auto frames = WriteEnhanced(Path("enhanced/multi.dcm"), 2);
+  const auto series = OnlySeries(svdlr_io::FindDicomSeries({ Path("enhanced") }));
+  const auto headers = svdlr_io::ReadDicomFrames(series);
+  ASSERT_EQ(headers.size(), 12u);
+  for (std::size_t f = 0; f < headers.size(); ++f)
+  {
+    EXPECT_EQ(headers[f].frame, f);
+    EXPECT_TRUE(headers[f].functionalGroups);
+    EXPECT_DOUBLE_EQ(headers[f].slope, frames[f].slope) << "PixelValueTransformationSequence, frame " << f;
+    EXPECT_DOUBLE_EQ(headers[f].intercept, frames[f].intercept);
+    EXPECT_DOUBLE_EQ(headers[f].key.echoTime, frames[f].echoTime) << "MREchoSequence";
+    EXPECT_EQ(headers[f].key.dimensionIndex, std::vector<int>{ frames[f].echoIndex }) << "in-stack index left out";
+    for (unsigned int i = 0; i < 3; ++i)
+      EXPECT_NEAR(headers[f].position[i], frames[f].plane.position[i], 1e-4) << "PlanePositionSequence";
+  }
+  const auto set = svdlr_io::ReadDicomImages(series);
+  ASSERT_EQ(set.layout, DicomLayout::Volumes);
+  EXPECT_EQ(set.by, "echo");
+  ASSERT_EQ(set.parts.size(), 2u);
+  for (std::size_t e = 0; e < 2; ++e)
+  {
+    EXPECT_EQ(set.parts[e].image->GetLargestPossibleRegion().GetSize(), (DicomVolumeImage::SizeType{ { 48, 40, 6 } }));
+    ExpectOnReference(
+      set.parts[e].image, m_Colin, [e](double v) { return EnhancedValue(v, static_cast<int>(e) + 1); }, 1e-9);
+  }
+}
+
+TEST_F(DicomGeometry, EnhancedMrVolumeReadsAsDcm2niixReadsIt)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  if (std::string(SVDLR_DCM2NIIX).empty())
+  {
+    if (TestDataRequired())
+      FAIL() << "dcm2niix is required (apt-get install dcm2niix)";
+    GTEST_SKIP() << "dcm2niix not installed";
+  }
+  Folder("enhanced");
+  WriteEnhanced(Path("enhanced/single.dcm"), 1, false);
+  const auto volume = svdlr_io::ReadDicomSeries(OnlySeries(svdlr_io::FindDicomSeries({ Path("enhanced") })));
+  ExpectOnReference(
+    volume.image, m_Colin, [](double v) { return EnhancedValue(v, 1); }, 1e-9);
+  const std::string command = std::string(SVDLR_DCM2NIIX) + " -z n -b n -f converted -o '" + Folder("nifti") + "' '" +
+                              Path("enhanced") + "' > '" + Path("dcm2niix.log") + "' 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  const auto nifti = itk::ReadImage<DicomVolumeImage>(Path("nifti/converted.nii"));
+  ExpectOnReference(
+    nifti, volume.image, [](double v) { return v; }, 1e-3);
+}
+
+TEST_F(DicomGeometry, RealTriPlanarLocalizerIsReadImageByImageAsGdcmReadsEachFile)
+{
+  SVDLR_REAL_DATA_OR_SKIP(folder, "pydicom/localizer");
+  const auto series = svdlr_io::FindDicomSeries({ folder });
+  ASSERT_EQ(series.size(), 1u);
+  const auto set = svdlr_io::ReadDicomImages(series[0]);
+  ASSERT_EQ(set.layout, DicomLayout::Images);
+  ASSERT_EQ(set.parts.size(), 3u);
+  std::set<std::string> orientations;
+  for (const auto & part : set.parts)
+  {
+    ExpectSameVolume(ReadFileWithGdcm(part.slices[0].file), part.image, 1e-4, 1e-4, false);
+    std::ostringstream direction;
+    direction << part.image->GetDirection();
+    orientations.insert(direction.str());
+  }
+  EXPECT_EQ(orientations.size(), 3u) << "axial, coronal and sagittal";
+}
+
+TEST_F(DicomGeometry, RealAngioProjectionsAreReadImageByImageAsGdcmReadsEachFile)
+{
+  SVDLR_REAL_DATA_OR_SKIP(folder, "pydicom/angio");
+  const auto set = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ folder })));
+  ASSERT_EQ(set.layout, DicomLayout::Images);
+  ASSERT_EQ(set.parts.size(), 7u);
+  for (const auto & part : set.parts)
+  {
+    ExpectSameVolume(ReadFileWithGdcm(part.slices[0].file), part.image, 1e-4, 1e-4, false);
+  }
+}
+
+// --- The tool -------------------------------------------------------------------------------------------------
+
+TEST_F(DicomGeometry, ToolWritesALocalizerImageByImageWithEachImagesGeometry)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  WriteLocalizer(Folder("localizer"));
+  const auto run = Tool("--rank 6 --backend cpu --no-figure localizer out");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.err.find("note: the series is not one volume; reading it image by image"), std::string::npos)
+    << run.err;
+  EXPECT_NE(run.out.find("layout:   3 images, each with its own geometry"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("slices:   3 in 3 batches"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("each image with its own geometry"), std::string::npos) << run.out;
+
+  const auto input = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("localizer") })));
+  const auto outputSeries = OnlySeries(svdlr_io::FindDicomSeries({ Path("out") }));
+  EXPECT_NE(outputSeries.seriesInstanceUID, input.parts[0].seriesInstanceUID);
+  const auto output = svdlr_io::ReadDicomImages(outputSeries);
+  ASSERT_EQ(output.layout, DicomLayout::Images);
+  ASSERT_EQ(output.parts.size(), 3u);
+  for (std::size_t p = 0; p < 3; ++p)
+  {
+    const auto & in = input.parts[p].image;
+    const auto & out = output.parts[p].image;
+    const auto   expected = ReferenceReconstruction(in, 6);
+    ExpectSameVolume(expected, out, 1e-4, output.parts[p].slices[0].rescaleSlope / 2 + 2e-3, false);
+    ExpectSameVolume(ReadFileWithGdcm(output.parts[p].slices[0].file), out, 1e-4, 1e-3, false);
+    const std::string command = "gdcminfo '" + output.parts[p].slices[0].file + "' > '" + Path("gdcminfo.txt") + "'";
+    if (std::system(command.c_str()) == 0)
+    {
+      EXPECT_NE(ReadText(Path("gdcminfo.txt")).find("MR Image Storage"), std::string::npos);
+    }
+  }
+  ExpectDcm2niixFindsTheParts(Path("out"), Path("nifti"), output.parts, output.parts[0].slices[0].rescaleSlope + 1e-3);
+}
+
+TEST_F(DicomGeometry, ToolRefusesALocalizerWithRequireVolumeAndAFileOutputWithout)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  WriteLocalizer(Folder("localizer"));
+  const auto strict = Tool("--require-volume --backend cpu localizer out");
+  EXPECT_EQ(strict.exitCode, 3) << strict.out;
+  EXPECT_NE(strict.err.find("must have the same size"), std::string::npos) << strict.err;
+  EXPECT_NE(strict.err.find("--require-volume"), std::string::npos) << strict.err;
+  const auto nifti = Tool("--backend cpu localizer out.nii.gz");
+  EXPECT_EQ(nifti.exitCode, 2) << nifti.out;
+  EXPECT_NE(nifti.err.find("only a DICOM output can hold"), std::string::npos) << nifti.err;
+  const auto axis = Tool("--backend cpu --slice-axis 0 localizer out");
+  EXPECT_EQ(axis.exitCode, 2) << axis.out;
+  EXPECT_NE(axis.err.find("--slice-axis 0"), std::string::npos) << axis.err;
+  EXPECT_FALSE(fs::exists(Path("out"))) << "nothing written";
+  EXPECT_FALSE(fs::exists(Path("out.nii.gz")));
+}
+
+TEST_F(DicomGeometry, ToolFiltersATwoEchoSeriesVolumeByVolumeAndDcm2niixSplitsTheEchoes)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  WriteTwoEchoes(Folder("echoes"));
+  const auto run = Tool("--rank 5 --backend cpu --no-figure echoes out");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("layout:   2 volumes by echo"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("echo 2 (TE 25 ms): 64x72x8"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("slices:   16 in 1 batch (16 of 64x72)"), std::string::npos) << run.out;
+
+  const auto input = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("echoes") })));
+  const auto output = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("out") })));
+  ASSERT_EQ(output.layout, DicomLayout::Volumes);
+  ASSERT_EQ(output.names, input.names) << "EchoNumbers and EchoTime kept";
+  for (std::size_t e = 0; e < 2; ++e)
+  {
+    ExpectSameVolume(ReferenceReconstruction(input.parts[e].image, 5),
+                     output.parts[e].image,
+                     1e-4,
+                     output.parts[e].slices[0].rescaleSlope / 2 + 2e-3);
+  }
+  if (std::string(SVDLR_DCM2NIIX).empty())
+  {
+    GTEST_SKIP() << "dcm2niix not installed: the round trip through it is not checked";
+  }
+  const std::string command = std::string(SVDLR_DCM2NIIX) + " -z n -b n -f converted_e%e -o '" + Folder("nifti") +
+                              "' '" + Path("out") + "' > '" + Path("dcm2niix.log") + "' 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  for (int e = 1; e <= 2; ++e)
+  {
+    const std::string name = Path("nifti/converted_e" + std::to_string(e) + ".nii");
+    ASSERT_TRUE(fs::exists(name)) << ReadText(Path("dcm2niix.log"));
+    ExpectOnReference(
+      itk::ReadImage<DicomVolumeImage>(name),
+      output.parts[e - 1].image,
+      [](double v) { return v; },
+      output.parts[e - 1].slices[0].rescaleSlope / 2 + 1e-3);
+  }
+}
+
+TEST_F(DicomGeometry, ToolWritesAnEnhancedMrFileAsClassicImagesWithEachFramesGeometry)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  Folder("enhanced");
+  const auto frames = WriteEnhanced(Path("enhanced/multi.dcm"), 2);
+  const auto run = Tool("--rank 4 --backend cpu --no-figure enhanced out");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("layout:   2 volumes by echo"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("DICOM series, 12 files"), std::string::npos) << run.out;
+
+  const auto input = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("enhanced") })));
+  const auto outputSeries = OnlySeries(svdlr_io::FindDicomSeries({ Path("out") }));
+  ASSERT_EQ(outputSeries.files.size(), 12u);
+  for (const std::string & file : outputSeries.files)
+  {
+    auto         dicom = svdlr_io::LoadDicomFile(file, true);
+    DcmDataset * dataset = dicom->getDataset();
+    EXPECT_EQ(svdlr_io::GetString(dataset, DCM_SOPClassUID), UID_MRImageStorage) << file;
+    EXPECT_FALSE(dataset->tagExists(DCM_NumberOfFrames)) << file;
+    EXPECT_FALSE(dataset->tagExists(DCM_PerFrameFunctionalGroupsSequence)) << file;
+    EXPECT_EQ(svdlr_io::GetString(dataset, DCM_ScanningSequence), "GR") << "from EchoPulseSequence";
+    EXPECT_EQ(svdlr_io::GetString(dataset, DCM_RepetitionTime), "2000") << "from the Shared Functional Groups";
+    DcmItem * reference = nullptr;
+    ASSERT_TRUE(dataset->findAndGetSequenceItem(DCM_SourceImageSequence, reference, 0).good());
+    EXPECT_FALSE(svdlr_io::GetString(reference, DCM_ReferencedFrameNumber).empty());
+  }
+  const auto output = svdlr_io::ReadDicomImages(outputSeries);
+  ASSERT_EQ(output.layout, DicomLayout::Volumes);
+  ASSERT_EQ(output.names, (std::vector<std::string>{ "echo (TE 8 ms)", "echo (TE 16 ms)" })) << "EchoTime lifted";
+  for (std::size_t e = 0; e < 2; ++e)
+  {
+    // Each output file at its source frame's position, orientation and spacing, with the float64 reference.
+    ExpectSameVolume(ReferenceReconstruction(input.parts[e].image, 4),
+                     output.parts[e].image,
+                     1e-4,
+                     output.parts[e].slices[0].rescaleSlope / 2 + 2e-3);
+  }
+  const std::string command = "gdcminfo '" + outputSeries.files[0] + "' > '" + Path("gdcminfo.txt") + "' 2>&1";
+  if (std::system(command.c_str()) == 0)
+  {
+    EXPECT_NE(ReadText(Path("gdcminfo.txt")).find("MR Image Storage"), std::string::npos)
+      << ReadText(Path("gdcminfo.txt"));
+  }
+  ExpectSameVolume(
+    ReadFileWithGdcm(output.parts[1].slices[3].file), SliceOf(output.parts[1].image, 3), 1e-4, 1e-3, false);
+  // dcm2niix splits the classic files into the two echoes again, each at its frames' places.
+  ExpectDcm2niixFindsTheParts(Path("out"), Path("nifti"), output.parts, output.parts[0].slices[0].rescaleSlope + 1e-3);
+}
+
+TEST_F(DicomGeometry, ToolOnRealAngioProjectionsKeepsEveryProjectionsGeometry)
+{
+  SVDLR_REAL_DATA_OR_SKIP(folder, "pydicom/angio");
+  const auto run = Tool("--rank 3 --backend cpu --no-figure '" + folder + "' out");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("layout:   7 images, each with its own geometry"), std::string::npos) << run.out;
+  const auto input = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ folder })));
+  const auto output = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("out") })));
+  ASSERT_EQ(output.parts.size(), 7u);
+  for (std::size_t p = 0; p < 7; ++p)
+  {
+    ExpectSameVolume(ReferenceReconstruction(input.parts[p].image, 3),
+                     output.parts[p].image,
+                     1e-4,
+                     output.parts[p].slices[0].rescaleSlope / 2 + 2e-3,
+                     false);
+  }
+}
+
+#ifdef SVDLR_DENOISE_TOOL
+/** Volume v of a 4D image as a 3D image with the first three axes' geometry. */
+DicomVolumeImage::Pointer
+VolumeOf(const itk::Image<float, 4> * series, long v)
+{
+  using Extract = itk::ExtractImageFilter<itk::Image<float, 4>, DicomVolumeImage>;
+  auto region = series->GetLargestPossibleRegion();
+  region.SetIndex(3, v);
+  region.SetSize(3, 0);
+  auto extract = Extract::New();
+  extract->SetInput(series);
+  extract->SetExtractionRegion(region);
+  extract->SetDirectionCollapseToSubmatrix();
+  extract->Update();
+  return extract->GetOutput();
+}
+
+TEST_F(DicomGeometry, DenoiserReadsAnEnhancedMultiEchoFileAsA4DSeries)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  Folder("enhanced");
+  WriteEnhanced(Path("enhanced/multi.dcm"), 2);
+  const auto series = svdlr_io::ReadDicomSeries4D(OnlySeries(svdlr_io::FindDicomSeries({ Path("enhanced") })));
+  ASSERT_EQ(series.image->GetLargestPossibleRegion().GetSize(), (itk::Image<float, 4>::SizeType{ { 48, 40, 6, 2 } }));
+  EXPECT_EQ(series.by, "echo");
+  for (long v = 0; v < 2; ++v)
+  {
+    ExpectOnReference(
+      VolumeOf(series.image, v), m_Colin, [v](double x) { return EnhancedValue(x, static_cast<int>(v) + 1); }, 1e-9);
+  }
+
+  // The tool on the DICOM file gives what it gives on the same series as NIfTI, with the DICOM geometry.
+  itk::WriteImage(series.image, Path("series.nii.gz"));
+  const auto fromDicom = RunToolIn(m_Directory, SVDLR_DENOISE_TOOL, "--backend cpu enhanced from_dicom.nii.gz");
+  ASSERT_EQ(fromDicom.exitCode, 0) << fromDicom.err;
+  EXPECT_NE(fromDicom.out.find("volume 1:  echo (TE 16 ms)"), std::string::npos) << fromDicom.out;
+  EXPECT_NE(fromDicom.out.find("2 volumes by echo"), std::string::npos) << fromDicom.out;
+  const auto fromNifti = RunToolIn(m_Directory, SVDLR_DENOISE_TOOL, "--backend cpu series.nii.gz from_nifti.nii.gz");
+  ASSERT_EQ(fromNifti.exitCode, 0) << fromNifti.err;
+  using Image4D = itk::Image<float, 4>;
+  const auto a = itk::ReadImage<Image4D>(Path("from_dicom.nii.gz"));
+  const auto b = itk::ReadImage<Image4D>(Path("from_nifti.nii.gz"));
+  ASSERT_EQ(a->GetLargestPossibleRegion().GetSize(), b->GetLargestPossibleRegion().GetSize());
+  for (std::size_t i = 0; i < a->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+  {
+    ASSERT_EQ(a->GetBufferPointer()[i], b->GetBufferPointer()[i]) << "voxel " << i;
+  }
+  const double anyValue = std::numeric_limits<double>::infinity();
+  ExpectOnReference(
+    VolumeOf(a, 1), m_Colin, [](double x) { return x; }, anyValue);
+
+  const auto localizer = RunToolIn(m_Directory, SVDLR_DENOISE_TOOL, "--backend cpu localizer_missing out.nii.gz");
+  EXPECT_EQ(localizer.exitCode, 3);
+  WriteLocalizer(Folder("localizer"));
+  const auto refused = RunToolIn(m_Directory, SVDLR_DENOISE_TOOL, "--backend cpu localizer out.nii.gz");
+  EXPECT_EQ(refused.exitCode, 3) << refused.out;
+  EXPECT_NE(refused.err.find("not a 4D series"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(Path("out.nii.gz")));
+}
+#endif
+
+} // namespace
