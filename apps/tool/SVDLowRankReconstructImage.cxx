@@ -131,6 +131,22 @@ ConfigureFilter(TFilter * filter, const ToolOptions & options)
   return noisePolicy;
 }
 
+/** The figure's title line: the input, which slice it shows (`where`), the rank and its policy, the backend. */
+template <typename TFilter>
+std::string
+FigureTitle(const ToolOptions & options, const std::string & where, std::size_t rank, const TFilter * filter)
+{
+  std::ostringstream title;
+  title << (options.inputs.size() == 1 ? fs::path(WithoutTrailingSlash(options.Input())).filename().string()
+                                       : std::to_string(options.inputs.size()) + " DICOM files")
+        << " | " << where << " | rank " << rank << " ("
+        << (!options.noiseRank.empty()       ? "noise rank " + options.noiseRank
+            : options.energyFraction > 0.0 ? "energy " + FormatTick(options.energyFraction, 6)
+                                           : std::string("fixed"))
+        << ") | " << filter->GetBackendUsed() << ", solver " << filter->GetSolverUsed();
+  return title.str();
+}
+
 /** Reconstructs `input`, writes the output in the kind resolved from the options and prints the summary.
  * `readPixels`, when given, fills `input`, whose size is already known: it runs after the filter has seen that
  * size, so that the GPU's set-up (the filter starts it then) overlaps the reading. */
@@ -238,21 +254,10 @@ Reconstruct(const TImage *                input,
   if (!figure.empty())
   {
     const std::string temporary = svdlr_io::TemporaryFileFor(figure);
-    std::ostringstream title;
-    title << (options.inputs.size() == 1 ? fs::path(WithoutTrailingSlash(options.Input())).filename().string()
-                                         : std::to_string(options.inputs.size()) + " DICOM files")
-          << " | slice " << figureSlice << " of " << ranks.size();
-    if (Dimension == 3)
-    {
-      title << ", axis " << axis;
-    }
-    title << " | rank " << ranks[figureSlice] << " ("
-          << (!options.noiseRank.empty()       ? "noise rank " + options.noiseRank
-              : options.energyFraction > 0.0 ? "energy " + FormatTick(options.energyFraction, 6)
-                                             : std::string("fixed"))
-          << ") | " << filter->GetBackendUsed() << ", solver " << filter->GetSolverUsed();
+    const std::string where = "slice " + std::to_string(figureSlice) + " of " + std::to_string(ranks.size()) +
+                              (Dimension == 3 ? ", axis " + std::to_string(axis) : std::string());
     WriteSliceFigure(temporary,
-                     title.str(),
+                     FigureTitle(options, where, ranks[figureSlice], filter.GetPointer()),
                      MiddleSlice(input, axis),
                      MiddleSlice(filter->GetOutput(), axis),
                      filter->GetSingularValues()[figureSlice],
@@ -490,7 +495,10 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
     {
       const std::size_t middle = size[2] / 2;
       const std::string temporary = svdlr_io::TemporaryFileFor(figure);
+      const std::string where = "slice " + std::to_string(middle) + " of the first " + std::to_string(size[2]) +
+                                " images of " + std::to_string(size[0]) + "x" + std::to_string(size[1]);
       WriteSliceFigure(temporary,
+                       FigureTitle(options, where, batchRanks[middle], filter.GetPointer()),
                        MiddleSlice(batch.stack.GetPointer(), 2),
                        MiddleSlice(filter->GetOutput(), 2),
                        filter->GetSingularValues()[middle],

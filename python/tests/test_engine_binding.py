@@ -169,8 +169,10 @@ def test_cuda_backend_without_usable_device_is_runtime_error(rng):
 
 def test_auto_backend_runs_somewhere_and_says_where(rng):
     _, details = _engine.reconstruct(rng.standard_normal((2, 5, 5)), rank=1, backend="auto")
-    expected = "cuda" if _engine.cuda_device_usable(0)[0] else "cpu"
-    assert details["backend"] == expected
+    # Without a device: the CPU. With one, a job this small may stay on the CPU while the GPU is cold in this
+    # process (Auto's cold-start rule, docs/cuda.md), and goes to the GPU once it is warm.
+    expected = {"cpu", "cuda"} if _engine.cuda_device_usable(0)[0] else {"cpu"}
+    assert details["backend"] in expected
     assert isinstance(details["notes"], str)
 
 
