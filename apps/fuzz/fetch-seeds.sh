@@ -34,6 +34,11 @@ join() {
 }
 
 dicom=$dest/dicom-data
+# The tests' copy, when a build already fetched it, saves a download.
+tests_copy=${SVDLR_BUILD_DIR:-$here/../../build}/test-data/dicom
+if [ ! -s "$dicom/pydicom/MR_small.dcm" ] && [ -s "$tests_copy/pydicom/MR_small.dcm" ]; then
+  mkdir -p "$dicom" && cp -r "$tests_copy/." "$dicom/"
+fi
 SVDLR_REQUIRE_TEST_DATA=${SVDLR_REQUIRE_TEST_DATA:-0} "$here/../test/fetch-test-data.sh" "$dicom" >&2
 if [ -s "$dicom/pydicom/MR_small.dcm" ]; then
   # Single files under 50 KB (the two 220 KB nibabel slices would slow every execution down).
