@@ -60,7 +60,9 @@ if [ -d "$itk_data" ]; then
   for f in "$itk_data"/*.png; do
     [ "$(stat -c %s "$f")" -lt 30000 ] && cp "$f" "$png_seeds/$(basename "$f")"
   done
-  [ -s "$itk_data/FFTCosinus.png" ] && join "$png_seeds/two-slices" "$itk_data/FFTCosinus.png" "$itk_data/FFTcenteredDC.png"
+  if [ -s "$itk_data/FFTCosinus.png" ] && [ -s "$itk_data/FFTcenteredDC.png" ]; then
+    join "$png_seeds/two-slices" "$itk_data/FFTCosinus.png" "$itk_data/FFTcenteredDC.png"
+  fi
 else
   echo "fetch-seeds: no ITK example images (Debian: insighttoolkit5-examples)" >&2
 fi

@@ -189,7 +189,9 @@ CheckSupportedPixels(const SliceHeader & header)
 void
 CheckFiniteNumbers(const SliceHeader & header)
 {
-  const auto finite = [](const Vector3 & v) { return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]); };
+  const auto finite = [](const Vector3 & v) {
+    return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]);
+  };
   if (!finite(header.position))
   {
     throw FileError(header.file, "has a non-finite ImagePositionPatient " + FormatVector(header.position));
@@ -201,7 +203,8 @@ CheckFiniteNumbers(const SliceHeader & header)
                     "has a degenerate ImageOrientationPatient " + FormatVector(header.rowDirection) + ", " +
                       FormatVector(header.columnDirection) + ": its row and column directions span no plane");
   }
-  for (const double spacing : { header.rowSpacing, header.columnSpacing, header.sliceThickness, header.spacingBetweenSlices })
+  for (const double spacing :
+       { header.rowSpacing, header.columnSpacing, header.sliceThickness, header.spacingBetweenSlices })
   {
     if (!std::isfinite(spacing))
     {
@@ -337,7 +340,8 @@ ReadDicomSeries(const DicomSeriesSummary & series, double spacingTolerance)
     sliceSpacing = (Dot(headers.back().position, normal) - Dot(headers.front().position, normal)) / (slices - 1);
     if (!std::isfinite(sliceSpacing))
     {
-      throw FileError(headers.back().file, "lies too far from " + headers.front().file + " for its position to be used");
+      throw FileError(headers.back().file,
+                      "lies too far from " + headers.front().file + " for its position to be used");
     }
     const double tolerance = spacingTolerance * sliceSpacing;
     for (std::size_t k = 1; k < slices; ++k)
