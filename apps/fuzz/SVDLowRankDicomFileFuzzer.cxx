@@ -32,7 +32,8 @@ extern "C" int
 LLVMFuzzerTestOneInput(const std::uint8_t * data, std::size_t size)
 {
   static const svdlr_fuzz::ScratchFolder scratch("dicom-file");
-  const std::string file = scratch.Fill({ std::string(reinterpret_cast<const char *>(data), size) }, "slice", ".dcm")[0];
+  const std::string bytes(reinterpret_cast<const char *>(data), size);
+  const std::string file = scratch.Fill({ bytes }, "slice", ".dcm")[0];
   try
   {
     for (const auto & series : svdlr_io::FindDicomSeries({ file }))

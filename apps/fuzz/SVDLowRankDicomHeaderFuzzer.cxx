@@ -33,7 +33,8 @@ extern "C" int
 LLVMFuzzerTestOneInput(const std::uint8_t * data, std::size_t size)
 {
   static const svdlr_fuzz::ScratchFolder scratch("dicom-header");
-  const std::string file = scratch.Fill({ std::string(reinterpret_cast<const char *>(data), size) }, "slice", "")[0];
+  const std::string bytes(reinterpret_cast<const char *>(data), size);
+  const std::string file = scratch.Fill({ bytes }, "slice", "")[0];
   try
   {
     svdlr_io::HasDicomPreamble(file);

@@ -34,6 +34,11 @@ join() {
 }
 
 dicom=$dest/dicom-data
+# The tests' copy, when a build already fetched it, saves a download.
+tests_copy=${SVDLR_BUILD_DIR:-$here/../../build}/test-data/dicom
+if [ ! -s "$dicom/pydicom/MR_small.dcm" ] && [ -s "$tests_copy/pydicom/MR_small.dcm" ]; then
+  mkdir -p "$dicom" && cp -r "$tests_copy/." "$dicom/"
+fi
 SVDLR_REQUIRE_TEST_DATA=${SVDLR_REQUIRE_TEST_DATA:-0} "$here/../test/fetch-test-data.sh" "$dicom" >&2
 if [ -s "$dicom/pydicom/MR_small.dcm" ]; then
   # Single files under 50 KB (the two 220 KB nibabel slices would slow every execution down).
@@ -55,7 +60,9 @@ if [ -d "$itk_data" ]; then
   for f in "$itk_data"/*.png; do
     [ "$(stat -c %s "$f")" -lt 30000 ] && cp "$f" "$png_seeds/$(basename "$f")"
   done
-  [ -s "$itk_data/FFTCosinus.png" ] && join "$png_seeds/two-slices" "$itk_data/FFTCosinus.png" "$itk_data/FFTcenteredDC.png"
+  if [ -s "$itk_data/FFTCosinus.png" ] && [ -s "$itk_data/FFTcenteredDC.png" ]; then
+    join "$png_seeds/two-slices" "$itk_data/FFTCosinus.png" "$itk_data/FFTcenteredDC.png"
+  fi
 else
   echo "fetch-seeds: no ITK example images (Debian: insighttoolkit5-examples)" >&2
 fi

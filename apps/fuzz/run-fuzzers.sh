@@ -2,7 +2,8 @@
 # Runs every fuzz target for SECONDS in all (split evenly), after building them with clang into
 # ${SVDLR_FUZZ_BUILD_DIR:-build-fuzz} and fetching their seed corpora (fetch-seeds.sh). The corpora grow in
 # BUILD/fuzz/corpus/TARGET across runs; logs go to BUILD/fuzz/logs, crashing inputs to BUILD/fuzz/artifacts.
-# Prints each target's executions and coverage (libFuzzer's cov and ft) and exits 1 when any target failed.
+# Replays the committed reproducers (regressions/) first. Prints each target's executions and coverage
+# (libFuzzer's cov and ft) and exits 1 when a reproducer fails again or a target finds a new failure.
 #   apps/fuzz/run-fuzzers.sh 90           # CI: 90 s in all
 #   nice -n 10 apps/fuzz/run-fuzzers.sh 1800
 set -euo pipefail
@@ -14,15 +15,23 @@ build=${SVDLR_FUZZ_BUILD_DIR:-$root/build-fuzz}
 if [ ! -f "$build/build.ninja" ]; then
   launcher=()
   command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
-    -DSVDLR_USE_CUDA=OFF -DSVDLR_BUILD_FUZZERS=ON -DSVDLR_BUILD_BENCHMARKS=OFF -DSVDLR_BUILD_EXAMPLES=OFF > /dev/null
+  CC=${SVDLR_FUZZ_CC:-clang} CXX=${SVDLR_FUZZ_CXX:-clang++} cmake -S "$root" -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" -DSVDLR_USE_CUDA=OFF -DSVDLR_BUILD_FUZZERS=ON \
+    -DSVDLR_BUILD_BENCHMARKS=OFF -DSVDLR_BUILD_EXAMPLES=OFF > /dev/null
 fi
 targets=()
-for t in SVDLowRankPngStackFuzzer SVDLowRankDicomFileFuzzer SVDLowRankDicomFolderFuzzer SVDLowRankDicomHeaderFuzzer; do
+all=(SVDLowRankPngStackFuzzer SVDLowRankDicomFileFuzzer SVDLowRankDicomFolderFuzzer SVDLowRankDicomHeaderFuzzer)
+for t in "${all[@]}"; do
   # The DICOM targets exist only when DCMTK was found.
   if ninja -C "$build" -t query "$t" > /dev/null 2>&1; then targets+=("$t"); fi
 done
 cmake --build "$build" -j "${SVDLR_JOBS:-2}" --target "${targets[@]}"
+
+# The committed reproducers (regressions/) first: each must now pass through its target.
+if ! (cd "$build" && ctest -R '\.Regressions$' --output-on-failure); then
+  echo "run-fuzzers: a reproducer in apps/fuzz/regressions fails again" >&2
+  exit 1
+fi
 
 seeds=$build/fuzz/seeds
 [ -d "$seeds/SVDLowRankPngStackFuzzer" ] || "$here/fetch-seeds.sh" "$seeds"

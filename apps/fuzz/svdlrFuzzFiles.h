@@ -103,7 +103,8 @@ public:
     for (std::size_t i = 0; i < files.size(); ++i)
     {
       paths.push_back(m_Path + "/" + name + std::to_string(i) + extension);
-      std::ofstream(paths.back(), std::ios::binary).write(files[i].data(), static_cast<std::streamsize>(files[i].size()));
+      std::ofstream(paths.back(), std::ios::binary)
+        .write(files[i].data(), static_cast<std::streamsize>(files[i].size()));
     }
     return paths;
   }

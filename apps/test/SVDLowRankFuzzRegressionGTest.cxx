@@ -105,7 +105,8 @@ TEST_F(FuzzRegressions, CorruptPngSlicesAreAnInputErrorNamingTheSlice)
       }
       catch (const svdlr_io::PngStackError &)
       {
-        ExpectToolRefuses(work, "slices/" + slice.path().filename().string(), "slices/" + slice.path().filename().string());
+        const std::string name = "slices/" + slice.path().filename().string();
+        ExpectToolRefuses(work, name, name);
       }
     }
   }

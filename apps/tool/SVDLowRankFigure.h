@@ -310,9 +310,11 @@ DrawSpectrum(FigureCanvas &              canvas,
     const double x = xOf(static_cast<double>(rank));
     canvas.Line(x, y0, x, y0 + height, marker, 4);
     const std::string label = "k = " + std::to_string(rank);
-    const long        width_ = FigureCanvas::TextWidth(label, textScale);
-    const long        labelX = std::lround(x) + 6 + width_ <= x0 + width ? std::lround(x) + 6 : std::lround(x) - 6 - width_;
-    canvas.FillRectangle(labelX - 2, y0 + 4, width_ + 4, glyphHeight + 4, Colour(255, 255, 255));
+    const long        labelWidth = FigureCanvas::TextWidth(label, textScale);
+    // Right of the line, or left of it when the rank is near the end of the axis.
+    const long labelX =
+      std::lround(x) + 6 + labelWidth <= x0 + width ? std::lround(x) + 6 : std::lround(x) - 6 - labelWidth;
+    canvas.FillRectangle(labelX - 2, y0 + 4, labelWidth + 4, glyphHeight + 4, Colour(255, 255, 255));
     canvas.Text(labelX, y0 + 6, label, textScale, marker);
   }
 }
