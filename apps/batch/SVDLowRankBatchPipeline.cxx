@@ -169,7 +169,7 @@ ResolveBackend(const BatchOptions & options, svdlr::Backend & backend, std::vect
     }
     else
     {
-      notes += "CUDA device " + std::to_string(device) + " skipped: " + why + "\n";
+      notes += "CUDA device " + std::to_string(device) + " skipped: " + why + "; ";
     }
   }
   if (devices.empty())
@@ -184,9 +184,9 @@ ResolveBackend(const BatchOptions & options, svdlr::Backend & backend, std::vect
     {
       std::string why;
       svdlr::CudaDeviceUsable(0, &why);
-      notes = "no CUDA device: " + why + "\n";
+      notes = "no CUDA device (" + why + "); ";
     }
-    notes += "the CPU solves every volume\n";
+    notes += "the CPU solves every volume";
     backend = svdlr::Backend::CPU;
     return;
   }
@@ -303,7 +303,7 @@ RunBatch(const std::vector<BatchInput> & inputs, const std::string & outputRoot,
       const auto        begin = Clock::now();
       try
       {
-        WriteVolume(*volume, inputs[i], results[i].output, description, options.overwrite);
+        WriteVolume(*volume, inputs[i], results[i].output, description, options.overwrite, options.compressionLevel);
         volume->pixels = BufferLease();
         results[i].writeSeconds = SecondsSince(begin);
         finish(i, VolumeStatus::Done, "");

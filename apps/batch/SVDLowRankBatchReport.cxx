@@ -113,8 +113,8 @@ PrintBatchSummary(std::ostream & out, const BatchSummary & summary)
   {
     out << "steps:    read " << read << " s, solve " << solve << " s, write " << write
         << " s (thread-seconds summed over volumes; steps overlap)\n";
-    out << "solvers:  busy " << std::setprecision(0) << 100.0 * summary.solverBusy
-        << "% of the wall time (H2D, solve and D2H happen inside the engine call on the GPU)\n";
+    out << "solvers:  busy " << std::setprecision(0) << 100.0 * summary.solverBusy << "% of the wall time"
+        << (summary.backend == svdlr::Backend::CUDA ? " (each GPU's engine calls: H2D, solve and D2H)\n" : "\n");
   }
   out.unsetf(std::ios::floatfield);
   out << std::setprecision(6);

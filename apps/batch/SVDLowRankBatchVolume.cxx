@@ -244,18 +244,22 @@ ImageOver(const StagedVolume & volume)
 
 template <unsigned int VDimension>
 void
-WriteFile(const StagedVolume & volume, const std::string & temporary)
+WriteFile(const StagedVolume & volume, const std::string & temporary, int compressionLevel)
 {
   using WriterType = itk::ImageFileWriter<itk::Image<float, VDimension>>;
   auto writer = WriterType::New();
   writer->SetInput(ImageOver<VDimension>(volume));
   writer->SetFileName(temporary);
   writer->SetUseCompression(true);
+  if (compressionLevel > 0)
+  {
+    writer->SetCompressionLevel(compressionLevel);
+  }
   writer->Update();
 }
 
 void
-WriteImageFile(const StagedVolume & volume, const std::string & output, bool overwrite)
+WriteImageFile(const StagedVolume & volume, const std::string & output, bool overwrite, int compressionLevel)
 {
   std::error_code error;
   if (!overwrite && fs::exists(output, error))
@@ -267,11 +271,11 @@ WriteImageFile(const StagedVolume & volume, const std::string & output, bool ove
   {
     if (volume.geometry.dimension == 2)
     {
-      WriteFile<2>(volume, temporary);
+      WriteFile<2>(volume, temporary, compressionLevel);
     }
     else
     {
-      WriteFile<3>(volume, temporary);
+      WriteFile<3>(volume, temporary, compressionLevel);
     }
   }
   catch (const itk::ExceptionObject & failure)
@@ -349,7 +353,7 @@ ReconstructVolume(StagedVolume & volume, const svdlr::Options & options)
 
 void
 WriteVolume(const StagedVolume & volume, const BatchInput & input, const std::string & output,
-            const std::string & description, bool overwrite)
+            const std::string & description, bool overwrite, int compressionLevel)
 {
   std::error_code error;
   fs::create_directories(fs::path(output).parent_path(), error);
@@ -365,7 +369,7 @@ WriteVolume(const StagedVolume & volume, const BatchInput & input, const std::st
     throw VolumeError("this build has no DICOM support");
 #endif
   }
-  WriteImageFile(volume, output, overwrite);
+  WriteImageFile(volume, output, overwrite, compressionLevel);
 }
 
 } // namespace svdlr_batch

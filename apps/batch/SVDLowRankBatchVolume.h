@@ -76,10 +76,11 @@ ReconstructVolume(StagedVolume & volume, const svdlr::Options & options);
 
 /** Writes the volume to `output` (a file, or a folder of DICOM files for a DICOM series) under a hidden
  * temporary name and renames it into place, creating the output's folders. `description` goes into a derived
- * DICOM series' SeriesDescription. Throws VolumeError. */
+ * DICOM series' SeriesDescription; `compressionLevel` > 0 sets the writer's (gzip 1-9 for .nii.gz), 0 keeps
+ * ITK's. Throws VolumeError. */
 void
 WriteVolume(const StagedVolume & volume, const BatchInput & input, const std::string & output,
-            const std::string & description, bool overwrite);
+            const std::string & description, bool overwrite, int compressionLevel = 0);
 
 } // namespace svdlr_batch
 
