@@ -237,7 +237,9 @@ RunBatch(const std::vector<BatchInput> & inputs, const std::string & outputRoot,
 
   const unsigned hardware = HardwareThreads();
   summary.readers = options.readers > 0 ? options.readers : std::max(1u, hardware / 4);
-  summary.writers = options.writers > 0 ? options.writers : std::max(1u, hardware / 2);
+  // Writing (compressing) is the slowest step of most volumes: the writers get the cores the readers leave. The
+  // GPU solvers mostly wait for their device; a CPU solver shares the cores with them.
+  summary.writers = options.writers > 0 ? options.writers : std::max(1u, hardware - summary.readers);
   summary.readers = std::max(1u, std::min<unsigned>(summary.readers, static_cast<unsigned>(todo.size())));
   summary.writers = std::max(1u, std::min<unsigned>(summary.writers, static_cast<unsigned>(todo.size())));
   const std::vector<int> solverDevices = onGpu ? summary.devices : std::vector<int>{ -1 };

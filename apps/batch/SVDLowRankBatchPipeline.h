@@ -77,7 +77,7 @@ struct BatchOptions
   svdlr::Solver     solver{ svdlr::Solver::Auto };
   std::vector<int>  devices;              // CUDA devices, one solver each; empty: every visible device
   unsigned          readers{ 0 };         // 0: a quarter of the hardware threads, at least 1
-  unsigned          writers{ 0 };         // 0: half of the hardware threads, at least 1
+  unsigned          writers{ 0 };         // 0: the hardware threads the readers leave, at least 1
   std::size_t       memoryBudget{ 0 };    // bytes of volumes in flight; 0: 1 GiB or 1/8 of the RAM if less
   bool              overwrite{ false };   // redo volumes whose output exists
   int               compressionLevel{ 0 }; // the writers' (gzip 1-9 for .nii.gz); 0: ITK's default

@@ -173,7 +173,7 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     ->type_name("N")
     ->check(CLI::Range(1u, 256u).description(""))
     ->group(batchGroup);
-  app.add_option("--writers", options.writers, "writer threads (default: half of the cores)")
+  app.add_option("--writers", options.writers, "writer threads (default: the cores the readers leave)")
     ->type_name("N")
     ->check(CLI::Range(1u, 256u).description(""))
     ->group(batchGroup);
