@@ -35,7 +35,7 @@ def study(tmp_path):
     rng = np.random.default_rng()
     volumes = {}
     for v in range(3):
-        block = colin[60 + 9 * v : 60 + 9 * v + 36 : 9, 70:134:2, 60:116:2].astype(np.float32)
+        block = colin[60 + 9 * v : 60 + 9 * v + 36 : 9, 60:156, 50:130].astype(np.float32)
         noisy = block + rng.normal(0.0, 2.0 + 4.0 * v, block.shape).astype(np.float32)
         image = itk.image_from_array(np.ascontiguousarray(noisy))
         image.SetSpacing([1.0, 1.5, 2.0 + v])
@@ -109,8 +109,9 @@ def test_dask_local_cluster_maps_the_volumes_reports_the_broken_one_and_resumes(
         for row in rows[:3]:
             assert os.path.exists(row["output"]) and row["output"].endswith("_T1w_svd-mp.nii.gz")
             assert row["sigma_min"] > 0  # Marchenko-Pastur estimated the noise
-        # The noisier the volume, the larger its estimated sigma (2, 6, 10 in pixel units).
-        assert rows[0]["sigma_max"] < rows[1]["sigma_min"] and rows[1]["sigma_max"] < rows[2]["sigma_min"]
+        # Each volume's per-slice estimates bracket the sigma its noise was drawn with (2, 6, 10 in pixel units).
+        for row, sigma in zip(rows[:3], (2.0, 6.0, 10.0)):
+            assert row["sigma_min"] < 1.25 * sigma and row["sigma_max"] > 0.8 * sigma, (row, sigma)
         before = [os.path.getmtime(r["output"]) for r in rows[:3]]
 
         # A re-run through the scheduler's address: what is done is skipped, the broken file fails again.
