@@ -122,4 +122,31 @@ TEST_F(SVDLowRankBatchTool, BatchOptionsAreUsageErrorsOutsideBatchModeAndWithout
   EXPECT_FALSE(fs::exists(m_Directory / "out"));
 }
 
+#if defined(SVDLR_DICOM_TEST_DATA_DIR) && defined(SVDLR_HAVE_DCMTK)
+TEST_F(SVDLowRankBatchTool, EachDicomSeriesBecomesADerivedSeriesFolder)
+{
+  const fs::path data = fs::path(SVDLR_DICOM_TEST_DATA_DIR) / "nibabel";
+  if (!fs::is_directory(data))
+  {
+    GTEST_SKIP() << "no DICOM test data in " << data;
+  }
+  const auto run = RunToolIn(m_Directory, SVDLR_TOOL, "--dicom-series --rank 5 --backend cpu -o series '" +
+                                                        data.string() + "'");
+  ASSERT_TRUE(run.exitCode == 0 || run.exitCode == 4) << run.out << run.err;
+  std::size_t written = 0;
+  for (const auto & entry : fs::recursive_directory_iterator(m_Directory / "series"))
+  {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && name.find("_svd-rank5") != std::string::npos)
+    {
+      ++written;
+      EXPECT_EQ(name.rfind("series-", 0), 0u) << name;
+      EXPECT_FALSE(fs::is_empty(entry.path())) << entry.path();
+    }
+  }
+  EXPECT_GE(written, 1u);
+  EXPECT_NE(run.out.find("(" + std::to_string(written) + " done"), std::string::npos) << run.out;
+}
+#endif
+
 } // namespace
