@@ -19,19 +19,27 @@ keep=${OUT:-$work/keep}
 source "$bundle/env.sh"
 tool=$bundle/bin/SVDLowRankReconstructImage
 rm -rf "$work"; mkdir -p "$work" "$keep"
-python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$bundle"/whl/*.whl
-export PYTHONPATH=$work/site${PYTHONPATH:+:$PYTHONPATH}
+backend=cuda
+if [ "${SMOKE:-0}" = 1 ]; then # a dry run of the script on a machine without a GPU, with its own Python packages
+  backend=cpu
+else
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$bundle"/whl/*.whl
+  export PYTHONPATH=$work/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+export SVDLR_BATCH_BACKEND=$backend
 if [ -z "$MODE" ]; then
   if python3 -c "import itk_svdlowrankreconstruction" 2> /dev/null; then MODE=volumes; else MODE=shards; fi
 fi
 nvidia-smi --query-gpu=index,name --format=csv,noheader
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+[ "${SMOKE:-0}" = 1 ] && gpus=2
 echo "host: $(nproc) cores, $gpus GPUs; N=$N RANK=$RANK MODE=$MODE"
 python3 "$bundle/make_batch_volumes.py" "$bundle/ch2.nii.gz" "$work/nii" "$N" --gzip 0
 
 echo "== the tool's pipeline in one process"
 for devices in 0 0,1; do
-  "$tool" --rank "$RANK" --glob 'vol-*.nii' --backend cuda --devices "$devices" -o "$work/out-tool-$devices" \
+  [ "$backend" = cuda ] || [ "$devices" = 0 ] || continue
+  "$tool" --rank "$RANK" --glob 'vol-*.nii' --backend "$backend" --devices "$devices" -o "$work/out-tool-$devices" \
     "$work/nii" > "$keep/tool-$devices.log" 2>&1
   echo "-- --devices $devices: $(grep -E '^time:' "$keep/tool-$devices.log")"
 done

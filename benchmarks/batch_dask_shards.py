@@ -21,8 +21,10 @@ from distributed import Client, progress
 
 def run_shard(tool, files, output, rank, table):
     """One task: the tool's batch pipeline on `files`, on this worker's GPU; returns the table's rows."""
-    command = [tool, "--batch", "--backend", "cuda", "--devices", "0", "--rank", str(rank), "--table", table,
-               "-o", output] + files
+    backend = os.environ.get("SVDLR_BATCH_BACKEND", "cuda")  # cpu: batch_dask_session.sh's dry run
+    devices = ["--devices", "0"] if backend == "cuda" else []
+    command = [tool, "--batch", "--backend", backend, *devices, "--rank", str(rank), "--table", table, "-o", output]
+    command += files
     finished = subprocess.run(command, capture_output=True, text=True)
     if not os.path.exists(table):
         return [{"input": f, "status": "failed", "message": finished.stderr[-500:]} for f in files]
@@ -52,7 +54,7 @@ def main():
         import itk_svdlowrankreconstruction as svdlr
 
         rows = svdlr.reconstruct_with_dask(client, inputs, output, patterns=["vol-*.nii*"], rank=rank,
-                                           backend="cuda", device_id=0)
+                                           backend=os.environ.get("SVDLR_BATCH_BACKEND", "cuda"), device_id=0)
     wall = time.perf_counter() - start
     done = sum(1 for r in rows if r["status"] == "done")
     failed = sum(1 for r in rows if r["status"] == "failed")

@@ -146,6 +146,31 @@ TEST(SVDLowRankBatchBuffers, LeasesWaitWhileTheBudgetIsTaken)
   EXPECT_EQ(large.Size(), 5000u);
 }
 
+TEST(SVDLowRankBatchBackend, NamedDevicesAreCheckedAndAutoFallsBackToTheCpuWithANote)
+{
+  BatchOptions      options;
+  svdlr::Backend    backend{};
+  std::vector<int>  devices;
+  std::string       notes;
+  options.backend = svdlr::Backend::CPU;
+  options.devices = { 0, 1 };
+  ResolveBackend(options, backend, devices, notes);
+  EXPECT_EQ(backend, svdlr::Backend::CPU);
+  EXPECT_TRUE(devices.empty());
+  if (svdlr::CudaDeviceCount() > 0)
+  {
+    GTEST_SKIP() << "this machine has a CUDA device: the fallbacks below are for machines without one";
+  }
+  options.backend = svdlr::Backend::Auto;
+  ResolveBackend(options, backend, devices, notes);
+  EXPECT_EQ(backend, svdlr::Backend::CPU);
+  EXPECT_NE(notes.find("CUDA device 1 skipped"), std::string::npos) << notes;
+  options.backend = svdlr::Backend::CUDA;
+  EXPECT_THROW(ResolveBackend(options, backend, devices, notes), svdlr::Error);
+  options.devices.clear();
+  EXPECT_THROW(ResolveBackend(options, backend, devices, notes), svdlr::Error);
+}
+
 #ifdef SVDLR_COLIN27_NII
 /** A folder of small volumes cut from Colin27 with Gaussian noise of different strengths, and a broken file. */
 class SVDLowRankBatchRun : public svdlr_test::RandomTest
