@@ -144,7 +144,7 @@ RunBatchTool(const ToolOptions & options)
   if (summary.failed > 0)
   {
     std::cerr << "SVDLowRankReconstructImage: " << summary.failed << " of " << summary.volumes.size()
-              << " volumes failed (listed above); the others were written\n";
+              << " volumes failed (listed above); the others are done\n";
     return ExitSomeFailed;
   }
   return ExitSuccess;
