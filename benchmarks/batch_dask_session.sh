@@ -9,7 +9,7 @@
 # Target: >= 1.8x with two GPUs.
 #
 # Here: benchmarks/batch_bundle.sh /work/main/.gpu-batch build-cuda/apps/SVDLowRankReconstructImage --dask
-# There (device run, nvidia-h200-x2, carry [".gpu-batch"]):  bash benchmarks/batch_dask_session.sh .gpu-batch
+# There (device run, nvidia-h200-x2, carry [".gpu-batch"]):  bash .gpu-batch/batch_dask_session.sh .gpu-batch
 set -uo pipefail
 bundle=$(cd "${1:?usage: $0 BUNDLE}" && pwd)
 N=${N:-200} RANK=${RANK:-20} MODE=${MODE:-}
@@ -64,7 +64,7 @@ client = Client(scheduler_file=sys.argv[1])
 client.wait_for_workers(int(sys.argv[2]), timeout=60)
 PY
   timeout 240 python3 "$bundle/batch_dask_shards.py" "$work/scheduler.json" "$tool" "$work/nii" \
-    "$work/out-dask-$workers" "$MODE" "$RANK" 2>&1 | grep -E '^dask' | tee "$keep/dask-$workers.txt"
+    "$work/out-dask-$workers" "$MODE" "$RANK" 2>&1 | grep -oE 'dask (shards|volumes): .*' | tee "$keep/dask-$workers.txt"
   kill "${pids[@]}" "$scheduler" 2> /dev/null
   wait 2> /dev/null
   rm -f "$work/scheduler.json"

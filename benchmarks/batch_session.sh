@@ -12,7 +12,7 @@
 # Prints volumes/s per run and the ratios (targets: batch >= 10x the loop of processes; the GPU busy most of the time).
 #
 # Here: benchmarks/batch_bundle.sh /work/main/.gpu-batch build-cuda/apps/SVDLowRankReconstructImage
-# There (device run, nvidia-h100-x1, carry [".gpu-batch"]):  bash benchmarks/batch_session.sh .gpu-batch
+# There (device run, nvidia-h100-x1, carry [".gpu-batch"]):  bash .gpu-batch/batch_session.sh .gpu-batch
 set -uo pipefail
 bundle=$(cd "${1:?usage: $0 BUNDLE}" && pwd)
 N=${N:-200} SAMPLE=${SAMPLE:-20} N_CPU=${N_CPU:-40} RANK=${RANK:-20}
