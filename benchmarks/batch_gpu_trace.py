@@ -19,9 +19,10 @@ def main():
         start, duration = float(row["Start (ns)"]), float(row["Duration (ns)"])
         name = row.get("Name", "")
         spans.append((start, start + duration))
-        if "HtoD" in name:
+        # nsys names copies "[CUDA memcpy HtoD]" (older) or "[CUDA memcpy Host-to-Device]" (newer).
+        if "HtoD" in name or "Host-to-Device" in name:
             totals["H2D"] += duration
-        elif "DtoH" in name:
+        elif "DtoH" in name or "Device-to-Host" in name:
             totals["D2H"] += duration
         elif name.startswith("[CUDA"):
             totals["other copies"] += duration

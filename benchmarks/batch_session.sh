@@ -80,16 +80,17 @@ echo "== cpu: the batch pipeline on the CPU (the first $N_CPU volumes)"
 batch cpu-gz --batch --backend cpu $(ls "$work/gz"/vol-*.nii.gz | head -n "$N_CPU"); cpu_gz=$vps
 batch cpu-nii --batch --backend cpu $(ls "$work/nii"/vol-*.nii | head -n "$N_CPU"); cpu_nii=$vps
 
-if command -v nsys > /dev/null; then
+nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2> /dev/null | head -n 1)
+if [ -n "$nsys" ]; then
   echo "== trace: the .nii run under Nsight Systems"
   rm -rf "$work/out-trace"
   t0=$(now)
-  timeout 120 nsys profile --trace=cuda --sample=none --cpuctxsw=none --force-overwrite=true -o "$work/trace" \
+  timeout 120 "$nsys" profile --trace=cuda --sample=none --cpuctxsw=none --force-overwrite=true -o "$work/trace" \
     "$tool" --rank "$RANK" --glob '*.nii' --backend cuda --devices 0 -o "$work/out-trace" "$work/nii" \
     > "$work/trace.log" 2>&1
   trace_wall=$(elapsed "$t0" "$(now)")
   grep -E '^(time|solvers):' "$work/trace.log" | sed 's/^/   /'
-  nsys stats --report cuda_gpu_trace --format csv --force-export=true --output "$work/trace" "$work/trace.nsys-rep" \
+  "$nsys" stats --report cuda_gpu_trace --format csv --force-export=true --output "$work/trace" "$work/trace.nsys-rep" \
     > /dev/null 2>&1
   tool_wall=$(grep -oE '^time: +[0-9.]+' "$work/trace.log" | grep -oE '[0-9.]+$')
   python3 "$bundle/batch_gpu_trace.py" "$work/trace_cuda_gpu_trace.csv" "${tool_wall:-$trace_wall}"
