@@ -184,6 +184,45 @@ CheckSupportedPixels(const SliceHeader & header)
   }
 }
 
+// Numbers the geometry and the pixel values are made of, checked per file so that bad tags give an error naming the
+// file instead of NaN or Inf in the volume (ITK's direction checks abort() on those; found by apps/fuzz).
+void
+CheckFiniteNumbers(const SliceHeader & header)
+{
+  const auto finite = [](const Vector3 & v) {
+    return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]);
+  };
+  if (!finite(header.position))
+  {
+    throw FileError(header.file, "has a non-finite ImagePositionPatient " + FormatVector(header.position));
+  }
+  const Vector3 normal = Cross(header.rowDirection, header.columnDirection);
+  if (!finite(header.rowDirection) || !finite(header.columnDirection) || !(std::sqrt(Dot(normal, normal)) > 1e-3))
+  {
+    throw FileError(header.file,
+                    "has a degenerate ImageOrientationPatient " + FormatVector(header.rowDirection) + ", " +
+                      FormatVector(header.columnDirection) + ": its row and column directions span no plane");
+  }
+  for (const double spacing :
+       { header.rowSpacing, header.columnSpacing, header.sliceThickness, header.spacingBetweenSlices })
+  {
+    if (!std::isfinite(spacing))
+    {
+      throw FileError(header.file, "has a non-finite PixelSpacing, SliceThickness or SpacingBetweenSlices");
+    }
+  }
+  // The largest physical value must fit a 32-bit float: |slope| * 2^bitsStored + |intercept|.
+  const double largest = std::abs(header.slope) * std::ldexp(1.0, static_cast<int>(header.bitsStored)) +
+                         std::abs(header.intercept);
+  if (!(largest < 1e38))
+  {
+    std::ostringstream what;
+    what << "has RescaleSlope " << header.slope << " and RescaleIntercept " << header.intercept
+         << ", which put its values beyond 32-bit floats";
+    throw FileError(header.file, what.str());
+  }
+}
+
 // The stored values of one slice, decoded (DCMTK's codecs) and turned into physical values.
 void
 ReadSlicePixels(DcmFileFormat & dicom, const SliceHeader & header, float * output)
@@ -262,6 +301,7 @@ ReadDicomSeries(const DicomSeriesSummary & series, double spacingTolerance)
     auto dicom = LoadDicomFile(file, true);
     headers.push_back(ParseSliceHeader(dicom->getDataset(), file));
     CheckSupportedPixels(headers.back());
+    CheckFiniteNumbers(headers.back());
   }
   const SliceHeader & first = headers.front();
   for (const SliceHeader & header : headers)
@@ -298,6 +338,11 @@ ReadDicomSeries(const DicomSeriesSummary & series, double spacingTolerance)
   if (slices > 1)
   {
     sliceSpacing = (Dot(headers.back().position, normal) - Dot(headers.front().position, normal)) / (slices - 1);
+    if (!std::isfinite(sliceSpacing))
+    {
+      throw FileError(headers.back().file,
+                      "lies too far from " + headers.front().file + " for its position to be used");
+    }
     const double tolerance = spacingTolerance * sliceSpacing;
     for (std::size_t k = 1; k < slices; ++k)
     {

@@ -117,13 +117,21 @@ PngStackComponentType(const std::vector<std::string> & files)
   {
     throw PngStackError("no PNG slices found");
   }
+  CheckPngFile(files.front());
   auto io = itk::ImageIOFactory::CreateImageIO(files.front().c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
   if (!io)
   {
     throw PngStackError(files.front() + ": no ITK reader for this file");
   }
-  io->SetFileName(files.front());
-  io->ReadImageInformation();
+  try
+  {
+    io->SetFileName(files.front());
+    io->ReadImageInformation();
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    throw PngStackError(files.front() + ": cannot be read as PNG: " + error.GetDescription());
+  }
   if (io->GetNumberOfComponents() != 1)
   {
     throw PngStackError(files.front() + ": has " + std::to_string(io->GetNumberOfComponents()) +

@@ -57,6 +57,11 @@ std::vector<std::string>
 FindPngSlices(const std::string & directory);
 
 /** The pixel type of the stack: that of its first slice, which must be one grey channel of 8 or 16 bits. */
+/** Throws PngStackError naming `path` unless it is a PNG file that libpng decodes whole. Call it before handing a
+ * PNG to ITK: ITK 5.2 lets libpng abort() the process on some corrupt files (SVDLowRankPngCheck.cxx). */
+void
+CheckPngFile(const std::string & path);
+
 itk::IOComponentEnum
 PngStackComponentType(const std::vector<std::string> & files);
 
@@ -75,6 +80,7 @@ ReadPngStack(const std::vector<std::string> & files)
   for (std::size_t k = 0; k < files.size(); ++k)
   {
     typename SliceType::Pointer slice;
+    CheckPngFile(files[k]);
     try
     {
       slice = itk::ReadImage<SliceType>(files[k]);

@@ -209,7 +209,21 @@ Reconstruct(const TImage *      input,
   if (!figure.empty())
   {
     const std::string temporary = svdlr_io::TemporaryFileFor(figure);
+    std::ostringstream title;
+    title << (options.inputs.size() == 1 ? fs::path(WithoutTrailingSlash(options.Input())).filename().string()
+                                         : std::to_string(options.inputs.size()) + " DICOM files")
+          << " | slice " << figureSlice << " of " << ranks.size();
+    if (Dimension == 3)
+    {
+      title << ", axis " << axis;
+    }
+    title << " | rank " << ranks[figureSlice] << " ("
+          << (!options.noiseRank.empty()       ? "noise rank " + options.noiseRank
+              : options.energyFraction > 0.0 ? "energy " + FormatTick(options.energyFraction, 6)
+                                             : std::string("fixed"))
+          << ") | " << filter->GetBackendUsed() << ", solver " << filter->GetSolverUsed();
     WriteSliceFigure(temporary,
+                     title.str(),
                      MiddleSlice(input, axis),
                      MiddleSlice(filter->GetOutput(), axis),
                      filter->GetSingularValues()[figureSlice],
@@ -238,7 +252,7 @@ Reconstruct(const TImage *      input,
   if (!figure.empty())
   {
     std::cout << "figure:   " << figure << " (slice " << figureSlice
-              << ": original | reconstruction | |difference| | log singular values, rank in red)\n";
+              << ": original | reconstruction | |difference| | singular values, the kept rank marked)\n";
   }
   return ExitSuccess;
 }
@@ -290,8 +304,16 @@ ReconstructImageFile(const ToolOptions & options)
   }
   try
   {
+    if (std::string(io->GetNameOfClass()) == "PNGImageIO")
+    {
+      svdlr_io::CheckPngFile(path); // ITK 5.2 lets libpng abort() on some corrupt PNG files
+    }
     io->SetFileName(path);
     io->ReadImageInformation();
+  }
+  catch (const svdlr_io::PngStackError & error)
+  {
+    throw InputError(error.what());
   }
   catch (const itk::ExceptionObject & error)
   {

@@ -75,7 +75,8 @@ NumberValidator(const std::string & what, TAccept accept)
     [what, accept](std::string & text) -> std::string {
       char *       end = nullptr;
       const double value = std::strtod(text.c_str(), &end);
-      return !text.empty() && *end == '\0' && accept(value) ? std::string() : "must be " + what + ", got '" + text + "'";
+      const bool   good = !text.empty() && *end == '\0' && accept(value);
+      return good ? std::string() : "must be " + what + ", got '" + text + "'";
     },
     "");
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Seed corpora for the fuzz targets, from real files, into DEST (one folder per target). Nothing is committed:
+#   DICOM: pydicom's and nibabel's test files (apps/test/fetch-test-data.sh: Debian's python3-pydicom and
+#          python3-nibabel when installed, else their wheels from PyPI): MR slices in six transfer syntaxes
+#          (explicit/implicit VR, big endian, RLE, JPEG-LS, JPEG 2000), a truncated one, a 5-slice CT series;
+#   PNG:   the small grey slices of ITK's examples (Debian: insighttoolkit5-examples), and two 16-bit slices
+#          written here (the examples have none).
+# Folder targets get the files of one series (or same-size PNG slices) joined with the separator the
+# targets cut at (svdlrFuzzFiles.h).
+set -euo pipefail
+dest=${1:?usage: fetch-seeds.sh DEST}
+here=$(cd "$(dirname "$0")" && pwd)
+separator=$'\n--svdlr-next-file--\n'
+itk_data=/usr/share/doc/insighttoolkit5-examples/examples/Data
+
+mkdir -p "$dest"
+dest=$(cd "$dest" && pwd)
+file_seeds=$dest/SVDLowRankDicomFileFuzzer
+folder_seeds=$dest/SVDLowRankDicomFolderFuzzer
+header_seeds=$dest/SVDLowRankDicomHeaderFuzzer
+png_seeds=$dest/SVDLowRankPngStackFuzzer
+mkdir -p "$file_seeds" "$folder_seeds" "$header_seeds" "$png_seeds"
+
+# Joins files with the separator into one seed: join OUT FILE...
+join() {
+  local out=$1 first=1
+  shift
+  : > "$out"
+  for f in "$@"; do
+    [ $first = 1 ] || printf '%s' "$separator" >> "$out"
+    cat "$f" >> "$out"
+    first=0
+  done
+}
+
+dicom=$dest/dicom-data
+# The tests' copy, when a build already fetched it, saves a download.
+tests_copy=${SVDLR_BUILD_DIR:-$here/../../build}/test-data/dicom
+if [ ! -s "$dicom/pydicom/MR_small.dcm" ] && [ -s "$tests_copy/pydicom/MR_small.dcm" ]; then
+  mkdir -p "$dicom" && cp -r "$tests_copy/." "$dicom/"
+fi
+SVDLR_REQUIRE_TEST_DATA=${SVDLR_REQUIRE_TEST_DATA:-0} "$here/../test/fetch-test-data.sh" "$dicom" >&2
+if [ -s "$dicom/pydicom/MR_small.dcm" ]; then
+  # Single files under 50 KB (the two 220 KB nibabel slices would slow every execution down).
+  find "$dicom" -type f -size -50k | while read -r f; do
+    name=$(echo "${f#"$dicom"/}" | tr '/' '_')
+    cp "$f" "$file_seeds/$name"
+    cp "$f" "$header_seeds/$name"
+    join "$folder_seeds/$name" "$f"
+  done
+  mapfile -t ct < <(find "$dicom/pydicom/CT5N" -type f | sort)
+  join "$folder_seeds/CT5N-series" "${ct[@]}"
+  join "$folder_seeds/CT5N-three" "${ct[@]:0:3}"
+  join "$folder_seeds/MR-and-CT" "$dicom/pydicom/MR_small.dcm" "${ct[0]}"
+else
+  echo "fetch-seeds: no DICOM test files (no network?); the DICOM targets start from an empty corpus" >&2
+fi
+
+if [ -d "$itk_data" ]; then
+  for f in "$itk_data"/*.png; do
+    [ "$(stat -c %s "$f")" -lt 30000 ] && cp "$f" "$png_seeds/$(basename "$f")"
+  done
+  if [ -s "$itk_data/FFTCosinus.png" ] && [ -s "$itk_data/FFTcenteredDC.png" ]; then
+    join "$png_seeds/two-slices" "$itk_data/FFTCosinus.png" "$itk_data/FFTcenteredDC.png"
+  fi
+else
+  echo "fetch-seeds: no ITK example images (Debian: insighttoolkit5-examples)" >&2
+fi
+# Two 16-bit grey 8x6 slices, PNG written by hand (signature, IHDR, IDAT, IEND): the 16-bit path of the reader.
+python3 - "$png_seeds" "$separator" <<'PY'
+import struct, sys, zlib
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
+def png16(width, height, value):
+    rows = b"".join(b"\0" + b"".join(struct.pack(">H", (value * (x + 1) * (y + 2)) % 65536) for x in range(width))
+                    for y in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 16, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+folder, separator = sys.argv[1], sys.argv[2].encode()
+a, b = png16(8, 6, 1000), png16(8, 6, 1700)
+open(folder + "/grey16.png", "wb").write(a)
+open(folder + "/grey16-two-slices", "wb").write(a + separator + b)
+PY
+for t in "$file_seeds" "$folder_seeds" "$header_seeds" "$png_seeds"; do
+  echo "fetch-seeds: $(ls "$t" | wc -l) seeds in $t"
+done
