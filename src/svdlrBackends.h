@@ -60,6 +60,16 @@ CudaCompiledIn() noexcept;
 void
 ReleaseCachedCudaResources() noexcept;
 
+/** The number of CUDA devices visible, 0 when none or without CUDA. */
+int
+CudaVisibleDevices() noexcept;
+
+/** Portable pinned host memory, or nullptr (svdlr::AllocatePinnedHostMemory). */
+void *
+AllocatePinnedHost(std::size_t bytes) noexcept;
+void
+FreePinnedHost(void * memory) noexcept;
+
 /** Whether `deviceId` can run the CUDA backend now; otherwise false with the reason in `why`. */
 bool
 CudaDeviceReady(int deviceId, std::string & why);

@@ -41,6 +41,22 @@ void
 ReleaseCachedCudaResources() noexcept
 {}
 
+int
+CudaVisibleDevices() noexcept
+{
+  return 0;
+}
+
+void *
+AllocatePinnedHost(std::size_t) noexcept
+{
+  return nullptr;
+}
+
+void
+FreePinnedHost(void *) noexcept
+{}
+
 template <typename T>
 void
 RunCuda(const MatrixBatch<const T> &, const MatrixBatch<T> &, const Options &, Report &)

@@ -44,6 +44,27 @@ CudaBackendBuilt() noexcept
   return detail::CudaCompiledIn();
 }
 
+int
+CudaDeviceCount() noexcept
+{
+  return detail::CudaVisibleDevices();
+}
+
+void *
+AllocatePinnedHostMemory(std::size_t bytes) noexcept
+{
+  return bytes == 0 ? nullptr : detail::AllocatePinnedHost(bytes);
+}
+
+void
+FreePinnedHostMemory(void * memory) noexcept
+{
+  if (memory != nullptr)
+  {
+    detail::FreePinnedHost(memory);
+  }
+}
+
 bool
 CudaDeviceUsable(int deviceId, std::string * why)
 {

@@ -22,6 +22,7 @@
 #include "SVDLowRankFigure.h"
 #include "SVDLowRankPngStack.h"
 #include "SVDLowRankProgressBar.h"
+#include "SVDLowRankReconstructBatch.h"
 #include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
@@ -651,6 +652,10 @@ KindOfInput(const ToolOptions & options, std::vector<std::string> & pngSlices)
 int
 RunTool(const ToolOptions & options)
 {
+  if (options.batch)
+  {
+    return RunBatchTool(options);
+  }
   std::vector<std::string> pngSlices;
   const InputKind          kind = KindOfInput(options, pngSlices);
   if (options.listSeries && kind != InputKind::Dicom)

@@ -59,9 +59,11 @@ Footer(bool dicomSupport)
          "  SVDLowRankReconstructImage --energy 0.99 --series 2 dicom/ dicom_svd/   (a derived DICOM series)\n"
          "  SVDLowRankReconstructImage --rank 10 slices/ slices_rank10/             (PNG slices in and out)\n"
          "  SVDLowRankReconstructImage --noise-rank mp noisy.nii.gz denoised.nii.gz (rank and sigma per slice)\n"
+         "  SVDLowRankReconstructImage --bids --rank 20 -o derivatives/svd study/   (every sub-*/anat image)\n"
+         "  SVDLowRankReconstructImage --glob '*.nii.gz' --devices 0,1 -o out/ data/ (two GPUs)\n"
          "\n"
          "Exit codes: 0 success, 1 processing or writing failed, 2 bad command line or output in the way,\n"
-         "3 unreadable or unsupported input.\n";
+         "3 unreadable or unsupported input, 4 batch mode: some volumes failed (the summary lists them).\n";
 }
 
 /** A validator that CLI11 runs on the option's text: `accept(value)` on the number, else "must be `what`". */
@@ -147,6 +149,53 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     ->type_name("PNG");
   app.add_flag("--no-figure", options.noFigure, "do not write the figure");
 
+  const std::string batchGroup = "Batch mode (many volumes in one run; docs/batch.md)";
+  app.add_flag("--batch", options.batch,
+               "every INPUT (files, folders searched recursively) is a volume of\n"
+               "its own; outputs go to the folder -o DIR, mirroring the inputs'\n"
+               "tree, named <name>_svd-rank20.nii.gz etc.; existing outputs are\n"
+               "skipped (a re-run resumes) unless --overwrite")
+    ->group(batchGroup);
+  app.add_option("--glob", options.globs,
+                 "(implies --batch) take a folder's files that match PATTERN: with a\n"
+                 "'/' the path under the folder ('sub-*/anat/*.nii.gz'), else the\n"
+                 "file name at any depth ('*.nrrd'); repeatable. Default: NIfTI,\n"
+                 "NRRD, MetaImage and Analyze files")
+    ->type_name("PATTERN")
+    ->group(batchGroup);
+  app.add_flag("--bids", options.bids, "(implies --batch) a BIDS-like layout: sub-*/anat/*.nii[.gz] and\n"
+                                       "sub-*/ses-*/anat/*.nii[.gz]")
+    ->group(batchGroup);
+  app.add_flag("--dicom-series", options.dicomSeries,
+               "(implies --batch) each DICOM series in the folders is a volume,\n"
+               "written as a derived DICOM series")
+    ->group(batchGroup);
+  app.add_option("--devices", options.devices, "the CUDA devices to use, one worker each (default: all)")
+    ->type_name("0,1,...")
+    ->delimiter(',')
+    ->check(CLI::NonNegativeNumber.description(""))
+    ->group(batchGroup);
+  app.add_option("--readers", options.readers, "reader threads (default: a quarter of the cores)")
+    ->type_name("N")
+    ->check(CLI::Range(1u, 256u).description(""))
+    ->group(batchGroup);
+  app.add_option("--writers", options.writers, "writer threads (default: the cores the readers leave)")
+    ->type_name("N")
+    ->check(CLI::Range(1u, 256u).description(""))
+    ->group(batchGroup);
+  app.add_option("--memory", options.memoryMiB, "MiB of volumes in flight (default: 1024 or 1/8 of the RAM)")
+    ->type_name("MIB")
+    ->check(NumberValidator("a number > 0", [](double m) { return m > 0.0 && m < HUGE_VAL; }))
+    ->group(batchGroup);
+  app.add_option("--compression-level", options.compressionLevel,
+                 "gzip level of .nii.gz outputs, 1 (fastest) to 9 (default: ITK's)")
+    ->type_name("N")
+    ->check(CLI::Range(1, 9).description(""))
+    ->group(batchGroup);
+  app.add_option("--table", options.table, "write the per-volume table (tab-separated) to FILE")
+    ->type_name("FILE")
+    ->group(batchGroup);
+
   options.helpText = ParseCommandLine(app, argc, argv);
   if (!options.helpText.empty())
   {
@@ -158,8 +207,41 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     options.format = "nifti";
   }
 
-  // INPUT [OUTPUT] as positional arguments, unless given with -i / -o.
-  if (!inputs.empty() && options.output.empty() && positional.size() == 1)
+  options.batch = options.batch || !options.globs.empty() || options.bids || options.dicomSeries;
+  if (options.batch)
+  {
+    // Every path is an input; the output folder comes with -o.
+    inputs.insert(inputs.end(), positional.begin(), positional.end());
+    if (inputs.empty())
+    {
+      throw UsageError("batch mode needs at least one INPUT (files or folders)");
+    }
+    if (options.output.empty())
+    {
+      throw UsageError("batch mode needs the output folder: -o DIR");
+    }
+    if (options.sliceAxis >= 0 && options.sliceAxis != 2)
+    {
+      throw UsageError("batch mode reconstructs the slices along the last axis: --slice-axis must be 2 or absent");
+    }
+    if (options.listSeries || !options.series.empty())
+    {
+      throw UsageError("batch mode takes every series (--dicom-series): --list-series and --series do not apply");
+    }
+    if (options.format != "auto")
+    {
+      throw UsageError("batch mode keeps each input's format: --format does not apply");
+    }
+    options.inputs = inputs;
+  }
+  else if (!options.devices.empty() || !options.table.empty() || options.readers > 0 || options.writers > 0 ||
+           options.memoryMiB > 0 || options.compressionLevel > 0)
+  {
+    throw UsageError(
+      "--devices, --readers, --writers, --memory, --compression-level and --table are for batch mode (--batch)");
+  }
+  // Otherwise INPUT [OUTPUT] as positional arguments, unless given with -i / -o.
+  else if (!inputs.empty() && options.output.empty() && positional.size() == 1)
   {
     options.output = positional[0];
   }
@@ -183,7 +265,7 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
       options.output = positional[1];
     }
   }
-  if (!inputs.empty())
+  if (!inputs.empty() && !options.batch)
   {
     options.inputs = inputs;
   }

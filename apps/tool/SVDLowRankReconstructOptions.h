@@ -36,7 +36,7 @@ namespace svdlr_tools
 
 struct ToolOptions
 {
-  std::vector<std::string> inputs{ SVDLR_DEFAULT_INPUT }; // one path, or several DICOM files
+  std::vector<std::string> inputs{ SVDLR_DEFAULT_INPUT }; // one path, several DICOM files, or batch inputs
   std::string              output;                        // empty: derived from the input
   std::string              format{ "auto" };              // auto, nifti, mha, mhd, nrrd, png, dicom
   std::string              figure;
@@ -54,6 +54,18 @@ struct ToolOptions
   bool                     requireVolume{ false }; // refuse DICOM series that are not one volume
   bool                     overwrite{ false }; // replace an existing output folder
   bool                     noFigure{ false };
+
+  // Batch mode (SVDLowRankReconstructBatch.h): many volumes in one run, written to a mirrored tree under -o.
+  bool                     batch{ false };       // --batch, or implied by --glob, --bids, --dicom-series
+  std::vector<std::string> globs;                // --glob: patterns a folder's files must match
+  bool                     bids{ false };        // --bids: sub-*/anat/*.nii[.gz] (and sub-*/ses-*/anat/)
+  bool                     dicomSeries{ false }; // --dicom-series: each DICOM series of the folders
+  std::vector<int>         devices;              // --devices 0,1; empty: every GPU
+  unsigned int             readers{ 0 };         // 0: the pipeline's default
+  unsigned int             writers{ 0 };
+  double                   memoryMiB{ 0 };       // 0: the pipeline's default budget
+  std::string              table;                // --table: the per-volume table as TSV
+  int                      compressionLevel{ 0 }; // --compression-level: the writers' gzip level; 0: ITK's
 
   std::string helpText; // not empty: --help was given, print this and exit
 

@@ -255,6 +255,23 @@ WaitForCudaWarmUp() noexcept;
 void
 ReleaseCudaResources() noexcept;
 
+/** How many CUDA devices this process sees (CUDA_VISIBLE_DEVICES applies); 0 without the CUDA backend or a
+ * driver. Device ids run from 0 to the count - 1. */
+int
+CudaDeviceCount() noexcept;
+
+/** `bytes` of page-locked ("pinned") host memory, usable with every device, for the input and output of
+ * Reconstruct: the CUDA backend copies from and to pinned memory directly, at full PCIe speed, instead of
+ * staging through its own small pinned buffers. Allocating it is slow (about 26 ms per 64 MiB), so allocate
+ * once and reuse. Returns nullptr when the CUDA backend is not built, no device is usable or the allocation
+ * fails: the caller then uses ordinary memory, which every backend also takes. Never throws. */
+void *
+AllocatePinnedHostMemory(std::size_t bytes) noexcept;
+
+/** Frees memory from AllocatePinnedHostMemory; nullptr is a no-op. */
+void
+FreePinnedHostMemory(void * memory) noexcept;
+
 /** True when this build has the CUDA backend compiled in. */
 bool
 CudaBackendBuilt() noexcept;

@@ -23,6 +23,8 @@ from ._engine import __version__
 from ._engine import cuda_backend_built as _cuda_backend_built
 from ._engine import cuda_device_usable as _cuda_device_usable
 from ._engine import release_cuda_resources as _release_cuda_resources
+from ._batch import find_volumes, reconstruct_many, reconstruct_volume, write_table
+from ._dask import local_cuda_cluster, reconstruct_with_dask
 from ._denoise import local_low_rank_denoising_image_filter
 from ._filter import ReconstructionDetails, svd_low_rank_reconstruction_image_filter
 
@@ -32,9 +34,15 @@ __all__ = [
     "cuda_backend_built",
     "cuda_device_unusable_reason",
     "cuda_device_usable",
+    "find_volumes",
+    "local_cuda_cluster",
     "local_low_rank_denoising_image_filter",
+    "reconstruct_many",
+    "reconstruct_volume",
+    "reconstruct_with_dask",
     "release_cuda_resources",
     "svd_low_rank_reconstruction_image_filter",
+    "write_table",
 ]
 
 

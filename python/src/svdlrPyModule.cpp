@@ -41,6 +41,8 @@ NB_MODULE(_engine, module)
   svdlr::python::DefineDenoise(module);
 
   module.def("cuda_backend_built", &svdlr::CudaBackendBuilt, "True when this build has the CUDA backend compiled in.");
+  module.def("cuda_device_count", &svdlr::CudaDeviceCount,
+             "How many CUDA devices this process sees (0 without the CUDA backend or a driver).");
 
   module.def(
     "cuda_device_usable",

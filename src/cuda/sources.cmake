@@ -15,6 +15,7 @@ set(SVDLR_ENGINE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaBatchResults.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrStagingRing.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaResourceCache.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrPinnedHost.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrEigenSolver.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrSubspacePlan.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrSubspaceIteration.cu

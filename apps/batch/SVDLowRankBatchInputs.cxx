@@ -1,0 +1,319 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "SVDLowRankBatchInputs.h"
+#ifdef SVDLR_HAVE_DCMTK
+#  include "SVDLowRankDicomSeries.h"
+#endif
+
+#include <algorithm>
+#include <filesystem>
+#include <fnmatch.h>
+#include <map>
+#include <sstream>
+
+namespace svdlr_batch
+{
+namespace fs = std::filesystem;
+
+namespace
+{
+
+const std::vector<std::string> &
+KnownExtensions()
+{
+  // Longest first, so that .nii.gz wins over .gz.
+  static const std::vector<std::string> extensions = { ".nii.gz", ".hdr.gz", ".img.gz", ".nii", ".nrrd", ".nhdr",
+                                                       ".mha",    ".mhd",    ".hdr",    ".img", ".vtk",  ".tif",
+                                                       ".tiff",   ".png",    ".dcm",    ".gz" };
+  return extensions;
+}
+
+bool
+EndsWith(const std::string & text, const std::string & suffix)
+{
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool
+IsHidden(const fs::path & path)
+{
+  const std::string name = path.filename().string();
+  return !name.empty() && name[0] == '.';
+}
+
+std::string
+Generic(const fs::path & path)
+{
+  return path.lexically_normal().generic_string();
+}
+
+bool
+MatchesAny(const std::string & relative, const std::vector<std::string> & patterns)
+{
+  return std::any_of(
+    patterns.begin(), patterns.end(), [&](const std::string & pattern) { return MatchesPattern(relative, pattern); });
+}
+
+/** Every file under `root` (recursively, hidden entries and `exclude` skipped), relative to root, sorted. */
+std::vector<std::string>
+FilesUnder(const fs::path & root, const std::string & exclude)
+{
+  std::vector<std::string> files;
+  std::error_code          error;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, error);
+  if (error)
+  {
+    throw BatchInputError("cannot list '" + root.string() + "': " + error.message());
+  }
+  for (; it != fs::recursive_directory_iterator(); it.increment(error))
+  {
+    if (error)
+    {
+      throw BatchInputError("cannot list '" + root.string() + "': " + error.message());
+    }
+    const fs::path & path = it->path();
+    const bool       excluded = !exclude.empty() && fs::equivalent(path, exclude, error);
+    if (IsHidden(path) || excluded)
+    {
+      if (it->is_directory(error))
+      {
+        it.disable_recursion_pending();
+      }
+      continue;
+    }
+    if (it->is_regular_file(error))
+    {
+      files.push_back(Generic(path.lexically_relative(root)));
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+#ifdef SVDLR_HAVE_DCMTK
+/** Each image series under `root`, named by the folder of its first file and its series number. */
+void
+AddDicomSeries(const fs::path & root, std::vector<BatchInput> & inputs)
+{
+  std::vector<svdlr_io::DicomSeriesSummary> series;
+  try
+  {
+    series = svdlr_io::FindDicomSeries({ root.string() });
+  }
+  catch (const svdlr_io::DicomError & error)
+  {
+    throw BatchInputError(error.what());
+  }
+  for (const auto & one : series)
+  {
+    if (one.files.empty())
+    {
+      continue;
+    }
+    BatchInput input;
+    input.source = VolumeSource::DicomSeries;
+    input.path = root.string();
+    input.dicomFiles = one.files;
+    input.seriesInstanceUID = one.seriesInstanceUID;
+    input.seriesNumber = one.seriesNumber;
+    input.seriesDescription = one.seriesDescription;
+    const fs::path folder = fs::path(one.files.front()).parent_path().lexically_relative(root);
+    const std::string name = one.seriesNumber.empty() ? one.seriesInstanceUID : "series-" + one.seriesNumber;
+    input.relative = Generic(folder / name);
+    inputs.push_back(std::move(input));
+  }
+}
+#endif
+
+/** Two series with the same number in one folder: the UID tells them apart. */
+void
+DisambiguateSeries(std::vector<BatchInput> & inputs)
+{
+  std::map<std::string, std::size_t> uses;
+  for (const auto & input : inputs)
+  {
+    ++uses[input.relative];
+  }
+  for (auto & input : inputs)
+  {
+    if (input.source == VolumeSource::DicomSeries && uses[input.relative] > 1)
+    {
+      input.relative += "-" + input.seriesInstanceUID;
+    }
+  }
+}
+
+} // namespace
+
+std::vector<std::string>
+DefaultImagePatterns()
+{
+  return { "*.nii.gz", "*.nii", "*.nrrd", "*.nhdr", "*.mha", "*.mhd", "*.hdr" };
+}
+
+std::vector<std::string>
+BidsPatterns()
+{
+  return { "sub-*/anat/*.nii.gz", "sub-*/anat/*.nii", "sub-*/ses-*/anat/*.nii.gz", "sub-*/ses-*/anat/*.nii" };
+}
+
+bool
+MatchesPattern(const std::string & relative, const std::string & pattern)
+{
+  if (pattern.find('/') != std::string::npos)
+  {
+    return fnmatch(pattern.c_str(), relative.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0;
+  }
+  const std::string name = fs::path(relative).filename().string();
+  return fnmatch(pattern.c_str(), name.c_str(), FNM_PERIOD) == 0;
+}
+
+std::vector<BatchInput>
+FindBatchInputs(const InputSelection & selection)
+{
+  if (selection.paths.empty())
+  {
+    throw BatchInputError("no input given");
+  }
+  const std::vector<std::string> patterns =
+    selection.patterns.empty() ? DefaultImagePatterns() : selection.patterns;
+  std::vector<BatchInput> inputs;
+  for (const std::string & path : selection.paths)
+  {
+    std::error_code error;
+    if (!fs::exists(path, error))
+    {
+      throw BatchInputError("cannot read '" + path + "': no such file or folder");
+    }
+    if (!fs::is_directory(path, error))
+    {
+      if (selection.dicomSeries)
+      {
+        throw BatchInputError("'" + path + "' is a file; --dicom-series takes folders");
+      }
+      BatchInput input;
+      input.path = path;
+      input.relative = fs::path(path).filename().string();
+      inputs.push_back(std::move(input));
+      continue;
+    }
+    if (selection.dicomSeries)
+    {
+#ifdef SVDLR_HAVE_DCMTK
+      AddDicomSeries(path, inputs);
+      continue;
+#else
+      throw BatchInputError("this build has no DICOM support (DCMTK was not found when it was built)");
+#endif
+    }
+    for (const std::string & relative : FilesUnder(path, selection.exclude))
+    {
+      if (MatchesAny(relative, patterns))
+      {
+        BatchInput input;
+        input.path = Generic(fs::path(path) / relative);
+        input.relative = relative;
+        inputs.push_back(std::move(input));
+      }
+    }
+  }
+  if (inputs.empty())
+  {
+    std::ostringstream text;
+    text << "no " << (selection.dicomSeries ? "DICOM series" : "image files") << " found in";
+    for (const auto & path : selection.paths)
+    {
+      text << " '" << path << "'";
+    }
+    throw BatchInputError(text.str());
+  }
+  DisambiguateSeries(inputs);
+  std::map<std::string, std::string> seen;
+  for (const auto & input : inputs)
+  {
+    const auto [it, inserted] = seen.emplace(input.relative, input.path);
+    if (!inserted)
+    {
+      throw BatchInputError("'" + input.path + "' and '" + it->second + "' would both be written to '" +
+                            input.relative + "' in the output tree: give their folders one at a time");
+    }
+  }
+  return inputs;
+}
+
+std::string
+MethodTag(const svdlr::RankPolicy & policy)
+{
+  std::ostringstream tag;
+  switch (policy.kind)
+  {
+    case svdlr::RankPolicy::Kind::FixedRank:
+      tag << "svd-rank" << policy.rank;
+      break;
+    case svdlr::RankPolicy::Kind::EnergyFraction:
+      tag << "svd-energy" << policy.energyFraction;
+      break;
+    case svdlr::RankPolicy::Kind::GavishDonoho:
+      tag << "svd-gd";
+      if (policy.noiseSigma > 0.0)
+      {
+        tag << "-sigma" << policy.noiseSigma;
+      }
+      break;
+    case svdlr::RankPolicy::Kind::MarchenkoPastur:
+      tag << (policy.estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019 ? "svd-mp-cordero2019"
+                                                                                      : "svd-mp");
+      break;
+  }
+  return tag.str();
+}
+
+void
+SplitExtension(const std::string & name, std::string & stem, std::string & extension)
+{
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const std::string & known : KnownExtensions())
+  {
+    if (lower.size() > known.size() && EndsWith(lower, known))
+    {
+      stem = name.substr(0, name.size() - known.size());
+      extension = name.substr(name.size() - known.size());
+      return;
+    }
+  }
+  const std::size_t dot = name.rfind('.');
+  stem = dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+  extension = dot == std::string::npos || dot == 0 ? std::string() : name.substr(dot);
+}
+
+std::string
+OutputPathFor(const BatchInput & input, const std::string & outputRoot, const std::string & tag)
+{
+  const fs::path relative(input.relative);
+  if (input.source == VolumeSource::DicomSeries)
+  {
+    return Generic(fs::path(outputRoot) / relative.parent_path() / (relative.filename().string() + "_" + tag));
+  }
+  std::string stem;
+  std::string extension;
+  SplitExtension(relative.filename().string(), stem, extension);
+  return Generic(fs::path(outputRoot) / relative.parent_path() / (stem + "_" + tag + extension));
+}
+
+} // namespace svdlr_batch

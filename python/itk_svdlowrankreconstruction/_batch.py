@@ -1,0 +1,299 @@
+# Copyright SVDLowRankReconstruction contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Many volumes: which files a run takes, where each one's output goes, and the per-volume function.
+
+The rules are those of ``SVDLowRankReconstructImage --batch`` (apps/batch, docs/batch.md):
+
+* folders are searched recursively, hidden names (starting with ".") skipped; a pattern with a "/" matches the path
+  under the folder, a "*" never crossing a "/" (``sub-*/anat/*.nii.gz``); one without matches the file name at any
+  depth (``*.nii.gz``);
+* outputs mirror the inputs' tree under the output folder, with a tag that says what was done before the
+  extension: ``sub-01/anat/sub-01_T1w.nii.gz`` at rank 20 becomes ``OUT/sub-01/anat/sub-01_T1w_svd-rank20.nii.gz``;
+* an output appears only when complete (written under a hidden temporary name, then renamed), so an output that
+  exists is complete, and a re-run skips it;
+* a volume that fails is a row with status "failed" and its message; the others go on.
+
+:func:`reconstruct_volume` is the one function a scheduler maps over the volumes (:mod:`._dask` does, through Dask).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+#: Image files a folder search takes by default: NIfTI, NRRD, MetaImage and Analyze headers.
+DEFAULT_PATTERNS = ("*.nii.gz", "*.nii", "*.nrrd", "*.nhdr", "*.mha", "*.mhd", "*.hdr")
+#: A BIDS-like layout's anatomical images.
+BIDS_PATTERNS = ("sub-*/anat/*.nii.gz", "sub-*/anat/*.nii", "sub-*/ses-*/anat/*.nii.gz", "sub-*/ses-*/anat/*.nii")
+_EXTENSIONS = (".nii.gz", ".hdr.gz", ".img.gz", ".nii", ".nrrd", ".nhdr", ".mha", ".mhd", ".hdr", ".img", ".vtk",
+               ".tif", ".tiff", ".png", ".dcm", ".gz")
+#: The columns of a result row, in order.
+COLUMNS = ("input", "output", "status", "slices", "rank_min", "rank_max", "sigma_min", "sigma_max", "seconds",
+           "backend", "message")
+
+
+@dataclass(frozen=True)
+class Volume:
+    """One input file and its path under the folder it was found in (mirrored in the output tree)."""
+
+    path: str
+    relative: str
+
+
+def matches_pattern(relative: str, pattern: str) -> bool:
+    """Whether ``relative`` (a path with "/") matches ``pattern`` (see the module's rules)."""
+    if "/" in pattern:
+        parts, wanted = relative.split("/"), pattern.split("/")
+        return len(parts) == len(wanted) and all(
+            fnmatch.fnmatchcase(p, w) and not (p.startswith(".") and not w.startswith("."))
+            for p, w in zip(parts, wanted)
+        )
+    name = relative.rsplit("/", 1)[-1]
+    return fnmatch.fnmatchcase(name, pattern) and not name.startswith(".")
+
+
+def find_volumes(
+    paths: Iterable[str],
+    *,
+    patterns: Optional[Sequence[str]] = None,
+    bids: bool = False,
+    exclude: Optional[str] = None,
+) -> List[Volume]:
+    """The volumes among ``paths``: files as given, folders searched for ``patterns`` (default
+    :data:`DEFAULT_PATTERNS`; ``bids=True`` adds :data:`BIDS_PATTERNS`), never inside ``exclude``.
+
+    Raises FileNotFoundError for a path that does not exist, ValueError when nothing is found or two volumes
+    would share an output."""
+    wanted = list(patterns or ())
+    if bids:
+        wanted += BIDS_PATTERNS
+    if not wanted:
+        wanted = list(DEFAULT_PATTERNS)
+    excluded = os.path.realpath(exclude) if exclude else None
+    volumes: List[Volume] = []
+    for path in paths:
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"cannot read '{path}': no such file or folder")
+        if not os.path.isdir(path):
+            volumes.append(Volume(path, os.path.basename(path)))
+            continue
+        found = []
+        for folder, dirs, files in os.walk(path):
+            dirs[:] = sorted(
+                d for d in dirs
+                if not d.startswith(".") and os.path.realpath(os.path.join(folder, d)) != excluded
+            )
+            for name in files:
+                relative = os.path.relpath(os.path.join(folder, name), path).replace(os.sep, "/")
+                if not name.startswith(".") and any(matches_pattern(relative, p) for p in wanted):
+                    found.append(relative)
+        volumes += [Volume(os.path.join(path, r), r) for r in sorted(found)]
+    if not volumes:
+        raise ValueError("no image files found in " + ", ".join(f"'{p}'" for p in paths))
+    seen: Dict[str, str] = {}
+    for volume in volumes:
+        if seen.setdefault(volume.relative, volume.path) != volume.path:
+            raise ValueError(f"'{volume.path}' and '{seen[volume.relative]}' would both be written to "
+                             f"'{volume.relative}' in the output tree: give their folders one at a time")
+    return volumes
+
+
+def method_tag(*, rank: Optional[int] = None, energy_fraction: Optional[float] = None,
+               noise_rank: Optional[str] = None, noise_sigma: Optional[float] = None) -> str:
+    """The tag an output's name carries: svd-rank20, svd-energy0.95, svd-gd, svd-gd-sigma12.5, svd-mp,
+    svd-mp-cordero2019 (the same as the command-line tool's)."""
+    if noise_sigma is not None:
+        return f"svd-gd-sigma{noise_sigma:g}"
+    if noise_rank is not None:
+        return {"gd": "svd-gd", "mp": "svd-mp", "mp-cg": "svd-mp-cordero2019"}[noise_rank]
+    if energy_fraction is not None:
+        return f"svd-energy{energy_fraction:g}"
+    return f"svd-rank{20 if rank is None else rank}"
+
+
+def split_extension(name: str) -> tuple:
+    """(stem, extension), the extension a known image one from its end (brain.nii.gz -> brain, .nii.gz)."""
+    lower = name.lower()
+    for extension in _EXTENSIONS:
+        if len(lower) > len(extension) and lower.endswith(extension):
+            return name[: -len(extension)], name[-len(extension):]
+    stem, dot, rest = name.rpartition(".")
+    return (stem, "." + rest) if dot and stem else (name, "")
+
+
+def output_path_for(volume: Volume, output_dir: str, tag: str) -> str:
+    """Where ``volume``'s output goes: its relative path under ``output_dir``, ``_<tag>`` before the extension."""
+    folder, _, name = volume.relative.rpartition("/")
+    stem, extension = split_extension(name)
+    return os.path.join(output_dir, *([folder] if folder else []), f"{stem}_{tag}{extension}")
+
+
+def _temporary_for(target: str) -> str:
+    """A hidden name beside ``target`` that keeps its extension (which picks ITK's writer)."""
+    folder, name = os.path.split(target)
+    stem, extension = split_extension(name)
+    return os.path.join(folder, f".{stem}.partial-{os.getpid()}-{time.monotonic_ns()}{extension}")
+
+
+class _VolumeIO:
+    """Reads and writes one volume through the ``itk`` wheels, or, where they are not installed (a lean GPU
+    worker), NIfTI files through nibabel: a float32 array in ITK's NumPy axis order [z, y, x], geometry kept."""
+
+    def __init__(self) -> None:
+        try:
+            import itk  # noqa: PLC0415 (imported where used: a Dask worker needs it only here)
+
+            self._itk, self._nibabel = itk, None
+        except ImportError:
+            import nibabel  # noqa: PLC0415
+
+            self._itk, self._nibabel = None, nibabel
+        self._source = None
+
+    def read(self, path: str) -> Any:
+        if self._itk is not None:
+            return self._itk.imread(path, self._itk.F)
+        import numpy as np  # noqa: PLC0415
+
+        self._source = self._nibabel.load(path)
+        if len(self._source.shape) != 3:
+            raise ValueError(f"'{path}' has {len(self._source.shape)} dimensions; 3D volumes are supported")
+        return np.ascontiguousarray(np.asanyarray(self._source.dataobj, dtype=np.float32).T)  # (x,y,z) -> [z,y,x]
+
+    def write(self, result: Any, path: str) -> None:
+        if self._itk is not None:
+            self._itk.imwrite(result, path, compression=True)
+            return
+        import numpy as np  # noqa: PLC0415
+
+        header = self._source.header.copy()
+        header.set_data_dtype(np.float32)
+        header.set_slope_inter(1.0, 0.0)
+        self._nibabel.save(self._nibabel.Nifti1Image(result.T, self._source.affine, header), path)
+
+
+def _row(input_path: str, output_path: str, status: str, **values: Any) -> Dict[str, Any]:
+    row: Dict[str, Any] = {"input": input_path, "output": output_path, "status": status, "slices": 0,
+                           "rank_min": 0, "rank_max": 0, "sigma_min": math.nan, "sigma_max": math.nan,
+                           "seconds": 0.0, "backend": "", "message": ""}
+    row.update(values)
+    return row
+
+
+def reconstruct_volume(
+    input_path: str,
+    output_path: str,
+    *,
+    rank: Optional[int] = None,
+    energy_fraction: Optional[float] = None,
+    noise_rank: Optional[str] = None,
+    noise_sigma: Optional[float] = None,
+    backend: str = "auto",
+    solver: str = "auto",
+    device_id: int = 0,
+    overwrite: bool = False,
+) -> Dict[str, Any]:
+    """Reads one volume, reconstructs each slice along its last axis, writes it atomically; never raises for
+    the volume's own failure. Returns a row (:data:`COLUMNS`) with status "done", "skipped" (the output exists,
+    from an earlier run) or "failed" (``message`` says why; nothing is written)."""
+    if not overwrite and os.path.exists(output_path):
+        return _row(input_path, output_path, "skipped", message="output exists")
+    start = time.perf_counter()
+    try:
+        import numpy as np  # noqa: PLC0415
+
+        from ._filter import svd_low_rank_reconstruction_image_filter  # noqa: PLC0415
+
+        io = _VolumeIO()
+        try:
+            image = io.read(input_path)
+        except Exception as error:  # ITK raises RuntimeError, nibabel its own errors, for a file that is no image
+            raise OSError(f"cannot read '{input_path}': {str(error).strip().splitlines()[-1]}") from error
+        if rank is None and energy_fraction is None and noise_rank is None and noise_sigma is None:
+            rank = 20
+        result, details = svd_low_rank_reconstruction_image_filter(
+            image, rank=rank, energy_fraction=energy_fraction, noise_rank=noise_rank, noise_sigma=noise_sigma,
+            backend=backend, solver=solver, device_id=device_id, return_details=True)
+        os.makedirs(os.path.dirname(output_path) or ".", exist_ok=True)
+        temporary = _temporary_for(output_path)
+        try:
+            io.write(result, temporary)
+            os.replace(temporary, output_path)
+        finally:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+        sigmas = np.asarray(details.noise_sigma if details.noise_sigma is not None else [], dtype=float)
+        sigmas = sigmas[np.isfinite(sigmas)]
+        return _row(input_path, output_path, "done", slices=int(len(details.ranks)),
+                    rank_min=int(np.min(details.ranks)), rank_max=int(np.max(details.ranks)),
+                    sigma_min=float(sigmas.min()) if sigmas.size else math.nan,
+                    sigma_max=float(sigmas.max()) if sigmas.size else math.nan,
+                    seconds=time.perf_counter() - start, backend=details.backend)
+    except Exception as error:  # one volume's failure is a row, not the end of the run
+        return _row(input_path, output_path, "failed", seconds=time.perf_counter() - start,
+                    message=f"{type(error).__name__}: {error}")
+
+
+def plan(inputs: Iterable[str], output_dir: str, *, patterns: Optional[Sequence[str]] = None, bids: bool = False,
+         rank: Optional[int] = None, energy_fraction: Optional[float] = None, noise_rank: Optional[str] = None,
+         noise_sigma: Optional[float] = None) -> List[tuple]:
+    """(input path, output path) for every volume a run takes: :func:`find_volumes` and :func:`output_path_for`."""
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    tag = method_tag(rank=rank, energy_fraction=energy_fraction, noise_rank=noise_rank, noise_sigma=noise_sigma)
+    volumes = find_volumes(inputs, patterns=patterns, bids=bids, exclude=output_dir)
+    return [(v.path, output_path_for(v, output_dir, tag)) for v in volumes]
+
+
+def reconstruct_many(
+    inputs: Iterable[str],
+    output_dir: str,
+    *,
+    patterns: Optional[Sequence[str]] = None,
+    bids: bool = False,
+    device_ids: Optional[Sequence[int]] = None,
+    workers: Optional[int] = None,
+    **options: Any,
+) -> List[Dict[str, Any]]:
+    """Every volume of ``inputs`` (files and folders) into ``output_dir``, on this machine: one worker per CUDA
+    device in ``device_ids`` (default: every device when the CUDA backend is usable), else ``workers`` CPU
+    workers (default 1: the engine already uses every core for one volume). ``options`` go to
+    :func:`reconstruct_volume` (rank, energy_fraction, noise_rank, noise_sigma, backend, solver, overwrite).
+    Returns the rows in input order. For many machines, see :func:`reconstruct_with_dask`; for the fastest run on
+    one machine, the command-line tool's pipeline (``SVDLowRankReconstructImage --batch``)."""
+    import queue  # noqa: PLC0415
+
+    from ._engine import cuda_device_count, cuda_device_usable  # noqa: PLC0415
+
+    policy = {k: options.get(k) for k in ("rank", "energy_fraction", "noise_rank", "noise_sigma")}
+    pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy)
+    if device_ids is None and options.get("backend", "auto") != "cpu":
+        device_ids = [d for d in range(cuda_device_count()) if cuda_device_usable(d)[0]]
+    lanes = list(device_ids) if device_ids else [0] * max(1, workers or 1)
+    free: "queue.Queue[int]" = queue.Queue()
+    for lane in lanes:
+        free.put(lane)
+
+    def run(index: int) -> Dict[str, Any]:
+        device = free.get()  # one volume at a time per device: the devices are dealt out as they come free
+        try:
+            return reconstruct_volume(*pairs[index], device_id=device, **options)
+        finally:
+            free.put(device)
+
+    with ThreadPoolExecutor(max_workers=len(lanes)) as pool:
+        return list(pool.map(run, range(len(pairs))))
+
+
+def write_table(rows: Iterable[Dict[str, Any]], path: str) -> None:
+    """The rows as tab-separated values, :data:`COLUMNS` in order."""
+    with open(path, "w", encoding="utf-8") as table:
+        table.write("\t".join(COLUMNS) + "\n")
+        for row in rows:
+            table.write("\t".join(str(row.get(c, "")).replace("\t", " ").replace("\n", " ") for c in COLUMNS) + "\n")

@@ -1,0 +1,68 @@
+# Copyright SVDLowRankReconstruction contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Many volumes on a Dask cluster: :func:`reconstruct_volume` mapped over a dataset with ``client.map``.
+
+Dask does the scheduling (this package has no scheduler of its own): any ``distributed`` scheduler works (a
+``LocalCluster``, ``dask_cuda.LocalCUDACluster`` for one worker per GPU, Slurm through ``dask-jobqueue``,
+Kubernetes), and Dask's own progress bar and dashboard show the run. Every worker needs this package installed
+and the input and output folders at the same paths (a shared file system)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+from ._batch import plan, reconstruct_volume
+
+
+def local_cuda_cluster(**cluster_options: Any) -> Any:
+    """A ``distributed.Client`` on ``dask_cuda.LocalCUDACluster``: one worker per GPU of this host, each seeing
+    only its own GPU (so ``device_id`` 0 on every worker). ``cluster_options`` go to LocalCUDACluster
+    (e.g. ``CUDA_VISIBLE_DEVICES="0,1"``). Needs the ``dask-cuda`` package."""
+    from dask_cuda import LocalCUDACluster  # noqa: PLC0415
+    from distributed import Client  # noqa: PLC0415
+
+    return Client(LocalCUDACluster(**cluster_options))
+
+
+def reconstruct_with_dask(
+    client: Union[str, Any],
+    inputs: Union[str, Iterable[str]],
+    output_dir: str,
+    *,
+    patterns: Optional[Sequence[str]] = None,
+    bids: bool = False,
+    progress: bool = True,
+    **options: Any,
+) -> List[Dict[str, Any]]:
+    """Reconstructs every volume of ``inputs`` (files and folders, searched as :func:`find_volumes` does) into
+    ``output_dir`` on the workers of ``client`` (a ``distributed.Client``, or a scheduler address such as
+    ``"tcp://scheduler:8786"``), one task per volume.
+
+    ``options`` go to :func:`reconstruct_volume` (rank, energy_fraction, noise_rank, noise_sigma, backend, solver,
+    device_id, overwrite). Outputs that exist are skipped (a re-run resumes); a volume that fails is a row with
+    status "failed", and the others go on. ``progress``: Dask's progress bar while the tasks run.
+
+    Returns one row per volume, in input order (:data:`COLUMNS`: input, output, status, slices, rank_min,
+    rank_max, sigma_min, sigma_max, seconds, backend, message); ``pandas.DataFrame(rows)`` makes it a table."""
+    from distributed import Client, progress as progress_bar  # noqa: PLC0415
+
+    own = isinstance(client, str)
+    if own:
+        client = Client(client)
+    try:
+        policy = {k: options.get(k) for k in ("rank", "energy_fraction", "noise_rank", "noise_sigma")}
+        pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy)
+        futures = client.map(
+            reconstruct_volume,
+            [source for source, _ in pairs],
+            [target for _, target in pairs],
+            key=[f"svdlr-{i}-{target}" for i, (_, target) in enumerate(pairs)],
+            pure=False,  # a re-run must look at the output folder again, not reuse a cached result
+            **options,
+        )
+        if progress:
+            progress_bar(futures)
+        return client.gather(futures)
+    finally:
+        if own:
+            client.close()
