@@ -114,6 +114,16 @@ TEST_F(SVDLowRankBatchTool, GlobAndBidsPickTheirFiles)
   EXPECT_TRUE(fs::exists(m_Directory / "bids/sub-02/anat/sub-02_T1w_svd-rank20.nii.gz"));
 }
 
+TEST_F(SVDLowRankBatchTool, DevicesTakesOneWordSoTheInputsAfterItStayInputs)
+{
+  // Found on the GPU machine: `--devices 0 folder` once read the folder as a second device.
+  const auto run = RunToolIn(m_Directory, SVDLR_TOOL, "--glob '*.nrrd' --rank 3 --devices 0 -o out study");
+  EXPECT_NE(run.exitCode, 2) << run.err;
+  EXPECT_EQ(run.err.find("--devices"), std::string::npos) << run.err;
+  EXPECT_NE(run.out.find("volumes:  1 (1 done"), std::string::npos) << run.out << run.err;
+  EXPECT_EQ(RunToolIn(m_Directory, SVDLR_TOOL, "--glob '*.nrrd' --devices 0,x -o out2 study").exitCode, 2);
+}
+
 TEST_F(SVDLowRankBatchTool, BatchOptionsAreUsageErrorsOutsideBatchModeAndWithoutOutput)
 {
   EXPECT_EQ(RunToolIn(m_Directory, SVDLR_TOOL, "--devices 0,1 study/x.nii.gz y.nii.gz").exitCode, 2);

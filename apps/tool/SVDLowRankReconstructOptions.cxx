@@ -170,8 +170,10 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
                "(implies --batch) each DICOM series in the folders is a volume,\n"
                "written as a derived DICOM series")
     ->group(batchGroup);
-  app.add_option("--devices", options.devices, "the CUDA devices to use, one worker each (default: all)")
+  // One comma-separated word ("0,1"): a list that took every following word would swallow the inputs after it.
+  app.add_option("--devices", options.devices, "the CUDA devices to use, one worker each, e.g. 0,1 (default: all)")
     ->type_name("0,1,...")
+    ->expected(1)
     ->delimiter(',')
     ->check(CLI::NonNegativeNumber.description(""))
     ->group(batchGroup);
