@@ -18,6 +18,7 @@
 // ReadDicomSeries: one series' files as a volume. Headers first (every file checked, slices ordered
 // along the normal and checked against a regular grid), then each slice's pixels through DCMTK.
 #include "SVDLowRankDicomSeries.h"
+#include "SVDLowRankDicomCodecs.h"
 #include "SVDLowRankDicomTags.h"
 
 #include "dcmtk/dcmdata/dccodec.h"
@@ -57,6 +58,8 @@ struct SliceHeader
   std::string  photometric;
   double       slope{ 1.0 };
   double       intercept{ 0.0 };
+  std::string  transferSyntaxUID;       // from the file meta information
+  bool         lossyCompressed{ false }; // LossyImageCompression "01", or a lossy transfer syntax
 };
 
 Vector3
@@ -146,7 +149,21 @@ ParseSliceHeader(DcmItem * dataset, const std::string & file)
     header.slope = number;
   if (dataset->findAndGetFloat64(DCM_RescaleIntercept, number).good())
     header.intercept = number;
+  header.lossyCompressed = GetString(dataset, DCM_LossyImageCompression) == "01";
   return header;
+}
+
+// The transfer syntax of `dicom` and whether it lost information: a lossy syntax marks the pixels lossy even
+// when the writer forgot LossyImageCompression.
+void
+ParseTransferSyntax(DcmFileFormat & dicom, SliceHeader & header)
+{
+  header.transferSyntaxUID = GetString(dicom.getMetaInfo(), DCM_TransferSyntaxUID);
+  if (header.transferSyntaxUID.empty())
+  {
+    header.transferSyntaxUID = DcmXfer(dicom.getDataset()->getOriginalXfer()).getXferID();
+  }
+  header.lossyCompressed = header.lossyCompressed || IsLossyTransferSyntax(header.transferSyntaxUID);
 }
 
 // What this reader supports, checked per file so the message names it.
@@ -196,13 +213,13 @@ ReadSlicePixels(DcmFileFormat & dicom, const SliceHeader & header, float * outpu
   {
     throw FileError(header.file, "has no pixel data");
   }
-  if (transferSyntax.isEncapsulated() &&
-      !DcmCodecList::canChangeCoding(transferSyntax.getXfer(), EXS_LittleEndianExplicit))
+  const std::string decoder = DicomDecoderFor(header.transferSyntaxUID);
+  if (decoder.empty())
   {
     throw FileError(header.file,
-                    std::string("is compressed as ") + transferSyntax.getXferName() + " (" +
-                      transferSyntax.getXferID() +
-                      "), which DCMTK cannot decode here; supported: uncompressed, JPEG, JPEG-LS, RLE");
+                    "is compressed as " + DescribeTransferSyntax(header.transferSyntaxUID) +
+                      ", which neither DCMTK nor GDCM decodes here; supported: uncompressed, deflate, RLE, JPEG, "
+                      "JPEG-LS (DCMTK), JPEG 2000 (GDCM)");
   }
   Uint32 frameSize = 0;
   if (pixelData->getUncompressedFrameSize(dataset, frameSize).bad())
@@ -223,13 +240,22 @@ ReadSlicePixels(DcmFileFormat & dicom, const SliceHeader & header, float * outpu
                       std::to_string(frameSize) + " (truncated?)");
   }
   std::vector<Uint8> buffer(frameSize + (frameSize & 1u));
-  Uint32             startFragment = 0;
-  OFString           colourModel;
-  const OFCondition  status = pixelData->getUncompressedFrame(
-    dataset, 0, startFragment, buffer.data(), static_cast<Uint32>(buffer.size()), colourModel);
-  if (status.bad())
+  if (decoder == "GDCM")
   {
-    throw FileError(header.file, std::string("pixel data cannot be decoded (") + status.text() + "): truncated?");
+    const auto samples =
+      DecodeFrameWithGdcm(header.file, 0, header.rows, header.columns, header.bitsAllocated, frameSize);
+    std::copy(samples.begin(), samples.end(), buffer.begin());
+  }
+  else
+  {
+    Uint32            startFragment = 0;
+    OFString          colourModel;
+    const OFCondition status = pixelData->getUncompressedFrame(
+      dataset, 0, startFragment, buffer.data(), static_cast<Uint32>(buffer.size()), colourModel);
+    if (status.bad())
+    {
+      throw FileError(header.file, std::string("pixel data cannot be decoded (") + status.text() + "): truncated?");
+    }
   }
 
   // Stored values sit in bits [highBit - bitsStored + 1, highBit] of each sample; signed ones are two's complement.
@@ -261,6 +287,7 @@ ReadDicomSeries(const DicomSeriesSummary & series, double spacingTolerance)
   {
     auto dicom = LoadDicomFile(file, true);
     headers.push_back(ParseSliceHeader(dicom->getDataset(), file));
+    ParseTransferSyntax(*dicom, headers.back());
     CheckSupportedPixels(headers.back());
   }
   const SliceHeader & first = headers.front();
@@ -357,7 +384,11 @@ ReadDicomSeries(const DicomSeriesSummary & series, double spacingTolerance)
   {
     auto dicom = LoadDicomFile(headers[k].file, false);
     ReadSlicePixels(*dicom, headers[k], buffer + k * first.rows * first.columns);
-    volume.slices.push_back({ headers[k].file, headers[k].slope, headers[k].intercept });
+    volume.slices.push_back({ headers[k].file,
+                              headers[k].slope,
+                              headers[k].intercept,
+                              headers[k].transferSyntaxUID,
+                              headers[k].lossyCompressed });
   }
   return volume;
 }

@@ -178,6 +178,13 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
     throw DicomError("slices of " + std::to_string(size[0]) + "x" + std::to_string(size[1]) +
                      " pixels are too large for DICOM");
   }
+  // Every slice's transfer syntax before any file is written: one that cannot be written stops here.
+  std::vector<std::string> transferSyntaxes;
+  for (std::size_t k = 0; k < size[2]; ++k)
+  {
+    transferSyntaxes.push_back(
+      ResolveDicomOutputSyntax(options.transferSyntax, source != nullptr ? source->slices[k].transferSyntaxUID : ""));
+  }
 
   // One rescale for the whole series, so that readers which assume one (dcm2niix) are right too.
   const float * values = image->GetBufferPointer();
@@ -335,6 +342,16 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
       else
         stored8[i] = static_cast<Uint8>(stored);
     }
+    if (source != nullptr && source->slices[k].lossyCompressed)
+    {
+      // The source's loss is in these pixels too (PS3.3 C.7.6.1.1.5: once lossy, always "01").
+      Put(dataset, DCM_LossyImageCompression, "01");
+      const std::string method = LossyCompressionMethod(source->slices[k].transferSyntaxUID);
+      if (!method.empty() && GetString(dataset, DCM_LossyImageCompressionMethod).empty())
+      {
+        Put(dataset, DCM_LossyImageCompressionMethod, method);
+      }
+    }
     const OFCondition pixelStatus =
       format.bitsAllocated == 16
         ? dataset->putAndInsertUint16Array(DCM_PixelData, stored16.data(), static_cast<unsigned long>(slicePixels))
@@ -346,7 +363,8 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
 
     std::ostringstream name;
     name << directory << "/IM" << std::setw(digits) << std::setfill('0') << k + 1 << ".dcm";
-    const OFCondition status = file.saveFile(name.str().c_str(), EXS_LittleEndianExplicit);
+    EncodeDicomPixelData(dataset, transferSyntaxes[k]);
+    const OFCondition status = file.saveFile(name.str().c_str(), DcmXfer(transferSyntaxes[k].c_str()).getXfer());
     if (status.bad())
     {
       throw DicomError(name.str() + ": cannot be written: " + status.text());
