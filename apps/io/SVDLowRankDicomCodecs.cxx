@@ -25,6 +25,7 @@
 
 #include "gdcmImage.h"
 #include "gdcmImageReader.h"
+#include "gdcmTrace.h"
 #include "gdcmTransferSyntax.h"
 
 #include <algorithm>
@@ -214,20 +215,25 @@ DicomDecoderFor(const std::string & uid)
 
 std::vector<std::uint8_t>
 DecodeFrameWithGdcm(const std::string & file,
+                    const std::string & transferSyntaxUID,
                     unsigned int        frame,
                     unsigned int        rows,
                     unsigned int        columns,
                     unsigned int        bitsAllocated,
                     std::size_t         frameBytes)
 {
+  const std::string syntax = DescribeTransferSyntax(transferSyntaxUID);
+  // GDCM's own messages would go to stderr; what goes wrong comes back as a DicomError instead.
+  gdcm::Trace::SetDebug(false);
+  gdcm::Trace::SetWarning(false);
+  gdcm::Trace::SetError(false);
   gdcm::ImageReader reader;
   reader.SetFileName(file.c_str());
   if (!reader.Read())
   {
-    throw FileError(file, "cannot be read by GDCM, which decodes its pixel data");
+    throw FileError(file, "cannot be read by GDCM, which decodes its pixel data (" + syntax + "): corrupt?");
   }
   const gdcm::Image & image = reader.GetImage();
-  const std::string   syntax = image.GetTransferSyntax().GetString() ? image.GetTransferSyntax().GetString() : "";
   if (image.GetColumns() != columns || image.GetRows() != rows ||
       image.GetPixelFormat().GetBitsAllocated() != bitsAllocated || image.GetPixelFormat().GetSamplesPerPixel() != 1)
   {
@@ -246,7 +252,7 @@ DecodeFrameWithGdcm(const std::string & file,
   }
   if (!image.GetBuffer(all.data()))
   {
-    throw FileError(file, "pixel data (" + DescribeTransferSyntax(syntax) + ") cannot be decoded by GDCM: corrupt?");
+    throw FileError(file, "pixel data (" + syntax + ") cannot be decoded by GDCM: corrupt?");
   }
   std::vector<std::uint8_t> samples(frameBytes);
   std::memcpy(samples.data(), all.data() + frame * frameBytes, frameBytes);

@@ -90,12 +90,14 @@ DescribeTransferSyntax(const std::string & uid);
 std::string
 DicomDecoderFor(const std::string & uid);
 
-/** The stored samples of frame `frame` of `file` (whose pixel data is in a syntax only GDCM decodes), in
+/** The stored samples of frame `frame` of `file` (whose pixel data is in `transferSyntaxUID`, a syntax only
+ * GDCM decodes), in
  * this machine's byte order, `frameBytes` bytes: what DCMTK's getUncompressedFrame() gives for the syntaxes
  * it decodes. The header (size, bits, sign) comes from DCMTK; GDCM's view of it must agree. Throws
  * DicomError naming the file. */
 std::vector<std::uint8_t>
 DecodeFrameWithGdcm(const std::string & file,
+                    const std::string & transferSyntaxUID,
                     unsigned int        frame,
                     unsigned int        rows,
                     unsigned int        columns,

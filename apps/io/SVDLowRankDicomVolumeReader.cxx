@@ -243,7 +243,7 @@ ReadSlicePixels(DcmFileFormat & dicom, const SliceHeader & header, float * outpu
   if (decoder == "GDCM")
   {
     const auto samples =
-      DecodeFrameWithGdcm(header.file, 0, header.rows, header.columns, header.bitsAllocated, frameSize);
+      DecodeFrameWithGdcm(header.file, header.transferSyntaxUID, 0, header.rows, header.columns, header.bitsAllocated, frameSize);
     std::copy(samples.begin(), samples.end(), buffer.begin());
   }
   else
