@@ -13,7 +13,7 @@ packages=(
   insighttoolkit5-examples      # real MRI slices (BrainProtonDensitySlice.png, ...)
   mricron-data                  # the Colin27 brain, ch2.nii.gz
   libdcmtk-dev dcmtk            # DICOM series in and out (the tool's DCMTK I/O)
-  libcli11-dev                  # the command line of SVDLowRankDenoiseSeries
+  libcli11-dev                  # the command lines of the tools (CLI11)
   dcm2niix libgdcm-tools        # DICOM cross-checks in the tests (dcm2niix, GDCM's tools)
   python3 python3-venv python3-dev # the Python module is built and tested in a virtual environment
 )

@@ -165,6 +165,14 @@ TEST_F(Tool, BadCommandLinesExitWithTwo)
   const auto subspaceEnergy = Run("--solver subspace --energy 0.9 in.nii out.nii");
   EXPECT_EQ(subspaceEnergy.exitCode, 2);
   EXPECT_NE(subspaceEnergy.err.find("--solver subspace needs --rank"), std::string::npos) << subspaceEnergy.err;
+  // The options both tools share name the option and the values they take (SVDLowRankCommonOptions).
+  const auto backend = Run("-b gpu in.nii out.nii");
+  EXPECT_EQ(backend.exitCode, 2);
+  EXPECT_NE(backend.err.find("--backend: must be auto, cpu or cuda, got 'gpu'"), std::string::npos) << backend.err;
+  EXPECT_EQ(Run("--device -1 in.nii out.nii").exitCode, 2);
+  EXPECT_EQ(Run("--rank 2.5 in.nii out.nii").exitCode, 2);
+  EXPECT_EQ(Run("--slice-axis 3 in.nii out.nii").exitCode, 2);
+  EXPECT_EQ(Run("in.nii out.nii third.nii").exitCode, 2);
 }
 
 TEST_F(Tool, MissingInputExitsWithThree)
@@ -211,7 +219,7 @@ TEST_F(Tool, NoiseRankOptionsAreCheckedWithTheOtherPolicies)
 {
   const auto unknown = Run("--noise-rank pca in.nii out.nii");
   EXPECT_EQ(unknown.exitCode, 2);
-  EXPECT_NE(unknown.err.find("--noise-rank must be gd, mp or mp-cg"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("--noise-rank: must be gd, mp or mp-cg, got 'pca'"), std::string::npos) << unknown.err;
   for (const char * arguments : { "--noise-sigma 0 in.nii out.nii",
                                   "--noise-sigma -2 in.nii out.nii",
                                   "--noise-sigma inf in.nii out.nii",

@@ -17,6 +17,8 @@
  *=========================================================================*/
 #include "SVDLowRankDenoiseOptions.h"
 
+#include "SVDLowRankCommonOptions.h"
+
 #include "svdlr/Names.h"
 
 #include <CLI/CLI.hpp>
@@ -91,20 +93,6 @@ ParsePatch(const std::string & text)
   return { { values[0], values[1], values[2] } };
 }
 
-itk::SVDLowRankReconstructionEnums::Backend
-ToFilter(svdlr::Backend backend)
-{
-  switch (backend)
-  {
-    case svdlr::Backend::CPU:
-      return itk::SVDLowRankReconstructionEnums::Backend::CPU;
-    case svdlr::Backend::CUDA:
-      return itk::SVDLowRankReconstructionEnums::Backend::CUDA;
-    default:
-      return itk::SVDLowRankReconstructionEnums::Backend::Auto;
-  }
-}
-
 } // namespace
 
 DenoiseToolOptions
@@ -119,7 +107,6 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   std::string aggregation;
   std::string shrinkage = "hard";
   std::string policy;
-  std::string backend = "auto";
   unsigned    rank = 0;
 
   app.add_option("INPUT", options.input, "the 4D series")->required();
@@ -160,41 +147,23 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
                 "hard: keep the singular values kept as they are (default);\n"
                 "frobenius: Gavish-Donoho's optimal shrinker (needs sigma)")
     ->check(CLI::IsMember({ "hard", "frobenius" }));
-  app
-    .add_option("--policy", policy,
-                "how each patch's rank is chosen: mp (Marchenko-Pastur, Veraart\n"
-                "2016; default), mp-cg (Cordero-Grande 2019), gd (Gavish-Donoho)\n"
-                "or fixed (with --rank)")
-    ->type_name("NAME");
+  AddRankPolicyOption(app, policy, "--policy",
+                      "how each patch's rank is chosen: mp (Marchenko-Pastur, Veraart\n"
+                      "2016; default), mp-cg (Cordero-Grande 2019), gd (Gavish-Donoho)\n"
+                      "or fixed (with --rank)",
+                      "fixed");
   app.add_option("--rank", rank, "the rank every patch keeps (implies --policy fixed)")
     ->type_name("K")
     ->check(CLI::PositiveNumber);
-  app.add_option("--backend", backend, "auto (default: the GPU when usable), cpu or cuda")
-    ->type_name("NAME");
-  app.add_option("--device", options.deviceId, "CUDA device (default 0)")->type_name("N")->check(CLI::NonNegativeNumber);
+  AddBackendOption(app, options.backend, "--backend", "auto (default: the GPU when usable), cpu or cuda");
+  AddDeviceOption(app, options.deviceId, "--device");
   app.add_flag("--overwrite", options.overwrite, "replace output files that exist");
 
-  try
+  options.helpText = ParseCommandLine(app, argc, argv);
+  if (!options.helpText.empty())
   {
-    app.parse(argc, argv);
-  }
-  catch (const CLI::CallForHelp &)
-  {
-    options.helpText = app.help();
     return options;
   }
-  catch (const CLI::ParseError & error)
-  {
-    throw UsageError(error.what());
-  }
-
-  // Names shared with the engine, the filters and Python (svdlr/Names.h).
-  svdlr::Backend engineBackend{};
-  if (!svdlr::ParseName(backend, engineBackend))
-  {
-    throw UsageError("--backend must be " + svdlr::BackendNames() + ", got '" + backend + "'");
-  }
-  options.backend = ToFilter(engineBackend);
 
   if (policy.empty())
   {
@@ -208,13 +177,13 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     }
     options.policy = svdlr::RankPolicy::Fixed(rank);
   }
-  else if (!svdlr::ParseNoiseRank(policy, options.policy))
+  else
   {
-    throw UsageError("--policy must be fixed, " + svdlr::NoiseRankNames() + ", got '" + policy + "'");
-  }
-  else if (rank > 0)
-  {
-    throw UsageError("--rank goes with --policy fixed; --policy " + policy + " chooses each patch's rank itself");
+    svdlr::ParseNoiseRank(policy, options.policy); // a known name: its validator checked it
+    if (rank > 0)
+    {
+      throw UsageError("--rank goes with --policy fixed; --policy " + policy + " chooses each patch's rank itself");
+    }
   }
   options.policyName = policy;
   const std::string problem = svdlr::PolicyProblem(options.policy, svdlr::Solver::Exact);

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-namespace svdlr_examples
+namespace svdlr_tools
 {
 
 using RGBImage = itk::Image<itk::RGBPixel<unsigned char>, 2>;
@@ -202,6 +202,6 @@ WriteSliceFigure(const std::string &         path,
   canvas.Write(path);
 }
 
-} // namespace svdlr_examples
+} // namespace svdlr_tools
 
 #endif

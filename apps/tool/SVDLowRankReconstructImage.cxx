@@ -20,9 +20,9 @@
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
 #include "SVDLowRankFigure.h"
-#include "SVDLowRankOptions.h"
 #include "SVDLowRankPngStack.h"
 #include "SVDLowRankProgressBar.h"
+#include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomWriter.h"
@@ -43,7 +43,7 @@
 
 namespace
 {
-using namespace svdlr_examples;
+using namespace svdlr_tools;
 namespace fs = std::filesystem;
 
 #ifdef SVDLR_HAVE_DCMTK
@@ -456,16 +456,17 @@ main(int argc, char * argv[])
   ToolOptions options;
   try
   {
-    options = ParseToolOptions(argc, argv);
+    options = ParseToolOptions(argc, argv, DicomSupport);
   }
   catch (const UsageError & error)
   {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n\n" << UsageText(DicomSupport);
+    std::cerr << "SVDLowRankReconstructImage: " << error.what()
+              << "\nRun 'SVDLowRankReconstructImage --help' for the options.\n";
     return ExitUsage;
   }
-  if (options.help)
+  if (!options.helpText.empty())
   {
-    std::cout << UsageText(DicomSupport);
+    std::cout << options.helpText;
     return ExitSuccess;
   }
 #ifdef SVDLR_HAVE_DCMTK

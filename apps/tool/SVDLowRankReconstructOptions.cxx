@@ -1,0 +1,210 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "SVDLowRankReconstructOptions.h"
+
+#include "svdlr/Names.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdlib>
+
+namespace svdlr_tools
+{
+namespace
+{
+
+constexpr const char * Description =
+  "Replaces each slice of a 3D volume (or a 2D image) by its rank-k truncated SVD reconstruction.";
+
+std::string
+Footer(bool dicomSupport)
+{
+  return std::string(
+           "INPUT is one of\n"
+           "  - an image file ITK reads (NIfTI, MHA/MHD, NRRD, PNG, ...);\n"
+           "  - a folder of DICOM files (searched recursively) or DICOM files (-i A.dcm -i B.dcm ...): the\n"
+           "    slices of one series, ordered by position along the slice normal;\n"
+           "  - a folder of 2D PNG slices, stacked in natural name order (slice2 before slice10).\n"
+           "Default INPUT: the Colin27 brain " SVDLR_DEFAULT_INPUT " (Debian package mricron-data).\n"
+           "\n"
+           "OUTPUT is a file whose extension picks the format (.nii.gz, .nii, .mha, .mhd, .nrrd, .png for\n"
+           "2D), or a folder: a DICOM series (a derived series of the input's) or PNG slices. Without\n"
+           "--format a folder gets the input's kind. Default: <input name>_svdlr.nii.gz here.\n"
+           "Outputs appear only when complete: an error leaves no partial output and never touches the input.\n"
+           "\n"
+           "DICOM support: ") +
+         (dicomSupport ? "yes (DCMTK: uncompressed, RLE, JPEG and JPEG-LS series; 8- and 16-bit pixels)"
+                       : "NOT AVAILABLE in this build (DCMTK was not found when it was built)") +
+         "\n"
+         "\n"
+         "Example:\n"
+         "  SVDLowRankReconstructImage --rank 20 ch2.nii.gz ch2_rank20.nii.gz\n"
+         "  SVDLowRankReconstructImage --list-series dicom/\n"
+         "  SVDLowRankReconstructImage --energy 0.99 --series 2 dicom/ dicom_svd/   (a derived DICOM series)\n"
+         "  SVDLowRankReconstructImage --rank 10 slices/ slices_rank10/             (PNG slices in and out)\n"
+         "  SVDLowRankReconstructImage --noise-rank mp noisy.nii.gz denoised.nii.gz (rank and sigma per slice)\n"
+         "\n"
+         "Exit codes: 0 success, 1 processing or writing failed, 2 bad command line or output in the way,\n"
+         "3 unreadable or unsupported input.\n";
+}
+
+/** A validator that CLI11 runs on the option's text: `accept(value)` on the number, else "must be `what`". */
+template <typename TAccept>
+CLI::Validator
+NumberValidator(const std::string & what, TAccept accept)
+{
+  return CLI::Validator(
+    [what, accept](std::string & text) -> std::string {
+      char *       end = nullptr;
+      const double value = std::strtod(text.c_str(), &end);
+      return !text.empty() && *end == '\0' && accept(value) ? std::string() : "must be " + what + ", got '" + text + "'";
+    },
+    "");
+}
+
+} // namespace
+
+ToolOptions
+ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
+{
+  ToolOptions options;
+  CLI::App    app{ Description, "SVDLowRankReconstructImage" };
+  app.get_formatter()->column_width(30);
+  app.footer(Footer(dicomSupport));
+
+  std::vector<std::string> inputs;
+  std::vector<std::string> positional;
+  app.add_option("INPUT", positional, "the input and the output, as below (or give them with -i and -o)")
+    ->type_name("[OUTPUT]");
+  app.add_option("-i,--input", inputs, "the input (repeat for several DICOM files of one series)")
+    ->type_name("PATH")
+    ->take_all() // every -i adds a file
+    ->allow_extra_args(false);
+  app.add_option("-o,--output", options.output, "the output file or folder")->type_name("PATH");
+  app
+    .add_option("-F,--format", options.format, "auto (default), nifti, mha, mhd, nrrd, png (slices) or dicom (series)")
+    ->type_name("NAME")
+    ->check(CLI::IsMember({ "auto", "nifti", "nii", "nii.gz", "mha", "mhd", "nrrd", "png", "dicom" }).description(""));
+  app.add_flag("--overwrite", options.overwrite, "replace an existing, non-empty output folder");
+  auto * rank = app.add_option("-k,--rank", options.rank, "keep K singular values per slice (default 20)")
+                  ->type_name("K")
+                  ->check(NumberValidator("a whole number >= " + std::to_string(svdlr::kMinimumRank), [](double k) {
+                    return k >= svdlr::kMinimumRank && k <= 4294967295.0 && k == std::floor(k);
+                  }));
+  app
+    .add_option("-e,--energy", options.energyFraction,
+                "keep the fewest singular values holding fraction F in (0, 1] of\n"
+                "each slice's energy, instead of a fixed rank")
+    ->type_name("F")
+    ->check(NumberValidator("in (0, 1]", [](double f) { return f > 0.0 && f <= 1.0; }));
+  AddRankPolicyOption(app, options.noiseRank, "--noise-rank",
+                      "keep, per slice, the singular values that stand out of the noise,\n"
+                      "with the noise level sigma estimated per slice: gd (Gavish-Donoho\n"
+                      "optimal hard threshold), mp (Marchenko-Pastur, MP-PCA as MRtrix3\n"
+                      "dwidenoise) or mp-cg (Marchenko-Pastur with Cordero-Grande's\n"
+                      "estimator, dwidenoise -estimator Exp2), instead of a fixed rank");
+  app.add_option("--noise-sigma", options.noiseSigma, "Gavish-Donoho with a known noise sigma S > 0 (pixel units)")
+    ->type_name("S")
+    ->check(NumberValidator("a finite number > 0", [](double s) { return s > 0.0 && s < HUGE_VAL; }));
+  app
+    .add_option("-a,--slice-axis", options.sliceAxis, "axis normal to the slices: 0, 1 or 2 (default: the last axis)")
+    ->type_name("D")
+    ->check(NumberValidator("0, 1 or 2", [](double d) { return d == 0.0 || d == 1.0 || d == 2.0; }));
+  AddBackendOption(app, options.backend, "-b,--backend", "auto (default), cpu or cuda");
+  AddSolverOption(app, options.solver, "--solver",
+                  "auto (default), exact or subspace: how the GPU finds the leading\n"
+                  "singular values (subspace: faster at small ranks, needs --rank;\n"
+                  "the CPU is always exact)");
+  AddDeviceOption(app, options.deviceId, "-d,--device");
+  app.add_flag("-l,--list-series", options.listSeries, "list the DICOM series in INPUT and exit");
+  app.add_option("-s,--series", options.series,
+                 "the DICOM series to read: its SeriesInstanceUID or its number in\n"
+                 "--list-series (needed when INPUT holds several)")
+    ->type_name("UID");
+  app.add_option("-f,--figure", options.figure, "figure of the middle slice (default: <output name>_figure.png)")
+    ->type_name("PNG");
+  app.add_flag("--no-figure", options.noFigure, "do not write the figure");
+
+  options.helpText = ParseCommandLine(app, argc, argv);
+  if (!options.helpText.empty())
+  {
+    return options;
+  }
+  options.rankGiven = rank->count() > 0;
+  if (options.format == "nii" || options.format == "nii.gz")
+  {
+    options.format = "nifti";
+  }
+
+  // INPUT [OUTPUT] as positional arguments, unless given with -i / -o.
+  if (!inputs.empty() && options.output.empty() && positional.size() == 1)
+  {
+    options.output = positional[0];
+  }
+  else if (!inputs.empty() && !positional.empty())
+  {
+    throw UsageError("give the input either with -i or as the first path, not both");
+  }
+  else
+  {
+    if (positional.size() > (options.output.empty() ? 2u : 1u))
+    {
+      throw UsageError("expected at most INPUT and OUTPUT, got " + std::to_string(positional.size()) +
+                       " paths (several DICOM files go with -i each)");
+    }
+    if (!positional.empty())
+    {
+      inputs.push_back(positional[0]);
+    }
+    if (positional.size() == 2)
+    {
+      options.output = positional[1];
+    }
+  }
+  if (!inputs.empty())
+  {
+    options.inputs = inputs;
+  }
+
+  // One rank policy: a fixed rank, an energy fraction or a noise rule.
+  if (options.noiseSigma > 0.0)
+  {
+    if (!options.noiseRank.empty() && options.noiseRank != "gd")
+    {
+      throw UsageError("--noise-sigma sets Gavish-Donoho's sigma: it does not go with --noise-rank " +
+                       options.noiseRank);
+    }
+    options.noiseRank = "gd";
+  }
+  if (!options.noiseRank.empty() && (options.rankGiven || options.energyFraction > 0.0))
+  {
+    throw UsageError("give one of --rank, --energy and --noise-rank/--noise-sigma");
+  }
+  if (options.solver == ToolSolver::Subspace && options.energyFraction > 0.0)
+  {
+    throw UsageError("--solver subspace needs --rank: --energy needs every singular value");
+  }
+  if (options.solver == ToolSolver::Subspace && !options.noiseRank.empty())
+  {
+    throw UsageError("--solver subspace needs --rank: --noise-rank needs every singular value");
+  }
+  return options;
+}
+
+} // namespace svdlr_tools

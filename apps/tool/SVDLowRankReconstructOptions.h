@@ -1,0 +1,73 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankReconstructOptions_h
+#define SVDLowRankReconstructOptions_h
+
+// The command line of SVDLowRankReconstructImage, parsed by CLI11 (SVDLowRankReconstructOptions.cxx). Rules that
+// need only the command line are checked there; where the output goes once the input is known, in
+// SVDLowRankReconstructOutput.h.
+
+#include "SVDLowRankCommonOptions.h"
+
+#include <string>
+#include <vector>
+
+#ifndef SVDLR_DEFAULT_INPUT // set by apps/CMakeLists.txt from test/test-data.env
+#  error "SVDLR_DEFAULT_INPUT, the tool's default input, must be defined"
+#endif
+
+namespace svdlr_tools
+{
+
+struct ToolOptions
+{
+  std::vector<std::string> inputs{ SVDLR_DEFAULT_INPUT }; // one path, or several DICOM files
+  std::string              output;                        // empty: derived from the input
+  std::string              format{ "auto" };              // auto, nifti, mha, mhd, nrrd, png, dicom
+  std::string              figure;
+  unsigned int             rank{ 20 };
+  bool                     rankGiven{ false };    // --rank on the command line
+  double                   energyFraction{ 0.0 }; // > 0 selects the energy policy
+  std::string              noiseRank;             // gd, mp, mp-cg: the rank from the noise
+  double                   noiseSigma{ 0.0 };     // > 0: Gavish-Donoho with this known σ
+  int                      sliceAxis{ -1 };       // -1: the last axis
+  ToolBackend              backend{ ToolBackend::Auto };
+  ToolSolver               solver{ ToolSolver::Auto };
+  int                      deviceId{ 0 };
+  std::string              series; // DICOM SeriesInstanceUID or number in the list
+  bool                     listSeries{ false };
+  bool                     overwrite{ false }; // replace an existing output folder
+  bool                     noFigure{ false };
+
+  std::string helpText; // not empty: --help was given, print this and exit
+
+  const std::string &
+  Input() const
+  {
+    return inputs.front();
+  }
+};
+
+/** Parses the command line; `dicomSupport` is what --help says about DICOM. Throws UsageError with CLI11's or our
+ * own message. */
+ToolOptions
+ParseToolOptions(int argc, const char * const argv[], bool dicomSupport);
+
+} // namespace svdlr_tools
+
+#endif

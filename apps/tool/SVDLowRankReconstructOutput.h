@@ -1,0 +1,251 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankReconstructOutput_h
+#define SVDLowRankReconstructOutput_h
+
+// Where SVDLowRankReconstructImage writes, once the input's kind and dimension are known (the output's kind and
+// path, the figure's path), and how its summary describes ranks and noise levels.
+
+#include "SVDLowRankReconstructOptions.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace svdlr_tools
+{
+
+/** How the output is written: one file through ITK, a folder of PNG slices, or a folder of DICOM files. */
+enum class OutputKind
+{
+  File,
+  PngStack,
+  DicomSeries
+};
+
+/** `path` without trailing slashes (but "/" stays "/"). */
+inline std::string
+WithoutTrailingSlash(std::string path)
+{
+  while (path.size() > 1 && path.back() == '/')
+  {
+    path.pop_back();
+  }
+  return path;
+}
+
+/** The file name of `path` without directory and without its (possibly double) extension. */
+inline std::string
+StemOf(const std::string & anyPath)
+{
+  const std::string path = WithoutTrailingSlash(anyPath);
+  const std::size_t slash = path.find_last_of('/');
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return name.substr(0, name.find('.', 1));
+}
+
+/** "20 (all 181 slices)" or a run-length list such as "0 x5, 3, 4 x2, ...". */
+template <typename TRank>
+std::string
+DescribeRanks(const std::vector<TRank> & ranks)
+{
+  std::ostringstream text;
+  for (std::size_t i = 0; i < ranks.size();)
+  {
+    std::size_t j = i;
+    while (j < ranks.size() && ranks[j] == ranks[i])
+    {
+      ++j;
+    }
+    if (i == 0 && j == ranks.size())
+    {
+      text << ranks[i] << " (all " << ranks.size() << " slices)";
+      return text.str();
+    }
+    text << (i > 0 ? ", " : "") << ranks[i];
+    if (j - i > 1)
+    {
+      text << " x" << (j - i);
+    }
+    i = j;
+  }
+  return text.str();
+}
+
+/** "9.87 to 10.3" (the range of the finite values), "10" when they are all equal, "" when none is finite. */
+inline std::string
+DescribeRange(const std::vector<double> & values)
+{
+  bool   any = false;
+  double low = 0.0, high = 0.0;
+  for (const double v : values)
+  {
+    if (v == v && v - v == 0.0) // finite
+    {
+      low = any ? std::min(low, v) : v;
+      high = any ? std::max(high, v) : v;
+      any = true;
+    }
+  }
+  std::ostringstream text;
+  if (any)
+  {
+    text << low;
+    if (high != low)
+    {
+      text << " to " << high;
+    }
+  }
+  return text.str();
+}
+
+/** Whether `path` names a file by an image extension ITK writes (not a folder). */
+inline bool
+HasImageFileExtension(const std::string & path)
+{
+  if (path.empty() || path.back() == '/')
+  {
+    return false;
+  }
+  std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  for (auto & c : name)
+  {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  for (const char * extension : { ".nii",
+                                  ".nii.gz",
+                                  ".mha",
+                                  ".mhd",
+                                  ".nrrd",
+                                  ".nhdr",
+                                  ".png",
+                                  ".tif",
+                                  ".tiff",
+                                  ".hdr",
+                                  ".img",
+                                  ".img.gz",
+                                  ".vtk",
+                                  ".gipl",
+                                  ".gipl.gz",
+                                  ".jpg",
+                                  ".jpeg",
+                                  ".bmp" })
+  {
+    const std::string e = extension;
+    if (name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0)
+    {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** The file extension a --format name writes, or "" for the folder formats and auto. */
+inline std::string
+ExtensionOfFormat(const std::string & format)
+{
+  if (format == "nifti")
+    return ".nii.gz";
+  if (format == "mha" || format == "mhd" || format == "nrrd")
+    return "." + format;
+  return "";
+}
+
+/** Where and how the output goes, once the input's kind and dimension are known: `inputKind` is what
+ * a folder output gets without --format (the input's own kind, or File when it has no folder kind). */
+inline std::pair<OutputKind, std::string>
+ResolveOutput(const ToolOptions & options, OutputKind inputKind, unsigned int dimension)
+{
+  const std::string   stem = StemOf(options.Input()) + "_svdlr";
+  const std::string & format = options.format;
+  if (format == "dicom")
+  {
+    return { OutputKind::DicomSeries, options.output.empty() ? stem : WithoutTrailingSlash(options.output) };
+  }
+  if (format == "png")
+  {
+    if (dimension == 2 && (options.output.empty() || HasImageFileExtension(options.output)))
+    {
+      return { OutputKind::File, options.output.empty() ? stem + ".png" : options.output };
+    }
+    if (HasImageFileExtension(options.output))
+    {
+      throw UsageError("a 3D volume is written as a folder of PNG slices: '" + options.output +
+                       "' looks like a file name; give a folder name");
+    }
+    return { OutputKind::PngStack, options.output.empty() ? stem : WithoutTrailingSlash(options.output) };
+  }
+  const std::string extension = ExtensionOfFormat(format);
+  if (!extension.empty())
+  {
+    if (options.output.empty())
+    {
+      return { OutputKind::File, stem + extension };
+    }
+    return { OutputKind::File,
+             HasImageFileExtension(options.output) ? options.output
+                                                   : WithoutTrailingSlash(options.output) + extension };
+  }
+  // auto
+  if (options.output.empty())
+  {
+    return { OutputKind::File, stem + ".nii.gz" };
+  }
+  if (HasImageFileExtension(options.output))
+  {
+    std::string lower = options.output;
+    for (auto & c : lower)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (dimension == 3 && lower.size() > 4 && lower.compare(lower.size() - 4, 4, ".png") == 0)
+    {
+      throw UsageError("a 3D volume cannot be one PNG file: give a folder name for PNG slices (or --format png)");
+    }
+    return { OutputKind::File, options.output };
+  }
+  if (inputKind == OutputKind::File)
+  {
+    throw UsageError("OUTPUT '" + options.output +
+                     "' has no image file extension: add one (.nii.gz, .mha, .nrrd) or pick a folder format with "
+                     "--format dicom or --format png");
+  }
+  return { inputKind, WithoutTrailingSlash(options.output) };
+}
+
+/** The figure's path for an output at `outputPath`: --figure, or <output name>_figure.png beside it. */
+inline std::string
+FigurePathFor(const ToolOptions & options, const std::string & outputPath)
+{
+  if (options.noFigure)
+  {
+    return {};
+  }
+  if (!options.figure.empty())
+  {
+    return options.figure;
+  }
+  const std::string output = WithoutTrailingSlash(outputPath);
+  const std::size_t slash = output.find_last_of('/');
+  return (slash == std::string::npos ? "" : output.substr(0, slash + 1)) + StemOf(output) + "_figure.png";
+}
+
+} // namespace svdlr_tools
+
+#endif
