@@ -110,6 +110,30 @@ Reconstruct(const TImage *      input,
   {
     throw UsageError("this build has no DICOM support (DCMTK was not found when it was built): choose another format");
   }
+  if (outputKind != OutputKind::DicomSeries && !options.transferSyntax.empty())
+  {
+    throw UsageError("--transfer-syntax applies to DICOM output only");
+  }
+#ifdef SVDLR_HAVE_DCMTK
+  // The output's transfer syntax is checked before the work starts, like the output folder below.
+  svdlr_io::DicomOutputSyntax transferSyntax = svdlr_io::DicomOutputSyntax::Keep;
+  if (!options.transferSyntax.empty())
+  {
+    try
+    {
+      transferSyntax = svdlr_io::ParseDicomOutputSyntax(options.transferSyntax);
+    }
+    catch (const svdlr_io::DicomError & error)
+    {
+      throw UsageError(std::string("--transfer-syntax: ") + error.what());
+    }
+    const std::string problem = svdlr_io::DicomOutputSyntaxProblem(transferSyntax);
+    if (!problem.empty())
+    {
+      throw UsageError("--transfer-syntax " + options.transferSyntax + ": " + problem);
+    }
+  }
+#endif
   for (const std::string & in : options.inputs)
   {
     if (svdlr_io::IsSameOrInside(outputPath, in) ||
@@ -180,6 +204,7 @@ Reconstruct(const TImage *      input,
 #ifdef SVDLR_HAVE_DCMTK
     svdlr_io::DicomWriteOptions write;
     write.source = dicomSource;
+    write.transferSyntax = transferSyntax;
     write.seriesDescription = MethodName(options);
     if (dicomSource != nullptr && !dicomSource->seriesDescription.empty())
     {
@@ -194,8 +219,11 @@ Reconstruct(const TImage *      input,
                                   DescribeRanks(ranks) + ")";
     const auto files =
       svdlr_io::WriteDicomSeries(svdlr_io::AsVolume<float>(filter->GetOutput()).GetPointer(), staged->Path(), write);
+    const std::string written = svdlr_io::ResolveDicomOutputSyntax(
+      transferSyntax, dicomSource != nullptr ? dicomSource->slices.front().transferSyntaxUID : "");
     outputDescription = " (DICOM series, " + std::to_string(files.size()) +
-                        (files.size() == 1 ? " file: \"" : " files: \"") + write.seriesDescription + "\")";
+                        (files.size() == 1 ? " file: \"" : " files: \"") + write.seriesDescription + "\", " +
+                        svdlr_io::DescribeTransferSyntax(written) + ")";
 #endif
   }
   if (staged)
