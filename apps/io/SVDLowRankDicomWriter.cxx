@@ -287,6 +287,11 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
           FormatDecimalString(position[2]));
     Put(dataset, DCM_ImageOrientationPatient, orientation);
     Put(dataset, DCM_PixelSpacing, pixelSpacing);
+    if (!dataset->tagExists(DCM_SliceThickness))
+    {
+      // The Image Plane module written here requires it (Type 2); a source without that module has none to give.
+      Put(dataset, DCM_SliceThickness, "");
+    }
     double sliceLocation = 0.0;
     for (unsigned int i = 0; i < 3; ++i)
     {
