@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace svdlr_io
 {
@@ -198,8 +199,23 @@ DescribeTransferSyntax(const std::string & uid)
 {
   const std::string trimmed = TrimUID(uid);
   const DcmXfer     xfer(trimmed.c_str());
-  const std::string name = xfer.getXfer() != EXS_Unknown ? xfer.getXferName() : "an unknown transfer syntax";
-  return name + " (" + trimmed + ")";
+  if (xfer.getXfer() != EXS_Unknown)
+  {
+    return std::string(xfer.getXferName()) + " (" + trimmed + ")";
+  }
+  // Syntaxes newer than DCMTK 3.6.7's table (PS3.6 2023-2024).
+  static const std::map<std::string, std::string> newer{
+    { "1.2.840.10008.1.2.1.98", "Encapsulated Uncompressed Explicit VR Little Endian" },
+    { "1.2.840.10008.1.2.4.110", "JPEG XL Lossless" },
+    { "1.2.840.10008.1.2.4.111", "JPEG XL JPEG Recompression" },
+    { "1.2.840.10008.1.2.4.112", "JPEG XL" },
+    { "1.2.840.10008.1.2.4.201", "High-Throughput JPEG 2000 Lossless Only" },
+    { "1.2.840.10008.1.2.4.202", "High-Throughput JPEG 2000 with RPCL Options Lossless Only" },
+    { "1.2.840.10008.1.2.4.203", "High-Throughput JPEG 2000" },
+    { "1.2.840.10008.1.2.8.1", "Deflated Image Frame Compression" }
+  };
+  const auto known = newer.find(trimmed);
+  return (known != newer.end() ? known->second : std::string("an unknown transfer syntax")) + " (" + trimmed + ")";
 }
 
 std::string

@@ -202,18 +202,13 @@ CheckSupportedPixels(const SliceHeader & header)
   }
 }
 
-// The stored values of one slice, decoded (DCMTK's codecs) and turned into physical values.
+// The stored values of one slice, decoded (DCMTK's codecs, GDCM's for JPEG 2000) and turned into physical values.
 void
 ReadSlicePixels(DcmFileFormat & dicom, const SliceHeader & header, float * output)
 {
   DcmDataset *  dataset = dicom.getDataset();
   const DcmXfer transferSyntax(dataset->getOriginalXfer());
-  DcmElement *  pixelData = nullptr;
-  if (dataset->findAndGetElement(DCM_PixelData, pixelData).bad() || pixelData == nullptr ||
-      (!transferSyntax.isEncapsulated() && pixelData->getLength() == 0))
-  {
-    throw FileError(header.file, "has no pixel data");
-  }
+  // The syntax first: DCMTK parses a file in a syntax it does not know as if it were uncompressed.
   const std::string decoder = DicomDecoderFor(header.transferSyntaxUID);
   if (decoder.empty())
   {
@@ -221,6 +216,12 @@ ReadSlicePixels(DcmFileFormat & dicom, const SliceHeader & header, float * outpu
                     "is compressed as " + DescribeTransferSyntax(header.transferSyntaxUID) +
                       ", which neither DCMTK nor GDCM decodes here; supported: uncompressed, deflate, RLE, JPEG, "
                       "JPEG-LS (DCMTK), JPEG 2000 (GDCM)");
+  }
+  DcmElement * pixelData = nullptr;
+  if (dataset->findAndGetElement(DCM_PixelData, pixelData).bad() || pixelData == nullptr ||
+      (!transferSyntax.isEncapsulated() && pixelData->getLength() == 0))
+  {
+    throw FileError(header.file, "has no pixel data");
   }
   Uint32 frameSize = 0;
   if (pixelData->getUncompressedFrameSize(dataset, frameSize).bad())

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -244,6 +245,36 @@ TEST_F(DicomCodecs, CorruptJpeg2000IsAnErrorNamingTheFile)
   SVDLR_ERROR_MESSAGE(ReadFile(corrupt), message);
   EXPECT_EQ(message.rfind(corrupt, 0), 0u) << message;
   EXPECT_NE(message.find("JPEG 2000"), std::string::npos) << message;
+}
+
+TEST_F(DicomCodecs, HighThroughputJpeg2000IsAnErrorNamingTheFileAndTheSyntax)
+{
+  SVDLR_REAL_DATA_OR_SKIP(path, "pydicom/MR_small_jp2klossless.dcm");
+  // No HTJ2K file or encoder is at hand, and neither DCMTK 3.6.7 nor GDCM 3.0.21 writes a syntax it does not know:
+  // relabel the JPEG 2000 file's meta header by hand (TransferSyntaxUID and the group length after it).
+  std::string       bytes = ReadText(path);
+  const std::string tag("\x02\x00\x10\x00UI", 6), groupLength("\x02\x00\x00\x00UL\x04\x00", 8);
+  const std::size_t at = bytes.find(tag), group = bytes.find(groupLength);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_NE(group, std::string::npos);
+  const std::size_t oldLength =
+    static_cast<unsigned char>(bytes[at + 6]) | static_cast<unsigned char>(bytes[at + 7]) << 8;
+  ASSERT_EQ(bytes.substr(at + 8, oldLength), "1.2.840.10008.1.2.4.90");
+  const std::string htj2k("1.2.840.10008.1.2.4.201\0", 24);
+  bytes.replace(at + 6, 2 + oldLength, std::string{ static_cast<char>(htj2k.size()), '\0' } + htj2k);
+  Uint32 length = 0;
+  std::memcpy(&length, bytes.data() + group + 8, 4); // little endian, as is this machine
+  length += static_cast<Uint32>(htj2k.size() - oldLength);
+  std::memcpy(&bytes[group + 8], &length, 4);
+  const std::string relabelled = Folder("htj2k") + "/slice.dcm";
+  std::ofstream(relabelled, std::ios::binary) << bytes;
+  ASSERT_EQ(TransferSyntaxOf(relabelled), "1.2.840.10008.1.2.4.201");
+
+  SVDLR_ERROR_MESSAGE(ReadFile(relabelled), message);
+  EXPECT_EQ(message.rfind(relabelled, 0), 0u) << message;
+  EXPECT_NE(message.find("High-Throughput JPEG 2000 Lossless Only (1.2.840.10008.1.2.4.201)"), std::string::npos)
+    << message;
+  EXPECT_NE(message.find("neither DCMTK nor GDCM"), std::string::npos) << message;
 }
 
 // --- Output syntaxes. ---
