@@ -287,10 +287,19 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
           FormatDecimalString(position[2]));
     Put(dataset, DCM_ImageOrientationPatient, orientation);
     Put(dataset, DCM_PixelSpacing, pixelSpacing);
+    // A source without the Image Plane module (secondary capture, NM) has none of what it needs: the slice
+    // thickness (Type 2) and a frame of reference for the positions written (one new one for the series).
     if (!dataset->tagExists(DCM_SliceThickness))
     {
-      // The Image Plane module written here requires it (Type 2); a source without that module has none to give.
       Put(dataset, DCM_SliceThickness, "");
+    }
+    if (GetString(dataset, DCM_FrameOfReferenceUID).empty())
+    {
+      Put(dataset, DCM_FrameOfReferenceUID, frameOfReferenceUID);
+      if (!dataset->tagExists(DCM_PositionReferenceIndicator))
+      {
+        Put(dataset, DCM_PositionReferenceIndicator, "");
+      }
     }
     double sliceLocation = 0.0;
     for (unsigned int i = 0; i < 3; ++i)

