@@ -176,7 +176,7 @@ TEST_P(RealCompressedFiles, MatchTheIndependentReferenceWithTheirGeometry)
 }
 
 INSTANTIATE_TEST_SUITE_P(
-  PydicomTestFiles,
+  RealDicomFiles,
   RealCompressedFiles,
   ::testing::Values(RealFile{ "MR_small_jp2klossless", "1.2.840.10008.1.2.4.90", "GDCM", false, 0.0 },
                     RealFile{ "J2K_pixelrep_mismatch", "1.2.840.10008.1.2.4.90", "GDCM", false, 0.0 },
@@ -472,7 +472,7 @@ TEST_P(LossySources, DerivedSeriesSaysItsSourceWasLossyEvenWhenTheSourceForgotTo
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(PydicomTestFiles,
+INSTANTIATE_TEST_SUITE_P(RealDicomFiles,
                          LossySources,
                          ::testing::Values("693_J2KI", "JPEG2000", "JPGExtended", "image_dfl_jpeg_baseline"),
                          [](const auto & info) { return std::string(info.param); });
