@@ -530,8 +530,15 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
     if (b == 0 && !figure.empty())
     {
       const std::size_t middle = size[2] / 2;
-      const std::string temporary = svdlr_io::TemporaryFileFor(figure);
+      const std::string  temporary = svdlr_io::TemporaryFileFor(figure);
+      std::ostringstream title;
+      title << fs::path(WithoutTrailingSlash(options.Input())).filename().string() << " | "
+            << set.parts.size()
+            << (set.layout == svdlr_io::DicomLayout::Images ? " images" : " volumes by " + set.by) << " | batch 1, slice " << middle << " of "
+            << size[2] << " | rank " << batchRanks[middle] << " | " << filter->GetBackendUsed() << ", solver "
+            << filter->GetSolverUsed();
       WriteSliceFigure(temporary,
+                       title.str(),
                        MiddleSlice(batch.stack.GetPointer(), 2),
                        MiddleSlice(filter->GetOutput(), 2),
                        filter->GetSingularValues()[middle],
