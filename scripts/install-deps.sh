@@ -14,6 +14,8 @@ packages=(
   mricron-data                  # the Colin27 brain, ch2.nii.gz
   libdcmtk-dev dcmtk            # DICOM series in and out (the tool's DCMTK I/O)
   libpng-dev                    # PNG files are checked through libpng before ITK reads them
+  libgdcm-dev                   # JPEG 2000 pixel data (GDCM with OpenJPEG), the syntaxes DCMTK lacks
+  valgrind                      # shows DCMTK's JPEG-LS encoder writing out of bounds (docs/dicom.md)
   libcli11-dev                  # the command lines of the tools (CLI11)
   dcm2niix libgdcm-tools        # DICOM cross-checks in the tests (dcm2niix, GDCM's tools)
   python3 python3-venv python3-dev # the Python module is built and tested in a virtual environment

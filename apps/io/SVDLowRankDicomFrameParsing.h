@@ -25,6 +25,7 @@
 #include "SVDLowRankDicomFrames.h"
 #include "SVDLowRankDicomTags.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,11 @@ namespace svdlr_io
  * multi-frame file it describes every frame alike (frame 0, framesInFile set). */
 DicomFrame
 ParseClassicFrame(DcmItem * dataset, const std::string & file);
+
+/** Sets `frame`'s transfer syntax from the loaded `dicom`'s meta information, and marks it lossy when that
+ * syntax is (ParseClassicFrame marks it lossy for LossyImageCompression "01"). */
+void
+ParseTransferSyntax(DcmFileFormat & dicom, DicomFrame & frame);
 
 /** Refuses what the reader cannot read (colour, other bit depths, inconsistent bits), naming the frame. */
 void
@@ -50,9 +56,14 @@ CheckFiniteNumbers(const DicomFrame & frame);
 std::vector<DicomFrame>
 ParseFunctionalGroupFrames(DcmItem * dataset, const DicomFrame & common);
 
-/** The stored values of `frame` of the loaded `dicom`, decoded and turned into physical values. */
+/** The stored values of `frame` of the loaded `dicom`, decoded (DCMTK, or GDCM for JPEG 2000) and turned into
+ * physical values. GDCM decodes every frame of a file at once: `decodedFrames`, when given, keeps them for the
+ * file's other frames (empty on the first call for a file; the caller clears it when the file changes). */
 void
-ReadFramePixels(DcmFileFormat & dicom, const DicomFrame & frame, float * output);
+ReadFramePixels(DcmFileFormat &             dicom,
+                const DicomFrame &          frame,
+                float *                     output,
+                std::vector<std::uint8_t> * decodedFrames = nullptr);
 
 /** Turns a copy of an Enhanced multi-frame header into the header of its frame `frame` as a classic
  * single-frame MR image: the frame's functional group attributes moved to the top level (position, orientation,

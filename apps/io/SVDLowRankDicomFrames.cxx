@@ -78,7 +78,9 @@ SortAlongNormal(std::vector<DicomFrame> & frames)
   });
 }
 
-// Reads frames' pixels, loading each file once even when many frames come from it (a multi-frame file).
+// Reads frames' pixels, loading each file once even when many frames come from it (a multi-frame file), and
+// decoding it once where GDCM decodes all its frames together (JPEG 2000). Frames are read in volume order, so
+// a file is loaded (and decoded) again when frames of several multi-frame files interleave along the normal.
 class FramePixelReader
 {
 public:
@@ -89,13 +91,15 @@ public:
     {
       m_File = LoadDicomFile(frame.file, false);
       m_Name = frame.file;
+      m_Decoded.clear();
     }
-    ReadFramePixels(*m_File, frame, output);
+    ReadFramePixels(*m_File, frame, output, &m_Decoded);
   }
 
 private:
   std::unique_ptr<DcmFileFormat> m_File;
   std::string                    m_Name;
+  std::vector<std::uint8_t>      m_Decoded; // m_File's frames as GDCM decoded them, if it did
 };
 
 DicomSliceSource
@@ -107,6 +111,8 @@ SourceOf(const DicomFrame & frame)
   source.framesInFile = frame.framesInFile;
   source.rescaleSlope = frame.slope;
   source.rescaleIntercept = frame.intercept;
+  source.transferSyntaxUID = frame.transferSyntaxUID;
+  source.lossyCompressed = frame.lossyCompressed;
   return source;
 }
 
@@ -355,6 +361,29 @@ SharesAPosition(const std::vector<std::vector<DicomFrame>> & groups)
   return false;
 }
 
+// ReadDicomFramesAsVolume with `reader`, which the volumes of a 4D series share (one multi-frame file, loaded and
+// decoded once for all of them).
+DicomVolume
+ReadAsVolume(std::vector<DicomFrame> frames, const DicomSeriesSummary & series, FramePixelReader & reader)
+{
+  SortAlongNormal(frames);
+  const DicomFrame & first = frames.front();
+  const Vector3      normal = Cross(first.rowDirection, first.columnDirection);
+  const std::size_t  slices = frames.size();
+  const double       sliceSpacing = slices > 1
+                                      ? (Dot(frames.back().position, normal) - Dot(first.position, normal)) / (slices - 1)
+                                      : NominalSliceSpacing(first);
+  DicomVolume        volume = EmptyVolume(series, first);
+  SetGeometry(volume.image, first, slices, sliceSpacing);
+  float * buffer = volume.image->GetBufferPointer();
+  for (std::size_t k = 0; k < slices; ++k)
+  {
+    reader.Read(frames[k], buffer + k * first.rows * first.columns);
+    volume.slices.push_back(SourceOf(frames[k]));
+  }
+  return volume;
+}
+
 } // namespace
 
 std::vector<DicomFrame>
@@ -369,6 +398,7 @@ ReadDicomFrames(const DicomSeriesSummary & series)
   {
     auto       dicom = LoadDicomFile(file, true);
     DicomFrame common = ParseClassicFrame(dicom->getDataset(), file);
+    ParseTransferSyntax(*dicom, common);
     CheckSupportedPixels(common);
     std::vector<DicomFrame> enhanced = ParseFunctionalGroupFrames(dicom->getDataset(), common);
     if (!enhanced.empty())
@@ -464,23 +494,8 @@ WhyNotOneVolume(const std::vector<DicomFrame> & unsorted, double spacingToleranc
 DicomVolume
 ReadDicomFramesAsVolume(std::vector<DicomFrame> frames, const DicomSeriesSummary & series)
 {
-  SortAlongNormal(frames);
-  const DicomFrame & first = frames.front();
-  const Vector3      normal = Cross(first.rowDirection, first.columnDirection);
-  const std::size_t  slices = frames.size();
-  const double       sliceSpacing = slices > 1
-                                      ? (Dot(frames.back().position, normal) - Dot(first.position, normal)) / (slices - 1)
-                                      : NominalSliceSpacing(first);
-  DicomVolume        volume = EmptyVolume(series, first);
-  SetGeometry(volume.image, first, slices, sliceSpacing);
-  float *          buffer = volume.image->GetBufferPointer();
   FramePixelReader reader;
-  for (std::size_t k = 0; k < slices; ++k)
-  {
-    reader.Read(frames[k], buffer + k * first.rows * first.columns);
-    volume.slices.push_back(SourceOf(frames[k]));
-  }
-  return volume;
+  return ReadAsVolume(std::move(frames), series, reader);
 }
 
 std::vector<std::vector<DicomFrame>>
@@ -527,10 +542,11 @@ ReadDicomImages(const DicomSeriesSummary & series, bool requireVolume, double sp
   DicomImageSet           set;
   std::vector<DicomFrame> frames = ReadDicomFrames(series);
   const std::string       whole = WhyNotOneVolume(frames, spacingTolerance);
+  FramePixelReader        reader; // one for every part: a multi-frame file's frames go to several parts
   if (whole.empty())
   {
     set.layout = DicomLayout::Volume;
-    set.parts.push_back(ReadDicomFramesAsVolume(std::move(frames), series));
+    set.parts.push_back(ReadAsVolume(std::move(frames), series, reader));
     set.names.push_back("volume");
     return set;
   }
@@ -565,7 +581,7 @@ ReadDicomImages(const DicomSeriesSummary & series, bool requireVolume, double sp
     set.names = names;
     for (const auto & group : groups)
     {
-      set.parts.push_back(ReadDicomFramesAsVolume(group, series));
+      set.parts.push_back(ReadAsVolume(group, series, reader));
     }
     return set;
   }
@@ -574,7 +590,6 @@ ReadDicomImages(const DicomSeriesSummary & series, bool requireVolume, double sp
   // of their files and frames.
   set.layout = DicomLayout::Images;
   set.reason = whole;
-  FramePixelReader reader;
   for (const DicomFrame & frame : frames)
   {
     // One slice across: its thickness, where the header gives it, is the spacing that the volume reports.

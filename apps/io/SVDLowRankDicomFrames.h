@@ -77,6 +77,8 @@ struct DicomFrame
   std::string   photometric;
   double        slope{ 1.0 };
   double        intercept{ 0.0 };
+  std::string   transferSyntaxUID;        // the file's, from its meta information
+  bool          lossyCompressed{ false }; // LossyImageCompression "01", or a lossy transfer syntax
   DicomFrameKey key;
 
   /** "file" or "file, frame 3" (1-based, as DICOM counts frames): how messages name the frame. */

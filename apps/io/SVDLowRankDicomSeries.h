@@ -72,6 +72,11 @@ struct DicomSliceSource
   unsigned int framesInFile{ 1 }; // > 1: one frame of a multi-frame (Enhanced) file
   double       rescaleSlope{ 1.0 };
   double       rescaleIntercept{ 0.0 };
+  /** The file's transfer syntax UID (svdlr_io::DescribeTransferSyntax names it). */
+  std::string transferSyntaxUID;
+  /** Its pixels lost information to compression (LossyImageCompression "01" or a lossy transfer syntax):
+   * whatever is derived from them says so too. */
+  bool lossyCompressed{ false };
 };
 
 /** A series read as a volume. slices[k] is the file (and frame) of slice k along the volume's third axis. */
@@ -84,7 +89,7 @@ struct DicomVolume
   std::string                   seriesDescription;
 };
 
-/** Registers DCMTK's decoders (JPEG, JPEG-LS, RLE) and encoders (JPEG-LS, RLE) once per process.
+/** Registers DCMTK's decoders (JPEG, JPEG-LS, RLE) and encoders (JPEG, JPEG-LS, RLE) once per process.
  * Called by the functions below; call it yourself before decoding with DCMTK directly. */
 void
 RegisterDicomCodecs();

@@ -16,8 +16,10 @@
  *
  *=========================================================================*/
 // ReadDicomSeries: one series' files as a volume; and what SVDLowRankDicomFrames.cxx builds on: a classic
-// image's header (geometry, pixel format, rescale, 4D keys) and one frame's pixels through DCMTK.
+// image's header (geometry, pixel format, rescale, 4D keys, transfer syntax) and one frame's pixels through DCMTK
+// (GDCM for the syntaxes DCMTK lacks: SVDLowRankDicomCodecs.h).
 #include "SVDLowRankDicomFrameParsing.h"
+#include "SVDLowRankDicomCodecs.h"
 
 #include "dcmtk/dcmdata/dccodec.h"
 
@@ -108,6 +110,7 @@ ParseClassicFrame(DcmItem * dataset, const std::string & file)
     header.slope = number;
   if (dataset->findAndGetFloat64(DCM_RescaleIntercept, number).good())
     header.intercept = number;
+  header.lossyCompressed = GetString(dataset, DCM_LossyImageCompression) == "01";
 
   // What tells the volumes of a 4D series apart.
   DicomFrameKey & key = header.key;
@@ -123,6 +126,18 @@ ParseClassicFrame(DcmItem * dataset, const std::string & file)
       key.gradient[i] = number;
   }
   return header;
+}
+
+void
+ParseTransferSyntax(DcmFileFormat & dicom, DicomFrame & header)
+{
+  header.transferSyntaxUID = GetString(dicom.getMetaInfo(), DCM_TransferSyntaxUID);
+  if (header.transferSyntaxUID.empty())
+  {
+    header.transferSyntaxUID = DcmXfer(dicom.getDataset()->getOriginalXfer()).getXferID();
+  }
+  // A lossy syntax marks the pixels lossy even when the writer forgot LossyImageCompression.
+  header.lossyCompressed = header.lossyCompressed || IsLossyTransferSyntax(header.transferSyntaxUID);
 }
 
 // What this reader supports, checked per frame so the message names it.
@@ -202,25 +217,29 @@ CheckFiniteNumbers(const DicomFrame & header)
   }
 }
 
-// The stored values of one frame, decoded (DCMTK's codecs) and turned into physical values.
+// The stored values of one frame, decoded (DCMTK's codecs, GDCM's for JPEG 2000) and turned into physical values.
 void
-ReadFramePixels(DcmFileFormat & dicom, const DicomFrame & header, float * output)
+ReadFramePixels(DcmFileFormat &             dicom,
+                const DicomFrame &          header,
+                float *                     output,
+                std::vector<std::uint8_t> * decodedFrames)
 {
   DcmDataset *  dataset = dicom.getDataset();
   const DcmXfer transferSyntax(dataset->getOriginalXfer());
-  DcmElement *  pixelData = nullptr;
+  // The syntax first: DCMTK parses a file in a syntax it does not know as if it were uncompressed.
+  const std::string decoder = DicomDecoderFor(header.transferSyntaxUID);
+  if (decoder.empty())
+  {
+    throw FileError(header.file,
+                    "is compressed as " + DescribeTransferSyntax(header.transferSyntaxUID) +
+                      ", which neither DCMTK nor GDCM decodes here; supported: uncompressed, deflate, RLE, JPEG, "
+                      "JPEG-LS (DCMTK), JPEG 2000 (GDCM)");
+  }
+  DcmElement * pixelData = nullptr;
   if (dataset->findAndGetElement(DCM_PixelData, pixelData).bad() || pixelData == nullptr ||
       (!transferSyntax.isEncapsulated() && pixelData->getLength() == 0))
   {
     throw FileError(header.file, "has no pixel data");
-  }
-  if (transferSyntax.isEncapsulated() &&
-      !DcmCodecList::canChangeCoding(transferSyntax.getXfer(), EXS_LittleEndianExplicit))
-  {
-    throw FileError(header.file,
-                    std::string("is compressed as ") + transferSyntax.getXferName() + " (" +
-                      transferSyntax.getXferID() +
-                      "), which DCMTK cannot decode here; supported: uncompressed, JPEG, JPEG-LS, RLE");
   }
   Uint32 frameSize = 0;
   if (pixelData->getUncompressedFrameSize(dataset, frameSize).bad())
@@ -241,13 +260,34 @@ ReadFramePixels(DcmFileFormat & dicom, const DicomFrame & header, float * output
                       std::to_string(static_cast<Uint64>(frameSize) * header.framesInFile) + " (truncated?)");
   }
   std::vector<Uint8> buffer(frameSize + (frameSize & 1u));
-  Uint32             startFragment = 0;
-  OFString           colourModel;
-  const OFCondition  status = pixelData->getUncompressedFrame(
-    dataset, header.frame, startFragment, buffer.data(), static_cast<Uint32>(buffer.size()), colourModel);
-  if (status.bad())
+  if (decoder == "GDCM")
   {
-    throw FileError(header.Name(), std::string("pixel data cannot be decoded (") + status.text() + "): truncated?");
+    // GDCM decodes the whole file's pixel data at once: decoded once per file, kept for its other frames.
+    std::vector<std::uint8_t> own;
+    std::vector<std::uint8_t> & all = decodedFrames != nullptr ? *decodedFrames : own;
+    if (all.empty())
+    {
+      all = DecodeFramesWithGdcm(header.file,
+                                 header.transferSyntaxUID,
+                                 header.framesInFile,
+                                 header.rows,
+                                 header.columns,
+                                 header.bitsAllocated,
+                                 frameSize);
+    }
+    const auto first = all.begin() + static_cast<std::ptrdiff_t>(header.frame) * frameSize;
+    std::copy(first, first + frameSize, buffer.begin());
+  }
+  else
+  {
+    Uint32            startFragment = 0;
+    OFString          colourModel;
+    const OFCondition status = pixelData->getUncompressedFrame(
+      dataset, header.frame, startFragment, buffer.data(), static_cast<Uint32>(buffer.size()), colourModel);
+    if (status.bad())
+    {
+      throw FileError(header.Name(), std::string("pixel data cannot be decoded (") + status.text() + "): truncated?");
+    }
   }
 
   // Stored values sit in bits [highBit - bitsStored + 1, highBit] of each sample; signed ones are two's complement.

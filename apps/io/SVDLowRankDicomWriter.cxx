@@ -182,6 +182,8 @@ WriteDicomSeriesParts(const std::vector<const DicomVolumeImage *> & images,
   std::size_t files = 0;
   float       low = 0.0f, high = 0.0f;
   bool        integral = true;
+  // Every slice's transfer syntax before any file is written: one that cannot be written stops here.
+  std::vector<std::vector<std::string>> transferSyntaxes(images.size());
   for (std::size_t part = 0; part < images.size(); ++part)
   {
     const auto size = images[part]->GetLargestPossibleRegion().GetSize();
@@ -203,6 +205,11 @@ WriteDicomSeriesParts(const std::vector<const DicomVolumeImage *> & images,
     high = part == 0 ? *highIt : std::max(high, *highIt);
     integral = integral && std::all_of(values, values + count, [](float v) { return v == std::round(v); });
     files += size[2];
+    for (std::size_t k = 0; k < size[2]; ++k)
+    {
+      transferSyntaxes[part].push_back(ResolveDicomOutputSyntax(
+        options.transferSyntax, sources[part] != nullptr ? sources[part]->slices[k].transferSyntaxUID : ""));
+    }
   }
   const DicomVolume * firstSource = sources.front();
   // A DICOM source keeps its representation. Otherwise whole numbers that fit 16 bits are stored as they
@@ -271,7 +278,7 @@ WriteDicomSeriesParts(const std::vector<const DicomVolumeImage *> & images,
         dataset->copyFrom(*sourceFile.getDataset());
         if (sourceSlice.framesInFile > 1)
         {
-          // One frame of a multi-frame file becomes a classic single-frame image (docs/dicom-geometry.md says why).
+          // One frame of a multi-frame file becomes a classic single-frame image (docs/dicom.md says why).
           FlattenFunctionalGroups(dataset, sourceSlice.frame);
         }
         RemoveSourcePixelAttributes(dataset);
@@ -319,6 +326,20 @@ WriteDicomSeriesParts(const std::vector<const DicomVolumeImage *> & images,
             FormatDecimalString(position[2]));
       Put(dataset, DCM_ImageOrientationPatient, orientation);
       Put(dataset, DCM_PixelSpacing, pixelSpacing);
+      // A source without the Image Plane module (secondary capture, NM) has none of what it needs: the slice
+      // thickness (Type 2) and a frame of reference for the positions written (one new one for the series).
+      if (!dataset->tagExists(DCM_SliceThickness))
+      {
+        Put(dataset, DCM_SliceThickness, "");
+      }
+      if (GetString(dataset, DCM_FrameOfReferenceUID).empty())
+      {
+        Put(dataset, DCM_FrameOfReferenceUID, frameOfReferenceUID);
+        if (!dataset->tagExists(DCM_PositionReferenceIndicator))
+        {
+          Put(dataset, DCM_PositionReferenceIndicator, "");
+        }
+      }
       double sliceLocation = 0.0;
       for (unsigned int i = 0; i < 3; ++i)
       {
@@ -374,6 +395,16 @@ WriteDicomSeriesParts(const std::vector<const DicomVolumeImage *> & images,
         else
           stored8[i] = static_cast<Uint8>(stored);
       }
+      if (source != nullptr && source->slices[k].lossyCompressed)
+      {
+        // The source's loss is in these pixels too (PS3.3 C.7.6.1.1.5: once lossy, always "01").
+        Put(dataset, DCM_LossyImageCompression, "01");
+        const std::string method = LossyCompressionMethod(source->slices[k].transferSyntaxUID);
+        if (!method.empty() && GetString(dataset, DCM_LossyImageCompressionMethod).empty())
+        {
+          Put(dataset, DCM_LossyImageCompressionMethod, method);
+        }
+      }
       const OFCondition pixelStatus =
         format.bitsAllocated == 16
           ? dataset->putAndInsertUint16Array(DCM_PixelData, stored16.data(), static_cast<unsigned long>(slicePixels))
@@ -385,7 +416,9 @@ WriteDicomSeriesParts(const std::vector<const DicomVolumeImage *> & images,
 
       std::ostringstream name;
       name << directory << "/IM" << std::setw(digits) << std::setfill('0') << written.size() + 1 << ".dcm";
-      const OFCondition status = file.saveFile(name.str().c_str(), EXS_LittleEndianExplicit);
+      const std::string & transferSyntax = transferSyntaxes[part][k];
+      EncodeDicomPixelData(dataset, transferSyntax);
+      const OFCondition status = file.saveFile(name.str().c_str(), DcmXfer(transferSyntax.c_str()).getXfer());
       if (status.bad())
       {
         throw DicomError(name.str() + ": cannot be written: " + status.text());

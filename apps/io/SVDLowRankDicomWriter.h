@@ -22,6 +22,7 @@
 // third axis, new Series and SOP Instance UIDs, ImageType DERIVED\SECONDARY, the source's patient,
 // study and frame of reference carried over, pixels in the source's representation.
 
+#include "SVDLowRankDicomCodecs.h"
 #include "SVDLowRankDicomSeries.h"
 
 #include <string>
@@ -42,6 +43,9 @@ struct DicomWriteOptions
   const DicomVolume * source{ nullptr };
   /** 0: the source's SeriesNumber + 1000 (or 1000 without a source). */
   int seriesNumber{ 0 };
+  /** The transfer syntax of the files (ResolveDicomOutputSyntax): by default each slice's source syntax where
+   * it can be written losslessly, else Explicit VR Little Endian. */
+  DicomOutputSyntax transferSyntax{ DicomOutputSyntax::Keep };
 };
 
 /** RescaleSlope and RescaleIntercept for stored pixels: value = stored * slope + intercept. */
@@ -58,7 +62,9 @@ DicomRescale
 ChooseDicomRescale(double low, double high, const DicomPixelFormat & format, const DicomRescale & preferred);
 
 /** Writes `image` as a derived series into the existing folder `directory` (IM0001.dcm, ...), in
- * Explicit VR Little Endian. Returns the files written, slice 0 first. Throws DicomError. */
+ * `options.transferSyntax`. A slice whose source lost information to compression says so
+ * (LossyImageCompression "01", with the method when known). Returns the files written, slice 0 first.
+ * Throws DicomError, before writing any file when the transfer syntax cannot be written. */
 std::vector<std::string>
 WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, const DicomWriteOptions & options);
 
@@ -66,7 +72,7 @@ WriteDicomSeries(const DicomVolumeImage * image, const std::string & directory, 
  * on from part to part): the volumes of a 4D series, or the images of a series that forms no volume (one-slice
  * parts, each with its own position, orientation, spacing and size). sources[p] is the source of images[p], or
  * null; options.source is not used. One rescale spans all parts. A frame of a multi-frame (Enhanced) source is
- * written as a classic single-frame MR image. */
+ * written as a classic single-frame MR image. Transfer syntax and lossy marking per slice as WriteDicomSeries. */
 std::vector<std::string>
 WriteDicomSeriesParts(const std::vector<const DicomVolumeImage *> & images,
                       const std::vector<const DicomVolume *> &      sources,

@@ -600,6 +600,129 @@ TEST_F(DicomGeometry, ToolOnRealAngioProjectionsKeepsEveryProjectionsGeometry)
   }
 }
 
+// --- JPEG 2000 sources: GDCM's decoding in every layout ------------------------------------------------------
+
+/** `from` recompressed by GDCM's gdcmconv as JPEG 2000 into `to` (lossless, or lossy at quality 30, which
+ * marks the file LossyImageCompression "01"); false when gdcmconv is missing or fails. */
+bool
+Jpeg2000Copy(const std::string & from, const std::string & to, bool lossy)
+{
+  const std::string command =
+    std::string("gdcmconv ") + (lossy ? "--lossy --j2k -q 30 '" : "--j2k '") + from + "' '" + to + "' > /dev/null 2>&1";
+  return std::system(command.c_str()) == 0;
+}
+
+#define SVDLR_GDCMCONV_OR_SKIP()                                                                                       \
+  if (std::system("command -v gdcmconv > /dev/null 2>&1") != 0)                                                        \
+  {                                                                                                                    \
+    if (TestDataRequired())                                                                                            \
+      FAIL() << "gdcmconv is required (apt-get install libgdcm-tools)";                                                \
+    GTEST_SKIP() << "gdcmconv (libgdcm-tools) not installed";                                                          \
+  }
+
+TEST_F(DicomGeometry, Jpeg2000EnhancedMrFileIsDecodedFrameByFrameThroughGdcm)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  SVDLR_GDCMCONV_OR_SKIP();
+  Folder("enhanced");
+  Folder("j2k");
+  WriteEnhanced(Path("enhanced/multi.dcm"), 2);
+  ASSERT_TRUE(Jpeg2000Copy(Path("enhanced/multi.dcm"), Path("j2k/multi.dcm"), false));
+  const auto plain = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("enhanced") })));
+  const auto j2k = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("j2k") })));
+  ASSERT_EQ(j2k.layout, DicomLayout::Volumes);
+  ASSERT_EQ(j2k.parts.size(), 2u);
+  for (std::size_t e = 0; e < 2; ++e)
+  {
+    // Each frame its own: a frame index lost on the way to GDCM would put frame 0 on every slice.
+    ExpectOnReference(
+      j2k.parts[e].image, m_Colin, [e](double v) { return EnhancedValue(v, static_cast<int>(e) + 1); }, 1e-9);
+    ExpectSameVolume(plain.parts[e].image, j2k.parts[e].image);
+    for (const auto & slice : j2k.parts[e].slices)
+    {
+      EXPECT_EQ(slice.transferSyntaxUID, UID_JPEG2000LosslessOnlyTransferSyntax);
+      EXPECT_EQ(slice.framesInFile, 12u);
+      EXPECT_FALSE(slice.lossyCompressed);
+    }
+  }
+}
+
+TEST_F(DicomGeometry, ToolWritesAJpeg2000EnhancedMrFileInTheTransferSyntaxAsked)
+{
+  SVDLR_COLIN27_OR_SKIP();
+  SVDLR_GDCMCONV_OR_SKIP();
+  Folder("enhanced");
+  Folder("j2k");
+  WriteEnhanced(Path("enhanced/multi.dcm"), 2);
+  ASSERT_TRUE(Jpeg2000Copy(Path("enhanced/multi.dcm"), Path("j2k/multi.dcm"), false));
+  const auto run = Tool("--rank 4 --backend cpu --no-figure --transfer-syntax rle j2k out");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("layout:   2 volumes by echo"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("DICOM series, 12 files"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("RLE Lossless (1.2.840.10008.1.2.5)"), std::string::npos) << run.out;
+  const auto input = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("j2k") })));
+  const auto output = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("out") })));
+  ASSERT_EQ(output.layout, DicomLayout::Volumes);
+  for (std::size_t e = 0; e < 2; ++e)
+  {
+    ExpectSameVolume(ReferenceReconstruction(input.parts[e].image, 4),
+                     output.parts[e].image,
+                     1e-4,
+                     output.parts[e].slices[0].rescaleSlope / 2 + 2e-3);
+    for (const auto & slice : output.parts[e].slices)
+    {
+      EXPECT_EQ(slice.transferSyntaxUID, UID_RLELosslessTransferSyntax) << slice.file;
+      EXPECT_FALSE(slice.lossyCompressed) << slice.file;
+    }
+  }
+  // Refused before the work, as for one volume.
+  const auto refused = Tool("--rank 4 --backend cpu --no-figure --transfer-syntax jpeg-ls j2k out_jls");
+  EXPECT_EQ(refused.exitCode, 2) << refused.err;
+  EXPECT_FALSE(fs::exists(Path("out_jls")));
+}
+
+TEST_F(DicomGeometry, ToolMarksEveryImageOfALossyJpeg2000LocalizerLossy)
+{
+  SVDLR_REAL_DATA_OR_SKIP(folder, "pydicom/localizer");
+  SVDLR_GDCMCONV_OR_SKIP();
+  Folder("lossy");
+  for (const auto & entry : fs::directory_iterator(folder))
+  {
+    ASSERT_TRUE(Jpeg2000Copy(entry.path().string(), Path("lossy/" + entry.path().filename().string()), true));
+  }
+  const auto input = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("lossy") })));
+  ASSERT_EQ(input.layout, DicomLayout::Images);
+  ASSERT_EQ(input.parts.size(), 3u);
+  for (const auto & part : input.parts)
+  {
+    EXPECT_EQ(part.slices[0].transferSyntaxUID, UID_JPEG2000TransferSyntax);
+    EXPECT_TRUE(part.slices[0].lossyCompressed);
+    // GDCM's decoding through ITK's reader gives the same values.
+    ExpectSameVolume(ReadFileWithGdcm(part.slices[0].file), part.image, 1e-4, 1e-4, false);
+  }
+  const auto run = Tool("--rank 2 --backend cpu --no-figure lossy out");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("layout:   3 images, each with its own geometry"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("Little Endian Explicit (1.2.840.10008.1.2.1)"), std::string::npos)
+    << "keep: a lossy source is not repeated\n" << run.out;
+  const auto output = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("out") })));
+  ASSERT_EQ(output.parts.size(), 3u);
+  for (std::size_t p = 0; p < 3; ++p)
+  {
+    const auto & slice = output.parts[p].slices[0];
+    EXPECT_EQ(slice.transferSyntaxUID, UID_LittleEndianExplicitTransferSyntax);
+    EXPECT_TRUE(slice.lossyCompressed) << "the source's loss is in the derived image too";
+    auto dicom = svdlr_io::LoadDicomFile(slice.file, true);
+    EXPECT_EQ(svdlr_io::GetString(dicom->getDataset(), DCM_LossyImageCompression), "01");
+    EXPECT_EQ(svdlr_io::GetString(dicom->getDataset(), DCM_LossyImageCompressionMethod), "ISO_15444_1");
+    ExpectSameVolume(ReferenceReconstruction(input.parts[p].image, 2),
+                     output.parts[p].image,
+                     1e-4,
+                     slice.rescaleSlope / 2 + 2e-3,
+                     false);
+  }
+}
+
 #ifdef SVDLR_DENOISE_TOOL
 /** Volume v of a 4D image as a 3D image with the first three axes' geometry. */
 DicomVolumeImage::Pointer

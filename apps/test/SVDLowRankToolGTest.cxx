@@ -334,6 +334,50 @@ TEST_F(Tool, DicomFolderInDicomFolderOutMatchesTheFilterAndKeepsTheGeometry)
   ExpectSameVolume(ReadWithGdcm(Path("dicom_rank4")), output.image);
 }
 
+TEST_F(Tool, Jpeg2000DicomInDicomOutMatchesTheFilterAndKeepsTheGeometry)
+{
+  // A real JPEG 2000 file (lossless, decoded through GDCM); its derived series is written as RLE.
+  SVDLR_REAL_DATA_OR_SKIP(path, "pydicom/MR_small_jp2klossless.dcm");
+  fs::copy_file(path, Folder("j2k") + "/slice.dcm");
+  const auto run = Run("--rank 6 --backend cpu --transfer-syntax rle j2k j2k_rank6");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("1 file: \"SVD rank 6\", RLE Lossless (1.2.840.10008.1.2.5)"), std::string::npos) << run.out;
+
+  const auto input = svdlr_io::ReadDicomSeries(svdlr_io::FindDicomSeries({ Path("j2k") }).at(0));
+  const auto output = svdlr_io::ReadDicomSeries(svdlr_io::FindDicomSeries({ Path("j2k_rank6") }).at(0));
+  EXPECT_EQ(output.slices.at(0).transferSyntaxUID, UID_RLELosslessTransferSyntax);
+  // Stored as whole numbers (the source's 16-bit signed format): within half a step of the filter's output.
+  ExpectClose(Reconstruct(input.image.GetPointer(), 6, 2).GetPointer(), output.image.GetPointer(), 0.5 + 1e-3);
+  ExpectSameVolume(input.image, output.image, 1e-4, HUGE_VAL);
+  ExpectSameVolume(ReadWithGdcm(Path("j2k_rank6")), output.image, 1e-4, 0.0, false);
+}
+
+TEST_F(Tool, TransferSyntaxIsCheckedBeforeTheWork)
+{
+  SeriesSpec spec;
+  spec.slices = 3;
+  WriteSeries(Folder("dicom"), spec, m_Random);
+  const auto refused = Run("--rank 2 --backend cpu --transfer-syntax jpeg-ls dicom out_jls");
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("JPEG-LS output is disabled"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(Path("out_jls")));
+  const auto unknown = Run("--rank 2 --backend cpu --transfer-syntax j2k dicom out_j2k");
+  EXPECT_EQ(unknown.exitCode, 2);
+  EXPECT_NE(unknown.err.find("explicit-le, implicit-le, rle, jpeg-lossless"), std::string::npos) << unknown.err;
+  EXPECT_FALSE(fs::exists(Path("out_j2k")));
+  const auto notDicom = Run("--rank 2 --backend cpu --transfer-syntax rle dicom out.nii.gz");
+  EXPECT_EQ(notDicom.exitCode, 2);
+  EXPECT_FALSE(fs::exists(Path("out.nii.gz")));
+  const auto implicit = Run("--rank 2 --backend cpu --transfer-syntax implicit-le dicom out_implicit");
+  ASSERT_EQ(implicit.exitCode, 0) << implicit.err;
+  const auto output = svdlr_io::ReadDicomSeries(svdlr_io::FindDicomSeries({ Path("out_implicit") }).at(0));
+  ASSERT_EQ(output.slices.size(), 3u);
+  for (const auto & slice : output.slices)
+  {
+    EXPECT_EQ(slice.transferSyntaxUID, UID_LittleEndianImplicitTransferSyntax);
+  }
+}
+
 TEST_F(Tool, DicomFolderInNiftiOutMatchesTheFilterRunDirectly)
 {
   SeriesSpec spec;

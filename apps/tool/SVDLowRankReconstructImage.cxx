@@ -148,6 +148,34 @@ FigureTitle(const ToolOptions & options, const std::string & where, std::size_t 
   return title.str();
 }
 
+#ifdef SVDLR_HAVE_DCMTK
+/** --transfer-syntax (Keep when not given), or a UsageError for a name unknown or a syntax that cannot be
+ * written: called before the work starts. */
+svdlr_io::DicomOutputSyntax
+OutputSyntaxOf(const ToolOptions & options)
+{
+  if (options.transferSyntax.empty())
+  {
+    return svdlr_io::DicomOutputSyntax::Keep;
+  }
+  svdlr_io::DicomOutputSyntax transferSyntax = svdlr_io::DicomOutputSyntax::Keep;
+  try
+  {
+    transferSyntax = svdlr_io::ParseDicomOutputSyntax(options.transferSyntax);
+  }
+  catch (const svdlr_io::DicomError & error)
+  {
+    throw UsageError(std::string("--transfer-syntax: ") + error.what());
+  }
+  const std::string problem = svdlr_io::DicomOutputSyntaxProblem(transferSyntax);
+  if (!problem.empty())
+  {
+    throw UsageError("--transfer-syntax " + options.transferSyntax + ": " + problem);
+  }
+  return transferSyntax;
+}
+#endif
+
 /** Reconstructs `input`, writes the output in the kind resolved from the options and prints the summary.
  * `readPixels`, when given, fills `input`, whose size is already known: it runs after the filter has seen that
  * size, so that the GPU's set-up (the filter starts it then) overlaps the reading. */
@@ -168,6 +196,14 @@ Reconstruct(const TImage *                input,
   {
     throw UsageError("this build has no DICOM support (DCMTK was not found when it was built): choose another format");
   }
+  if (outputKind != OutputKind::DicomSeries && !options.transferSyntax.empty())
+  {
+    throw UsageError("--transfer-syntax applies to DICOM output only");
+  }
+#ifdef SVDLR_HAVE_DCMTK
+  // The output's transfer syntax is checked before the work starts, like the output folder below.
+  const svdlr_io::DicomOutputSyntax transferSyntax = OutputSyntaxOf(options);
+#endif
   for (const std::string & in : options.inputs)
   {
     if (svdlr_io::IsSameOrInside(outputPath, in) ||
@@ -226,6 +262,7 @@ Reconstruct(const TImage *                input,
 #ifdef SVDLR_HAVE_DCMTK
     svdlr_io::DicomWriteOptions write;
     write.source = dicomSource;
+    write.transferSyntax = transferSyntax;
     write.seriesDescription = MethodName(options);
     if (dicomSource != nullptr && !dicomSource->seriesDescription.empty())
     {
@@ -240,8 +277,11 @@ Reconstruct(const TImage *                input,
                                   DescribeRanks(ranks) + ")";
     const auto files =
       svdlr_io::WriteDicomSeries(svdlr_io::AsVolume<float>(filter->GetOutput()).GetPointer(), staged->Path(), write);
+    const std::string written = svdlr_io::ResolveDicomOutputSyntax(
+      transferSyntax, dicomSource != nullptr ? dicomSource->slices.front().transferSyntaxUID : "");
     outputDescription = " (DICOM series, " + std::to_string(files.size()) +
-                        (files.size() == 1 ? " file: \"" : " files: \"") + write.seriesDescription + "\")";
+                        (files.size() == 1 ? " file: \"" : " files: \"") + write.seriesDescription + "\", " +
+                        svdlr_io::DescribeTransferSyntax(written) + ")";
 #endif
   }
   if (staged)
@@ -442,6 +482,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
                      ": a DICOM series read volume by volume or image by image is filtered slice by slice as stored "
                      "(axis 2)");
   }
+  const svdlr_io::DicomOutputSyntax transferSyntax = OutputSyntaxOf(options);
   for (const std::string & in : options.inputs)
   {
     if (svdlr_io::IsSameOrInside(outputPath, in) || svdlr_io::IsSameOrInside(in, outputPath))
@@ -496,8 +537,10 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
     {
       const std::size_t middle = size[2] / 2;
       const std::string temporary = svdlr_io::TemporaryFileFor(figure);
-      const std::string where = "slice " + std::to_string(middle) + " of the first " + std::to_string(size[2]) +
-                                " images of " + std::to_string(size[0]) + "x" + std::to_string(size[1]);
+      const std::string where =
+        std::to_string(set.parts.size()) +
+        (set.layout == svdlr_io::DicomLayout::Images ? " images" : " volumes by " + set.by) + ", batch 1, slice " +
+        std::to_string(middle) + " of " + std::to_string(size[2]);
       WriteSliceFigure(temporary,
                        FigureTitle(options, where, batchRanks[middle], filter.GetPointer()),
                        MiddleSlice(batch.stack.GetPointer(), 2),
@@ -509,6 +552,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   }
 
   svdlr_io::DicomWriteOptions write;
+  write.transferSyntax = transferSyntax;
   write.seriesDescription = MethodName(options);
   if (!set.parts.front().seriesDescription.empty())
   {
@@ -524,6 +568,9 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   }
   const auto files = svdlr_io::WriteDicomSeriesParts(written, sources, staged.Path(), write);
   staged.Commit();
+  // Under keep each slice keeps its source's syntax where it can be written: the first one's is named.
+  const std::string syntax =
+    svdlr_io::ResolveDicomOutputSyntax(transferSyntax, set.parts.front().slices.front().transferSyntaxUID);
 
   std::size_t slices = 0;
   for (const auto * input : inputs)
@@ -552,6 +599,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
             << "time:     " << seconds << " s (filter only)\n"
             << "output:   " << outputPath << " (DICOM series, " << files.size()
             << (files.size() == 1 ? " file: \"" : " files: \"") << write.seriesDescription << "\", "
+            << svdlr_io::DescribeTransferSyntax(syntax) << ", "
             << (set.layout == svdlr_io::DicomLayout::Images ? "each image with its own geometry)\n"
                                                             : "volume by volume)\n");
   if (!figure.empty())

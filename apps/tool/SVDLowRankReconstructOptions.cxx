@@ -49,8 +49,12 @@ Footer(bool dicomSupport)
            "Outputs appear only when complete: an error leaves no partial output and never touches the input.\n"
            "\n"
            "DICOM support: ") +
-         (dicomSupport ? "yes (DCMTK: uncompressed, RLE, JPEG and JPEG-LS series; 8- and 16-bit pixels)"
-                       : "NOT AVAILABLE in this build (DCMTK was not found when it was built)") +
+         (dicomSupport ? "yes, greyscale 8- and 16-bit slices. Read: uncompressed, deflate, RLE, JPEG\n"
+                         "  and JPEG-LS (DCMTK), JPEG 2000 (GDCM). Written (--transfer-syntax): explicit-le,\n"
+                         "  implicit-le, rle, jpeg-lossless; keep (default) writes the input's syntax when it\n"
+                         "  is one of those, else explicit-le. A lossy input's output says so\n"
+                         "  (LossyImageCompression 01). docs/dicom.md has the details"
+                       : "NOT AVAILABLE in this build (DCMTK or GDCM was not found when it was built)") +
          "\n"
          "\n"
          "Example:\n"
@@ -145,6 +149,10 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
                "series (echoes, phases, b-values) is read volume by volume, and\n"
                "one that forms no volume (localizer, projections, mixed sizes)\n"
                "image by image, each written with its own geometry");
+  app.add_option("-t,--transfer-syntax", options.transferSyntax,
+                 "DICOM output: keep (default), explicit-le, implicit-le, rle or\n"
+                 "jpeg-lossless (jpeg-ls is refused: DCMTK 3.6.7's encoder is unsafe)")
+    ->type_name("NAME");
   app.add_option("-f,--figure", options.figure, "figure of the middle slice (default: <output name>_figure.png)")
     ->type_name("PNG");
   app.add_flag("--no-figure", options.noFigure, "do not write the figure");

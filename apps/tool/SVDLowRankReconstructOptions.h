@@ -50,6 +50,7 @@ struct ToolOptions
   ToolSolver               solver{ ToolSolver::Auto };
   int                      deviceId{ 0 };
   std::string              series; // DICOM SeriesInstanceUID or number in the list
+  std::string              transferSyntax; // DICOM output: svdlr_io::DicomOutputSyntaxNames(); empty: keep
   bool                     listSeries{ false };
   bool                     requireVolume{ false }; // refuse DICOM series that are not one volume
   bool                     overwrite{ false }; // replace an existing output folder
