@@ -25,6 +25,7 @@ from ._engine import cuda_device_usable as _cuda_device_usable
 from ._engine import release_cuda_resources as _release_cuda_resources
 from ._denoise import local_low_rank_denoising_image_filter
 from ._filter import ReconstructionDetails, svd_low_rank_reconstruction_image_filter
+from ._pipeline import svd_low_rank_reconstruction_pipeline_filter
 
 __all__ = [
     "ReconstructionDetails",
@@ -35,6 +36,7 @@ __all__ = [
     "local_low_rank_denoising_image_filter",
     "release_cuda_resources",
     "svd_low_rank_reconstruction_image_filter",
+    "svd_low_rank_reconstruction_pipeline_filter",
 ]
 
 

@@ -146,23 +146,18 @@ def svd_low_rank_reconstruction_image_filter(
     RuntimeError
         backend="cuda" without a usable CUDA device, or a failure on the device.
     """
-    _check_policy(rank, energy_fraction, noise_rank, noise_sigma)
-    _check_choice("backend", backend, _BACKENDS)
-    _check_choice("solver", solver, _SOLVERS)
-    _engine.check_options(
+    check_parameters(
         rank=rank,
         energy_fraction=energy_fraction,
         noise_rank=noise_rank,
-        noise_sigma=None if noise_sigma is None else float(noise_sigma),
+        noise_sigma=noise_sigma,
+        slice_dimension=slice_dimension,
         backend=backend,
         solver=solver,
+        device_id=device_id,
+        max_matrices_per_batch=max_matrices_per_batch,
+        threads=threads,
     )
-    if device_id is not None:
-        _check_integer("device_id", device_id, minimum=0)
-    if slice_dimension is not None:
-        _check_integer("slice_dimension", slice_dimension, minimum=0)
-    _check_integer("max_matrices_per_batch", max_matrices_per_batch, minimum=0)
-    _check_integer("threads", threads, minimum=0)
 
     data = _on_device(image, backend, device_id, output_pixel_type) or to_host(image)
     array = data.array
@@ -232,6 +227,40 @@ def svd_low_rank_reconstruction_image_filter(
         noise_sigma=engine_details["noise_sigma"],
     )
     return output, details
+
+
+def check_parameters(
+    *,
+    rank: Any = None,
+    energy_fraction: Any = None,
+    noise_rank: Any = None,
+    noise_sigma: Any = None,
+    slice_dimension: Any = None,
+    backend: Any = "auto",
+    solver: Any = "auto",
+    device_id: Any = None,
+    max_matrices_per_batch: Any = 0,
+    threads: Any = 0,
+) -> None:
+    """Raises what svd_low_rank_reconstruction_image_filter raises for these keywords before it looks at an image
+    (the pipeline stage of _pipeline.py checks them when it is built)."""
+    _check_policy(rank, energy_fraction, noise_rank, noise_sigma)
+    _check_choice("backend", backend, _BACKENDS)
+    _check_choice("solver", solver, _SOLVERS)
+    _engine.check_options(
+        rank=rank,
+        energy_fraction=energy_fraction,
+        noise_rank=noise_rank,
+        noise_sigma=None if noise_sigma is None else float(noise_sigma),
+        backend=backend,
+        solver=solver,
+    )
+    if device_id is not None:
+        _check_integer("device_id", device_id, minimum=0)
+    if slice_dimension is not None:
+        _check_integer("slice_dimension", slice_dimension, minimum=0)
+    _check_integer("max_matrices_per_batch", max_matrices_per_batch, minimum=0)
+    _check_integer("threads", threads, minimum=0)
 
 
 def _on_device(image: Any, backend: str, device_id: Optional[int], output_pixel_type: Any) -> Any:
