@@ -54,6 +54,9 @@ def svd_low_rank_reconstruction_pipeline_filter(
     An error during the run reaches the caller of ``Update()`` as ITK reports errors of Python callables: a
     ``RuntimeError`` ("There was an error executing the CommandCallable"), the Python traceback printed before it;
     the original exception is kept in ``stage.svdlr_error``.
+
+    The stage is never freed (its data generation refers to it, through ITK's C++ side, where Python's garbage
+    collector cannot break the cycle): call ``stage.GetOutput().ReleaseData()`` when its output is no longer needed.
     """
     import itk
 
@@ -75,19 +78,25 @@ def svd_low_rank_reconstruction_pipeline_filter(
     stage.svdlr_details = None
     stage.svdlr_error = None
 
-    def generate_data(py_filter: Any) -> None:
+    # itk.PyImageFilter (itk 5.4) hands its callable the Python object that its own Update() last registered
+    # (_SetSelf), without holding a reference to it: when a filter downstream runs the pipeline, that object is
+    # unset (a crash) or stale. The stage registers itself now, and the reference this closure holds keeps it valid:
+    # the stage (and its output image) lives as long as the pipeline, but also afterwards, since the cycle runs
+    # through ITK's C++ side, which Python's collector cannot see.
+    def generate_data(_handed: Any) -> None:
         stage.svdlr_error = None
         try:
             result, details = svd_low_rank_reconstruction_image_filter(
-                py_filter.GetInput(), output_pixel_type=output_pixel, return_details=True, **stage.svdlr_parameters
+                stage.GetInput(), output_pixel_type=output_pixel, return_details=True, **stage.svdlr_parameters
             )
         except Exception as error:
             stage.svdlr_error = error
             raise
-        py_filter.GetOutput().Graft(result)
+        stage.GetOutput().Graft(result)
         stage.svdlr_details = details
 
     stage.SetPyGenerateData(generate_data)
+    stage._SetSelf(stage)
     if input is not None:
         stage.SetInput(input.GetOutput() if hasattr(input, "GetOutput") else input)
     return stage

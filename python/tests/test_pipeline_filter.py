@@ -55,6 +55,17 @@ def test_stage_runs_inside_a_pipeline_and_reruns_when_modified(itk, rng):
     assert list(stage.svdlr_details.ranks) == [1, 1, 1, 1]
 
 
+def test_stage_runs_when_only_the_filter_downstream_is_kept(itk, rng):
+    array = low_rank_volume(rng, shape=(2, 12, 10))
+    image_type = itk.Image[itk.F, 3]
+    extract = itk.ExtractImageFilter[image_type, image_type].New(
+        svd_low_rank_reconstruction_pipeline_filter(image_type, input=itk.image_from_array(array), rank=2)
+    )
+    extract.SetExtractionRegion(itk.ImageRegion[3]([0, 0, 1], [10, 12, 1]))
+    extract.Update()
+    assert relative_error(itk.array_view_from_image(extract.GetOutput()), truncated_svd(array, 2)[1:2]) < 2e-5
+
+
 def test_stage_takes_an_integer_input_and_a_double_output(itk, rng):
     array = np.rint(np.abs(low_rank_volume(rng, shape=(3, 16, 12)))).clip(0, 65535).astype(np.uint16)
     stage = svd_low_rank_reconstruction_pipeline_filter(
