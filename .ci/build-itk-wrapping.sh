@@ -6,10 +6,9 @@
 #   remote:   the module copied into ITK's Modules/Remote, built as part of a second wrapped ITK tree.
 # The fetching of the source, the module list and the shared ITK options come from
 # .ci/build-itk-from-source.sh (sourced). Only what the filter and its tests need is built:
-# modules ITKCommon ITKImageFilterBase ITKIOImageBase ITKIOMeta ITKBridgeNumPy (+ their
+# modules ITKCommon ITKIOImageBase ITKIOMeta ITKBridgeNumPy (+ their
 # dependencies), pixel types unsigned char, short, unsigned short, float, double, dimensions 2 and 3,
-# no covariant vector, complex, RGB or RGBA images. One vector type stays on (itk::Vector<float>):
-# ITK 5.2.1's itkImageDuplicator.wrap fails to configure when no vector type is wrapped.
+# no vector, covariant vector, complex, RGB or RGBA images (ITK 5.2.1 needs a one-word patch for that, below).
 #
 # Tools (installed by the "deps" and "venv" steps):
 #   castxml  Debian's 0.5.1 (ITK_USE_SYSTEM_CASTXML), called through .ci/castxml-gcc12.sh, which
@@ -46,7 +45,11 @@ source "$WRAP_SCRIPT_DIR/build-itk-from-source.sh"
 VENV_DIR=${VENV_DIR:-$WORKDIR/venv-wrapitk}
 # ITKIOMeta, not ITKIONIFTI: NIfTI needs ITKTransform, whose wrapping (with ITKStatistics') is about 40 % of the
 # whole, more than this 2-core machine can afford; tests read Colin27 through MetaImage files (wrapping/test).
-WRAP_ITK_MODULES="ITKCommon ITKImageFilterBase ITKIOImageBase ITKIOMeta ITKBridgeNumPy"
+# No ITKImageFilterBase either: the tests chain the filter with ITKCommon's ExtractImageFilter.
+WRAP_ITK_MODULES="ITKCommon ITKIOImageBase ITKIOMeta ITKBridgeNumPy"
+# The optimization of the SWIG glue, and no LTO (see .ci/wrapitk-project-include.cmake); empty: ITK's own
+# (-O3 and LTO).
+WRAP_CXX_FLAGS_RELEASE=${WRAP_CXX_FLAGS_RELEASE--O1 -DNDEBUG}
 
 has_wrap_step() { [[ " $WRAP_STEPS " == *" $1 "* ]]; }
 
@@ -71,7 +74,8 @@ step_venv() {
   "$VENV_DIR/bin/pip" install --quiet 'numpy<1.24' 'swig==4.0.2' pytest nibabel
 }
 
-# The castxml wrapper is copied next to the build trees, so they do not depend on this checkout.
+# The castxml wrapper (and the include file of wrap_flags) are copied next to the build trees, so that those do
+# not depend on this checkout.
 castxml_wrapper() {
   mkdir -p "$WORKDIR/bin"
   install -m 755 "$WRAP_SCRIPT_DIR/castxml-gcc12.sh" "$WORKDIR/bin/castxml-gcc12"
@@ -96,7 +100,7 @@ wrap_flags() {
 -DITK_WRAP_signed_char=OFF
 -DITK_WRAP_unsigned_long_long=OFF
 -DITK_WRAP_signed_long_long=OFF
--DITK_WRAP_vector_float=ON
+-DITK_WRAP_vector_float=OFF
 -DITK_WRAP_vector_double=OFF
 -DITK_WRAP_covariant_vector_float=OFF
 -DITK_WRAP_covariant_vector_double=OFF
@@ -108,13 +112,26 @@ wrap_flags() {
 -DITK_WRAP_rgba_unsigned_short=OFF
 EOF
   for m in $WRAP_ITK_MODULES; do printf -- '-DModule_%s=ON\n' "$m"; done
+  if [[ -n $WRAP_CXX_FLAGS_RELEASE ]]; then
+    install -m 644 "$WRAP_SCRIPT_DIR/wrapitk-project-include.cmake" "$WORKDIR/bin/wrapitk-project-include.cmake"
+    printf -- '-DCMAKE_PROJECT_WrapITK_INCLUDE=%s\n' "$WORKDIR/bin/wrapitk-project-include.cmake"
+    printf -- '-DSVDLR_WRAP_CXX_FLAGS_RELEASE=%s\n' "$WRAP_CXX_FLAGS_RELEASE"
+  fi
 }
 
-# ITK 5.2.1's ITKCommon wrapping wraps itk::MeshRegion, whose header and code are in ITKMesh (and ITKMesh needs
+# Two fixes to ITK 5.2.1's wrapping, for a build with few modules and types (idempotent; they only affect wrapped
+# builds):
+# - itkImageDuplicator.wrap passes the list of wrapped vector types unquoted to string(REGEX MATCHALL), which fails
+#   to configure when no vector type is wrapped: quoted.
+# - ITK 5.2.1's ITKCommon wrapping wraps itk::MeshRegion, whose header and code are in ITKMesh (and ITKMesh needs
 # ITKTransform and ITKStatistics): without ITKMesh, castxml stops at the missing header. The class is wrapped
-# only when ITKMesh is enabled (as ITK does since 5.3, where MeshRegion moved into ITKCommon). Idempotent; the
-# change only affects wrapped builds.
+# only when ITKMesh is enabled.
 patch_itk_wrapping_source() {
+  local duplicator=$ITK_SOURCE_DIR/Modules/Core/Common/wrapping/itkImageDuplicator.wrap
+  if grep -q 'VectorTypes ${WRAP_ITK_VECTOR})' "$duplicator"; then
+    log "Patching $duplicator: quoted vector type list"
+    sed -i 's|VectorTypes ${WRAP_ITK_VECTOR})|VectorTypes "${WRAP_ITK_VECTOR}")|' "$duplicator"
+  fi
   local wrap=$ITK_SOURCE_DIR/Modules/Core/Common/wrapping/ITKCommonBase.wrap
   if grep -q '^itk_wrap_simple_class("itk::MeshRegion")$' "$wrap"; then
     log "Patching $wrap: itk::MeshRegion only with ITKMesh"
