@@ -82,15 +82,23 @@ castxml_wrapper() {
   echo "$WORKDIR/bin/castxml-gcc12"
 }
 
-wrap_flags() {
-  local swig=${SWIG:-$VENV_DIR/bin/swig} m
+# The tools, for ITK and for a module built against it (ITK's build tree does not hand them on: without them, the
+# module's configure would try to download castxml and swig).
+wrap_tool_flags() {
   cat <<EOF
--DITK_WRAP_PYTHON=ON
 -DPython3_EXECUTABLE=$VENV_DIR/bin/python
 -DITK_USE_SYSTEM_CASTXML=ON
 -DCASTXML_EXECUTABLE=$(castxml_wrapper)
 -DITK_USE_SYSTEM_SWIG=ON
--DSWIG_EXECUTABLE=$swig
+-DSWIG_EXECUTABLE=${SWIG:-$VENV_DIR/bin/swig}
+EOF
+}
+
+wrap_flags() {
+  local m
+  wrap_tool_flags
+  cat <<EOF
+-DITK_WRAP_PYTHON=ON
 -DITK_WRAP_IMAGE_DIMS=2;3
 -DITK_WRAP_unsigned_char=ON
 -DITK_WRAP_signed_short=ON
@@ -156,8 +164,10 @@ step_wrap_external() {
   [[ -f $ITK_BUILD_DIR/ITKConfig.cmake ]] || die "no wrapped ITK build tree in $ITK_BUILD_DIR; run the 'itk' step"
   [[ $FRESH == 1 ]] && rm -rf "$EXTERNAL_BUILD_DIR"
   log "Building $MODULE_NAME with wrapping against $ITK_BUILD_DIR"
+  local tools
+  mapfile -t tools < <(wrap_tool_flags)
   ccache_zero
-  timed "wrapped external: configure" "$CMAKE" -S "$REPO_DIR" -B "$EXTERNAL_BUILD_DIR" -GNinja \
+  timed "wrapped external: configure" "$CMAKE" -S "$REPO_DIR" -B "$EXTERNAL_BUILD_DIR" -GNinja "${tools[@]}" \
     -DCMAKE_BUILD_TYPE="$CMAKE_BUILD_TYPE" \
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
     -DITK_DIR="$ITK_BUILD_DIR" -DSVDLR_USE_CUDA=OFF -DBUILD_TESTING=OFF \
