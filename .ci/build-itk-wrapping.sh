@@ -76,27 +76,31 @@ step_venv() {
 
 # The castxml wrapper (and the include file of wrap_flags) are copied next to the build trees, so that those do
 # not depend on this checkout.
+# castxml_wrapper [-cxx17]: the path of the wrapper, which parses as C++14 (ITK 5.2's standard) or, by its -cxx17
+# name, as C++17 (the module's: svdlr/LocalDenoise.h needs it).
 castxml_wrapper() {
   mkdir -p "$WORKDIR/bin"
-  install -m 755 "$WRAP_SCRIPT_DIR/castxml-gcc12.sh" "$WORKDIR/bin/castxml-gcc12"
-  echo "$WORKDIR/bin/castxml-gcc12"
+  install -m 755 "$WRAP_SCRIPT_DIR/castxml-gcc12.sh" "$WORKDIR/bin/castxml-gcc12${1:-}"
+  echo "$WORKDIR/bin/castxml-gcc12${1:-}"
 }
 
 # The tools, for ITK and for a module built against it (ITK's build tree does not hand them on: without them, the
 # module's configure would try to download castxml and swig).
+# wrap_tool_flags [-cxx17]: for ITK (C++14), or for the module (-cxx17).
 wrap_tool_flags() {
   cat <<EOF
 -DPython3_EXECUTABLE=$VENV_DIR/bin/python
 -DITK_USE_SYSTEM_CASTXML=ON
--DCASTXML_EXECUTABLE=$(castxml_wrapper)
+-DCASTXML_EXECUTABLE=$(castxml_wrapper "${1:-}")
 -DITK_USE_SYSTEM_SWIG=ON
 -DSWIG_EXECUTABLE=${SWIG:-$VENV_DIR/bin/swig}
 EOF
 }
 
+# wrap_flags [-cxx17]: everything ITK is configured with for wrapping.
 wrap_flags() {
   local m
-  wrap_tool_flags
+  wrap_tool_flags "${1:-}"
   cat <<EOF
 -DITK_WRAP_PYTHON=ON
 -DITK_WRAP_IMAGE_DIMS=2;3
@@ -165,7 +169,7 @@ step_wrap_external() {
   [[ $FRESH == 1 ]] && rm -rf "$EXTERNAL_BUILD_DIR"
   log "Building $MODULE_NAME with wrapping against $ITK_BUILD_DIR"
   local tools
-  mapfile -t tools < <(wrap_tool_flags)
+  mapfile -t tools < <(wrap_tool_flags -cxx17)
   ccache_zero
   timed "wrapped external: configure" "$CMAKE" -S "$REPO_DIR" -B "$EXTERNAL_BUILD_DIR" -GNinja "${tools[@]}" \
     -DCMAKE_BUILD_TYPE="$CMAKE_BUILD_TYPE" \
@@ -190,7 +194,8 @@ step_wrap_remote() {
   [[ $FRESH == 1 ]] && rm -rf "$REMOTE_BUILD_DIR"
   copy_module_into_itk
   local flags
-  mapfile -t flags < <(itk_common_flags; wrap_flags)
+  # One castxml for ITK and the module here: C++17, which the module's headers need (not tried on ITK's own).
+  mapfile -t flags < <(itk_common_flags; wrap_flags -cxx17)
   log "Configuring wrapped ITK with Modules/Remote/$MODULE_NAME in $REMOTE_BUILD_DIR"
   ccache_zero
   timed "wrapped remote: configure" "$CMAKE" -S "$ITK_SOURCE_DIR" -B "$REMOTE_BUILD_DIR" "${flags[@]}" \

@@ -9,9 +9,13 @@
 # A flag placed after ")" does not help: it must change what the probe reports.
 #
 # ITK 5.2 also probes with -std=c++11 (CMAKE_CXX11_STANDARD_COMPILE_OPTION), while it compiles as C++14;
-# headers that use C++14 (std::conditional_t, ...) then do not parse. The probe gets -std=c++14.
+# headers that use C++14 (std::conditional_t, ...) then do not parse. The probe gets -std=c++14, or -std=c++17 when
+# this script is called by a name that ends in -cxx17 (the module's headers are C++17; ITK's are parsed as C++14,
+# the standard ITK 5.2 is built with).
 set -euo pipefail
 castxml=${SVDLR_CASTXML:-castxml}
+standard=14
+[[ $(basename "$0") == *-cxx17 ]] && standard=17
 args=()
 in_probe=0
 for a in "$@"; do
@@ -21,9 +25,9 @@ for a in "$@"; do
     args+=(-fno-sized-deallocation)
     in_probe=0
   elif [[ $in_probe == 1 && $a == -std=c++11 ]]; then
-    a=-std=c++14
+    a=-std=c++$standard
   elif [[ $in_probe == 1 && $a == -std=gnu++11 ]]; then
-    a=-std=gnu++14
+    a=-std=gnu++$standard
   fi
   args+=("$a")
 done
