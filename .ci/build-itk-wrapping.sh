@@ -49,7 +49,7 @@ VENV_DIR=${VENV_DIR:-$WORKDIR/venv-wrapitk}
 WRAP_ITK_MODULES="ITKCommon ITKIOImageBase ITKIOMeta ITKBridgeNumPy"
 # The optimization of the SWIG glue, and no LTO (see .ci/wrapitk-project-include.cmake); empty: ITK's own
 # (-O3 and LTO).
-WRAP_CXX_FLAGS_RELEASE=${WRAP_CXX_FLAGS_RELEASE--O1 -DNDEBUG}
+WRAP_CXX_FLAGS_RELEASE=${WRAP_CXX_FLAGS_RELEASE--O0 -DNDEBUG}
 
 has_wrap_step() { [[ " $WRAP_STEPS " == *" $1 "* ]]; }
 
