@@ -8,6 +8,8 @@
 # Idempotent: re-running reuses the fetched source, the build directories and the ccache.
 # Needs root (or sudo) only for apt-get (steps "deps" and "source" when something is missing).
 #
+# .ci/build-itk-wrapping.sh sources this file for its functions (then main is not run).
+#
 # Environment (all optional):
 #   MODULE_SOURCE_DIR  the module's source; default: the checkout this script is in
 #   WORKDIR      where everything goes (source, build dirs, ccache); default: <repo>/../itk-src
@@ -54,9 +56,9 @@ export CCACHE_DIR=${CCACHE_DIR:-$WORKDIR/ccache}
 export CCACHE_BASEDIR=$WORKDIR
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
 
-ITK_BUILD_DIR=$WORKDIR/build-itk
-EXTERNAL_BUILD_DIR=$WORKDIR/build-svdlr-external
-REMOTE_BUILD_DIR=$WORKDIR/build-itk-remote
+ITK_BUILD_DIR=${ITK_BUILD_DIR:-$WORKDIR/build-itk}
+EXTERNAL_BUILD_DIR=${EXTERNAL_BUILD_DIR:-$WORKDIR/build-svdlr-external}
+REMOTE_BUILD_DIR=${REMOTE_BUILD_DIR:-$WORKDIR/build-itk-remote}
 
 declare -a TIMINGS=()
 
@@ -310,4 +312,7 @@ main() {
   printf 'ITK build tree (ITK_DIR): %s\n' "$ITK_BUILD_DIR"
 }
 
-main "$@"
+# Sourced (by .ci/build-itk-wrapping.sh): define the functions only.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+  main "$@"
+fi

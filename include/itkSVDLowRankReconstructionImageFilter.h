@@ -21,6 +21,7 @@
 #include "itkImageToImageFilter.h"
 #include "itkSVDLowRankReconstructionEnums.h"
 #include "svdlr/Engine.h"
+#include "svdlr/SliceStack.h"
 
 #include <algorithm>
 #include <vector>
@@ -83,8 +84,8 @@ public:
   using OutputImageRegionType = typename OutputImageType::RegionType;
 
   /** The precision the engine computes in: double when either pixel type is double, else float. */
-  using RealType = std::conditional_t<std::is_same<InputPixelType, double>::value ||
-                                        std::is_same<OutputPixelType, double>::value,
+  using RealType = std::conditional_t<svdlr::WorksInDouble(std::is_same<InputPixelType, double>::value,
+                                                           std::is_same<OutputPixelType, double>::value),
                                       double,
                                       float>;
 
@@ -233,13 +234,9 @@ private:
   svdlr::Options
   MakeEngineOptions() const;
 
-  /** The two in-plane axes of a slice (columns first) and the axis along which slices are stacked. */
-  struct SliceAxes
-  {
-    unsigned int columnAxis;
-    unsigned int rowAxis;
-    unsigned int stackAxis; // equals columnAxis for 2D images: one slice
-  };
+  /** The two in-plane axes of a slice (columns first) and the axis along which slices are stacked (svdlr/SliceStack.h,
+   * the rule Python follows too). */
+  using SliceAxes = svdlr::SliceAxes;
   SliceAxes
   GetSliceAxes() const;
 
@@ -256,7 +253,7 @@ private:
   double                       m_NoiseSigma{ 0.0 };
   MarchenkoPasturEstimatorEnum m_MarchenkoPasturEstimator{ MarchenkoPasturEstimatorEnum::Veraart2016 };
   RankSelectionEnum            m_RankSelection{ RankSelectionEnum::FixedRank };
-  unsigned int                 m_SliceDimension{ ImageDimension - 1 };
+  unsigned int                 m_SliceDimension{ svdlr::DefaultSliceDimension(ImageDimension) };
   BackendEnum                  m_Backend{ BackendEnum::Auto };
   SolverEnum                   m_Solver{ SolverEnum::Auto };
   int                          m_DeviceId{ 0 };

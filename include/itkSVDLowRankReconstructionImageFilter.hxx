@@ -25,6 +25,7 @@
 #include "itkSVDLowRankEngineBridge.h"
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
+#include "svdlr/SliceStack.h"
 
 #include <algorithm>
 #include <cmath>
@@ -138,9 +139,10 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditi
   {
     itkExceptionMacro("Rank selection: " << problem);
   }
-  if (ImageDimension == 3 && m_SliceDimension >= ImageDimension)
+  const std::string sliceProblem = svdlr::SliceDimensionProblem("SliceDimension", ImageDimension, m_SliceDimension);
+  if (!sliceProblem.empty())
   {
-    itkExceptionMacro("SliceDimension must be less than " << ImageDimension << ", got " << m_SliceDimension);
+    itkExceptionMacro(<< sliceProblem);
   }
   if (m_Backend == BackendEnum::CUDA && !IsCUDABackendBuilt())
   {
@@ -169,14 +171,7 @@ template <typename TInputImage, typename TOutputImage>
 auto
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GetSliceAxes() const -> SliceAxes
 {
-  if (ImageDimension == 2)
-  {
-    return { 0, 1, 0 };
-  }
-  const unsigned int stack = m_SliceDimension;
-  const unsigned int first = stack == 0 ? 1 : 0;
-  const unsigned int second = stack == 2 ? 1 : 2;
-  return { first, second, stack };
+  return svdlr::SliceAxesOf(ImageDimension, m_SliceDimension);
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -337,12 +332,8 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
     switch (error.Code())
     {
       case svdlr::ErrorCode::NonFiniteInput:
-        if (ImageDimension == 2)
-        {
-          itkExceptionMacro("The input image contains NaN or Inf values");
-        }
-        itkExceptionMacro("Input slice " << firstSlice + error.Matrix() << " along axis " << axes.stackAxis
-                                         << " contains NaN or Inf values");
+        itkExceptionMacro(<< svdlr::NonFiniteSliceMessage(
+                            ImageDimension, static_cast<long long>(firstSlice + error.Matrix()), axes));
       default:
         SVDLowRankEngineBridge::Rethrow(error, this->GetNameOfClass(), "slice batches");
     }

@@ -18,6 +18,11 @@ if [ -n "${SVDLR_USE_CUDA:-}" ]; then
   build_args+=("--config-settings=cmake.define.SVDLR_USE_CUDA=${SVDLR_USE_CUDA}")
 fi
 build_args+=("--config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=${SVDLR_CUDA_ARCHITECTURES:-90}")
+# The package was distributed as itk-svdlowrankreconstruction before (docs/python.md, "The name"): an environment
+# that still has it would hold two distributions owning the same files.
+if "$python" -m pip show -q itk-svdlowrankreconstruction >/dev/null 2>&1; then
+  "$python" -m pip uninstall -q -y itk-svdlowrankreconstruction
+fi
 "$python" -m pip install -q --disable-pip-version-check --no-build-isolation "${build_args[@]}" "$root"
 
 # pytest must not import the package from the source tree: run it from the tests' directory.

@@ -7,7 +7,7 @@
     python examples/python/reconstruct_mri.py --input brain.nii.gz --rank 30 --output brain_rank30.nii.gz
     python examples/python/reconstruct_mri.py --energy-fraction 0.99 --backend cpu
 
-Needs: pip install "itk-svdlowrankreconstruction[examples]"   (itk and matplotlib)
+Needs: pip install "svdlowrankreconstruction[examples]"   (itk and matplotlib)
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from ._batch import find_volumes, reconstruct_many, reconstruct_volume, write_ta
 from ._dask import local_cuda_cluster, reconstruct_with_dask
 from ._denoise import local_low_rank_denoising_image_filter
 from ._filter import ReconstructionDetails, svd_low_rank_reconstruction_image_filter
+from ._pipeline import svd_low_rank_reconstruction_pipeline_filter
 
 __all__ = [
     "ReconstructionDetails",
@@ -42,6 +43,7 @@ __all__ = [
     "reconstruct_with_dask",
     "release_cuda_resources",
     "svd_low_rank_reconstruction_image_filter",
+    "svd_low_rank_reconstruction_pipeline_filter",
     "write_table",
 ]
 

@@ -16,7 +16,6 @@ from ._adapters import SUPPORTED_DTYPES, element_count, to_device, to_host
 _BACKENDS = _engine.BACKENDS
 _SOLVERS = _engine.SOLVERS
 _NOISE_RANKS = _engine.NOISE_RANKS
-_AXIS_NAMES = "xyz"
 
 
 @dataclass(frozen=True)
@@ -131,8 +130,8 @@ def svd_low_rank_reconstruction_image_filter(
     and region; a NumPy array (C-contiguous, same shape); a CuPy array or torch tensor on the input's
     device (detached from autograd). With ``return_details=True``: ``(result, details)``.
 
-    The work runs at float32 precision, or float64 when the input or the output is double. A float64
-    input with the default float32 output is therefore computed in float32.
+    The work runs at float32 precision, or float64 when the input or the output is double (float64), as in the
+    C++ filter: a float64 input with the default float32 output is computed in float64, then rounded.
 
     A CuPy array or a PyTorch CUDA tensor stays on its device: the reshaping, type conversions and the
     reconstruction all run there (on the framework's current stream), with no copy through host memory,
@@ -151,23 +150,18 @@ def svd_low_rank_reconstruction_image_filter(
     RuntimeError
         backend="cuda" without a usable CUDA device, or a failure on the device.
     """
-    _check_policy(rank, energy_fraction, noise_rank, noise_sigma)
-    _check_choice("backend", backend, _BACKENDS)
-    _check_choice("solver", solver, _SOLVERS)
-    _engine.check_options(
+    check_parameters(
         rank=rank,
         energy_fraction=energy_fraction,
         noise_rank=noise_rank,
-        noise_sigma=None if noise_sigma is None else float(noise_sigma),
+        noise_sigma=noise_sigma,
+        slice_dimension=slice_dimension,
         backend=backend,
         solver=solver,
+        device_id=device_id,
+        max_matrices_per_batch=max_matrices_per_batch,
+        threads=threads,
     )
-    if device_id is not None:
-        _check_integer("device_id", device_id, minimum=0)
-    if slice_dimension is not None:
-        _check_integer("slice_dimension", slice_dimension, minimum=0)
-    _check_integer("max_matrices_per_batch", max_matrices_per_batch, minimum=0)
-    _check_integer("threads", threads, minimum=0)
 
     data = _on_device(image, backend, device_id, output_pixel_type) or to_host(image)
     array = data.array
@@ -176,8 +170,11 @@ def svd_low_rank_reconstruction_image_filter(
             f"svdlr: dtype {data.dtype} is not supported (uint8, int16, uint16, float32, float64); "
             "convert first, e.g. with .astype(numpy.float32)"
         )
-    if array.ndim not in (2, 3):
-        raise ValueError(f"svdlr: expected a 2D or 3D image, got {array.ndim} dimensions (shape {tuple(array.shape)})")
+    # How the image is cut into slices is svdlr/SliceStack.h's rule (the C++ filter's): ITK axes, NumPy's reversed.
+    try:
+        stack_axis = _engine.slice_axes(array.ndim, slice_dimension)[2]
+    except ValueError as error:
+        raise ValueError(f"{error} (shape {tuple(array.shape)})") from None
     if element_count(array) == 0:
         raise ValueError(f"svdlr: the image is empty (shape {tuple(array.shape)})")
     output_dtype = _output_dtype(output_pixel_type, data.dtype)
@@ -189,11 +186,8 @@ def svd_low_rank_reconstruction_image_filter(
         slice_dimension = numpy_axis = None  # ignored, as in the C++ filter: a 2D image is one slice
         batch = ops.contiguous(array, compute_dtype)
     else:
-        if slice_dimension is None:
-            slice_dimension = 2
-        if slice_dimension > 2:
-            raise ValueError(f"svdlr: slice_dimension must be 0, 1 or 2 for a 3D image, got {slice_dimension}")
-        numpy_axis = 2 - slice_dimension
+        slice_dimension = stack_axis
+        numpy_axis = array.ndim - 1 - stack_axis
         batch = ops.contiguous(ops.moveaxis(array, numpy_axis, 0), compute_dtype)
 
     # Work in place when `batch` is a copy made here; never write into the caller's memory. On the host the
@@ -218,7 +212,9 @@ def svd_low_rank_reconstruction_image_filter(
         )
     except ValueError as error:
         if getattr(error, "error_code", None) == "NonFiniteInput":
-            raise ValueError(_non_finite_message(getattr(error, "matrix_index", None), slice_dimension)) from error
+            raise ValueError(
+                _engine.non_finite_slice_message(array.ndim, _index_or(error, -1), slice_dimension)
+            ) from error
         raise
 
     result = ops.to_dtype(result, output_dtype)
@@ -239,6 +235,40 @@ def svd_low_rank_reconstruction_image_filter(
         redone_slices=engine_details["redone_slices"],
     )
     return output, details
+
+
+def check_parameters(
+    *,
+    rank: Any = None,
+    energy_fraction: Any = None,
+    noise_rank: Any = None,
+    noise_sigma: Any = None,
+    slice_dimension: Any = None,
+    backend: Any = "auto",
+    solver: Any = "auto",
+    device_id: Any = None,
+    max_matrices_per_batch: Any = 0,
+    threads: Any = 0,
+) -> None:
+    """Raises what svd_low_rank_reconstruction_image_filter raises for these keywords before it looks at an image
+    (the pipeline stage of _pipeline.py checks them when it is built)."""
+    _check_policy(rank, energy_fraction, noise_rank, noise_sigma)
+    _check_choice("backend", backend, _BACKENDS)
+    _check_choice("solver", solver, _SOLVERS)
+    _engine.check_options(
+        rank=rank,
+        energy_fraction=energy_fraction,
+        noise_rank=noise_rank,
+        noise_sigma=None if noise_sigma is None else float(noise_sigma),
+        backend=backend,
+        solver=solver,
+    )
+    if device_id is not None:
+        _check_integer("device_id", device_id, minimum=0)
+    if slice_dimension is not None:
+        _check_integer("slice_dimension", slice_dimension, minimum=0)
+    _check_integer("max_matrices_per_batch", max_matrices_per_batch, minimum=0)
+    _check_integer("threads", threads, minimum=0)
 
 
 def _on_device(image: Any, backend: str, device_id: Optional[int], output_pixel_type: Any) -> Any:
@@ -311,18 +341,15 @@ def _output_dtype(output_pixel_type: Any, input_dtype: np.dtype) -> np.dtype:
     return dtype
 
 
+def _index_or(error: Exception, unknown: int) -> int:
+    index = getattr(error, "matrix_index", None)
+    return unknown if index is None else int(index)
+
+
 def _compute_dtype(input_dtype: np.dtype, output_dtype: np.dtype) -> np.dtype:
-    wants_double = output_dtype == np.float64 or (input_dtype == np.float64 and output_dtype.kind in "iu")
-    return np.dtype(np.float64 if wants_double else np.float32)
-
-
-def _non_finite_message(matrix_index: Optional[int], slice_dimension: Optional[int]) -> str:
-    if slice_dimension is None:
-        return "svdlr: the input image contains NaN or Inf values"
-    where = f"slice {matrix_index}" if matrix_index is not None else "a slice"
-    return (
-        f"svdlr: input {where} along axis {slice_dimension} ({_AXIS_NAMES[slice_dimension]}) contains NaN or Inf values"
-    )
+    """float64 or float32, by the C++ filter's rule (svdlr/SliceStack.h's WorksInDouble)."""
+    works_in_double = _engine.works_in_double(input_dtype == np.float64, output_dtype == np.float64)
+    return np.dtype(np.float64 if works_in_double else np.float32)
 
 
 # The engine's limits, written into the docstring from the one table that holds them (svdlr/Names.h).

@@ -18,6 +18,7 @@
 // The extension module `itk_svdlowrankreconstruction._engine`: the ITK-free engine, for the Python layer.
 #include "svdlrPyDenoise.h"
 #include "svdlrPyReconstruct.h"
+#include "svdlrPySliceStack.h"
 
 #include "svdlr/Engine.h"
 
@@ -38,6 +39,7 @@ NB_MODULE(_engine, module)
   module.doc() = "Rank-k truncated SVD reconstruction of batches of matrices (the ITK-free svdlr engine).";
 
   svdlr::python::DefineReconstruct(module);
+  svdlr::python::DefineSliceStack(module);
   svdlr::python::DefineDenoise(module);
 
   module.def("cuda_backend_built", &svdlr::CudaBackendBuilt, "True when this build has the CUDA backend compiled in.");

@@ -471,7 +471,7 @@ TEST_F(SVDLowRankReconstructionImageFilterErrors, SubspaceSolverWithEnergyFracti
 TEST_F(SVDLowRankReconstructionImageFilterErrors, SliceDimensionOutOfRange)
 {
   m_Filter->SetSliceDimension(3);
-  EXPECT_NE(UpdateError(m_Filter.GetPointer()).find("SliceDimension must be less than 3, got 3"), std::string::npos);
+  EXPECT_NE(UpdateError(m_Filter.GetPointer()).find("SliceDimension must be 0, 1 or 2 for a 3D image, got 3"), std::string::npos);
 }
 
 TEST_F(SVDLowRankReconstructionImageFilterErrors, EmptyImage)
@@ -487,7 +487,7 @@ TEST_F(SVDLowRankReconstructionImageFilterErrors, NonFiniteInputNamesTheSlice)
 {
   m_Input->SetPixel({ { 3, 4, 2 } }, std::numeric_limits<float>::quiet_NaN());
   const std::string message = UpdateError(m_Filter.GetPointer());
-  EXPECT_NE(message.find("Input slice 2 along axis 2 contains NaN or Inf"), std::string::npos) << message;
+  EXPECT_NE(message.find("Input slice 2 along axis 2 (z) contains NaN or Inf"), std::string::npos) << message;
 }
 
 TEST_F(SVDLowRankReconstructionImageFilterErrors, CudaRequestedWithoutCudaBuildOrDevice)
