@@ -23,6 +23,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
+#include <string>
 
 namespace svdlr_tools
 {
@@ -178,12 +180,27 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
                "(implies --batch) each DICOM series in the folders is a volume,\n"
                "written as a derived DICOM series")
     ->group(batchGroup);
-  // One comma-separated word ("0,1"): a list that took every following word would swallow the inputs after it.
-  app.add_option("--devices", options.devices, "the CUDA devices to use, one worker each, e.g. 0,1 (default: all)")
+  // One comma-separated word ("0,1"), parsed here: CLI11 2.1's list options take every following word, so
+  // `--devices 0 folder` would read the folder as a second device.
+  app
+    .add_option_function<std::string>(
+      "--devices",
+      [&options](const std::string & text) {
+        options.devices.clear();
+        std::istringstream words(text);
+        std::string        word;
+        while (std::getline(words, word, ','))
+        {
+          if (word.empty() || word.find_first_not_of("0123456789") != std::string::npos || word.size() > 6)
+          {
+            throw CLI::ValidationError("--devices", "must be device numbers separated by commas, e.g. 0,1; got '" +
+                                                      text + "'");
+          }
+          options.devices.push_back(std::stoi(word));
+        }
+      },
+      "the CUDA devices to use, one worker each, e.g. 0,1 (default: all)")
     ->type_name("0,1,...")
-    ->expected(1)
-    ->delimiter(',')
-    ->check(CLI::NonNegativeNumber.description(""))
     ->group(batchGroup);
   app.add_option("--readers", options.readers, "reader threads (default: a quarter of the cores)")
     ->type_name("N")
