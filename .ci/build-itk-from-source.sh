@@ -94,12 +94,10 @@ ccache_line() {
 build() { nice -n "$NICE" ninja -C "$1" -j "$JOBS" "${@:2}"; }
 
 # --- deps: tools and the system libraries the minimal ITK links against -----------------------
-step_deps() {
-  local pkgs=(cmake ninja-build ccache g++ dpkg-dev xz-utils
-    zlib1g-dev libpng-dev libjpeg-dev libexpat1-dev libgdcm-dev libgtest-dev
-    liblapack-dev libblas-dev)
-  local missing=()
-  for p in "${pkgs[@]}"; do
+# Installs those of the named Debian packages that are missing (build-itk-wrapping.sh uses it too).
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   if ((${#missing[@]})); then
@@ -107,6 +105,12 @@ step_deps() {
     as_root apt-get update
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
   fi
+}
+
+step_deps() {
+  install_missing cmake ninja-build ccache g++ dpkg-dev xz-utils \
+    zlib1g-dev libpng-dev libjpeg-dev libexpat1-dev libgdcm-dev libgtest-dev \
+    liblapack-dev libblas-dev
 }
 
 # --- source: deb-src entries, then apt-get source (which applies Debian's patches) -------------

@@ -55,15 +55,7 @@ has_wrap_step() { [[ " $WRAP_STEPS " == *" $1 "* ]]; }
 
 step_wrap_deps() {
   step_deps
-  local pkgs=(castxml python3-dev python3-venv) missing=() p
-  for p in "${pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    log "Installing ${missing[*]}"
-    as_root apt-get update
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
-  fi
+  install_missing castxml python3-dev python3-venv
 }
 
 step_venv() {

@@ -41,25 +41,6 @@ constexpr double kBound = 1e-4;
 // for every solver alike (the check's floor, svdlrSubspaceCheck.h, is ~6e-7 for these sides).
 constexpr double kRoundingFloor = 1e-6;
 
-/** A smooth body with a texture and 2% Gaussian noise (the benchmarks' W1-W4 model). */
-Matrix
-MriLike(std::size_t rows, std::size_t cols, double phase, Random & random)
-{
-  Matrix a(rows, cols);
-  for (std::size_t r = 0; r < rows; ++r)
-  {
-    for (std::size_t c = 0; c < cols; ++c)
-    {
-      const double y = static_cast<double>(r) / rows;
-      const double x = static_cast<double>(c) / cols;
-      const double body = std::exp(-((x - 0.5) * (x - 0.5) + (y - 0.5) * (y - 0.5)) / (0.05 + 0.1 * phase));
-      const double texture = 1.0 + 0.3 * std::sin(12.0 * x * (1.0 + phase)) * std::cos(9.0 * y);
-      a(r, c) = body * texture + 0.02 * random.Normal();
-    }
-  }
-  return a;
-}
-
 struct CheckedRun
 {
   svdlr::Report                    report;
@@ -185,7 +166,7 @@ TEST_F(SVDLowRankEngineCuda, CheckPassesMriLikeSlicesWithoutRedoingThem)
   std::vector<Matrix> matrices;
   for (std::size_t i = 0; i < count; ++i)
   {
-    matrices.push_back(RoundedTo<float>(MriLike(rows, cols, static_cast<double>(i) / count, random)));
+    matrices.push_back(RoundedTo<float>(MriLikeSlice(rows, cols, static_cast<double>(i) / count, random)));
   }
   const CheckedRun run = RunSubspace(matrices, k);
   const std::size_t redone = ExpectEverySliceOptimal("MRI-like 160 x 128", matrices, run, k);
@@ -252,7 +233,7 @@ TEST_F(SVDLowRankEngineCuda, CheckKeepsTheBoundOnValuesFrom1eMinus6To1e6)
   // And the same shapes scaled down to 1e-6: the check is scale-free.
   for (std::size_t i = 0; i < 8; ++i)
   {
-    Matrix small = MriLike(rows, cols, 0.1 * static_cast<double>(i), random);
+    Matrix small = MriLikeSlice(rows, cols, 0.1 * static_cast<double>(i), random);
     for (double & v : small.values)
     {
       v *= 1e-6;
@@ -325,7 +306,7 @@ TEST_F(SVDLowRankEngineCuda, CheckSendsSlicesBelowTheResolutionToTheExactSolver)
     }
     else
     {
-      matrices.push_back(RoundedTo<float>(MriLike(rows, cols, static_cast<double>(i) / 24.0, random)));
+      matrices.push_back(RoundedTo<float>(MriLikeSlice(rows, cols, static_cast<double>(i) / 24.0, random)));
     }
   }
   const CheckedRun run = RunSubspace(matrices, k, false, 10); // three batches: indices across batches

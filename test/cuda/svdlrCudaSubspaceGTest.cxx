@@ -33,26 +33,6 @@ namespace
 {
 using namespace svdlr::test;
 
-/** A smooth body with a texture that changes from slice to slice, plus 2% Gaussian noise (as
- * benchmarks/run_benchmarks.py generates W1-W4). */
-Matrix
-MriLikeSlice(std::size_t rows, std::size_t cols, double phase, Random & random)
-{
-  Matrix a(rows, cols);
-  for (std::size_t r = 0; r < rows; ++r)
-  {
-    for (std::size_t c = 0; c < cols; ++c)
-    {
-      const double y = static_cast<double>(r) / rows;
-      const double x = static_cast<double>(c) / cols;
-      const double body = std::exp(-((x - 0.5) * (x - 0.5) + (y - 0.5) * (y - 0.5)) / (0.05 + 0.1 * phase));
-      const double texture = 1.0 + 0.3 * std::sin(12.0 * x * (1.0 + phase)) * std::cos(9.0 * y);
-      a.values[r * cols + c] = body * texture + 0.02 * random.Normal();
-    }
-  }
-  return a;
-}
-
 struct SolverRun
 {
   svdlr::Report      report;

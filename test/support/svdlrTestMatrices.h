@@ -151,6 +151,26 @@ RandomOrthonormalColumns(std::size_t n, std::size_t k, Random & random)
 }
 
 /** A = U diag(spectrum) Vᵀ with random orthonormal U (rows x p) and V (cols x p), p = spectrum.size(). */
+/** A smooth body with a texture that changes with `phase` (0..1, one value per slice), plus 2% Gaussian noise: the
+ * model benchmarks/run_benchmarks.py uses for W1-W4, MRI-like slices whose spectrum has no gap at small k. */
+inline Matrix
+MriLikeSlice(std::size_t rows, std::size_t cols, double phase, Random & random)
+{
+  Matrix a(rows, cols);
+  for (std::size_t r = 0; r < rows; ++r)
+  {
+    for (std::size_t c = 0; c < cols; ++c)
+    {
+      const double y = static_cast<double>(r) / rows;
+      const double x = static_cast<double>(c) / cols;
+      const double body = std::exp(-((x - 0.5) * (x - 0.5) + (y - 0.5) * (y - 0.5)) / (0.05 + 0.1 * phase));
+      const double texture = 1.0 + 0.3 * std::sin(12.0 * x * (1.0 + phase)) * std::cos(9.0 * y);
+      a(r, c) = body * texture + 0.02 * random.Normal();
+    }
+  }
+  return a;
+}
+
 inline Matrix
 MatrixWithSpectrum(std::size_t rows, std::size_t cols, const std::vector<double> & spectrum, Random & random)
 {
