@@ -21,6 +21,8 @@
 #include "SVDLowRankDicomTags.h"
 
 #include "dcmtk/dcmdata/dccodec.h"
+#include "dcmtk/dcmdata/dcfilefo.h"
+#include "dcmtk/dcmdata/dcostrmb.h"
 #include "dcmtk/dcmjpeg/djrplol.h"
 
 #include "gdcmImage.h"
@@ -28,9 +30,15 @@
 #include "gdcmTrace.h"
 #include "gdcmTransferSyntax.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <sstream>
 
 namespace svdlr_io
 {
@@ -232,8 +240,142 @@ DicomDecoderFor(const std::string & uid)
   return GdcmDecodes(trimmed) ? "GDCM" : "";
 }
 
+namespace
+{
+/** `dicom` written by DCMTK into memory as a DICOM file in its own transfer syntax (encapsulated pixel data kept as
+ * it is), with a meta header DCMTK makes: what GDCM is given to parse instead of the file on disk. */
+std::string
+ReencodedByDcmtk(DcmFileFormat & dicom, const std::string & file, const std::string & syntax)
+{
+  const E_TransferSyntax xfer = dicom.getDataset()->getOriginalXfer();
+  if (dicom.validateMetaInfo(xfer).bad())
+  {
+    throw FileError(file, "has a file meta header DCMTK cannot rebuild, so its pixel data (" + syntax +
+                            ") is not handed to GDCM");
+  }
+  const Uint32      length = dicom.calcElementLength(xfer, EET_ExplicitLength);
+  std::string       bytes(static_cast<std::size_t>(length) + 1024, '\0');
+  DcmOutputBufferStream stream(bytes.data(), static_cast<offile_off_t>(bytes.size()));
+  dicom.transferInit();
+  const OFCondition written = dicom.write(stream, xfer, EET_ExplicitLength, nullptr);
+  dicom.transferEnd();
+  void *      start = nullptr;
+  offile_off_t used = 0;
+  stream.flushBuffer(start, used);
+  if (written.bad() || start == nullptr)
+  {
+    throw FileError(file, std::string("cannot be written again by DCMTK for GDCM to decode its pixel data: ") +
+                            written.text());
+  }
+  bytes.resize(static_cast<std::size_t>(used));
+  return bytes;
+}
+/** Writes all of `size` bytes at `data` to `fd`; false when the pipe closed. */
+bool
+WriteAll(int fd, const void * data, std::size_t size)
+{
+  const char * bytes = static_cast<const char *>(data);
+  while (size > 0)
+  {
+    const ssize_t written = ::write(fd, bytes, size);
+    if (written < 0 && errno == EINTR)
+    {
+      continue;
+    }
+    if (written <= 0)
+    {
+      return false;
+    }
+    bytes += written;
+    size -= static_cast<std::size_t>(written);
+  }
+  return true;
+}
+
+/** Runs `decode` in a child process and returns what it returned (`expectedBytes` of samples), or throws: its
+ * DicomError's message when it threw one, and an error naming `file` when the child died (a signal, an abort, a
+ * sanitizer's report). The child only decodes and writes to a pipe, then leaves with _exit. */
 std::vector<std::uint8_t>
-DecodeFramesWithGdcm(const std::string & file,
+InChildProcess(const std::string & file, const std::string & syntax, std::size_t expectedBytes,
+               const std::function<std::vector<std::uint8_t>()> & decode)
+{
+  int channel[2];
+  if (::pipe(channel) != 0)
+  {
+    throw FileError(file, "cannot start the decoding of its pixel data (" + syntax + "): no pipe");
+  }
+  const pid_t child = ::fork();
+  if (child < 0)
+  {
+    ::close(channel[0]);
+    ::close(channel[1]);
+    throw FileError(file, "cannot start the decoding of its pixel data (" + syntax + "): no process");
+  }
+  if (child == 0)
+  {
+    ::close(channel[0]);
+    char status = 0;
+    std::string payload;
+    try
+    {
+      const std::vector<std::uint8_t> samples = decode();
+      payload.assign(samples.begin(), samples.end());
+    }
+    catch (const std::exception & error)
+    {
+      status = 1;
+      payload = error.what();
+    }
+    const bool sent = WriteAll(channel[1], &status, 1) && WriteAll(channel[1], payload.data(), payload.size());
+    ::close(channel[1]);
+    ::_exit(sent ? 0 : 3);
+  }
+  ::close(channel[1]);
+  std::string received;
+  char        buffer[1 << 16];
+  for (;;)
+  {
+    const ssize_t got = ::read(channel[0], buffer, sizeof(buffer));
+    if (got < 0 && errno == EINTR)
+    {
+      continue;
+    }
+    if (got <= 0)
+    {
+      break;
+    }
+    received.append(buffer, static_cast<std::size_t>(got));
+  }
+  ::close(channel[0]);
+  int exitStatus = 0;
+  while (::waitpid(child, &exitStatus, 0) < 0 && errno == EINTR)
+  {
+  }
+  const bool finished = WIFEXITED(exitStatus) && WEXITSTATUS(exitStatus) == 0 && !received.empty();
+  if (!finished)
+  {
+    throw FileError(file, "pixel data (" + syntax + ") made GDCM fail while decoding it (" +
+                            (WIFSIGNALED(exitStatus) ? "signal " + std::to_string(WTERMSIG(exitStatus))
+                                                     : "exit " + std::to_string(WEXITSTATUS(exitStatus))) +
+                            "): corrupt?");
+  }
+  if (received[0] != 0)
+  {
+    throw DicomError(received.substr(1));
+  }
+  if (received.size() != expectedBytes + 1)
+  {
+    throw FileError(file, "pixel data (" + syntax + ") came back from GDCM with " + std::to_string(received.size() - 1) +
+                            " bytes, expected " + std::to_string(expectedBytes));
+  }
+  return std::vector<std::uint8_t>(received.begin() + 1, received.end());
+}
+
+} // namespace
+
+std::vector<std::uint8_t>
+DecodeFramesWithGdcm(DcmFileFormat &     dicom,
+                     const std::string & file,
                      const std::string & transferSyntaxUID,
                      unsigned int        frames,
                      unsigned int        rows,
@@ -246,38 +388,43 @@ DecodeFramesWithGdcm(const std::string & file,
   gdcm::Trace::SetDebug(false);
   gdcm::Trace::SetWarning(false);
   gdcm::Trace::SetError(false);
-  gdcm::ImageReader reader;
-  reader.SetFileName(file.c_str());
-  if (!reader.Read())
-  {
-    throw FileError(file, "cannot be read by GDCM, which decodes its pixel data (" + syntax + "): corrupt?");
-  }
-  const gdcm::Image & image = reader.GetImage();
-  if (image.GetColumns() != columns || image.GetRows() != rows ||
-      image.GetPixelFormat().GetBitsAllocated() != bitsAllocated || image.GetPixelFormat().GetSamplesPerPixel() != 1)
-  {
-    throw FileError(file,
-                    "is described differently by GDCM (" + std::to_string(image.GetColumns()) + "x" +
-                      std::to_string(image.GetRows()) + ", " +
-                      std::to_string(image.GetPixelFormat().GetBitsAllocated()) + " bits allocated) and DCMTK (" +
-                      std::to_string(columns) + "x" + std::to_string(rows) + ", " + std::to_string(bitsAllocated) +
-                      " bits allocated)");
-  }
-  const std::size_t gdcmFrames = image.GetNumberOfDimensions() > 2 ? image.GetDimension(2) : 1;
-  std::vector<char> all(image.GetBufferLength());
-  if (gdcmFrames < frames || all.size() < frames * frameBytes)
-  {
-    throw FileError(file,
-                    "has " + std::to_string(gdcmFrames) + " frames in its pixel data for GDCM, " +
-                      std::to_string(frames) + " for DCMTK (NumberOfFrames)");
-  }
-  if (!image.GetBuffer(all.data()))
-  {
-    throw FileError(file, "pixel data (" + syntax + ") cannot be decoded by GDCM: corrupt?");
-  }
-  std::vector<std::uint8_t> samples(frames * frameBytes);
-  std::memcpy(samples.data(), all.data(), samples.size());
-  return samples;
+  const std::string bytes = ReencodedByDcmtk(dicom, file, syntax);
+  // GDCM 3.0.21 also reads outside its buffers on some corrupt JPEG 2000 code streams (a SEGV in
+  // JPEG2000Codec::GetHeaderInfo, found by apps/fuzz): it decodes in a child process, so that a crash there is an
+  // error about the file and not the end of the program.
+  return InChildProcess(file, syntax, frames * frameBytes, [&]() -> std::vector<std::uint8_t> {
+    std::istringstream reencoded(bytes);
+    gdcm::ImageReader  reader;
+    reader.SetStream(reencoded);
+    if (!reader.Read())
+    {
+      throw FileError(file, "cannot be read by GDCM, which decodes its pixel data (" + syntax + "): corrupt?");
+    }
+    const gdcm::Image & image = reader.GetImage();
+    if (image.GetColumns() != columns || image.GetRows() != rows ||
+        image.GetPixelFormat().GetBitsAllocated() != bitsAllocated || image.GetPixelFormat().GetSamplesPerPixel() != 1)
+    {
+      throw FileError(file,
+                      "is described differently by GDCM (" + std::to_string(image.GetColumns()) + "x" +
+                        std::to_string(image.GetRows()) + ", " +
+                        std::to_string(image.GetPixelFormat().GetBitsAllocated()) + " bits allocated) and DCMTK (" +
+                        std::to_string(columns) + "x" + std::to_string(rows) + ", " + std::to_string(bitsAllocated) +
+                        " bits allocated)");
+    }
+    const std::size_t gdcmFrames = image.GetNumberOfDimensions() > 2 ? image.GetDimension(2) : 1;
+    std::vector<char> all(image.GetBufferLength());
+    if (gdcmFrames < frames || all.size() < frames * frameBytes)
+    {
+      throw FileError(file,
+                      "has " + std::to_string(gdcmFrames) + " frames in its pixel data for GDCM, " +
+                        std::to_string(frames) + " for DCMTK (NumberOfFrames)");
+    }
+    if (!image.GetBuffer(all.data()))
+    {
+      throw FileError(file, "pixel data (" + syntax + ") cannot be decoded by GDCM: corrupt?");
+    }
+    return std::vector<std::uint8_t>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(frames * frameBytes));
+  });
 }
 
 void

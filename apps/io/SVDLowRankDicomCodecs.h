@@ -31,6 +31,8 @@
 
 class DcmDataset;
 
+class DcmFileFormat;
+
 namespace svdlr_io
 {
 
@@ -94,9 +96,13 @@ DicomDecoderFor(const std::string & uid);
  * only GDCM decodes), in this machine's byte order, `frameBytes` bytes per frame, frame 0 first: per frame what
  * DCMTK's getUncompressedFrame() gives for the syntaxes it decodes. GDCM decodes a file's frames together, so
  * they all come at once (the reader keeps them for a multi-frame file's other frames). The header (size,
- * bits, frames) comes from DCMTK; GDCM's view of it must agree. Throws DicomError naming the file. */
+ * bits, frames) comes from DCMTK; GDCM's view of it must agree. Throws DicomError naming the file.
+ * GDCM never parses `file` itself: it reads `dicom` (the file as DCMTK loaded it, pixel data included) written
+ * again by DCMTK in the same transfer syntax, because Debian's GDCM 3.0.21 aborts (assert) on some malformed
+ * headers that DCMTK parses or refuses cleanly (found by apps/fuzz). */
 std::vector<std::uint8_t>
-DecodeFramesWithGdcm(const std::string & file,
+DecodeFramesWithGdcm(DcmFileFormat &     dicom,
+                     const std::string & file,
                      const std::string & transferSyntaxUID,
                      unsigned int        frames,
                      unsigned int        rows,

@@ -267,7 +267,8 @@ ReadFramePixels(DcmFileFormat &             dicom,
     std::vector<std::uint8_t> & all = decodedFrames != nullptr ? *decodedFrames : own;
     if (all.empty())
     {
-      all = DecodeFramesWithGdcm(header.file,
+      all = DecodeFramesWithGdcm(dicom,
+                                 header.file,
                                  header.transferSyntaxUID,
                                  header.framesInFile,
                                  header.rows,
