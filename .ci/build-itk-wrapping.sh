@@ -186,7 +186,7 @@ step_wrap_remote() {
   [[ $FRESH == 1 ]] && rm -rf "$REMOTE_BUILD_DIR"
   copy_module_into_itk
   local flags
-  # One castxml for ITK and the module here: C++17, which the module's headers need (not tried on ITK's own).
+  # One castxml for ITK and the module here: C++17, which the module's headers need (ITK 5.2's parse too).
   mapfile -t flags < <(itk_common_flags; wrap_flags -cxx17)
   log "Configuring wrapped ITK with Modules/Remote/$MODULE_NAME in $REMOTE_BUILD_DIR"
   ccache_zero
