@@ -61,10 +61,7 @@ RunOnChosenBackend(Backend requested, int deviceId, bool preferCpuWhenCold, TRun
     return Backend::CPU;
   }
 
-  if (!InsideCudaWarmUp())
-  {
-    WaitForCudaWarmUp();
-  }
+  WaitForCudaWarmUp(); // returns at once on the warm-up's own thread
   std::string why;
   const bool  gpuReady = CudaDeviceReady(deviceId, why);
   if (requested == Backend::CUDA && !gpuReady)

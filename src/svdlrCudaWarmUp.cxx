@@ -160,12 +160,6 @@ WaitForCudaWarmUp() noexcept
 namespace detail
 {
 bool
-InsideCudaWarmUp() noexcept
-{
-  return t_InsideWarmUp;
-}
-
-bool
 CudaWarmUpRunning() noexcept
 {
   const std::lock_guard<std::mutex> lock(State().mutex);

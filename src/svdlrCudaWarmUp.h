@@ -32,10 +32,6 @@ namespace svdlr
 namespace detail
 {
 
-/** True on the warm-up's own thread (its Reconstruct must not wait for itself). */
-bool
-InsideCudaWarmUp() noexcept;
-
 /** True while a warm-up started by StartCudaWarmUp runs. */
 bool
 CudaWarmUpRunning() noexcept;

@@ -190,10 +190,7 @@ RunOnDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, c
     ThrowInvalid("ReconstructOnDevice takes GPU memory, which the CPU backend cannot read: use Backend::CUDA or "
                  "Backend::Auto, or Reconstruct on host memory");
   }
-  if (!detail::InsideCudaWarmUp())
-  {
-    WaitForCudaWarmUp();
-  }
+  WaitForCudaWarmUp(); // returns at once on the warm-up's own thread
   std::string why;
   if (!detail::CudaDeviceReady(options.deviceId, why))
   {

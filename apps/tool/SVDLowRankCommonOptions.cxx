@@ -21,6 +21,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <sstream>
+
 namespace svdlr_tools
 {
 
@@ -126,6 +128,33 @@ ParseCommandLine(CLI::App & app, int argc, const char * const argv[])
     throw UsageError(error.what());
   }
   return {};
+}
+
+std::optional<std::vector<long>>
+ParseIntegerList(const std::string & text, long minimum, long maximum)
+{
+  std::vector<long> values;
+  std::stringstream stream(text);
+  std::string       item;
+  while (std::getline(stream, item, ','))
+  {
+    std::size_t parsed = 0;
+    long        value = 0;
+    try
+    {
+      value = std::stol(item, &parsed);
+    }
+    catch (const std::exception &)
+    {
+      return std::nullopt;
+    }
+    if (parsed != item.size() || value < minimum || value > maximum)
+    {
+      return std::nullopt;
+    }
+    values.push_back(value);
+  }
+  return values;
 }
 
 } // namespace svdlr_tools

@@ -26,7 +26,9 @@
 
 #include "itkSVDLowRankReconstructionEnums.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace CLI
 {
@@ -59,6 +61,11 @@ AddRankPolicyOption(CLI::App &         app,
                     const std::string & flags,
                     const std::string & help,
                     const std::string & extraName = "");
+
+/** "a,b,c" (or "a"): integers in [minimum, maximum], each item read whole (std::stol, nothing left over); std::nullopt
+ * when an item is empty or not such an integer. The tools' list options (--patch, --devices) say what they expect. */
+std::optional<std::vector<long>>
+ParseIntegerList(const std::string & text, long minimum, long maximum);
 
 /** Parses the command line. Returns the help text when -h/--help was given (the caller prints it and exits with 0),
  * "" otherwise. Throws UsageError with CLI11's message for anything CLI11 or a validator refuses. */

@@ -23,7 +23,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <sstream>
+#include <algorithm>
 #include <vector>
 
 namespace svdlr_tools
@@ -57,27 +57,12 @@ Exit codes: 0 success, 1 processing or writing failed, 2 bad command line or out
 std::array<unsigned int, 3>
 ParsePatch(const std::string & text)
 {
-  std::vector<unsigned int> values;
-  std::stringstream         stream(text);
-  std::string               item;
-  while (std::getline(stream, item, ','))
+  const auto parsed = ParseIntegerList(text, 1, 65535);
+  if (!parsed || std::any_of(parsed->begin(), parsed->end(), [](long value) { return value % 2 == 0; }))
   {
-    std::size_t parsed = 0;
-    long        value = -1;
-    try
-    {
-      value = std::stol(item, &parsed);
-    }
-    catch (const std::exception &)
-    {
-      parsed = 0;
-    }
-    if (parsed == 0 || parsed != item.size() || value < 1 || value % 2 == 0 || value > 65535)
-    {
-      throw UsageError("--patch takes odd voxel counts >= 1, as P or PX,PY,PZ; got '" + text + "'");
-    }
-    values.push_back(static_cast<unsigned int>(value));
+    throw UsageError("--patch takes odd voxel counts >= 1, as P or PX,PY,PZ; got '" + text + "'");
   }
+  const std::vector<unsigned int> values(parsed->begin(), parsed->end());
   if (values.size() == 1)
   {
     return { { values[0], values[0], values[0] } };

@@ -23,7 +23,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 
 namespace svdlr_tools
@@ -186,18 +185,13 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     .add_option_function<std::string>(
       "--devices",
       [&options](const std::string & text) {
-        options.devices.clear();
-        std::istringstream words(text);
-        std::string        word;
-        while (std::getline(words, word, ','))
+        const auto devices = ParseIntegerList(text, 0, 999999);
+        if (!devices)
         {
-          if (word.empty() || word.find_first_not_of("0123456789") != std::string::npos || word.size() > 6)
-          {
-            throw CLI::ValidationError("--devices", "must be device numbers separated by commas, e.g. 0,1; got '" +
-                                                      text + "'");
-          }
-          options.devices.push_back(std::stoi(word));
+          throw CLI::ValidationError("--devices",
+                                     "must be device numbers separated by commas, e.g. 0,1; got '" + text + "'");
         }
+        options.devices.assign(devices->begin(), devices->end());
       },
       "the CUDA devices to use, one worker each, e.g. 0,1 (default: all)")
     ->type_name("0,1,...")
