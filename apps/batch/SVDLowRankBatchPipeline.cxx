@@ -28,7 +28,6 @@
 #include <filesystem>
 #include <limits>
 #include <mutex>
-#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -62,29 +61,6 @@ unsigned
 HardwareThreads()
 {
   return std::max(1u, std::thread::hardware_concurrency());
-}
-
-/** The words a derived DICOM series' description uses for `policy`. */
-std::string
-MethodDescription(const svdlr::RankPolicy & policy)
-{
-  std::ostringstream text;
-  switch (policy.kind)
-  {
-    case svdlr::RankPolicy::Kind::FixedRank:
-      text << "SVD rank " << policy.rank;
-      break;
-    case svdlr::RankPolicy::Kind::EnergyFraction:
-      text << "SVD energy " << policy.energyFraction;
-      break;
-    case svdlr::RankPolicy::Kind::GavishDonoho:
-      text << "SVD noise rank gd";
-      break;
-    case svdlr::RankPolicy::Kind::MarchenkoPastur:
-      text << "SVD noise rank mp";
-      break;
-  }
-  return text.str();
 }
 
 void
@@ -199,8 +175,7 @@ RunBatch(const std::vector<BatchInput> & inputs, const std::string & outputRoot,
   BatchSummary summary;
   ResolveBackend(options, summary.backend, summary.devices, summary.notes);
   const bool        onGpu = summary.backend == svdlr::Backend::CUDA;
-  const std::string tag = MethodTag(options.policy);
-  const std::string description = MethodDescription(options.policy);
+  const std::string tag = svdlr::OutputTag(options.policy);
   const auto        start = Clock::now();
 
   std::vector<VolumeResult> & results = summary.volumes;
@@ -305,7 +280,8 @@ RunBatch(const std::vector<BatchInput> & inputs, const std::string & outputRoot,
       const auto        begin = Clock::now();
       try
       {
-        WriteVolume(*volume, inputs[i], results[i].output, description, options.overwrite, options.compressionLevel);
+        WriteVolume(
+          *volume, inputs[i], results[i].output, options.policy, options.overwrite, options.compressionLevel);
         volume->pixels = BufferLease();
         results[i].writeSeconds = SecondsSince(begin);
         finish(i, VolumeStatus::Done, "");

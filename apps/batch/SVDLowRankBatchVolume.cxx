@@ -292,7 +292,7 @@ WriteImageFile(const StagedVolume & volume, const std::string & output, bool ove
 
 #ifdef SVDLR_HAVE_DCMTK
 void
-WriteDicom(const StagedVolume & volume, const std::string & output, const std::string & description, bool overwrite)
+WriteDicom(const StagedVolume & volume, const std::string & output, const svdlr::RankPolicy & policy, bool overwrite)
 {
   const auto * source = static_cast<const svdlr_io::DicomVolume *>(volume.dicomSource.get());
   try
@@ -300,13 +300,12 @@ WriteDicom(const StagedVolume & volume, const std::string & output, const std::s
     svdlr_io::StagedDirectory staged(output, overwrite);
     svdlr_io::DicomWriteOptions write;
     write.source = source;
-    write.seriesDescription = description;
+    write.seriesDescription = svdlr::PolicyDescription(policy);
     if (source != nullptr && !source->seriesDescription.empty())
     {
       write.seriesDescription += " of " + source->seriesDescription;
     }
-    write.derivationDescription = "Each slice replaced by its " + description +
-                                  " truncated SVD reconstruction (SVDLowRankReconstructImage, batch)";
+    write.derivationDescription = svdlr::SliceDerivationDescription(policy) + " (SVDLowRankReconstructImage, batch)";
     svdlr_io::WriteDicomSeries(ImageOver<3>(volume).GetPointer(), staged.Path(), write);
     staged.Commit();
   }
@@ -353,7 +352,7 @@ ReconstructVolume(StagedVolume & volume, const svdlr::Options & options)
 
 void
 WriteVolume(const StagedVolume & volume, const BatchInput & input, const std::string & output,
-            const std::string & description, bool overwrite, int compressionLevel)
+            const svdlr::RankPolicy & policy, bool overwrite, int compressionLevel)
 {
   std::error_code error;
   fs::create_directories(fs::path(output).parent_path(), error);
@@ -364,7 +363,7 @@ WriteVolume(const StagedVolume & volume, const BatchInput & input, const std::st
   if (input.source == VolumeSource::DicomSeries)
   {
 #ifdef SVDLR_HAVE_DCMTK
-    return WriteDicom(volume, output, description, overwrite);
+    return WriteDicom(volume, output, policy, overwrite);
 #else
     throw VolumeError("this build has no DICOM support");
 #endif

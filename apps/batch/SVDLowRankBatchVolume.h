@@ -75,12 +75,12 @@ svdlr::Report
 ReconstructVolume(StagedVolume & volume, const svdlr::Options & options);
 
 /** Writes the volume to `output` (a file, or a folder of DICOM files for a DICOM series) under a hidden
- * temporary name and renames it into place, creating the output's folders. `description` goes into a derived
- * DICOM series' SeriesDescription; `compressionLevel` > 0 sets the writer's (gzip 1-9 for .nii.gz), 0 keeps
- * ITK's. Throws VolumeError. */
+ * temporary name and renames it into place, creating the output's folders. A derived DICOM series is labelled
+ * with `policy`'s description and derivation (svdlr/RankPolicy.h); `compressionLevel` > 0 sets the writer's
+ * (gzip 1-9 for .nii.gz), 0 keeps ITK's. Throws VolumeError. */
 void
 WriteVolume(const StagedVolume & volume, const BatchInput & input, const std::string & output,
-            const std::string & description, bool overwrite, int compressionLevel = 0);
+            const svdlr::RankPolicy & policy, bool overwrite, int compressionLevel = 0);
 
 } // namespace svdlr_batch
 

@@ -29,13 +29,16 @@
 #include "itkImageFileWriter.h"
 #include "itkImageRegionIteratorWithIndex.h"
 #include "itkSVDLowRankReconstructionImageFilter.h"
+#include "svdlr/RankPolicy.h"
 
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <sys/wait.h>
+#include <utility>
 
 namespace
 {
@@ -332,6 +335,68 @@ TEST_F(Tool, DicomFolderInDicomFolderOutMatchesTheFilterAndKeepsTheGeometry)
   const auto expected = Reconstruct(input.image.GetPointer(), 4, 2);
   ExpectSameVolume(expected, output.image, 1e-4, output.slices[0].rescaleSlope / 2 + 1e-3);
   ExpectSameVolume(ReadWithGdcm(Path("dicom_rank4")), output.image);
+}
+
+/** The first file of the DICOM series under `folder` (searched recursively) whose folder name ends with `suffix`. */
+std::string
+FirstDicomFileUnder(const fs::path & folder, const std::string & suffix)
+{
+  for (const auto & entry : fs::recursive_directory_iterator(folder))
+  {
+    const std::string name = entry.path().parent_path().filename().string();
+    if (entry.is_regular_file() && name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    {
+      return entry.path().string();
+    }
+  }
+  return {};
+}
+
+TEST_F(Tool, BatchAndSinglePathsLabelADicomOutputAlikeForEveryPolicy)
+{
+  SeriesSpec spec;
+  spec.rows = 32;
+  spec.columns = 28;
+  spec.slices = 4;
+  spec.seriesDescription = "t1 axial";
+  WriteSeries(Folder("study/t1"), spec, m_Random);
+  const std::pair<const char *, svdlr::RankPolicy> runs[] = {
+    { "--rank 4", svdlr::RankPolicy::Fixed(4) },
+    { "--energy 0.9", svdlr::RankPolicy::Energy(0.9) },
+    { "--noise-rank gd", svdlr::RankPolicy::GavishDonoho() },
+    { "--noise-sigma 12.5", svdlr::RankPolicy::GavishDonoho(12.5) },
+    { "--noise-rank mp", svdlr::RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::Veraart2016) },
+    { "--noise-rank mp-cg", svdlr::RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::CorderoGrande2019) },
+  };
+  for (std::size_t i = 0; i < std::size(runs); ++i)
+  {
+    const std::string options = runs[i].first;
+    const std::string tag = svdlr::OutputTag(runs[i].second);
+    SCOPED_TRACE(options);
+    const std::string single = "single" + std::to_string(i) + "_" + tag;
+    ASSERT_EQ(Run(options + " --backend cpu --no-figure study/t1 " + single).exitCode, 0);
+    const std::string batch = "batch" + std::to_string(i);
+    const auto        batchRun = Run(options + " --dicom-series --backend cpu -o " + batch + " study");
+    ASSERT_EQ(batchRun.exitCode, 0) << batchRun.out << batchRun.err;
+
+    const std::string singleFile = FirstDicomFileUnder(Path(single), "_" + tag);
+    const std::string batchFile = FirstDicomFileUnder(Path(batch), "_" + tag); // the batch path names it by the tag
+    ASSERT_FALSE(singleFile.empty());
+    ASSERT_FALSE(batchFile.empty()) << "no output named for " << tag << " under " << batch;
+    const auto read = [](const std::string & file, const DcmTagKey & key) {
+      DcmFileFormat dicom;
+      EXPECT_TRUE(dicom.loadFile(file.c_str()).good()) << file;
+      return svdlr_io::GetString(dicom.getDataset(), key);
+    };
+    const std::string description = read(singleFile, DCM_SeriesDescription);
+    EXPECT_EQ(description, svdlr::PolicyDescription(runs[i].second) + " of t1 axial");
+    EXPECT_EQ(read(batchFile, DCM_SeriesDescription), description);
+    // The derivation: the policy's sentence, then the tool (and the ranks) in parentheses.
+    const std::string derivation = svdlr::SliceDerivationDescription(runs[i].second) + " (";
+    EXPECT_EQ(read(singleFile, DCM_DerivationDescription).substr(0, derivation.size()), derivation);
+    EXPECT_EQ(read(batchFile, DCM_DerivationDescription).substr(0, derivation.size()), derivation);
+  }
 }
 
 TEST_F(Tool, Jpeg2000DicomInDicomOutMatchesTheFilterAndKeepsTheGeometry)

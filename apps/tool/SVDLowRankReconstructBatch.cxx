@@ -32,22 +32,6 @@ namespace svdlr_tools
 namespace
 {
 
-svdlr::RankPolicy
-PolicyOf(const ToolOptions & options)
-{
-  svdlr::RankPolicy policy;
-  if (!options.noiseRank.empty() && svdlr::ParseNoiseRank(options.noiseRank, policy))
-  {
-    policy.noiseSigma = options.noiseSigma;
-    return policy;
-  }
-  if (options.energyFraction > 0.0)
-  {
-    return svdlr::RankPolicy::Energy(options.energyFraction);
-  }
-  return svdlr::RankPolicy::Fixed(options.rank);
-}
-
 svdlr::Backend
 BackendOf(ToolBackend backend)
 {
@@ -109,7 +93,7 @@ RunBatchTool(const ToolOptions & options)
   }
 
   svdlr_batch::BatchOptions batch;
-  batch.policy = PolicyOf(options);
+  batch.policy = RankPolicyOf(options);
   batch.backend = BackendOf(options.backend);
   batch.solver = SolverOf(options.solver);
   batch.devices = options.devices;

@@ -82,54 +82,18 @@ WriteAtomically(const TImage * image, const std::string & path)
   }
 }
 
-std::string
-MethodName(const ToolOptions & options)
-{
-  std::ostringstream text;
-  if (options.noiseSigma > 0.0)
-    text << "SVD noise rank gd sigma " << options.noiseSigma;
-  else if (!options.noiseRank.empty())
-    text << "SVD noise rank " << options.noiseRank;
-  else if (options.energyFraction > 0.0)
-    text << "SVD energy " << options.energyFraction;
-  else
-    text << "SVD rank " << options.rank;
-  return text.str();
-}
-
-/** Sets the filter's rank policy, backend, solver and device from the options; returns the noise policy (when
- * --noise-rank chose one) for the summary. The slice axis is the caller's. */
+/** Sets the filter's rank policy (RankPolicyOf, the batch path's too), backend, solver and device from the options;
+ * returns the policy, which labels the outputs and the summary. The slice axis is the caller's. */
 template <typename TFilter>
 svdlr::RankPolicy
 ConfigureFilter(TFilter * filter, const ToolOptions & options)
 {
-  svdlr::RankPolicy noisePolicy;
-  if (!options.noiseRank.empty() && svdlr::ParseNoiseRank(options.noiseRank, noisePolicy))
-  {
-    if (noisePolicy.kind == svdlr::RankPolicy::Kind::GavishDonoho)
-    {
-      filter->SetNoiseSigma(options.noiseSigma); // 0: estimated per slice
-    }
-    else
-    {
-      using Estimator = itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
-      filter->SetMarchenkoPasturEstimator(noisePolicy.estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019
-                                            ? Estimator::CorderoGrande2019
-                                            : Estimator::Veraart2016);
-    }
-  }
-  else if (options.energyFraction > 0.0)
-  {
-    filter->SetEnergyFraction(options.energyFraction);
-  }
-  else
-  {
-    filter->SetRank(options.rank);
-  }
+  const svdlr::RankPolicy policy = RankPolicyOf(options);
+  itk::SVDLowRankEngineBridge::SetRankPolicy(filter, policy);
   filter->SetBackend(options.backend);
   filter->SetSolver(options.solver);
   filter->SetDeviceId(options.deviceId);
-  return noisePolicy;
+  return policy;
 }
 
 /** The figure's title line: the input, which slice it shows (`where`), the rank and its policy, the backend. */
@@ -140,10 +104,7 @@ FigureTitle(const ToolOptions & options, const std::string & where, std::size_t 
   std::ostringstream title;
   title << (options.inputs.size() == 1 ? fs::path(WithoutTrailingSlash(options.Input())).filename().string()
                                        : std::to_string(options.inputs.size()) + " DICOM files")
-        << " | " << where << " | rank " << rank << " ("
-        << (!options.noiseRank.empty()       ? "noise rank " + options.noiseRank
-            : options.energyFraction > 0.0 ? "energy " + FormatTick(options.energyFraction, 6)
-                                           : std::string("fixed"))
+        << " | " << where << " | rank " << rank << " (" << svdlr::PolicyDescription(RankPolicyOf(options))
         << ") | " << filter->GetBackendUsed() << ", solver " << filter->GetSolverUsed();
   return title.str();
 }
@@ -221,7 +182,7 @@ Reconstruct(const TImage *                input,
 
   auto filter = FilterType::New();
   filter->SetInput(input);
-  const svdlr::RankPolicy noisePolicy = ConfigureFilter(filter.GetPointer(), options);
+  const svdlr::RankPolicy policy = ConfigureFilter(filter.GetPointer(), options);
   const unsigned int      axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
   filter->SetSliceDimension(axis);
 
@@ -263,7 +224,7 @@ Reconstruct(const TImage *                input,
     svdlr_io::DicomWriteOptions write;
     write.source = dicomSource;
     write.transferSyntax = transferSyntax;
-    write.seriesDescription = MethodName(options);
+    write.seriesDescription = svdlr::PolicyDescription(policy);
     if (dicomSource != nullptr && !dicomSource->seriesDescription.empty())
     {
       write.seriesDescription += " of " + dicomSource->seriesDescription;
@@ -272,8 +233,7 @@ Reconstruct(const TImage *                input,
     {
       write.seriesDescription += " of " + StemOf(options.Input());
     }
-    write.derivationDescription = "Each slice replaced by its " + MethodName(options) +
-                                  " truncated SVD reconstruction (SVDLowRankReconstructImage; ranks " +
+    write.derivationDescription = svdlr::SliceDerivationDescription(policy) + " (SVDLowRankReconstructImage; ranks " +
                                   DescribeRanks(ranks) + ")";
     const auto files =
       svdlr_io::WriteDicomSeries(svdlr_io::AsVolume<float>(filter->GetOutput()).GetPointer(), staged->Path(), write);
@@ -314,7 +274,7 @@ Reconstruct(const TImage *                input,
   if (!options.noiseRank.empty())
   {
     std::cout << "noise:    sigma " << DescribeRange(filter->GetNoiseSigmas()) << " ("
-              << svdlr::NoiseRankDescription(noisePolicy)
+              << svdlr::NoiseRankDescription(policy)
               << (options.noiseSigma > 0.0 ? ", given)" : ", estimated per slice)") << "\n";
   }
   std::cout << "backend:  " << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed();
@@ -506,7 +466,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   std::vector<unsigned int> ranks;
   std::vector<double>       sigmas;
   std::string               backend, batchSizes;
-  svdlr::RankPolicy         noisePolicy;
+  svdlr::RankPolicy         policy;
   double                    seconds = 0.0;
   const std::string         figure = FigurePathFor(options, outputPath);
   for (std::size_t b = 0; b < batches.size(); ++b)
@@ -514,7 +474,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
     const auto & batch = batches[b];
     auto         filter = FilterType::New();
     filter->SetInput(batch.stack);
-    noisePolicy = ConfigureFilter(filter.GetPointer(), options);
+    policy = ConfigureFilter(filter.GetPointer(), options);
     filter->SetSliceDimension(2);
     const svdlr_tools::ProgressBar progress(filter);
     const auto                     start = std::chrono::steady_clock::now();
@@ -553,14 +513,13 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
 
   svdlr_io::DicomWriteOptions write;
   write.transferSyntax = transferSyntax;
-  write.seriesDescription = MethodName(options);
+  write.seriesDescription = svdlr::PolicyDescription(policy);
   if (!set.parts.front().seriesDescription.empty())
   {
     write.seriesDescription += " of " + set.parts.front().seriesDescription;
   }
-  write.derivationDescription = "Each slice replaced by its " + MethodName(options) +
-                                " truncated SVD reconstruction (SVDLowRankReconstructImage; ranks " +
-                                DescribeRanks(ranks) + ")";
+  write.derivationDescription =
+    svdlr::SliceDerivationDescription(policy) + " (SVDLowRankReconstructImage; ranks " + DescribeRanks(ranks) + ")";
   std::vector<const VolumeType *> written;
   for (const auto & output : outputs)
   {
@@ -592,7 +551,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
             << "ranks:    " << DescribeRanks(ranks) << "\n";
   if (!options.noiseRank.empty())
   {
-    std::cout << "noise:    sigma " << DescribeRange(sigmas) << " (" << svdlr::NoiseRankDescription(noisePolicy)
+    std::cout << "noise:    sigma " << DescribeRange(sigmas) << " (" << svdlr::NoiseRankDescription(policy)
               << (options.noiseSigma > 0.0 ? ", given)" : ", estimated per slice)") << "\n";
   }
   std::cout << "backend:  " << backend << "\n"
