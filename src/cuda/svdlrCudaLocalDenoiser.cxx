@@ -58,10 +58,6 @@ namespace detail
 namespace
 {
 
-// Left free, as the slice pipeline does (svdlrCudaPipeline.cu): cuBLAS/cuSOLVER internals, the context's growth.
-constexpr std::size_t kReservedBytes = std::size_t{ 256 } << 20;
-constexpr std::size_t kReservedFraction = 20;
-
 DenoiseGeometry
 GeometryOf(const SeriesView<const float> & input, const std::array<std::size_t, 3> & patch)
 {
@@ -227,8 +223,8 @@ private:
     m_TotalPatches = m_Centres.size();
   }
 
-  /** Memory: what is free, plus what the cached buffers hold (they are reused or replaced), less a reserve and the
-   * run's fixed buffers. */
+  /** Memory: what is free, plus what the cached buffers hold (they are reused or replaced), less the reserve
+   * (UsableDeviceBytes) and the run's fixed buffers. */
   std::size_t
   AvailableBytes(std::size_t fixedBytes) const
   {
@@ -237,9 +233,7 @@ private:
     {
       std::size_t freeBytes = 0, totalBytes = 0;
       SVDLR_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-      freeBytes += m_Resources->DeviceBytes();
-      const std::size_t reserve = kReservedBytes + freeBytes / kReservedFraction;
-      available = freeBytes > reserve ? freeBytes - reserve : 0;
+      available = UsableDeviceBytes(freeBytes + m_Resources->DeviceBytes());
     }
     return available > fixedBytes ? available - fixedBytes : 0;
   }
@@ -355,10 +349,8 @@ private:
     const std::int64_t centres = m_PlaneCentreStart[e.centreLast] - firstCentre;
     if (centres > 0)
     {
-      const std::size_t                 bytes = static_cast<std::size_t>(centres) * sizeof(std::int64_t);
-      HostMatrices<const unsigned char> list{ reinterpret_cast<const unsigned char *>(m_Centres.data() + firstCentre),
-                                              1, bytes, bytes };
-      ring.Upload(list, m_Slab[slot].centres, stream, m_ParallelFor);
+      const std::int64_t * list = m_Centres.data() + firstCentre;
+      ring.Upload(OneHostBlock(list, static_cast<std::size_t>(centres)), m_Slab[slot].centres, stream, m_ParallelFor);
     }
     SVDLR_CUDA_CHECK(cudaEventRecord(m_Resources->uploaded[slot].Get(), stream));
   }

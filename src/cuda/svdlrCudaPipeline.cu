@@ -81,10 +81,6 @@ namespace detail
 namespace
 {
 
-// Left free for what allocates behind our back: cuBLAS's per-handle workspace (32 MiB on Hopper), cuSOLVER's
-// internals, the context's own growth.
-constexpr std::size_t kReservedBytes = std::size_t{ 256 } << 20;
-constexpr std::size_t kReservedFraction = 20; // and 1/20 of what is free
 // The status arrays that come back to the host after the solve: info | non-finite flags | redo flags.
 constexpr std::size_t kCopiedStatusArrays = 3;
 
@@ -140,8 +136,7 @@ public:
       std::size_t     totalBytes = 0;
       SVDLR_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
       freeBytes += m_Resources->DeviceBytes(); // ours to reuse or free
-      const std::size_t reserve = kReservedBytes + freeBytes / kReservedFraction;
-      const std::size_t available = freeBytes > reserve ? freeBytes - reserve : 0;
+      const std::size_t available = UsableDeviceBytes(freeBytes);
       m_Plan = PlanBatches(m_Geometry, input.count, options.maxMatricesPerBatch, available, [this](std::size_t batch) {
         return m_Resources->EigenWorkspace(m_Geometry.EigenSide(), batch).deviceBytes;
       });

@@ -17,6 +17,7 @@
  *=========================================================================*/
 #include "svdlrLocalDenoiseTransfers.h"
 
+#include <array>
 #include <cstdlib>
 
 namespace svdlr
@@ -58,13 +59,16 @@ SlabTransfers::SlabTransfers(const SeriesView<const float> & input, const Series
   , m_OutLayout(LayoutOf(output))
 {}
 
-/** Host rows of a view for planes [first, first + planes) in `layout` order, for element-wise packing: body(t, z, y,
- * at) for each row, with t the volume (VolumesOuter) or -1 (VolumesInner: the row holds every volume) and `at` the
- * row's start in the packed copy. */
+/** Every element of planes [first, first + planes) of a view with `strides`, in the packed order of `layout`:
+ * body(at, offset), with `at` the element's index in the packed copy and `offset` its offset in the view. Rows of
+ * the packed copy run in parallel. */
 template <typename TBody>
 void
-SlabTransfers::ForEachRow(PackedLayout layout, std::int64_t first, std::int64_t planes, TBody && body)
+SlabTransfers::ForEachElement(PackedLayout layout, const std::array<std::ptrdiff_t, 4> & strides, std::int64_t first,
+                              std::int64_t planes, TBody && body)
 {
+  const auto &       s = strides;
+  const std::int64_t nx = m_Geometry.nx;
   const std::int64_t ny = m_Geometry.ny;
   const std::int64_t nv = m_Geometry.volumes;
   if (layout == PackedLayout::VolumesOuter)
@@ -74,123 +78,98 @@ SlabTransfers::ForEachRow(PackedLayout layout, std::int64_t first, std::int64_t 
       const std::int64_t z = static_cast<std::int64_t>(unit) % planes;
       for (std::int64_t y = 0; y < ny; ++y)
       {
-        body(t, first + z, y, ((t * planes + z) * ny + y) * m_Geometry.nx);
+        const std::int64_t at = ((t * planes + z) * ny + y) * nx;
+        const std::int64_t row = (first + z) * s[2] + y * s[1] + t * s[3];
+        for (std::int64_t x = 0; x < nx; ++x)
+        {
+          body(at + x, row + x * s[0]);
+        }
       }
     });
+    return;
+  }
+  m_ParallelFor(static_cast<std::size_t>(planes), [&](std::size_t unit) {
+    const std::int64_t z = static_cast<std::int64_t>(unit);
+    for (std::int64_t y = 0; y < ny; ++y)
+    {
+      const std::int64_t at = ((z * ny + y) * nx) * nv;
+      const std::int64_t row = (first + z) * s[2] + y * s[1];
+      for (std::int64_t x = 0; x < nx; ++x)
+      {
+        for (std::int64_t v = 0; v < nv; ++v)
+        {
+          body(at + x * nv + v, row + x * s[0] + v * s[3]);
+        }
+      }
+    }
+  });
+}
+
+/** Planes [first, first + planes) of a view that moves as it is (HostLayout::direct): one block per volume
+ * (VolumesOuter) or one block (VolumesInner). */
+template <typename TByte, typename T>
+HostMatrices<TByte>
+SlabTransfers::DirectBlocks(T * data, const HostLayout & layout, const std::array<std::ptrdiff_t, 4> & strides,
+                            std::int64_t first, std::int64_t planes) const
+{
+  HostMatrices<TByte> blocks;
+  blocks.data = reinterpret_cast<TByte *>(data + first * strides[2]);
+  if (layout.packed == PackedLayout::VolumesOuter)
+  {
+    blocks.count = static_cast<std::size_t>(m_Geometry.volumes);
+    blocks.matrixBytes = static_cast<std::size_t>(planes * m_Geometry.PlaneVoxels()) * sizeof(float);
+    blocks.strideBytes = static_cast<std::size_t>(strides[3]) * sizeof(float);
   }
   else
   {
-    m_ParallelFor(static_cast<std::size_t>(planes), [&](std::size_t z) {
-      for (std::int64_t y = 0; y < ny; ++y)
-      {
-        body(-1, first + static_cast<std::int64_t>(z), y, ((static_cast<std::int64_t>(z) * ny + y) * m_Geometry.nx) * nv);
-      }
-    });
+    blocks.count = 1;
+    blocks.matrixBytes = Elements(planes) * sizeof(float);
+    blocks.strideBytes = blocks.matrixBytes;
   }
+  return blocks;
 }
 
 void
 SlabTransfers::UploadInput(std::int64_t first, std::int64_t planes, float * packedIn, StagingRing & ring,
                            cudaStream_t stream)
 {
-  const std::int64_t planeVoxels = m_Geometry.PlaneVoxels();
-  const std::int64_t nv = m_Geometry.volumes;
-  const std::size_t  elements = Elements(planes);
-  const auto &       st = m_Input.strides;
-
+  const auto & st = m_Input.strides;
   if (m_InLayout.direct)
   {
-    const auto * base = reinterpret_cast<const unsigned char *>(m_Input.data + first * st[2]);
-    HostMatrices<const unsigned char> source;
-    source.data = base;
-    if (m_InLayout.packed == PackedLayout::VolumesOuter)
-    {
-      source.count = static_cast<std::size_t>(nv);
-      source.matrixBytes = static_cast<std::size_t>(planes * planeVoxels) * sizeof(float);
-      source.strideBytes = static_cast<std::size_t>(st[3]) * sizeof(float);
-    }
-    else
-    {
-      source.count = 1;
-      source.matrixBytes = elements * sizeof(float);
-      source.strideBytes = source.matrixBytes;
-    }
-    ring.Upload(source, packedIn, stream, m_ParallelFor);
+    ring.Upload(DirectBlocks<const unsigned char>(m_Input.data, m_InLayout, st, first, planes), packedIn, stream,
+                m_ParallelFor);
     return;
   }
   // Any other strides: gather into a packed host copy first.
+  const std::size_t elements = Elements(planes);
   m_HostScratch.resize(elements);
-  float * packed = m_HostScratch.data();
-  ForEachRow(m_InLayout.packed, first, planes, [&](std::int64_t t, std::int64_t z, std::int64_t y, std::int64_t at) {
-    const float * row = m_Input.data + z * st[2] + y * st[1];
-    for (std::int64_t x = 0; x < m_Geometry.nx; ++x)
-    {
-      if (t >= 0)
-      {
-        packed[at + x] = row[x * st[0] + t * st[3]];
-      }
-      else
-      {
-        for (std::int64_t v = 0; v < nv; ++v)
-        {
-          packed[at + x * nv + v] = row[x * st[0] + v * st[3]];
-        }
-      }
-    }
+  float *       packed = m_HostScratch.data();
+  const float * view = m_Input.data;
+  ForEachElement(m_InLayout.packed, st, first, planes, [&](std::int64_t at, std::int64_t offset) {
+    packed[at] = view[offset];
   });
-  HostMatrices<const unsigned char> source{ reinterpret_cast<const unsigned char *>(packed), 1,
-                                            elements * sizeof(float), elements * sizeof(float) };
-  ring.Upload(source, packedIn, stream, m_ParallelFor);
+  ring.Upload(OneHostBlock(static_cast<const float *>(packed), elements), packedIn, stream, m_ParallelFor);
 }
 
 void
 SlabTransfers::DownloadOutput(std::int64_t first, std::int64_t planes, const float * packedOut, StagingRing & ring,
                               cudaStream_t stream)
 {
-  const std::int64_t planeVoxels = m_Geometry.PlaneVoxels();
-  const std::int64_t nv = m_Geometry.volumes;
-  const std::size_t  elements = Elements(planes);
-  const auto &       so = m_Output.strides;
+  const auto & so = m_Output.strides;
   if (m_OutLayout.direct)
   {
-    HostMatrices<unsigned char> target;
-    target.data = reinterpret_cast<unsigned char *>(m_Output.data + first * so[2]);
-    if (m_OutLayout.packed == PackedLayout::VolumesOuter)
-    {
-      target.count = static_cast<std::size_t>(nv);
-      target.matrixBytes = static_cast<std::size_t>(planes * planeVoxels) * sizeof(float);
-      target.strideBytes = static_cast<std::size_t>(so[3]) * sizeof(float);
-    }
-    else
-    {
-      target.count = 1;
-      target.matrixBytes = elements * sizeof(float);
-      target.strideBytes = target.matrixBytes;
-    }
-    ring.Download(packedOut, target, stream, m_ParallelFor);
+    ring.Download(packedOut, DirectBlocks<unsigned char>(m_Output.data, m_OutLayout, so, first, planes), stream,
+                  m_ParallelFor);
     return;
   }
+  // Any other strides: through a packed host copy, then scattered.
+  const std::size_t elements = Elements(planes);
   m_HostScratch.resize(elements);
-  float *                     packed = m_HostScratch.data();
-  HostMatrices<unsigned char> target{ reinterpret_cast<unsigned char *>(packed), 1, elements * sizeof(float),
-                                      elements * sizeof(float) };
-  ring.Download(packedOut, target, stream, m_ParallelFor);
-  ForEachRow(m_OutLayout.packed, first, planes, [&](std::int64_t t, std::int64_t z, std::int64_t y, std::int64_t at) {
-    float * row = m_Output.data + z * so[2] + y * so[1];
-    for (std::int64_t x = 0; x < m_Geometry.nx; ++x)
-    {
-      if (t >= 0)
-      {
-        row[x * so[0] + t * so[3]] = packed[at + x];
-      }
-      else
-      {
-        for (std::int64_t v = 0; v < nv; ++v)
-        {
-          row[x * so[0] + v * so[3]] = packed[at + x * nv + v];
-        }
-      }
-    }
+  float * packed = m_HostScratch.data();
+  ring.Download(packedOut, OneHostBlock(packed, elements), stream, m_ParallelFor);
+  float * view = m_Output.data;
+  ForEachElement(m_OutLayout.packed, so, first, planes, [&](std::int64_t at, std::int64_t offset) {
+    view[offset] = packed[at];
   });
 }
 
@@ -203,15 +182,11 @@ SlabTransfers::DownloadMaps(std::int64_t first, std::int64_t planes, const float
   const std::size_t offset = static_cast<std::size_t>(first * m_Geometry.PlaneVoxels());
   if (maps.noiseSigma != nullptr)
   {
-    HostMatrices<unsigned char> target{ reinterpret_cast<unsigned char *>(maps.noiseSigma + offset), 1,
-                                        voxels * sizeof(float), voxels * sizeof(float) };
-    ring.Download(sigmaMap, target, stream, m_ParallelFor);
+    ring.Download(sigmaMap, OneHostBlock(maps.noiseSigma + offset, voxels), stream, m_ParallelFor);
   }
   if (maps.rank != nullptr)
   {
-    HostMatrices<unsigned char> target{ reinterpret_cast<unsigned char *>(maps.rank + offset), 1,
-                                        voxels * sizeof(std::uint16_t), voxels * sizeof(std::uint16_t) };
-    ring.Download(rankMap, target, stream, m_ParallelFor);
+    ring.Download(rankMap, OneHostBlock(maps.rank + offset, voxels), stream, m_ParallelFor);
   }
 }
 

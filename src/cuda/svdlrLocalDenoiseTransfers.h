@@ -31,7 +31,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace svdlr
@@ -46,6 +49,16 @@ struct HostLayout
   PackedLayout packed{ PackedLayout::VolumesOuter };
   bool         direct{ false };
 };
+
+/** `count` packed host elements at `data`, as one block for the staging ring. */
+template <typename T>
+HostMatrices<std::conditional_t<std::is_const_v<T>, const unsigned char, unsigned char>>
+OneHostBlock(T * data, std::size_t count)
+{
+  using Byte = std::conditional_t<std::is_const_v<T>, const unsigned char, unsigned char>;
+  const std::size_t bytes = count * sizeof(T);
+  return { reinterpret_cast<Byte *>(data), 1, bytes, bytes };
+}
 
 class SlabTransfers
 {
@@ -83,7 +96,13 @@ public:
 private:
   template <typename TBody>
   void
-  ForEachRow(PackedLayout layout, std::int64_t first, std::int64_t planes, TBody && body);
+  ForEachElement(PackedLayout layout, const std::array<std::ptrdiff_t, 4> & strides, std::int64_t first,
+                 std::int64_t planes, TBody && body);
+
+  template <typename TByte, typename T>
+  HostMatrices<TByte>
+  DirectBlocks(T * data, const HostLayout & layout, const std::array<std::ptrdiff_t, 4> & strides,
+               std::int64_t first, std::int64_t planes) const;
 
   std::size_t
   Elements(std::int64_t planes) const
