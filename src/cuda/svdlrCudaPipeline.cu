@@ -40,7 +40,9 @@
 //
 // When the caller's matrices are already on the device (ReconstructOnDevice), only the two transfers
 // differ (CopyIn, CopyOut): a device-to-device copy on the slot's stream replaces the staging ring, and
-// every slot stream first waits for what the caller had queued on its own stream.
+// every slot stream first waits for what the caller had queued on its own stream. Where the caller's memory is,
+// and the copies that reach it directly, are in svdlrCudaCallerMemory.h; the slots and the ring, kept per device
+// between runs, in svdlrCudaResourceCache.h.
 #include "svdlrBackends.h"
 #include "svdlrParallel.h"
 #include "svdlrProgress.h"

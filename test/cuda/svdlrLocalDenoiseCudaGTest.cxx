@@ -24,6 +24,7 @@
 
 #include "cuda/svdlrLocalDenoiseCuda.h"
 #include "cuda/svdlrLocalDenoisePlan.h"
+#include "svdlr/Engine.h"
 #include "svdlr/LocalDenoise.h"
 #include "svdlrPatchGeometry.h"
 
@@ -414,6 +415,36 @@ TEST_F(LocalDenoiseCuda, ManySlabsAndBatchesGiveTheSameResult)
     EXPECT_GE(trace.batches, input.Voxels() / 37) << "maxPatchesPerBatch was not honoured";
     EXPECT_EQ(trace.batchSize, 37u);
     ExpectSameResult(gpu, cpu, input);
+  }
+}
+
+TEST_F(LocalDenoiseCuda, CachedResourcesGiveTheSameResultAfterAFailedRunAndAfterARelease)
+{
+  // The streams, handles and buffers stay cached per device between runs (svdlrDeviceResourceCache.h). A run that
+  // fails frees its set instead of caching it, and ReleaseCudaResources frees the cache: the run after each starts
+  // from a fresh set and must give exactly what the run on the cached set gave.
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series        input = LowRankPlusNoise({ 11, 10, 12 }, 16, 3, m_Random);
+  LocalDenoiseOptions options;
+  options.maxPatchesPerBatch = 53;
+  const Result                                cpu = Denoise(input, options, svdlr::Backend::CPU);
+  const svdlr::detail::LocalDenoiseCudaTuning tuning;
+  svdlr::detail::LocalDenoiseCudaTrace        trace;
+  const Result                                first = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+  const Result                                cached = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+
+  Series broken = input;
+  broken.At(2, 3, 4, 1) = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_THROW(DenoiseTuned(broken, options, cpu.report.patchSize, tuning, trace), svdlr::Error);
+  const Result afterFailure = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+
+  svdlr::ReleaseCudaResources();
+  const Result afterRelease = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+
+  ExpectSameResult(first, cpu, input);
+  for (const Result * again : { &cached, &afterFailure, &afterRelease })
+  {
+    ExpectSameResult(*again, first, input);
   }
 }
 
