@@ -399,6 +399,58 @@ TEST_F(LocalDenoiseCuda, VectorImageLayoutAndInPlaceEqualCpu)
   ExpectSameResult(gpuInPlace, cpu, image);
 }
 
+/** The same series in a buffer of `elements` with other strides; the gaps hold NaN, which no voxel may read. */
+Series
+Restrided(const Series & in, const std::array<std::ptrdiff_t, 4> & strides, std::size_t elements)
+{
+  Series out;
+  out.size = in.size;
+  out.volumes = in.volumes;
+  out.strides = strides;
+  out.data.assign(elements, std::numeric_limits<float>::quiet_NaN());
+  for (std::size_t z = 0; z < in.size[2]; ++z)
+    for (std::size_t y = 0; y < in.size[1]; ++y)
+      for (std::size_t x = 0; x < in.size[0]; ++x)
+        for (std::size_t t = 0; t < in.volumes; ++t)
+        {
+          out.At(x, y, z, t) = in.At(x, y, z, t);
+        }
+  return out;
+}
+
+TEST_F(LocalDenoiseCuda, ViewsWithGapsGoThroughAPackedHostCopyAndEqualCpu)
+{
+  // Neither an itk::Image nor an itk::VectorImage layout: the slabs are gathered into, and scattered from, a packed
+  // host copy (svdlrLocalDenoiseTransfers.h), in the packed order nearest to the view's.
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series        image = LowRankPlusNoise({ 12, 11, 13 }, 20, 3, m_Random);
+  LocalDenoiseOptions options;
+  options.maxPatchesPerBatch = 211; // several slabs and batches
+  const Result         cpu = Denoise(image, options, svdlr::Backend::CPU);
+  const std::ptrdiff_t nx = 12, ny = 11, nz = 13, nv = 20;
+  // Volumes outermost, rows padded by 3 and volumes by 7.
+  const std::array<std::ptrdiff_t, 4> outer{ 1, nx + 3, (nx + 3) * ny, (nx + 3) * ny * nz + 7 };
+  // Volumes innermost, each voxel padded by 1.
+  const std::array<std::ptrdiff_t, 4> inner{ nv + 1, (nv + 1) * nx, (nv + 1) * nx * ny, 1 };
+  for (const auto & strides : { outer, inner })
+  {
+    const std::size_t elements = static_cast<std::size_t>(
+      std::max(strides[3] * nv, std::max(strides[0] * nx, std::max(strides[1] * ny, strides[2] * nz))));
+    const Series input = Restrided(image, strides, elements);
+    const Result gpu = Denoise(input, options, svdlr::Backend::CUDA);
+    Result       reordered = gpu;
+    reordered.output = image.Poisoned();
+    for (std::size_t z = 0; z < image.size[2]; ++z)
+      for (std::size_t y = 0; y < image.size[1]; ++y)
+        for (std::size_t x = 0; x < image.size[0]; ++x)
+          for (std::size_t t = 0; t < image.volumes; ++t)
+          {
+            reordered.output.At(x, y, z, t) = gpu.output.At(x, y, z, t);
+          }
+    ExpectSameResult(reordered, cpu, image);
+  }
+}
+
 TEST_F(LocalDenoiseCuda, ManySlabsAndBatchesGiveTheSameResult)
 {
   SCOPED_TRACE(m_Random.SeedTrace());
