@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace
@@ -58,8 +59,8 @@ TEST(SVDLowRankDeviceResourceCache, TakeMakesAFreshSetForTheDeviceWhenNoneIsCach
 
 TEST(SVDLowRankDeviceResourceCache, ASetPutBackIsTheOneTheNextRunOnThatDeviceTakes)
 {
-  auto &             cache = CacheOf<2>::Shared();
-  auto               first = cache.Take(0);
+  auto &                cache = CacheOf<2>::Shared();
+  auto                  first = cache.Take(0);
   const CountedSet<2> * kept = first.get();
   cache.Put(std::move(first));
   EXPECT_EQ(CountedSet<2>::alive, 1);
@@ -70,9 +71,9 @@ TEST(SVDLowRankDeviceResourceCache, ASetPutBackIsTheOneTheNextRunOnThatDeviceTak
 
 TEST(SVDLowRankDeviceResourceCache, PuttingASecondSetForADeviceFreesTheFirst)
 {
-  auto & cache = CacheOf<3>::Shared();
-  auto   a = cache.Take(0);
-  auto   b = cache.Take(0); // the cache is empty: a second fresh set, as for two concurrent runs
+  auto &                cache = CacheOf<3>::Shared();
+  auto                  a = cache.Take(0);
+  auto                  b = cache.Take(0); // the cache is empty: a second fresh set, as for two concurrent runs
   const CountedSet<3> * second = b.get();
   cache.Put(std::move(a));
   cache.Put(std::move(b));
@@ -117,8 +118,8 @@ TEST(SVDLowRankDeviceResourceCache, FreeOnItsDeviceFreesASetThatIsNotCached)
 
 TEST(SVDLowRankDeviceResourceCache, ConcurrentRunsNeverShareASet)
 {
-  auto &            cache = CacheOf<7>::Shared();
-  std::atomic<int>  shared{ 0 };
+  auto &                   cache = CacheOf<7>::Shared();
+  std::atomic<int>         shared{ 0 };
   std::vector<std::thread> runs;
   for (int t = 0; t < 8; ++t)
   {
