@@ -148,23 +148,33 @@ LowRankPlusNoise(std::array<std::size_t, 3> size, std::size_t volumes, std::size
   return s;
 }
 
-/** The same series with each voxel's volumes adjacent (an itk::VectorImage). */
+/** The same series in a buffer of `elements` with other strides; the gaps hold NaN, which no voxel may read. */
 Series
-VolumesInner(const Series & in)
+Restrided(const Series & in, const std::array<std::ptrdiff_t, 4> & strides, std::size_t elements)
 {
-  Series out = in;
-  const auto nv = static_cast<std::ptrdiff_t>(in.volumes);
-  const auto nx = static_cast<std::ptrdiff_t>(in.size[0]);
-  const auto ny = static_cast<std::ptrdiff_t>(in.size[1]);
-  out.strides = { nv, nv * nx, nv * nx * ny, 1 };
+  Series out;
+  out.size = in.size;
+  out.volumes = in.volumes;
+  out.strides = strides;
+  out.data.assign(elements, std::numeric_limits<float>::quiet_NaN());
   for (std::size_t z = 0; z < in.size[2]; ++z)
     for (std::size_t y = 0; y < in.size[1]; ++y)
       for (std::size_t x = 0; x < in.size[0]; ++x)
         for (std::size_t t = 0; t < in.volumes; ++t)
         {
-          out.At(x, y, z, t) = in.data[x * in.strides[0] + y * in.strides[1] + z * in.strides[2] + t * in.strides[3]];
+          out.At(x, y, z, t) = in.At(x, y, z, t);
         }
   return out;
+}
+
+/** The same series with each voxel's volumes adjacent (an itk::VectorImage). */
+Series
+VolumesInner(const Series & in)
+{
+  const auto nv = static_cast<std::ptrdiff_t>(in.volumes);
+  const auto nx = static_cast<std::ptrdiff_t>(in.size[0]);
+  const auto ny = static_cast<std::ptrdiff_t>(in.size[1]);
+  return Restrided(in, { nv, nv * nx, nv * nx * ny, 1 }, in.data.size());
 }
 
 struct Result
@@ -243,6 +253,16 @@ ExpectSameResult(const Result & gpu, const Result & cpu, const Series & input)
   EXPECT_EQ(sigmaDifferences, 0u) << "voxels whose σ differs beyond float rounding (worst " << worstSigma << ")";
   EXPECT_EQ(valueDifferences, 0u) << "values that differ beyond float rounding (worst " << worstValue
                                   << ", series rms " << scale << ")";
+}
+
+/** `result` with its output moved into the layout of `reference` (same size), for comparing results of views with
+ * other strides. */
+Result
+InLayoutOf(const Result & result, const Series & reference)
+{
+  Result moved = result;
+  moved.output = Restrided(result.output, reference.strides, reference.data.size());
+  return moved;
 }
 
 /** A random ball of voxels, the rest outside. */
@@ -374,17 +394,7 @@ TEST_F(LocalDenoiseCuda, VectorImageLayoutAndInPlaceEqualCpu)
   options.aggregation = PatchAggregation::OverlapAverage;
   const Result cpu = Denoise(image, options, svdlr::Backend::CPU);
   const Result gpuVector = Denoise(vector, options, svdlr::Backend::CUDA);
-  // Back to the image layout for the comparison.
-  Result reordered = gpuVector;
-  reordered.output = image.Poisoned();
-  for (std::size_t z = 0; z < image.size[2]; ++z)
-    for (std::size_t y = 0; y < image.size[1]; ++y)
-      for (std::size_t x = 0; x < image.size[0]; ++x)
-        for (std::size_t t = 0; t < image.volumes; ++t)
-        {
-          reordered.output.At(x, y, z, t) = gpuVector.output.At(x, y, z, t);
-        }
-  ExpectSameResult(reordered, cpu, image);
+  ExpectSameResult(InLayoutOf(gpuVector, image), cpu, image);
 
   // In place: the output view is the input view.
   Series inPlace = image;
@@ -397,25 +407,6 @@ TEST_F(LocalDenoiseCuda, VectorImageLayoutAndInPlaceEqualCpu)
                                                  { gpuInPlace.sigma.data(), gpuInPlace.rank.data() }, options);
   gpuInPlace.output = inPlace;
   ExpectSameResult(gpuInPlace, cpu, image);
-}
-
-/** The same series in a buffer of `elements` with other strides; the gaps hold NaN, which no voxel may read. */
-Series
-Restrided(const Series & in, const std::array<std::ptrdiff_t, 4> & strides, std::size_t elements)
-{
-  Series out;
-  out.size = in.size;
-  out.volumes = in.volumes;
-  out.strides = strides;
-  out.data.assign(elements, std::numeric_limits<float>::quiet_NaN());
-  for (std::size_t z = 0; z < in.size[2]; ++z)
-    for (std::size_t y = 0; y < in.size[1]; ++y)
-      for (std::size_t x = 0; x < in.size[0]; ++x)
-        for (std::size_t t = 0; t < in.volumes; ++t)
-        {
-          out.At(x, y, z, t) = in.At(x, y, z, t);
-        }
-  return out;
 }
 
 TEST_F(LocalDenoiseCuda, ViewsWithGapsGoThroughAPackedHostCopyAndEqualCpu)
@@ -438,16 +429,7 @@ TEST_F(LocalDenoiseCuda, ViewsWithGapsGoThroughAPackedHostCopyAndEqualCpu)
       std::max(strides[3] * nv, std::max(strides[0] * nx, std::max(strides[1] * ny, strides[2] * nz))));
     const Series input = Restrided(image, strides, elements);
     const Result gpu = Denoise(input, options, svdlr::Backend::CUDA);
-    Result       reordered = gpu;
-    reordered.output = image.Poisoned();
-    for (std::size_t z = 0; z < image.size[2]; ++z)
-      for (std::size_t y = 0; y < image.size[1]; ++y)
-        for (std::size_t x = 0; x < image.size[0]; ++x)
-          for (std::size_t t = 0; t < image.volumes; ++t)
-          {
-            reordered.output.At(x, y, z, t) = gpu.output.At(x, y, z, t);
-          }
-    ExpectSameResult(reordered, cpu, image);
+    ExpectSameResult(InLayoutOf(gpu, image), cpu, image);
   }
 }
 
