@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
-"""Many volumes over the GPU workers of a Dask cluster, for batch_dask_session.sh.
+"""Many volumes over the GPU workers of a Dask cluster, for the batch-dask stage of device.sh.
 
     batch_dask_shards.py SCHEDULER_FILE TOOL INPUT_DIR OUTPUT_DIR MODE [RANK]
 
@@ -21,7 +21,7 @@ from distributed import Client, progress
 
 def run_shard(tool, files, output, rank, table):
     """One task: the tool's batch pipeline on `files`, on this worker's GPU; returns the table's rows."""
-    backend = os.environ.get("SVDLR_BATCH_BACKEND", "cuda")  # cpu: batch_dask_session.sh's dry run
+    backend = os.environ.get("SVDLR_BATCH_BACKEND", "cuda")  # cpu: a dry run on a machine without a GPU
     devices = ["--devices", "0"] if backend == "cuda" else []
     command = [tool, "--batch", "--backend", backend, *devices, "--rank", str(rank), "--table", table, "-o", output]
     command += files

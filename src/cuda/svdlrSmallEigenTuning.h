@@ -29,7 +29,7 @@ namespace detail
 /** Variants of the solver's kernels, kept side by side so that one device run can time them against each other
  * (docs/denoising-cuda.md). The defaults are the kernels measured and sanitised on the H100; the three variants
  * were written after that run and are verified only by what runs without a GPU (the QL arithmetic on the CPU),
- * until the next device run (benchmarks/denoise_cuda_session.sh times and tests them all). */
+ * until the next device run (benchmarks/device.sh denoise-kernels times them all). */
 struct SmallEigenTuning
 {
   bool lowerTridiagonalization{ false }; // stage 1 updates the lower triangle only, q threads per row of A v

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+# Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
+"""The denoiser as users run it, against dwidenoise, end to end on one phantom: one Markdown table and one JSON.
+
+Rows (--rows, default all): dwidenoise and ours on the CPU with one thread and with every core, and ours on the GPU,
+each on the whole volume and inside the brain mask. Every row runs the real tool as a fresh process, .nii.gz in and
+.nii.gz out (SVDLowRankDenoiseSeries; dwidenoise), both at their defaults unless --ours-args / --dwidenoise-args say
+otherwise, and gives:
+  wall      the process's wall time, reading and writing included;
+  filter    ours: the tool's own "time:" line (the ITK filter around the engine);
+  engine    ours: svdlrDenoiseBenchmark on the same series, memory to memory, with the patch the tool used (median of
+            --engine-repeat on the GPU, where the first run pays the set-up; one run on the CPU);
+  PSNR gain and sigma error inside the brain mask against the phantom's truth (evaluate.py's definitions: PSNR peak
+            = the largest clean value in the brain; sigma error = median over the brain of map / true sigma - 1);
+  host MiB  the process's peak resident set (wait4's ru_maxrss); GPU MiB: the tool's summary (the denoiser's buffers).
+One-thread rows are pinned to one core (sched_setaffinity, ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS=1, -nthreads 1).
+With --one-core-slices K they run on the K central slices of the same phantom (a slab), to fit a time budget; their
+rows say so, and their times compare with each other, not with the full-size rows.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+import dwi_io
+from evaluate import psnr
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOLS = ("dwidenoise", "ours-cpu", "ours-gpu")
+# The most telling rows first: when the time budget runs out, the rows not started are listed as skipped.
+ALL_ROWS = [f"{tool}:{threads}:{region}" for threads in ("all", "1") for tool in ("ours-gpu",) + TOOLS[:2]
+            for region in ("whole", "mask") if not (tool == "ours-gpu" and threads == "1")]
+
+
+def gpu_present():
+    try:
+        return "GPU" in subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+    except OSError:
+        return False
+
+
+def run_process(cmd, log, env=None, cpus=None, limit=None):
+    """Runs cmd as a fresh process, killed after `limit` s; returns (exit code, output, wall s, peak resident MiB of
+    that process)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
+                            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+    timer = threading.Timer(limit, proc.kill) if limit else None
+    if timer:
+        timer.start()
+    output = proc.stdout.read()
+    if timer:
+        timer.cancel()
+    _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage, not the maximum over all children
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(cmd)}\n{output}\n(exit {proc.returncode}, {wall:.2f} s)\n\n")
+    return proc.returncode, output, wall, usage.ru_maxrss / 1024.0
+
+
+class DataSet:
+    """One phantom (or a slab of it) as the tools read it: .nii.gz series and mask, raw copies for the engine, and
+    the clean series and mask in memory for the scores."""
+
+    def __init__(self, prefix, work, name, slices=None):
+        p = dwi_io.paths(prefix)
+        noisy, affine = dwi_io.load_nifti(p["noisy"])
+        clean = dwi_io.load_nifti(p["clean"])[0]
+        mask = dwi_io.load_nifti(p["mask"], np.uint8)[0]
+        self.sigma = float(dwi_io.load_truth(prefix)["sigma"])
+        if slices:
+            first = max(0, (noisy.shape[2] - slices) // 2)
+            noisy, clean, mask = (a[:, :, first:first + slices] for a in (noisy, clean, mask))
+        self.label = f"{slices}-slice slab" if slices else "full"
+        self.size = list(noisy.shape)
+        self.files = {k: os.path.join(work, f"{name}_{k}") for k in ("noisy.nii.gz", "mask.nii.gz", "noisy.f32",
+                                                                       "mask.u8")}
+        dwi_io.save_nifti(self.files["noisy.nii.gz"], noisy, affine)
+        dwi_io.save_nifti(self.files["mask.nii.gz"], mask, affine)
+        dwi_io.write_raw(self.files["noisy.f32"], noisy, np.float32)
+        dwi_io.write_raw(self.files["mask.u8"], mask, np.uint8)
+        self.clean, self.mask = clean, mask > 0
+        self.peak = float(clean[self.mask].max())
+        self.psnr_noisy = psnr(noisy, clean, self.mask, self.peak)
+
+    def score(self, output, sigma_map):
+        """PSNR gain and the sigma map's median relative error, inside the brain mask."""
+        out = dwi_io.load_nifti(output)[0]
+        scores = {"psnr_db": psnr(out, self.clean, self.mask, self.peak)}
+        scores["psnr_gain_db"] = scores["psnr_db"] - self.psnr_noisy
+        if os.path.exists(sigma_map):
+            rel = dwi_io.load_nifti(sigma_map)[0][self.mask].astype(np.float64) / self.sigma - 1.0
+            scores["sigma_rel_err_median"] = float(np.median(rel))
+        return scores
+
+
+def summary_value(output, pattern):
+    match = re.search(pattern, output, re.MULTILINE)
+    return float(match.group(1)) if match else None
+
+
+def run_row(row, data, args, work, log, limit):
+    tool, threads, region = row.split(":")
+    n = 1 if threads == "1" else os.cpu_count()
+    cpus = {sorted(os.sched_getaffinity(0))[0]} if n == 1 else None
+    out, sigma = (os.path.join(work, f"{row.replace(':', '_')}_{k}.nii.gz") for k in ("out", "sigma"))
+    for path in (out, sigma):
+        if os.path.exists(path):
+            os.remove(path)
+    masked = region == "mask"
+    env = dict(os.environ, ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS=str(n), OPENBLAS_NUM_THREADS=str(n),
+               OMP_NUM_THREADS=str(n))
+    result = {"row": row, "tool": tool, "threads": n, "region": region, "data": data.label, "size": data.size}
+    if tool == "dwidenoise":
+        cmd = [args.dwidenoise, data.files["noisy.nii.gz"], out, "-noise", sigma, "-nthreads", str(n), "-quiet",
+               "-force"] + args.dwidenoise_args.split() + (["-mask", data.files["mask.nii.gz"]] if masked else [])
+    else:
+        cmd = [args.tool, data.files["noisy.nii.gz"], out, "--noise-map", sigma, "--overwrite", "--backend",
+               "cuda" if tool == "ours-gpu" else "cpu"] + args.ours_args.split() + (
+                   ["--mask", data.files["mask.nii.gz"]] if masked else [])
+    code, output, wall, host_mib = run_process(cmd, log, env, cpus, limit)
+    if code != 0:
+        killed = " (killed: out of time)" if wall >= limit else ""
+        result["error"] = f"exit {code}{killed}: " + output.strip()[-300:]
+        return result
+    result.update({"wall_s": wall, "host_mib": host_mib, **data.score(out, sigma)})
+    if tool != "dwidenoise":
+        result["filter_s"] = summary_value(output, r"^time:\s+([0-9.eE+-]+) s")
+        result["gpu_mib"] = summary_value(output, r"^memory:.*GPU ([0-9.]+) MiB")
+        patch = re.search(r"^patch:\s+(\d+) x (\d+) x (\d+)", output, re.MULTILINE)
+        if tool == "ours-gpu" or args.cpu_engine:
+            result["engine_s"] = run_engine(tool, n, masked, patch.groups() if patch else None, data, args, log, env,
+                                            cpus, limit - wall)
+    return result
+
+
+def run_engine(tool, threads, masked, patch, data, args, log, env, cpus, limit):
+    if not args.engine or limit <= 1:
+        return None
+    repeat = args.engine_repeat if tool == "ours-gpu" else 1
+    cmd = [args.engine, "--input", data.files["noisy.f32"], "--size", *map(str, data.size), "--backend",
+           "cuda" if tool == "ours-gpu" else "cpu", "--threads", str(threads), "--repeat", str(repeat)]
+    cmd += (["--patch", *patch] if patch else []) + args.engine_args.split()
+    cmd += ["--mask", data.files["mask.u8"]] if masked else []
+    code, output, _, _ = run_process(cmd, log, env, cpus, limit)
+    try:
+        return float(json.loads(output.strip().splitlines()[-1])["median_s"]) if code == 0 else None
+    except (ValueError, KeyError, IndexError):
+        return None
+
+
+def fmt(value, spec):
+    return "—" if value is None else format(value, spec)
+
+
+def markdown(results, title):
+    lines = [title, "", "| tool | threads | region | data | wall (s) | filter (s) | engine (s) | PSNR gain (dB) "
+             "| σ error | host MiB | GPU MiB |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        if "error" in r or "skipped" in r:
+            lines.append(f"| {r['tool']} | {r['threads']} | {r['region']} | {r['data']} | "
+                         f"{r.get('skipped') or r['error'][:120]} | | | | | | |")
+            continue
+        sigma = r.get("sigma_rel_err_median")
+        lines.append("| " + " | ".join([
+            r["tool"], str(r["threads"]), r["region"], r["data"], fmt(r["wall_s"], ".2f"), fmt(r.get("filter_s"), ".2f"),
+            fmt(r.get("engine_s"), ".3f"), fmt(r["psnr_gain_db"], "+.2f"),
+            "—" if sigma is None else f"{100 * sigma:+.1f} %", fmt(r["host_mib"], ".0f"), fmt(r.get("gpu_mib"), ".0f")])
+            + " |")
+    lines += ["", "wall: the process, .nii.gz in and out; filter: the tool's own time; engine: svdlrDenoiseBenchmark, "
+              "memory to memory; PSNR gain and σ error inside the brain mask against the truth; host: peak resident "
+              "set; GPU: the denoiser's device buffers."]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, nargs=4, metavar=("NX", "NY", "NZ", "NV"), required=True)
+    parser.add_argument("--work", required=True, help="folder for the phantom, the outputs and the logs")
+    parser.add_argument("--colin27", help="folder with ch2.nii.gz and ch2bet.nii.gz (make_dwi_phantom.py's default)")
+    parser.add_argument("--rows", default=",".join(ALL_ROWS), help=f"comma-separated, from {','.join(ALL_ROWS)}")
+    parser.add_argument("--one-core-slices", type=int, default=0, help="run the one-thread rows on a slab this thick")
+    parser.add_argument("--tool", default=shutil.which("SVDLowRankDenoiseSeries"), help="our tool")
+    parser.add_argument("--engine", default=shutil.which("svdlrDenoiseBenchmark"), help="our engine's benchmark")
+    parser.add_argument("--dwidenoise", default=shutil.which("dwidenoise"))
+    parser.add_argument("--engine-repeat", type=int, default=3)
+    parser.add_argument("--no-cpu-engine", dest="cpu_engine", action="store_false",
+                        help="engine times for the GPU rows only (on the CPU the engine is most of the filter)")
+    parser.add_argument("--budget", type=float, default=0, help="seconds for everything; rows that would start "
+                        "later are skipped, and a row still running then is stopped (0: no limit)")
+    parser.add_argument("--ours-args", default="", help="extra arguments for our tool, e.g. '--policy mp-cg'")
+    parser.add_argument("--engine-args", default="", help="extra arguments for svdlrDenoiseBenchmark")
+    parser.add_argument("--dwidenoise-args", default="", help="extra arguments for dwidenoise")
+    parser.add_argument("--json", help="results (default WORK/end_to_end.json)")
+    parser.add_argument("--markdown", help="table (default WORK/end_to_end.md)")
+    args = parser.parse_args()
+    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
+    unknown = sorted(set(rows) - set(ALL_ROWS))
+    if unknown:
+        sys.exit(f"error: unknown rows {unknown}; choose from {ALL_ROWS}")
+    if not args.tool:
+        sys.exit("error: SVDLowRankDenoiseSeries not found: pass --tool")
+    os.makedirs(args.work, exist_ok=True)
+    log = os.path.join(args.work, "end_to_end.log")
+    nx, ny, nz, nv = args.size
+    prefix = os.path.join(args.work, f"dwi{nx}x{ny}x{nz}x{nv}")
+    start = time.perf_counter()
+    end = start + (args.budget or float("inf"))
+    if not os.path.exists(dwi_io.paths(prefix)["truth"]):
+        cmd = [sys.executable, os.path.join(HERE, "make_dwi_phantom.py"), "--size", *map(str, args.size), "--out",
+               prefix] + (["--colin27", args.colin27] if args.colin27 else [])
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    full = DataSet(prefix, args.work, "full")
+    slab = DataSet(prefix, args.work, "slab", args.one_core_slices) if args.one_core_slices else full
+    print(f"phantom {nx}x{ny}x{nz}x{nv} ready in {time.perf_counter() - start:.1f} s; {os.cpu_count()} cores",
+          flush=True)
+
+    gpu = gpu_present()
+    results = []
+    for row in rows:
+        tool, threads, region = row.split(":")
+        data = slab if threads == "1" else full
+        remaining = end - time.perf_counter()
+        if remaining < 5:
+            result = {"row": row, "tool": tool, "threads": threads, "region": region, "data": data.label,
+                      "skipped": "not started: the time budget (--budget) ran out"}
+        elif tool == "ours-gpu" and not gpu:
+            result = {"row": row, "tool": tool, "threads": os.cpu_count(), "region": region, "data": data.label,
+                      "skipped": "no GPU here (nvidia-smi lists none)"}
+        elif tool == "dwidenoise" and not args.dwidenoise:
+            result = {"row": row, "tool": tool, "threads": threads, "region": region, "data": data.label,
+                      "skipped": "dwidenoise not found"}
+        else:
+            result = run_row(row, data, args, args.work, log, min(remaining, 1e6))
+        results.append(result)
+        shown = {k: round(v, 3) if isinstance(v, float) else v for k, v in result.items() if k not in ("row", "size")}
+        print(f"[{row}] {json.dumps(shown)}", flush=True)
+
+    title = (f"### {nx}×{ny}×{nz}×{nv}, {os.cpu_count()} cores" +
+             (f" (one-thread rows on the {args.one_core_slices} central slices)" if args.one_core_slices else ""))
+    report = {"size": args.size, "cores": os.cpu_count(), "sigma_true": full.sigma, "psnr_noisy_db": full.psnr_noisy,
+              "one_core_slices": args.one_core_slices, "seconds": time.perf_counter() - start, "rows": results}
+    with open(args.json or os.path.join(args.work, "end_to_end.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    table = markdown(results, title)
+    with open(args.markdown or os.path.join(args.work, "end_to_end.md"), "w") as f:
+        f.write(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

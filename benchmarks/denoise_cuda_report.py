@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+# Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
+"""The denoise-kernels stage's summary (benchmarks/device.sh): the CUDA denoiser's variants and cuSOLVER, each with
+its GPU stage times, then the CPU and GPU outputs against the clean series and against each other.
+
+usage: denoise_cuda_report.py DATA LOGS
+  DATA  series.f32, clean.f32, cpu.f32 / cpu.u16 and gpu.f32 / gpu.u16 (svdlrDenoiseBenchmark --output, --rank-out)
+  LOGS  cuda-bench.log and cuda-bench-overlap.log: svdlrDenoiseCudaBenchmark's JSON lines (other lines are shown)
+"""
+import json
+import sys
+
+import numpy as np
+
+
+def variants(path):
+    for line in open(path):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            if line.strip():
+                print(line.strip()[:300])
+            continue
+        if "error" in r:
+            print(r)
+            continue
+        stages = " ".join(f"{k} {v:.1f}" for k, v in r["gpu_ms"].items())
+        print(f"{r['aggregation']:7s} {r['solver']:55s} median {r['median_s'] * 1e3:7.1f} ms  gpu {stages}  "
+              f"plan {r['plan']}")
+        for key in ("vs_reference", "vs_first_configuration"):
+            if key in r:
+                print(f"    {key}: {r[key]}")
+
+
+def main():
+    data, logs = sys.argv[1], sys.argv[2]
+    for name in ("cuda-bench.log", "cuda-bench-overlap.log"):
+        try:
+            variants(f"{logs}/{name}")
+        except OSError as error:
+            print(name, error)
+    noisy, clean = (np.fromfile(f"{data}/{n}.f32", np.float32) for n in ("series", "clean"))
+    for name in ("cpu", "gpu"):
+        try:
+            out = np.fromfile(f"{data}/{name}.f32", np.float32)
+            print(f"{name}: rms error vs clean {np.sqrt(np.mean((out - clean) ** 2)):.3f} "
+                  f"(noisy {np.sqrt(np.mean((noisy - clean) ** 2)):.3f})")
+        except (OSError, ValueError) as error:
+            print(name, error)
+    try:
+        cpu, gpu = (np.fromfile(f"{data}/{n}.f32", np.float32) for n in ("cpu", "gpu"))
+        rc, rg = (np.fromfile(f"{data}/{n}.u16", np.uint16) for n in ("cpu", "gpu"))
+        print(f"gpu vs cpu: max abs {np.max(np.abs(gpu - cpu)):.3g}, rel rms "
+              f"{np.linalg.norm(gpu - cpu) / np.linalg.norm(cpu):.3g}, rank differences {int(np.sum(rc != rg))} of "
+              f"{rc.size}, ranks {np.bincount(rc).tolist()}")
+    except (OSError, ValueError) as error:
+        print("compare", error)
+
+
+if __name__ == "__main__":
+    main()

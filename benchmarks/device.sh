@@ -1,0 +1,347 @@
+#!/usr/bin/env bash
+# Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
+# device.sh STAGE... — the project's proof on the GPU machine, from the bundle benchmarks/gpu_bundle.sh made here
+# (carried as .gpu; SVDLR_BUNDLE overrides). Stages, in the order named (benchmarks/README.md gives their times):
+#   tests         every GoogleTest suite in the bundle (CUDA, engine, filters, tools): their summary lines
+#   sanitizers    compute-sanitizer memcheck (with leak check), racecheck and synccheck on the CUDA suites' small tests
+#   bench         the slice engine end to end against the peers (run_benchmarks.py; report.py reads bench.json)
+#   sweeps        the subspace solver, staging lanes, streams against batches, the reconstruction kernels, Nsight Compute
+#   denoise       the denoiser end to end against dwidenoise (denoise/end_to_end.py) at DENOISE_SIZES
+#   peers         the denoising comparison with every peer and the figure (denoise/run_peers.py, evaluate.py, figure.py)
+#   denoise-kernels  the CUDA denoiser's variants against its defaults and cuSOLVER (svdlrDenoiseCudaBenchmark)
+#   startup       a fresh process's start-up: the tool per backend, the CUDA start-up probe, OpenBLAS, W4/W5, cuSOLVER
+#   batch         the batch pipeline against a loop of processes, on the GPU and the CPU (with nsys when there)
+#   batch-dask    several GPUs through Dask (run on a two-GPU machine; the bundle made with --dask)
+#   python        builds the Python extension there and times it against the C++ engine
+# Everything goes to a work folder; $OUT gets summary.md (every stage's lines and times), details.tar.gz (logs and
+# results) and the denoising figure when made: a device call brings back only a few files.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bundle=$(cd "${SVDLR_BUNDLE:-$root/.gpu}" 2>/dev/null && pwd) || { echo "no bundle: run benchmarks/gpu_bundle.sh here" >&2; exit 2; }
+out=${OUT:-/tmp/svdlr-device/out}
+work=${SVDLR_DEVICE_WORK:-/tmp/svdlr-device}
+known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask python "
+[ $# -gt 0 ] || { echo "usage: $0 STAGE... (from:$known)" >&2; exit 2; }
+for stage in "$@"; do [[ "$known" == *" $stage "* ]] || { echo "unknown stage '$stage' (from:$known)" >&2; exit 2; }; done
+mkdir -p "$out" "$work"
+started=$(date +%s) # the denoise stage fits its rows into the call's 10 minutes from here
+summary=$out/summary.md
+note() { echo "$*" | tee -a "$summary"; }
+
+# The bundle: programs and libraries, the build paths the test suites name, the Python wheels.
+[ -d "$bundle/bin" ] || tar -xJf "$bundle/binlib.tar.xz" -C "$bundle"
+source "$bundle/env.sh"
+bin=$bundle/bin
+while IFS=$'\t' read -r path target; do
+  [ -e "$path" ] || { mkdir -p "$(dirname "$path")" && ln -sf "$bundle/$target" "$path"; } 2>/dev/null || true
+done < "$bundle/paths.tsv"
+if [ -n "$(ls "$bundle"/whl/*.whl 2>/dev/null)" ] && [ ! -d "$work/site" ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$bundle"/whl/*.whl
+fi
+export PYTHONPATH=$work/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+colin=$bundle/data/ch2.nii.gz
+colin_raw=$work/ch2_181x217x181_u8.raw # the bare voxels, for the programs that take raw input
+[ -f "$colin_raw" ] || python3 -c "import gzip, sys; open(sys.argv[2], 'wb').write(gzip.open(sys.argv[1]).read()[352:])" \
+  "$colin" "$colin_raw"
+export SVDLR_COLIN27_RAW=$colin_raw
+note "# device.sh $* — $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
+  head -1), $(nproc) cores, bundle of commit $(cat "$bundle/commit" 2>/dev/null), $(date -u +%FT%TZ)"
+
+# one NAME SECONDS COMMAND...: runs a command into NAME.log with a time limit; sets rc and took.
+one() {
+  local name=$1 limit=$2 t0; shift 2
+  t0=$(date +%s)
+  timeout "$limit" "$@" > "$dir/$name.log" 2>&1
+  rc=$? took=$(( $(date +%s) - t0 ))
+}
+
+stage_tests() {
+  local suites=${SUITES:-svdlrCudaBackendGTest svdlrLocalDenoiseCudaGTest itkLocalLowRankDenoisingImageFilterGTest
+    itkSVDLowRankReconstructionImageFilterGTest svdlrEngineGTest svdlrLocalDenoiseGTest SVDLowRankDenoiseSeriesGTest
+    SVDLowRankToolGTest SVDLowRankBatchGTest SVDLowRankBatchToolGTest}
+  for suite in $suites; do
+    [ -x "$bin/$suite" ] || { note "$suite: not in the bundle"; continue; }
+    one "$suite" "${SUITE_LIMIT:-240}" "$bin/$suite" --gtest_brief=1
+    note "$suite (rc $rc, $took s): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$dir/$suite.log" | tr '\n' ' ')"
+    grep -E '^\[  FAILED  \] [A-Za-z]' "$dir/$suite.log" | head -10 | tee -a "$summary"
+  done
+}
+
+stage_sanitizers() {
+  # Small tests stand for the rest: the eigen-solver tests at n = 100..256 take minutes under memcheck.
+  local engine='*SubspaceCheck*:*Subspace*:*Orthonormal*:*SolverChoice*:*ZeroAndConstant*:*Strided*:*InPlace*:*ManySmallBatches*:*OnDevice*:*Noise*:*NaNSigmas*'
+  local tiled='*Subspace*:*Orthonormal*:*Tiled*'
+  local denoise='SmallEigenSolverCuda.MarchenkoPastur*:SmallEigenSolverCuda.Zero*:SmallEigenSolverCuda.MatricesTooLarge*:LocalDenoiseCuda.*'
+  local small='LocalDenoiseCuda.MarchenkoPasturCentreVoxelEqualsCpuWhenVolumesAreTheSmallerSide:SmallEigenSolverCuda.ZeroAndRankOne*'
+  while read -r name tool suite limit filter; do
+    local extra=()
+    [ "$tool" = memcheck ] && extra=(--leak-check full)
+    one "$name" "$limit" compute-sanitizer --tool "$tool" "${extra[@]}" "$bin/$suite" --gtest_brief=1 --gtest_filter="$filter"
+    note "$name (rc $rc, $took s): $(grep -E 'ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) ' \
+      "$dir/$name.log" | tr '\n' ' ')"
+  done <<EOF
+memcheck-engine memcheck svdlrCudaBackendGTest 200 $engine
+racecheck-engine racecheck svdlrCudaBackendGTest 70 $tiled
+synccheck-engine synccheck svdlrCudaBackendGTest 50 $tiled
+memcheck-denoise memcheck svdlrLocalDenoiseCudaGTest 150 $denoise
+racecheck-denoise racecheck svdlrLocalDenoiseCudaGTest 50 $small
+synccheck-denoise synccheck svdlrLocalDenoiseCudaGTest 40 $small
+EOF
+}
+
+stage_bench() {
+  (cd "$root/benchmarks" && python3 run_benchmarks.py --binary "$bin/svdlrBenchmark" --colin27 "$colin" --out "$dir") \
+    > "$dir/bench.log" 2>&1
+  tail -9 "$dir/bench.log" | tee -a "$summary"
+}
+
+stage_sweeps() {
+  local bench=$bin/svdlrBenchmark w1=/tmp/svdlr-sweep/W1.f32 # W1 is written by subspace_sweep.py
+  cd "$root/benchmarks" || return
+  python3 subspace_sweep.py --binary "$bench" --colin27 "$colin" --out "$dir" --iterations 6,8,10,12,14 \
+    --oversampling 16,k > "$dir/subspace-sweep.md" 2>&1
+  tail -62 "$dir/subspace-sweep.md" | head -20 | tee -a "$summary"
+  note "staging lanes (W1, pageable):"
+  for lanes in 0 2 8; do
+    note "lanes $lanes: $("$bench" --input "$w1" --count 256 --rows 256 --cols 256 --rank 32 --memory pageable \
+      --repeats 9 --staging-lanes "$lanes" --trace on 2>&1 | tail -2 | tr '\n' ' ' | cut -c1-420)"
+  done
+  python3 batch_sweep.py --binary "$bench" --colin27 "$colin_raw" > "$dir/batch-sweep.md" 2>&1
+  tail -14 "$dir/batch-sweep.md" | tee -a "$summary"
+  "$bin/svdlrKernelBenchmark" 20 > "$dir/kernel-sweep.md" 2>&1
+  tail -12 "$dir/kernel-sweep.md" | tee -a "$summary"
+  local w1run=("$bench" --input "$w1" --count 256 --rows 256 --cols 256 --rank 32 --memory pinned --repeats 1 --warmups 0)
+  ncu --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis \
+    -k 'regex:Orthonormalizing|TiledLowRank|ConvertAndFlag' --launch-count 3 "${w1run[@]}" > "$dir/ncu-W1.txt" 2>&1
+  grep -E "^  [a-zA-Z].*\(|Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy" \
+    "$dir/ncu-W1.txt" | head -40 | tee -a "$summary"
+  ncu --metrics gpu__time_duration.sum --csv "${w1run[@]}" > "$dir/ncu-W1-kernels.csv" 2>/dev/null
+  cd "$root" || return
+}
+
+stage_denoise() {
+  for size in ${DENOISE_SIZES:-96x96x60x65}; do
+    read -r nx ny nz nv <<< "${size//x/ }"
+    python3 "$root/benchmarks/denoise/end_to_end.py" --size "$nx" "$ny" "$nz" "$nv" --work "$work/data/$size" \
+      --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" --engine "$bin/svdlrDenoiseBenchmark" \
+      --dwidenoise "$bin/dwidenoise" --one-core-slices "${DENOISE_ONE_CORE_SLICES:-12}" \
+      ${DENOISE_ROWS:+--rows "$DENOISE_ROWS"} --ours-args "${DENOISE_OURS_ARGS:-}" \
+      --budget $(( ${DENOISE_BUDGET:-560} - ($(date +%s) - started) )) ${DENOISE_GPU_ENGINE_ONLY:+--no-cpu-engine} \
+      --json "$dir/$size.json" --markdown "$dir/$size.md" > "$dir/$size.log" 2>&1
+    [ -f "$dir/$size.md" ] && tee -a "$summary" < "$dir/$size.md" || tail -5 "$dir/$size.log" | tee -a "$summary"
+    cp "$work/data/$size/end_to_end.log" "$dir/$size-commands.log" 2>/dev/null
+    rm -f "$work/data/$size"/*_out.nii.gz "$work/data/$size"/*_sigma.nii.gz # disk: up to a GB per size
+  done
+}
+
+stage_peers() {
+  local first=1 d=$root/benchmarks/denoise
+  for size in ${PEER_SIZES:-96x96x60x65}; do
+    read -r nx ny nz nv <<< "${size//x/ }"
+    local data=$work/data/peers$size results=$dir/r$size
+    python3 "$d/make_dwi_phantom.py" --colin27 "$bundle/data" --size "$nx" "$ny" "$nz" "$nv" --out "$data" > /dev/null
+    python3 "$d/run_peers.py" --data "$data" --out "$results" --threads "$(nproc)" --ours "$bin/svdlrDenoiseBenchmark" \
+      --peers "${PEERS:-dwidenoise,ours-cpu,ours-cuda,ours-cpu-overlap,ours-cuda-overlap}" --repeat "${REPEAT:-3}" \
+      --peer-repeat "${PEER_REPEAT:-1}" ${NO_MASK:+--no-mask} > "$dir/peers-$size.log" 2>&1
+    python3 "$d/evaluate.py" --data "$data" --results "$results" --title "### $size, $(nproc) cores" \
+      >> "$dir/peers-$size.log" 2>&1
+    tee -a "$summary" < "$results/evaluation.md"
+    [ $first = 1 ] && python3 "$d/figure.py" --data "$data" --results "$results" --png "$out/denoising-comparison.png" \
+      >> "$dir/peers-$size.log" 2>&1
+    first=0
+    rm -f "$data"_*.nii "$data"_noisy.f32 "$results"/*.nii
+  done
+}
+
+stage_denoise-kernels() {
+  local data=$work/data/kernels size=(--size 96 96 60 65)
+  mkdir -p "$data"
+  python3 "$root/benchmarks/make_denoise_series.py" "$data/series.f32" --size 96 96 60 65 --clean "$data/clean.f32"
+  one cpu 120 "$bin/svdlrDenoiseBenchmark" --input "$data/series.f32" "${size[@]}" --backend cpu --repeat 1 \
+    --output "$data/cpu.f32" --rank-out "$data/cpu.u16"
+  one gpu 120 "$bin/svdlrDenoiseBenchmark" --input "$data/series.f32" "${size[@]}" --backend cuda --repeat 7 \
+    --output "$data/gpu.f32" --rank-out "$data/gpu.u16"
+  one cuda-bench 150 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 7 \
+    --cusolver-repeat 2 --variants --reference "$data/cpu.f32" --reference-rank "$data/cpu.u16"
+  one cuda-bench-overlap 100 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 3 \
+    --cusolver-repeat 0 --aggregation overlap
+  note "cpu (all cores): $(tail -1 "$dir/cpu.log" | cut -c1-300)"
+  note "cuda (public API): $(tail -1 "$dir/gpu.log" | cut -c1-300)"
+  python3 "$root/benchmarks/denoise_cuda_report.py" "$data" "$dir" 2>&1 | tee -a "$summary"
+}
+
+stage_startup() {
+  local tool=$bin/SVDLowRankReconstructImage t=$work/startup
+  mkdir -p "$t"
+  wall() { local t0 r; t0=$(date +%s%N); "$@" > "$t/log" 2>&1; r=$?
+    note "$(( ($(date +%s%N) - t0) / 1000000 )) ms rc=$r | $(grep -m1 '^backend' "$t/log") | $(grep -m1 '^time' "$t/log")"; }
+  note "the main job (Colin27, rank 20, .nii.gz out) as fresh processes: wall | the tool's own times"
+  printf 'process start only (--help): ' | tee -a "$summary"; wall "$tool" --help
+  for run in 1 2 3; do
+    for backend in cpu cuda auto; do
+      printf '%-4s run %d: ' "$backend" "$run" | tee -a "$summary"
+      wall "$tool" "$colin" "$t/out_$backend.nii.gz" --rank 20 --backend "$backend" --overwrite --no-figure
+    done
+    printf 'cuda, no warm-up, run %d: ' "$run" | tee -a "$summary"
+    SVDLR_CUDA_WARMUP=0 wall "$tool" "$colin" "$t/out_nowarm.nii.gz" --rank 20 --backend cuda --overwrite --no-figure
+  done
+  note "the CUDA backend's start-up, step by step (lazy module loading, then eager):"
+  { "$bin/svdlrStartupProbe"; CUDA_MODULE_LOADING=EAGER "$bin/svdlrStartupProbe" | tail -n +3 | sed 's/^/(eager) /'; } |
+    tee -a "$summary"
+  note "OpenBLAS kernels: unset: $(OPENBLAS_VERBOSE=2 "$tool" "$colin" "$t/o.nii.gz" --rank 20 --backend cpu \
+    --overwrite --no-figure 2>&1 | grep -E '^Core|^time' | tr '\n' ' ')"
+  for coretype in Haswell SkylakeX; do
+    note "OPENBLAS_CORETYPE=$coretype: $(OPENBLAS_CORETYPE=$coretype OPENBLAS_VERBOSE=2 "$tool" "$colin" "$t/o.nii.gz" \
+      --rank 20 --backend cpu --overwrite --no-figure 2>&1 | grep -E '^Core|^time' | tr '\n' ' ')"
+  done
+  note "$(grep -m1 'model name' /proc/cpuinfo)"
+  (cd "$root/benchmarks" && python3 run_benchmarks.py --binary "$bin/svdlrBenchmark" --colin27 "$colin" --out "$dir" \
+    --only W4,W5) > "$dir/w4-w5.log" 2>&1
+  tail -8 "$dir/w4-w5.log" | tee -a "$summary"
+  note "cuSOLVER routes to one float64 eigen-decomposition:"
+  "$bin/svdlrEigenProbe" 20 2>&1 | tee -a "$summary"
+}
+
+# Seconds and rates for the batch stages.
+now() { date +%s.%N; }
+minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
+per() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+# batch_run NAME ARGS...: one run of the batch pipeline; notes its summary, sets vps (volumes per second).
+batch_run() {
+  local name=$1 t0 rc wall count; shift
+  t0=$(now)
+  "$bin/SVDLowRankReconstructImage" --rank "$RANK" --table "$dir/$name.tsv" -o "$b/out-$name" "$@" > "$dir/$name.log" 2>&1
+  rc=$? wall=$(minus "$(now)" "$t0")
+  count=$(awk -F'\t' '$3=="done"' "$dir/$name.tsv" 2>/dev/null | wc -l)
+  vps=$(per "$count" "$wall")
+  note "-- $name (exit $rc): $count volumes in $wall s = $vps volumes/s (process wall, start-up included)"
+  grep -E '^(volumes|backend|time|steps|solvers|note):' "$dir/$name.log" | sed 's/^/   /' | tee -a "$summary"
+}
+
+# The batch pipeline's proof on one GPU (docs/batch.md): N Colin27-sized volumes with 1-10 % noise as .nii.gz (one
+# broken) and .nii; the pipeline on the GPU; SAMPLE single-volume processes as a user's shell loop runs them; the
+# pipeline on the CPU (N_CPU volumes); the .nii run under Nsight Systems when nsys is there. Target: >= 10x the loop.
+stage_batch() {
+  N=${N:-200} SAMPLE=${SAMPLE:-20} N_CPU=${N_CPU:-40} RANK=${RANK:-20} b=$work/batch
+  local gpu=(--backend cuda --devices 0) t0 w name ext files
+  rm -rf "$b" && mkdir -p "$b/loop"
+  note "N=$N SAMPLE=$SAMPLE N_CPU=$N_CPU RANK=$RANK; host $(free -g | awk '/Mem:/{print $2}') GiB"
+  t0=$(now)
+  python3 "$root/benchmarks/make_batch_volumes.py" "$colin" "$b/gz" "$N" --gzip 6 --broken 1 > /dev/null
+  python3 "$root/benchmarks/make_batch_volumes.py" "$colin" "$b/nii" "$N" --gzip 0 > /dev/null
+  note "generated in $(minus "$(now)" "$t0") s; $(du -sh "$b/gz" | cut -f1) .nii.gz, $(du -sh "$b/nii" | cut -f1) .nii"
+  batch_run gpu-gz --glob '*.nii.gz' "${gpu[@]}" "$b/gz"; local gpu_gz=$vps
+  batch_run gpu-gz-fast --glob '*.nii.gz' "${gpu[@]}" --compression-level 1 "$b/gz"; local gpu_gz_fast=$vps
+  batch_run gpu-nii --glob '*.nii' "${gpu[@]}" "$b/nii"; local gpu_nii=$vps
+  local -A loop
+  for ext in gz nii; do
+    files=$(ls "$b/$ext"/vol-*."${ext/gz/nii.gz}" | head -n "$SAMPLE")
+    mkdir -p "$b/loop/$ext"
+    t0=$(now)
+    for f in $files; do
+      "$bin/SVDLowRankReconstructImage" --rank "$RANK" "${gpu[0]}" "${gpu[1]}" --no-figure "$f" \
+        "$b/loop/$ext/$(basename "$f")" > "$dir/loop-$ext.log" 2>&1 || note "   failed: $f"
+    done
+    w=$(minus "$(now)" "$t0")
+    loop[$ext]=$(per "$SAMPLE" "$w")
+    note "-- loop .$ext: $SAMPLE processes in $w s = ${loop[$ext]} volumes/s ($(per "$w" "$SAMPLE") s per volume)"
+  done
+  # shellcheck disable=SC2046 # the generated names have no spaces
+  batch_run cpu-gz --batch --backend cpu $(ls "$b/gz"/vol-*.nii.gz | head -n "$N_CPU"); local cpu_gz=$vps
+  # shellcheck disable=SC2046
+  batch_run cpu-nii --batch --backend cpu $(ls "$b/nii"/vol-*.nii | head -n "$N_CPU"); local cpu_nii=$vps
+  local nsys
+  nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -n 1)
+  if [ -n "$nsys" ]; then
+    t0=$(now)
+    timeout 120 "$nsys" profile --trace=cuda --sample=none --cpuctxsw=none --force-overwrite=true -o "$b/trace" \
+      "$bin/SVDLowRankReconstructImage" --rank "$RANK" --glob '*.nii' "${gpu[@]}" -o "$b/out-trace" "$b/nii" \
+      > "$dir/trace.log" 2>&1
+    w=$(minus "$(now)" "$t0")
+    "$nsys" stats --report cuda_gpu_trace --format csv --force-export=true --output "$b/trace" "$b/trace.nsys-rep" \
+      > /dev/null 2>&1
+    local tool_wall
+    tool_wall=$(grep -oE '^time: +[0-9.]+' "$dir/trace.log" | grep -oE '[0-9.]+$')
+    python3 "$root/benchmarks/batch_gpu_trace.py" "$b/trace_cuda_gpu_trace.csv" "${tool_wall:-$w}" | tee -a "$summary"
+  else
+    note "no nsys: the solvers' busy share above is the engine's own (each GPU worker's time in svdlr::Reconstruct)"
+  fi
+  note "volumes/s: batch GPU .nii.gz $gpu_gz ($(per "$gpu_gz" "${loop[gz]}")x the loop, target 10x), .nii.gz at" \
+    "gzip 1 $gpu_gz_fast, .nii $gpu_nii ($(per "$gpu_nii" "${loop[nii]}")x the loop); loop .nii.gz ${loop[gz]}," \
+    ".nii ${loop[nii]}; batch CPU .nii.gz $cpu_gz, .nii $cpu_nii"
+}
+
+# Several GPUs through Dask, on a two-GPU machine (bundle made with --dask): a scheduler and one worker per GPU, each
+# seeing only its GPU (as dask-cuda's LocalCUDACluster does), with 1 then 2 workers, and for comparison the tool's own
+# pipeline with --devices 0 and 0,1. MODE=shards: the tool's pipeline per shard; volumes: reconstruct_with_dask per
+# volume (when the Python package is importable). Target: >= 1.8x with two GPUs.
+stage_batch-dask() {
+  N=${N:-200} RANK=${RANK:-20} b=$work/batch-dask
+  local mode=${MODE:-shards} gpus workers scheduler pids devices
+  python3 -c "import itk_svdlowrankreconstruction" 2>/dev/null && mode=${MODE:-volumes}
+  gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+  rm -rf "$b" && mkdir -p "$b"
+  note "$gpus GPUs; N=$N RANK=$RANK MODE=$mode"
+  python3 "$root/benchmarks/make_batch_volumes.py" "$colin" "$b/nii" "$N" --gzip 0 > /dev/null
+  for devices in 0 0,1; do
+    [ "$gpus" -ge 2 ] || [ "$devices" = 0 ] || continue
+    "$bin/SVDLowRankReconstructImage" --rank "$RANK" --glob 'vol-*.nii' --backend cuda --devices "$devices" \
+      -o "$b/out-tool-$devices" "$b/nii" > "$dir/tool-$devices.log" 2>&1
+    note "-- the tool's pipeline, --devices $devices: $(grep -E '^time:' "$dir/tool-$devices.log")"
+  done
+  for workers in 1 2; do
+    [ "$workers" -le "$gpus" ] || { note "only $gpus GPU(s): no run with $workers workers"; continue; }
+    python3 -m distributed.cli.dask_scheduler --no-dashboard --port 0 --scheduler-file "$b/scheduler.json" \
+      > "$dir/scheduler.log" 2>&1 &
+    scheduler=$! pids=()
+    for _ in $(seq 50); do [ -s "$b/scheduler.json" ] && break; sleep 0.2; done
+    for gpu in $(seq 0 $((workers - 1))); do
+      CUDA_VISIBLE_DEVICES=$gpu python3 -m distributed.cli.dask_worker --scheduler-file "$b/scheduler.json" \
+        --nthreads 1 --nworkers 1 --name "gpu$gpu" --no-dashboard > "$dir/worker-$gpu.log" 2>&1 &
+      pids+=($!)
+    done
+    python3 -c "import sys; from distributed import Client
+Client(scheduler_file=sys.argv[1]).wait_for_workers(int(sys.argv[2]), timeout=60)" "$b/scheduler.json" "$workers"
+    timeout 240 python3 "$root/benchmarks/batch_dask_shards.py" "$b/scheduler.json" "$bin/SVDLowRankReconstructImage" \
+      "$b/nii" "$b/out-dask-$workers" "$mode" "$RANK" 2>&1 | grep -oE 'dask (shards|volumes): .*' |
+      tee "$dir/dask-$workers.txt" | tee -a "$summary"
+    kill "${pids[@]}" "$scheduler" 2>/dev/null
+    wait 2>/dev/null
+    rm -f "$b/scheduler.json"
+  done
+  local one two
+  one=$(grep -oE '[0-9.]+ volumes/s' "$dir/dask-1.txt" 2>/dev/null | grep -oE '^[0-9.]+')
+  two=$(grep -oE '[0-9.]+ volumes/s' "$dir/dask-2.txt" 2>/dev/null | grep -oE '^[0-9.]+')
+  [ -n "$one" ] && [ -n "$two" ] && note "two GPUs through Dask: $(per "$two" "$one")x one GPU (target 1.8x)"
+}
+
+stage_python() {
+  local build=$work/python-build pkg=$work/python-pkg lapack=$work/python-lapack t0
+  # The machine has cmake, nvcc and g++ but no LAPACK link library: FindLAPACK gets the bundle's OpenBLAS.
+  mkdir -p "$lapack" && ln -sf "$bundle/lib/libopenblas.so.0" "$lapack/libopenblas.so"
+  t0=$(date +%s)
+  cmake -S "$root/python" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSVDLR_USE_CUDA=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DPython_EXECUTABLE="$(command -v python3)" -DBLA_VENDOR=OpenBLAS \
+    -DCMAKE_LIBRARY_PATH="$lapack" -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$bundle/lib" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$bundle/lib" > "$dir/configure.log" 2>&1 &&
+    cmake --build "$build" -j "$(nproc)" > "$dir/build.log" 2>&1 ||
+    { note "the extension did not build: $(grep -m3 -i 'error' "$dir/configure.log" "$dir/build.log")"; return; }
+  note "extension built in $(( $(date +%s) - t0 )) s"
+  rm -rf "$pkg" && mkdir -p "$pkg" && cp -r "$root/python/itk_svdlowrankreconstruction" "$pkg/"
+  cp "$build"/_engine*.so "$pkg/itk_svdlowrankreconstruction/"
+  (cd "$root/benchmarks" && PYTHONPATH=$pkg:$PYTHONPATH python3 python_overhead.py --binary "$bin/svdlrBenchmark" \
+    --colin27 "$colin") 2>&1 | tee "$dir/overhead.log" | tail -6 | tee -a "$summary"
+}
+
+for stage in "$@"; do
+  dir=$work/logs/$stage
+  mkdir -p "$dir"
+  note ""
+  note "## $stage"
+  t0=$(date +%s)
+  "stage_$stage"
+  note "($stage took $(( $(date +%s) - t0 )) s)"
+done
+tar -czf "$out/details.tar.gz" -C "$work/logs" . 2>/dev/null
+echo "summary: $summary; logs and results: $out/details.tar.gz"
