@@ -202,6 +202,8 @@ public:
   /** After Update(): the backend that did the work, and the patch extent used. */
   itkGetEnumMacro(BackendUsed, BackendEnum);
   itkGetConstMacro(PatchSizeUsed, PatchSizeType);
+  /** After Update(): the bytes of device memory the CUDA backend's buffers took; 0 when the CPU did the work. */
+  itkGetConstMacro(PeakDeviceBytesUsed, SizeValueType);
 
 protected:
   LocalLowRankDenoisingImageFilter();
@@ -250,6 +252,7 @@ private:
 
   BackendEnum   m_BackendUsed{ BackendEnum::CPU };
   PatchSizeType m_PatchSizeUsed{ { 0, 0, 0 } };
+  SizeValueType m_PeakDeviceBytesUsed{ 0 };
   bool          m_FallbackWarned{ false };
 };
 } // namespace itk

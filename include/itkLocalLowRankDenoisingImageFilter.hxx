@@ -352,6 +352,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
     });
   }
   m_BackendUsed = SVDLowRankEngineBridge::FromEngine(report.backend);
+  m_PeakDeviceBytesUsed = static_cast<SizeValueType>(report.peakDeviceBytes);
   for (unsigned int i = 0; i < 3; ++i)
   {
     m_PatchSizeUsed[i] = report.patchSize[i];
@@ -382,6 +383,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostr
   os << indent << "MaximumPatchesPerBatch: " << m_MaximumPatchesPerBatch << std::endl;
   os << indent << "BackendUsed: " << m_BackendUsed << std::endl;
   os << indent << "PatchSizeUsed: " << m_PatchSizeUsed << std::endl;
+  os << indent << "PeakDeviceBytesUsed: " << m_PeakDeviceBytesUsed << std::endl;
 }
 
 } // namespace itk

@@ -425,6 +425,45 @@ TEST_F(DenoiseTool, BadInputsExitWithThreeAndWriteNothing)
   ExpectRefused("notes.nii.gz out.nii.gz", 3);
 }
 
+namespace
+{
+/** The MiB after `label` on the summary's memory line ("memory:   peak host 81.2 MiB (resident), GPU 3.1 MiB ..."),
+ * or -1 when the line or the label is missing. */
+double
+SummaryMiB(const std::string & out, const std::string & label)
+{
+  const auto line = out.find("memory:   ");
+  if (line == std::string::npos)
+  {
+    return -1.0;
+  }
+  const std::string text = out.substr(line, out.find('\n', line) - line);
+  const auto        at = text.find(label);
+  return at == std::string::npos ? -1.0 : std::stod(text.substr(at + label.size()));
+}
+} // namespace
+
+TEST_F(DenoiseTool, SummaryReportsPeakHostAndGpuMemory)
+{
+  SCOPED_TRACE(m_SeriesRandom.SeedTrace());
+  // The process holds the series it read and the one it wrote: its peak resident set cannot be smaller.
+  const double seriesMiB = static_cast<double>(m_Series.clean.values.size() * sizeof(float)) / (1024.0 * 1024.0);
+  const auto   cpu = Run("--backend cpu dwi.nii.gz cpu.nii.gz");
+  ASSERT_EQ(cpu.exitCode, 0) << cpu.err;
+  EXPECT_GE(SummaryMiB(cpu.out, "peak host "), 2.0 * seriesMiB) << cpu.out;
+  EXPECT_EQ(SummaryMiB(cpu.out, "GPU "), -1.0) << "no GPU figure when the CPU did the work\n" << cpu.out;
+
+  const auto cuda = Run("--backend cuda dwi.nii.gz cuda.nii.gz");
+  if (cuda.exitCode != 0)
+  {
+    GTEST_SKIP() << "no usable CUDA device: " << cuda.err;
+  }
+  // The two slab buffers each hold a window of at least 5 of the 12 planes (the patch depth) as packed input,
+  // working copy, float64 sums and packed output (20 bytes a value): above twice the series' float bytes.
+  EXPECT_GE(SummaryMiB(cuda.out, "GPU "), 2.0 * seriesMiB) << cuda.out;
+  EXPECT_GE(SummaryMiB(cuda.out, "peak host "), 2.0 * seriesMiB) << cuda.out;
+}
+
 TEST_F(DenoiseTool, AFailedRunExitsWithOneAndWritesNothing)
 {
   // The CUDA backend asked for where there is none: the work fails after the inputs were read and checked.

@@ -33,6 +33,8 @@
 #include "itkLocalLowRankDenoisingImageFilter.h"
 #include "svdlr/LocalDenoise.h"
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -167,6 +169,14 @@ UniformMap(const TSeries & series, float value)
   map->Allocate();
   map->FillBuffer(value);
   return map;
+}
+
+/** The largest resident set this process has had so far (getrusage: KiB on Linux). */
+std::size_t
+PeakResidentBytes()
+{
+  rusage usage{};
+  return getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<std::size_t>(usage.ru_maxrss) * 1024 : 0;
 }
 
 /** The patch must fit the image (checked here rather than by the engine, to exit with a usage error). */
@@ -308,6 +318,8 @@ Denoise(const DenoiseToolOptions & options,
   summary.sigma = filter->GetNoiseSigmaOutput()->GetBufferPointer();
   summary.rank = filter->GetRankOutput()->GetBufferPointer();
   summary.seconds = seconds;
+  summary.peakHostBytes = PeakResidentBytes();
+  summary.peakDeviceBytes = filter->GetPeakDeviceBytesUsed();
   PrintDenoiseSummary(std::cout, summary);
   return ExitSuccess;
 }

@@ -49,7 +49,20 @@ struct DenoiseSummary
   const float *                               sigma{ nullptr };
   const unsigned short *                      rank{ nullptr };
   double                                      seconds{ 0.0 };
+  std::size_t                                 peakHostBytes{ 0 };   // the process's largest resident set
+  std::size_t                                 peakDeviceBytes{ 0 }; // the CUDA denoiser's buffers; 0 on the CPU
 };
+
+/** "812.3 MiB" */
+inline std::string
+DescribeBytes(std::size_t bytes)
+{
+  std::ostringstream text;
+  text.setf(std::ios::fixed);
+  text.precision(1);
+  text << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
+  return text.str();
+}
 
 /** The values of `values` (grid voxels, x fastest) where `mask` is not 0 (every voxel when null). */
 template <typename T>
@@ -130,6 +143,12 @@ PrintDenoiseSummary(std::ostream & out, const DenoiseSummary & summary)
       << "sigma:    " << (sigmaKnown ? DescribeDistribution(sigma) + where : "not estimated (fixed rank)") << "\n"
       << "rank:     " << DescribeDistribution(ValuesInMask(summary.rank, summary.mask, voxels)) << "\n"
       << "time:     " << summary.seconds << " s (filter only)\n"
+      << "memory:   peak host " << DescribeBytes(summary.peakHostBytes) << " (resident)";
+  if (summary.peakDeviceBytes > 0)
+  {
+    out << ", GPU " << DescribeBytes(summary.peakDeviceBytes) << " (the denoiser's buffers)";
+  }
+  out << "\n"
       << "output:   " << options.output << "\n";
   if (!options.noiseMap.empty())
   {

@@ -127,6 +127,9 @@ struct LocalDenoiseReport
   Backend                    backend{ Backend::CPU };
   std::array<std::size_t, 3> patchSize{ 0, 0, 0 }; // the patch extent used
   std::size_t                patches{ 0 };         // patches computed
+  /** The device memory the CUDA backend's buffers took (slabs, batch, mask and σ map) in the run that produced
+   * the output; 0 on the CPU. The CUDA context and library handles come on top of it. */
+  std::size_t peakDeviceBytes{ 0 };
   std::string                notes;                // e.g. why Auto fell back to the CPU
 };
 

@@ -129,6 +129,13 @@ public:
     m_Shape.maps = maps.noiseSigma != nullptr || maps.rank != nullptr;
   }
 
+  /** After Run(): the device memory its buffers took. */
+  std::size_t
+  DeviceBytes() const
+  {
+    return m_DeviceBytes;
+  }
+
   /** Runs the whole series; returns the number of patches. */
   std::size_t
   Run()
@@ -142,6 +149,7 @@ public:
         TraceSpan span(m_Trace ? &m_Trace->setup : nullptr);
         Setup();
       }
+      m_DeviceBytes = m_Resources->DeviceBytes();
       for (std::size_t s = 0; s < m_Plan.slabs.size(); ++s)
       {
         Upload(s);
@@ -603,6 +611,7 @@ private:
   std::vector<std::int64_t> m_PlaneCentreStart; // (nz + 1): where plane z's centres start in m_Centres
   std::size_t               m_TotalPatches{ 0 };
   std::size_t               m_Done{ 0 };
+  std::size_t               m_DeviceBytes{ 0 }; // the buffers' device memory (cached ones larger than needed whole)
   LocalDenoisePlan          m_Plan;
 
   std::unique_ptr<LocalDenoiseResources> m_Resources;
@@ -618,10 +627,15 @@ std::size_t
 RunCudaLocalDenoiser(const SeriesView<const float> & input, const SeriesView<float> & output,
                      const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
                      const std::array<std::size_t, 3> & patch, const LocalDenoiseCudaTuning & tuning,
-                     LocalDenoiseCudaTrace * trace)
+                     LocalDenoiseCudaTrace * trace, std::size_t * deviceBytes)
 {
   CudaLocalDenoiser denoiser(input, output, maps, options, patch, tuning, trace);
-  return denoiser.Run();
+  const std::size_t patches = denoiser.Run();
+  if (deviceBytes != nullptr)
+  {
+    *deviceBytes = denoiser.DeviceBytes();
+  }
+  return patches;
 }
 
 } // namespace detail

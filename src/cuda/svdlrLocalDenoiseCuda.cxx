@@ -41,7 +41,7 @@ RunWithFallback(const SeriesView<const float> & input, const SeriesView<float> &
 {
   try
   {
-    report.patches = RunCudaLocalDenoiser(input, output, maps, options, patch, tuning, trace);
+    report.patches = RunCudaLocalDenoiser(input, output, maps, options, patch, tuning, trace, &report.peakDeviceBytes);
     return;
   }
   catch (const OwnSolverFailed &)
@@ -55,7 +55,7 @@ RunWithFallback(const SeriesView<const float> & input, const SeriesView<float> &
   }
   LocalDenoiseCudaTuning reference = tuning;
   reference.cusolver = true;
-  report.patches = RunCudaLocalDenoiser(input, output, maps, options, patch, reference, trace);
+  report.patches = RunCudaLocalDenoiser(input, output, maps, options, patch, reference, trace, &report.peakDeviceBytes);
 }
 
 /** The output held aside (packed, x fastest, volumes outermost) -> the caller's output view. */
