@@ -24,16 +24,25 @@ known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batc
 [ $# -gt 0 ] || { echo "usage: $0 STAGE... (from:$known)" >&2; exit 2; }
 for stage in "$@"; do [[ "$known" == *" $stage "* ]] || { echo "unknown stage '$stage' (from:$known)" >&2; exit 2; }; done
 mkdir -p "$out" "$work"
+rm -rf "$work/logs" # a warm machine keeps /tmp: this call's logs only
 started=$(date +%s) # the denoise stage fits its rows into the call's 10 minutes from here
 summary=$out/summary.md
 note() { echo "$*" | tee -a "$summary"; }
 
-# The bundle: programs and libraries, the build paths the test suites name, the Python wheels.
-[ -d "$bundle/bin" ] || tar -xJf "$bundle/binlib.tar.xz" -C "$bundle"
-source "$bundle/env.sh"
-bin=$bundle/bin
+# The bundle, unpacked outside the working tree (which a later call carries) and again when it changed: programs
+# and libraries, the build paths the test suites name, the Python wheels.
+unpacked=$work/bundle
+stamp=$(cksum < "$bundle/binlib.tar.xz")
+if [ "$(cat "$unpacked/stamp" 2>/dev/null)" != "$stamp" ]; then
+  rm -rf "$unpacked" "$work/site" && mkdir -p "$unpacked"
+  tar -xJf "$bundle/binlib.tar.xz" -C "$unpacked" && ln -s "$bundle/data" "$unpacked/data"
+  echo "$stamp" > "$unpacked/stamp"
+fi
+source "$unpacked/env.sh"
+export PATH=$PATH:/usr/local/cuda/bin # compute-sanitizer, ncu, nsys
+bin=$unpacked/bin
 while IFS=$'\t' read -r path target; do
-  [ -e "$path" ] || { mkdir -p "$(dirname "$path")" && ln -sf "$bundle/$target" "$path"; } 2>/dev/null || true
+  [ -e "$path" ] || { mkdir -p "$(dirname "$path")" && ln -sf "$unpacked/$target" "$path"; } 2>/dev/null || true
 done < "$bundle/paths.tsv"
 if [ -n "$(ls "$bundle"/whl/*.whl 2>/dev/null)" ] && [ ! -d "$work/site" ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$bundle"/whl/*.whl
@@ -319,12 +328,12 @@ Client(scheduler_file=sys.argv[1]).wait_for_workers(int(sys.argv[2]), timeout=60
 stage_python() {
   local build=$work/python-build pkg=$work/python-pkg lapack=$work/python-lapack t0
   # The machine has cmake, nvcc and g++ but no LAPACK link library: FindLAPACK gets the bundle's OpenBLAS.
-  mkdir -p "$lapack" && ln -sf "$bundle/lib/libopenblas.so.0" "$lapack/libopenblas.so"
+  mkdir -p "$lapack" && ln -sf "$unpacked/lib/libopenblas.so.0" "$lapack/libopenblas.so"
   t0=$(date +%s)
   cmake -S "$root/python" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSVDLR_USE_CUDA=ON \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DPython_EXECUTABLE="$(command -v python3)" -DBLA_VENDOR=OpenBLAS \
-    -DCMAKE_LIBRARY_PATH="$lapack" -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$bundle/lib" \
-    -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$bundle/lib" > "$dir/configure.log" 2>&1 &&
+    -DCMAKE_LIBRARY_PATH="$lapack" -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$unpacked/lib" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$unpacked/lib" > "$dir/configure.log" 2>&1 &&
     cmake --build "$build" -j "$(nproc)" > "$dir/build.log" 2>&1 ||
     { note "the extension did not build: $(grep -m3 -i 'error' "$dir/configure.log" "$dir/build.log")"; return; }
   note "extension built in $(( $(date +%s) - t0 )) s"
