@@ -227,7 +227,8 @@ def main():
                prefix] + (["--colin27", args.colin27] if args.colin27 else [])
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     full = DataSet(prefix, args.work, "full")
-    slab = DataSet(prefix, args.work, "slab", args.one_core_slices) if args.one_core_slices else full
+    one_core = any(row.split(":")[1] == "1" for row in rows)
+    slab = DataSet(prefix, args.work, "slab", args.one_core_slices) if args.one_core_slices and one_core else full
     print(f"phantom {nx}x{ny}x{nz}x{nv} ready in {time.perf_counter() - start:.1f} s; {os.cpu_count()} cores",
           flush=True)
 
