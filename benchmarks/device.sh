@@ -200,7 +200,8 @@ stage_startup() {
     SVDLR_CUDA_WARMUP=0 wall "$tool" "$colin" "$t/out_nowarm.nii.gz" --rank 20 --backend cuda --overwrite --no-figure
   done
   note "the CUDA backend's start-up, step by step (lazy module loading, then eager):"
-  { "$bin/svdlrStartupProbe"; CUDA_MODULE_LOADING=EAGER "$bin/svdlrStartupProbe" | tail -n +3 | sed 's/^/(eager) /'; } |
+  { "$bin/svdlrStartupProbe"; "$bin/svdlrStartupProbe" | tail -n +3 | head -9 | sed 's/^/(again) /'
+    CUDA_MODULE_LOADING=EAGER "$bin/svdlrStartupProbe" | tail -n +3 | sed 's/^/(eager) /'; } |
     tee -a "$summary"
   note "OpenBLAS kernels: unset: $(OPENBLAS_VERBOSE=2 "$tool" "$colin" "$t/o.nii.gz" --rank 20 --backend cpu \
     --overwrite --no-figure 2>&1 | grep -E '^Core|^time' | tr '\n' ' ')"
