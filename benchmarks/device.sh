@@ -36,14 +36,15 @@ unpacked=$work/bundle
 stamp=$(cksum < "$bundle/binlib.tar.xz")
 if [ "$(cat "$unpacked/stamp" 2>/dev/null)" != "$stamp" ]; then
   rm -rf "$unpacked" "$work/site" && mkdir -p "$unpacked"
-  tar -xJf "$bundle/binlib.tar.xz" -C "$unpacked" && ln -s "$bundle/data" "$unpacked/data"
-  echo "$stamp" > "$unpacked/stamp"
+  tar -xJf "$bundle/binlib.tar.xz" -C "$unpacked" && echo "$stamp" > "$unpacked/stamp"
 fi
+ln -sfn "$bundle/data" "$unpacked/data"
 source "$unpacked/env.sh"
 export PATH=$PATH:/usr/local/cuda/bin # compute-sanitizer, ncu, nsys
 bin=$unpacked/bin
 while IFS=$'\t' read -r path target; do
-  [ -e "$path" ] || { mkdir -p "$(dirname "$path")" && ln -sf "$unpacked/$target" "$path"; } 2>/dev/null || true
+  case "$target" in repo:*) target=$root/${target#repo:} ;; *) target=$unpacked/$target ;; esac
+  [ -e "$path" ] || { mkdir -p "$(dirname "$path")" && ln -sf "$target" "$path"; } 2>/dev/null || true
 done < "$bundle/paths.tsv"
 if [ -n "$(ls "$bundle"/whl/*.whl 2>/dev/null)" ] && [ ! -d "$work/site" ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$bundle"/whl/*.whl

@@ -7,8 +7,9 @@
 # there is no ITK, DCMTK, LAPACK, GoogleTest, mrtrix3 or network:
 #   .gpu/binlib.tar.xz  the GPU test suites, the tools, the benchmark programs and dwidenoise, with every library
 #                       they need (/work/shared/tools/gpu-bundle.sh; xz-compressed: OpenBLAS alone is 36 MB)
-#   .gpu/paths.tsv      absolute paths compiled into the test suites (tools, test data) and what stands for them in
-#                       the bundle: device.sh links them there, so those tests run instead of skipping
+#   .gpu/paths.tsv      absolute paths compiled into the test suites (tools, examples, test data, a source folder)
+#                       and what stands for them there: device.sh links them, so those tests run instead of failing
+#                       or skipping
 #   .gpu/data/          Colin27 (ch2, ch2bet) and ITK's BrainProtonDensitySlice.png
 #   .gpu/whl/           Python 3.12 wheels the GPU image lacks: nibabel (the denoise phantom), nanobind (the python
 #                       stage); with --peers also dipy and patch-denoise, with --dask dask and distributed
@@ -40,9 +41,9 @@ programs=(test/svdlrCudaBackendGTest test/svdlrLocalDenoiseCudaGTest test/svdlrE
   test/itkSVDLowRankReconstructionImageFilterGTest test/itkLocalLowRankDenoisingImageFilterGTest
   apps/test/SVDLowRankDenoiseSeriesGTest apps/test/SVDLowRankToolGTest apps/test/SVDLowRankBatchGTest
   apps/test/SVDLowRankBatchToolGTest apps/SVDLowRankReconstructImage apps/SVDLowRankDenoiseSeries
-  examples/LocalLowRankDenoisingExample benchmarks/svdlrBenchmark benchmarks/svdlrKernelBenchmark
-  benchmarks/svdlrDenoiseBenchmark benchmarks/svdlrDenoiseCudaBenchmark benchmarks/svdlrEigenProbe
-  benchmarks/svdlrStartupProbe)
+  apps/DicomSeriesExample examples/LocalLowRankDenoisingExample examples/ReaderFilterWriterExample
+  benchmarks/svdlrBenchmark benchmarks/svdlrKernelBenchmark benchmarks/svdlrDenoiseBenchmark
+  benchmarks/svdlrDenoiseCudaBenchmark benchmarks/svdlrEigenProbe benchmarks/svdlrStartupProbe)
 found=()
 for program in "${programs[@]}"; do
   if [ -x "$build/$program" ]; then found+=("$build/$program"); else echo "note: no $build/$program" >&2; fi
@@ -69,6 +70,7 @@ cp "$SVDLR_ITK_EXAMPLE_DATA_DIR/BrainProtonDensitySlice.png" "$out/data/" 2>/dev
   echo "$templates/ch2bet.nii.gz	data/ch2bet.nii.gz"
   echo "$SVDLR_ITK_EXAMPLE_DATA_DIR/BrainProtonDensitySlice.png	data/BrainProtonDensitySlice.png"
   for program in "${found[@]}"; do echo "$program	bin/$(basename "$program")"; done
+  echo "$root/apps/fuzz/regressions	repo:apps/fuzz/regressions" # a source folder: the working tree has it there
 } > "$out/paths.tsv"
 
 # Python 3.12 wheels for the GPU image, one version each so the offline install cannot conflict (the versions
