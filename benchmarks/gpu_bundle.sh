@@ -30,8 +30,9 @@ for option in "$@"; do
 done
 
 if [ $rebuild = 1 ]; then
+  mkdir -p "$build"
   env -u CUDAARCHS SVDLR_BUILD_DIR="$build" SVDLR_CUDA_ARCHITECTURES=90 SVDLR_JOBS="${SVDLR_JOBS:-$(nproc)}" \
-    "$root/scripts/build.sh" > "$build.bundle-build.log" 2>&1 || { tail -30 "$build.bundle-build.log"; exit 1; }
+    "$root/scripts/build.sh" > "$build/gpu-bundle-build.log" 2>&1 || { tail -30 "$build/gpu-bundle-build.log"; exit 1; }
 fi
 grep -q '^CMAKE_CUDA_ARCHITECTURES:.*=.*90' "$build/CMakeCache.txt" ||
   { echo "error: $build is not built for sm_90 (CMAKE_CUDA_ARCHITECTURES)" >&2; exit 1; }
