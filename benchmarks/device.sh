@@ -140,7 +140,8 @@ stage_denoise() {
     python3 "$root/benchmarks/denoise/end_to_end.py" --size "$nx" "$ny" "$nz" "$nv" --work "$work/data/$size" \
       --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" --engine "$bin/svdlrDenoiseBenchmark" \
       --dwidenoise "$bin/dwidenoise" --one-core-slices "${DENOISE_ONE_CORE_SLICES:-12}" \
-      ${DENOISE_ROWS:+--rows "$DENOISE_ROWS"} --ours-args "${DENOISE_OURS_ARGS:-}" \
+      ${DENOISE_ROWS:+--rows "$DENOISE_ROWS"} "--ours-args=${DENOISE_OURS_ARGS:-}" \
+      "--dwidenoise-args=${DENOISE_DWIDENOISE_ARGS:-}" \
       --budget $(( ${DENOISE_BUDGET:-560} - ($(date +%s) - started) )) ${DENOISE_GPU_ENGINE_ONLY:+--no-cpu-engine} \
       --json "$dir/$size.json" --markdown "$dir/$size.md" > "$dir/$size.log" 2>&1
     [ -f "$dir/$size.md" ] && tee -a "$summary" < "$dir/$size.md" || tail -5 "$dir/$size.log" | tee -a "$summary"

@@ -58,8 +58,11 @@ def run_process(cmd, log, env=None, cpus=None, limit=None):
     """Runs cmd as a fresh process, killed after `limit` s; returns (exit code, output, wall s, peak resident MiB of
     that process)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
-                            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
+                                preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+    except OSError as error:  # a missing program is that row's failure, not the table's
+        return 127, str(error), 0.0, 0.0
     timer = threading.Timer(limit, proc.kill) if limit else None
     if timer:
         timer.start()
@@ -150,13 +153,24 @@ def run_row(row, data, args, work, log, limit):
     return result
 
 
+def engine_settings(ours_args):
+    """The settings of our tool's extra arguments that svdlrDenoiseBenchmark also takes, so that both time the same
+    work: --policy and --aggregation (as `--flag value` or `--flag=value`)."""
+    words = ours_args.replace("=", " ").split()
+    settings = []
+    for flag in ("--policy", "--aggregation"):
+        if flag in words[:-1]:
+            settings += [flag, words[words.index(flag) + 1]]
+    return settings
+
+
 def run_engine(tool, threads, masked, patch, data, args, log, env, cpus, limit):
     if not args.engine or limit <= 1:
         return None
     repeat = args.engine_repeat if tool == "ours-gpu" else 1
     cmd = [args.engine, "--input", data.files["noisy.f32"], "--size", *map(str, data.size), "--backend",
            "cuda" if tool == "ours-gpu" else "cpu", "--threads", str(threads), "--repeat", str(repeat)]
-    cmd += (["--patch", *patch] if patch else []) + args.engine_args.split()
+    cmd += (["--patch", *patch] if patch else []) + engine_settings(args.ours_args) + args.engine_args.split()
     cmd += ["--mask", data.files["mask.u8"]] if masked else []
     code, output, _, _ = run_process(cmd, log, env, cpus, limit)
     try:
@@ -218,6 +232,7 @@ def main():
         sys.exit("error: SVDLowRankDenoiseSeries not found: pass --tool")
     os.makedirs(args.work, exist_ok=True)
     log = os.path.join(args.work, "end_to_end.log")
+    open(log, "w").close()  # this run's commands only
     nx, ny, nz, nv = args.size
     prefix = os.path.join(args.work, f"dwi{nx}x{ny}x{nz}x{nv}")
     start = time.perf_counter()
