@@ -81,7 +81,7 @@ stage_tests() {
 stage_sanitizers() {
   # Small tests stand for the rest: the eigen-solver tests at n = 100..256 take minutes under memcheck.
   local engine='*SubspaceCheck*:*Subspace*:*Orthonormal*:*SolverChoice*:*ZeroAndConstant*:*Strided*:*InPlace*'
-  engine+=':*ManySmallBatches*:*OnDevice*:*Noise*:*NaNSigmas*'
+  engine+=':*ManySmallBatches*:*OnDevice*:*Noise*:*NaNSigmas*:*CachedResources*'
   local tiled='*Subspace*:*Orthonormal*:*Tiled*'
   local denoise='SmallEigenSolverCuda.MarchenkoPastur*:SmallEigenSolverCuda.Zero*:SmallEigenSolverCuda.MatricesTooLarge*'
   denoise+=':LocalDenoiseCuda.*'
