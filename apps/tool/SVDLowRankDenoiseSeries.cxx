@@ -38,6 +38,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -171,10 +172,21 @@ UniformMap(const TSeries & series, float value)
   return map;
 }
 
-/** The largest resident set this process has had so far (getrusage: KiB on Linux). */
+/** The largest resident set this process has had so far. Linux's VmHWM first: getrusage's ru_maxrss also counts
+ * the parent's resident set copied at fork, before exec (a tool started from a Python script holding a series would
+ * report the script's size); getrusage where there is no /proc. */
 std::size_t
 PeakResidentBytes()
 {
+  std::ifstream status("/proc/self/status");
+  std::string   line;
+  while (std::getline(status, line))
+  {
+    if (line.rfind("VmHWM:", 0) == 0)
+    {
+      return static_cast<std::size_t>(std::stoull(line.substr(6))) * 1024; // "VmHWM:   123456 kB"
+    }
+  }
   rusage usage{};
   return getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<std::size_t>(usage.ru_maxrss) * 1024 : 0;
 }

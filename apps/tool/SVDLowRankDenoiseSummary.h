@@ -49,7 +49,7 @@ struct DenoiseSummary
   const float *                               sigma{ nullptr };
   const unsigned short *                      rank{ nullptr };
   double                                      seconds{ 0.0 };
-  std::size_t                                 peakHostBytes{ 0 };   // the process's largest resident set
+  std::size_t                                 peakHostBytes{ 0 };   // the process's largest resident set (VmHWM)
   std::size_t                                 peakDeviceBytes{ 0 }; // the CUDA denoiser's buffers; 0 on the CPU
 };
 
