@@ -23,11 +23,12 @@
 //
 // Every policy needs all the eigenvalues of the Gram matrix G of X's smaller side, but the reconstruction only
 // needs the eigenvectors of the few components it keeps. So instead of a full eigen-decomposition (dsyevd), G is
-// reduced to tridiagonal form T = Qᵀ G Q (dsytrd), T's eigenvalues are found without vectors, and only
-// the kept eigenvectors are computed, by inverse iteration on T (dstein) and Q applied to them (dormtr). For the
-// 65 x 65 Gram matrix of a 5x5x5 patch of 65 volumes this takes about half the time of dsyevd. Where a step fails
-// to converge (rare), the patch falls back to dsyevd. The tridiagonal eigenvalues of a group of patches are found
-// together (TridiagonalEigenvalues), about twice as fast as dsterf one by one.
+// reduced to tridiagonal form T = Qᵀ G Q, T's eigenvalues are found without vectors, and only the kept
+// eigenvectors are computed, by inverse iteration on T (dstein) and Q applied to them. For the 65 x 65 Gram matrix
+// of a 5x5x5 patch of 65 volumes this takes about half the time of dsyevd. Where a step fails (rare), the patch
+// falls back to dsyevd. The tridiagonal eigenvalues of a group of patches are found together
+// (TridiagonalEigenvalues), about twice as fast as dsterf one by one. The Gram matrix, the reduction, Q and the
+// approximation use svdlrPatchKernels.h, not BLAS: see there why.
 
 #include "svdlr/LocalDenoise.h"
 
@@ -134,6 +135,9 @@ private:
   DecomposeFully(); // dsyevd: every eigenvalue and eigenvector (the fallback)
   void
   KeptComponents();
+  /** Rows first .. first + count - 1 of X, row-major (count, n), in m_Rows. */
+  const double *
+  RowsOfX(int first, int count);
 
   const LocalDenoiseOptions & m_Options;
   double                      m_Median;
@@ -143,9 +147,10 @@ private:
   bool                        m_VolumeSide; // G = XᵀX (n x n), else XXᵀ (m x m)
 
   std::vector<double> m_X;         // (m, n)
+  std::vector<double> m_Rows;      // (m, n), row-major: rows of X for the Gram matrix's updates (volume side)
   std::vector<double> m_Running;   // (p, p): G, lower triangle, kept up to date through row replacements
-  std::vector<double> m_Gram;      // (p, p): a copy of G, then Q (below the diagonal) or, after DecomposeFully,
-                                   // the eigenvectors
+  std::vector<double> m_Gram;      // (p, p): a copy of G (both triangles), then Q's reflectors (below the
+                                   // subdiagonal) or, after DecomposeFully, the eigenvectors
   std::vector<double> m_Diagonal;  // T's diagonal (p), kept for dstein
   std::vector<double> m_Offdiag;   // T's subdiagonal (p), kept for dstein
   std::vector<double> m_Tau;       // Q's reflectors (p)

@@ -1,0 +1,198 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "svdlrPatchKernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+// On x86-64 with GCC, the loops below are also compiled for AVX2 and FMA (x86-64-v3) and the loader picks that
+// version where the CPU has them: the engine itself is built for the baseline x86-64, where these loops run at
+// half the width.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+#  define SVDLR_WIDE_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#  define SVDLR_WIDE_VECTOR_CLONES
+#endif
+
+namespace svdlr
+{
+namespace detail
+{
+
+SVDLR_WIDE_VECTOR_CLONES double
+Dot(int n, const double * a, const double * b)
+{
+  // Four partial sums, in a fixed order, so the result does not depend on the vector width chosen.
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int    i = 0;
+  for (; i + 4 <= n; i += 4)
+  {
+    s0 += a[i] * b[i];
+    s1 += a[i + 1] * b[i + 1];
+    s2 += a[i + 2] * b[i + 2];
+    s3 += a[i + 3] * b[i + 3];
+  }
+  for (; i < n; ++i)
+  {
+    s0 += a[i] * b[i];
+  }
+  return (s0 + s1) + (s2 + s3);
+}
+
+SVDLR_WIDE_VECTOR_CLONES void
+AddOuterProductsLower(int n, int count, double alpha, const double * vectors, std::ptrdiff_t stride, double * g)
+{
+  // Column by column of G, so that the column stays in L1 while every vector adds to it.
+  for (int j = 0; j < n; ++j)
+  {
+    double * column = g + static_cast<std::ptrdiff_t>(j) * n;
+    for (int r = 0; r < count; ++r)
+    {
+      const double * v = vectors + r * stride;
+      const double   scale = alpha * v[j];
+      for (int i = j; i < n; ++i)
+      {
+        column[i] += scale * v[i];
+      }
+    }
+  }
+}
+
+SVDLR_WIDE_VECTOR_CLONES bool
+TridiagonalizeSymmetric(int n, double * a, double * d, double * e, double * tau, double * work)
+{
+  // Both triangles are kept up to date (twice the flops of the rank-2 update on one triangle), so that A v is a sum
+  // of columns and every inner loop is a contiguous multiply-add that vectorises without reordering sums.
+  constexpr double safeMinimum = std::numeric_limits<double>::min() / std::numeric_limits<double>::epsilon();
+  double *         w = work;
+  for (int i = 0; i + 1 < n; ++i)
+  {
+    const int k = n - i - 1; // order of the trailing block A22 = A(i+1:, i+1:)
+    double *  v = a + (i + 1) + static_cast<std::ptrdiff_t>(i) * n;
+    d[i] = a[i + static_cast<std::ptrdiff_t>(i) * n];
+    const double alpha = v[0];
+    double       tailNorm2 = 0.0;
+    for (int r = 1; r < k; ++r)
+    {
+      tailNorm2 += v[r] * v[r];
+    }
+    if (tailNorm2 == 0.0)
+    {
+      tau[i] = 0.0; // column i is already reduced: H_i = I
+      e[i] = alpha;
+      continue;
+    }
+    const double beta = -std::copysign(std::sqrt(alpha * alpha + tailNorm2), alpha);
+    if (!std::isfinite(beta) || std::fabs(beta) < safeMinimum || tailNorm2 < safeMinimum)
+    {
+      return false;
+    }
+    const double t = (beta - alpha) / beta;
+    const double scale = 1.0 / (alpha - beta);
+    for (int r = 1; r < k; ++r)
+    {
+      v[r] *= scale;
+    }
+    v[0] = 1.0;
+
+    // w = t A22 v - (t²/2)(vᵀ A22 v) v, then A22 -= v wᵀ + w vᵀ.
+    double * a22 = a + (i + 1) + static_cast<std::ptrdiff_t>(i + 1) * n;
+    std::fill(w, w + k, 0.0);
+    for (int j = 0; j < k; ++j)
+    {
+      const double   vj = v[j];
+      const double * column = a22 + static_cast<std::ptrdiff_t>(j) * n;
+      for (int r = 0; r < k; ++r)
+      {
+        w[r] += vj * column[r];
+      }
+    }
+    for (int r = 0; r < k; ++r)
+    {
+      w[r] *= t;
+    }
+    const double correction = -0.5 * t * Dot(k, w, v);
+    for (int r = 0; r < k; ++r)
+    {
+      w[r] += correction * v[r];
+    }
+    for (int j = 0; j < k; ++j)
+    {
+      const double vj = v[j], wj = w[j];
+      double *     column = a22 + static_cast<std::ptrdiff_t>(j) * n;
+      for (int r = 0; r < k; ++r)
+      {
+        column[r] -= v[r] * wj + w[r] * vj;
+      }
+    }
+    v[0] = beta;
+    tau[i] = t;
+    e[i] = beta;
+  }
+  d[n - 1] = a[(n - 1) + static_cast<std::ptrdiff_t>(n - 1) * n];
+  return true;
+}
+
+SVDLR_WIDE_VECTOR_CLONES void
+ApplyTridiagonalQ(int n, int columns, const double * a, const double * tau, double * c, int ldc)
+{
+  // Q C = H_0 (H_1 (... (H_(n-2) C))): the last reflector first.
+  for (int i = n - 2; i >= 0; --i)
+  {
+    if (tau[i] == 0.0)
+    {
+      continue;
+    }
+    const int      k = n - i - 1;
+    const double * v = a + (i + 1) + static_cast<std::ptrdiff_t>(i) * n; // v[0] stands for 1
+    for (int col = 0; col < columns; ++col)
+    {
+      double *     x = c + static_cast<std::ptrdiff_t>(col) * ldc + (i + 1);
+      const double s = tau[i] * (x[0] + Dot(k - 1, v + 1, x + 1));
+      x[0] -= s;
+      for (int r = 1; r < k; ++r)
+      {
+        x[r] -= s * v[r];
+      }
+    }
+  }
+}
+
+SVDLR_WIDE_VECTOR_CLONES void
+MultiplyByColumns(int m, int n, int k, const double * a, int lda, const double * b, std::ptrdiff_t rowStride,
+                  std::ptrdiff_t columnStride, double * c)
+{
+  for (int t = 0; t < n; ++t)
+  {
+    double * out = c + static_cast<std::ptrdiff_t>(t) * m;
+    std::fill(out, out + m, 0.0);
+    for (int l = 0; l < k; ++l)
+    {
+      const double   scale = b[l * rowStride + t * columnStride];
+      const double * column = a + static_cast<std::ptrdiff_t>(l) * lda;
+      for (int i = 0; i < m; ++i)
+      {
+        out[i] += scale * column[i];
+      }
+    }
+  }
+}
+
+} // namespace detail
+} // namespace svdlr
