@@ -77,13 +77,15 @@ struct PlaneSums
     , sigma(voxels, 0.0)
     , rank(voxels, 0.0)
   {}
+  /** Clears voxels [first, first + count). */
   void
-  Reset()
+  Reset(std::size_t first, std::size_t count)
   {
-    std::fill(values.begin(), values.end(), 0.0);
-    std::fill(counts.begin(), counts.end(), 0u);
-    std::fill(sigma.begin(), sigma.end(), 0.0);
-    std::fill(rank.begin(), rank.end(), 0.0);
+    const std::size_t volumes = values.size() / counts.size();
+    std::fill_n(values.begin() + first * volumes, count * volumes, 0.0);
+    std::fill_n(counts.begin() + first, count, 0u);
+    std::fill_n(sigma.begin() + first, count, 0.0);
+    std::fill_n(rank.begin() + first, count, 0.0);
   }
 };
 
@@ -117,8 +119,17 @@ public:
   {
     m_Centres = PatchCentres(input.size, patch, options.patchStride, options.mask);
     m_Total = static_cast<std::size_t>(std::count(m_Centres.begin(), m_Centres.end(), std::uint8_t{ 1 }));
-    m_Slots.reserve(patch[2]);
-    for (std::size_t i = 0; i < patch[2]; ++i)
+    // CentreVoxel: the lines of several planes of centres make one parallel step, so that the workers rarely wait
+    // at its end; the window then also holds those planes.
+    m_PlanesPerStep = 1;
+    if (options.aggregation == PatchAggregation::CentreVoxel)
+    {
+      const std::size_t lines = kLinesPerWorkerAndStep * m_Workers;
+      m_PlanesPerStep = std::clamp<std::size_t>((lines + m_Ny - 1) / m_Ny, 1, m_Nz);
+    }
+    const std::size_t slots = patch[2] + m_PlanesPerStep - 1;
+    m_Slots.reserve(slots);
+    for (std::size_t i = 0; i < slots; ++i)
     {
       m_Slots.emplace_back(m_Nx * m_Ny, m_Nv);
     }
@@ -135,13 +146,15 @@ public:
   {
     const BlasThreadsScope blasThreads(1); // many small calls, one per worker
     std::size_t            done = 0;
-    for (std::size_t z = 0; z < m_Nz; ++z)
+    for (std::size_t z = 0; z < m_Nz; z += m_PlanesPerStep)
     {
-      done += m_Options.aggregation == PatchAggregation::CentreVoxel ? CentrePlane(z) : OverlapPlane(z);
-      const std::size_t final = z + 1 < m_Nz ? static_cast<std::size_t>(Start(2, z + 1)) : m_Nz;
-      for (; m_Flushed < final; ++m_Flushed)
+      const std::size_t end = std::min(m_Nz, z + m_PlanesPerStep);
+      done += m_Options.aggregation == PatchAggregation::CentreVoxel ? CentrePlanes(z, end) : OverlapPlane(z);
+      const std::size_t final = end < m_Nz ? static_cast<std::size_t>(Start(2, end)) : m_Nz;
+      if (m_Flushed < final)
       {
-        Flush(m_Flushed);
+        Flush(m_Flushed, final);
+        m_Flushed = final;
       }
       ReportProgress(m_Options.progress, done, m_Total, "patches");
     }
@@ -149,6 +162,9 @@ public:
   }
 
 private:
+  /** Lines of centres per worker in one parallel step of CentreVoxel (at least; whole planes are taken). */
+  static constexpr std::size_t kLinesPerWorkerAndStep = 16;
+
   std::int64_t
   Start(int axis, std::size_t centre) const
   {
@@ -360,14 +376,16 @@ private:
     }
   }
 
-  /** CentreVoxel: each centre's own row, one line of centres per unit. Returns the patches computed. */
+  /** CentreVoxel: each centre's own row, one line of centres of planes [z0, z1) per unit. Returns the patches
+   * computed. */
   std::size_t
-  CentrePlane(std::size_t z)
+  CentrePlanes(std::size_t z0, std::size_t z1)
   {
     std::atomic<std::size_t> patches{ 0 };
-    PlaneSums &              plane = Plane(z);
-    ForEachUnit(m_Ny, [&](Lane & lane, std::size_t y) {
-      std::size_t count = 0;
+    ForEachUnit((z1 - z0) * m_Ny, [&](Lane & lane, std::size_t unit) {
+      const std::size_t z = z0 + unit / m_Ny, y = unit % m_Ny;
+      PlaneSums &       plane = Plane(z);
+      std::size_t       count = 0;
       ForEachCentreOfLine(lane, y, z, [&](std::size_t x, PatchLowRank & patch, const std::int64_t(&start)[3]) {
         patch.ApproximateRow(static_cast<int>(CasoratiRow(x, y, z, start)), lane.row.data());
         const std::size_t index = x + m_Nx * y;
@@ -440,15 +458,16 @@ private:
     }
   }
 
-  /** Writes plane z to the output and the maps, and clears its slot for plane z + patch extent. */
+  /** Writes planes [z0, z1) to the output and the maps, and clears their slots for the planes to come. */
   void
-  Flush(std::size_t z)
+  Flush(std::size_t z0, std::size_t z1)
   {
-    PlaneSums &       plane = Plane(z);
-    const auto &      si = m_Input.strides;
-    const auto &      so = m_Output.strides;
-    const bool        volumesOuter = std::abs(so[3]) >= std::abs(so[0]);
-    ForEachUnit(m_Ny, [&](Lane &, std::size_t y) {
+    const auto & si = m_Input.strides;
+    const auto & so = m_Output.strides;
+    const bool   volumesOuter = std::abs(so[3]) >= std::abs(so[0]);
+    ForEachUnit((z1 - z0) * m_Ny, [&](Lane &, std::size_t unit) {
+      const std::size_t z = z0 + unit / m_Ny, y = unit % m_Ny;
+      PlaneSums &       plane = Plane(z);
       const float * inRow = m_Input.data + static_cast<std::ptrdiff_t>(y) * si[1] + static_cast<std::ptrdiff_t>(z) * si[2];
       float *       outRow = m_Output.data + static_cast<std::ptrdiff_t>(y) * so[1] + static_cast<std::ptrdiff_t>(z) * so[2];
       const std::size_t rowStart = m_Nx * y;
@@ -504,8 +523,8 @@ private:
           m_Maps.rank[voxel] = static_cast<std::uint16_t>(std::min(rank, 65535.0));
         }
       }
+      plane.Reset(rowStart, m_Nx);
     });
-    plane.Reset();
   }
 
   const SeriesView<const float> & m_Input;
@@ -520,6 +539,7 @@ private:
   const bool                      m_InPlace;
   std::vector<std::uint8_t>       m_Centres;
   std::size_t                     m_Total{ 0 };
+  std::size_t                     m_PlanesPerStep{ 1 };
   std::vector<PlaneSums>          m_Slots;
   std::size_t                     m_Flushed{ 0 };
   double                          m_Median{ 0.0 };
