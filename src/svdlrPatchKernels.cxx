@@ -56,16 +56,32 @@ Dot(int n, const double * a, const double * b)
 }
 
 SVDLR_WIDE_VECTOR_CLONES void
-AddOuterProductsLower(int n, int count, double alpha, const double * vectors, std::ptrdiff_t stride, double * g)
+AddOuterProductsLower(int n, int count, const double * weights, const double * vectors, std::ptrdiff_t stride,
+                      double * g)
 {
-  // Column by column of G, so that the column stays in L1 while every vector adds to it.
+  // Column by column of G, so that the column stays in L1 while the vectors add to it, four at a time so that each
+  // element of G is loaded and stored once per four products.
   for (int j = 0; j < n; ++j)
   {
     double * column = g + static_cast<std::ptrdiff_t>(j) * n;
-    for (int r = 0; r < count; ++r)
+    int      r = 0;
+    for (; r + 4 <= count; r += 4)
+    {
+      const double * v0 = vectors + r * stride;
+      const double * v1 = v0 + stride;
+      const double * v2 = v1 + stride;
+      const double * v3 = v2 + stride;
+      const double   s0 = weights[r] * v0[j], s1 = weights[r + 1] * v1[j], s2 = weights[r + 2] * v2[j],
+                   s3 = weights[r + 3] * v3[j];
+      for (int i = j; i < n; ++i)
+      {
+        column[i] += (s0 * v0[i] + s1 * v1[i]) + (s2 * v2[i] + s3 * v3[i]);
+      }
+    }
+    for (; r < count; ++r)
     {
       const double * v = vectors + r * stride;
-      const double   scale = alpha * v[j];
+      const double   scale = weights[r] * v[j];
       for (int i = j; i < n; ++i)
       {
         column[i] += scale * v[i];

@@ -35,11 +35,13 @@ namespace svdlr
 namespace detail
 {
 
-/** G += alpha * sum over r < count of v_r v_rᵀ, lower triangle of G (order n, leading dimension n) only, where
- * v_r is the n contiguous values at vectors + r * stride. With v_r the rows of X this is G += alpha XᵀX (the Gram
- * matrix of the volumes, updated as rows of X are replaced); with v_r the columns of X, G += alpha XXᵀ. */
+/** G += sum over r < count of weights[r] v_r v_rᵀ, lower triangle of G (order n, leading dimension n) only, where
+ * v_r is the n contiguous values at vectors + r * stride. With v_r the rows of X and weights 1 this is G += XᵀX (the
+ * Gram matrix of the volumes; weights -1 for rows that leave the patch and 1 for those that enter update it); with
+ * v_r the columns of X, G += XXᵀ. */
 void
-AddOuterProductsLower(int n, int count, double alpha, const double * vectors, std::ptrdiff_t stride, double * g);
+AddOuterProductsLower(int n, int count, const double * weights, const double * vectors, std::ptrdiff_t stride,
+                      double * g);
 
 /** Reduces the symmetric matrix A (order n, both triangles stored) to tridiagonal form T = Qᵀ A Q, as LAPACK's
  * dsytd2 with uplo = 'L': reflector i (i < n - 1) is H_i = I - tau[i] v vᵀ with v zero above row i + 1, 1 there and

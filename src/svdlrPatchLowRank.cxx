@@ -70,8 +70,9 @@ PatchLowRank::PatchLowRank(std::size_t voxels, std::size_t volumes, const LocalD
   m_Work.resize(static_cast<std::size_t>(work));
   if (m_VolumeSide)
   {
-    m_Rows.resize(voxels * volumes);
+    m_Rows.resize(2 * voxels * volumes); // room for the rows that leave and those that enter
   }
+  m_OuterWeights.assign(std::max(2 * voxels, volumes), 1.0);
   // dstein: iwork (p), ifail (p), iblock (p), isplit (p).
   m_IWork.resize(static_cast<std::size_t>(std::max(syevdIQuery, 4 * m_P)));
 }
@@ -82,11 +83,11 @@ PatchLowRank::FormGram()
   std::fill(m_Running.begin(), m_Running.end(), 0.0);
   if (m_VolumeSide)
   {
-    AddOuterProductsLower(m_P, m_M, 1.0, RowsOfX(0, m_M), m_N, m_Running.data()); // XᵀX: (n, n)
+    AddOuterProductsLower(m_P, m_M, m_OuterWeights.data(), RowsOfX(0, m_M, 0), m_N, m_Running.data()); // XᵀX
   }
   else
   {
-    AddOuterProductsLower(m_P, m_N, 1.0, m_X.data(), m_M, m_Running.data()); // XXᵀ: (m, m)
+    AddOuterProductsLower(m_P, m_N, m_OuterWeights.data(), m_X.data(), m_M, m_Running.data()); // XXᵀ: (m, m)
   }
   m_Replacements = 0;
 }
@@ -101,30 +102,37 @@ PatchLowRank::Decompose()
 }
 
 const double *
-PatchLowRank::RowsOfX(int first, int count)
+PatchLowRank::RowsOfX(int first, int count, int destination)
 {
   const std::size_t m = static_cast<std::size_t>(m_M), n = static_cast<std::size_t>(m_N);
+  double *          rows = m_Rows.data() + static_cast<std::size_t>(destination) * n;
   for (std::size_t t = 0; t < n; ++t)
   {
     const double * column = m_X.data() + t * m + first;
     for (std::size_t r = 0; r < static_cast<std::size_t>(count); ++r)
     {
-      m_Rows[r * n + t] = column[r];
+      rows[r * n + t] = column[r];
     }
   }
-  return m_Rows.data();
+  return rows;
 }
 
 void
 PatchLowRank::RemoveRows(int first, int count)
 {
-  AddOuterProductsLower(m_P, count, -1.0, RowsOfX(first, count), m_N, m_Running.data());
+  RowsOfX(first, count, 0); // kept until AddRows, which updates G for both in one pass
+  m_RowsLeaving = count;
 }
 
 void
 PatchLowRank::AddRows(int first, int count)
 {
-  AddOuterProductsLower(m_P, count, 1.0, RowsOfX(first, count), m_N, m_Running.data());
+  RowsOfX(first, count, m_RowsLeaving);
+  double * weights = m_OuterWeights.data();
+  std::fill(weights, weights + m_RowsLeaving, -1.0);
+  AddOuterProductsLower(m_P, m_RowsLeaving + count, weights, m_Rows.data(), m_N, m_Running.data());
+  std::fill(weights, weights + m_RowsLeaving, 1.0);
+  m_RowsLeaving = 0;
   ++m_Replacements;
 }
 

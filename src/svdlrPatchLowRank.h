@@ -80,10 +80,11 @@ public:
   {
     return m_VolumeSide && m_Replacements < kReplacementsBeforeRefresh;
   }
-  /** XᵀX -= (rows first .. first + count of X)ᵀ (the same): call before overwriting those rows. */
+  /** XᵀX -= (rows first .. first + count of X)ᵀ (the same): call before overwriting those rows. The update is made
+   * together with AddRows'. */
   void
   RemoveRows(int first, int count);
-  /** XᵀX += the overwritten rows' contribution. */
+  /** XᵀX += the overwritten rows' contribution (and the removal of the rows they replaced). */
   void
   AddRows(int first, int count);
 
@@ -135,9 +136,9 @@ private:
   DecomposeFully(); // dsyevd: every eigenvalue and eigenvector (the fallback)
   void
   KeptComponents();
-  /** Rows first .. first + count - 1 of X, row-major (count, n), in m_Rows. */
+  /** Copies rows first .. first + count - 1 of X, row-major (count, n), to m_Rows from its row `destination` on. */
   const double *
-  RowsOfX(int first, int count);
+  RowsOfX(int first, int count, int destination);
 
   const LocalDenoiseOptions & m_Options;
   double                      m_Median;
@@ -147,7 +148,8 @@ private:
   bool                        m_VolumeSide; // G = XᵀX (n x n), else XXᵀ (m x m)
 
   std::vector<double> m_X;         // (m, n)
-  std::vector<double> m_Rows;      // (m, n), row-major: rows of X for the Gram matrix's updates (volume side)
+  std::vector<double> m_Rows;      // (2m, n), row-major: rows of X for the Gram matrix's updates (volume side)
+  std::vector<double> m_OuterWeights; // 1 for each row or column added to G, -1 for each row removed
   std::vector<double> m_Running;   // (p, p): G, lower triangle, kept up to date through row replacements
   std::vector<double> m_Gram;      // (p, p): a copy of G (both triangles), then Q's reflectors (below the
                                    // subdiagonal) or, after DecomposeFully, the eigenvectors
@@ -165,6 +167,7 @@ private:
   std::vector<int>    m_IWork;
 
   int         m_Replacements{ 0 };
+  int         m_RowsLeaving{ 0 }; // rows staged by RemoveRows in m_Rows
   bool        m_FullyDecomposed{ false };
   bool        m_EigenvaluesPending{ false }; // Tridiagonalize left T in m_Eigen and m_Scratch
   bool        m_Chosen{ false };
