@@ -15,27 +15,32 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// DenoiseLocalLowRank on the CPU. Patches are processed one plane of centres (fixed z) at a time, in increasing z;
-// within a plane the work is spread over the worker threads, each with its own PatchLowRank and BLAS kept on one
-// thread, as the slice engine's CPU backend does.
+// DenoiseLocalLowRank on the CPU. Patches are processed by steps of whole planes of centres (fixed z), in
+// increasing z; within a step the lines of centres are spread over the worker threads, each with its own
+// PatchLowRank. The patch work calls no BLAS routine that locks (svdlrPatchKernels.h says why), so the workers do not
+// wait on each other within a step. With CentreVoxel a step holds enough planes for at least
+// kLinesPerWorkerAndStep lines per worker, so that the wait at its end (for the last line) is short; with
+// OverlapAverage it is one plane (see Races).
 //
 // Results go through a window of per-plane accumulators (a sum per voxel and volume, a count per voxel, and the
 // maps' sums) before they reach the output. Patch starts never decrease with their centre's z, so once the centres
-// of plane z are done, every plane below the start of plane z + 1's patches is final: it is written out (divided
-// by its counts, voxels outside the mask copied) and its slot reused. The window holds patch-extent-many planes,
-// so memory stays small; and no plane is written while a later patch may still read it, so the output may be the
-// input itself.
+// of the planes up to z are done, every plane below the start of plane z + 1's patches is final: it is written out
+// (divided by its counts, voxels outside the mask copied) and its slot reused. The window holds patch-extent planes
+// plus those of a step less one, so memory stays small; and no plane is written while a later patch may still read
+// it, so the output may be the input itself.
 //
 // Along a line of centres the patch moves one voxel along x at a time: its Casorati matrix then changes by one
 // column of voxels, so the Gram matrix XᵀX is updated (the leaving column's contribution removed, the entering
 // one's added: two rank-(ey ez) updates instead of a rank-(ex ey ez) product, and a fifth of the reads) and formed
-// afresh every few steps and at the start of every line.
+// afresh every few steps and at the start of every line (of a block, with OverlapAverage).
 //
 // Races: with CentreVoxel each voxel receives one row, from its own patch, so threads take whole lines of centres.
-// With OverlapAverage patches overlap, so a plane's centres are cut into blocks of rows along y, 2 (ey - 1) rows
-// thick, and the even blocks run in parallel, then the odd ones: two blocks of one parity are a whole block apart,
-// so their patches (which reach ey - 1 rows beyond their block) never touch the same voxel. No locks, and each
-// voxel's sum is formed in the same order whatever the thread count, so the result is reproducible bit for bit.
+// With OverlapAverage patches overlap, so a plane's centres are cut into blocks of 2 (ey - 1) rows by 2 (ex - 1)
+// columns, and the blocks run in four rounds by the parity of their row and column: two blocks of one round are a
+// whole block apart along y or x, so their patches (which reach e - 1 voxels beyond their block) never touch the
+// same voxel. No locks, and each voxel's sum is formed in the same order whatever the thread count, so the result is
+// reproducible bit for bit. (Blocks of rows alone, in two rounds, kept at most ny / (4 (ey - 1)) workers busy: 6 for
+// 96 rows and 5x5x5 patches. Each block starts its lines with a fresh Gram matrix.)
 #include "svdlrLocalDenoiseBackends.h"
 
 #include "svdlrBlasThreads.h"
@@ -231,14 +236,14 @@ private:
            m_Patch[1] * (z - static_cast<std::size_t>(start[2]));
   }
 
-  /** Runs emit(x, patch, start) for every centre x of line (y, z), in order, with its decomposed patch. Up to
-   * kTridiagonalBatch consecutive patches are decomposed together; centres near a border that share a patch share
-   * its decomposition; a patch one voxel along x from the one before it is found by replacing the column of
-   * voxels that leaves by the one that enters. Each line starts afresh, so that its results do not depend on which
+  /** Runs emit(x, patch, start) for every centre x in [x0, x1) of line (y, z), in order, with its decomposed patch.
+   * Up to kTridiagonalBatch consecutive patches are decomposed together; centres near a border that share a patch
+   * share its decomposition; a patch one voxel along x from the one before it is found by replacing the column of
+   * voxels that leaves by the one that enters. Each call starts afresh, so that its results do not depend on which
    * lane ran what before (row replacements round differently from a fresh Gram matrix). */
   template <typename TEmit>
   void
-  ForEachCentreOfLine(Lane & lane, std::size_t y, std::size_t z, TEmit && emit)
+  ForEachCentreOfLine(Lane & lane, std::size_t y, std::size_t z, std::size_t x0, std::size_t x1, TEmit && emit)
   {
     if (!lane.patches[0])
     {
@@ -249,7 +254,7 @@ private:
       lane.row.resize(m_Nv);
     }
     lane.centres.clear();
-    for (std::size_t x = 0, voxel = m_Nx * (y + m_Ny * z); x < m_Nx; ++x, ++voxel)
+    for (std::size_t x = x0, voxel = x0 + m_Nx * (y + m_Ny * z); x < x1; ++x, ++voxel)
     {
       if (m_Centres[voxel])
       {
@@ -386,7 +391,7 @@ private:
       const std::size_t z = z0 + unit / m_Ny, y = unit % m_Ny;
       PlaneSums &       plane = Plane(z);
       std::size_t       count = 0;
-      ForEachCentreOfLine(lane, y, z, [&](std::size_t x, PatchLowRank & patch, const std::int64_t(&start)[3]) {
+      ForEachCentreOfLine(lane, y, z, 0, m_Nx, [&](std::size_t x, PatchLowRank & patch, const std::int64_t(&start)[3]) {
         patch.ApproximateRow(static_cast<int>(CasoratiRow(x, y, z, start)), lane.row.data());
         const std::size_t index = x + m_Nx * y;
         std::copy(lane.row.begin(), lane.row.end(), plane.values.begin() + index * m_Nv);
@@ -400,29 +405,38 @@ private:
     return patches;
   }
 
-  /** OverlapAverage: each centre's whole approximation added to every voxel of its patch, by blocks of rows. */
+  /** OverlapAverage: each centre's whole approximation added to every voxel of its patch, by blocks of centres of
+   * 2 (ey - 1) rows and 2 (ex - 1) columns, in four rounds: (even, even) blocks, (even, odd), (odd, even), (odd, odd).
+   * Two blocks of one round are a whole block apart along y or x, and a patch reaches at most e - 1 voxels beyond
+   * its block, so the blocks of a round never touch the same voxel and run in parallel. */
   std::size_t
   OverlapPlane(std::size_t z)
   {
-    const std::size_t        block = std::max<std::size_t>(1, 2 * (m_Patch[1] - 1));
-    const std::size_t        blocks = (m_Ny + block - 1) / block;
+    const std::size_t        blockY = std::max<std::size_t>(1, 2 * (m_Patch[1] - 1));
+    const std::size_t        blockX = std::max<std::size_t>(1, 2 * (m_Patch[0] - 1));
+    const std::size_t        blocksY = (m_Ny + blockY - 1) / blockY, blocksX = (m_Nx + blockX - 1) / blockX;
     std::atomic<std::size_t> patches{ 0 };
-    for (std::size_t parity = 0; parity < 2; ++parity)
+    for (std::size_t parityY = 0; parityY < 2; ++parityY)
     {
-      const std::size_t units = (blocks + 1 - parity) / 2; // blocks parity, parity + 2, ...
-      ForEachUnit(units, [&](Lane & lane, std::size_t unit) {
-        const std::size_t first = (2 * unit + parity) * block;
-        const std::size_t last = std::min(m_Ny, first + block);
-        std::size_t       count = 0;
-        for (std::size_t y = first; y < last; ++y)
-        {
-          ForEachCentreOfLine(lane, y, z, [&](std::size_t, PatchLowRank & patch, const std::int64_t(&start)[3]) {
-            Accumulate(patch, start);
-            ++count;
-          });
-        }
-        patches += count;
-      });
+      for (std::size_t parityX = 0; parityX < 2; ++parityX)
+      {
+        const std::size_t unitsY = (blocksY + 1 - parityY) / 2, unitsX = (blocksX + 1 - parityX) / 2;
+        ForEachUnit(unitsY * unitsX, [&](Lane & lane, std::size_t unit) {
+          const std::size_t firstY = (2 * (unit / unitsX) + parityY) * blockY;
+          const std::size_t firstX = (2 * (unit % unitsX) + parityX) * blockX;
+          const std::size_t lastY = std::min(m_Ny, firstY + blockY), lastX = std::min(m_Nx, firstX + blockX);
+          std::size_t       count = 0;
+          for (std::size_t y = firstY; y < lastY; ++y)
+          {
+            ForEachCentreOfLine(
+              lane, y, z, firstX, lastX, [&](std::size_t, PatchLowRank & patch, const std::int64_t(&start)[3]) {
+                Accumulate(patch, start);
+                ++count;
+              });
+          }
+          patches += count;
+        });
+      }
     }
     return patches;
   }

@@ -38,7 +38,7 @@ namespace detail
 SVDLR_WIDE_VECTOR_CLONES double
 Dot(int n, const double * a, const double * b)
 {
-  // Four partial sums, in a fixed order, so the result does not depend on the vector width chosen.
+  // Four partial sums, added in a fixed order.
   double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
   int    i = 0;
   for (; i + 4 <= n; i += 4)
