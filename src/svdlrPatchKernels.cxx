@@ -90,55 +90,92 @@ AddOuterProductsLower(int n, int count, const double * weights, const double * v
   }
 }
 
+namespace
+{
+
+/** Turns x (length k >= 1; x[0] is alpha) into a reflector's vector as LAPACK's dlarfg does: on return x[0] = 1, x[1:]
+ * scaled, and `t` and `beta` set (t = 0: x is already reduced and left as it was). False when the norm over- or
+ * underflows. */
+inline bool
+MakeReflector(int k, double * x, double & t, double & beta)
+{
+  constexpr double safeMinimum = std::numeric_limits<double>::min() / std::numeric_limits<double>::epsilon();
+  const double     alpha = x[0];
+  double           tailNorm2 = 0.0;
+  for (int r = 1; r < k; ++r)
+  {
+    tailNorm2 += x[r] * x[r];
+  }
+  if (tailNorm2 == 0.0)
+  {
+    t = 0.0;
+    beta = alpha;
+    return true;
+  }
+  beta = -std::copysign(std::sqrt(alpha * alpha + tailNorm2), alpha);
+  if (!std::isfinite(beta) || std::fabs(beta) < safeMinimum || tailNorm2 < safeMinimum)
+  {
+    return false;
+  }
+  t = (beta - alpha) / beta;
+  const double scale = 1.0 / (alpha - beta);
+  for (int r = 1; r < k; ++r)
+  {
+    x[r] *= scale;
+  }
+  x[0] = 1.0;
+  return true;
+}
+
+} // namespace
+
 SVDLR_WIDE_VECTOR_CLONES bool
 TridiagonalizeSymmetric(int n, double * a, double * d, double * e, double * tau, double * work)
 {
   // Both triangles are kept up to date (twice the flops of the rank-2 update on one triangle), so that A v is a sum
-  // of columns and every inner loop is a contiguous multiply-add that vectorises without reordering sums.
-  constexpr double safeMinimum = std::numeric_limits<double>::min() / std::numeric_limits<double>::epsilon();
-  double *         w = work;
+  // of columns and every inner loop is a contiguous multiply-add that vectorises without reordering sums. The
+  // rank-2 update of step i and the product A22 v of step i + 1 share one pass over the trailing block: once its
+  // first column is updated, step i + 1's reflector is known, and each further column adds to that product as soon
+  // as it is updated.
+  double * w = work;         // A22 v of the current step (n)
+  double * wNext = work + n; // A22 v of the next step, accumulated during the update
+  bool     haveProduct = false;
   for (int i = 0; i + 1 < n; ++i)
   {
     const int k = n - i - 1; // order of the trailing block A22 = A(i+1:, i+1:)
     double *  v = a + (i + 1) + static_cast<std::ptrdiff_t>(i) * n;
+    double *  a22 = a + (i + 1) + static_cast<std::ptrdiff_t>(i + 1) * n;
     d[i] = a[i + static_cast<std::ptrdiff_t>(i) * n];
-    const double alpha = v[0];
-    double       tailNorm2 = 0.0;
-    for (int r = 1; r < k; ++r)
+    double t = tau[i], beta = e[i]; // set below, or by the previous step's pass
+    if (!haveProduct)
     {
-      tailNorm2 += v[r] * v[r];
-    }
-    if (tailNorm2 == 0.0)
-    {
-      tau[i] = 0.0; // column i is already reduced: H_i = I
-      e[i] = alpha;
-      continue;
-    }
-    const double beta = -std::copysign(std::sqrt(alpha * alpha + tailNorm2), alpha);
-    if (!std::isfinite(beta) || std::fabs(beta) < safeMinimum || tailNorm2 < safeMinimum)
-    {
-      return false;
-    }
-    const double t = (beta - alpha) / beta;
-    const double scale = 1.0 / (alpha - beta);
-    for (int r = 1; r < k; ++r)
-    {
-      v[r] *= scale;
-    }
-    v[0] = 1.0;
-
-    // w = t A22 v - (t²/2)(vᵀ A22 v) v, then A22 -= v wᵀ + w vᵀ.
-    double * a22 = a + (i + 1) + static_cast<std::ptrdiff_t>(i + 1) * n;
-    std::fill(w, w + k, 0.0);
-    for (int j = 0; j < k; ++j)
-    {
-      const double   vj = v[j];
-      const double * column = a22 + static_cast<std::ptrdiff_t>(j) * n;
-      for (int r = 0; r < k; ++r)
+      if (!MakeReflector(k, v, t, beta))
       {
-        w[r] += vj * column[r];
+        return false;
+      }
+      if (t != 0.0)
+      {
+        std::fill(w, w + k, 0.0);
+        for (int j = 0; j < k; ++j)
+        {
+          const double   vj = v[j];
+          const double * column = a22 + static_cast<std::ptrdiff_t>(j) * n;
+          for (int r = 0; r < k; ++r)
+          {
+            w[r] += vj * column[r];
+          }
+        }
       }
     }
+    haveProduct = false;
+    tau[i] = t;
+    e[i] = beta;
+    if (t == 0.0)
+    {
+      continue; // H_i = I: A22 unchanged
+    }
+
+    // w = t A22 v - (t²/2)(vᵀ A22 v) v, then A22 -= v wᵀ + w vᵀ.
     for (int r = 0; r < k; ++r)
     {
       w[r] *= t;
@@ -148,18 +185,39 @@ TridiagonalizeSymmetric(int n, double * a, double * d, double * e, double * tau,
     {
       w[r] += correction * v[r];
     }
-    for (int j = 0; j < k; ++j)
+    const double v0 = v[0], w0 = w[0];
+    for (int r = 0; r < k; ++r) // column 0 of A22 first: it holds the next reflector
+    {
+      a22[r] -= v[r] * w0 + w[r] * v0;
+    }
+    double   tNext = 0.0, betaNext = 0.0;
+    double * vNext = a22 + 1; // column i + 1 below row i + 1
+    if (k >= 2)
+    {
+      if (!MakeReflector(k - 1, vNext, tNext, betaNext))
+      {
+        return false;
+      }
+      tau[i + 1] = tNext;
+      e[i + 1] = betaNext;
+      haveProduct = tNext != 0.0;
+      std::fill(wNext, wNext + (k - 1), 0.0);
+    }
+    for (int j = 1; j < k; ++j)
     {
       const double vj = v[j], wj = w[j];
+      const double s = haveProduct ? vNext[j - 1] : 0.0;
       double *     column = a22 + static_cast<std::ptrdiff_t>(j) * n;
-      for (int r = 0; r < k; ++r)
+      column[0] -= v[0] * wj + w[0] * vj;
+      for (int r = 1; r < k; ++r)
       {
-        column[r] -= v[r] * wj + w[r] * vj;
+        const double updated = column[r] - (v[r] * wj + w[r] * vj);
+        column[r] = updated;
+        wNext[r - 1] += s * updated;
       }
     }
     v[0] = beta;
-    tau[i] = t;
-    e[i] = beta;
+    std::swap(w, wNext);
   }
   d[n - 1] = a[(n - 1) + static_cast<std::ptrdiff_t>(n - 1) * n];
   return true;
