@@ -34,6 +34,7 @@ set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrLocalDenoiseCpu.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchCentres.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchLowRank.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchKernels.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrTridiagonalEigenvalues.cxx
   )
 

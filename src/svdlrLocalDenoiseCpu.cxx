@@ -15,27 +15,32 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// DenoiseLocalLowRank on the CPU. Patches are processed one plane of centres (fixed z) at a time, in increasing z;
-// within a plane the work is spread over the worker threads, each with its own PatchLowRank and BLAS kept on one
-// thread, as the slice engine's CPU backend does.
+// DenoiseLocalLowRank on the CPU. Patches are processed by steps of whole planes of centres (fixed z), in
+// increasing z; within a step the lines of centres are spread over the worker threads, each with its own
+// PatchLowRank. The patch work calls no BLAS routine that locks (svdlrPatchKernels.h says why), so the workers do not
+// wait on each other within a step. With CentreVoxel a step holds enough planes for at least
+// kLinesPerWorkerAndStep lines per worker, so that the wait at its end (for the last line) is short; with
+// OverlapAverage it is one plane (see Races).
 //
 // Results go through a window of per-plane accumulators (a sum per voxel and volume, a count per voxel, and the
 // maps' sums) before they reach the output. Patch starts never decrease with their centre's z, so once the centres
-// of plane z are done, every plane below the start of plane z + 1's patches is final: it is written out (divided
-// by its counts, voxels outside the mask copied) and its slot reused. The window holds patch-extent-many planes,
-// so memory stays small; and no plane is written while a later patch may still read it, so the output may be the
-// input itself.
+// of the planes up to z are done, every plane below the start of plane z + 1's patches is final: it is written out
+// (divided by its counts, voxels outside the mask copied) and its slot reused. The window holds patch-extent planes
+// plus those of a step less one, so memory stays small; and no plane is written while a later patch may still read
+// it, so the output may be the input itself.
 //
 // Along a line of centres the patch moves one voxel along x at a time: its Casorati matrix then changes by one
 // column of voxels, so the Gram matrix XᵀX is updated (the leaving column's contribution removed, the entering
 // one's added: two rank-(ey ez) updates instead of a rank-(ex ey ez) product, and a fifth of the reads) and formed
-// afresh every few steps and at the start of every line.
+// afresh every few steps and at the start of every line (of a block, with OverlapAverage).
 //
 // Races: with CentreVoxel each voxel receives one row, from its own patch, so threads take whole lines of centres.
-// With OverlapAverage patches overlap, so a plane's centres are cut into blocks of rows along y, 2 (ey - 1) rows
-// thick, and the even blocks run in parallel, then the odd ones: two blocks of one parity are a whole block apart,
-// so their patches (which reach ey - 1 rows beyond their block) never touch the same voxel. No locks, and each
-// voxel's sum is formed in the same order whatever the thread count, so the result is reproducible bit for bit.
+// With OverlapAverage patches overlap, so a plane's centres are cut into blocks of 2 (ey - 1) rows by 2 (ex - 1)
+// columns, and the blocks run in four rounds by the parity of their row and column: two blocks of one round are a
+// whole block apart along y or x, so their patches (which reach e - 1 voxels beyond their block) never touch the
+// same voxel. No locks, and each voxel's sum is formed in the same order whatever the thread count, so the result is
+// reproducible bit for bit. (Blocks of rows alone, in two rounds, kept at most ny / (4 (ey - 1)) workers busy: 6 for
+// 96 rows and 5x5x5 patches. Each block starts its lines with a fresh Gram matrix.)
 #include "svdlrLocalDenoiseBackends.h"
 
 #include "svdlrBlasThreads.h"
@@ -77,13 +82,15 @@ struct PlaneSums
     , sigma(voxels, 0.0)
     , rank(voxels, 0.0)
   {}
+  /** Clears voxels [first, first + count). */
   void
-  Reset()
+  Reset(std::size_t first, std::size_t count)
   {
-    std::fill(values.begin(), values.end(), 0.0);
-    std::fill(counts.begin(), counts.end(), 0u);
-    std::fill(sigma.begin(), sigma.end(), 0.0);
-    std::fill(rank.begin(), rank.end(), 0.0);
+    const std::size_t volumes = values.size() / counts.size();
+    std::fill_n(values.begin() + first * volumes, count * volumes, 0.0);
+    std::fill_n(counts.begin() + first, count, 0u);
+    std::fill_n(sigma.begin() + first, count, 0.0);
+    std::fill_n(rank.begin() + first, count, 0.0);
   }
 };
 
@@ -117,8 +124,17 @@ public:
   {
     m_Centres = PatchCentres(input.size, patch, options.patchStride, options.mask);
     m_Total = static_cast<std::size_t>(std::count(m_Centres.begin(), m_Centres.end(), std::uint8_t{ 1 }));
-    m_Slots.reserve(patch[2]);
-    for (std::size_t i = 0; i < patch[2]; ++i)
+    // CentreVoxel: the lines of several planes of centres make one parallel step, so that the workers rarely wait
+    // at its end; the window then also holds those planes.
+    m_PlanesPerStep = 1;
+    if (options.aggregation == PatchAggregation::CentreVoxel)
+    {
+      const std::size_t lines = kLinesPerWorkerAndStep * m_Workers;
+      m_PlanesPerStep = std::clamp<std::size_t>((lines + m_Ny - 1) / m_Ny, 1, m_Nz);
+    }
+    const std::size_t slots = patch[2] + m_PlanesPerStep - 1;
+    m_Slots.reserve(slots);
+    for (std::size_t i = 0; i < slots; ++i)
     {
       m_Slots.emplace_back(m_Nx * m_Ny, m_Nv);
     }
@@ -134,13 +150,15 @@ public:
   {
     const BlasThreadsScope blasThreads(1); // many small calls, one per worker
     std::size_t            done = 0;
-    for (std::size_t z = 0; z < m_Nz; ++z)
+    for (std::size_t z = 0; z < m_Nz; z += m_PlanesPerStep)
     {
-      done += m_Options.aggregation == PatchAggregation::CentreVoxel ? CentrePlane(z) : OverlapPlane(z);
-      const std::size_t final = z + 1 < m_Nz ? static_cast<std::size_t>(Start(2, z + 1)) : m_Nz;
-      for (; m_Flushed < final; ++m_Flushed)
+      const std::size_t end = std::min(m_Nz, z + m_PlanesPerStep);
+      done += m_Options.aggregation == PatchAggregation::CentreVoxel ? CentrePlanes(z, end) : OverlapPlane(z);
+      const std::size_t final = end < m_Nz ? static_cast<std::size_t>(Start(2, end)) : m_Nz;
+      if (m_Flushed < final)
       {
-        Flush(m_Flushed);
+        Flush(m_Flushed, final);
+        m_Flushed = final;
       }
       ReportProgress(m_Options.progress, done, m_Total, "patches");
     }
@@ -148,6 +166,9 @@ public:
   }
 
 private:
+  /** Lines of centres per worker in one parallel step of CentreVoxel (at least; whole planes are taken). */
+  static constexpr std::size_t kLinesPerWorkerAndStep = 16;
+
   std::int64_t
   Start(int axis, std::size_t centre) const
   {
@@ -214,14 +235,14 @@ private:
            m_Patch[1] * (z - static_cast<std::size_t>(start[2]));
   }
 
-  /** Runs emit(x, patch, start) for every centre x of line (y, z), in order, with its decomposed patch. Up to
-   * kTridiagonalBatch consecutive patches are decomposed together; centres near a border that share a patch share
-   * its decomposition; a patch one voxel along x from the one before it is found by replacing the column of
-   * voxels that leaves by the one that enters. Each line starts afresh, so that its results do not depend on which
+  /** Runs emit(x, patch, start) for every centre x in [x0, x1) of line (y, z), in order, with its decomposed patch.
+   * Up to kTridiagonalBatch consecutive patches are decomposed together; centres near a border that share a patch
+   * share its decomposition; a patch one voxel along x from the one before it is found by replacing the column of
+   * voxels that leaves by the one that enters. Each call starts afresh, so that its results do not depend on which
    * lane ran what before (row replacements round differently from a fresh Gram matrix). */
   template <typename TEmit>
   void
-  ForEachCentreOfLine(Lane & lane, std::size_t y, std::size_t z, TEmit && emit)
+  ForEachCentreOfLine(Lane & lane, std::size_t y, std::size_t z, std::size_t x0, std::size_t x1, TEmit && emit)
   {
     if (!lane.patches[0])
     {
@@ -232,7 +253,7 @@ private:
       lane.row.resize(m_Nv);
     }
     lane.centres.clear();
-    for (std::size_t x = 0, voxel = m_Nx * (y + m_Ny * z); x < m_Nx; ++x, ++voxel)
+    for (std::size_t x = x0, voxel = x0 + m_Nx * (y + m_Ny * z); x < x1; ++x, ++voxel)
     {
       if (m_Centres[voxel])
       {
@@ -359,15 +380,17 @@ private:
     }
   }
 
-  /** CentreVoxel: each centre's own row, one line of centres per unit. Returns the patches computed. */
+  /** CentreVoxel: each centre's own row, one line of centres of planes [z0, z1) per unit. Returns the patches
+   * computed. */
   std::size_t
-  CentrePlane(std::size_t z)
+  CentrePlanes(std::size_t z0, std::size_t z1)
   {
     std::atomic<std::size_t> patches{ 0 };
-    PlaneSums &              plane = Plane(z);
-    ForEachUnit(m_Ny, [&](Lane & lane, std::size_t y) {
-      std::size_t count = 0;
-      ForEachCentreOfLine(lane, y, z, [&](std::size_t x, PatchLowRank & patch, const std::int64_t(&start)[3]) {
+    ForEachUnit((z1 - z0) * m_Ny, [&](Lane & lane, std::size_t unit) {
+      const std::size_t z = z0 + unit / m_Ny, y = unit % m_Ny;
+      PlaneSums &       plane = Plane(z);
+      std::size_t       count = 0;
+      ForEachCentreOfLine(lane, y, z, 0, m_Nx, [&](std::size_t x, PatchLowRank & patch, const std::int64_t(&start)[3]) {
         patch.ApproximateRow(static_cast<int>(CasoratiRow(x, y, z, start)), lane.row.data());
         const std::size_t index = x + m_Nx * y;
         std::copy(lane.row.begin(), lane.row.end(), plane.values.begin() + index * m_Nv);
@@ -381,29 +404,38 @@ private:
     return patches;
   }
 
-  /** OverlapAverage: each centre's whole approximation added to every voxel of its patch, by blocks of rows. */
+  /** OverlapAverage: each centre's whole approximation added to every voxel of its patch, by blocks of centres of
+   * 2 (ey - 1) rows and 2 (ex - 1) columns, in four rounds: (even, even) blocks, (even, odd), (odd, even), (odd, odd).
+   * Two blocks of one round are a whole block apart along y or x, and a patch reaches at most e - 1 voxels beyond
+   * its block, so the blocks of a round never touch the same voxel and run in parallel. */
   std::size_t
   OverlapPlane(std::size_t z)
   {
-    const std::size_t        block = std::max<std::size_t>(1, 2 * (m_Patch[1] - 1));
-    const std::size_t        blocks = (m_Ny + block - 1) / block;
+    const std::size_t        blockY = std::max<std::size_t>(1, 2 * (m_Patch[1] - 1));
+    const std::size_t        blockX = std::max<std::size_t>(1, 2 * (m_Patch[0] - 1));
+    const std::size_t        blocksY = (m_Ny + blockY - 1) / blockY, blocksX = (m_Nx + blockX - 1) / blockX;
     std::atomic<std::size_t> patches{ 0 };
-    for (std::size_t parity = 0; parity < 2; ++parity)
+    for (std::size_t parityY = 0; parityY < 2; ++parityY)
     {
-      const std::size_t units = (blocks + 1 - parity) / 2; // blocks parity, parity + 2, ...
-      ForEachUnit(units, [&](Lane & lane, std::size_t unit) {
-        const std::size_t first = (2 * unit + parity) * block;
-        const std::size_t last = std::min(m_Ny, first + block);
-        std::size_t       count = 0;
-        for (std::size_t y = first; y < last; ++y)
-        {
-          ForEachCentreOfLine(lane, y, z, [&](std::size_t, PatchLowRank & patch, const std::int64_t(&start)[3]) {
-            Accumulate(patch, start);
-            ++count;
-          });
-        }
-        patches += count;
-      });
+      for (std::size_t parityX = 0; parityX < 2; ++parityX)
+      {
+        const std::size_t unitsY = (blocksY + 1 - parityY) / 2, unitsX = (blocksX + 1 - parityX) / 2;
+        ForEachUnit(unitsY * unitsX, [&](Lane & lane, std::size_t unit) {
+          const std::size_t firstY = (2 * (unit / unitsX) + parityY) * blockY;
+          const std::size_t firstX = (2 * (unit % unitsX) + parityX) * blockX;
+          const std::size_t lastY = std::min(m_Ny, firstY + blockY), lastX = std::min(m_Nx, firstX + blockX);
+          std::size_t       count = 0;
+          for (std::size_t y = firstY; y < lastY; ++y)
+          {
+            ForEachCentreOfLine(
+              lane, y, z, firstX, lastX, [&](std::size_t, PatchLowRank & patch, const std::int64_t(&start)[3]) {
+                Accumulate(patch, start);
+                ++count;
+              });
+          }
+          patches += count;
+        });
+      }
     }
     return patches;
   }
@@ -439,15 +471,16 @@ private:
     }
   }
 
-  /** Writes plane z to the output and the maps, and clears its slot for plane z + patch extent. */
+  /** Writes planes [z0, z1) to the output and the maps, and clears their slots for the planes to come. */
   void
-  Flush(std::size_t z)
+  Flush(std::size_t z0, std::size_t z1)
   {
-    PlaneSums &       plane = Plane(z);
-    const auto &      si = m_Input.strides;
-    const auto &      so = m_Output.strides;
-    const bool        volumesOuter = std::abs(so[3]) >= std::abs(so[0]);
-    ForEachUnit(m_Ny, [&](Lane &, std::size_t y) {
+    const auto & si = m_Input.strides;
+    const auto & so = m_Output.strides;
+    const bool   volumesOuter = std::abs(so[3]) >= std::abs(so[0]);
+    ForEachUnit((z1 - z0) * m_Ny, [&](Lane &, std::size_t unit) {
+      const std::size_t z = z0 + unit / m_Ny, y = unit % m_Ny;
+      PlaneSums &       plane = Plane(z);
       const float * inRow = m_Input.data + static_cast<std::ptrdiff_t>(y) * si[1] + static_cast<std::ptrdiff_t>(z) * si[2];
       float *       outRow = m_Output.data + static_cast<std::ptrdiff_t>(y) * so[1] + static_cast<std::ptrdiff_t>(z) * so[2];
       const std::size_t rowStart = m_Nx * y;
@@ -503,8 +536,8 @@ private:
           m_Maps.rank[voxel] = static_cast<std::uint16_t>(std::min(rank, 65535.0));
         }
       }
+      plane.Reset(rowStart, m_Nx);
     });
-    plane.Reset();
   }
 
   const SeriesView<const float> & m_Input;
@@ -519,6 +552,7 @@ private:
   const bool                      m_InPlace;
   std::vector<std::uint8_t>       m_Centres;
   std::size_t                     m_Total{ 0 };
+  std::size_t                     m_PlanesPerStep{ 1 };
   std::vector<PlaneSums>          m_Slots;
   std::size_t                     m_Flushed{ 0 };
   double                          m_Median{ 0.0 };

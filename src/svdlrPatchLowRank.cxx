@@ -19,6 +19,7 @@
 
 #include "svdlrLapack.h"
 #include "svdlrChooseRank.h"
+#include "svdlrPatchKernels.h"
 #include "svdlrTridiagonalEigenvalues.h"
 
 #include <algorithm>
@@ -59,15 +60,18 @@ PatchLowRank::PatchLowRank(std::size_t voxels, std::size_t volumes, const LocalD
   , m_Scratch(m_P)
   , m_Approx(voxels * volumes)
 {
-  // One workspace for every LAPACK call of a patch: the largest that any of them asks for.
-  double sytrdQuery = 0.0, ormtrQuery = 0.0, syevdQuery = 0.0;
+  // One workspace for every step of a patch: the largest that any of them asks for (dstein: 5p; the reduction to
+  // tridiagonal form: 2p; the dsyevd fallback: what it says).
+  double syevdQuery = 0.0;
   int    syevdIQuery = 0;
-  lapack::sytrdLower(m_P, m_Gram.data(), m_Diagonal.data(), m_Offdiag.data(), m_Tau.data(), &sytrdQuery, -1);
-  lapack::ormtrLower(m_P, m_P, m_Gram.data(), m_Tau.data(), m_Gram.data(), &ormtrQuery, -1);
   lapack::syevd(m_P, m_Gram.data(), m_Eigen.data(), &syevdQuery, -1, &syevdIQuery, -1);
-  const int work = std::max({ WorkspaceQuery(sytrdQuery), WorkspaceQuery(ormtrQuery), WorkspaceQuery(syevdQuery),
-                              5 * m_P });
+  const int work = std::max(WorkspaceQuery(syevdQuery), 5 * m_P);
   m_Work.resize(static_cast<std::size_t>(work));
+  if (m_VolumeSide)
+  {
+    m_Rows.resize(2 * voxels * volumes); // room for the rows that leave and those that enter
+  }
+  m_OuterWeights.assign(std::max(2 * voxels, volumes), 1.0);
   // dstein: iwork (p), ifail (p), iblock (p), isplit (p).
   m_IWork.resize(static_cast<std::size_t>(std::max(syevdIQuery, 4 * m_P)));
 }
@@ -75,13 +79,14 @@ PatchLowRank::PatchLowRank(std::size_t voxels, std::size_t volumes, const LocalD
 void
 PatchLowRank::FormGram()
 {
+  std::fill(m_Running.begin(), m_Running.end(), 0.0);
   if (m_VolumeSide)
   {
-    lapack::syrkLower('T', m_P, m_M, m_X.data(), m_M, m_Running.data()); // XᵀX: (n, n)
+    AddOuterProductsLower(m_P, m_M, m_OuterWeights.data(), RowsOfX(0, m_M, 0), m_N, m_Running.data()); // XᵀX
   }
   else
   {
-    lapack::syrkLower('N', m_P, m_N, m_X.data(), m_M, m_Running.data()); // XXᵀ: (m, m)
+    AddOuterProductsLower(m_P, m_N, m_OuterWeights.data(), m_X.data(), m_M, m_Running.data()); // XXᵀ: (m, m)
   }
   m_Replacements = 0;
 }
@@ -95,16 +100,38 @@ PatchLowRank::Decompose()
   FinishEigenvalues(&self, 1);
 }
 
+const double *
+PatchLowRank::RowsOfX(int first, int count, int destination)
+{
+  const std::size_t m = static_cast<std::size_t>(m_M), n = static_cast<std::size_t>(m_N);
+  double *          rows = m_Rows.data() + static_cast<std::size_t>(destination) * n;
+  for (std::size_t t = 0; t < n; ++t)
+  {
+    const double * column = m_X.data() + t * m + first;
+    for (std::size_t r = 0; r < static_cast<std::size_t>(count); ++r)
+    {
+      rows[r * n + t] = column[r];
+    }
+  }
+  return rows;
+}
+
 void
 PatchLowRank::RemoveRows(int first, int count)
 {
-  lapack::syrkLowerUpdate('T', m_P, count, -1.0, m_X.data() + first, m_M, m_Running.data());
+  RowsOfX(first, count, 0); // kept until AddRows, which updates G for both in one pass
+  m_RowsLeaving = count;
 }
 
 void
 PatchLowRank::AddRows(int first, int count)
 {
-  lapack::syrkLowerUpdate('T', m_P, count, 1.0, m_X.data() + first, m_M, m_Running.data());
+  RowsOfX(first, count, m_RowsLeaving);
+  double * weights = m_OuterWeights.data();
+  std::fill(weights, weights + m_RowsLeaving, -1.0);
+  AddOuterProductsLower(m_P, m_RowsLeaving + count, weights, m_Rows.data(), m_N, m_Running.data());
+  std::fill(weights, weights + m_RowsLeaving, 1.0);
+  m_RowsLeaving = 0;
   ++m_Replacements;
 }
 
@@ -122,10 +149,17 @@ PatchLowRank::Tridiagonalize()
   m_Chosen = false;
   m_FullyDecomposed = false;
   m_EigenvaluesPending = false;
-  std::copy(m_Running.begin(), m_Running.end(), m_Gram.begin());
-  const int work = static_cast<int>(m_Work.size());
-  if (lapack::sytrdLower(m_P, m_Gram.data(), m_Diagonal.data(), m_Offdiag.data(), m_Tau.data(), m_Work.data(), work) !=
-      0)
+  // G's lower triangle, mirrored: the reduction works on both triangles.
+  const std::size_t p = static_cast<std::size_t>(m_P);
+  for (std::size_t j = 0; j < p; ++j)
+  {
+    for (std::size_t i = j; i < p; ++i)
+    {
+      m_Gram[i + j * p] = m_Running[i + j * p];
+      m_Gram[j + i * p] = m_Running[i + j * p];
+    }
+  }
+  if (!TridiagonalizeSymmetric(m_P, m_Gram.data(), m_Diagonal.data(), m_Offdiag.data(), m_Tau.data(), m_Work.data()))
   {
     DecomposeFully();
     return;
@@ -258,14 +292,9 @@ PatchLowRank::KeptComponents()
                                           iwork,
                                           iwork + 2 * p,
                                           iwork + 3 * p);
-    if (info == 0 && lapack::ormtrLower(m_P,
-                                        rank,
-                                        m_Gram.data(),
-                                        m_Tau.data(),
-                                        m_Basis.data(),
-                                        m_Work.data(),
-                                        static_cast<int>(m_Work.size())) == 0)
+    if (info == 0)
     {
+      ApplyTridiagonalQ(m_P, rank, m_Gram.data(), m_Tau.data(), m_Basis.data(), m_P);
       return;
     }
     // Inverse iteration did not converge for some eigenvector (tight clusters): the full decomposition instead.
@@ -337,28 +366,29 @@ PatchLowRank::ApproximateAll()
     return m_Approx.data();
   }
   m_Product.resize(static_cast<std::size_t>(std::max(m_M, m_N)) * m_Rank);
-  double * product = m_Product.data();
+  double *          product = m_Product.data();
+  const std::size_t m = static_cast<std::size_t>(m_M), p = static_cast<std::size_t>(m_P);
   if (m_VolumeSide)
   {
-    lapack::gemm('N', 'N', m_M, rank, m_N, m_X.data(), m_M, m_Basis.data(), m_P, product, m_M); // X V: (m, rank)
+    MultiplyByColumns(m_M, rank, m_N, m_X.data(), m_M, m_Basis.data(), 1, m_P, product); // X V: (m, rank)
     for (int j = 0; j < rank; ++j)
     {
-      double * column = product + static_cast<std::size_t>(j) * m_M;
-      std::transform(column, column + m_M, column, [w = m_Weights[j]](double value) { return value * w; });
+      double * column = product + static_cast<std::size_t>(j) * m;
+      std::transform(column, column + m, column, [w = m_Weights[j]](double value) { return value * w; });
     }
-    lapack::gemm('N', 'T', m_M, m_N, rank, product, m_M, m_Basis.data(), m_P, m_Approx.data(), m_M); // (m, n)
+    MultiplyByColumns(m_M, m_N, rank, product, m_M, m_Basis.data(), m_P, 1, m_Approx.data()); // (X V W) Vᵀ: (m, n)
   }
   else
   {
-    lapack::gemm('T', 'N', rank, m_N, m_M, m_Basis.data(), m_P, m_X.data(), m_M, product, rank); // Uᵀ X: (rank, n)
-    for (int t = 0; t < m_N; ++t)
+    for (int t = 0; t < m_N; ++t) // W Uᵀ X: (rank, n)
     {
       for (int j = 0; j < rank; ++j)
       {
-        product[j + static_cast<std::size_t>(t) * rank] *= m_Weights[j];
+        product[j + static_cast<std::size_t>(t) * rank] =
+          m_Weights[j] * Dot(m_M, m_Basis.data() + j * p, m_X.data() + t * m);
       }
     }
-    lapack::gemm('N', 'N', m_M, m_N, rank, m_Basis.data(), m_P, product, rank, m_Approx.data(), m_M); // (m, n)
+    MultiplyByColumns(m_M, m_N, rank, m_Basis.data(), m_P, product, 1, rank, m_Approx.data()); // U (W Uᵀ X): (m, n)
   }
   return m_Approx.data();
 }

@@ -23,11 +23,12 @@
 //
 // Every policy needs all the eigenvalues of the Gram matrix G of X's smaller side, but the reconstruction only
 // needs the eigenvectors of the few components it keeps. So instead of a full eigen-decomposition (dsyevd), G is
-// reduced to tridiagonal form T = Qᵀ G Q (dsytrd), T's eigenvalues are found without vectors, and only
-// the kept eigenvectors are computed, by inverse iteration on T (dstein) and Q applied to them (dormtr). For the
-// 65 x 65 Gram matrix of a 5x5x5 patch of 65 volumes this takes about half the time of dsyevd. Where a step fails
-// to converge (rare), the patch falls back to dsyevd. The tridiagonal eigenvalues of a group of patches are found
-// together (TridiagonalEigenvalues), about twice as fast as dsterf one by one.
+// reduced to tridiagonal form T = Qᵀ G Q, T's eigenvalues are found without vectors, and only the kept
+// eigenvectors are computed, by inverse iteration on T (dstein) and Q applied to them. For the 65 x 65 Gram matrix
+// of a 5x5x5 patch of 65 volumes this takes about half the time of dsyevd. Where a step fails (rare), the patch
+// falls back to dsyevd. The tridiagonal eigenvalues of a group of patches are found together
+// (TridiagonalEigenvalues), about twice as fast as dsterf one by one. The Gram matrix, the reduction, Q and the
+// approximation use svdlrPatchKernels.h, not BLAS: see there why.
 
 #include "svdlr/LocalDenoise.h"
 
@@ -79,10 +80,11 @@ public:
   {
     return m_VolumeSide && m_Replacements < kReplacementsBeforeRefresh;
   }
-  /** XᵀX -= (rows first .. first + count of X)ᵀ (the same): call before overwriting those rows. */
+  /** XᵀX -= (rows first .. first + count of X)ᵀ (the same): call before overwriting those rows. The update is made
+   * together with AddRows'. */
   void
   RemoveRows(int first, int count);
-  /** XᵀX += the overwritten rows' contribution. */
+  /** XᵀX += the overwritten rows' contribution (and the removal of the rows they replaced). */
   void
   AddRows(int first, int count);
 
@@ -134,6 +136,9 @@ private:
   DecomposeFully(); // dsyevd: every eigenvalue and eigenvector (the fallback)
   void
   KeptComponents();
+  /** Copies rows first .. first + count - 1 of X, row-major (count, n), to m_Rows from its row `destination` on. */
+  const double *
+  RowsOfX(int first, int count, int destination);
 
   const LocalDenoiseOptions & m_Options;
   double                      m_Median;
@@ -143,9 +148,11 @@ private:
   bool                        m_VolumeSide; // G = XᵀX (n x n), else XXᵀ (m x m)
 
   std::vector<double> m_X;         // (m, n)
+  std::vector<double> m_Rows;      // (2m, n), row-major: rows of X for the Gram matrix's updates (volume side)
+  std::vector<double> m_OuterWeights; // 1 for each row or column added to G, -1 for each row removed
   std::vector<double> m_Running;   // (p, p): G, lower triangle, kept up to date through row replacements
-  std::vector<double> m_Gram;      // (p, p): a copy of G, then Q (below the diagonal) or, after DecomposeFully,
-                                   // the eigenvectors
+  std::vector<double> m_Gram;      // (p, p): a copy of G (both triangles), then Q's reflectors (below the
+                                   // subdiagonal) or, after DecomposeFully, the eigenvectors
   std::vector<double> m_Diagonal;  // T's diagonal (p), kept for dstein
   std::vector<double> m_Offdiag;   // T's subdiagonal (p), kept for dstein
   std::vector<double> m_Tau;       // Q's reflectors (p)
@@ -159,6 +166,7 @@ private:
   std::vector<int>    m_IWork;
 
   int         m_Replacements{ 0 };
+  int         m_RowsLeaving{ 0 }; // rows staged by RemoveRows in m_Rows
   bool        m_FullyDecomposed{ false };
   bool        m_EigenvaluesPending{ false }; // Tridiagonalize left T in m_Eigen and m_Scratch
   bool        m_Chosen{ false };

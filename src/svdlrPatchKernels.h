@@ -1,0 +1,73 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_PatchKernels_h
+#define svdlr_PatchKernels_h
+
+// The dense steps of the CPU denoiser's work on one patch (PatchLowRank), written here instead of called from
+// BLAS and LAPACK. The matrices are small (65 x 65 for a 5x5x5 patch of 65 volumes) and every worker thread runs
+// them thousands of times a second. OpenBLAS 0.3 takes one process-wide mutex for a scratch buffer in each call
+// of dsymv, dsyr2, dtrmv and every level-3 routine: dsytrd, dormtr and dsyrk made about 137 such calls per patch,
+// and with more than two threads the workers queued on that lock (1 -> 16 threads gave 1.2x; docs/denoising.md has
+// the profile). These kernels allocate nothing and take no lock. Each is the textbook algorithm that its
+// LAPACK counterpart also implements, so results agree with LAPACK's to rounding.
+//
+// Matrices are column-major with the leading dimension given (or the order, where none is).
+
+#include <cstddef>
+
+namespace svdlr
+{
+namespace detail
+{
+
+/** G += sum over r < count of weights[r] v_r v_rᵀ, lower triangle of G (order n, leading dimension n) only, where
+ * v_r is the n contiguous values at vectors + r * stride. With v_r the rows of X and weights 1 this is G += XᵀX (the
+ * Gram matrix of the volumes; weights -1 for rows that leave the patch and 1 for those that enter update it); with
+ * v_r the columns of X, G += XXᵀ. */
+void
+AddOuterProductsLower(int n, int count, const double * weights, const double * vectors, std::ptrdiff_t stride,
+                      double * g);
+
+/** Reduces the symmetric matrix A (order n, both triangles stored) to tridiagonal form T = Qᵀ A Q, as LAPACK's
+ * dsytd2 with uplo = 'L': reflector i (i < n - 1) is H_i = I - tau[i] v vᵀ with v zero above row i + 1, 1 there and
+ * A's column i below it; Q = H_0 H_1 ... H_(n-2). On return d (n) holds T's diagonal and e (n - 1) its
+ * subdiagonal. `work` holds 2 n values. Returns false, leaving A unusable, when a reflector's norm over- or
+ * underflows (the caller then decomposes the matrix some other way). */
+bool
+TridiagonalizeSymmetric(int n, double * a, double * d, double * e, double * tau, double * work);
+
+/** C = Q C for the Q of TridiagonalizeSymmetric (a and tau as it left them), C of n rows and `columns` columns with
+ * leading dimension ldc: eigenvectors of T become eigenvectors of A. */
+void
+ApplyTridiagonalQ(int n, int columns, const double * a, const double * tau, double * c, int ldc);
+
+/** C (m x n, leading dimension m) = A (m x k, leading dimension lda) B where B is k x n with element (l, t) at
+ * b[l * rowStride + t * columnStride]: a sum of k column updates, which is how the approximation X V W Vᵀ (or
+ * U W Uᵀ X) of a patch of rank k is formed. */
+void
+MultiplyByColumns(int m, int n, int k, const double * a, int lda, const double * b, std::ptrdiff_t rowStride,
+                  std::ptrdiff_t columnStride, double * c);
+
+/** The sum of a[i] b[i] over i < n. */
+double
+Dot(int n, const double * a, const double * b);
+
+} // namespace detail
+} // namespace svdlr
+
+#endif
