@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace svdlr_tools
@@ -153,6 +154,10 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     return options;
   }
 
+  if (std::isnan(options.noiseSigma) || std::isinf(options.noiseSigma))
+  {
+    throw UsageError("--noise-sigma takes a finite number > 0"); // CLI11's PositiveNumber lets NaN through
+  }
   if (policy.empty())
   {
     policy = rank > 0 ? "fixed" : "mp";
