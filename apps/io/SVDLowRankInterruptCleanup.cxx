@@ -91,13 +91,13 @@ PartialOwner(const std::string & name, const std::string & prefix)
 } // namespace
 
 void
-InstallInterruptCleanup(const char * toolName)
+InstallInterruptCleanup(const char * toolName, int exitBase)
 {
   if (g_SignalPipe[0] >= 0 || ::pipe2(g_SignalPipe, O_CLOEXEC) != 0)
   {
     return;
   }
-  std::thread([toolName] {
+  std::thread([toolName, exitBase] {
     unsigned char number = 0;
     while (::read(g_SignalPipe[0], &number, 1) != 1)
     {
@@ -112,7 +112,7 @@ InstallInterruptCleanup(const char * toolName)
     }
     std::fprintf(stderr, "%s: interrupted by signal %d; partial outputs removed\n", toolName, number);
     std::fflush(stderr);
-    _exit(128 + number);
+    _exit(exitBase + number);
   }).detach();
   struct sigaction action
   {};

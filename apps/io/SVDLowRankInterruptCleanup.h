@@ -30,9 +30,10 @@ namespace svdlr_io
 {
 
 /** Handles SIGINT, SIGTERM and SIGHUP (in whichever thread they land) by removing the partial outputs listed and
- * exiting with 128 + the signal. Call it once, early in main(); `toolName` prefixes the message it prints. */
+ * exiting with `exitBase` + the signal (the tools pass ExitInterrupted, 128). Call it once, early in main();
+ * `toolName` prefixes the message it prints. */
 void
-InstallInterruptCleanup(const char * toolName);
+InstallInterruptCleanup(const char * toolName, int exitBase);
 
 /** A temporary file or folder that an interrupt must remove (while it is listed). */
 void

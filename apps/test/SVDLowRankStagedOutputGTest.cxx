@@ -29,6 +29,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <sched.h>
@@ -209,7 +210,7 @@ TEST_F(StagedOutputTest, InterruptRemovesThePartialOutputsAndExitsWith128PlusThe
     const pid_t       child = fork();
     if (child == 0)
     {
-      svdlr_io::InstallInterruptCleanup("test");
+      svdlr_io::InstallInterruptCleanup("test", 128);
       svdlr_io::StagedDirectory folder(target, false);
       std::ofstream(fs::path(folder.Path()) / "slice0.dcm") << "partial";
       svdlr_io::StagedFiles files(false);
@@ -270,6 +271,44 @@ TEST_F(StagedOutputTest, WriterOnAFullTmpfsFailsAndLeavesNothing)
   }
   EXPECT_EQ(WEXITSTATUS(status), 0) << "writes that succeeded on a full disk, or files left there";
 }
+
+#ifdef SVDLR_TOOL
+TEST_F(StagedOutputTest, ToolStoppedBySigtermWhileWorkingRemovesItsPartialFolderAndExits143)
+{
+  itk::WriteImage(RandomVolume(192, 192, 48).GetPointer(), Path("vol.nii.gz"), true);
+  const std::string folder = Folder("run");
+  const pid_t       child = fork();
+  if (child == 0)
+  {
+    if (chdir(folder.c_str()) != 0)
+    {
+      _exit(126);
+    }
+    freopen("/dev/null", "w", stdout);
+    execl(SVDLR_TOOL, SVDLR_TOOL, "--backend", "cpu", "--noise-rank", "mp", "--no-figure", "--format", "png",
+          "../vol.nii.gz", "slices", static_cast<char *>(nullptr));
+    _exit(127);
+  }
+  // The staged folder exists from before the work until the commit: stop the tool while it is there.
+  const std::string partial = folder + "/.slices.partial-" + std::to_string(child);
+  const auto        deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!fs::exists(partial) && std::chrono::steady_clock::now() < deadline)
+  {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  ASSERT_TRUE(fs::exists(partial)) << "the tool never staged its output";
+  kill(child, SIGTERM);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 0)
+  {
+    GTEST_SKIP() << "the tool finished before the signal arrived";
+  }
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  EXPECT_TRUE(svdlr_test::Listing(folder).empty());
+}
+#endif
 
 #ifdef SVDLR_DENOISE_TOOL
 TEST_F(StagedOutputTest, TwoDenoisersWritingOneOutputLeaveOneWinnerAndExitTwo)

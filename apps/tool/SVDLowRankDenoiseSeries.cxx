@@ -430,7 +430,7 @@ RunTool(const DenoiseToolOptions & options)
 int
 main(int argc, char * argv[])
 {
-  svdlr_io::InstallInterruptCleanup(ToolName);
+  svdlr_io::InstallInterruptCleanup(ToolName, ExitInterrupted);
   DenoiseToolOptions options;
   try
   {

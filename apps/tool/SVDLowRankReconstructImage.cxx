@@ -730,7 +730,7 @@ RunTool(const ToolOptions & options)
 int
 main(int argc, char * argv[])
 {
-  svdlr_io::InstallInterruptCleanup("SVDLowRankReconstructImage");
+  svdlr_io::InstallInterruptCleanup("SVDLowRankReconstructImage", ExitInterrupted);
   ToolOptions options;
   try
   {

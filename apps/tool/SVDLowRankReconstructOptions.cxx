@@ -68,7 +68,8 @@ Footer(bool dicomSupport)
          "  SVDLowRankReconstructImage --glob '*.nii.gz' --devices 0,1 -o out/ data/ (two GPUs)\n"
          "\n"
          "Exit codes: 0 success, 1 processing or writing failed, 2 bad command line or output in the way,\n"
-         "3 unreadable or unsupported input, 4 batch mode: some volumes failed (the summary lists them).\n";
+         "3 unreadable or unsupported input, 4 batch mode: some volumes failed (the summary lists them),\n"
+         "128 + N stopped by signal N (partial outputs removed). docs/reliability.md has the details.\n";
 }
 
 /** A validator that CLI11 runs on the option's text: `accept(value)` on the number, else "must be `what`". */
