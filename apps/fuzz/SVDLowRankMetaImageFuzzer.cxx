@@ -18,16 +18,4 @@
 // Fuzz target: one MetaImage (.mha) file, read as the tools read an image file (svdlrImageFileFuzz.h).
 #include "svdlrImageFileFuzz.h"
 
-extern "C" int
-LLVMFuzzerInitialize(int *, char ***)
-{
-  svdlr_fuzz::InitializeQuietly();
-  return 0;
-}
-
-extern "C" int
-LLVMFuzzerTestOneInput(const std::uint8_t * data, std::size_t size)
-{
-  svdlr_fuzz::ReadImageFileInput(data, size, ".mha");
-  return 0;
-}
+SVDLR_IMAGE_FILE_FUZZER(".mha")

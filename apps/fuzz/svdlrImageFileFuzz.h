@@ -87,4 +87,17 @@ ReadImageFileInput(const std::uint8_t * data, std::size_t size, const char * ext
 
 } // namespace svdlr_fuzz
 
+/** The libFuzzer entry points of a target that reads one image file with `extension` (".nii", ".mha", ".nrrd"). */
+#define SVDLR_IMAGE_FILE_FUZZER(extension)                                                                           \
+  extern "C" int LLVMFuzzerInitialize(int *, char ***)                                                               \
+  {                                                                                                                  \
+    svdlr_fuzz::InitializeQuietly();                                                                                 \
+    return 0;                                                                                                        \
+  }                                                                                                                  \
+  extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t * data, std::size_t size)                                 \
+  {                                                                                                                  \
+    svdlr_fuzz::ReadImageFileInput(data, size, extension);                                                           \
+    return 0;                                                                                                        \
+  }
+
 #endif

@@ -452,6 +452,28 @@ INSTANTIATE_TEST_SUITE_P(Table,
                          ::testing::ValuesIn(Cases),
                          [](const ::testing::TestParamInfo<HostileCase> & info) { return std::string(info.param.name); });
 
+// Issue 23, row 1: a batch whose outputs failed on a full disk left nothing at their names, so a re-run redoes them
+// (only complete outputs are skipped as done).
+TEST(HostileInputBatch, RerunAfterAFullDiskRedoesTheVolumesThatFailed)
+{
+  const fs::path inputs = HostileInputs::Root() / "inputs";
+  const fs::path folder = HostileInputs::Root() / "cases" / "BatchRerun";
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  const std::string arguments = "--batch '" + inputs.string() + "/batch' -o out";
+  const auto        full = RunOnFillingDisk(folder, SVDLR_TOOL, arguments, 4096);
+  EXPECT_EQ(full.exitCode, 4) << full.err;
+  EXPECT_EQ(ListingOf(folder), std::set<std::string>{ "out" }) << full.err;
+  const auto again = svdlr_test::RunToolIn(folder, SVDLR_TOOL, arguments);
+  EXPECT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_NE(again.out.find("2 done, 0 skipped, 0 failed"), std::string::npos) << again.out;
+  EXPECT_EQ(ListingOf(folder), (std::set<std::string>{ "out", "out/a_svd-rank20.nii.gz", "out/b_svd-rank20.nii.gz" }));
+  if (!HasFailure())
+  {
+    fs::remove_all(folder);
+  }
+}
+
 /** The generated inputs go when every case passed; they stay for a look otherwise. */
 class RemoveInputsWhenPassed : public ::testing::Environment
 {
