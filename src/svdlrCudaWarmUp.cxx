@@ -58,11 +58,22 @@ thread_local bool t_InsideWarmUp = false;
 // 16 matrices), small enough to cost a few MiB.
 constexpr std::size_t kWarmUpMatrices = 16;
 constexpr std::size_t kWarmUpElements = std::size_t{ 1 } << 24;
+// Each side of a warm-up matrix is at most this long, whatever the input's header claims: the warm-up's memory is
+// bounded by constants (16 x 1024 x 1024 doubles, 128 MiB at most), never sized by the input alone.
+constexpr std::size_t kWarmUpSide = 1024;
 
 template <typename T>
 void
 RunWarmUp(std::size_t count, std::size_t rows, std::size_t cols, Options options)
 {
+  // Nothing is allocated before a device is known to be there: without one the warm-up ends here.
+  std::string why;
+  if (!detail::CudaDeviceReady(options.deviceId, why))
+  {
+    return;
+  }
+  rows = std::min(rows, kWarmUpSide);
+  cols = std::min(cols, kWarmUpSide);
   const std::size_t matrixSize = rows * cols;
   count = std::max<std::size_t>(1, std::min({ count, kWarmUpMatrices, kWarmUpElements / std::max<std::size_t>(1, matrixSize) }));
   // Random data: a rank-deficient or constant batch could take shortcuts the real volume does not.

@@ -160,6 +160,27 @@ RankAboveThreshold(const TEigenvalues & eigenvaluesAscending, int count, double 
   return { rank, sigma };
 }
 
+/** Eigenvalues of a Gram matrix at or below this fraction of the largest are zeros blurred by rounding (the Gram
+ * matrix and its eigenvalues are computed in double from float data, whose own precision is about 1e-7 of a
+ * singular value, 1e-14 of an eigenvalue). */
+SVDLR_HOST_DEVICE constexpr double
+NoiseFreeEigenvalueFraction()
+{
+  return 1e-12;
+}
+
+/** A matrix without noise (a series constant over time, an exactly low-rank patch): the components above
+ * rounding (NoiseFreeEigenvalueFraction() of the largest eigenvalue) are kept and σ is 0. Without this the noise
+ * rules keep every component (MP finds no noise bulk) or a σ made of rounding, and a rank that says nothing. */
+template <typename T>
+SVDLR_HOST_DEVICE NoiseRank
+NoiseFreeRank(const T * eigenvaluesAscending, int count)
+{
+  const double largest = count > 0 ? double(eigenvaluesAscending[count - 1]) : 0.0;
+  const double zero = (largest > 0.0 ? largest : 0.0) * NoiseFreeEigenvalueFraction();
+  return RankAboveThreshold(eigenvaluesAscending, count, sqrt(zero), 0.0);
+}
+
 /** Gavish & Donoho (2014) with the median μ_β given (MarchenkoPasturMedian(β)), for callers that decide many
  * matrices of one shape. Known σ (> 0): threshold λ*(β)·√n·σ. Unknown σ (<= 0): σ = y_med / sqrt(n·μ_β) from the
  * median singular value y_med, and the threshold is the same formula with that σ, i.e. ω(β)·y_med. */
@@ -181,6 +202,10 @@ GavishDonohoRank(const TEigenvalues & eigenvaluesAscending, int count, int rows,
     };
     const double median =
       (count % 2) ? singular(count / 2) : 0.5 * (singular(count / 2 - 1) + singular(count / 2));
+    if (median * median <= double(eigenvaluesAscending[count - 1]) * NoiseFreeEigenvalueFraction())
+    {
+      return NoiseFreeRank(eigenvaluesAscending, count); // the median singular value is rounding: no noise
+    }
     const int larger = rows > cols ? rows : cols;
     sigma = median / sqrt(double(larger) * marchenkoPasturMedian);
   }
@@ -232,6 +257,10 @@ MarchenkoPasturRank(const TEigenvalues & eigenvaluesAscending, int count, int ro
       sigma2 = mean;
       noise = k;
     }
+  }
+  if (sigma2 * larger <= double(eigenvaluesAscending[count - 1]) * NoiseFreeEigenvalueFraction())
+  {
+    return NoiseFreeRank(eigenvaluesAscending, count); // no noise bulk, or one made of rounding
   }
   return { count - noise, sqrt(sigma2) };
 }

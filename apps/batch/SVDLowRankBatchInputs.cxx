@@ -96,7 +96,8 @@ FilesUnder(const fs::path & root, const std::string & exclude)
       }
       continue;
     }
-    if (it->is_regular_file(error))
+    // A dangling link (an un-fetched git-annex or DataLad file) is listed too, so that it fails by name.
+    if (it->is_regular_file(error) || (it->is_symlink(error) && !fs::exists(path, error)))
     {
       files.push_back(Generic(path.lexically_relative(root)));
     }
@@ -117,7 +118,14 @@ AddDicomSeries(const fs::path & root, std::vector<BatchInput> & inputs)
   }
   catch (const svdlr_io::DicomError & error)
   {
-    throw BatchInputError(error.what());
+    // One unreadable folder fails alone (docs/batch.md): it is reported by name and the other folders go on.
+    BatchInput failed;
+    failed.source = VolumeSource::DicomSeries;
+    failed.path = root.string();
+    failed.relative = Generic(root.filename().empty() ? root.parent_path().filename() : root.filename());
+    failed.problem = "cannot read the DICOM folder '" + root.string() + "': " + error.what();
+    inputs.push_back(std::move(failed));
+    return;
   }
   for (const auto & one : series)
   {

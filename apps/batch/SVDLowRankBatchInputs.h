@@ -57,6 +57,9 @@ struct BatchInput
   std::string              seriesInstanceUID;
   std::string              seriesNumber;
   std::string              seriesDescription;
+  // Why this input cannot be read, found while looking for inputs (a folder of DICOM files one of which is
+  // corrupt, a dangling link): it is reported as a failed volume by name, and the others are processed.
+  std::string problem;
 };
 
 /** What to look for. Files named in `paths` are taken as they are; folders are searched recursively. */

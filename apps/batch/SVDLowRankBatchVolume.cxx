@@ -17,6 +17,7 @@
  *=========================================================================*/
 #include "SVDLowRankBatchVolume.h"
 
+#include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomWriter.h"
@@ -140,7 +141,22 @@ ConvertComponents(itk::IOComponentEnum component, const void * raw, std::size_t 
 StagedVolume
 ReadImageFile(const BatchInput & input, std::size_t index, HostBufferPool & pool)
 {
-  auto         io = OpenImage(input.path);
+  std::error_code missing;
+  if (fs::is_symlink(input.path, missing) && !fs::exists(input.path, missing))
+  {
+    throw VolumeError("cannot read '" + input.path + "': a link to a file that is not there (" +
+                      fs::read_symlink(input.path, missing).string() + "; an un-fetched git-annex or DataLad file?)");
+  }
+  auto io = OpenImage(input.path);
+  try
+  {
+    // What ITK's NIfTI reader hides: data cut short (read as zeros), NaN and Inf (read as 0).
+    svdlr_io::CheckImageFile(input.path, svdlr_io::ImageFileScan::Values);
+  }
+  catch (const std::runtime_error & error) // IncompleteImageFile, NonFiniteImageFile
+  {
+    throw VolumeError(error.what());
+  }
   StagedVolume volume;
   volume.index = index;
   volume.geometry = GeometryOf(*io, input.path);
@@ -266,27 +282,22 @@ WriteImageFile(const StagedVolume & volume, const std::string & output, bool ove
   {
     throw VolumeError("'" + output + "' exists (--overwrite replaces it)");
   }
-  const std::string temporary = svdlr_io::TemporaryFileFor(output);
   try
   {
-    if (volume.geometry.dimension == 2)
-    {
-      WriteFile<2>(volume, temporary, compressionLevel);
-    }
-    else
-    {
-      WriteFile<3>(volume, temporary, compressionLevel);
-    }
+    svdlr_io::WriteFileAtomically(output, overwrite, [&](const std::string & temporary) {
+      if (volume.geometry.dimension == 2)
+      {
+        WriteFile<2>(volume, temporary, compressionLevel);
+      }
+      else
+      {
+        WriteFile<3>(volume, temporary, compressionLevel);
+      }
+    });
   }
-  catch (const itk::ExceptionObject & failure)
+  catch (const std::runtime_error & failure) // OutputWriteError (a full disk), OutputInTheWay (a race)
   {
-    std::remove(temporary.c_str());
-    throw VolumeError("cannot write '" + output + "': " + failure.GetDescription());
-  }
-  if (std::rename(temporary.c_str(), output.c_str()) != 0)
-  {
-    std::remove(temporary.c_str());
-    throw VolumeError("could not move " + temporary + " to " + output);
+    throw VolumeError(failure.what());
   }
 }
 
@@ -325,6 +336,10 @@ WriteDicom(const StagedVolume & volume, const std::string & output, const svdlr:
 StagedVolume
 ReadVolume(const BatchInput & input, std::size_t index, HostBufferPool & pool)
 {
+  if (!input.problem.empty())
+  {
+    throw VolumeError(input.problem);
+  }
   if (input.source == VolumeSource::DicomSeries)
   {
 #ifdef SVDLR_HAVE_DCMTK

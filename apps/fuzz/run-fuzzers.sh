@@ -20,7 +20,8 @@ if [ ! -f "$build/build.ninja" ]; then
     -DSVDLR_BUILD_BENCHMARKS=OFF -DSVDLR_BUILD_EXAMPLES=OFF > /dev/null
 fi
 targets=()
-all=(SVDLowRankPngStackFuzzer SVDLowRankDicomFileFuzzer SVDLowRankDicomFolderFuzzer SVDLowRankDicomHeaderFuzzer)
+all=(SVDLowRankPngStackFuzzer SVDLowRankDicomFileFuzzer SVDLowRankDicomFolderFuzzer SVDLowRankDicomHeaderFuzzer
+     SVDLowRankNiftiFuzzer SVDLowRankMetaImageFuzzer SVDLowRankNrrdFuzzer)
 for t in "${all[@]}"; do
   # The DICOM targets exist only when DCMTK was found.
   if ninja -C "$build" -t query "$t" > /dev/null 2>&1; then targets+=("$t"); fi

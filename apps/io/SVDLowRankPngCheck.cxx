@@ -22,6 +22,7 @@
 
 #include <png.h>
 
+#include <cerrno>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
@@ -156,6 +157,72 @@ CheckPngFile(const std::string & path)
   if (!decoded)
   {
     throw PngStackError(path + ": cannot be read as PNG: " + result.message);
+  }
+}
+
+namespace
+{
+// Encodes the rows into `file`; false with libpng's message on an error (a short write: a full disk). C style for
+// the reason DecodeEveryRow gives.
+bool
+EncodeRows(std::FILE * file, const PngPixels & pixels, DecodeResult & result)
+{
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &result, OnError, OnWarning);
+  if (png == nullptr)
+  {
+    std::snprintf(result.message, sizeof(result.message), "libpng cannot start");
+    return false;
+  }
+  png_infop info = png_create_info_struct(png);
+  if (info == nullptr || setjmp(png_jmpbuf(png)) != 0)
+  {
+    png_destroy_write_struct(&png, info != nullptr ? &info : nullptr);
+    if (result.message[0] == '\0')
+    {
+      std::snprintf(result.message, sizeof(result.message), "libpng cannot start");
+    }
+    return false;
+  }
+  png_init_io(png, file);
+  png_set_IHDR(png, info, pixels.width, pixels.height, pixels.bitDepth,
+               pixels.channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  if (pixels.bitDepth == 16)
+  {
+    png_set_swap(png); // PNG stores 16-bit samples big-endian; ours are in host order (little-endian)
+  }
+  const std::size_t rowBytes = static_cast<std::size_t>(pixels.width) * pixels.channels * (pixels.bitDepth / 8);
+  for (png_uint_32 y = 0; y < pixels.height; ++y)
+  {
+    png_write_row(png, const_cast<png_bytep>(pixels.data + y * rowBytes));
+  }
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return true;
+}
+} // namespace
+
+void
+WritePngFile(const std::string & path, const PngPixels & pixels)
+{
+  std::FILE * file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr)
+  {
+    throw PngStackError(path + ": cannot be created: " + std::strerror(errno));
+  }
+  DecodeResult result;
+  const bool   encoded = EncodeRows(file, pixels, result);
+  const bool   flushed = std::fflush(file) == 0;
+  const int    flushError = errno;
+  const bool   closed = std::fclose(file) == 0;
+  if (!encoded)
+  {
+    throw PngStackError(path + ": cannot be written: " + result.message);
+  }
+  if (!flushed || !closed)
+  {
+    throw PngStackError(path + ": cannot be written: " + std::strerror(flushed ? errno : flushError));
   }
 }
 

@@ -47,6 +47,22 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/** Pixels for WritePngFile: rows of width x channels samples of bitDepth bits (8, or 16 in host byte order). */
+struct PngPixels
+{
+  const unsigned char * data{ nullptr };
+  unsigned              width{ 0 };
+  unsigned              height{ 0 };
+  unsigned              channels{ 1 }; // 1 (grey) or 3 (RGB)
+  unsigned              bitDepth{ 8 };
+};
+
+/** Writes a PNG file through libpng with its errors caught: a short write (a full disk) or a failed close throws
+ * PngStackError naming `path`. ITK 5.2's PNGImageIO sets its error jump inside a helper that has returned when
+ * libpng jumps, so a write error there crashes the process. */
+void
+WritePngFile(const std::string & path, const PngPixels & pixels);
+
 /** Natural order: runs of digits compare as numbers ("slice2" < "slice10"), the rest
  * case-insensitively; ties fall back to plain comparison so the order is total. */
 bool
@@ -119,20 +135,20 @@ WritePngStack(const itk::Image<TPixel, 3> * volume, const std::string & director
 {
   static_assert(std::is_same<TPixel, unsigned char>::value || std::is_same<TPixel, unsigned short>::value,
                 "PNG holds 8- or 16-bit unsigned grey pixels");
-  using SliceType = itk::Image<TPixel, 2>;
   const auto               size = volume->GetLargestPossibleRegion().GetSize();
   const std::size_t        pixels = size[0] * size[1];
   const int                digits = std::max(4, static_cast<int>(std::to_string(size[2]).size()));
   std::vector<std::string> written;
   for (std::size_t k = 0; k < size[2]; ++k)
   {
-    auto slice = SliceType::New();
-    slice->SetRegions(typename SliceType::RegionType(typename SliceType::SizeType{ { size[0], size[1] } }));
-    slice->Allocate();
-    std::memcpy(slice->GetBufferPointer(), volume->GetBufferPointer() + k * pixels, pixels * sizeof(TPixel));
     std::ostringstream name;
     name << directory << "/" << prefix << std::setw(digits) << std::setfill('0') << k << ".png";
-    itk::WriteImage(slice.GetPointer(), name.str(), true);
+    PngPixels slice;
+    slice.data = reinterpret_cast<const unsigned char *>(volume->GetBufferPointer() + k * pixels);
+    slice.width = static_cast<unsigned>(size[0]);
+    slice.height = static_cast<unsigned>(size[1]);
+    slice.bitDepth = 8 * sizeof(TPixel);
+    WritePngFile(name.str(), slice);
     written.push_back(name.str());
   }
   return written;

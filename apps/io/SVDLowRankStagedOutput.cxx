@@ -17,6 +17,16 @@
  *=========================================================================*/
 #include "SVDLowRankStagedOutput.h"
 
+#include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankInterruptCleanup.h"
+#include "SVDLowRankPngStack.h"
+
+#include "itkMacro.h"
+
+#include <cerrno>
+#include <cstdio> // renameat2, RENAME_NOREPLACE (glibc 2.28)
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <system_error>
 #include <unistd.h>
@@ -71,11 +81,15 @@ StagedDirectory::StagedDirectory(const std::string & target, bool overwrite)
       throw OutputInTheWay("the folder '" + m_Target + "' exists and is not empty (use --overwrite to replace it)");
     }
   }
+  RemoveStalePartialsBeside(m_Target);
   fs::remove_all(m_Temporary, error);
+  ListPartialOutput(m_Temporary);
   if (!fs::create_directories(m_Temporary, error))
   {
+    UnlistPartialOutput(m_Temporary);
     throw std::runtime_error("cannot create the folder '" + m_Temporary + "': " + error.message());
   }
+  m_Overwrite = overwrite;
 }
 
 StagedDirectory::~StagedDirectory()
@@ -85,13 +99,33 @@ StagedDirectory::~StagedDirectory()
     std::error_code error;
     fs::remove_all(m_Temporary, error);
   }
+  UnlistPartialOutput(m_Temporary);
 }
 
 void
 StagedDirectory::Commit()
 {
   std::error_code error;
-  std::string     previous;
+  for (fs::recursive_directory_iterator it(m_Temporary, error), end; !error && it != end; it.increment(error))
+  {
+    if (it->is_regular_file())
+    {
+      VerifyWrittenFile(it->path().string(), (fs::path(m_Target) / it->path().lexically_relative(m_Temporary)).string());
+    }
+  }
+  std::string previous;
+  if (!m_Overwrite)
+  {
+    // The folder was absent or empty when the work began; an empty one is removed so that the rename below can
+    // refuse atomically, like a file's, a folder another process filled meanwhile.
+    if (fs::is_directory(m_Target, error) && fs::is_empty(m_Target, error))
+    {
+      fs::remove(m_Target, error);
+    }
+    MoveIntoPlace(m_Temporary, m_Target, false);
+    m_Committed = true;
+    return;
+  }
   if (fs::exists(m_Target, error))
   {
     previous = TemporarySiblingOf(m_Target) + ".old";
@@ -140,13 +174,14 @@ StagedFiles::StagedFiles(bool overwrite)
 
 StagedFiles::~StagedFiles()
 {
-  if (!m_Committed)
+  for (const Entry & entry : m_Entries)
   {
-    for (const Entry & entry : m_Entries)
+    if (!m_Committed)
     {
       std::error_code error;
       fs::remove(entry.temporary, error);
     }
+    UnlistPartialOutput(entry.temporary);
   }
 }
 
@@ -169,7 +204,9 @@ StagedFiles::Add(const std::string & target)
       throw OutputInTheWay("'" + target + "' is named for two outputs");
     }
   }
+  RemoveStalePartialsBeside(target);
   m_Entries.push_back({ target, TemporaryFileFor(target) });
+  ListPartialOutput(m_Entries.back().temporary);
   return m_Entries.back().temporary;
 }
 
@@ -196,8 +233,26 @@ StagedFiles::Commit()
   };
   for (const Entry & entry : m_Entries)
   {
+    VerifyWrittenFile(entry.temporary, entry.target); // all of them before any is moved
+  }
+  for (const Entry & entry : m_Entries)
+  {
     std::error_code error;
     std::string     previous;
+    if (!m_Overwrite)
+    {
+      try
+      {
+        MoveIntoPlace(entry.temporary, entry.target, false);
+      }
+      catch (...)
+      {
+        undo();
+        throw;
+      }
+      done.push_back({ &entry, previous });
+      continue;
+    }
     if (fs::exists(entry.target, error))
     {
       previous = entry.temporary + ".old";
@@ -230,6 +285,129 @@ StagedFiles::Commit()
       fs::remove(d.previous, ignored);
     }
   }
+}
+
+void
+VerifyWrittenFile(const std::string & temporary, const std::string & target)
+{
+  std::error_code     error;
+  const std::uintmax_t size = fs::file_size(temporary, error);
+  if (error || size == 0)
+  {
+    throw OutputWriteError("writing '" + target + "' failed: the writer left " +
+                           (error ? "no file" : std::string("an empty file")) + " (is the disk full?)");
+  }
+  try
+  {
+    CheckImageFile(temporary);
+    std::string name = fs::path(target).filename().string();
+    for (auto & c : name)
+    {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".png") == 0)
+    {
+      CheckPngFile(temporary);
+    }
+  }
+  catch (const std::runtime_error & incomplete) // IncompleteImageFile, PngStackError
+  {
+    throw OutputWriteError("writing '" + target + "' failed: what was written is incomplete (is the disk full?): " +
+                           incomplete.what());
+  }
+}
+
+void
+MoveIntoPlace(const std::string & temporary, const std::string & target, bool overwrite)
+{
+  const auto failed = [&](int number) {
+    return OutputWriteError("cannot move '" + temporary + "' to '" + target + "': " + std::strerror(number));
+  };
+  const auto taken = [&] {
+    return OutputInTheWay("'" + target +
+                          "' appeared while this run wrote it (another process writing the same output?); it was "
+                          "not replaced (use --overwrite to replace it)");
+  };
+  if (overwrite)
+  {
+    if (std::rename(temporary.c_str(), target.c_str()) != 0)
+    {
+      throw failed(errno);
+    }
+    return;
+  }
+#ifdef RENAME_NOREPLACE
+  if (renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) == 0)
+  {
+    return;
+  }
+  if (errno == EEXIST || errno == ENOTEMPTY)
+  {
+    throw taken();
+  }
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+  {
+    throw failed(errno);
+  }
+#endif
+  // A file system without RENAME_NOREPLACE: a hard link refuses an existing target as atomically.
+  if (::link(temporary.c_str(), target.c_str()) == 0)
+  {
+    ::unlink(temporary.c_str());
+    return;
+  }
+  if (errno == EEXIST)
+  {
+    throw taken();
+  }
+  // Nor hard links (or a folder): the check and the rename are two steps.
+  std::error_code error;
+  if (fs::exists(target, error) && !(fs::is_directory(target, error) && fs::is_empty(target, error)))
+  {
+    throw taken();
+  }
+  if (std::rename(temporary.c_str(), target.c_str()) != 0)
+  {
+    throw failed(errno);
+  }
+}
+
+void
+WriteFileAtomically(const std::string &                               target,
+                    bool                                              overwrite,
+                    const std::function<void(const std::string &)> & write)
+{
+  RemoveStalePartialsBeside(target);
+  const std::string temporary = TemporaryFileFor(target);
+  ListPartialOutput(temporary);
+  try
+  {
+    try
+    {
+      write(temporary);
+    }
+    catch (const itk::ExceptionObject & error)
+    {
+      throw OutputWriteError("cannot write '" + target + "': " + error.GetDescription());
+    }
+    catch (const OutputWriteError &)
+    {
+      throw;
+    }
+    catch (const std::runtime_error & error) // a writer of ours (PNG), naming the temporary
+    {
+      throw OutputWriteError("cannot write '" + target + "' (is the disk full?): " + error.what());
+    }
+    VerifyWrittenFile(temporary, target);
+    MoveIntoPlace(temporary, target, overwrite);
+  }
+  catch (...)
+  {
+    std::remove(temporary.c_str());
+    UnlistPartialOutput(temporary);
+    throw;
+  }
+  UnlistPartialOutput(temporary);
 }
 
 } // namespace svdlr_io

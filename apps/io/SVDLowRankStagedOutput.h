@@ -22,6 +22,7 @@
 // under hidden temporary sibling names and renamed into place by Commit(); if Commit() is never reached, the
 // temporaries are removed.
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,6 +32,13 @@ namespace svdlr_io
 
 /** The output path is taken (a non-empty folder, or a file where a folder should go). */
 class OutputInTheWay : public std::runtime_error
+{
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/** Writing an output failed (a full disk, a writer's error): the message names the output, not its temporary. */
+class OutputWriteError : public std::runtime_error
 {
 public:
   using std::runtime_error::runtime_error;
@@ -62,13 +70,15 @@ public:
     return m_Temporary;
   }
 
-  /** Moves the temporary folder to the target, replacing what was there. */
+  /** Verifies the files written (VerifyWrittenFile) and moves the temporary folder to the target: replacing what was
+   * there with `overwrite`, else refusing atomically a target another process filled meanwhile (OutputInTheWay). */
   void
   Commit();
 
 private:
   std::string m_Target;
   std::string m_Temporary;
+  bool        m_Overwrite{ false };
   bool        m_Committed{ false };
 };
 
@@ -90,8 +100,9 @@ public:
   std::string
   Add(const std::string & target);
 
-  /** Moves every temporary file to its target, replacing what was there. Throws std::runtime_error after undoing
-   * the moves made so far when one fails. */
+  /** Verifies every temporary file (VerifyWrittenFile), then moves each to its target: replacing what was there
+   * with `overwrite`, else refusing atomically a target that appeared meanwhile (OutputInTheWay). Throws after
+   * undoing the moves made so far when one fails. */
   void
   Commit();
 
@@ -110,6 +121,27 @@ private:
  * (from the first dot of its name on): dir/brain.nii.gz -> dir/.brain.partial-PID.nii.gz. */
 std::string
 TemporaryFileFor(const std::string & target);
+
+/** Checks that the file a writer left at `temporary` is whole before it may become `target`: it exists and is not
+ * empty, NIfTI, MHA and NRRD files hold the data their header promises (CheckImageFile), PNG files decode. ITK's
+ * writers do not all report a full disk (its NIfTI writer only prints it), so this is what catches one. Throws
+ * OutputWriteError naming `target`. */
+void
+VerifyWrittenFile(const std::string & temporary, const std::string & target);
+
+/** Renames `temporary` to `target`. Without `overwrite` the rename refuses atomically to replace a target that
+ * appeared meanwhile (another process writing the same output): it throws OutputInTheWay and leaves both files. */
+void
+MoveIntoPlace(const std::string & temporary, const std::string & target, bool overwrite);
+
+/** One output file written whole or not at all: removes stale partials of dead processes beside `target`, calls
+ * `write` with a temporary name beside it (listed for InterruptCleanup), verifies the file (VerifyWrittenFile)
+ * and moves it into place (MoveIntoPlace). On any failure the temporary is removed and the error rethrown, ITK's
+ * exceptions as OutputWriteError. */
+void
+WriteFileAtomically(const std::string &                               target,
+                    bool                                              overwrite,
+                    const std::function<void(const std::string &)> & write);
 
 } // namespace svdlr_io
 

@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace svdlr_tools
@@ -50,7 +51,7 @@ Examples:
   SVDLowRankDenoiseSeries --policy fixed --rank 6 --backend cpu echoes.mha echoes_rank6.mha
 
 Exit codes: 0 success, 1 processing or writing failed, 2 bad command line or output in the way,
-3 unreadable or unsupported input.
+3 unreadable or unsupported input, 128 + N stopped by signal N (partial outputs removed).
 )";
 
 /** "5" or "7,7,5": odd extents >= 1, along x, y, z. */
@@ -153,6 +154,10 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     return options;
   }
 
+  if (std::isnan(options.noiseSigma) || std::isinf(options.noiseSigma))
+  {
+    throw UsageError("--noise-sigma takes a finite number > 0"); // CLI11's PositiveNumber lets NaN through
+  }
   const std::string fixed = svdlr::PolicyName(svdlr::RankPolicy::Fixed(svdlr::kMinimumRank));
   if (policy.empty())
   {

@@ -22,7 +22,9 @@
 #include "SVDLowRankDenoiseOptions.h"
 #include "SVDLowRankDenoiseSummary.h"
 #include "SVDLowRankProgressBar.h"
+#include "SVDLowRankInterruptCleanup.h"
 #include "SVDLowRankStagedOutput.h"
+#include "SVDLowRankUpFrontChecks.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomSeries4D.h"
 #endif
@@ -105,13 +107,8 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
     {
       continue;
     }
-    for (const std::string * input : { &options.input, &options.mask, &options.noiseSigmaMap })
-    {
-      if (!input->empty() && svdlr_io::IsSameOrInside(*target, *input))
-      {
-        throw UsageError("the output '" + *target + "' would overwrite the input '" + *input + "'");
-      }
-    }
+    CheckOutputFileUpFront(
+      *target, "output", options.overwrite, { options.input, options.mask, options.noiseSigmaMap });
     if (!itk::ImageIOFactory::CreateImageIO(target->c_str(), itk::ImageIOFactory::IOFileModeEnum::WriteMode))
     {
       throw UsageError("no ITK writer for '" + *target + "': give an image file extension (.nii.gz, .mha, .nrrd)");
@@ -378,6 +375,16 @@ RunTool(const DenoiseToolOptions & options)
   CheckInputExists(options.noiseSigmaMap, "noise map");
   Outputs outputs(options.overwrite);
   ReserveOutputs(options, outputs);
+  if (!options.mask.empty())
+  {
+    CheckImageDimensionUpFront(options.mask, "mask", 3);
+    CheckInputFileUpFront(options.mask, "mask", false);
+  }
+  if (!options.noiseSigmaMap.empty())
+  {
+    CheckImageDimensionUpFront(options.noiseSigmaMap, "noise map", 3);
+    CheckInputFileUpFront(options.noiseSigmaMap, "noise map", true);
+  }
 #ifdef SVDLR_HAVE_DCMTK
   if (dicomFolder || svdlr_io::HasDicomPreamble(options.input))
   {
@@ -404,6 +411,7 @@ RunTool(const DenoiseToolOptions & options)
   {
     throw InputError("cannot read the series '" + options.input + "': " + error.GetDescription());
   }
+  CheckInputFileUpFront(options.input, "series", true);
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();
   if (dimension == 4 && components == 1)
@@ -430,6 +438,7 @@ RunTool(const DenoiseToolOptions & options)
 int
 main(int argc, char * argv[])
 {
+  svdlr_io::InstallInterruptCleanup(ToolName, ExitInterrupted);
   DenoiseToolOptions options;
   try
   {

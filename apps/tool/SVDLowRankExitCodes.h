@@ -30,6 +30,7 @@ constexpr int ExitFailure = 1;    // processing or writing failed
 constexpr int ExitUsage = 2;      // bad command line (including an output that may not be overwritten)
 constexpr int ExitInputError = 3; // an input cannot be read or is not supported
 constexpr int ExitSomeFailed = 4; // batch mode: some volumes failed, the others were written
+constexpr int ExitInterrupted = 128; // + the signal's number (130 SIGINT, 143 SIGTERM): partial outputs removed
 
 /** A bad command line: exit code 2. */
 class UsageError : public std::runtime_error

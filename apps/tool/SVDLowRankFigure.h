@@ -25,6 +25,7 @@
 // (SVDLowRankFigureFont.h), so the tools need no plotting library.
 
 #include "SVDLowRankFigureFont.h"
+#include "SVDLowRankPngStack.h"
 
 #include "itkImage.h"
 #include "itkImageFileWriter.h"
@@ -177,7 +178,13 @@ public:
   void
   Write(const std::string & path) const
   {
-    itk::WriteImage(m_Image.GetPointer(), path);
+    static_assert(sizeof(RGBPixel) == 3, "RGB pixels are three bytes, as PNG stores them");
+    svdlr_io::PngPixels pixels;
+    pixels.data = reinterpret_cast<const unsigned char *>(m_Image->GetBufferPointer());
+    pixels.width = static_cast<unsigned>(m_Width);
+    pixels.height = static_cast<unsigned>(m_Height);
+    pixels.channels = 3;
+    svdlr_io::WritePngFile(path, pixels); // a write error is an exception, not the crash ITK 5.2's writer has
   }
 
 private:

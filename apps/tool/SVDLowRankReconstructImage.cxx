@@ -24,7 +24,9 @@
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankReconstructBatch.h"
 #include "SVDLowRankReconstructOutput.h"
+#include "SVDLowRankInterruptCleanup.h"
 #include "SVDLowRankStagedOutput.h"
+#include "SVDLowRankUpFrontChecks.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomFrames.h"
 #  include "SVDLowRankDicomWriter.h"
@@ -59,27 +61,14 @@ struct DicomSource
 {};
 #endif
 
-// Writes to a temporary name beside `path` and renames it into place only when complete, so an error
-// never leaves a partial output behind.
+// Writes to a temporary name beside `path`, verifies it and renames it into place only when complete, so an
+// error never leaves a partial output behind (svdlr_io::WriteFileAtomically).
 template <typename TImage>
 void
-WriteAtomically(const TImage * image, const std::string & path)
+WriteAtomically(const TImage * image, const std::string & path, bool overwrite)
 {
-  const std::string temporary = svdlr_io::TemporaryFileFor(path);
-  try
-  {
-    itk::WriteImage(image, temporary, true);
-  }
-  catch (...)
-  {
-    std::remove(temporary.c_str());
-    throw;
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-  {
-    std::remove(temporary.c_str());
-    throw std::runtime_error("could not move " + temporary + " to " + path);
-  }
+  svdlr_io::WriteFileAtomically(
+    path, overwrite, [image](const std::string & temporary) { itk::WriteImage(image, temporary, true); });
 }
 
 /** Sets the filter's rank policy (RankPolicyOf, the batch path's too), backend, solver and device from the options;
@@ -173,6 +162,11 @@ Reconstruct(const TImage *                input,
       throw UsageError("the output '" + outputPath + "' would overwrite the input '" + in + "'");
     }
   }
+  if (outputKind == OutputKind::File)
+  {
+    CheckOutputFileUpFront(outputPath, "output", options.overwrite, options.inputs);
+  }
+  CheckFigureUpFront(FigurePathFor(options, outputPath), outputPath, options.overwrite, options.inputs);
   // Folders are checked before the work starts, so a taken output fails fast.
   std::unique_ptr<svdlr_io::StagedDirectory> staged;
   if (outputKind != OutputKind::File)
@@ -211,7 +205,7 @@ Reconstruct(const TImage *                input,
   std::size_t clamped = 0;
   if (outputKind == OutputKind::File)
   {
-    WriteAtomically(filter->GetOutput(), outputPath);
+    WriteAtomically(filter->GetOutput(), outputPath, options.overwrite);
   }
   else if (outputKind == OutputKind::PngStack)
   {
@@ -254,16 +248,16 @@ Reconstruct(const TImage *                input,
   const std::size_t figureSlice = Dimension == 3 ? input->GetLargestPossibleRegion().GetSize(axis) / 2 : 0;
   if (!figure.empty())
   {
-    const std::string temporary = svdlr_io::TemporaryFileFor(figure);
     const std::string where = "slice " + std::to_string(figureSlice) + " of " + std::to_string(ranks.size()) +
                               (Dimension == 3 ? ", axis " + std::to_string(axis) : std::string());
-    WriteSliceFigure(temporary,
-                     FigureTitle(options, where, ranks[figureSlice], filter.GetPointer()),
-                     MiddleSlice(input, axis),
-                     MiddleSlice(filter->GetOutput(), axis),
-                     filter->GetSingularValues()[figureSlice],
-                     ranks[figureSlice]);
-    std::rename(temporary.c_str(), figure.c_str());
+    svdlr_io::WriteFileAtomically(figure, options.overwrite, [&](const std::string & temporary) {
+      WriteSliceFigure(temporary,
+                       FigureTitle(options, where, ranks[figureSlice], filter.GetPointer()),
+                       MiddleSlice(input, axis),
+                       MiddleSlice(filter->GetOutput(), axis),
+                       filter->GetSingularValues()[figureSlice],
+                       ranks[figureSlice]);
+    });
   }
 
   using PixelType = typename TImage::PixelType;
@@ -324,6 +318,9 @@ ReconstructFile(const ToolOptions & options)
   return Reconstruct(input.GetPointer(), options.Input(), OutputKind::File, options, nullptr, [&] {
     readOrThrow([&] { reader->Update(); });
     input->DisconnectPipeline(); // the filter must not run the reader again
+    const auto        extent = input->GetLargestPossibleRegion().GetSize();
+    const std::size_t size[3] = { extent[0], extent[1], Dimension == 3 ? extent[Dimension - 1] : 1 };
+    CheckFinitePixelsUpFront(input->GetBufferPointer(), size, options.Input(), "input");
   });
 }
 
@@ -373,6 +370,7 @@ ReconstructImageFile(const ToolOptions & options)
   {
     throw InputError("cannot read '" + path + "': " + error.GetDescription());
   }
+  CheckInputFileUpFront(path, "input", true);
   if (io->GetNumberOfComponents() != 1)
   {
     throw InputError("'" + path + "' has " + std::to_string(io->GetNumberOfComponents()) +
@@ -450,6 +448,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
       throw UsageError("the output '" + outputPath + "' would overwrite the input '" + in + "'");
     }
   }
+  CheckFigureUpFront(FigurePathFor(options, outputPath), outputPath, options.overwrite, options.inputs);
   svdlr_io::StagedDirectory staged(outputPath, options.overwrite);
 
   std::vector<const VolumeType *>            inputs;
@@ -496,18 +495,18 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
     if (b == 0 && !figure.empty())
     {
       const std::size_t middle = size[2] / 2;
-      const std::string temporary = svdlr_io::TemporaryFileFor(figure);
       const std::string where =
         std::to_string(set.parts.size()) +
         (set.layout == svdlr_io::DicomLayout::Images ? " images" : " volumes by " + set.by) + ", batch 1, slice " +
         std::to_string(middle) + " of " + std::to_string(size[2]);
-      WriteSliceFigure(temporary,
-                       FigureTitle(options, where, batchRanks[middle], filter.GetPointer()),
-                       MiddleSlice(batch.stack.GetPointer(), 2),
-                       MiddleSlice(filter->GetOutput(), 2),
-                       filter->GetSingularValues()[middle],
-                       batchRanks[middle]);
-      std::rename(temporary.c_str(), figure.c_str());
+      svdlr_io::WriteFileAtomically(figure, options.overwrite, [&](const std::string & temporary) {
+        WriteSliceFigure(temporary,
+                         FigureTitle(options, where, batchRanks[middle], filter.GetPointer()),
+                         MiddleSlice(batch.stack.GetPointer(), 2),
+                         MiddleSlice(filter->GetOutput(), 2),
+                         filter->GetSingularValues()[middle],
+                         batchRanks[middle]);
+      });
     }
   }
 
@@ -690,6 +689,7 @@ RunTool(const ToolOptions & options)
 int
 main(int argc, char * argv[])
 {
+  svdlr_io::InstallInterruptCleanup("SVDLowRankReconstructImage", ExitInterrupted);
   ToolOptions options;
   try
   {

@@ -68,7 +68,8 @@ Footer(bool dicomSupport)
          "  SVDLowRankReconstructImage --glob '*.nii.gz' --devices 0,1 -o out/ data/ (two GPUs)\n"
          "\n"
          "Exit codes: 0 success, 1 processing or writing failed, 2 bad command line or output in the way,\n"
-         "3 unreadable or unsupported input, 4 batch mode: some volumes failed (the summary lists them).\n";
+         "3 unreadable or unsupported input, 4 batch mode: some volumes failed (the summary lists them),\n"
+         "128 + N stopped by signal N (partial outputs removed). docs/reliability.md has the details.\n";
 }
 
 /** A validator that CLI11 runs on the option's text: `accept(value)` on the number, else "must be `what`". */
@@ -109,7 +110,7 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     .add_option("-F,--format", options.format, "auto (default), nifti, mha, mhd, nrrd, png (slices) or dicom (series)")
     ->type_name("NAME")
     ->check(CLI::IsMember({ "auto", "nifti", "nii", "nii.gz", "mha", "mhd", "nrrd", "png", "dicom" }).description(""));
-  app.add_flag("--overwrite", options.overwrite, "replace an existing, non-empty output folder");
+  app.add_flag("--overwrite", options.overwrite, "replace existing outputs (a file, a non-empty folder, the figure)");
   auto * rank = app.add_option("-k,--rank", options.rank, "keep K singular values per slice (default 20)")
                   ->type_name("K")
                   ->check(NumberValidator("a whole number >= " + std::to_string(svdlr::kMinimumRank), [](double k) {
@@ -301,9 +302,9 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     }
     options.noiseRank = "gd";
   }
-  if (!options.noiseRank.empty() && (options.rankGiven || options.energyFraction > 0.0))
+  if ((options.rankGiven ? 1 : 0) + (options.energyFraction > 0.0 ? 1 : 0) + (options.noiseRank.empty() ? 0 : 1) > 1)
   {
-    throw UsageError("give one of --rank, --energy and --noise-rank/--noise-sigma");
+    throw UsageError("give one of --rank, --energy and --noise-rank/--noise-sigma: they exclude each other");
   }
   if (options.solver == ToolSolver::Subspace && options.energyFraction > 0.0)
   {

@@ -148,6 +148,39 @@ def _temporary_for(target: str) -> str:
     return os.path.join(folder, f".{stem}.partial-{os.getpid()}-{time.monotonic_ns()}{extension}")
 
 
+def _verify_written(temporary: str, target: str) -> None:
+    """The tools' check before the rename (docs/reliability.md): ITK's NIfTI writer reports a full disk only on
+    stderr, so the file is checked to hold the data its header promises."""
+    from ._engine import check_image_file  # noqa: PLC0415
+
+    if not os.path.exists(temporary) or os.path.getsize(temporary) == 0:
+        raise OSError(f"writing '{target}' failed: the writer left no file or an empty one (is the disk full?)")
+    try:
+        check_image_file(temporary)
+    except OSError as error:
+        raise OSError(f"writing '{target}' failed: what was written is incomplete (is the disk full?): {error}") \
+            from error
+
+
+def _move_into_place(temporary: str, target: str, overwrite: bool) -> None:
+    """Renames ``temporary`` to ``target``; without ``overwrite`` refuses atomically (a hard link) a target that
+    another process wrote meanwhile, as the tools do."""
+    if overwrite:
+        os.replace(temporary, target)
+        return
+    try:
+        os.link(temporary, target)
+    except FileExistsError as error:
+        raise FileExistsError(f"'{target}' appeared while this run wrote it (another process?); not replaced") \
+            from error
+    except OSError:  # a file system without hard links: the check and the rename are two steps
+        if os.path.exists(target):
+            raise FileExistsError(f"'{target}' exists; not replaced") from None
+        os.replace(temporary, target)
+        return
+    os.remove(temporary)
+
+
 class _VolumeIO:
     """Reads and writes one volume through the ``itk`` wheels, or, where they are not installed (a lean GPU
     worker), NIfTI files through nibabel: a float32 array in ITK's NumPy axis order [z, y, x], geometry kept."""
@@ -218,7 +251,10 @@ def reconstruct_volume(
 
         from ._filter import svd_low_rank_reconstruction_image_filter, with_policy  # noqa: PLC0415
 
+        from ._engine import check_image_file  # noqa: PLC0415
+
         io = _VolumeIO()
+        check_image_file(input_path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
         try:
             image = io.read(input_path)
         except Exception as error:  # ITK raises RuntimeError, nibabel its own errors, for a file that is no image
@@ -233,7 +269,8 @@ def reconstruct_volume(
         temporary = _temporary_for(output_path)
         try:
             io.write(result, temporary)
-            os.replace(temporary, output_path)
+            _verify_written(temporary, output_path)
+            _move_into_place(temporary, output_path, overwrite)
         finally:
             if os.path.exists(temporary):
                 os.remove(temporary)

@@ -28,6 +28,8 @@
 
 #include <string>
 
+#include "SVDLowRankImageFileCheck.h"
+
 namespace nb = nanobind;
 using namespace nb::literals;
 
@@ -69,6 +71,30 @@ NB_MODULE(_engine, module)
       svdlr::ReleaseCudaResources();
     },
     "Frees the GPU memory, streams and handles the CUDA backend keeps between runs (no-op without CUDA).");
+
+  module.def(
+    "check_image_file",
+    [](const std::string & path, bool values) {
+      try
+      {
+        nb::gil_scoped_release release;
+        svdlr_io::CheckImageFile(path, values ? svdlr_io::ImageFileScan::Values : svdlr_io::ImageFileScan::Structure);
+      }
+      catch (const svdlr_io::NonFiniteImageFile & error)
+      {
+        throw nb::value_error(error.what());
+      }
+      catch (const svdlr_io::IncompleteImageFile & error)
+      {
+        PyErr_SetString(PyExc_OSError, error.what());
+        throw nb::python_error();
+      }
+    },
+    "path"_a,
+    "values"_a = false,
+    "The tools' raw check of an image file (docs/reliability.md): OSError naming the file and the bytes missing when\n"
+    "a NIfTI, MHA or NRRD file holds less pixel data than its header promises; with `values`, ValueError for a NaN\n"
+    "or Inf voxel of a floating-point NIfTI file (which ITK 5.2 and nibabel's readers would hide or pass on).");
 
   module.attr("DEVICE_INPUT_SUPPORTED") = svdlr::python::DeviceInputSupported();
   module.attr("__version__") = SVDLR_PY_VERSION;

@@ -315,6 +315,42 @@ TEST_F(LocalDenoiseCuda, MarchenkoPasturCentreVoxelEqualsCpuWhenVoxelsAreTheSmal
   ExpectGpuEqualsCpu(input, options);
 }
 
+// Issue 23, row 5: a series constant over time (every voxel 1 or 2) comes back unchanged with sigma 0 and rank 1 on
+// the GPU as on the CPU (the noise rules of svdlrNoiseThreshold.h are shared by both).
+TEST_F(LocalDenoiseCuda, SeriesConstantOverTimeComesBackUnchangedAndEqualsCpu)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  Series input = LowRankPlusNoise({ 12, 11, 10 }, 30, 1, m_Random);
+  for (std::size_t i = 0; i < input.data.size(); ++i)
+  {
+    input.data[i] = 1.0f;
+  }
+  for (std::size_t v = 0; v < input.Voxels(); v += 3)
+  {
+    const std::size_t x = v % input.size[0], y = v / input.size[0] % input.size[1], z = v / (input.size[0] * input.size[1]);
+    for (std::size_t t = 0; t < input.volumes; ++t)
+    {
+      input.data[x * input.strides[0] + y * input.strides[1] + z * input.strides[2] + t * input.strides[3]] = 2.0f;
+    }
+  }
+  for (const auto policy : { svdlr::RankPolicy::MarchenkoPastur(), svdlr::RankPolicy::GavishDonoho() })
+  {
+    LocalDenoiseOptions options;
+    options.policy = policy;
+    ExpectGpuEqualsCpu(input, options);
+    const Result gpu = Denoise(input, options, svdlr::Backend::CUDA);
+    for (std::size_t i = 0; i < input.data.size(); ++i)
+    {
+      ASSERT_NEAR(gpu.output.data[i], input.data[i], 1e-5f) << "value " << i;
+    }
+    for (std::size_t v = 0; v < input.Voxels(); ++v)
+    {
+      ASSERT_EQ(gpu.sigma[v], 0.0f) << "voxel " << v;
+      ASSERT_EQ(gpu.rank[v], 1) << "voxel " << v;
+    }
+  }
+}
+
 TEST_F(LocalDenoiseCuda, OverlapAverageWithMaskAndStrideEqualsCpu)
 {
   SCOPED_TRACE(m_Random.SeedTrace());

@@ -25,6 +25,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <sys/resource.h>
+
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -439,6 +442,26 @@ TEST(SVDLowRankAutoBackend, WarmUpIsHarmlessWithoutAUsableGpu)
                                   svdlr::MatrixBatch<float>{ data.data(), 1, 16, 16, 256 },
                                   options),
                svdlr::Error);
+}
+
+// Issue 23, row 6: a header claiming 32767^3 voxels made the warm-up fill a 4.3 GB slice of random numbers before it
+// learned that there is no GPU. It allocates nothing before a device is found, and never more than a bound of its
+// own (16 matrices of at most 1024 x 1024), whatever the input claims.
+TEST(SVDLowRankCudaWarmUp, HugeInputClaimAllocatesLittleAndEndsSoon)
+{
+  svdlr::Options options;
+  options.policy = svdlr::RankPolicy::Fixed(4);
+  options.backend = svdlr::Backend::CUDA;
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  const auto start = std::chrono::steady_clock::now();
+  svdlr::StartCudaWarmUp(32767, 32767, 32767, options);
+  svdlr::WaitForCudaWarmUp();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_LT(seconds, 10.0);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 500L * 1024) << "KiB of peak resident memory added by the warm-up";
 }
 
 TEST(SVDLowRankBlasCore, GenericOpenBlasKernelsAreReplacedOnlyByWhatTheCpuRuns)

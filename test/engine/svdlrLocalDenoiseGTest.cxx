@@ -188,6 +188,40 @@ TEST(SVDLowRankLocalDenoise, NoiseMapFindsTheTrueSigmaAndRankInTheInterior)
   EXPECT_GE(double(rightRank), 0.8 * double(interior)) << rightRank << " of " << interior;
 }
 
+// Issue 23, row 5: a series constant over time (every voxel 1 or 2) is noise-free. Each patch is a rank-1 matrix;
+// it comes back unchanged, with sigma 0 and rank 1 (0 where the patch is all zero), whatever the noise rule.
+TEST(SVDLowRankLocalDenoise, SeriesConstantOverTimeComesBackUnchangedWithSigmaZero)
+{
+  Series series = EmptySeries(kSize, kVolumes);
+  for (std::size_t voxel = 0; voxel < series.Voxels(); ++voxel)
+  {
+    for (std::size_t t = 0; t < kVolumes; ++t)
+    {
+      series(voxel, t) = voxel % 3 == 0 ? 2.0f : 1.0f;
+    }
+  }
+  for (const RankPolicy policy : { RankPolicy::MarchenkoPastur(),
+                                   RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::CorderoGrande2019),
+                                   RankPolicy::GavishDonoho() })
+  {
+    LocalDenoiseOptions options = CpuOptions();
+    options.policy = policy;
+    const Denoised result = Denoise(series, options);
+    for (std::size_t i = 0; i < series.values.size(); ++i)
+    {
+      ASSERT_NEAR(result.output.values[i], series.values[i], 1e-5f) << "value " << i;
+    }
+    for (std::size_t voxel = 0; voxel < series.Voxels(); ++voxel)
+    {
+      ASSERT_EQ(result.sigma[voxel], 0.0f) << "voxel " << voxel;
+      ASSERT_EQ(result.rank[voxel], 1) << "voxel " << voxel;
+    }
+  }
+  const Denoised zeros = Denoise(EmptySeries(kSize, kVolumes), CpuOptions());
+  EXPECT_TRUE(std::all_of(zeros.output.values.begin(), zeros.output.values.end(), [](float v) { return v == 0.0f; }));
+  EXPECT_TRUE(std::all_of(zeros.rank.begin(), zeros.rank.end(), [](std::uint16_t r) { return r == 0; }));
+}
+
 TEST(SVDLowRankLocalDenoise, DenoisedSeriesIsCloserToTheCleanSignal)
 {
   Random random;

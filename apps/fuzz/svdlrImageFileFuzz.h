@@ -1,0 +1,103 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlrImageFileFuzz_h
+#define svdlrImageFileFuzz_h
+
+// What the NIfTI, MHA and NRRD fuzz targets share: one input written as one image file of the given extension and
+// read as the tools read it: ITK's header (ReadImageInformation), the raw checks below ITK (CheckImageFile:
+// truncation, NaN and Inf), then the pixels through ITK when the header's size is one a sound file can have here.
+// The contract: ITK's exception or the checks' own errors, naming the file; any other exception, a crash or a
+// sanitizer report is a bug (in our checks, which are instrumented, or one ITK lets through).
+
+#include "SVDLowRankImageFileCheck.h"
+#include "svdlrFuzzFiles.h"
+
+#include "itkImageIOFactory.h"
+
+#include <vector>
+
+namespace svdlr_fuzz
+{
+
+/** Pixel data above this are not read (a header may claim terabytes; the tools would ask for them). */
+constexpr std::size_t kMaximumImageBytes = std::size_t{ 64 } << 20;
+
+inline void
+ReadImageFileInput(const std::uint8_t * data, std::size_t size, const char * extension)
+{
+  static const ScratchFolder scratch(std::string("image") + extension);
+  const std::string          path = scratch.Fill({ std::string(reinterpret_cast<const char *>(data), size) }, "image",
+                                        extension).front();
+  try
+  {
+    auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+    if (!io)
+    {
+      return; // the tool says "no ITK reader for this file", exit 3
+    }
+    io->SetFileName(path);
+    io->ReadImageInformation();
+    svdlr_io::CheckImageFile(path, svdlr_io::ImageFileScan::Values);
+    if (io->GetImageSizeInBytes() == 0 || io->GetImageSizeInBytes() > kMaximumImageBytes)
+    {
+      return;
+    }
+    itk::ImageIORegion region(io->GetNumberOfDimensions());
+    for (unsigned int i = 0; i < io->GetNumberOfDimensions(); ++i)
+    {
+      region.SetIndex(i, 0);
+      region.SetSize(i, io->GetDimensions(i));
+    }
+    io->SetIORegion(region);
+    std::vector<unsigned char> pixels(io->GetImageSizeInBytes());
+    io->Read(pixels.data());
+  }
+  catch (const itk::ExceptionObject &)
+  {
+    // ITK's readers name the file in their own words (or not): the tools add the name to every message.
+  }
+  catch (const svdlr_io::IncompleteImageFile & error)
+  {
+    ExpectNamesThePath(error, path);
+  }
+  catch (const svdlr_io::NonFiniteImageFile & error)
+  {
+    ExpectNamesThePath(error, path);
+  }
+  catch (const std::exception & error)
+  {
+    Fail(std::string("not an ITK exception nor a check's error: ") + error.what());
+  }
+}
+
+} // namespace svdlr_fuzz
+
+/** The libFuzzer entry points of a target that reads one image file with `extension` (".nii", ".mha", ".nrrd"). */
+#define SVDLR_IMAGE_FILE_FUZZER(extension)                                                                           \
+  extern "C" int LLVMFuzzerInitialize(int *, char ***)                                                               \
+  {                                                                                                                  \
+    svdlr_fuzz::InitializeQuietly();                                                                                 \
+    return 0;                                                                                                        \
+  }                                                                                                                  \
+  extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t * data, std::size_t size)                                 \
+  {                                                                                                                  \
+    svdlr_fuzz::ReadImageFileInput(data, size, extension);                                                           \
+    return 0;                                                                                                        \
+  }
+
+#endif

@@ -1,0 +1,614 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "SVDLowRankImageFileCheck.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+#include <vector>
+
+namespace svdlr_io
+{
+namespace
+{
+namespace fs = std::filesystem;
+
+std::string
+Lower(std::string text)
+{
+  for (auto & c : text)
+  {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return text;
+}
+
+bool
+EndsWith(const std::string & text, const std::string & end)
+{
+  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+std::uint64_t
+FileSize(const std::string & path)
+{
+  std::error_code error;
+  const auto      size = fs::file_size(path, error);
+  return error ? 0 : static_cast<std::uint64_t>(size);
+}
+
+/** a * b, saturating instead of wrapping: a header may claim more than 2^64 bytes. */
+std::uint64_t
+Times(std::uint64_t a, std::uint64_t b)
+{
+  if (a != 0 && b > UINT64_MAX / a)
+  {
+    return UINT64_MAX;
+  }
+  return a * b;
+}
+
+/** The file's bytes from `offset` on, decompressed when they are a gzip stream (zlib passes plain bytes through),
+ * handed to `consume` in chunks. Returns how many bytes came out; `cut` tells whether the stream ended early. */
+std::uint64_t
+ReadStream(const std::string &                                                path,
+           std::uint64_t                                                      offset,
+           bool &                                                             cut,
+           const std::function<bool(const unsigned char *, std::size_t)> &   consume)
+{
+  cut = false;
+  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor < 0 || ::lseek(descriptor, static_cast<off_t>(offset), SEEK_SET) < 0)
+  {
+    if (descriptor >= 0)
+    {
+      ::close(descriptor);
+    }
+    cut = true;
+    return 0;
+  }
+  gzFile stream = gzdopen(descriptor, "rb");
+  if (stream == nullptr)
+  {
+    ::close(descriptor);
+    cut = true;
+    return 0;
+  }
+  gzbuffer(stream, 1u << 17);
+  std::vector<unsigned char> chunk(std::size_t{ 1 } << 20);
+  std::uint64_t              total = 0;
+  for (;;)
+  {
+    const int count = gzread(stream, chunk.data(), static_cast<unsigned>(chunk.size()));
+    if (count > 0)
+    {
+      total += static_cast<std::uint64_t>(count);
+      if (!consume(chunk.data(), static_cast<std::size_t>(count)))
+      {
+        break;
+      }
+    }
+    int error = Z_OK;
+    gzerror(stream, &error);
+    if (error != Z_OK)
+    {
+      cut = true; // Z_BUF_ERROR: "unexpected end of file"; Z_DATA_ERROR: corrupt compressed data
+      break;
+    }
+    if (count <= 0)
+    {
+      break;
+    }
+  }
+  gzclose(stream);
+  return total;
+}
+
+/** The first `count` bytes of the file's stream (decompressed when gzip), fewer when it is shorter. */
+std::vector<unsigned char>
+ReadStreamHead(const std::string & path, std::size_t count)
+{
+  std::vector<unsigned char> head;
+  bool                       cut = false;
+  ReadStream(path, 0, cut, [&](const unsigned char * data, std::size_t size) {
+    head.insert(head.end(), data, data + std::min(size, count - head.size()));
+    return head.size() < count;
+  });
+  return head;
+}
+
+bool
+IsGzipAt(const std::string & path, std::uint64_t offset)
+{
+  std::ifstream file(path, std::ios::binary);
+  file.seekg(static_cast<std::streamoff>(offset));
+  unsigned char magic[2] = {};
+  return file.read(reinterpret_cast<char *>(magic), 2) && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+/** A gzip stream ends with its uncompressed size modulo 2^32 (RFC 1952, ISIZE): a stream cut short ends in other
+ * bytes, which match only by chance. */
+bool
+GzipTrailerMatches(const std::string & path, std::uint64_t expectedBytes)
+{
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  const auto    size = static_cast<std::int64_t>(file.tellg());
+  if (size < 18)
+  {
+    return false;
+  }
+  file.seekg(size - 4);
+  unsigned char trailer[4] = {};
+  file.read(reinterpret_cast<char *>(trailer), 4);
+  const std::uint32_t stored = static_cast<std::uint32_t>(trailer[0]) | static_cast<std::uint32_t>(trailer[1]) << 8 |
+                               static_cast<std::uint32_t>(trailer[2]) << 16 |
+                               static_cast<std::uint32_t>(trailer[3]) << 24;
+  return stored == static_cast<std::uint32_t>(expectedBytes);
+}
+
+[[noreturn]] void
+ThrowMissing(const std::string & path, std::uint64_t expected, std::uint64_t present, const char * what)
+{
+  std::ostringstream message;
+  message << "'" << path << "' is truncated: " << (expected - present) << " bytes of " << what
+          << " are missing (the header needs " << expected << ", the file holds " << present << ")";
+  throw IncompleteImageFile(message.str());
+}
+
+/** The data `required` bytes long that starts at `offset` (a header's end) must be present: for a plain file its
+ * size tells, for a gzip stream its trailer, else (or when the trailer disagrees) the stream decompressed whole. */
+void
+CheckDataPresent(const std::string & path, std::uint64_t offset, std::uint64_t required, bool offsetIsInStream)
+{
+  // offsetIsInStream: the header is part of the compressed stream (NIfTI), so the stream must hold offset + required.
+  const std::uint64_t streamStart = offsetIsInStream ? 0 : offset;
+  const std::uint64_t needed = offsetIsInStream ? offset + required : required;
+  if (!IsGzipAt(path, streamStart))
+  {
+    const std::uint64_t size = FileSize(path);
+    const std::uint64_t present = size > streamStart ? size - streamStart : 0;
+    if (present < needed)
+    {
+      ThrowMissing(path, needed, present, "pixel data");
+    }
+    return;
+  }
+  if (GzipTrailerMatches(path, needed))
+  {
+    return;
+  }
+  bool                cut = false;
+  const std::uint64_t present =
+    ReadStream(path, streamStart, cut, [](const unsigned char *, std::size_t) { return true; });
+  if (present < needed)
+  {
+    ThrowMissing(path, needed, present, "decompressed data");
+  }
+  if (cut)
+  {
+    throw IncompleteImageFile("'" + path + "' is truncated: its compressed stream ends early");
+  }
+}
+
+// NIfTI-1 and NIfTI-2 single-file headers (nifti1.h, nifti2.h): the fields the size and the scan need.
+struct NiftiLayout
+{
+  std::uint64_t                dataOffset{ 0 };
+  std::uint64_t                dataBytes{ 0 };
+  std::array<std::uint64_t, 7> dims{ { 1, 1, 1, 1, 1, 1, 1 } };
+  unsigned                     floatBytes{ 0 }; // 4 or 8 for floating-point voxels (real or complex), else 0
+  unsigned                     valuesPerVoxel{ 1 }; // 2 for complex voxels
+  bool                         swapped{ false };
+};
+
+template <typename T>
+T
+Field(const std::vector<unsigned char> & header, std::size_t at, bool swapped)
+{
+  unsigned char bytes[sizeof(T)];
+  std::memcpy(bytes, header.data() + at, sizeof(T));
+  if (swapped)
+  {
+    std::reverse(bytes, bytes + sizeof(T));
+  }
+  T value;
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
+}
+
+/** The layout of a single-file NIfTI header, or false for what is not one (a .hdr/.img pair, an unknown header). */
+bool
+ParseNifti(const std::vector<unsigned char> & header, NiftiLayout & layout)
+{
+  if (header.size() < 348)
+  {
+    return false;
+  }
+  std::int64_t dims[8] = {};
+  int          datatype = 0, bitpix = 0;
+  const auto   size = Field<std::int32_t>(header, 0, false);
+  bool         swapped = false;
+  if (size == 348 || Field<std::int32_t>(header, 0, true) == 348)
+  {
+    swapped = size != 348;
+    if (std::memcmp(header.data() + 344, "n+1", 4) != 0)
+    {
+      return false;
+    }
+    for (int i = 0; i < 8; ++i)
+    {
+      dims[i] = Field<std::int16_t>(header, 40 + 2 * i, swapped);
+    }
+    datatype = Field<std::int16_t>(header, 70, swapped);
+    bitpix = Field<std::int16_t>(header, 72, swapped);
+    const float offset = Field<float>(header, 108, swapped);
+    layout.dataOffset = offset >= 352.0f && std::isfinite(offset) ? static_cast<std::uint64_t>(offset) : 352;
+  }
+  else if (size == 540 || Field<std::int32_t>(header, 0, true) == 540)
+  {
+    swapped = size != 540;
+    if (header.size() < 540 || std::memcmp(header.data() + 4, "n+2", 4) != 0)
+    {
+      return false;
+    }
+    for (int i = 0; i < 8; ++i)
+    {
+      dims[i] = Field<std::int64_t>(header, 16 + 8 * i, swapped);
+    }
+    datatype = Field<std::int16_t>(header, 12, swapped);
+    bitpix = Field<std::int16_t>(header, 14, swapped);
+    const std::int64_t offset = Field<std::int64_t>(header, 168, swapped);
+    layout.dataOffset = offset >= 544 ? static_cast<std::uint64_t>(offset) : 544;
+  }
+  else
+  {
+    return false;
+  }
+  if (dims[0] < 1 || dims[0] > 7 || bitpix <= 0 || bitpix % 8 != 0)
+  {
+    return false; // ITK's reader refuses such a header itself
+  }
+  std::uint64_t voxels = 1;
+  for (int i = 1; i <= dims[0]; ++i)
+  {
+    layout.dims[i - 1] = dims[i] > 0 ? static_cast<std::uint64_t>(dims[i]) : 1; // niftilib reads 0 or less as 1
+    voxels = Times(voxels, layout.dims[i - 1]);
+  }
+  layout.dataBytes = Times(voxels, static_cast<std::uint64_t>(bitpix / 8));
+  layout.swapped = swapped;
+  switch (datatype)
+  {
+    case 16: // DT_FLOAT32
+    case 32: // DT_COMPLEX64
+      layout.floatBytes = 4;
+      layout.valuesPerVoxel = datatype == 32 ? 2 : 1;
+      break;
+    case 64:   // DT_FLOAT64
+    case 1792: // DT_COMPLEX128
+      layout.floatBytes = 8;
+      layout.valuesPerVoxel = datatype == 1792 ? 2 : 1;
+      break;
+    default:
+      layout.floatBytes = 0;
+  }
+  return true;
+}
+
+bool
+FiniteValue(const unsigned char * bytes, unsigned size, bool swapped)
+{
+  unsigned char value[8];
+  std::memcpy(value, bytes, size);
+  if (swapped)
+  {
+    std::reverse(value, value + size);
+  }
+  if (size == 4)
+  {
+    float f;
+    std::memcpy(&f, value, 4);
+    return std::isfinite(f);
+  }
+  double d;
+  std::memcpy(&d, value, 8);
+  return std::isfinite(d);
+}
+
+/** Reads every voxel of a floating-point NIfTI file and throws at the first NaN or Inf, naming its voxel. */
+void
+ScanNiftiValues(const std::string & path, const NiftiLayout & layout)
+{
+  const unsigned      size = layout.floatBytes;
+  std::uint64_t       position = 0; // in the decompressed stream
+  std::uint64_t       badValue = UINT64_MAX;
+  unsigned char       carry[8];
+  unsigned            carried = 0;
+  const std::uint64_t end = layout.dataOffset + layout.dataBytes;
+  bool                cut = false;
+  ReadStream(path, 0, cut, [&](const unsigned char * data, std::size_t count) {
+    const std::uint64_t chunkStart = position;
+    position += count;
+    std::uint64_t from = std::max(chunkStart, layout.dataOffset);
+    const std::uint64_t to = std::min(position, end);
+    for (; carried > 0 && from < to; ++from)
+    {
+      carry[carried++] = data[from - chunkStart]; // a value split across chunks
+      if (carried == size)
+      {
+        carried = 0;
+        if (!FiniteValue(carry, size, layout.swapped))
+        {
+          badValue = (from + 1 - size - layout.dataOffset) / size;
+          return false;
+        }
+      }
+    }
+    for (; from + size <= to; from += size)
+    {
+      if (!FiniteValue(data + (from - chunkStart), size, layout.swapped))
+      {
+        badValue = (from - layout.dataOffset) / size;
+        return false;
+      }
+    }
+    for (; from < to; ++from)
+    {
+      carry[carried++] = data[from - chunkStart];
+    }
+    return position < end;
+  });
+  if (badValue == UINT64_MAX)
+  {
+    return;
+  }
+  const std::uint64_t voxel = badValue / layout.valuesPerVoxel;
+  std::ostringstream where;
+  where << "[" << voxel % layout.dims[0] << ", " << voxel / layout.dims[0] % layout.dims[1] << ", "
+        << voxel / (layout.dims[0] * layout.dims[1]) % layout.dims[2] << "]";
+  const std::uint64_t volume = voxel / (layout.dims[0] * layout.dims[1] * layout.dims[2]);
+  if (layout.dims[3] > 1)
+  {
+    where << ", volume " << volume;
+  }
+  throw NonFiniteImageFile("'" + path + "' holds NaN or Inf at voxel " + where.str());
+}
+
+void
+CheckNifti(const std::string & path, ImageFileScan scan)
+{
+  NiftiLayout layout;
+  if (!ParseNifti(ReadStreamHead(path, 544), layout))
+  {
+    return;
+  }
+  CheckDataPresent(path, layout.dataOffset, layout.dataBytes, true);
+  if (scan == ImageFileScan::Values && layout.floatBytes != 0)
+  {
+    ScanNiftiValues(path, layout);
+  }
+}
+
+/** The text header of an MHA or NRRD file as key -> value, and where the data after it starts. */
+struct TextHeader
+{
+  std::map<std::string, std::string> fields;
+  std::uint64_t                      end{ 0 };
+};
+
+std::string
+Trim(const std::string & text)
+{
+  const auto first = text.find_first_not_of(" \t\r");
+  const auto last = text.find_last_not_of(" \t\r");
+  return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+}
+
+std::uint64_t
+ProductOf(const std::string & numbers)
+{
+  std::istringstream in(numbers);
+  std::uint64_t      product = 1;
+  long long          value = 0;
+  bool               any = false;
+  while (in >> value)
+  {
+    if (value < 0)
+    {
+      return 0;
+    }
+    product = Times(product, static_cast<std::uint64_t>(value));
+    any = true;
+  }
+  return any ? product : 0;
+}
+
+/** MetaImage (.mha, .mhd): "Key = Value" lines up to ElementDataFile; the data is LOCAL (after the header) or in
+ * one named file. Element lists, file patterns, headers of a given size and compressed data of no stated size
+ * are left to ITK. */
+void
+CheckMetaImage(const std::string & path)
+{
+  std::ifstream file(path, std::ios::binary);
+  TextHeader    header;
+  std::string   line;
+  while (std::getline(file, line) && header.fields.size() < 64)
+  {
+    const auto equals = line.find('=');
+    if (equals == std::string::npos)
+    {
+      return;
+    }
+    const std::string key = Trim(line.substr(0, equals));
+    header.fields[key] = Trim(line.substr(equals + 1));
+    if (key == "ElementDataFile")
+    {
+      header.end = static_cast<std::uint64_t>(file.tellg());
+      break;
+    }
+  }
+  const auto field = [&](const char * key) {
+    const auto it = header.fields.find(key);
+    return it == header.fields.end() ? std::string() : it->second;
+  };
+  const std::string dataFile = field("ElementDataFile");
+  if (dataFile.empty() || !field("HeaderSize").empty())
+  {
+    return;
+  }
+  static const std::map<std::string, std::uint64_t> elementBytes = {
+    { "MET_CHAR", 1 },   { "MET_UCHAR", 1 },     { "MET_SHORT", 2 },      { "MET_USHORT", 2 },
+    { "MET_INT", 4 },    { "MET_UINT", 4 },      { "MET_FLOAT", 4 },      { "MET_DOUBLE", 8 },
+    { "MET_LONG", 4 },   { "MET_ULONG", 4 },     { "MET_LONG_LONG", 8 },  { "MET_ULONG_LONG", 8 }
+  };
+  const auto type = elementBytes.find(field("ElementType"));
+  if (type == elementBytes.end())
+  {
+    return;
+  }
+  const std::string   channels = field("ElementNumberOfChannels");
+  const std::uint64_t required =
+    Times(Times(ProductOf(field("DimSize")), type->second), channels.empty() ? 1 : ProductOf(channels));
+  std::string dataPath = path;
+  std::uint64_t offset = header.end;
+  if (dataFile != "LOCAL")
+  {
+    if (dataFile.find_first_of(" %") != std::string::npos || dataFile == "LIST")
+    {
+      return;
+    }
+    dataPath = (fs::path(path).parent_path() / dataFile).string();
+    offset = 0;
+  }
+  const bool          compressed = Lower(field("CompressedData")) == "true";
+  const std::string   compressedSize = field("CompressedDataSize");
+  const std::uint64_t size = FileSize(dataPath);
+  const std::uint64_t present = size > offset ? size - offset : 0;
+  if (compressed)
+  {
+    const std::uint64_t stated = compressedSize.empty() ? 0 : ProductOf(compressedSize);
+    if (stated > 0 && present < stated)
+    {
+      ThrowMissing(dataPath, stated, present, "compressed data");
+    }
+    return;
+  }
+  if (present < required)
+  {
+    ThrowMissing(dataPath, required, present, "pixel data");
+  }
+}
+
+/** NRRD: "field: value" lines up to a blank line, then the data (raw or gzip) unless a data file is named. */
+void
+CheckNrrd(const std::string & path)
+{
+  std::ifstream file(path, std::ios::binary);
+  std::string   line;
+  if (!std::getline(file, line) || line.rfind("NRRD000", 0) != 0)
+  {
+    return;
+  }
+  TextHeader header;
+  while (std::getline(file, line))
+  {
+    if (Trim(line).empty())
+    {
+      header.end = static_cast<std::uint64_t>(file.tellg());
+      break;
+    }
+    const auto colon = line.find(": ");
+    if (line[0] != '#' && colon != std::string::npos && line.find(":=") == std::string::npos)
+    {
+      header.fields[Lower(Trim(line.substr(0, colon)))] = Trim(line.substr(colon + 2));
+    }
+  }
+  const auto field = [&](const char * key) {
+    const auto it = header.fields.find(key);
+    return it == header.fields.end() ? std::string() : it->second;
+  };
+  if (header.end == 0 || !field("data file").empty() || !field("datafile").empty() ||
+      (!field("byte skip").empty() && field("byte skip") != "0") ||
+      (!field("line skip").empty() && field("line skip") != "0"))
+  {
+    return;
+  }
+  const std::string type = Lower(field("type"));
+  std::uint64_t     bytes = 0;
+  if (type.find("char") != std::string::npos || type.find("int8") != std::string::npos)
+    bytes = 1;
+  else if (type.find("short") != std::string::npos || type.find("int16") != std::string::npos)
+    bytes = 2;
+  else if (type.find("long") != std::string::npos || type.find("int64") != std::string::npos)
+    bytes = 8;
+  else if (type.find("int") != std::string::npos || type == "float")
+    bytes = 4;
+  else if (type == "double")
+    bytes = 8;
+  const std::string encoding = Lower(field("encoding"));
+  if (bytes == 0 || (encoding != "raw" && encoding != "gzip" && encoding != "gz"))
+  {
+    return;
+  }
+  CheckDataPresent(path, header.end, Times(ProductOf(field("sizes")), bytes), false);
+}
+
+} // namespace
+
+bool
+HasCheckedImageFormat(const std::string & path)
+{
+  const std::string name = Lower(path);
+  for (const char * extension : { ".nii", ".nii.gz", ".mha", ".mhd", ".nrrd" })
+  {
+    if (EndsWith(name, extension))
+    {
+      return true;
+    }
+  }
+  return false;
+}
+
+void
+CheckImageFile(const std::string & path, ImageFileScan scan)
+{
+  const std::string name = Lower(path);
+  if (EndsWith(name, ".nii") || EndsWith(name, ".nii.gz"))
+  {
+    CheckNifti(path, scan);
+  }
+  else if (EndsWith(name, ".mha") || EndsWith(name, ".mhd"))
+  {
+    CheckMetaImage(path);
+  }
+  else if (EndsWith(name, ".nrrd"))
+  {
+    CheckNrrd(path);
+  }
+}
+
+} // namespace svdlr_io

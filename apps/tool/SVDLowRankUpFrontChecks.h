@@ -1,0 +1,84 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankUpFrontChecks_h
+#define SVDLowRankUpFrontChecks_h
+
+// What both tools check before they read any pixel (docs/reliability.md, "What is checked at start"): the output
+// files can be written where they are named, replace nothing without --overwrite and no input; and the input
+// files are whole and, for NIfTI, finite (what ITK 5.2's NIfTI reader would hide).
+
+#include "SVDLowRankExitCodes.h"
+
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace svdlr_tools
+{
+
+/** An output file `what` (e.g. "output", "figure") at `path`: it is none of `inputs`, not a folder, its folder
+ * exists and can be written, and it exists only with `overwrite`. Throws UsageError (exit 2). */
+void
+CheckOutputFileUpFront(const std::string &              path,
+                       const char *                     what,
+                       bool                             overwrite,
+                       const std::vector<std::string> & inputs);
+
+/** The figure at `figure` is neither an input nor the output (`outputPath`, a file or a folder). UsageError. */
+void
+CheckFigureUpFront(const std::string &              figure,
+                   const std::string &              outputPath,
+                   bool                             overwrite,
+                   const std::vector<std::string> & inputs);
+
+/** The input image file `what` at `path` holds the pixel data its header promises (IncompleteImageFile) and, when
+ * `finite` and it is a floating-point NIfTI file, no NaN or Inf. Throws InputError (exit 3). */
+void
+CheckInputFileUpFront(const std::string & path, const char * what, bool finite);
+
+/** The pixels of an image read through ITK (MHA, NRRD...: formats whose reader keeps NaN and Inf) are finite;
+ * else InputError in the words CheckInputFileUpFront uses for NIfTI files, so every format fails alike. */
+template <typename TPixel>
+void
+CheckFinitePixelsUpFront(const TPixel * pixels, const std::size_t (&size)[3], const std::string & path, const char * what)
+{
+  if constexpr (std::is_floating_point_v<TPixel>)
+  {
+    const std::size_t count = size[0] * size[1] * size[2];
+    for (std::size_t v = 0; v < count; ++v)
+    {
+      if (!std::isfinite(pixels[v]))
+      {
+        throw InputError(std::string("the ") + what + " '" + path + "' holds NaN or Inf at voxel [" +
+                         std::to_string(v % size[0]) + ", " + std::to_string(v / size[0] % size[1]) + ", " +
+                         std::to_string(v / (size[0] * size[1])) + "]: NaN and Inf are not supported");
+      }
+    }
+  }
+}
+
+/** The image file `what` at `path` has at most `dimension` dimensions (a 4D mask is refused, not cut to its first
+ * volume by ITK's reader). Throws InputError. */
+void
+CheckImageDimensionUpFront(const std::string & path, const char * what, unsigned int dimension);
+
+} // namespace svdlr_tools
+
+#endif

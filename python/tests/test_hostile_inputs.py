@@ -1,0 +1,119 @@
+# Copyright SVDLowRankReconstruction contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The hostile-input suite's Python table (docs/reliability.md; the tools' table is
+apps/test/SVDLowRankHostileInputGTest.cxx): ``reconstruct_volume`` on damaged inputs and on a disk that fills, each
+case with the row status expected, a phrase of its message, and the files it may leave (after a failure: none)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from itk_svdlowrankreconstruction._batch import reconstruct_volume
+from itk_svdlowrankreconstruction._engine import check_image_file
+
+
+def _nifti(values: np.ndarray) -> bytes:
+    """A NIfTI-1 single file of float32 voxels, values in [z, y, x] order."""
+    header = bytearray(352)
+    struct.pack_into("<i", header, 0, 348)
+    dims = [values.ndim] + list(values.shape[::-1]) + [1] * (7 - values.ndim)
+    struct.pack_into("<8h", header, 40, *dims)
+    struct.pack_into("<hh", header, 70, 16, 32)
+    struct.pack_into("<8f", header, 76, *([1.0] * 8))
+    struct.pack_into("<ff", header, 108, 352.0, 1.0)
+    header[344:348] = b"n+1\0"
+    return bytes(header) + values.astype("<f4").tobytes()
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hostile-inputs")
+    rng = np.random.default_rng()
+    volume = rng.normal(100.0, 10.0, (10, 32, 32)).astype(np.float32)
+    whole = _nifti(volume)
+    (folder / "vol.nii").write_bytes(whole)
+    (folder / "vol.nii.gz").write_bytes(gzip.compress(whole))
+    (folder / "trunc.nii").write_bytes(whole[: len(whole) // 2])
+    (folder / "trunc.nii.gz").write_bytes(gzip.compress(whole)[: len(gzip.compress(whole)) * 3 // 5])
+    damaged = volume.copy()
+    damaged[5, 4, 3] = np.nan
+    (folder / "nan.nii.gz").write_bytes(gzip.compress(_nifti(damaged)))
+    (folder / "empty.nii.gz").write_bytes(b"")
+    (folder / "garbage.nii.gz").write_bytes(rng.integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    return folder
+
+
+# name, input, reconstruct_volume's options, status, a phrase of the message, a file existing before, a file-size
+# limit in bytes (a disk that fills: RLIMIT_FSIZE in a child process).
+CASES = [
+    ("whole_nifti_gz", "vol.nii.gz", {}, "done", "", None, 0),
+    ("whole_nifti", "vol.nii", {}, "done", "", None, 0),
+    ("missing_input", "missing.nii.gz", {}, "failed", "missing.nii.gz", None, 0),
+    ("empty_file", "empty.nii.gz", {}, "failed", "empty.nii.gz", None, 0),
+    ("garbage_file", "garbage.nii.gz", {}, "failed", "garbage.nii.gz", None, 0),
+    ("truncated_nifti", "trunc.nii", {}, "failed", "bytes of pixel data are missing", None, 0),
+    ("truncated_nifti_gz", "trunc.nii.gz", {}, "failed", "is truncated", None, 0),
+    ("nan_in_nifti", "nan.nii.gz", {}, "failed", "holds NaN or Inf at voxel [3, 4, 5]", None, 0),
+    ("rank_and_energy", "vol.nii.gz", {"rank": 5, "energy_fraction": 0.9}, "failed", "ValueError", None, 0),
+    ("noise_sigma_nan", "vol.nii.gz", {"noise_sigma": float("nan")}, "failed", "ValueError", None, 0),
+    ("output_exists", "vol.nii.gz", {}, "skipped", "output exists", "out.nii.gz", 0),
+    ("output_exists_overwrite", "vol.nii.gz", {"overwrite": True}, "done", "", "out.nii.gz", 0),
+    ("disk_full_nifti_gz", "vol.nii.gz", {}, "failed", "writing", None, 16384),
+    ("disk_full_nifti", "vol.nii", {}, "failed", "writing", None, 16384),
+]
+
+
+def _run_on_filling_disk(input_path, output_path, options, limit):
+    """reconstruct_volume in a child process whose files may not grow past ``limit`` bytes (SIGXFSZ ignored, so a
+    write past it fails as one on a full disk does); returns its row."""
+    code = (
+        "import json, resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
+        "from itk_svdlowrankreconstruction._batch import reconstruct_volume\n"
+        f"row = reconstruct_volume({input_path!r}, {output_path!r}, backend='cpu', **{options!r})\n"
+        "sys.stdout.write(json.dumps({'status': row['status'], 'message': row['message']}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    import json  # noqa: PLC0415
+
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name,source,options,status,phrase,existing,limit", CASES, ids=[c[0] for c in CASES])
+def test_hostile_input(inputs, tmp_path, name, source, options, status, phrase, existing, limit):
+    folder = tmp_path / name
+    folder.mkdir()
+    output = folder / "out.nii.gz"
+    if existing:
+        (folder / existing).write_bytes(b"precious")
+    before = sorted(os.listdir(inputs))
+    if limit:
+        row = _run_on_filling_disk(str(inputs / source), str(output), options, limit)
+    else:
+        row = reconstruct_volume(str(inputs / source), str(output), backend="cpu", **options)
+    assert row["status"] == status, row
+    assert phrase in (row["message"] or ""), row
+    left = sorted(os.listdir(folder))
+    if status == "done":
+        assert left == ["out.nii.gz"]
+    elif existing:
+        assert left == [existing] and (folder / existing).read_bytes() == b"precious"
+    else:
+        assert left == [], "a failed run left files"
+    assert sorted(os.listdir(inputs)) == before
+
+
+def test_check_image_file_is_the_tools_rule(inputs):
+    check_image_file(str(inputs / "vol.nii.gz"), values=True)
+    with pytest.raises(OSError, match="bytes of pixel data are missing"):
+        check_image_file(str(inputs / "trunc.nii"))
+    with pytest.raises(ValueError, match="NaN or Inf"):
+        check_image_file(str(inputs / "nan.nii.gz"), values=True)
