@@ -19,9 +19,10 @@
 
 #include "svdlrLapack.h"
 #include "svdlrNoiseThreshold.h"
-#include "svdlrPatchKernels.h"
 #include "svdlrRankSelection.h"
 #include "svdlrTridiagonalEigenvalues.h"
+
+#include "svdlrPatchKernels.h" // the dense steps, written without BLAS
 
 #include <algorithm>
 #include <cmath>
