@@ -19,10 +19,9 @@
 
 #include "svdlrLapack.h"
 #include "svdlrNoiseThreshold.h"
+#include "svdlrPatchKernels.h"
 #include "svdlrRankSelection.h"
 #include "svdlrTridiagonalEigenvalues.h"
-
-#include "svdlrPatchKernels.h" // the dense steps, written without BLAS
 
 #include <algorithm>
 #include <cmath>
