@@ -21,6 +21,7 @@
 
 #include "svdlrBackendChoice.h"
 #include "svdlrLocalDenoiseBackends.h"
+#include "svdlrParallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -256,34 +257,50 @@ ValidateOptions(const SeriesView<const float> & input, const LocalDenoiseOptions
   }
 }
 
-/** The lowest linear voxel index whose series holds NaN or Inf, or VoxelCount() when there is none. */
+/** The lowest voxel index of plane z (x fastest) whose series holds NaN or Inf, or the plane's size when none does. */
 std::size_t
-FirstNonFiniteVoxel(const SeriesView<const float> & input)
+FirstNonFiniteVoxelOfPlane(const SeriesView<const float> & input, std::size_t z)
 {
   const auto &      s = input.strides;
-  const std::size_t nx = input.size[0], ny = input.size[1], nz = input.size[2];
-  std::size_t       first = input.VoxelCount();
+  const std::size_t nx = input.size[0], ny = input.size[1];
+  std::size_t       first = nx * ny;
   // Volume by volume, each in voxel order, stopping at the first voxel found so far.
   for (std::size_t t = 0; t < input.volumes; ++t)
   {
     std::size_t v = 0;
-    for (std::size_t z = 0; z < nz && v < first; ++z)
+    for (std::size_t y = 0; y < ny && v < first; ++y)
     {
-      for (std::size_t y = 0; y < ny && v < first; ++y)
+      const float * row = input.data + static_cast<std::ptrdiff_t>(t) * s[3] + static_cast<std::ptrdiff_t>(z) * s[2] +
+                          static_cast<std::ptrdiff_t>(y) * s[1];
+      for (std::size_t x = 0; x < nx && v < first; ++x, ++v)
       {
-        const float * row = input.data + static_cast<std::ptrdiff_t>(t) * s[3] + static_cast<std::ptrdiff_t>(z) * s[2] +
-                            static_cast<std::ptrdiff_t>(y) * s[1];
-        for (std::size_t x = 0; x < nx && v < first; ++x, ++v)
+        if (!std::isfinite(row[static_cast<std::ptrdiff_t>(x) * s[0]]))
         {
-          if (!std::isfinite(row[static_cast<std::ptrdiff_t>(x) * s[0]]))
-          {
-            first = v;
-          }
+          first = v;
         }
       }
     }
   }
   return first;
+}
+
+/** The lowest linear voxel index whose series holds NaN or Inf, or VoxelCount() when there is none. The planes are
+ * read on the CPU workers: the scan reads the whole series, and alone it took 4-8 % of a 16-thread CPU run. */
+std::size_t
+FirstNonFiniteVoxel(const SeriesView<const float> & input, const LocalDenoiseOptions & options)
+{
+  const std::size_t        planeSize = input.size[0] * input.size[1];
+  std::vector<std::size_t> firstByPlane(input.size[2], planeSize);
+  detail::ParallelForOrThreads(options.parallelFor, detail::WorkerCount(options.threads))(
+    input.size[2], [&](std::size_t z) { firstByPlane[z] = FirstNonFiniteVoxelOfPlane(input, z); });
+  for (std::size_t z = 0; z < firstByPlane.size(); ++z)
+  {
+    if (firstByPlane[z] < planeSize)
+    {
+      return z * planeSize + firstByPlane[z];
+    }
+  }
+  return input.VoxelCount();
 }
 
 } // namespace
@@ -306,7 +323,7 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
   ValidateViews(input, output);
   const std::array<std::size_t, 3> patch = ResolvePatch(input, options);
   ValidateOptions(input, options, patch);
-  const std::size_t nonFinite = FirstNonFiniteVoxel(input);
+  const std::size_t nonFinite = FirstNonFiniteVoxel(input, options);
   if (nonFinite < input.VoxelCount())
   {
     throw Error(ErrorCode::NonFiniteInput,
