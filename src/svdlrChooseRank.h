@@ -86,8 +86,9 @@ NeedsMarchenkoPasturMedian(const RankPolicy & policy, bool sigmaGivenPerMatrix)
   return policy.kind == RankPolicy::Kind::GavishDonoho && !(policy.noiseSigma > 0.0) && !sigmaGivenPerMatrix;
 }
 
-/** True when the policy's rank follows from the noise, so that its σ is a result; false for FixedRank and
- * EnergyFraction, whose σ the slice engine reports as NaN. */
+/** True when the policy's rank follows from the noise, so that σ is one of its results; false for FixedRank and
+ * EnergyFraction, whose σ the slice engine reports as NaN and with which the denoiser's optimal shrinkage needs a
+ * known σ map. */
 SVDLR_HOST_DEVICE inline bool
 ModelsNoise(const RankPolicy & policy)
 {

@@ -20,6 +20,7 @@
 #include "svdlr/Names.h"
 
 #include "svdlrBackendChoice.h"
+#include "svdlrChooseRank.h"
 #include "svdlrLocalDenoiseBackends.h"
 #include "svdlrParallel.h"
 
@@ -230,9 +231,8 @@ ValidateOptions(const SeriesView<const float> & input, const LocalDenoiseOptions
   {
     ThrowInvalid(problem);
   }
-  const bool noiseModelled = options.policy.kind == RankPolicy::Kind::GavishDonoho ||
-                             options.policy.kind == RankPolicy::Kind::MarchenkoPastur;
-  if (options.shrinkage == Shrinkage::OptimalFrobenius && !noiseModelled && options.noiseSigma == nullptr)
+  if (options.shrinkage == Shrinkage::OptimalFrobenius && !detail::ModelsNoise(options.policy) &&
+      options.noiseSigma == nullptr)
   {
     ThrowInvalid("OptimalFrobenius shrinkage needs σ: use a Gavish-Donoho or Marchenko-Pastur policy, or give a "
                  "known σ map");
