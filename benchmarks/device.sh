@@ -82,6 +82,8 @@ stage_sanitizers() {
   # Small tests stand for the rest: the eigen-solver tests at n = 100..256 take minutes under memcheck.
   local engine='*SubspaceCheck*:*Subspace*:*Orthonormal*:*SolverChoice*:*ZeroAndConstant*:*Strided*:*InPlace*'
   engine+=':*ManySmallBatches*:*OnDevice*:*Noise*:*NaNSigmas*:*CachedResources*'
+  # The resource cache's host tests ask for a device that does not exist on purpose: an API error by design.
+  engine+=':-SVDLowRankDeviceResourceCache.*'
   local tiled='*Subspace*:*Orthonormal*:*Tiled*'
   local denoise='SmallEigenSolverCuda.MarchenkoPastur*:SmallEigenSolverCuda.Zero*:SmallEigenSolverCuda.MatricesTooLarge*'
   denoise+=':LocalDenoiseCuda.*'
@@ -96,7 +98,7 @@ stage_sanitizers() {
       "$dir/$name.log" | tr '\n' ' ')"
   done <<EOF
 memcheck-engine memcheck svdlrCudaBackendGTest 200 $engine
-racecheck-engine racecheck svdlrCudaBackendGTest 70 $tiled
+racecheck-engine racecheck svdlrCudaBackendGTest 300 $tiled
 synccheck-engine synccheck svdlrCudaBackendGTest 50 $tiled
 memcheck-denoise memcheck svdlrLocalDenoiseCudaGTest 150 $denoise
 racecheck-denoise racecheck svdlrLocalDenoiseCudaGTest 50 $small

@@ -125,12 +125,15 @@ public:
     m_Centres = PatchCentres(input.size, patch, options.patchStride, options.mask);
     m_Total = static_cast<std::size_t>(std::count(m_Centres.begin(), m_Centres.end(), std::uint8_t{ 1 }));
     // CentreVoxel: the lines of several planes of centres make one parallel step, so that the workers rarely wait
-    // at its end; the window then also holds those planes.
+    // at its end; the window then also holds those planes. Progress and abort are looked at between steps, so a
+    // volume keeps at least kMinimumSteps of them however many workers there are (on 16 cores a small volume was
+    // one step: one progress report and no chance to abort).
     m_PlanesPerStep = 1;
     if (options.aggregation == PatchAggregation::CentreVoxel)
     {
       const std::size_t lines = kLinesPerWorkerAndStep * m_Workers;
-      m_PlanesPerStep = std::clamp<std::size_t>((lines + m_Ny - 1) / m_Ny, 1, m_Nz);
+      const std::size_t mostPlanes = std::max<std::size_t>(1, m_Nz / kMinimumSteps);
+      m_PlanesPerStep = std::clamp<std::size_t>((lines + m_Ny - 1) / m_Ny, 1, mostPlanes);
     }
     const std::size_t slots = patch[2] + m_PlanesPerStep - 1;
     m_Slots.reserve(slots);
@@ -168,6 +171,8 @@ public:
 private:
   /** Lines of centres per worker in one parallel step of CentreVoxel (at least; whole planes are taken). */
   static constexpr std::size_t kLinesPerWorkerAndStep = 16;
+  /** The fewest parallel steps of CentreVoxel in a volume of at least this many planes. */
+  static constexpr std::size_t kMinimumSteps = 4;
 
   std::int64_t
   Start(int axis, std::size_t centre) const
