@@ -7,5 +7,5 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
 set -a; source "$root/test/test-data.env"; set +a # SVDLR_COLIN27_NII
 mkdir -p "$root/demo-output"
-"${SVDLR_BUILD_DIR:-$root/build}/apps/SVDLowRankReconstructImage" --rank "${SVDLR_RANK:-20}" \
+"${SVDLR_BUILD_DIR:-$root/build}/apps/SVDLowRankReconstructImage" --overwrite --rank "${SVDLR_RANK:-20}" \
   "$SVDLR_COLIN27_NII" "$root/demo-output/ch2_rank${SVDLR_RANK:-20}.nii.gz" "$@"

@@ -18,11 +18,12 @@
 #ifndef svdlrImageFileFuzz_h
 #define svdlrImageFileFuzz_h
 
-// What the NIfTI, MHA and NRRD fuzz targets share: one input written as one image file of the given extension and
-// read as the tools read it: ITK's header (ReadImageInformation), the raw checks below ITK (CheckImageFile:
-// truncation, NaN and Inf), then the pixels through ITK when the header's size is one a sound file can have here.
-// The contract: ITK's exception or the checks' own errors, naming the file; any other exception, a crash or a
-// sanitizer report is a bug (in our checks, which are instrumented, or one ITK lets through).
+// What the NIfTI, MHA and NRRD fuzz targets share: one input written as one image file of the given extension,
+// checked by the raw checks below ITK (CheckImageFile: truncation, NaN and Inf; run on every input, since they parse
+// the header themselves), then, when whole, read through ITK (its header, then the pixels when the header claims a
+// size a sound file can have here). The contract: the checks' own errors naming the file, or ITK's exception; any
+// other exception, a crash or a sanitizer report is a bug (in our checks, which are instrumented, or one ITK lets
+// through).
 
 #include "SVDLowRankImageFileCheck.h"
 #include "svdlrFuzzFiles.h"
@@ -43,6 +44,29 @@ ReadImageFileInput(const std::uint8_t * data, std::size_t size, const char * ext
   static const ScratchFolder scratch(std::string("image") + extension);
   const std::string          path = scratch.Fill({ std::string(reinterpret_cast<const char *>(data), size) }, "image",
                                         extension).front();
+  // The raw checks on every input, whatever ITK makes of its header: they parse it themselves.
+  bool whole = true;
+  try
+  {
+    svdlr_io::CheckImageFile(path, svdlr_io::ImageFileScan::Values);
+  }
+  catch (const svdlr_io::IncompleteImageFile & error)
+  {
+    ExpectNamesThePath(error, path);
+    whole = false;
+  }
+  catch (const svdlr_io::NonFiniteImageFile & error)
+  {
+    ExpectNamesThePath(error, path);
+  }
+  catch (const std::exception & error)
+  {
+    Fail(std::string("CheckImageFile threw neither of its errors: ") + error.what());
+  }
+  if (!whole)
+  {
+    return; // the tools stop here (exit 3) and never ask ITK for the pixels
+  }
   try
   {
     auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
@@ -52,7 +76,6 @@ ReadImageFileInput(const std::uint8_t * data, std::size_t size, const char * ext
     }
     io->SetFileName(path);
     io->ReadImageInformation();
-    svdlr_io::CheckImageFile(path, svdlr_io::ImageFileScan::Values);
     if (io->GetImageSizeInBytes() == 0 || io->GetImageSizeInBytes() > kMaximumImageBytes)
     {
       return;
@@ -71,17 +94,9 @@ ReadImageFileInput(const std::uint8_t * data, std::size_t size, const char * ext
   {
     // ITK's readers name the file in their own words (or not): the tools add the name to every message.
   }
-  catch (const svdlr_io::IncompleteImageFile & error)
-  {
-    ExpectNamesThePath(error, path);
-  }
-  catch (const svdlr_io::NonFiniteImageFile & error)
-  {
-    ExpectNamesThePath(error, path);
-  }
   catch (const std::exception & error)
   {
-    Fail(std::string("not an ITK exception nor a check's error: ") + error.what());
+    Fail(std::string("not an ITK exception: ") + error.what());
   }
 }
 

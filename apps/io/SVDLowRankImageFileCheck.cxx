@@ -171,12 +171,21 @@ GzipTrailerMatches(const std::string & path, std::uint64_t expectedBytes)
   return stored == static_cast<std::uint32_t>(expectedBytes);
 }
 
+/** `dataFile`: where the data lie when not in `path` itself (an MHD header's raw file). */
 [[noreturn]] void
-ThrowMissing(const std::string & path, std::uint64_t expected, std::uint64_t present, const char * what)
+ThrowMissing(const std::string & path,
+             std::uint64_t       expected,
+             std::uint64_t       present,
+             const char *        what,
+             const std::string & dataFile = {})
 {
   std::ostringstream message;
-  message << "'" << path << "' is truncated: " << (expected - present) << " bytes of " << what
-          << " are missing (the header needs " << expected << ", the file holds " << present << ")";
+  message << "'" << path << "' is truncated: " << (expected - present) << " bytes of " << what << " are missing ";
+  if (!dataFile.empty())
+  {
+    message << "from its data file '" << dataFile << "' ";
+  }
+  message << "(the header needs " << expected << ", the file holds " << present << ")";
   throw IncompleteImageFile(message.str());
 }
 
@@ -267,7 +276,8 @@ ParseNifti(const std::vector<unsigned char> & header, NiftiLayout & layout)
     datatype = Field<std::int16_t>(header, 70, swapped);
     bitpix = Field<std::int16_t>(header, 72, swapped);
     const float offset = Field<float>(header, 108, swapped);
-    layout.dataOffset = offset >= 352.0f && std::isfinite(offset) ? static_cast<std::uint64_t>(offset) : 352;
+    // A float offset past what 64 bits hold (found by the fuzzer) means data far beyond any file: cast saturated.
+    layout.dataOffset = !(offset >= 352.0f) ? 352 : offset < 9.0e18f ? static_cast<std::uint64_t>(offset) : UINT64_MAX / 2;
   }
   else if (size == 540 || Field<std::int32_t>(header, 0, true) == 540)
   {
@@ -513,13 +523,13 @@ CheckMetaImage(const std::string & path)
     const std::uint64_t stated = compressedSize.empty() ? 0 : ProductOf(compressedSize);
     if (stated > 0 && present < stated)
     {
-      ThrowMissing(dataPath, stated, present, "compressed data");
+      ThrowMissing(path, stated, present, "compressed data", dataPath == path ? std::string() : dataPath);
     }
     return;
   }
   if (present < required)
   {
-    ThrowMissing(dataPath, required, present, "pixel data");
+    ThrowMissing(path, required, present, "pixel data", dataPath == path ? std::string() : dataPath);
   }
 }
 

@@ -112,6 +112,24 @@ TEST_F(FuzzRegressions, CorruptPngSlicesAreAnInputErrorNamingTheSlice)
   }
 }
 
+TEST_F(FuzzRegressions, DamagedImageFilesAreAnInputErrorNamingTheFile)
+{
+  for (const auto & [target, extension] : { std::pair<const char *, const char *>{ "SVDLowRankNiftiFuzzer", ".nii" },
+                                            { "SVDLowRankMetaImageFuzzer", ".mha" } })
+  {
+    for (const auto & reproducer : Reproducers(target))
+    {
+      SCOPED_TRACE(reproducer.string());
+      const fs::path work = Unpack(reproducer, ".", "image", extension);
+      const auto     before = Listing(work);
+      const auto     run = RunToolIn(work, SVDLR_TOOL, std::string("--backend cpu image0") + extension + " out.nii.gz");
+      EXPECT_EQ(run.exitCode, 3) << run.err;
+      EXPECT_NE(run.err.find(std::string("image0") + extension), std::string::npos) << run.err;
+      EXPECT_EQ(Listing(work), before) << "a failed run wrote something";
+    }
+  }
+}
+
 #ifdef SVDLR_HAVE_DCMTK
 TEST_F(FuzzRegressions, MalformedDicomFilesAreAnInputErrorNamingTheFile)
 {

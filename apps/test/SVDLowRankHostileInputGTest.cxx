@@ -81,6 +81,7 @@ const HostileCase Cases[] = {
   { "ReconstructMha", Tool::Reconstruct, "--no-figure $IN/vol.mha out.mha", 0, "", { "out.mha" } },
   { "ReconstructNrrd", Tool::Reconstruct, "--no-figure $IN/vol.nrrd out.nrrd", 0, "", { "out.nrrd" } },
   { "ReconstructPlainNifti", Tool::Reconstruct, "--no-figure $IN/vol.nii out.nii", 0, "", { "out.nii" } },
+  { "ReconstructPngSlicesIntoNewFolders", Tool::Reconstruct, "--format png $IN/small.nii.gz new/deeper/slices", 0, "", { "new", "new/deeper", "new/deeper/slices", "new/deeper/slices/slice0000.png", "new/deeper/slices/slice0001.png", "new/deeper/slices/slice0002.png", "new/deeper/slices/slice0003.png", "new/deeper/slices_figure.png" } },
   { "ReconstructUnicodePaths", Tool::Reconstruct, "--no-figure '$IN/ünï cødé/vol ü.nii.gz' 'sortie é.nii.gz'", 0, "", { "sortie é.nii.gz" } },
   { "ReconstructMissingInput", Tool::Reconstruct, "$IN/missing.nii.gz out.nii.gz", 3, "no such file", {} },
   { "ReconstructEmptyFile", Tool::Reconstruct, "$IN/empty.nii.gz out.nii.gz", 3, "empty.nii.gz", {} },

@@ -166,13 +166,13 @@ Reconstruct(const TImage *                input,
   {
     CheckOutputFileUpFront(outputPath, "output", options.overwrite, options.inputs);
   }
-  CheckFigureUpFront(FigurePathFor(options, outputPath), outputPath, options.overwrite, options.inputs);
   // Folders are checked before the work starts, so a taken output fails fast.
   std::unique_ptr<svdlr_io::StagedDirectory> staged;
   if (outputKind != OutputKind::File)
   {
-    staged = std::make_unique<svdlr_io::StagedDirectory>(outputPath, options.overwrite);
+    staged = std::make_unique<svdlr_io::StagedDirectory>(outputPath, options.overwrite); // makes its parent folders
   }
+  CheckFigureUpFront(FigurePathFor(options, outputPath), outputPath, options.overwrite, options.inputs);
 
   auto filter = FilterType::New();
   filter->SetInput(input);
@@ -448,8 +448,8 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
       throw UsageError("the output '" + outputPath + "' would overwrite the input '" + in + "'");
     }
   }
+  svdlr_io::StagedDirectory staged(outputPath, options.overwrite); // makes its parent folders
   CheckFigureUpFront(FigurePathFor(options, outputPath), outputPath, options.overwrite, options.inputs);
-  svdlr_io::StagedDirectory staged(outputPath, options.overwrite);
 
   std::vector<const VolumeType *>            inputs;
   std::vector<const svdlr_io::DicomVolume *> sources;
