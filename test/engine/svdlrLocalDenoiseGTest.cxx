@@ -182,6 +182,11 @@ TEST(SVDLowRankLocalDenoise, NoiseMapFindsTheTrueSigmaAndRankInTheInterior)
     }
   }
   const double mean = std::accumulate(sigmas.begin(), sigmas.end(), 0.0) / double(sigmas.size());
+  const auto [lowest, highest] = std::minmax_element(sigmas.begin(), sigmas.end());
+  RecordSpread("lowest-sigma/true", random.Seed(), *lowest / kSigma);
+  RecordSpread("highest-sigma/true", random.Seed(), *highest / kSigma);
+  RecordSpread("mean-sigma/true", random.Seed(), mean / kSigma);
+  RecordSpread("right-rank-fraction", random.Seed(), double(rightRank) / double(interior));
   EXPECT_NEAR(mean, kSigma, 0.03 * kSigma);
   // MP-PCA's estimate of the bulk from 30 eigenvalues fluctuates: now and then it takes the largest noise
   // component for signal (about 1 patch in 10 here, with both estimators), but it never drops a signal component.
@@ -204,6 +209,8 @@ TEST(SVDLowRankLocalDenoise, DenoisedSeriesIsCloserToTheCleanSignal)
       noisyError += std::pow(double(series.noisy.values[i]) - series.clean.values[i], 2);
       denoisedError += std::pow(double(result.output.values[i]) - series.clean.values[i], 2);
     }
+    RecordSpread("error/noisy." + std::to_string(int(aggregation)), random.Seed(),
+                 std::sqrt(denoisedError / noisyError));
     EXPECT_LT(std::sqrt(denoisedError), 0.5 * std::sqrt(noisyError)) << "aggregation " << int(aggregation);
   }
 }
@@ -306,15 +313,25 @@ TEST(SVDLowRankLocalDenoise, StrideWithMaskCoversEveryVoxelInside)
   options.patchStride = 3;
   options.mask = mask.data();
   const Denoised result = Denoise(series.noisy, options);
+  // A voxel inside is denoised when its series changed; a single denoised value may round to the noisy one (see
+  // DenoiseTool.MaskedVoxelsAreCopiedAndHaveNoSigmaOrRank for how often).
+  std::size_t valuesKept = 0;
   for (std::size_t v = 0; v < series.noisy.Voxels(); ++v)
   {
     if (mask[v])
     {
       EXPECT_GT(result.rank[v], 0) << "voxel " << v;
       EXPECT_GT(result.sigma[v], 0.0f) << "voxel " << v;
-      EXPECT_NE(result.output(v, 0), series.noisy(v, 0)) << "voxel " << v;
+      std::size_t same = 0;
+      for (std::size_t t = 0; t < kVolumes; ++t)
+      {
+        same += result.output(v, t) == series.noisy(v, t) ? 1 : 0;
+      }
+      valuesKept += same;
+      EXPECT_LT(same, kVolumes) << "voxel " << v;
     }
   }
+  RecordSpread("values-kept-inside", random.Seed(), double(valuesKept));
 }
 
 /** The same series as an itk::VectorImage<float, 3> lays it out: each voxel's volumes contiguous. */

@@ -131,6 +131,9 @@ protected:
   }
   svdlr::test::Random      m_Random;
   svdlr::test::NoisySeries m_Series;
+
+private:
+  ::testing::ScopedTrace m_SeedTrace{ __FILE__, __LINE__, m_Random.SeedTrace() }; // on every failure of the suite
 };
 
 TEST_F(LocalLowRankDenoising, DenoisesA4DSeriesAndEstimatesSigmaAndRank)
@@ -139,12 +142,12 @@ TEST_F(LocalLowRankDenoising, DenoisesA4DSeriesAndEstimatesSigmaAndRank)
   filter->SetInput(ToImage(m_Series.noisy));
   filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
   filter->Update();
-  SCOPED_TRACE(m_Random.SeedTrace());
 
   // A rank-3 patch of 27 voxels x 24 volumes keeps about 3 (27 + 24) of its 27 x 24 noise dimensions: the error
   // falls to about sqrt(153 / 648) = 0.49 of the noise.
   const double noisyError = RmsError(m_Series.noisy.values.data(), m_Series.clean);
   const double denoisedError = RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean);
+  svdlr::test::RecordSpread("error/noisy", m_Random.Seed(), denoisedError / noisyError);
   EXPECT_LT(denoisedError, 0.7 * noisyError);
 
   std::vector<double> sigmas;
@@ -157,6 +160,8 @@ TEST_F(LocalLowRankDenoising, DenoisesA4DSeriesAndEstimatesSigmaAndRank)
       ranks.push_back(filter->GetRankOutput()->GetBufferPointer()[v]);
     }
   }
+  svdlr::test::RecordSpread("median-sigma/true", m_Random.Seed(), Median(sigmas) / m_Series.sigma);
+  svdlr::test::RecordSpread("median-rank", m_Random.Seed(), Median(ranks));
   EXPECT_NEAR(Median(sigmas), m_Series.sigma, 0.1 * m_Series.sigma);
   EXPECT_EQ(Median(ranks), m_Series.rank);
   EXPECT_EQ(filter->GetPatchSizeUsed()[0], 3u); // the smallest cube of odd side holding 24 voxels
@@ -230,6 +235,7 @@ TEST_F(LocalLowRankDenoising, VoxelsOutsideTheMaskAreCopiedAndMapsAreZeroThere)
   filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
   filter->Update();
   const float * out = filter->GetOutput()->GetBufferPointer();
+  double        lowestSigmaInside = std::numeric_limits<double>::infinity();
   for (std::size_t v = 0; v < m_Series.noisy.Voxels(); ++v)
   {
     if (mask->GetBufferPointer()[v] == 0)
@@ -243,9 +249,11 @@ TEST_F(LocalLowRankDenoising, VoxelsOutsideTheMaskAreCopiedAndMapsAreZeroThere)
     }
     else
     {
+      lowestSigmaInside = std::min(lowestSigmaInside, double(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v]));
       EXPECT_GT(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v], 0.0f);
     }
   }
+  svdlr::test::RecordSpread("lowest-sigma-inside/true", m_Random.Seed(), lowestSigmaInside / m_Series.sigma);
 }
 
 TEST_F(LocalLowRankDenoising, AKnownNoiseMapReplacesTheEstimate)
@@ -269,9 +277,12 @@ TEST_F(LocalLowRankDenoising, AKnownNoiseMapReplacesTheEstimate)
       ranks.push_back(filter->GetRankOutput()->GetBufferPointer()[v]);
     }
   }
+  const double errorRatio = RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean) /
+                            RmsError(m_Series.noisy.values.data(), m_Series.clean);
+  svdlr::test::RecordSpread("median-rank", m_Random.Seed(), Median(ranks));
+  svdlr::test::RecordSpread("error/noisy", m_Random.Seed(), errorRatio);
   EXPECT_EQ(Median(ranks), m_Series.rank);
-  EXPECT_LT(RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean),
-            0.7 * RmsError(m_Series.noisy.values.data(), m_Series.clean));
+  EXPECT_LT(errorRatio, 0.7);
 }
 
 TEST_F(LocalLowRankDenoising, DoubleSeriesAreDenoisedLikeFloatOnes)
@@ -337,12 +348,13 @@ TEST_F(LocalLowRankDenoising, RealBrainSeriesIsDenoised)
   filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
   filter->SetPatchSize(Filter4D::PatchSizeType{ { 5, 5, 5 } });
   filter->Update();
-  SCOPED_TRACE(m_Random.SeedTrace());
   const double noisyError = RmsError(noisy.values.data(), clean);
   const double denoisedError = RmsError(filter->GetOutput()->GetBufferPointer(), clean);
   EXPECT_LT(denoisedError, 0.6 * noisyError) << "noisy " << noisyError << ", denoised " << denoisedError;
   std::vector<double> sigmas(filter->GetNoiseSigmaOutput()->GetBufferPointer(),
                              filter->GetNoiseSigmaOutput()->GetBufferPointer() + clean.Voxels());
+  svdlr::test::RecordSpread("error/noisy", m_Random.Seed(), denoisedError / noisyError);
+  svdlr::test::RecordSpread("median-sigma/true", m_Random.Seed(), Median(sigmas) / sigma);
   EXPECT_NEAR(Median(sigmas), sigma, 0.15 * sigma);
 }
 
@@ -400,8 +412,10 @@ TEST_F(LocalLowRankDenoising, AStrideNeedsOverlapAveraging)
   filter->SetAggregation(itk::LocalLowRankDenoisingEnums::Aggregation::OverlapAverage);
   filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
   EXPECT_NO_THROW(filter->Update());
-  EXPECT_LT(RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean),
-            0.6 * RmsError(m_Series.noisy.values.data(), m_Series.clean));
+  const double errorRatio = RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean) /
+                            RmsError(m_Series.noisy.values.data(), m_Series.clean);
+  svdlr::test::RecordSpread("error/noisy", m_Random.Seed(), errorRatio);
+  EXPECT_LT(errorRatio, 0.6);
 }
 
 TEST_F(LocalLowRankDenoising, AbortStopsTheUpdate)
