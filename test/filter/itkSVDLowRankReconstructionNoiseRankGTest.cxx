@@ -158,9 +158,8 @@ TruncatedToRank(const Volume * image, unsigned int rank)
   return truncate->GetOutput();
 }
 
-// The tolerances of the two tests below come from test/seed-spread/measure.sh, 500 seeds each (2026-11-25): every
-// bound lies at least 1.5 times as far from the measured mean as the farthest measured value on its side, so that
-// the 20 repetitions in CI (label "random") do not meet it by chance. σ/σtrue counts 4 slices per seed (2000 values).
+// The tolerances of the two tests below come from test/seed-spread/measure.sh, 500 seeds each (2026-11-25), with the
+// margin rule of svdlrTestSeed.h. σ/σtrue counts 4 slices per seed (2000 values).
 
 // Real brain content that is exactly low rank (the slices' rank-5 truncations) plus noise of σ = 10: the model every
 // noise policy assumes. Measured (min..max, mean, standard deviation):
@@ -222,7 +221,7 @@ TEST_F(SVDLowRankReconstructionNoiseRank, LowRankBrainPlusNoiseGivesSigmaAndRank
 //   MP, Veraart 2016    0.895..0.997, 0.954, 0.015   0.612..0.651, 0.630
 //   MP, Cordero-Grande  0.945..1.024, 0.986, 0.012   0.593..0.613, 0.602
 // This test was flaky with σ within 10 % for both Marchenko-Pastur estimators: Veraart's reached 0.895 (seed
-// 9542736034914436769) and failed 1 of the 500 runs. The bounds by the rule above are per policy.
+// 9542736034914436769) and failed 1 of the 500 runs. The bounds by the margin rule are per policy.
 TEST_F(SVDLowRankReconstructionNoiseRank, RealBrainPlusNoiseIsDenoisedAndSigmaIsClose)
 {
   // σ found / σ: lowest and highest allowed, in the order of kNoisePolicies.
