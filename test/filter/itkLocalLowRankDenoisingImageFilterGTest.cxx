@@ -144,7 +144,10 @@ TEST_F(LocalLowRankDenoising, DenoisesA4DSeriesAndEstimatesSigmaAndRank)
   filter->Update();
 
   // A rank-3 patch of 27 voxels x 24 volumes keeps about 3 (27 + 24) of its 27 x 24 noise dimensions: the error
-  // falls to about sqrt(153 / 648) = 0.49 of the noise.
+  // falls to about sqrt(153 / 648) = 0.49 of the noise. Over 500 seeds (test/seed-spread/measure.sh, 2026-11-25;
+  // min..max, mean, standard deviation): the error ratio 0.491..0.526, 0.504, 0.006; the median σ/σtrue
+  // 0.912..0.948, 0.933, 0.006; the median rank 3 always. The bounds meet the margin rule of svdlrTestSeed.h
+  // (σ at least 0.902, the error ratio at most 0.536).
   const double noisyError = RmsError(m_Series.noisy.values.data(), m_Series.clean);
   const double denoisedError = RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean);
   svdlr::test::RecordSpread("error/noisy", m_Random.Seed(), denoisedError / noisyError);
@@ -220,6 +223,9 @@ TEST_F(LocalLowRankDenoising, MapsHaveTheSeriesSpatialGeometry)
   EXPECT_EQ(filter->GetOutput()->GetLargestPossibleRegion(), input->GetLargestPossibleRegion());
 }
 
+// Inside the mask σ must be written (not 0). Over 500 seeds (2026-11-25) the lowest σ inside was 0.067..0.796 of
+// the truth (mean 0.68, standard deviation 0.074): a long tail toward 0, where a bound above 0 would not meet the
+// margin rule of svdlrTestSeed.h, so the check stays "above 0".
 TEST_F(LocalLowRankDenoising, VoxelsOutsideTheMaskAreCopiedAndMapsAreZeroThere)
 {
   auto mask = Filter4D::MaskImageType::New();
@@ -281,6 +287,7 @@ TEST_F(LocalLowRankDenoising, AKnownNoiseMapReplacesTheEstimate)
                             RmsError(m_Series.noisy.values.data(), m_Series.clean);
   svdlr::test::RecordSpread("median-rank", m_Random.Seed(), Median(ranks));
   svdlr::test::RecordSpread("error/noisy", m_Random.Seed(), errorRatio);
+  // Over 500 seeds (2026-11-25): the median rank 3 always, the error ratio 0.458..0.477 (mean 0.468).
   EXPECT_EQ(Median(ranks), m_Series.rank);
   EXPECT_LT(errorRatio, 0.7);
 }
@@ -355,6 +362,7 @@ TEST_F(LocalLowRankDenoising, RealBrainSeriesIsDenoised)
                              filter->GetNoiseSigmaOutput()->GetBufferPointer() + clean.Voxels());
   svdlr::test::RecordSpread("error/noisy", m_Random.Seed(), denoisedError / noisyError);
   svdlr::test::RecordSpread("median-sigma/true", m_Random.Seed(), Median(sigmas) / sigma);
+  // Over 500 seeds (2026-11-25): the error ratio 0.349..0.360 (mean 0.354), the median σ/σtrue 0.989..0.998 (0.993).
   EXPECT_NEAR(Median(sigmas), sigma, 0.15 * sigma);
 }
 
@@ -415,7 +423,7 @@ TEST_F(LocalLowRankDenoising, AStrideNeedsOverlapAveraging)
   const double errorRatio = RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean) /
                             RmsError(m_Series.noisy.values.data(), m_Series.clean);
   svdlr::test::RecordSpread("error/noisy", m_Random.Seed(), errorRatio);
-  EXPECT_LT(errorRatio, 0.6);
+  EXPECT_LT(errorRatio, 0.6); // over 500 seeds (2026-11-25): 0.447..0.479, mean 0.463
 }
 
 TEST_F(LocalLowRankDenoising, AbortStopsTheUpdate)
