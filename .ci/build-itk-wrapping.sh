@@ -67,12 +67,13 @@ step_venv() {
 }
 
 # The castxml wrapper (and the include file of wrap_flags) are copied next to the build trees, so that those do
-# not depend on this checkout.
+# not depend on this checkout; with install -C (only when their content changed), so that a build tree kept
+# between CI runs (.ci/run) sees no newer file than the ones it was built with.
 # castxml_wrapper [-cxx17]: the path of the wrapper, which parses as C++14 (ITK 5.2's standard) or, by its -cxx17
 # name, as C++17 (the module's: svdlr/LocalDenoise.h needs it).
 castxml_wrapper() {
   mkdir -p "$WORKDIR/bin"
-  install -m 755 "$WRAP_SCRIPT_DIR/castxml-gcc12.sh" "$WORKDIR/bin/castxml-gcc12${1:-}"
+  install -C -m 755 "$WRAP_SCRIPT_DIR/castxml-gcc12.sh" "$WORKDIR/bin/castxml-gcc12${1:-}"
   echo "$WORKDIR/bin/castxml-gcc12${1:-}"
 }
 
@@ -117,7 +118,7 @@ wrap_flags() {
 EOF
   for m in $WRAP_ITK_MODULES; do printf -- '-DModule_%s=ON\n' "$m"; done
   if [[ -n $WRAP_CXX_FLAGS_RELEASE ]]; then
-    install -m 644 "$WRAP_SCRIPT_DIR/wrapitk-project-include.cmake" "$WORKDIR/bin/wrapitk-project-include.cmake"
+    install -C -m 644 "$WRAP_SCRIPT_DIR/wrapitk-project-include.cmake" "$WORKDIR/bin/wrapitk-project-include.cmake"
     printf -- '-DCMAKE_PROJECT_WrapITK_INCLUDE=%s\n' "$WORKDIR/bin/wrapitk-project-include.cmake"
     printf -- '-DSVDLR_WRAP_CXX_FLAGS_RELEASE=%s\n' "$WRAP_CXX_FLAGS_RELEASE"
   fi

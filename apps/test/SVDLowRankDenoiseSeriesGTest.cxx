@@ -120,6 +120,8 @@ protected:
   SetUp() override
   {
     RandomTest::SetUp();
+    // The fixture's seed (printed by RandomTest on any failure) draws the series too, so that it replays them.
+    m_SeriesRandom = svdlr::test::Random(m_Seed);
     // 30 volumes: the default patch is the 5 x 5 x 5 cube; rank 3 well above noise of sigma 2.
     m_Series = svdlr::test::LowRankSeries({ { 16, 14, 12 } }, 30, 3, 2.0, 12.0, m_SeriesRandom);
     m_Noisy = ToImage(m_Series.noisy);
@@ -144,7 +146,7 @@ protected:
     return run;
   }
 
-  svdlr::test::Random      m_SeriesRandom;
+  svdlr::test::Random      m_SeriesRandom{ 0 };
   svdlr::test::NoisySeries m_Series;
   Series4D::Pointer        m_Noisy;
 };
@@ -160,7 +162,6 @@ TEST_F(DenoiseTool, HelpShowsExamplesAndExitCodes)
 
 TEST_F(DenoiseTool, DenoisesTheSeriesAndMapsSigmaAndRank)
 {
-  SCOPED_TRACE(m_SeriesRandom.SeedTrace());
   const auto run = Run("--backend cpu --noise-map sigma.nii.gz --rank-map rank.nii.gz dwi.nii.gz clean.nii.gz");
   ASSERT_EQ(run.exitCode, 0) << run.err;
   EXPECT_NE(run.out.find("backend:  CPU"), std::string::npos) << run.out;
@@ -176,9 +177,13 @@ TEST_F(DenoiseTool, DenoisesTheSeriesAndMapsSigmaAndRank)
   ASSERT_EQ(output->GetLargestPossibleRegion().GetNumberOfPixels(), elements);
   const double noisyError = RmsDifference(m_Series.noisy.values.data(), m_Series.clean.values.data(), elements);
   const double denoisedError = RmsDifference(output->GetBufferPointer(), m_Series.clean.values.data(), elements);
+  svdlr::test::RecordSpread("error/noisy", m_Seed, denoisedError / noisyError);
   EXPECT_LT(denoisedError, 0.7 * noisyError);
 
   // Away from the borders (where patches are shifted inward), sigma within 5 % of the truth and the true rank.
+  // Over 500 seeds (test/seed-spread/measure.sh, 2026-11-25; min..max, mean, standard deviation): the error ratio
+  // 0.356..0.381, 0.366, 0.004; the median σ/σtrue 0.975..0.995, 0.986, 0.003; the median rank 3 always. The bounds
+  // lie beyond what the margin rule of svdlrTestSeed.h asks (σ 0.969..1.000, the error ratio 0.388).
   std::vector<double> sigmas, ranks;
   for (std::size_t v = 0; v < m_Series.clean.Voxels(); ++v)
   {
@@ -188,6 +193,8 @@ TEST_F(DenoiseTool, DenoisesTheSeriesAndMapsSigmaAndRank)
       ranks.push_back(rank->GetBufferPointer()[v]);
     }
   }
+  svdlr::test::RecordSpread("median-sigma/true", m_Seed, Median(sigmas) / m_Series.sigma);
+  svdlr::test::RecordSpread("median-rank", m_Seed, Median(ranks));
   EXPECT_NEAR(Median(sigmas), m_Series.sigma, 0.05 * m_Series.sigma);
   EXPECT_EQ(Median(ranks), m_Series.rank);
 
@@ -243,20 +250,27 @@ TEST_F(DenoiseTool, MaskedVoxelsAreCopiedAndHaveNoSigmaOrRank)
   const auto output = itk::ReadImage<Series4D>(Path("out.nii.gz"));
   const auto sigma = itk::ReadImage<Map>(Path("sigma.nrrd"));
   const auto rank = itk::ReadImage<RankImage>(Path("rank.nrrd"));
-  std::size_t copiedOutside = 0, changedInside = 0;
+  // Outside, every value is the input's. Inside, a voxel is denoised when its series changed: single values may
+  // not, since a denoised float can round to the noisy one. That was this test's flakiness, when it asked every
+  // value inside to change: over 500 seeds (test/seed-spread/measure.sh, 2026-11-25), 0 to 1 of the 40,320 values
+  // inside kept their input value: 10 runs of the 500 (2 %) kept one, and each of those failed.
+  std::size_t copiedOutside = 0, changedInside = 0, valuesKeptInside = 0;
   for (std::size_t v = 0; v < m_Series.noisy.Voxels(); ++v)
   {
-    const bool in = mask->GetBufferPointer()[v] != 0;
+    const bool  in = mask->GetBufferPointer()[v] != 0;
+    std::size_t same = 0;
     for (std::size_t t = 0; t < m_Series.noisy.volumes; ++t)
     {
-      const bool same = output->GetBufferPointer()[v + t * m_Series.noisy.Voxels()] == m_Series.noisy(v, t);
-      (in ? changedInside : copiedOutside) += (in ? !same : same) ? 1 : 0;
+      same += output->GetBufferPointer()[v + t * m_Series.noisy.Voxels()] == m_Series.noisy(v, t) ? 1 : 0;
     }
+    (in ? valuesKeptInside : copiedOutside) += same;
+    changedInside += in && same < m_Series.noisy.volumes ? 1 : 0;
     EXPECT_EQ(sigma->GetBufferPointer()[v] > 0.0f, in) << "voxel " << v;
     EXPECT_EQ(rank->GetBufferPointer()[v] > 0, in) << "voxel " << v;
   }
+  svdlr::test::RecordSpread("values-kept-inside", m_Seed, double(valuesKeptInside));
   EXPECT_EQ(copiedOutside, (m_Series.noisy.Voxels() - inside) * m_Series.noisy.volumes); // unchanged
-  EXPECT_EQ(changedInside, inside * m_Series.noisy.volumes);                              // denoised
+  EXPECT_EQ(changedInside, inside);                                                       // denoised
 }
 
 TEST_F(DenoiseTool, KnownSigmaReplacesTheEstimate)

@@ -21,10 +21,12 @@
 // A test fixture with fresh random data (its seed printed on failure; SVDLR_TEST_SEED replays one) and
 // a scratch folder that is removed when the test passes and kept for a look when it fails.
 
+#include "svdlrTestSeed.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -41,10 +43,9 @@ protected:
   void
   SetUp() override
   {
-    const char * fixed = std::getenv("SVDLR_TEST_SEED");
-    m_Seed = fixed != nullptr ? static_cast<unsigned int>(std::strtoul(fixed, nullptr, 10)) : std::random_device{}();
-    m_Random.seed(m_Seed);
-    m_Trace = std::make_unique<::testing::ScopedTrace>(__FILE__, __LINE__, "SVDLR_TEST_SEED=" + std::to_string(m_Seed));
+    m_Seed = svdlr::test::FreshSeed();
+    m_Random.seed(static_cast<std::mt19937::result_type>(m_Seed));
+    m_Trace = std::make_unique<::testing::ScopedTrace>(__FILE__, __LINE__, svdlr::test::SeedTrace(m_Seed));
     const auto * info = ::testing::UnitTest::GetInstance()->current_test_info();
     std::string  name = std::string(info->test_suite_name()) + "." + info->name();
     std::replace(name.begin(), name.end(), '/', '_');
@@ -73,9 +74,9 @@ protected:
     return (m_Directory / name).string();
   }
 
-  unsigned int m_Seed{ 0 };
-  std::mt19937 m_Random;
-  fs::path     m_Directory;
+  std::uint64_t m_Seed{ 0 };
+  std::mt19937  m_Random;
+  fs::path      m_Directory;
 
 private:
   std::unique_ptr<::testing::ScopedTrace> m_Trace;

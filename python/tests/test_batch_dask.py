@@ -26,13 +26,12 @@ def _touch(path, content=b"x"):
 
 
 @pytest.fixture
-def study(tmp_path):
+def study(tmp_path, rng):
     """Three small volumes cut from Colin27 with noise of different strengths, and one broken file, in a
     BIDS-like tree."""
     if not os.path.exists(COLIN27_NII):
         skip_or_fail(f"Colin27 is missing: {COLIN27_NII}")
     colin = itk.array_from_image(itk.imread(COLIN27_NII, itk.F))  # [z, y, x]
-    rng = np.random.default_rng()
     volumes = {}
     for v in range(3):
         block = colin[60 + 9 * v : 60 + 9 * v + 36 : 9, 60:156, 50:130].astype(np.float32)

@@ -278,8 +278,8 @@ protected:
   void
   SetUp() override
   {
-    Random random;
-    m_Input = Pack<float>({ RandomMatrix(8, 6, random), RandomMatrix(8, 6, random), RandomMatrix(8, 6, random) });
+    m_Input =
+      Pack<float>({ RandomMatrix(8, 6, m_Random), RandomMatrix(8, 6, m_Random), RandomMatrix(8, 6, m_Random) });
     m_Output.assign(m_Input.size(), 0.0f);
   }
   svdlr::MatrixBatch<const float>
@@ -292,8 +292,10 @@ protected:
   {
     return MutableBatch(m_Output, 3, 8, 6);
   }
-  std::vector<float> m_Input;
-  std::vector<float> m_Output;
+  Random                 m_Random;
+  ::testing::ScopedTrace m_SeedTrace{ __FILE__, __LINE__, m_Random.SeedTrace() };
+  std::vector<float>     m_Input;
+  std::vector<float>     m_Output;
 };
 
 TEST_F(SVDLowRankEngineErrors, RankZeroIsRejected)

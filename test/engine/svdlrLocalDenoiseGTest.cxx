@@ -162,6 +162,13 @@ TEST(SVDLowRankLocalDenoise, FixedRankMatchesReference)
   ExpectMatchesReference(series.noisy, options, { 5, 5, 5 });
 }
 
+// Measured over 500 seeds (test/seed-spread/measure.sh, 2026-11-25; min..max, mean, standard deviation):
+//   lowest σ/σtrue of the interior's voxels    0.861..0.942, 0.922, 0.012
+//   highest σ/σtrue                            1.010..1.047, 1.024, 0.005
+//   mean σ/σtrue                               0.978..0.993, 0.985, 0.003
+//   fraction of the interior at the true rank  0.827..0.953, 0.895, 0.023; never below the true rank
+// Bounds by the margin rule of svdlrTestSeed.h: σ per voxel 0.83..1.15 (it was ±15 %, 0.011 from the lowest value
+// measured), the mean within 3 %, the true rank on at least 78 % of the voxels (it was 80 %, below the rule's 79 %).
 TEST(SVDLowRankLocalDenoise, NoiseMapFindsTheTrueSigmaAndRankInTheInterior)
 {
   Random random;
@@ -178,14 +185,20 @@ TEST(SVDLowRankLocalDenoise, NoiseMapFindsTheTrueSigmaAndRankInTheInterior)
       sigmas.push_back(result.sigma[v]);
       rightRank += result.rank[v] == series.rank;
       EXPECT_GE(result.rank[v], series.rank) << "voxel " << v;
-      EXPECT_NEAR(result.sigma[v], kSigma, 0.15 * kSigma) << "voxel " << v;
+      EXPECT_GE(result.sigma[v], 0.83 * kSigma) << "voxel " << v;
+      EXPECT_LE(result.sigma[v], 1.15 * kSigma) << "voxel " << v;
     }
   }
   const double mean = std::accumulate(sigmas.begin(), sigmas.end(), 0.0) / double(sigmas.size());
+  const auto [lowest, highest] = std::minmax_element(sigmas.begin(), sigmas.end());
+  RecordSpread("lowest-sigma/true", random.Seed(), *lowest / kSigma);
+  RecordSpread("highest-sigma/true", random.Seed(), *highest / kSigma);
+  RecordSpread("mean-sigma/true", random.Seed(), mean / kSigma);
+  RecordSpread("right-rank-fraction", random.Seed(), double(rightRank) / double(interior));
   EXPECT_NEAR(mean, kSigma, 0.03 * kSigma);
   // MP-PCA's estimate of the bulk from 30 eigenvalues fluctuates: now and then it takes the largest noise
-  // component for signal (about 1 patch in 10 here, with both estimators), but it never drops a signal component.
-  EXPECT_GE(double(rightRank), 0.8 * double(interior)) << rightRank << " of " << interior;
+  // component for signal (about 1 patch in 10 here), but it never drops a signal component.
+  EXPECT_GE(double(rightRank), 0.78 * double(interior)) << rightRank << " of " << interior;
 }
 
 // Issue 23, row 5: a series constant over time (every voxel 1 or 2) is noise-free. Each patch is a rank-1 matrix;
@@ -238,6 +251,10 @@ TEST(SVDLowRankLocalDenoise, DenoisedSeriesIsCloserToTheCleanSignal)
       noisyError += std::pow(double(series.noisy.values[i]) - series.clean.values[i], 2);
       denoisedError += std::pow(double(result.output.values[i]) - series.clean.values[i], 2);
     }
+    RecordSpread("error/noisy." + std::to_string(int(aggregation)), random.Seed(),
+                 std::sqrt(denoisedError / noisyError));
+    // Over 500 seeds (2026-11-25): 0.351..0.381 (mean 0.365) with the centre voxel, 0.326..0.349 (0.338) with
+    // overlap averaging; 0.5 is more than the margin rule asks (0.39).
     EXPECT_LT(std::sqrt(denoisedError), 0.5 * std::sqrt(noisyError)) << "aggregation " << int(aggregation);
   }
 }
@@ -340,15 +357,26 @@ TEST(SVDLowRankLocalDenoise, StrideWithMaskCoversEveryVoxelInside)
   options.patchStride = 3;
   options.mask = mask.data();
   const Denoised result = Denoise(series.noisy, options);
+  // A voxel inside is denoised when its series changed: a single denoised value may round to the noisy one. Over 500
+  // seeds (2026-11-25), 1 run of 500 kept one of its values inside (0 to 1, mean 0.002), which the check of volume 0
+  // alone, as it was, meets about once in 15,000 runs.
+  std::size_t valuesKept = 0;
   for (std::size_t v = 0; v < series.noisy.Voxels(); ++v)
   {
     if (mask[v])
     {
       EXPECT_GT(result.rank[v], 0) << "voxel " << v;
       EXPECT_GT(result.sigma[v], 0.0f) << "voxel " << v;
-      EXPECT_NE(result.output(v, 0), series.noisy(v, 0)) << "voxel " << v;
+      std::size_t same = 0;
+      for (std::size_t t = 0; t < kVolumes; ++t)
+      {
+        same += result.output(v, t) == series.noisy(v, t) ? 1 : 0;
+      }
+      valuesKept += same;
+      EXPECT_LT(same, kVolumes) << "voxel " << v;
     }
   }
+  RecordSpread("values-kept-inside", random.Seed(), double(valuesKept));
 }
 
 /** The same series as an itk::VectorImage<float, 3> lays it out: each voxel's volumes contiguous. */

@@ -71,6 +71,16 @@ Describe(const RankPolicy & policy)
                                                                     : "Marchenko-Pastur, Cordero-Grande 2019";
 }
 
+/** The name of a quantity recorded for test/seed-spread: policy and shape, without spaces. */
+std::string
+Tag(const RankPolicy & policy, const Shape & shape)
+{
+  const char * name = policy.kind == RankPolicy::Kind::GavishDonoho
+                        ? (policy.noiseSigma > 0.0 ? "gd-known" : "gd")
+                        : (policy.estimator == MarchenkoPasturEstimator::Veraart2016 ? "mp" : "mp-cg");
+  return std::string(name) + "." + std::to_string(shape.rows) + "x" + std::to_string(shape.cols);
+}
+
 template <typename T>
 svdlr::Report
 ReconstructOnCpu(const std::vector<T> & input, std::vector<T> & output, std::size_t count, std::size_t rows,
@@ -83,7 +93,9 @@ ReconstructOnCpu(const std::vector<T> & input, std::vector<T> & output, std::siz
 // For every shape and noise policy: 10 matrices of low rank (signal singular values between 1.5 and 3 times the
 // noise edge) plus noise of a σ drawn at random. What holds for every matrix: the rank and σ are exactly what the
 // float64 reference decides from the float64 SVD of the same numbers, and the output is the truncated SVD at that
-// rank. What holds in the statistics (measured over 1000 draws per shape, see the bounds below):
+// rank. What holds in the statistics (measured over 1000 draws per shape when the test was written, see the bounds
+// below; not yet measured again with test/seed-spread, for which the test records its quantities: at 10 to 13 s a
+// run on the shared 2-core machine, 500 runs take close to two hours):
 //  - Gavish-Donoho finds the true rank every time;
 //  - Marchenko-Pastur never misses a signal component but, with MRtrix3's criterion, admits the largest noise
 //    components as signal in 5-25 % of draws (the empirical bulk width of the complete noise set exceeds its mean
@@ -137,9 +149,12 @@ ExpectTrueRankAndSigmaOnEveryShape(double sigmaTolerance)
           EXPECT_GE(report.ranks[i], shape.rank) << "matrix " << i;
           EXPECT_LE(report.ranks[i], shape.rank + 4) << "matrix " << i;
         }
+        RecordSpread(Tag(policy, shape) + ".sigma/true", random.Seed(), report.noiseSigmas[i] / sigma);
+        RecordSpread(Tag(policy, shape) + ".rank-k", random.Seed(), double(report.ranks[i]) - double(shape.rank));
         EXPECT_NEAR(report.noiseSigmas[i], sigma, 0.1 * sigma) << "matrix " << i;
         meanSigma += report.noiseSigmas[i] / count;
       }
+      RecordSpread(Tag(policy, shape) + ".mean-sigma/true", random.Seed(), meanSigma / sigma);
       EXPECT_NEAR(meanSigma, sigma, 0.03 * sigma);
     }
   }
@@ -175,7 +190,12 @@ TEST(SVDLowRankNoiseRank, DenoisedIsCloserToTheSignalThanTheNoisyInput)
     std::vector<double> output(input.size());
     ReconstructOnCpu(input, output, 1, rows, cols, policy);
     // Keeping 6 of 65 components removes about 1 - 6 (rows + cols) / (rows cols) of the noise energy: a factor > 2.
-    EXPECT_LT(DifferenceNorm(signal.values, output), 0.5 * DifferenceNorm(signal.values, input));
+    // Over 500 seeds (test/seed-spread/measure.sh, 2026-11-25): Gavish-Donoho 0.334..0.372 (mean 0.353),
+    // Marchenko-Pastur 0.339..0.447 (0.363, Veraart) and 0.334..0.447 (0.358, Cordero-Grande); 0.5 lies beyond
+    // what the margin rule of svdlrTestSeed.h asks (0.490 and 0.492).
+    const double ratio = DifferenceNorm(signal.values, output) / DifferenceNorm(signal.values, input);
+    RecordSpread(Tag(policy, { rows, cols, 6 }) + ".error/noisy", random.Seed(), ratio);
+    EXPECT_LT(ratio, 0.5);
   }
 }
 
@@ -197,6 +217,8 @@ TEST(SVDLowRankNoiseRank, PureNoiseMatchesReferenceAndEstimatesSigma)
       const ReferenceNoiseChoice reference = ReferenceNoiseRank(policy, svd.SingularValues(), shape.rows, shape.cols);
       EXPECT_EQ(report.ranks[0], reference.rank);
       EXPECT_NEAR(report.noiseSigmas[0], reference.sigma, 1e-10 * reference.sigma);
+      RecordSpread(Tag(policy, shape) + ".sigma/true", random.Seed(), report.noiseSigmas[0] / sigma);
+      RecordSpread(Tag(policy, shape) + ".rank", random.Seed(), double(report.ranks[0]));
       EXPECT_NEAR(report.noiseSigmas[0], sigma, 0.1 * sigma); // the 3 % bound on means is tested above
       if (policy.kind == RankPolicy::Kind::GavishDonoho)
       {

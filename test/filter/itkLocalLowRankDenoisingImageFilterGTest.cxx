@@ -132,6 +132,9 @@ protected:
   }
   svdlr::test::Random      m_Random;
   svdlr::test::NoisySeries m_Series;
+
+private:
+  ::testing::ScopedTrace m_SeedTrace{ __FILE__, __LINE__, m_Random.SeedTrace() }; // on every failure of the suite
 };
 
 TEST_F(LocalLowRankDenoising, DenoisesA4DSeriesAndEstimatesSigmaAndRank)
@@ -140,12 +143,15 @@ TEST_F(LocalLowRankDenoising, DenoisesA4DSeriesAndEstimatesSigmaAndRank)
   filter->SetInput(ToImage(m_Series.noisy));
   filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
   filter->Update();
-  SCOPED_TRACE(m_Random.SeedTrace());
 
   // A rank-3 patch of 27 voxels x 24 volumes keeps about 3 (27 + 24) of its 27 x 24 noise dimensions: the error
-  // falls to about sqrt(153 / 648) = 0.49 of the noise.
+  // falls to about sqrt(153 / 648) = 0.49 of the noise. Over 500 seeds (test/seed-spread/measure.sh, 2026-11-25;
+  // min..max, mean, standard deviation): the error ratio 0.491..0.526, 0.504, 0.006; the median σ/σtrue
+  // 0.912..0.948, 0.933, 0.006; the median rank 3 always. The bounds meet the margin rule of svdlrTestSeed.h
+  // (σ at least 0.902, the error ratio at most 0.536).
   const double noisyError = RmsError(m_Series.noisy.values.data(), m_Series.clean);
   const double denoisedError = RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean);
+  svdlr::test::RecordSpread("error/noisy", m_Random.Seed(), denoisedError / noisyError);
   EXPECT_LT(denoisedError, 0.7 * noisyError);
 
   std::vector<double> sigmas;
@@ -158,6 +164,8 @@ TEST_F(LocalLowRankDenoising, DenoisesA4DSeriesAndEstimatesSigmaAndRank)
       ranks.push_back(filter->GetRankOutput()->GetBufferPointer()[v]);
     }
   }
+  svdlr::test::RecordSpread("median-sigma/true", m_Random.Seed(), Median(sigmas) / m_Series.sigma);
+  svdlr::test::RecordSpread("median-rank", m_Random.Seed(), Median(ranks));
   EXPECT_NEAR(Median(sigmas), m_Series.sigma, 0.1 * m_Series.sigma);
   EXPECT_EQ(Median(ranks), m_Series.rank);
   EXPECT_EQ(filter->GetPatchSizeUsed()[0], 3u); // the smallest cube of odd side holding 24 voxels
@@ -216,6 +224,9 @@ TEST_F(LocalLowRankDenoising, MapsHaveTheSeriesSpatialGeometry)
   EXPECT_EQ(filter->GetOutput()->GetLargestPossibleRegion(), input->GetLargestPossibleRegion());
 }
 
+// Inside the mask σ must be written (not 0). Over 500 seeds (2026-11-25) the lowest σ inside was 0.067..0.796 of
+// the truth (mean 0.68, standard deviation 0.074): a long tail toward 0, where a bound above 0 would not meet the
+// margin rule of svdlrTestSeed.h, so the check stays "above 0".
 TEST_F(LocalLowRankDenoising, VoxelsOutsideTheMaskAreCopiedAndMapsAreZeroThere)
 {
   auto mask = Filter4D::MaskImageType::New();
@@ -231,6 +242,7 @@ TEST_F(LocalLowRankDenoising, VoxelsOutsideTheMaskAreCopiedAndMapsAreZeroThere)
   filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
   filter->Update();
   const float * out = filter->GetOutput()->GetBufferPointer();
+  double        lowestSigmaInside = std::numeric_limits<double>::infinity();
   for (std::size_t v = 0; v < m_Series.noisy.Voxels(); ++v)
   {
     if (mask->GetBufferPointer()[v] == 0)
@@ -244,9 +256,11 @@ TEST_F(LocalLowRankDenoising, VoxelsOutsideTheMaskAreCopiedAndMapsAreZeroThere)
     }
     else
     {
+      lowestSigmaInside = std::min(lowestSigmaInside, double(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v]));
       EXPECT_GT(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v], 0.0f);
     }
   }
+  svdlr::test::RecordSpread("lowest-sigma-inside/true", m_Random.Seed(), lowestSigmaInside / m_Series.sigma);
 }
 
 TEST_F(LocalLowRankDenoising, AKnownNoiseMapReplacesTheEstimate)
@@ -270,9 +284,13 @@ TEST_F(LocalLowRankDenoising, AKnownNoiseMapReplacesTheEstimate)
       ranks.push_back(filter->GetRankOutput()->GetBufferPointer()[v]);
     }
   }
+  const double errorRatio = RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean) /
+                            RmsError(m_Series.noisy.values.data(), m_Series.clean);
+  svdlr::test::RecordSpread("median-rank", m_Random.Seed(), Median(ranks));
+  svdlr::test::RecordSpread("error/noisy", m_Random.Seed(), errorRatio);
+  // Over 500 seeds (2026-11-25): the median rank 3 always, the error ratio 0.458..0.477 (mean 0.468).
   EXPECT_EQ(Median(ranks), m_Series.rank);
-  EXPECT_LT(RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean),
-            0.7 * RmsError(m_Series.noisy.values.data(), m_Series.clean));
+  EXPECT_LT(errorRatio, 0.7);
 }
 
 TEST_F(LocalLowRankDenoising, SetRankSelectsTheFixedRankPolicy)
@@ -391,12 +409,14 @@ TEST_F(LocalLowRankDenoising, RealBrainSeriesIsDenoised)
   filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
   filter->SetPatchSize(Filter4D::PatchSizeType{ { 5, 5, 5 } });
   filter->Update();
-  SCOPED_TRACE(m_Random.SeedTrace());
   const double noisyError = RmsError(noisy.values.data(), clean);
   const double denoisedError = RmsError(filter->GetOutput()->GetBufferPointer(), clean);
   EXPECT_LT(denoisedError, 0.6 * noisyError) << "noisy " << noisyError << ", denoised " << denoisedError;
   std::vector<double> sigmas(filter->GetNoiseSigmaOutput()->GetBufferPointer(),
                              filter->GetNoiseSigmaOutput()->GetBufferPointer() + clean.Voxels());
+  svdlr::test::RecordSpread("error/noisy", m_Random.Seed(), denoisedError / noisyError);
+  svdlr::test::RecordSpread("median-sigma/true", m_Random.Seed(), Median(sigmas) / sigma);
+  // Over 500 seeds (2026-11-25): the error ratio 0.349..0.360 (mean 0.354), the median σ/σtrue 0.989..0.998 (0.993).
   EXPECT_NEAR(Median(sigmas), sigma, 0.15 * sigma);
 }
 
@@ -454,8 +474,10 @@ TEST_F(LocalLowRankDenoising, AStrideNeedsOverlapAveraging)
   filter->SetAggregation(itk::LocalLowRankDenoisingEnums::Aggregation::OverlapAverage);
   filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
   EXPECT_NO_THROW(filter->Update());
-  EXPECT_LT(RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean),
-            0.6 * RmsError(m_Series.noisy.values.data(), m_Series.clean));
+  const double errorRatio = RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean) /
+                            RmsError(m_Series.noisy.values.data(), m_Series.clean);
+  svdlr::test::RecordSpread("error/noisy", m_Random.Seed(), errorRatio);
+  EXPECT_LT(errorRatio, 0.6); // over 500 seeds (2026-11-25): 0.447..0.479, mean 0.463
 }
 
 TEST_F(LocalLowRankDenoising, AbortStopsTheUpdate)

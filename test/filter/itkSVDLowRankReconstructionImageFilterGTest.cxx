@@ -442,6 +442,7 @@ protected:
     m_Filter->SetInput(m_Input);
   }
   Random                 m_Random;
+  ::testing::ScopedTrace m_SeedTrace{ __FILE__, __LINE__, m_Random.SeedTrace() };
   FloatVolume::Pointer   m_Input;
   FilterType::Pointer    m_Filter;
 };
@@ -519,7 +520,8 @@ TEST_F(SVDLowRankReconstructionImageFilterErrors, NothingIsWrittenAfterAnError)
 TEST(SVDLowRankReconstructionImageFilter, ProgressIsReportedPerBatchAndAbortStops)
 {
   Random random;
-  auto   input = MakeImage<FloatVolume>({ { 16, 16, 8 } }, random);
+  SCOPED_TRACE(random.SeedTrace());
+  auto input = MakeImage<FloatVolume>({ { 16, 16, 8 } }, random);
   using FilterType = itk::SVDLowRankReconstructionImageFilter<FloatVolume>;
   auto filter = FilterType::New();
   filter->SetInput(input);

@@ -29,6 +29,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -129,15 +130,24 @@ protected:
 struct NoisePolicy
 {
   const char * name;
+  const char * tag; // of the quantities recorded for test/seed-spread
   void (*configure)(Filter *);
 };
 
 const NoisePolicy kNoisePolicies[] = {
-  { "Gavish-Donoho, estimated sigma", [](Filter * f) { f->SetRankSelection(RankSelection::GavishDonoho); } },
-  { "Marchenko-Pastur, Veraart 2016", [](Filter * f) { f->SetMarchenkoPasturEstimator(Estimator::Veraart2016); } },
-  { "Marchenko-Pastur, Cordero-Grande 2019",
+  { "Gavish-Donoho, estimated sigma", "gd", [](Filter * f) { f->SetRankSelection(RankSelection::GavishDonoho); } },
+  { "Marchenko-Pastur, Veraart 2016", "mp",
+    [](Filter * f) { f->SetMarchenkoPasturEstimator(Estimator::Veraart2016); } },
+  { "Marchenko-Pastur, Cordero-Grande 2019", "mp-cg",
     [](Filter * f) { f->SetMarchenkoPasturEstimator(Estimator::CorderoGrande2019); } },
 };
+
+/** RecordSpread of `quantity` for `policy`. */
+void
+Record(const NoisePolicy & policy, const std::string & quantity, const Random & random, double value)
+{
+  RecordSpread(std::string(policy.tag) + "." + quantity, random.Seed(), value);
+}
 
 Volume::Pointer
 TruncatedToRank(const Volume * image, unsigned int rank)
@@ -148,9 +158,18 @@ TruncatedToRank(const Volume * image, unsigned int rank)
   return truncate->GetOutput();
 }
 
+// The tolerances of the two tests below come from test/seed-spread/measure.sh, 500 seeds each (2026-11-25), with the
+// margin rule of svdlrTestSeed.h. σ/σtrue counts 4 slices per seed (2000 values).
+
 // Real brain content that is exactly low rank (the slices' rank-5 truncations) plus noise of σ = 10: the model every
-// noise policy assumes. Measured over 3 seeds: σ within 3.2 % per slice (Gavish-Donoho +0.2..3.2 %, Marchenko-Pastur
-// -2.4..-0.1 %), Gavish-Donoho's rank 5 on every slice, Marchenko-Pastur's 5-7.
+// noise policy assumes. Measured (min..max, mean, standard deviation):
+//                       σ/σtrue per slice            σ/σtrue, mean of 4 slices    rank per slice
+//   Gavish-Donoho       0.986..1.039, 1.014, 0.008   1.002..1.030, 1.014, 0.004   5 always
+//   MP, Veraart 2016    0.967..1.002, 0.986, 0.005   0.977..0.994, 0.986, 0.003   5..8, mean 5.27
+//   MP, Cordero-Grande  0.967..1.002, 0.987, 0.004   0.979..0.994, 0.987, 0.002   5..7, mean 5.13
+// and the output's distance to the clean slices over the noisy input's: 0.220..0.274 (mean 0.224 to 0.236).
+// Bounds: σ within 6 % per slice (Gavish-Donoho's 0.971..1.055, Marchenko-Pastur's 0.957..1.015 by the rule) and
+// 4 % on the mean of the slices, Marchenko-Pastur's rank 5..9, the distance ratio below 0.3.
 TEST_F(SVDLowRankReconstructionNoiseRank, LowRankBrainPlusNoiseGivesSigmaAndRank)
 {
   Random random;
@@ -170,7 +189,9 @@ TEST_F(SVDLowRankReconstructionNoiseRank, LowRankBrainPlusNoiseGivesSigmaAndRank
     double mean = 0.0;
     for (std::size_t s = 0; s < sigmas.size(); ++s)
     {
-      EXPECT_NEAR(sigmas[s], sigma, 0.04 * sigma) << "slice " << s;
+      Record(policy, "sigma/true", random, sigmas[s] / sigma);
+      Record(policy, "rank", random, double(ranks[s]));
+      EXPECT_NEAR(sigmas[s], sigma, 0.06 * sigma) << "slice " << s;
       mean += sigmas[s] / sigmas.size();
       if (filter->GetRankSelection() == RankSelection::GavishDonoho)
       {
@@ -182,44 +203,50 @@ TEST_F(SVDLowRankReconstructionNoiseRank, LowRankBrainPlusNoiseGivesSigmaAndRank
         EXPECT_LE(ranks[s], 9u) << "slice " << s;
       }
     }
-    EXPECT_NEAR(mean, sigma, 0.03 * sigma);
+    const double distanceRatio = Distance(filter->GetOutput(), clean) / Distance(noisy, clean);
+    Record(policy, "mean-sigma/true", random, mean / sigma);
+    Record(policy, "distance/noisy", random, distanceRatio);
+    EXPECT_NEAR(mean, sigma, 0.04 * sigma);
     // Keeping about 5 of 181 components leaves about 1/6 of the noise's norm.
-    EXPECT_LT(Distance(filter->GetOutput(), clean), 0.3 * Distance(noisy, clean));
+    EXPECT_LT(distanceRatio, 0.3);
   }
 }
 
 // The brain slices as they are, plus noise of σ = 20 (a fifth of white matter's intensity). A slice's own singular
-// values decay into the noise bulk, which none of the policies models: measured over 10 seeds, Marchenko-Pastur's σ
-// fell 1-8 % low and Gavish-Donoho's, from the median singular value that the slice's tail raises, 9-12 % high
-// (SetNoiseSigma avoids that where σ is known). All three still bring every slice closer to the clean one: the
-// distance falls to about 0.6 of the noisy input's.
+// values decay into the noise bulk, which none of the policies models: Marchenko-Pastur's σ falls low and
+// Gavish-Donoho's, from the median singular value that the slice's tail raises, high (SetNoiseSigma avoids that
+// where σ is known). All three still bring every slice closer to the clean one. Measured (min..max, mean, sd):
+//                       σ/σtrue per slice            distance to clean / noisy input's
+//   Gavish-Donoho       1.067..1.147, 1.105, 0.015   0.587..0.602, 0.594
+//   MP, Veraart 2016    0.895..0.997, 0.954, 0.015   0.612..0.651, 0.630
+//   MP, Cordero-Grande  0.945..1.024, 0.986, 0.012   0.593..0.613, 0.602
+// This test was flaky with σ within 10 % for both Marchenko-Pastur estimators: Veraart's reached 0.895 (seed
+// 9542736034914436769) and failed 1 of the 500 runs. The bounds by the margin rule are per policy.
 TEST_F(SVDLowRankReconstructionNoiseRank, RealBrainPlusNoiseIsDenoisedAndSigmaIsClose)
 {
-  Random random;
+  // σ found / σ: lowest and highest allowed, in the order of kNoisePolicies.
+  constexpr double sigmaRatioBounds[][2] = { { 1.04, 1.17 }, { 0.86, 1.02 }, { 0.92, 1.05 } };
+  Random           random;
   SCOPED_TRACE(random.SeedTrace());
   constexpr double sigma = 20.0;
   const auto       noisy = WithNoise(m_Clean, sigma, random);
-  for (const NoisePolicy & policy : kNoisePolicies)
+  for (std::size_t p = 0; p < std::size(kNoisePolicies); ++p)
   {
+    const NoisePolicy & policy = kNoisePolicies[p];
     SCOPED_TRACE(policy.name);
     auto filter = FilterOn(noisy);
     policy.configure(filter);
     filter->Update();
-    const bool gavishDonoho = filter->GetRankSelection() == RankSelection::GavishDonoho;
     for (std::size_t s = 0; s < 4; ++s)
     {
-      const double sigmaFound = filter->GetNoiseSigmas()[s];
-      if (gavishDonoho)
-      {
-        EXPECT_GT(sigmaFound, sigma) << "slice " << s;
-        EXPECT_LT(sigmaFound, 1.16 * sigma) << "slice " << s;
-      }
-      else
-      {
-        EXPECT_NEAR(sigmaFound, sigma, 0.1 * sigma) << "slice " << s;
-      }
+      const double sigmaRatio = filter->GetNoiseSigmas()[s] / sigma;
+      Record(policy, "sigma/true", random, sigmaRatio);
+      EXPECT_GE(sigmaRatio, sigmaRatioBounds[p][0]) << "slice " << s;
+      EXPECT_LE(sigmaRatio, sigmaRatioBounds[p][1]) << "slice " << s;
     }
-    EXPECT_LT(Distance(filter->GetOutput(), m_Clean), 0.7 * Distance(noisy, m_Clean));
+    const double distanceRatio = Distance(filter->GetOutput(), m_Clean) / Distance(noisy, m_Clean);
+    Record(policy, "distance/noisy", random, distanceRatio);
+    EXPECT_LT(distanceRatio, 0.7);
   }
 }
 
@@ -238,11 +265,13 @@ TEST_F(SVDLowRankReconstructionNoiseRank, KnownSigmaIsReportedAndSetsTheThreshol
   const double threshold =
     std::sqrt(2.0 * (beta + 1.0) + 8.0 * beta / (beta + 1.0 + std::sqrt(beta * beta + 14.0 * beta + 1.0))) *
     std::sqrt(n) * sigma;
+  // Rank 5 on every slice of 500 seeds (2000 of 2000, 2026-11-25): the threshold lies far from the signal's values.
   for (std::size_t s = 0; s < 4; ++s)
   {
     EXPECT_EQ(known->GetNoiseSigmas()[s], sigma);
     const auto & values = known->GetSingularValues()[s];
     const auto   above = std::count_if(values.begin(), values.end(), [&](double v) { return v > threshold; });
+    RecordSpread("rank", random.Seed(), double(known->GetEffectiveRanks()[s]));
     EXPECT_EQ(known->GetEffectiveRanks()[s], static_cast<itk::SizeValueType>(above)) << "slice " << s;
     EXPECT_EQ(known->GetEffectiveRanks()[s], 5u) << "slice " << s;
   }

@@ -20,9 +20,10 @@
 
 // Test matrices with known answers and a float64 reference truncated SVD (LAPACK dgesdd).
 // Every generator draws fresh random numbers; the seed is printed so a failure can be replayed
-// (set SVDLR_TEST_SEED to replay it).
+// (set SVDLR_TEST_SEED to replay it; svdlrTestSeed.h).
 
 #include "svdlrLapack.h"
+#include "svdlrTestSeed.h"
 
 #include <algorithm>
 #include <cmath>
@@ -40,23 +41,17 @@ namespace svdlr
 namespace test
 {
 
-inline std::uint64_t
-FreshSeed()
-{
-  if (const char * fixed = std::getenv("SVDLR_TEST_SEED"))
-  {
-    return std::strtoull(fixed, nullptr, 10);
-  }
-  return (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-}
-
 /** A random generator whose seed is part of every failure message (through SeedTrace()). */
 class Random
 {
 public:
   Random()
-    : m_Seed(FreshSeed())
-    , m_Engine(m_Seed)
+    : Random(FreshSeed())
+  {}
+  /** The generator of a fixture that draws its seed itself (one seed, one printed replay). */
+  explicit Random(std::uint64_t seed)
+    : m_Seed(seed)
+    , m_Engine(seed)
   {}
   std::uint64_t
   Seed() const
@@ -66,7 +61,7 @@ public:
   std::string
   SeedTrace() const
   {
-    return "SVDLR_TEST_SEED=" + std::to_string(m_Seed);
+    return svdlr::test::SeedTrace(m_Seed);
   }
   double
   Normal()
