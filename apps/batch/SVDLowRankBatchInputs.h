@@ -41,6 +41,13 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/** A path given does not exist (Python raises FileNotFoundError for it). */
+class MissingBatchInput : public BatchInputError
+{
+public:
+  using BatchInputError::BatchInputError;
+};
+
 enum class VolumeSource
 {
   ImageFile,  // any file ITK reads (NIfTI, NRRD, MetaImage, ...)
@@ -65,8 +72,10 @@ struct InputSelection
   std::vector<std::string> paths;
   /** Patterns a file's path relative to its folder must match (any of them). A pattern with a '/' matches the
    * whole relative path, a '*' never crossing a '/' (BidsPatterns()); one without a '/' matches the file name
-   * at any depth ("*.nii.gz"). Empty: the image files ITK reads (DefaultImagePatterns()). */
+   * at any depth ("*.nii.gz"). Empty (and no `bids`): the image files ITK reads (DefaultImagePatterns()). */
   std::vector<std::string> patterns;
+  /** Adds BidsPatterns() to `patterns`. */
+  bool bids{ false };
   /** Each DICOM series found under the folders is one volume (instead of image files). */
   bool dicomSeries{ false };
   /** Never descend into this folder (the output tree, when it lies inside an input folder). */

@@ -64,51 +64,6 @@ HardwareThreads()
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-/** The words a derived DICOM series' description uses for `policy`. */
-std::string
-MethodDescription(const svdlr::RankPolicy & policy)
-{
-  std::ostringstream text;
-  switch (policy.kind)
-  {
-    case svdlr::RankPolicy::Kind::FixedRank:
-      text << "SVD rank " << policy.rank;
-      break;
-    case svdlr::RankPolicy::Kind::EnergyFraction:
-      text << "SVD energy " << policy.energyFraction;
-      break;
-    case svdlr::RankPolicy::Kind::GavishDonoho:
-      text << "SVD noise rank gd";
-      break;
-    case svdlr::RankPolicy::Kind::MarchenkoPastur:
-      text << "SVD noise rank mp";
-      break;
-  }
-  return text.str();
-}
-
-void
-Summarise(const svdlr::Report & report, VolumeResult & result)
-{
-  result.slices = report.ranks.size();
-  if (!report.ranks.empty())
-  {
-    const auto [low, high] = std::minmax_element(report.ranks.begin(), report.ranks.end());
-    result.rankMin = *low;
-    result.rankMax = *high;
-  }
-  result.sigmaMin = std::numeric_limits<double>::quiet_NaN();
-  result.sigmaMax = std::numeric_limits<double>::quiet_NaN();
-  for (const double sigma : report.noiseSigmas)
-  {
-    if (std::isfinite(sigma))
-    {
-      result.sigmaMin = std::isnan(result.sigmaMin) ? sigma : std::min(result.sigmaMin, sigma);
-      result.sigmaMax = std::isnan(result.sigmaMax) ? sigma : std::max(result.sigmaMax, sigma);
-    }
-  }
-}
-
 std::string
 Describe(const BatchInput & input)
 {
@@ -200,7 +155,6 @@ RunBatch(const std::vector<BatchInput> & inputs, const std::string & outputRoot,
   ResolveBackend(options, summary.backend, summary.devices, summary.notes);
   const bool        onGpu = summary.backend == svdlr::Backend::CUDA;
   const std::string tag = MethodTag(options.policy);
-  const std::string description = MethodDescription(options.policy);
   const auto        start = Clock::now();
 
   std::vector<VolumeResult> & results = summary.volumes;
@@ -284,7 +238,7 @@ RunBatch(const std::vector<BatchInput> & inputs, const std::string & outputRoot,
         const svdlr::Report report = ReconstructVolume(*volume, engine);
         results[i].solveSeconds = SecondsSince(begin);
         results[i].device = onGpu ? engine.deviceId : -1;
-        Summarise(report, results[i]);
+        results[i].AddSlices(report.ranks, report.noiseSigmas);
         solverSeconds[which] += results[i].solveSeconds;
         toWrite.Push(std::move(*volume));
       }
@@ -305,7 +259,7 @@ RunBatch(const std::vector<BatchInput> & inputs, const std::string & outputRoot,
       const auto        begin = Clock::now();
       try
       {
-        WriteVolume(*volume, inputs[i], results[i].output, description, options.overwrite, options.compressionLevel);
+        WriteVolume(*volume, inputs[i], results[i], options.policy, options.overwrite, options.compressionLevel);
         volume->pixels = BufferLease();
         results[i].writeSeconds = SecondsSince(begin);
         finish(i, VolumeStatus::Done, "");

@@ -20,6 +20,7 @@
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomWriter.h"
+#  include "SVDLowRankMethodLabels.h"
 #endif
 
 #include "itkImage.h"
@@ -292,21 +293,18 @@ WriteImageFile(const StagedVolume & volume, const std::string & output, bool ove
 
 #ifdef SVDLR_HAVE_DCMTK
 void
-WriteDicom(const StagedVolume & volume, const std::string & output, const std::string & description, bool overwrite)
+WriteDicom(const StagedVolume &                   volume,
+           const svdlr_io::ReconstructionResult & result,
+           const svdlr::RankPolicy &              policy,
+           bool                                   overwrite)
 {
-  const auto * source = static_cast<const svdlr_io::DicomVolume *>(volume.dicomSource.get());
+  const auto *        source = static_cast<const svdlr_io::DicomVolume *>(volume.dicomSource.get());
+  const std::string & output = result.output;
   try
   {
     svdlr_io::StagedDirectory staged(output, overwrite);
-    svdlr_io::DicomWriteOptions write;
-    write.source = source;
-    write.seriesDescription = description;
-    if (source != nullptr && !source->seriesDescription.empty())
-    {
-      write.seriesDescription += " of " + source->seriesDescription;
-    }
-    write.derivationDescription = "Each slice replaced by its " + description +
-                                  " truncated SVD reconstruction (SVDLowRankReconstructImage, batch)";
+    const auto                write = svdlr_io::DerivedSeriesOptions(
+      policy, result.ranks, source, "", svdlr_io::DicomOutputSyntax::Keep);
     svdlr_io::WriteDicomSeries(ImageOver<3>(volume).GetPointer(), staged.Path(), write);
     staged.Commit();
   }
@@ -352,9 +350,14 @@ ReconstructVolume(StagedVolume & volume, const svdlr::Options & options)
 }
 
 void
-WriteVolume(const StagedVolume & volume, const BatchInput & input, const std::string & output,
-            const std::string & description, bool overwrite, int compressionLevel)
+WriteVolume(const StagedVolume &                   volume,
+            const BatchInput &                     input,
+            const svdlr_io::ReconstructionResult & result,
+            const svdlr::RankPolicy &              policy,
+            bool                                   overwrite,
+            int                                    compressionLevel)
 {
+  const std::string & output = result.output;
   std::error_code error;
   fs::create_directories(fs::path(output).parent_path(), error);
   if (error)
@@ -364,7 +367,7 @@ WriteVolume(const StagedVolume & volume, const BatchInput & input, const std::st
   if (input.source == VolumeSource::DicomSeries)
   {
 #ifdef SVDLR_HAVE_DCMTK
-    return WriteDicom(volume, output, description, overwrite);
+    return WriteDicom(volume, result, policy, overwrite);
 #else
     throw VolumeError("this build has no DICOM support");
 #endif

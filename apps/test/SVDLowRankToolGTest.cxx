@@ -474,6 +474,59 @@ TEST_F(Tool, SeveralDicomFilesGivenWithDashIAreOneSeries)
   EXPECT_NE(run.out.find("4 files in the input files"), std::string::npos) << run.out;
 }
 
+/** The DerivationDescription of a DICOM file. */
+std::string
+DerivationOf(const std::string & path)
+{
+  DcmFileFormat file;
+  OFString      value;
+  if (file.loadFile(path.c_str()).bad() || file.getDataset()->findAndGetOFString(DCM_DerivationDescription, value).bad())
+  {
+    return "(none)";
+  }
+  return value.c_str();
+}
+
+// The single-volume path (a DICOM folder in, --format dicom) and the batch path (--dicom-series) name a derived
+// series after the same policy in the same words, for every policy (issue 19: the batch path said "mp" for mp-cg
+// and dropped the Gavish-Donoho sigma).
+TEST_F(Tool, SingleAndBatchPathsLabelADerivedSeriesAlikeForEveryPolicy)
+{
+  svdlr_io::SilenceDicomWarnings();
+  SeriesSpec spec;
+  spec.slices = 4;
+  WriteSeries(Folder("dicom"), spec, m_Random);
+  const std::pair<const char *, const char *> policies[] = {
+    { "--rank 3", "SVD rank 3" },
+    { "--energy 0.9", "SVD energy 0.9" },
+    { "--noise-rank gd", "SVD noise rank gd" },
+    { "--noise-sigma 5", "SVD noise rank gd sigma 5" },
+    { "--noise-rank mp", "SVD noise rank mp" },
+    { "--noise-rank mp-cg", "SVD noise rank mp-cg" },
+  };
+  int run = 0;
+  for (const auto & [policy, method] : policies)
+  {
+    const std::string expected = std::string(method) + " of synthetic t1";
+    const std::string single = "single-" + std::to_string(run);
+    const std::string batch = "batch-" + std::to_string(run++);
+    const auto        one = Run(std::string(policy) + " --backend cpu --no-figure --format dicom dicom " + single);
+    ASSERT_EQ(one.exitCode, 0) << policy << ": " << one.err;
+    const auto many = Run(std::string(policy) + " --backend cpu --dicom-series -o " + batch + " dicom");
+    ASSERT_EQ(many.exitCode, 0) << policy << ": " << many.out << many.err;
+    const auto singleSeries = svdlr_io::FindDicomSeries({ Path(single) });
+    const auto batchSeries = svdlr_io::FindDicomSeries({ Path(batch) });
+    ASSERT_EQ(singleSeries.size(), 1u) << policy;
+    ASSERT_EQ(batchSeries.size(), 1u) << policy;
+    EXPECT_EQ(singleSeries[0].seriesDescription, expected) << policy;
+    EXPECT_EQ(batchSeries[0].seriesDescription, expected) << policy;
+    const std::string derivation = DerivationOf(singleSeries[0].files[0]);
+    EXPECT_NE(derivation.find(std::string("Each slice replaced by its ") + method + " truncated"), std::string::npos)
+      << policy << ": " << derivation;
+    EXPECT_EQ(DerivationOf(batchSeries[0].files[0]), derivation) << policy;
+  }
+}
+
 #ifdef SVDLR_DICOM_EXAMPLE
 TEST_F(Tool, DicomSeriesExampleWritesADerivedSeries)
 {

@@ -19,6 +19,7 @@
 
 #include "SVDLowRankBatchPipeline.h"
 #include "SVDLowRankBatchReport.h"
+#include "SVDLowRankReconstructRun.h"
 #include "SVDLowRankStagedOutput.h"
 
 #include "svdlr/Names.h"
@@ -31,22 +32,6 @@ namespace svdlr_tools
 {
 namespace
 {
-
-svdlr::RankPolicy
-PolicyOf(const ToolOptions & options)
-{
-  svdlr::RankPolicy policy;
-  if (!options.noiseRank.empty() && svdlr::ParseNoiseRank(options.noiseRank, policy))
-  {
-    policy.noiseSigma = options.noiseSigma;
-    return policy;
-  }
-  if (options.energyFraction > 0.0)
-  {
-    return svdlr::RankPolicy::Energy(options.energyFraction);
-  }
-  return svdlr::RankPolicy::Fixed(options.rank);
-}
 
 svdlr::Backend
 BackendOf(ToolBackend backend)
@@ -91,11 +76,7 @@ RunBatchTool(const ToolOptions & options)
   svdlr_batch::InputSelection selection;
   selection.paths = options.inputs;
   selection.patterns = options.globs;
-  if (options.bids)
-  {
-    const auto bids = svdlr_batch::BidsPatterns();
-    selection.patterns.insert(selection.patterns.end(), bids.begin(), bids.end());
-  }
+  selection.bids = options.bids;
   selection.dicomSeries = options.dicomSeries;
   selection.exclude = options.output; // an output tree inside an input folder is not searched
   std::vector<svdlr_batch::BatchInput> inputs;

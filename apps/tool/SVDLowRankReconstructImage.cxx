@@ -19,11 +19,12 @@
 // Reads a 2D image or 3D volume (an image file ITK reads, a DICOM series, a folder of PNG slices), replaces
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
-#include "SVDLowRankFigure.h"
+#include "SVDLowRankMethodLabels.h"
 #include "SVDLowRankPngStack.h"
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankReconstructBatch.h"
 #include "SVDLowRankReconstructOutput.h"
+#include "SVDLowRankReconstructRun.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomFrames.h"
@@ -43,6 +44,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <tuple>
 #include <unistd.h>
 
 namespace
@@ -82,72 +84,6 @@ WriteAtomically(const TImage * image, const std::string & path)
   }
 }
 
-std::string
-MethodName(const ToolOptions & options)
-{
-  std::ostringstream text;
-  if (options.noiseSigma > 0.0)
-    text << "SVD noise rank gd sigma " << options.noiseSigma;
-  else if (!options.noiseRank.empty())
-    text << "SVD noise rank " << options.noiseRank;
-  else if (options.energyFraction > 0.0)
-    text << "SVD energy " << options.energyFraction;
-  else
-    text << "SVD rank " << options.rank;
-  return text.str();
-}
-
-/** Sets the filter's rank policy, backend, solver and device from the options; returns the noise policy (when
- * --noise-rank chose one) for the summary. The slice axis is the caller's. */
-template <typename TFilter>
-svdlr::RankPolicy
-ConfigureFilter(TFilter * filter, const ToolOptions & options)
-{
-  svdlr::RankPolicy noisePolicy;
-  if (!options.noiseRank.empty() && svdlr::ParseNoiseRank(options.noiseRank, noisePolicy))
-  {
-    if (noisePolicy.kind == svdlr::RankPolicy::Kind::GavishDonoho)
-    {
-      filter->SetNoiseSigma(options.noiseSigma); // 0: estimated per slice
-    }
-    else
-    {
-      using Estimator = itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
-      filter->SetMarchenkoPasturEstimator(noisePolicy.estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019
-                                            ? Estimator::CorderoGrande2019
-                                            : Estimator::Veraart2016);
-    }
-  }
-  else if (options.energyFraction > 0.0)
-  {
-    filter->SetEnergyFraction(options.energyFraction);
-  }
-  else
-  {
-    filter->SetRank(options.rank);
-  }
-  filter->SetBackend(options.backend);
-  filter->SetSolver(options.solver);
-  filter->SetDeviceId(options.deviceId);
-  return noisePolicy;
-}
-
-/** The figure's title line: the input, which slice it shows (`where`), the rank and its policy, the backend. */
-template <typename TFilter>
-std::string
-FigureTitle(const ToolOptions & options, const std::string & where, std::size_t rank, const TFilter * filter)
-{
-  std::ostringstream title;
-  title << (options.inputs.size() == 1 ? fs::path(WithoutTrailingSlash(options.Input())).filename().string()
-                                       : std::to_string(options.inputs.size()) + " DICOM files")
-        << " | " << where << " | rank " << rank << " ("
-        << (!options.noiseRank.empty()       ? "noise rank " + options.noiseRank
-            : options.energyFraction > 0.0 ? "energy " + FormatTick(options.energyFraction, 6)
-                                           : std::string("fixed"))
-        << ") | " << filter->GetBackendUsed() << ", solver " << filter->GetSolverUsed();
-  return title.str();
-}
-
 #ifdef SVDLR_HAVE_DCMTK
 /** --transfer-syntax (Keep when not given), or a UsageError for a name unknown or a syntax that cannot be
  * written: called before the work starts. */
@@ -176,6 +112,95 @@ OutputSyntaxOf(const ToolOptions & options)
 }
 #endif
 
+/** Where the output goes, checked before the work starts so that a taken or misplaced output fails fast. */
+struct OutputPlan
+{
+  OutputKind                                 kind{ OutputKind::File };
+  std::string                                path;
+  std::unique_ptr<svdlr_io::StagedDirectory> staged; // folder outputs
+#ifdef SVDLR_HAVE_DCMTK
+  svdlr_io::DicomOutputSyntax transferSyntax{ svdlr_io::DicomOutputSyntax::Keep };
+#endif
+};
+
+OutputPlan
+PlanOutput(const ToolOptions & options, const std::pair<OutputKind, std::string> & resolved)
+{
+  OutputPlan plan;
+  std::tie(plan.kind, plan.path) = resolved;
+  if (plan.kind == OutputKind::DicomSeries && !DicomSupport)
+  {
+    throw UsageError("this build has no DICOM support (DCMTK was not found when it was built): choose another format");
+  }
+  if (plan.kind != OutputKind::DicomSeries && !options.transferSyntax.empty())
+  {
+    throw UsageError("--transfer-syntax applies to DICOM output only");
+  }
+#ifdef SVDLR_HAVE_DCMTK
+  plan.transferSyntax = OutputSyntaxOf(options);
+#endif
+  for (const std::string & in : options.inputs)
+  {
+    if (svdlr_io::IsSameOrInside(plan.path, in) ||
+        (plan.kind != OutputKind::File && svdlr_io::IsSameOrInside(in, plan.path)))
+    {
+      throw UsageError("the output '" + plan.path + "' would overwrite the input '" + in + "'");
+    }
+  }
+  if (plan.kind != OutputKind::File)
+  {
+    plan.staged = std::make_unique<svdlr_io::StagedDirectory>(plan.path, options.overwrite);
+  }
+  return plan;
+}
+
+/** Writes `output` as `plan` says (a derived DICOM series labelled from `policy` and the result's ranks) and
+ * commits a folder output; says in `text` what was written. */
+template <typename TImage>
+void
+WriteOutput(const TImage *                         output,
+            OutputPlan &                           plan,
+            const svdlr::RankPolicy &              policy,
+            const svdlr_io::ReconstructionResult & result,
+            const ToolOptions &                    options,
+            const DicomSource *                    dicomSource,
+            SummaryText &                          text)
+{
+  if (plan.kind == OutputKind::File)
+  {
+    WriteAtomically(output, plan.path);
+  }
+  else if (plan.kind == OutputKind::PngStack)
+  {
+    const std::size_t clamped = svdlr_io::WritePngStackAsUnsigned(output, plan.staged->Path());
+    text.outputKind = " (folder of PNG slices)";
+    if (clamped > 0)
+    {
+      text.notes.push_back(std::to_string(clamped) + " values outside [0, 65535] were clamped to fit 16-bit PNG");
+    }
+  }
+  else
+  {
+#ifdef SVDLR_HAVE_DCMTK
+    const auto write =
+      svdlr_io::DerivedSeriesOptions(policy, result.ranks, dicomSource, StemOf(options.Input()), plan.transferSyntax);
+    const auto files =
+      svdlr_io::WriteDicomSeries(svdlr_io::AsVolume<float>(output).GetPointer(), plan.staged->Path(), write);
+    const std::string sourceSyntax = dicomSource != nullptr ? dicomSource->slices.front().transferSyntaxUID : "";
+    text.outputKind = DicomOutputText(files.size(),
+                                      write.seriesDescription,
+                                      svdlr_io::ResolveDicomOutputSyntax(plan.transferSyntax, sourceSyntax),
+                                      "");
+#else
+    (void)policy, (void)result, (void)options, (void)dicomSource;
+#endif
+  }
+  if (plan.staged)
+  {
+    plan.staged->Commit();
+  }
+}
+
 /** Reconstructs `input`, writes the output in the kind resolved from the options and prints the summary.
  * `readPixels`, when given, fills `input`, whose size is already known: it runs after the filter has seen that
  * size, so that the GPU's set-up (the filter starts it then) overlaps the reading. */
@@ -191,154 +216,63 @@ Reconstruct(const TImage *                input,
   constexpr unsigned int Dimension = TImage::ImageDimension;
   using FilterType = itk::SVDLowRankReconstructionImageFilter<TImage, TImage>;
 
-  const auto [outputKind, outputPath] = ResolveOutput(options, inputKind, Dimension);
-  if (outputKind == OutputKind::DicomSeries && !DicomSupport)
-  {
-    throw UsageError("this build has no DICOM support (DCMTK was not found when it was built): choose another format");
-  }
-  if (outputKind != OutputKind::DicomSeries && !options.transferSyntax.empty())
-  {
-    throw UsageError("--transfer-syntax applies to DICOM output only");
-  }
-#ifdef SVDLR_HAVE_DCMTK
-  // The output's transfer syntax is checked before the work starts, like the output folder below.
-  const svdlr_io::DicomOutputSyntax transferSyntax = OutputSyntaxOf(options);
-#endif
-  for (const std::string & in : options.inputs)
-  {
-    if (svdlr_io::IsSameOrInside(outputPath, in) ||
-        (outputKind != OutputKind::File && svdlr_io::IsSameOrInside(in, outputPath)))
-    {
-      throw UsageError("the output '" + outputPath + "' would overwrite the input '" + in + "'");
-    }
-  }
-  // Folders are checked before the work starts, so a taken output fails fast.
-  std::unique_ptr<svdlr_io::StagedDirectory> staged;
-  if (outputKind != OutputKind::File)
-  {
-    staged = std::make_unique<svdlr_io::StagedDirectory>(outputPath, options.overwrite);
-  }
+  OutputPlan out = PlanOutput(options, ResolveOutput(options, inputKind, Dimension));
 
-  auto filter = FilterType::New();
+  auto                    filter = FilterType::New();
+  const svdlr::RankPolicy policy = PolicyOf(options);
   filter->SetInput(input);
-  const svdlr::RankPolicy noisePolicy = ConfigureFilter(filter.GetPointer(), options);
-  const unsigned int      axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
+  ConfigureFilter(filter.GetPointer(), policy, options);
+  const unsigned int axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
   filter->SetSliceDimension(axis);
 
   using Clock = std::chrono::steady_clock;
   const auto secondsSince = [](Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
+  svdlr_io::ReconstructionResult result;
   filter->UpdateOutputInformation();
   const auto readStart = Clock::now();
   if (readPixels)
   {
     readPixels();
+    result.readSeconds = secondsSince(readStart);
   }
-  const double readSeconds = secondsSince(readStart);
 
   const svdlr_tools::ProgressBar progress(filter);
-
-  const auto filterStart = Clock::now();
+  const auto                     filterStart = Clock::now();
   filter->Update();
-  const double seconds = secondsSince(filterStart);
+  result.solveSeconds = secondsSince(filterStart);
   progress.Finish();
-  const auto writeStart = Clock::now();
-  const auto & ranks = filter->GetEffectiveRanks();
+  AddFilterResult(filter.GetPointer(), result);
+  using PixelType = typename TImage::PixelType;
+  std::ostringstream described;
+  described << inputDescription << " (" << input->GetLargestPossibleRegion().GetSize() << ", "
+            << itk::ImageIOBase::GetComponentTypeAsString(itk::ImageIOBase::MapPixelType<PixelType>::CType) << ")";
+  result.input = described.str();
+  result.output = out.path;
 
-  std::string outputDescription;
-  std::size_t clamped = 0;
-  if (outputKind == OutputKind::File)
-  {
-    WriteAtomically(filter->GetOutput(), outputPath);
-  }
-  else if (outputKind == OutputKind::PngStack)
-  {
-    clamped = svdlr_io::WritePngStackAsUnsigned(filter->GetOutput(), staged->Path());
-    outputDescription = " (folder of PNG slices)";
-  }
-  else
-  {
-#ifdef SVDLR_HAVE_DCMTK
-    svdlr_io::DicomWriteOptions write;
-    write.source = dicomSource;
-    write.transferSyntax = transferSyntax;
-    write.seriesDescription = MethodName(options);
-    if (dicomSource != nullptr && !dicomSource->seriesDescription.empty())
-    {
-      write.seriesDescription += " of " + dicomSource->seriesDescription;
-    }
-    else if (dicomSource == nullptr)
-    {
-      write.seriesDescription += " of " + StemOf(options.Input());
-    }
-    write.derivationDescription = "Each slice replaced by its " + MethodName(options) +
-                                  " truncated SVD reconstruction (SVDLowRankReconstructImage; ranks " +
-                                  DescribeRanks(ranks) + ")";
-    const auto files =
-      svdlr_io::WriteDicomSeries(svdlr_io::AsVolume<float>(filter->GetOutput()).GetPointer(), staged->Path(), write);
-    const std::string written = svdlr_io::ResolveDicomOutputSyntax(
-      transferSyntax, dicomSource != nullptr ? dicomSource->slices.front().transferSyntaxUID : "");
-    outputDescription = " (DICOM series, " + std::to_string(files.size()) +
-                        (files.size() == 1 ? " file: \"" : " files: \"") + write.seriesDescription + "\", " +
-                        svdlr_io::DescribeTransferSyntax(written) + ")";
-#endif
-  }
-  if (staged)
-  {
-    staged->Commit();
-  }
-  const double writeSeconds = secondsSince(writeStart);
+  const auto  writeStart = Clock::now();
+  SummaryText text;
+  text.slices = std::to_string(result.slices) + " along axis " + std::to_string(axis);
+  WriteOutput(filter->GetOutput(), out, policy, result, options, dicomSource, text);
+  result.writeSeconds = secondsSince(writeStart);
 
-  const std::string figure = FigurePathFor(options, outputPath);
+  const std::string figure = FigurePathFor(options, out.path);
   const std::size_t figureSlice = Dimension == 3 ? input->GetLargestPossibleRegion().GetSize(axis) / 2 : 0;
   if (!figure.empty())
   {
-    const std::string temporary = svdlr_io::TemporaryFileFor(figure);
-    const std::string where = "slice " + std::to_string(figureSlice) + " of " + std::to_string(ranks.size()) +
+    const std::string where = "slice " + std::to_string(figureSlice) + " of " + std::to_string(result.slices) +
                               (Dimension == 3 ? ", axis " + std::to_string(axis) : std::string());
-    WriteSliceFigure(temporary,
-                     FigureTitle(options, where, ranks[figureSlice], filter.GetPointer()),
-                     MiddleSlice(input, axis),
-                     MiddleSlice(filter->GetOutput(), axis),
-                     filter->GetSingularValues()[figureSlice],
-                     ranks[figureSlice]);
-    std::rename(temporary.c_str(), figure.c_str());
+    WriteFigure(figure,
+                FigureTitle(options, policy, where, result.ranks[figureSlice], result),
+                input,
+                filter.GetPointer(),
+                axis,
+                figureSlice);
+    text.figure = figure + " (slice " + std::to_string(figureSlice) +
+                  ": original | reconstruction | |difference| | singular values, the kept rank marked)";
   }
-
-  using PixelType = typename TImage::PixelType;
-  std::cout << "input:    " << inputDescription << " (" << input->GetLargestPossibleRegion().GetSize() << ", "
-            << itk::ImageIOBase::GetComponentTypeAsString(itk::ImageIOBase::MapPixelType<PixelType>::CType) << ")\n"
-            << "slices:   " << ranks.size() << " along axis " << axis << "\n"
-            << "ranks:    " << DescribeRanks(ranks) << "\n";
-  if (!options.noiseRank.empty())
-  {
-    std::cout << "noise:    sigma " << DescribeRange(filter->GetNoiseSigmas()) << " ("
-              << svdlr::NoiseRankDescription(noisePolicy)
-              << (options.noiseSigma > 0.0 ? ", given)" : ", estimated per slice)") << "\n";
-  }
-  std::cout << "backend:  " << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed();
-  if (filter->GetNumberOfSlicesRedone() > 0) // slices that failed the subspace solver's check, redone exactly
-  {
-    std::cout << ", " << filter->GetNumberOfSlicesRedone() << " slices redone by the exact solver";
-  }
-  std::cout << ")\n"
-            << "time:     " << seconds << " s (filter only";
-  if (readPixels)
-  {
-    std::cout << "; reading the pixels " << readSeconds << " s";
-  }
-  std::cout << "; writing " << writeSeconds << " s)\n"
-            << "output:   " << outputPath << outputDescription << "\n";
-  if (clamped > 0)
-  {
-    std::cout << "note:     " << clamped << " values outside [0, 65535] were clamped to fit 16-bit PNG\n";
-  }
-  if (!figure.empty())
-  {
-    std::cout << "figure:   " << figure << " (slice " << figureSlice
-              << ": original | reconstruction | |difference| | singular values, the kept rank marked)\n";
-  }
+  PrintSummary(std::cout, result, policy, text);
   return ExitSuccess;
 }
 
@@ -482,15 +416,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
                      ": a DICOM series read volume by volume or image by image is filtered slice by slice as stored "
                      "(axis 2)");
   }
-  const svdlr_io::DicomOutputSyntax transferSyntax = OutputSyntaxOf(options);
-  for (const std::string & in : options.inputs)
-  {
-    if (svdlr_io::IsSameOrInside(outputPath, in) || svdlr_io::IsSameOrInside(in, outputPath))
-    {
-      throw UsageError("the output '" + outputPath + "' would overwrite the input '" + in + "'");
-    }
-  }
-  svdlr_io::StagedDirectory staged(outputPath, options.overwrite);
+  OutputPlan out = PlanOutput(options, { outputKind, outputPath });
 
   std::vector<const VolumeType *>            inputs;
   std::vector<const svdlr_io::DicomVolume *> sources;
@@ -503,109 +429,81 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   }
   const auto batches = svdlr_io::StackSlicesBySize(inputs);
 
-  std::vector<unsigned int> ranks;
-  std::vector<double>       sigmas;
-  std::string               backend, batchSizes;
-  svdlr::RankPolicy         noisePolicy;
-  double                    seconds = 0.0;
-  const std::string         figure = FigurePathFor(options, outputPath);
+  const svdlr::RankPolicy        policy = PolicyOf(options);
+  svdlr_io::ReconstructionResult result;
+  result.input = inputDescription;
+  result.output = outputPath;
+  std::string       batchSizes;
+  const std::string figure = FigurePathFor(options, outputPath);
   for (std::size_t b = 0; b < batches.size(); ++b)
   {
     const auto & batch = batches[b];
     auto         filter = FilterType::New();
     filter->SetInput(batch.stack);
-    noisePolicy = ConfigureFilter(filter.GetPointer(), options);
+    ConfigureFilter(filter.GetPointer(), policy, options);
     filter->SetSliceDimension(2);
     const svdlr_tools::ProgressBar progress(filter);
     const auto                     start = std::chrono::steady_clock::now();
     filter->Update();
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.solveSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     progress.Finish();
     svdlr_io::UnstackSlices(batch, filter->GetOutput(), outputs);
-    // The summary lists ranks in the order of the parts' slices.
-    const auto & batchRanks = filter->GetEffectiveRanks();
-    ranks.insert(ranks.end(), batchRanks.begin(), batchRanks.end());
-    const auto & batchSigmas = filter->GetNoiseSigmas();
-    sigmas.insert(sigmas.end(), batchSigmas.begin(), batchSigmas.end());
-    std::ostringstream used;
-    used << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed() << ")";
-    backend = used.str();
+    AddFilterResult(filter.GetPointer(), result); // the ranks in the order of the parts' slices
     const auto size = batch.stack->GetLargestPossibleRegion().GetSize();
     batchSizes += (batchSizes.empty() ? "" : ", ") + std::to_string(size[2]) + " of " + std::to_string(size[0]) + "x" +
                   std::to_string(size[1]);
     if (b == 0 && !figure.empty())
     {
       const std::size_t middle = size[2] / 2;
-      const std::string temporary = svdlr_io::TemporaryFileFor(figure);
       const std::string where =
         std::to_string(set.parts.size()) +
         (set.layout == svdlr_io::DicomLayout::Images ? " images" : " volumes by " + set.by) + ", batch 1, slice " +
         std::to_string(middle) + " of " + std::to_string(size[2]);
-      WriteSliceFigure(temporary,
-                       FigureTitle(options, where, batchRanks[middle], filter.GetPointer()),
-                       MiddleSlice(batch.stack.GetPointer(), 2),
-                       MiddleSlice(filter->GetOutput(), 2),
-                       filter->GetSingularValues()[middle],
-                       batchRanks[middle]);
-      std::rename(temporary.c_str(), figure.c_str());
+      WriteFigure(figure,
+                  FigureTitle(options, policy, where, filter->GetEffectiveRanks()[middle], result),
+                  batch.stack.GetPointer(),
+                  filter.GetPointer(),
+                  2,
+                  middle);
     }
   }
 
-  svdlr_io::DicomWriteOptions write;
-  write.transferSyntax = transferSyntax;
-  write.seriesDescription = MethodName(options);
-  if (!set.parts.front().seriesDescription.empty())
-  {
-    write.seriesDescription += " of " + set.parts.front().seriesDescription;
-  }
-  write.derivationDescription = "Each slice replaced by its " + MethodName(options) +
-                                " truncated SVD reconstruction (SVDLowRankReconstructImage; ranks " +
-                                DescribeRanks(ranks) + ")";
+  const auto writeStart = std::chrono::steady_clock::now();
+  const auto write =
+    svdlr_io::DerivedSeriesOptions(policy, result.ranks, &set.parts.front(), "", out.transferSyntax);
   std::vector<const VolumeType *> written;
   for (const auto & output : outputs)
   {
     written.push_back(output.GetPointer());
   }
-  const auto files = svdlr_io::WriteDicomSeriesParts(written, sources, staged.Path(), write);
-  staged.Commit();
-  // Under keep each slice keeps its source's syntax where it can be written: the first one's is named.
-  const std::string syntax =
-    svdlr_io::ResolveDicomOutputSyntax(transferSyntax, set.parts.front().slices.front().transferSyntaxUID);
+  const auto files = svdlr_io::WriteDicomSeriesParts(written, sources, out.staged->Path(), write);
+  out.staged->Commit();
+  result.writeSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - writeStart).count();
 
-  std::size_t slices = 0;
-  for (const auto * input : inputs)
-  {
-    slices += input->GetLargestPossibleRegion().GetSize(2);
-  }
-  std::cout << "input:    " << inputDescription << "\n"
-            << "layout:   " << svdlr_io::DescribeDicomLayout(set) << "\n";
+  SummaryText text;
+  text.inputDetails.push_back("layout:   " + svdlr_io::DescribeDicomLayout(set));
   if (set.layout == svdlr_io::DicomLayout::Volumes)
   {
     for (std::size_t p = 0; p < set.parts.size(); ++p)
     {
       const auto size = set.parts[p].image->GetLargestPossibleRegion().GetSize();
-      std::cout << "          " << set.names[p] << ": " << size[0] << "x" << size[1] << "x" << size[2] << "\n";
+      text.inputDetails.push_back("          " + set.names[p] + ": " + std::to_string(size[0]) + "x" +
+                                  std::to_string(size[1]) + "x" + std::to_string(size[2]));
     }
   }
-  std::cout << "slices:   " << slices << " in " << batches.size() << (batches.size() == 1 ? " batch (" : " batches (")
-            << batchSizes << "), each slice on its own\n"
-            << "ranks:    " << DescribeRanks(ranks) << "\n";
-  if (!options.noiseRank.empty())
-  {
-    std::cout << "noise:    sigma " << DescribeRange(sigmas) << " (" << svdlr::NoiseRankDescription(noisePolicy)
-              << (options.noiseSigma > 0.0 ? ", given)" : ", estimated per slice)") << "\n";
-  }
-  std::cout << "backend:  " << backend << "\n"
-            << "time:     " << seconds << " s (filter only)\n"
-            << "output:   " << outputPath << " (DICOM series, " << files.size()
-            << (files.size() == 1 ? " file: \"" : " files: \"") << write.seriesDescription << "\", "
-            << svdlr_io::DescribeTransferSyntax(syntax) << ", "
-            << (set.layout == svdlr_io::DicomLayout::Images ? "each image with its own geometry)\n"
-                                                            : "volume by volume)\n");
+  text.slices = std::to_string(result.slices) + " in " + std::to_string(batches.size()) +
+                (batches.size() == 1 ? " batch (" : " batches (") + batchSizes + "), each slice on its own";
+  // Under keep each slice keeps its source's syntax where it can be written: the first one's is named.
+  text.outputKind = DicomOutputText(
+    files.size(),
+    write.seriesDescription,
+    svdlr_io::ResolveDicomOutputSyntax(out.transferSyntax, set.parts.front().slices.front().transferSyntaxUID),
+    set.layout == svdlr_io::DicomLayout::Images ? ", each image with its own geometry" : ", volume by volume");
   if (!figure.empty())
   {
-    std::cout << "figure:   " << figure << " (middle slice of the first batch)\n";
+    text.figure = figure + " (middle slice of the first batch)";
   }
+  PrintSummary(std::cout, result, policy, text);
   return ExitSuccess;
 }
 
