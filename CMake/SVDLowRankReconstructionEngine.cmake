@@ -23,6 +23,7 @@ option(SVDLR_USE_CUDA "Build the CUDA backend (cuSOLVER + our kernels)" ${_svdlr
 set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrEngine.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNames.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrRankPolicy.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrRankSelection.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrParallel.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCpuBackend.cxx

@@ -39,7 +39,7 @@
 #include "svdlrLocalDenoiseBackends.h"
 
 #include "svdlrBlasThreads.h"
-#include "svdlrNoiseThreshold.h"
+#include "svdlrChooseRank.h"
 #include "svdlrParallel.h"
 #include "svdlrPatchCentres.h"
 #include "svdlrPatchGeometry.h" // PatchStart
@@ -122,8 +122,7 @@ public:
     {
       m_Slots.emplace_back(m_Nx * m_Ny, m_Nv);
     }
-    if (options.policy.kind == RankPolicy::Kind::GavishDonoho && !(options.policy.noiseSigma > 0.0) &&
-        options.noiseSigma == nullptr)
+    if (NeedsMarchenkoPasturMedian(options.policy, options.noiseSigma != nullptr))
     {
       m_Median = MarchenkoPasturMedian(NoiseAspectRatio(static_cast<int>(m_PatchVoxels), static_cast<int>(m_Nv)));
     }

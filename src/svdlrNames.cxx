@@ -18,8 +18,7 @@
 // The engine's names and request rules (svdlr/Names.h), and ToString (svdlr/Engine.h) from the same table.
 #include "svdlr/Names.h"
 
-#include <cmath>
-#include <sstream>
+#include <string>
 
 namespace svdlr
 {
@@ -78,79 +77,7 @@ constexpr NameTable<Solver, 3>  kSolvers{ { Solver::Auto, Solver::Exact, Solver:
                                          { "auto", "exact", "subspace" },
                                          { "Auto", "Exact", "Subspace" } };
 
-struct NoiseRankEntry
-{
-  const char *             name;
-  const char *             description;
-  RankPolicy::Kind         kind;
-  MarchenkoPasturEstimator estimator;
-};
-
-constexpr NoiseRankEntry kNoiseRanks[] = {
-  { "gd", "Gavish-Donoho", RankPolicy::Kind::GavishDonoho, MarchenkoPasturEstimator::Veraart2016 },
-  { "mp", "Marchenko-Pastur (Veraart 2016)", RankPolicy::Kind::MarchenkoPastur, MarchenkoPasturEstimator::Veraart2016 },
-  { "mp-cg",
-    "Marchenko-Pastur (Cordero-Grande 2019)",
-    RankPolicy::Kind::MarchenkoPastur,
-    MarchenkoPasturEstimator::CorderoGrande2019 },
-};
-
-const NoiseRankEntry *
-FindNoiseRank(const RankPolicy & policy)
-{
-  for (const NoiseRankEntry & entry : kNoiseRanks)
-  {
-    if (entry.kind == policy.kind &&
-        (entry.kind == RankPolicy::Kind::GavishDonoho || entry.estimator == policy.estimator))
-    {
-      return &entry;
-    }
-  }
-  return nullptr;
-}
-
 } // namespace
-
-const char *
-NoiseRankName(const RankPolicy & policy)
-{
-  const NoiseRankEntry * entry = FindNoiseRank(policy);
-  return entry != nullptr ? entry->name : "";
-}
-
-const char *
-NoiseRankDescription(const RankPolicy & policy)
-{
-  const NoiseRankEntry * entry = FindNoiseRank(policy);
-  return entry != nullptr ? entry->description : "";
-}
-
-bool
-ParseNoiseRank(const std::string & name, RankPolicy & policy)
-{
-  for (const NoiseRankEntry & entry : kNoiseRanks)
-  {
-    if (name == entry.name)
-    {
-      policy = entry.kind == RankPolicy::Kind::GavishDonoho ? RankPolicy::GavishDonoho()
-                                                            : RankPolicy::MarchenkoPastur(entry.estimator);
-      return true;
-    }
-  }
-  return false;
-}
-
-std::string
-NoiseRankNames()
-{
-  std::string list;
-  const std::size_t count = sizeof(kNoiseRanks) / sizeof(kNoiseRanks[0]);
-  for (std::size_t i = 0; i < count; ++i)
-  {
-    list += (i == 0 ? "" : (i + 1 == count ? " or " : ", ")) + std::string(kNoiseRanks[i].name);
-  }
-  return list;
-}
 
 const char *
 ToString(Backend backend)
@@ -203,38 +130,17 @@ SolverNames()
 std::string
 PolicyProblem(const RankPolicy & policy, Solver solver)
 {
-  std::ostringstream problem;
-  if (policy.kind == RankPolicy::Kind::FixedRank && policy.rank < kMinimumRank)
+  const std::string policyProblem = RankPolicyProblem(policy);
+  if (!policyProblem.empty())
   {
-    problem << "rank must be at least " << kMinimumRank << ", got " << policy.rank;
+    return policyProblem;
   }
-  else if (policy.kind == RankPolicy::Kind::EnergyFraction &&
-           !(policy.energyFraction > 0.0 && policy.energyFraction <= 1.0)) // also rejects NaN
+  if (solver == Solver::Subspace && policy.kind != RankPolicy::Kind::FixedRank)
   {
-    problem << "energy fraction must be in (0, 1], got " << policy.energyFraction;
+    return "the subspace solver needs a fixed rank, since only a fixed rank can be chosen from the leading "
+           "singular values; use the exact or auto solver";
   }
-  else if (policy.kind == RankPolicy::Kind::GavishDonoho &&
-           !(std::isfinite(policy.noiseSigma) && policy.noiseSigma >= 0.0))
-  {
-    problem << "noise sigma must be finite and >= 0 (0: estimate it), got " << policy.noiseSigma;
-  }
-  else if (policy.kind == RankPolicy::Kind::MarchenkoPastur &&
-           policy.estimator != MarchenkoPasturEstimator::Veraart2016 &&
-           policy.estimator != MarchenkoPasturEstimator::CorderoGrande2019)
-  {
-    problem << "unknown Marchenko-Pastur estimator " << static_cast<int>(policy.estimator);
-  }
-  else if (policy.kind != RankPolicy::Kind::FixedRank && policy.kind != RankPolicy::Kind::EnergyFraction &&
-           policy.kind != RankPolicy::Kind::GavishDonoho && policy.kind != RankPolicy::Kind::MarchenkoPastur)
-  {
-    problem << "unknown rank policy " << static_cast<int>(policy.kind);
-  }
-  else if (solver == Solver::Subspace && policy.kind != RankPolicy::Kind::FixedRank)
-  {
-    problem << "the subspace solver needs a fixed rank, since only a fixed rank can be chosen from the leading "
-               "singular values; use the exact or auto solver";
-  }
-  return problem.str();
+  return "";
 }
 
 } // namespace svdlr

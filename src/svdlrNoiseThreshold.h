@@ -22,7 +22,8 @@
 // entries of standard deviation σ. Shared by the slice engine (both backends) and the local denoiser (host and
 // device code): no exceptions, no std:: containers, only <cmath> functions that nvcc also offers on the device.
 // Every function takes the eigenvalues of the smaller Gram matrix (YᵀY or YYᵀ), ascending, count = min(rows, cols):
-// the squared singular values, as both backends' eigen-solvers produce them. Arithmetic is in double whatever T.
+// the squared singular values, as both backends' eigen-solvers produce them: a pointer to float or double, or any
+// view with operator[](int) (svdlrChooseRank.h's spectra). Arithmetic is in double whatever the element type.
 //
 // Notation: n = max(rows, cols), β = min(rows, cols) / n. For pure noise the singular values fill the
 // Marchenko-Pastur bulk, whose upper edge is σ(√rows + √cols) = σ√n(1 + √β).
@@ -146,9 +147,9 @@ MarchenkoPasturMedian(double beta)
 }
 
 /** Singular values above `threshold`, counted from the eigenvalues; `sigma` is passed through. */
-template <typename T>
+template <typename TEigenvalues>
 SVDLR_HOST_DEVICE NoiseRank
-RankAboveThreshold(const T * eigenvaluesAscending, int count, double threshold, double sigma)
+RankAboveThreshold(const TEigenvalues & eigenvaluesAscending, int count, double threshold, double sigma)
 {
   const double squared = threshold > 0.0 ? threshold * threshold : 0.0;
   int          rank = 0;
@@ -162,9 +163,9 @@ RankAboveThreshold(const T * eigenvaluesAscending, int count, double threshold, 
 /** Gavish & Donoho (2014) with the median μ_β given (MarchenkoPasturMedian(β)), for callers that decide many
  * matrices of one shape. Known σ (> 0): threshold λ*(β)·√n·σ. Unknown σ (<= 0): σ = y_med / sqrt(n·μ_β) from the
  * median singular value y_med, and the threshold is the same formula with that σ, i.e. ω(β)·y_med. */
-template <typename T>
+template <typename TEigenvalues>
 SVDLR_HOST_DEVICE NoiseRank
-GavishDonohoRank(const T * eigenvaluesAscending, int count, int rows, int cols, double knownSigma,
+GavishDonohoRank(const TEigenvalues & eigenvaluesAscending, int count, int rows, int cols, double knownSigma,
                  double marchenkoPasturMedian)
 {
   if (count <= 0)
@@ -186,9 +187,9 @@ GavishDonohoRank(const T * eigenvaluesAscending, int count, int rows, int cols, 
   return RankAboveThreshold(eigenvaluesAscending, count, GavishDonohoThreshold(sigma, rows, cols), sigma);
 }
 
-template <typename T>
+template <typename TEigenvalues>
 SVDLR_HOST_DEVICE NoiseRank
-GavishDonohoRank(const T * eigenvaluesAscending, int count, int rows, int cols, double knownSigma)
+GavishDonohoRank(const TEigenvalues & eigenvaluesAscending, int count, int rows, int cols, double knownSigma)
 {
   const double median = knownSigma > 0.0 ? 0.0 : MarchenkoPasturMedian(NoiseAspectRatio(rows, cols));
   return GavishDonohoRank(eigenvaluesAscending, count, rows, cols, knownSigma, median);
@@ -199,9 +200,10 @@ GavishDonohoRank(const T * eigenvaluesAscending, int count, int rows, int cols, 
  * exceeds the width of the Marchenko-Pastur bulk they would span, (λ_(k-1) - λ_0) / (4 sqrt(γ_k)), and σ² is that
  * mean for the largest such k; rank = count - k. γ_k = k / n (Veraart2016) or k / (n - (count - k))
  * (CorderoGrande2019: the larger dimension less the count - k signal components). A zero matrix gets rank 0, σ 0. */
-template <typename T>
+template <typename TEigenvalues>
 SVDLR_HOST_DEVICE NoiseRank
-MarchenkoPasturRank(const T * eigenvaluesAscending, int count, int rows, int cols, MarchenkoPasturEstimator estimator)
+MarchenkoPasturRank(const TEigenvalues & eigenvaluesAscending, int count, int rows, int cols,
+                    MarchenkoPasturEstimator estimator)
 {
   if (count <= 0 || !(double(eigenvaluesAscending[count - 1]) > 0.0))
   {

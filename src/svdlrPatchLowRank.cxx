@@ -18,8 +18,7 @@
 #include "svdlrPatchLowRank.h"
 
 #include "svdlrLapack.h"
-#include "svdlrNoiseThreshold.h"
-#include "svdlrRankSelection.h"
+#include "svdlrChooseRank.h"
 #include "svdlrTridiagonalEigenvalues.h"
 
 #include <algorithm>
@@ -210,29 +209,8 @@ PatchLowRank::Choose(double knownSigma)
   {
     return;
   }
-  const RankPolicy & policy = m_Options.policy;
-  const bool         known = knownSigma >= 0.0;
-  NoiseRank          decided{ 0, known ? knownSigma : 0.0 };
-  switch (policy.kind)
-  {
-    case RankPolicy::Kind::FixedRank:
-    case RankPolicy::Kind::EnergyFraction:
-    {
-      SingularValuesFromGramEigenvalues(m_Eigen.data(), m_Eigen.size(), m_Singular);
-      decided.rank = static_cast<int>(
-        SelectRank(policy, m_Singular.data(), m_Singular.size(), static_cast<std::size_t>(m_M), m_N).rank);
-      break;
-    }
-    case RankPolicy::Kind::GavishDonoho:
-      decided = known ? RankAboveThreshold(m_Eigen.data(), m_P, GavishDonohoThreshold(knownSigma, m_M, m_N), knownSigma)
-                      : GavishDonohoRank(m_Eigen.data(), m_P, m_M, m_N, policy.noiseSigma, m_Median);
-      break;
-    case RankPolicy::Kind::MarchenkoPastur:
-      decided = known
-                  ? RankAboveThreshold(m_Eigen.data(), m_P, MarchenkoPasturUpperEdge(knownSigma, m_M, m_N), knownSigma)
-                  : MarchenkoPasturRank(m_Eigen.data(), m_P, m_M, m_N, policy.estimator);
-      break;
-  }
+  const NoiseRank decided = ChooseRank(
+    m_Options.policy, GramEigenvaluesAscending{ m_Eigen.data(), m_P }, m_M, m_N, knownSigma, m_Median);
   const std::size_t previousRank = m_Chosen ? m_Rank : static_cast<std::size_t>(-1);
   m_Rank = static_cast<std::size_t>(decided.rank);
   m_Sigma = decided.sigma;

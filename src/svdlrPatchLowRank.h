@@ -151,7 +151,6 @@ private:
   std::vector<double> m_Tau;       // Q's reflectors (p)
   std::vector<double> m_Eigen;     // eigenvalues, ascending (p)
   std::vector<double> m_Scratch;   // (p)
-  std::vector<double> m_Singular;  // singular values, descending (p), for SelectRank
   std::vector<double> m_Basis;     // (p, rank): the kept eigenvectors, column j for eigenvalue p - rank + j
   std::vector<double> m_Weights;   // (rank): shrunk singular value / singular value
   std::vector<double> m_Product;   // (max(m, n), rank) for ApproximateAll

@@ -17,7 +17,7 @@
  *=========================================================================*/
 #include "svdlrRankSelection.h"
 
-#include "svdlrNoiseThreshold.h"
+#include "svdlrChooseRank.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,33 +31,6 @@ namespace detail
 
 namespace
 {
-
-std::size_t
-EnergyRank(double fraction, const double * singularValuesDescending, std::size_t count)
-{
-  double total = 0.0;
-  for (std::size_t i = 0; i < count; ++i)
-  {
-    total += singularValuesDescending[i] * singularValuesDescending[i];
-  }
-  if (total <= 0.0)
-  {
-    return 0;
-  }
-  // Compare against the target with a relative slack of a few ulps, so that f = 1 selects the
-  // numerical rank instead of all values when the tail is round-off.
-  const double target = fraction * total * (1.0 - 8.0 * std::numeric_limits<double>::epsilon());
-  double       kept = 0.0;
-  for (std::size_t k = 0; k < count; ++k)
-  {
-    kept += singularValuesDescending[k] * singularValuesDescending[k];
-    if (kept >= target)
-    {
-      return k + 1;
-    }
-  }
-  return count;
-}
 
 // The Marchenko-Pastur median depends only on the shape, and a batch has one shape: each worker thread keeps the
 // last one it computed (a few thousand trigonometric evaluations each).
@@ -80,39 +53,14 @@ RankChoice
 SelectRank(const RankPolicy & policy, const double * singularValuesDescending, std::size_t count, std::size_t rows,
            std::size_t cols)
 {
-  constexpr double notModelled = std::numeric_limits<double>::quiet_NaN();
-  switch (policy.kind)
-  {
-    case RankPolicy::Kind::FixedRank:
-      return { std::min(policy.rank, count), notModelled };
-    case RankPolicy::Kind::EnergyFraction:
-      return { EnergyRank(policy.energyFraction, singularValuesDescending, count), notModelled };
-    case RankPolicy::Kind::GavishDonoho:
-    case RankPolicy::Kind::MarchenkoPastur:
-      break;
-  }
-
-  // The noise thresholds read Gram eigenvalues in ascending order; both backends pass singular values, so that
-  // both decide from the same numbers.
-  std::vector<double> eigenvalues(count);
-  std::transform(std::reverse_iterator<const double *>(singularValuesDescending + count),
-                 std::reverse_iterator<const double *>(singularValuesDescending),
-                 eigenvalues.begin(),
-                 [](double value) { return value * value; });
-  const int  n = static_cast<int>(count);
-  const int  r = static_cast<int>(rows);
-  const int  c = static_cast<int>(cols);
-  NoiseRank  decided{};
-  if (policy.kind == RankPolicy::Kind::GavishDonoho)
-  {
-    const double median = policy.noiseSigma > 0.0 ? 0.0 : CachedMarchenkoPasturMedian(NoiseAspectRatio(r, c));
-    decided = GavishDonohoRank(eigenvalues.data(), n, r, c, policy.noiseSigma, median);
-  }
-  else
-  {
-    decided = MarchenkoPasturRank(eigenvalues.data(), n, r, c, policy.estimator);
-  }
-  return { static_cast<std::size_t>(decided.rank), decided.sigma };
+  const int    r = static_cast<int>(rows);
+  const int    c = static_cast<int>(cols);
+  const double median =
+    NeedsMarchenkoPasturMedian(policy, false) ? CachedMarchenkoPasturMedian(NoiseAspectRatio(r, c)) : 0.0;
+  const SingularValuesDescending spectrum{ singularValuesDescending, static_cast<int>(count) };
+  const NoiseRank                decided = ChooseRank(policy, spectrum, r, c, -1.0, median);
+  return { static_cast<std::size_t>(decided.rank),
+           ModelsNoise(policy) ? decided.sigma : std::numeric_limits<double>::quiet_NaN() };
 }
 
 void

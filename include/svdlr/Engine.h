@@ -22,6 +22,8 @@
 // This header is the whole public API of the engine. It must stay free of ITK and CUDA
 // headers: the ITK filter, the Python module and the CUDA translation units all include it.
 
+#include "svdlr/RankPolicy.h"
+
 #include <cstddef>
 #include <functional>
 #include <stdexcept>
@@ -64,57 +66,6 @@ enum class Solver
 
 const char *
 ToString(Solver solver);
-
-/** How the Marchenko-Pastur policy estimates the noise (both as in MRtrix3's dwidenoise, whose noise map it
- * reproduces: σ is the standard deviation of each entry's noise).
- *  Veraart2016:       Veraart et al. (2016), dwidenoise's `-estimator Exp1`.
- *  CorderoGrande2019: Cordero-Grande et al. (2019), dwidenoise's `-estimator Exp2`: the aspect ratio of the noise
- *                     bulk uses the larger dimension reduced by the number of signal components. */
-enum class MarchenkoPasturEstimator
-{
-  Veraart2016,
-  CorderoGrande2019
-};
-
-/** How many singular triplets each matrix keeps. */
-struct RankPolicy
-{
-  enum class Kind
-  {
-    FixedRank,      // keep `rank` triplets (clamped to min(rows, cols))
-    EnergyFraction, // keep the fewest triplets whose squared singular values hold >= `energyFraction` of ||A||_F^2
-    GavishDonoho,   // keep the singular values above Gavish & Donoho's (2014) optimal hard threshold
-    MarchenkoPastur // keep those above the Marchenko-Pastur noise bulk, found with σ (Veraart et al. 2016)
-  };
-
-  Kind        kind{ Kind::FixedRank };
-  std::size_t rank{ 1 };
-  double      energyFraction{ 1.0 };
-  /** GavishDonoho: the known σ of each entry's noise; 0: unknown, estimated from the median singular value. */
-  double                   noiseSigma{ 0.0 };
-  MarchenkoPasturEstimator estimator{ MarchenkoPasturEstimator::Veraart2016 };
-
-  static RankPolicy
-  Fixed(std::size_t k)
-  {
-    return { Kind::FixedRank, k, 1.0 };
-  }
-  static RankPolicy
-  Energy(double fraction)
-  {
-    return { Kind::EnergyFraction, 0, fraction };
-  }
-  static RankPolicy
-  GavishDonoho(double sigma = 0.0)
-  {
-    return { Kind::GavishDonoho, 0, 1.0, sigma };
-  }
-  static RankPolicy
-  MarchenkoPastur(MarchenkoPasturEstimator estimator = MarchenkoPasturEstimator::Veraart2016)
-  {
-    return { Kind::MarchenkoPastur, 0, 1.0, 0.0, estimator };
-  }
-};
 
 /** `count` row-major matrices of rows x cols; matrix i starts at data + i * matrixStride (elements).
  * Rows are contiguous (leading dimension == cols). */

@@ -20,7 +20,8 @@
 
 // One table of the engine's names and limits, and one statement of the rules that a request must follow, for
 // every layer that names, parses, checks or documents them: the engine's front end, the ITK filters, the
-// command-line tools and the Python module. ITK-free, like Engine.h.
+// command-line tools and the Python module. ITK-free, like Engine.h. The rank policy's own names and labels are
+// svdlr/RankPolicy.h.
 
 #include "svdlr/Engine.h"
 
@@ -29,9 +30,6 @@
 
 namespace svdlr
 {
-
-/** The smallest rank a fixed-rank policy accepts. */
-constexpr std::size_t kMinimumRank = 1;
 
 /** The widest block of the subspace solver: it runs for fixed ranks k whose block max(2k, k + 16) fits, so
  * for k below this (Solver::Auto falls back to Exact above it; Solver::Subspace refuses). */
@@ -56,26 +54,9 @@ BackendNames();
 std::string
 SolverNames();
 
-/** The rank policies chosen from the noise, by the names the tools and Python give them:
- *   "gd"    Gavish-Donoho (σ estimated, or given as the policy's noiseSigma);
- *   "mp"    Marchenko-Pastur, Veraart et al. 2016 (MRtrix3 dwidenoise's `-estimator Exp1`);
- *   "mp-cg" Marchenko-Pastur, Cordero-Grande et al. 2019 (dwidenoise's Exp2).
- * NoiseRankName gives "" for FixedRank and EnergyFraction. */
-const char *
-NoiseRankName(const RankPolicy & policy);
-/** For summaries and reports: "Gavish-Donoho", "Marchenko-Pastur (Veraart 2016)", ...; "" as NoiseRankName. */
-const char *
-NoiseRankDescription(const RankPolicy & policy);
-/** Sets `policy` to the named noise policy (σ unknown: noiseSigma 0) and returns true; returns false (policy
- * untouched) for any other text. */
-bool
-ParseNoiseRank(const std::string & name, RankPolicy & policy);
-/** "gd, mp or mp-cg". */
-std::string
-NoiseRankNames();
-
-/** What is wrong with running `policy` under `solver`, in one sentence that names the engine's parameters
- * (callers add their own spelling of them), or "" when the request is valid. The engine's front end, the filters,
+/** What is wrong with running `policy` under `solver` (RankPolicyProblem, then the rules that tie a policy to a
+ * solver), in one sentence that names the engine's parameters (callers add their own spelling of them), or "" when
+ * the request is valid. The engine's front end, the filters,
  * the tools and Python all check requests through this. */
 std::string
 PolicyProblem(const RankPolicy & policy, Solver solver);

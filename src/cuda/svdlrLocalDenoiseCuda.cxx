@@ -36,7 +36,7 @@
 #include "svdlrEigenSolver.h"
 #include "svdlrLocalDenoiseKernels.cuh"
 #include "svdlrLocalDenoisePlan.h"
-#include "svdlrNoiseThreshold.h"
+#include "svdlrChooseRank.h"
 #include "svdlrParallel.h"
 #include "svdlrPatchCentres.h"
 #include "svdlrProgress.h"
@@ -415,13 +415,9 @@ public:
     m_MaxVectors = policy.kind == RankPolicy::Kind::FixedRank
                      ? std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(policy.rank), m_N))
                      : m_N;
-    m_Rule.kind = static_cast<int>(policy.kind);
-    m_Rule.fixedRank = static_cast<int>(std::min<std::size_t>(policy.rank, static_cast<std::size_t>(m_N)));
-    m_Rule.energyFraction = policy.energyFraction;
-    m_Rule.policySigma = policy.noiseSigma;
-    m_Rule.estimator = static_cast<int>(policy.estimator);
+    m_Rule.policy = policy;
     m_Rule.optimalShrinkage = options.shrinkage == Shrinkage::OptimalFrobenius;
-    if (policy.kind == RankPolicy::Kind::GavishDonoho && !(policy.noiseSigma > 0.0) && options.noiseSigma == nullptr)
+    if (NeedsMarchenkoPasturMedian(policy, options.noiseSigma != nullptr))
     {
       m_Rule.median = MarchenkoPasturMedian(
         NoiseAspectRatio(static_cast<int>(m_Geometry.PatchVoxels()), static_cast<int>(m_Geometry.volumes)));

@@ -18,7 +18,7 @@
 #include "svdlrLocalDenoiseKernels.cuh"
 
 #include "svdlrCudaCheck.h"
-#include "svdlrNoiseThreshold.h"
+#include "svdlrChooseRank.h"
 #include "svdlrPatchGeometry.h"
 #include "svdlr/Engine.h"
 
@@ -258,37 +258,8 @@ __launch_bounds__(kGramThreads)
 // ---------------------------------------------------------------------------------------------------------------
 // ChoosePatchRanks
 
-/** SelectRank's energy rule (svdlrRankSelection.cxx) on singular values sqrt(max(λ, 0)) taken in descending order,
- * so that both backends decide from the same numbers. */
-__device__ inline int
-EnergyRankFromEigenvalues(const double * ascending, int n, double fraction)
-{
-  double total = 0.0;
-  for (int i = n - 1; i >= 0; --i)
-  {
-    const double s = sqrt(fmax(ascending[i], 0.0));
-    total += s * s;
-  }
-  if (total <= 0.0)
-  {
-    return 0;
-  }
-  const double target = fraction * total * (1.0 - 8.0 * DBL_EPSILON);
-  double       kept = 0.0;
-  for (int k = 0; k < n; ++k)
-  {
-    const double s = sqrt(fmax(ascending[n - 1 - k], 0.0));
-    kept += s * s;
-    if (kept >= target)
-    {
-      return k + 1;
-    }
-  }
-  return n;
-}
-
-/** One thread per patch: PatchLowRank::Choose (svdlrPatchLowRank.cxx) on the device, with the same threshold
- * functions (svdlrNoiseThreshold.h). */
+/** One thread per patch: the rank rule every backend runs (ChooseRank, svdlrChooseRank.h), then the weights of
+ * PatchLowRank::Choose (svdlrPatchLowRank.cxx). */
 __global__ void
 __launch_bounds__(kScalarThreads)
   ChoosePatchRanksKernel(const double * __restrict__ eigenvalues, const float * __restrict__ knownSigma,
@@ -306,25 +277,8 @@ __launch_bounds__(kScalarThreads)
   const int      volumes = static_cast<int>(g.volumes);
   const double * lambda = eigenvalues + b * n;
   const double   sigmaGiven = knownSigma != nullptr ? static_cast<double>(knownSigma[batch.centres[b]]) : -1.0;
-  const bool     known = sigmaGiven >= 0.0;
-  NoiseRank      decided{ 0, known ? sigmaGiven : 0.0 };
-  switch (static_cast<RankPolicy::Kind>(rule.kind))
-  {
-    case RankPolicy::Kind::FixedRank:
-      decided.rank = min(rule.fixedRank, n);
-      break;
-    case RankPolicy::Kind::EnergyFraction:
-      decided.rank = EnergyRankFromEigenvalues(lambda, n, rule.energyFraction);
-      break;
-    case RankPolicy::Kind::GavishDonoho:
-      decided = known ? RankAboveThreshold(lambda, n, GavishDonohoThreshold(sigmaGiven, m, volumes), sigmaGiven)
-                      : GavishDonohoRank(lambda, n, m, volumes, rule.policySigma, rule.median);
-      break;
-    case RankPolicy::Kind::MarchenkoPastur:
-      decided = known ? RankAboveThreshold(lambda, n, MarchenkoPasturUpperEdge(sigmaGiven, m, volumes), sigmaGiven)
-                      : MarchenkoPasturRank(lambda, n, m, volumes, static_cast<MarchenkoPasturEstimator>(rule.estimator));
-      break;
-  }
+  const NoiseRank decided =
+    ChooseRank(rule.policy, GramEigenvaluesAscending{ lambda, n }, m, volumes, sigmaGiven, rule.median);
   int rank = max(0, min(decided.rank, maxVectors));
   if (info != nullptr && info[b] != 0)
   {

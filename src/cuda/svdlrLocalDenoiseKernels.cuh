@@ -29,6 +29,8 @@
 
 #include "svdlrPatchGeometry.h" // SVDLR_HOST_DEVICE
 
+#include "svdlr/RankPolicy.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -108,13 +110,9 @@ struct SlabSums
 /** What ChoosePatchRanks needs of LocalDenoiseOptions (plain values, for the device). */
 struct PatchRankRule
 {
-  int    kind{ 0 };              // RankPolicy::Kind
-  int    fixedRank{ 0 };         // FixedRank (clamped to n)
-  double energyFraction{ 1.0 };  // EnergyFraction
-  double policySigma{ 0.0 };     // GavishDonoho's known σ (0: estimated)
-  int    estimator{ 0 };         // MarchenkoPasturEstimator
-  double median{ 0.0 };          // MarchenkoPasturMedian(β), for GavishDonoho with σ estimated
-  bool   optimalShrinkage{ false };
+  RankPolicy policy{};      // read on the device by ChooseRank (svdlrChooseRank.h)
+  double     median{ 0.0 }; // MarchenkoPasturMedian(β), where NeedsMarchenkoPasturMedian
+  bool       optimalShrinkage{ false };
 };
 
 /** Where a patch's eigenvectors are: column c (eigenvector of the (c+1)-th largest eigenvalue) of patch b starts at
