@@ -267,28 +267,7 @@ FindBatchInputs(const InputSelection & selection)
 std::string
 MethodTag(const svdlr::RankPolicy & policy)
 {
-  std::ostringstream tag;
-  switch (policy.kind)
-  {
-    case svdlr::RankPolicy::Kind::FixedRank:
-      tag << "svd-rank" << policy.rank;
-      break;
-    case svdlr::RankPolicy::Kind::EnergyFraction:
-      tag << "svd-energy" << policy.energyFraction;
-      break;
-    case svdlr::RankPolicy::Kind::GavishDonoho:
-      tag << "svd-gd";
-      if (policy.noiseSigma > 0.0)
-      {
-        tag << "-sigma" << policy.noiseSigma;
-      }
-      break;
-    case svdlr::RankPolicy::Kind::MarchenkoPastur:
-      tag << (policy.estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019 ? "svd-mp-cordero2019"
-                                                                                      : "svd-mp");
-      break;
-  }
-  return tag.str();
+  return svdlr::OutputTag(policy);
 }
 
 void

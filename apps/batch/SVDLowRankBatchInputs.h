@@ -24,7 +24,7 @@
 // relative paths, and each output name says what was done: sub-01/anat/sub-01_T1w.nii.gz with rank 20
 // becomes OUT/sub-01/anat/sub-01_T1w_svd-rank20.nii.gz.
 
-#include "svdlr/Engine.h"
+#include "svdlr/RankPolicy.h"
 
 #include <stdexcept>
 #include <string>
@@ -100,8 +100,8 @@ MatchesPattern(const std::string & relative, const std::string & pattern);
 std::vector<BatchInput>
 FindBatchInputs(const InputSelection & selection);
 
-/** The tag an output's name carries for `policy`: svd-rank20, svd-energy0.95, svd-gd, svd-gd-sigma12.5,
- * svd-mp, svd-mp-cordero2019. */
+/** The tag an output's name carries for `policy`: svdlr::OutputTag (svd-rank20, svd-energy0.95, svd-gd,
+ * svd-gd-sigma12.5, svd-mp, svd-mp-cordero2019). */
 std::string
 MethodTag(const svdlr::RankPolicy & policy);
 

@@ -17,37 +17,11 @@
  *=========================================================================*/
 #include "SVDLowRankMethodLabels.h"
 
-#include "svdlr/Names.h"
-
 #include <algorithm>
 #include <cmath>
 
 namespace svdlr_io
 {
-
-std::string
-MethodDescription(const svdlr::RankPolicy & policy)
-{
-  std::ostringstream text;
-  switch (policy.kind)
-  {
-    case svdlr::RankPolicy::Kind::FixedRank:
-      text << "SVD rank " << policy.rank;
-      break;
-    case svdlr::RankPolicy::Kind::EnergyFraction:
-      text << "SVD energy " << policy.energyFraction;
-      break;
-    case svdlr::RankPolicy::Kind::GavishDonoho:
-    case svdlr::RankPolicy::Kind::MarchenkoPastur:
-      text << "SVD noise rank " << svdlr::NoiseRankName(policy);
-      if (policy.kind == svdlr::RankPolicy::Kind::GavishDonoho && policy.noiseSigma > 0.0)
-      {
-        text << " sigma " << policy.noiseSigma;
-      }
-      break;
-  }
-  return text.str();
-}
 
 std::string
 DescribeRange(const std::vector<double> & values)
@@ -78,8 +52,8 @@ DescribeRange(const std::vector<double> & values)
 std::string
 DerivationDescription(const svdlr::RankPolicy & policy, const std::vector<std::size_t> & ranks)
 {
-  return "Each slice replaced by its " + MethodDescription(policy) +
-         " truncated SVD reconstruction (SVDLowRankReconstructImage; ranks " + DescribeRanks(ranks) + ")";
+  return svdlr::SliceDerivationDescription(policy) + " (SVDLowRankReconstructImage; ranks " + DescribeRanks(ranks) +
+         ")";
 }
 
 #ifdef SVDLR_HAVE_DCMTK
@@ -93,7 +67,7 @@ DerivedSeriesOptions(const svdlr::RankPolicy &        policy,
   DicomWriteOptions write;
   write.source = source;
   write.transferSyntax = transferSyntax;
-  write.seriesDescription = MethodDescription(policy);
+  write.seriesDescription = svdlr::PolicyDescription(policy);
   const std::string & of = source != nullptr ? source->seriesDescription : nameWithoutSource;
   if (!of.empty())
   {

@@ -18,11 +18,11 @@
 #ifndef SVDLowRankMethodLabels_h
 #define SVDLowRankMethodLabels_h
 
-// What an output says about how it was made, the same on the single-volume and the batch path: the rank
-// policy's description ("SVD rank 20", "SVD noise rank mp-cg"), the sentence a derived DICOM series carries as its
-// DerivationDescription, and the options of that series' writer.
+// What an output says about how it was made, the same on the single-volume and the batch path: the sentence a
+// derived DICOM series carries as its DerivationDescription, and the options of that series' writer. The words
+// for the policy itself (its description and output tag) are svdlr/RankPolicy.h's.
 
-#include "svdlr/Engine.h"
+#include "svdlr/RankPolicy.h"
 
 #include <sstream>
 #include <string>
@@ -33,11 +33,6 @@
 
 namespace svdlr_io
 {
-
-/** The policy in words, for series descriptions, figures and summaries: "SVD rank 20", "SVD energy 0.95",
- * "SVD noise rank gd", "SVD noise rank gd sigma 12.5", "SVD noise rank mp", "SVD noise rank mp-cg". */
-std::string
-MethodDescription(const svdlr::RankPolicy & policy);
 
 /** "20 (all 181 slices)" or a run-length list such as "0 x5, 3, 4 x2, ...". */
 template <typename TRank>
@@ -71,12 +66,13 @@ DescribeRanks(const std::vector<TRank> & ranks)
 std::string
 DescribeRange(const std::vector<double> & values);
 
-/** "Each slice replaced by its <method> truncated SVD reconstruction (SVDLowRankReconstructImage; ranks ...)". */
+/** svdlr::SliceDerivationDescription with the tool and the ranks: "Each slice replaced by its rank-20 truncated SVD
+ * reconstruction (SVDLowRankReconstructImage; ranks 20 (all 181 slices))". */
 std::string
 DerivationDescription(const svdlr::RankPolicy & policy, const std::vector<std::size_t> & ranks);
 
 #ifdef SVDLR_HAVE_DCMTK
-/** The writer's options for a series derived by `policy` with `ranks`: named "<method> of <the source's
+/** The writer's options for a series derived by `policy` with `ranks`: named "<svdlr::PolicyDescription> of <the source's
  * SeriesDescription>" (of `nameWithoutSource` when there is no source), in `transferSyntax`. `source` is also the
  * options' source (null for a volume that did not come from DICOM). */
 DicomWriteOptions

@@ -23,7 +23,7 @@
 #  include "SVDLowRankDicomCodecs.h"
 #endif
 
-#include "svdlr/Names.h"
+#include "svdlr/RankPolicy.h"
 
 #include <filesystem>
 
@@ -57,7 +57,7 @@ FigureTitle(const ToolOptions &                    options,
   title << (options.inputs.size() == 1
               ? std::filesystem::path(WithoutTrailingSlash(options.Input())).filename().string()
               : std::to_string(options.inputs.size()) + " DICOM files")
-        << " | " << where << " | rank " << rank << " (" << svdlr_io::MethodDescription(policy) << ") | "
+        << " | " << where << " | rank " << rank << " (" << svdlr::PolicyDescription(policy) << ") | "
         << result.backend << ", solver " << result.solver;
   return title.str();
 }
