@@ -523,6 +523,15 @@ ReconstructDoc()
 
 } // namespace
 
+RankPolicy
+PolicyFromKeywords(std::optional<std::int64_t>       rank,
+                   std::optional<double>             energyFraction,
+                   const std::optional<std::string> & noiseRank,
+                   std::optional<double>             noiseSigma)
+{
+  return MakeOptions(rank, energyFraction, noiseRank, noiseSigma, "auto", "auto", 0, 0, 0).policy;
+}
+
 bool
 DeviceInputSupported() noexcept
 {
