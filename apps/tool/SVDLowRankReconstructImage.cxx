@@ -19,16 +19,14 @@
 // Reads a 2D image or 3D volume (an image file ITK reads, a DICOM series, a folder of PNG slices), replaces
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
-#include "SVDLowRankMethodLabels.h"
 #include "SVDLowRankPngStack.h"
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankReconstructBatch.h"
 #include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankReconstructRun.h"
+#include "SVDLowRankReconstructWrite.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
-#  include "SVDLowRankDicomFrames.h"
-#  include "SVDLowRankDicomWriter.h"
 #  include "SVDLowRankSliceBatches.h"
 #endif
 
@@ -44,162 +42,12 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
-#include <tuple>
 #include <unistd.h>
 
 namespace
 {
 using namespace svdlr_tools;
 namespace fs = std::filesystem;
-
-#ifdef SVDLR_HAVE_DCMTK
-constexpr bool DicomSupport = true;
-using DicomSource = svdlr_io::DicomVolume;
-#else
-constexpr bool DicomSupport = false;
-struct DicomSource
-{};
-#endif
-
-// Writes to a temporary name beside `path` and renames it into place only when complete, so an error
-// never leaves a partial output behind.
-template <typename TImage>
-void
-WriteAtomically(const TImage * image, const std::string & path)
-{
-  const std::string temporary = svdlr_io::TemporaryFileFor(path);
-  try
-  {
-    itk::WriteImage(image, temporary, true);
-  }
-  catch (...)
-  {
-    std::remove(temporary.c_str());
-    throw;
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-  {
-    std::remove(temporary.c_str());
-    throw std::runtime_error("could not move " + temporary + " to " + path);
-  }
-}
-
-#ifdef SVDLR_HAVE_DCMTK
-/** --transfer-syntax (Keep when not given), or a UsageError for a name unknown or a syntax that cannot be
- * written: called before the work starts. */
-svdlr_io::DicomOutputSyntax
-OutputSyntaxOf(const ToolOptions & options)
-{
-  if (options.transferSyntax.empty())
-  {
-    return svdlr_io::DicomOutputSyntax::Keep;
-  }
-  svdlr_io::DicomOutputSyntax transferSyntax = svdlr_io::DicomOutputSyntax::Keep;
-  try
-  {
-    transferSyntax = svdlr_io::ParseDicomOutputSyntax(options.transferSyntax);
-  }
-  catch (const svdlr_io::DicomError & error)
-  {
-    throw UsageError(std::string("--transfer-syntax: ") + error.what());
-  }
-  const std::string problem = svdlr_io::DicomOutputSyntaxProblem(transferSyntax);
-  if (!problem.empty())
-  {
-    throw UsageError("--transfer-syntax " + options.transferSyntax + ": " + problem);
-  }
-  return transferSyntax;
-}
-#endif
-
-/** Where the output goes, checked before the work starts so that a taken or misplaced output fails fast. */
-struct OutputPlan
-{
-  OutputKind                                 kind{ OutputKind::File };
-  std::string                                path;
-  std::unique_ptr<svdlr_io::StagedDirectory> staged; // folder outputs
-#ifdef SVDLR_HAVE_DCMTK
-  svdlr_io::DicomOutputSyntax transferSyntax{ svdlr_io::DicomOutputSyntax::Keep };
-#endif
-};
-
-OutputPlan
-PlanOutput(const ToolOptions & options, const std::pair<OutputKind, std::string> & resolved)
-{
-  OutputPlan plan;
-  std::tie(plan.kind, plan.path) = resolved;
-  if (plan.kind == OutputKind::DicomSeries && !DicomSupport)
-  {
-    throw UsageError("this build has no DICOM support (DCMTK was not found when it was built): choose another format");
-  }
-  if (plan.kind != OutputKind::DicomSeries && !options.transferSyntax.empty())
-  {
-    throw UsageError("--transfer-syntax applies to DICOM output only");
-  }
-#ifdef SVDLR_HAVE_DCMTK
-  plan.transferSyntax = OutputSyntaxOf(options);
-#endif
-  for (const std::string & in : options.inputs)
-  {
-    if (svdlr_io::IsSameOrInside(plan.path, in) ||
-        (plan.kind != OutputKind::File && svdlr_io::IsSameOrInside(in, plan.path)))
-    {
-      throw UsageError("the output '" + plan.path + "' would overwrite the input '" + in + "'");
-    }
-  }
-  if (plan.kind != OutputKind::File)
-  {
-    plan.staged = std::make_unique<svdlr_io::StagedDirectory>(plan.path, options.overwrite);
-  }
-  return plan;
-}
-
-/** Writes `output` as `plan` says (a derived DICOM series labelled from `policy` and the result's ranks) and
- * commits a folder output; says in `text` what was written. */
-template <typename TImage>
-void
-WriteOutput(const TImage *                         output,
-            OutputPlan &                           plan,
-            const svdlr::RankPolicy &              policy,
-            const svdlr_io::ReconstructionResult & result,
-            const ToolOptions &                    options,
-            const DicomSource *                    dicomSource,
-            SummaryText &                          text)
-{
-  if (plan.kind == OutputKind::File)
-  {
-    WriteAtomically(output, plan.path);
-  }
-  else if (plan.kind == OutputKind::PngStack)
-  {
-    const std::size_t clamped = svdlr_io::WritePngStackAsUnsigned(output, plan.staged->Path());
-    text.outputKind = " (folder of PNG slices)";
-    if (clamped > 0)
-    {
-      text.notes.push_back(std::to_string(clamped) + " values outside [0, 65535] were clamped to fit 16-bit PNG");
-    }
-  }
-  else
-  {
-#ifdef SVDLR_HAVE_DCMTK
-    const auto write =
-      svdlr_io::DerivedSeriesOptions(policy, result.ranks, dicomSource, StemOf(options.Input()), plan.transferSyntax);
-    const auto files =
-      svdlr_io::WriteDicomSeries(svdlr_io::AsVolume<float>(output).GetPointer(), plan.staged->Path(), write);
-    const std::string sourceSyntax = dicomSource != nullptr ? dicomSource->slices.front().transferSyntaxUID : "";
-    text.outputKind = DicomOutputText(files.size(),
-                                      write.seriesDescription,
-                                      svdlr_io::ResolveDicomOutputSyntax(plan.transferSyntax, sourceSyntax),
-                                      "");
-#else
-    (void)policy, (void)result, (void)options, (void)dicomSource;
-#endif
-  }
-  if (plan.staged)
-  {
-    plan.staged->Commit();
-  }
-}
 
 /** Reconstructs `input`, writes the output in the kind resolved from the options and prints the summary.
  * `readPixels`, when given, fills `input`, whose size is already known: it runs after the filter has seen that
@@ -392,6 +240,72 @@ ReconstructPngFolder(const ToolOptions & options, const std::vector<std::string>
 }
 
 #ifdef SVDLR_HAVE_DCMTK
+/** Filters `batches` (slices of the parts stacked by size) one filter each, puts the results into `outputs` (like
+ * the parts), adds them to `result` in the order of the parts' slices, and writes the figure of the first batch's
+ * middle slice to `figure` (when not empty). Returns the batches' sizes for the summary: "4 of 64x64, 1 of 32x32". */
+std::string
+FilterPartsInBatches(const svdlr_io::DicomImageSet &                     set,
+                     const std::vector<svdlr_io::SliceBatch<svdlr_io::DicomVolumeImage>> & batches,
+                     const svdlr::RankPolicy &                           policy,
+                     const ToolOptions &                                 options,
+                     const std::string &                                 figure,
+                     std::vector<svdlr_io::DicomVolumeImage::Pointer> & outputs,
+                     svdlr_io::ReconstructionResult &                    result)
+{
+  using VolumeType = svdlr_io::DicomVolumeImage;
+  std::string batchSizes;
+  for (std::size_t b = 0; b < batches.size(); ++b)
+  {
+    const auto & batch = batches[b];
+    auto         filter = itk::SVDLowRankReconstructionImageFilter<VolumeType, VolumeType>::New();
+    filter->SetInput(batch.stack);
+    ConfigureFilter(filter.GetPointer(), policy, options);
+    filter->SetSliceDimension(2);
+    const svdlr_tools::ProgressBar progress(filter);
+    const auto                     start = std::chrono::steady_clock::now();
+    filter->Update();
+    result.solveSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    progress.Finish();
+    svdlr_io::UnstackSlices(batch, filter->GetOutput(), outputs);
+    AddFilterResult(filter.GetPointer(), result);
+    const auto size = batch.stack->GetLargestPossibleRegion().GetSize();
+    batchSizes += (batchSizes.empty() ? "" : ", ") + std::to_string(size[2]) + " of " + std::to_string(size[0]) + "x" +
+                  std::to_string(size[1]);
+    if (b == 0 && !figure.empty())
+    {
+      const std::size_t middle = size[2] / 2;
+      const std::string where =
+        std::to_string(set.parts.size()) +
+        (set.layout == svdlr_io::DicomLayout::Images ? " images" : " volumes by " + set.by) + ", batch 1, slice " +
+        std::to_string(middle) + " of " + std::to_string(size[2]);
+      WriteFigure(figure,
+                  FigureTitle(options, policy, where, filter->GetEffectiveRanks()[middle], result),
+                  batch.stack.GetPointer(),
+                  filter.GetPointer(),
+                  2,
+                  middle);
+    }
+  }
+  return batchSizes;
+}
+
+/** The summary's lines under "input:" for a series read part by part: its layout, and each volume's size. */
+std::vector<std::string>
+DescribeParts(const svdlr_io::DicomImageSet & set)
+{
+  std::vector<std::string> lines{ "layout:   " + svdlr_io::DescribeDicomLayout(set) };
+  if (set.layout == svdlr_io::DicomLayout::Volumes)
+  {
+    for (std::size_t p = 0; p < set.parts.size(); ++p)
+    {
+      const auto size = set.parts[p].image->GetLargestPossibleRegion().GetSize();
+      lines.push_back("          " + set.names[p] + ": " + std::to_string(size[0]) + "x" + std::to_string(size[1]) +
+                      "x" + std::to_string(size[2]));
+    }
+  }
+  return lines;
+}
+
 /** A DICOM series that is not one volume: the volumes of a 4D series, or images that form no volume. Every part
  * keeps its geometry; the slices are filtered in one batch per slice size (the filter treats each slice on its
  * own, so batching changes no value), and written as one derived series. */
@@ -401,7 +315,6 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
                       const ToolOptions &             options)
 {
   using VolumeType = svdlr_io::DicomVolumeImage;
-  using FilterType = itk::SVDLowRankReconstructionImageFilter<VolumeType, VolumeType>;
 
   const auto [outputKind, outputPath] = ResolveOutput(options, OutputKind::DicomSeries, 3);
   if (outputKind != OutputKind::DicomSeries)
@@ -433,40 +346,8 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   svdlr_io::ReconstructionResult result;
   result.input = inputDescription;
   result.output = outputPath;
-  std::string       batchSizes;
   const std::string figure = FigurePathFor(options, outputPath);
-  for (std::size_t b = 0; b < batches.size(); ++b)
-  {
-    const auto & batch = batches[b];
-    auto         filter = FilterType::New();
-    filter->SetInput(batch.stack);
-    ConfigureFilter(filter.GetPointer(), policy, options);
-    filter->SetSliceDimension(2);
-    const svdlr_tools::ProgressBar progress(filter);
-    const auto                     start = std::chrono::steady_clock::now();
-    filter->Update();
-    result.solveSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    progress.Finish();
-    svdlr_io::UnstackSlices(batch, filter->GetOutput(), outputs);
-    AddFilterResult(filter.GetPointer(), result); // the ranks in the order of the parts' slices
-    const auto size = batch.stack->GetLargestPossibleRegion().GetSize();
-    batchSizes += (batchSizes.empty() ? "" : ", ") + std::to_string(size[2]) + " of " + std::to_string(size[0]) + "x" +
-                  std::to_string(size[1]);
-    if (b == 0 && !figure.empty())
-    {
-      const std::size_t middle = size[2] / 2;
-      const std::string where =
-        std::to_string(set.parts.size()) +
-        (set.layout == svdlr_io::DicomLayout::Images ? " images" : " volumes by " + set.by) + ", batch 1, slice " +
-        std::to_string(middle) + " of " + std::to_string(size[2]);
-      WriteFigure(figure,
-                  FigureTitle(options, policy, where, filter->GetEffectiveRanks()[middle], result),
-                  batch.stack.GetPointer(),
-                  filter.GetPointer(),
-                  2,
-                  middle);
-    }
-  }
+  const std::string batchSizes = FilterPartsInBatches(set, batches, policy, options, figure, outputs, result);
 
   const auto writeStart = std::chrono::steady_clock::now();
   const auto write =
@@ -481,16 +362,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   result.writeSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - writeStart).count();
 
   SummaryText text;
-  text.inputDetails.push_back("layout:   " + svdlr_io::DescribeDicomLayout(set));
-  if (set.layout == svdlr_io::DicomLayout::Volumes)
-  {
-    for (std::size_t p = 0; p < set.parts.size(); ++p)
-    {
-      const auto size = set.parts[p].image->GetLargestPossibleRegion().GetSize();
-      text.inputDetails.push_back("          " + set.names[p] + ": " + std::to_string(size[0]) + "x" +
-                                  std::to_string(size[1]) + "x" + std::to_string(size[2]));
-    }
-  }
+  text.inputDetails = DescribeParts(set);
   text.slices = std::to_string(result.slices) + " in " + std::to_string(batches.size()) +
                 (batches.size() == 1 ? " batch (" : " batches (") + batchSizes + "), each slice on its own";
   // Under keep each slice keeps its source's syntax where it can be written: the first one's is named.
