@@ -20,6 +20,7 @@
 
 #include "itkImageToImageFilter.h"
 #include "itkLocalLowRankDenoisingEnums.h"
+#include "itkSVDLowRankEngineBridge.h"
 #include "itkSVDLowRankReconstructionEnums.h"
 #include "itkVectorImage.h"
 #include "svdlr/LocalDenoise.h"
@@ -160,19 +161,22 @@ public:
 
   /** How each patch's rank is chosen (default MarchenkoPastur, with the Veraart2016 estimator: dwidenoise's
    * `-estimator Exp1`; set CorderoGrande2019 for dwidenoise 3.0's default, Exp2). EnergyFraction is accepted but
-   * rarely what a denoiser wants. */
+   * rarely what a denoiser wants. As on SVDLowRankReconstructionImageFilter, the policy in force is the one the
+   * last of SetRank, SetEnergyFraction, SetNoiseSigma, SetMarchenkoPasturEstimator selected, or the one set here,
+   * which keeps the parameters set before. */
   itkSetEnumMacro(RankSelection, RankSelectionEnum);
   itkGetEnumMacro(RankSelection, RankSelectionEnum);
-  itkSetEnumMacro(MarchenkoPasturEstimator, MarchenkoPasturEstimatorEnum);
+  /** How MarchenkoPastur estimates σ. Selects MarchenkoPastur. */
+  svdlrSetRankParameterMacro(MarchenkoPasturEstimator, MarchenkoPasturEstimatorEnum, MarchenkoPastur);
   itkGetEnumMacro(MarchenkoPasturEstimator, MarchenkoPasturEstimatorEnum);
-  /** FixedRank: the rank every patch keeps. */
-  itkSetMacro(Rank, unsigned int);
+  /** The rank every patch keeps (at least 1). Selects FixedRank. */
+  svdlrSetRankParameterMacro(Rank, unsigned int, FixedRank);
   itkGetConstMacro(Rank, unsigned int);
-  /** EnergyFraction: the fraction of each patch's energy kept. */
-  itkSetMacro(EnergyFraction, double);
+  /** The fraction of each patch's energy kept, in (0, 1]. Selects EnergyFraction. */
+  svdlrSetRankParameterMacro(EnergyFraction, double, EnergyFraction);
   itkGetConstMacro(EnergyFraction, double);
-  /** GavishDonoho: a known σ for the whole series (0, the default: estimated per patch). */
-  itkSetMacro(NoiseSigma, double);
+  /** A known σ for the whole series (0: estimated per patch). Selects GavishDonoho. */
+  svdlrSetRankParameterMacro(NoiseSigma, double, GavishDonoho);
   itkGetConstMacro(NoiseSigma, double);
 
   itkSetEnumMacro(Aggregation, AggregationEnum);

@@ -30,6 +30,22 @@
 
 #include <string>
 
+/** Defines Set<name>(value) for a rank parameter of a filter with members m_<name> and m_RankSelection, as
+ * itkSetMacro does, and selects the policy the parameter belongs to: on both filters SetRank selects FixedRank,
+ * SetEnergyFraction EnergyFraction, SetNoiseSigma GavishDonoho and SetMarchenkoPasturEstimator MarchenkoPastur.
+ * Compared with ==, so that a NaN set twice still marks the filter modified (and is rejected later). */
+#define svdlrSetRankParameterMacro(name, type, selection)                                                      \
+  virtual void Set##name(type _arg)                                                                            \
+  {                                                                                                             \
+    itkDebugMacro("setting " #name " to " << _arg << ", rank selection " #selection);                          \
+    if (!(this->m_##name == _arg) || this->m_RankSelection != RankSelectionEnum::selection)                    \
+    {                                                                                                           \
+      this->m_##name = _arg;                                                                                    \
+      this->m_RankSelection = RankSelectionEnum::selection;                                                     \
+      this->Modified();                                                                                         \
+    }                                                                                                           \
+  }
+
 namespace itk
 {
 namespace SVDLowRankEngineBridge
@@ -89,6 +105,44 @@ ToEngine(SVDLowRankReconstructionEnums::RankSelection selection, unsigned int ra
     default:
       return svdlr::RankPolicy::Fixed(rank);
   }
+}
+
+inline SVDLowRankReconstructionEnums::RankSelection
+FromEngine(svdlr::RankPolicy::Kind kind)
+{
+  switch (kind)
+  {
+    case svdlr::RankPolicy::Kind::EnergyFraction:
+      return SVDLowRankReconstructionEnums::RankSelection::EnergyFraction;
+    case svdlr::RankPolicy::Kind::GavishDonoho:
+      return SVDLowRankReconstructionEnums::RankSelection::GavishDonoho;
+    case svdlr::RankPolicy::Kind::MarchenkoPastur:
+      return SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur;
+    default:
+      return SVDLowRankReconstructionEnums::RankSelection::FixedRank;
+  }
+}
+
+inline SVDLowRankReconstructionEnums::MarchenkoPasturEstimator
+FromEngine(svdlr::MarchenkoPasturEstimator estimator)
+{
+  return estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019
+           ? SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019
+           : SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::Veraart2016;
+}
+
+/** Sets `filter`'s rank parameters (either filter of this module) to the engine's `policy`, which the tools and
+ * Python build from their options: its parameters first, then the selection, since each parameter's setter
+ * selects its own policy. */
+template <typename TFilter>
+void
+SetRankPolicy(TFilter * filter, const svdlr::RankPolicy & policy)
+{
+  filter->SetRank(static_cast<unsigned int>(policy.rank));
+  filter->SetEnergyFraction(policy.energyFraction);
+  filter->SetNoiseSigma(policy.noiseSigma);
+  filter->SetMarchenkoPasturEstimator(FromEngine(policy.estimator));
+  filter->SetRankSelection(FromEngine(policy.kind));
 }
 
 /** ITK's thread pool as the engine's ParallelFor, so that ITK's global thread settings apply to the engine. */

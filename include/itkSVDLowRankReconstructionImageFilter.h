@@ -19,6 +19,7 @@
 #define itkSVDLowRankReconstructionImageFilter_h
 
 #include "itkImageToImageFilter.h"
+#include "itkSVDLowRankEngineBridge.h"
 #include "itkSVDLowRankReconstructionEnums.h"
 #include "svdlr/Engine.h"
 #include "svdlr/SliceStack.h"
@@ -96,27 +97,23 @@ public:
   using SingularValuesType = std::vector<double>;
 
   /** Keep this many singular values per slice (at least 1; clamped to min(rows, cols)). Selects FixedRank. */
-  virtual void
-  SetRank(unsigned int rank);
+  svdlrSetRankParameterMacro(Rank, unsigned int, FixedRank);
   itkGetConstMacro(Rank, unsigned int);
 
   /** Keep, per slice, the fewest singular values whose squares hold at least this fraction, in (0, 1], of
    * the slice's squared Frobenius norm. Selects EnergyFraction. */
-  virtual void
-  SetEnergyFraction(double fraction);
+  svdlrSetRankParameterMacro(EnergyFraction, double, EnergyFraction);
   itkGetConstMacro(EnergyFraction, double);
 
   /** The standard deviation σ of each pixel's noise, in pixel units, for Gavish & Donoho's threshold
    * λ*(β)·sqrt(max(rows, cols))·σ; 0 (the default): estimate σ per slice from its median singular value. Finite and
    * >= 0. Selects GavishDonoho. */
-  virtual void
-  SetNoiseSigma(double sigma);
+  svdlrSetRankParameterMacro(NoiseSigma, double, GavishDonoho);
   itkGetConstMacro(NoiseSigma, double);
 
   /** How MarchenkoPastur estimates σ (default Veraart2016, dwidenoise's `-estimator Exp1`; dwidenoise 3.0 defaults to
    * Exp2, CorderoGrande2019). Selects MarchenkoPastur. */
-  virtual void
-  SetMarchenkoPasturEstimator(MarchenkoPasturEstimatorEnum estimator);
+  svdlrSetRankParameterMacro(MarchenkoPasturEstimator, MarchenkoPasturEstimatorEnum, MarchenkoPastur);
   itkGetEnumMacro(MarchenkoPasturEstimator, MarchenkoPasturEstimatorEnum);
 
   /** Which policy is in force: the one the last of SetRank, SetEnergyFraction, SetNoiseSigma,

@@ -80,56 +80,6 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::IsCUDABackendBui
 
 template <typename TInputImage, typename TOutputImage>
 void
-SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetRank(unsigned int rank)
-{
-  if (m_Rank != rank || m_RankSelection != RankSelectionEnum::FixedRank)
-  {
-    m_Rank = rank;
-    m_RankSelection = RankSelectionEnum::FixedRank;
-    this->Modified();
-  }
-}
-
-template <typename TInputImage, typename TOutputImage>
-void
-SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetEnergyFraction(double fraction)
-{
-  if (m_EnergyFraction != fraction || m_RankSelection != RankSelectionEnum::EnergyFraction)
-  {
-    m_EnergyFraction = fraction;
-    m_RankSelection = RankSelectionEnum::EnergyFraction;
-    this->Modified();
-  }
-}
-
-template <typename TInputImage, typename TOutputImage>
-void
-SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetNoiseSigma(double sigma)
-{
-  // Compared bitwise-equal as doubles: a NaN set twice still marks the filter modified, and is rejected later.
-  if (!(m_NoiseSigma == sigma) || m_RankSelection != RankSelectionEnum::GavishDonoho)
-  {
-    m_NoiseSigma = sigma;
-    m_RankSelection = RankSelectionEnum::GavishDonoho;
-    this->Modified();
-  }
-}
-
-template <typename TInputImage, typename TOutputImage>
-void
-SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SetMarchenkoPasturEstimator(
-  MarchenkoPasturEstimatorEnum estimator)
-{
-  if (m_MarchenkoPasturEstimator != estimator || m_RankSelection != RankSelectionEnum::MarchenkoPastur)
-  {
-    m_MarchenkoPasturEstimator = estimator;
-    m_RankSelection = RankSelectionEnum::MarchenkoPastur;
-    this->Modified();
-  }
-}
-
-template <typename TInputImage, typename TOutputImage>
-void
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditions() ITKv5_CONST
 {
   Superclass::VerifyPreconditions();

@@ -98,20 +98,11 @@ Parse(const std::string & name, bool noiseOnly, RankPolicy & policy)
 std::string
 Names(bool noiseOnly)
 {
-  std::size_t count = 0;
-  for (const PolicyEntry & entry : kPolicies)
+  const std::vector<std::string> names = PolicyNameList(noiseOnly);
+  std::string                    list;
+  for (std::size_t i = 0; i < names.size(); ++i)
   {
-    count += !noiseOnly || ChoosesFromNoise(entry);
-  }
-  std::string list;
-  std::size_t listed = 0;
-  for (const PolicyEntry & entry : kPolicies)
-  {
-    if (!noiseOnly || ChoosesFromNoise(entry))
-    {
-      list += (listed == 0 ? "" : (listed + 1 == count ? " or " : ", ")) + std::string(entry.name);
-      ++listed;
-    }
+    list += (i == 0 ? "" : (i + 1 == names.size() ? " or " : ", ")) + names[i];
   }
   return list;
 }
@@ -141,6 +132,20 @@ std::string
 PolicyNames()
 {
   return Names(false);
+}
+
+std::vector<std::string>
+PolicyNameList(bool noiseOnly)
+{
+  std::vector<std::string> names;
+  for (const PolicyEntry & entry : kPolicies)
+  {
+    if (!noiseOnly || ChoosesFromNoise(entry))
+    {
+      names.emplace_back(entry.name);
+    }
+  }
+  return names;
 }
 
 const char *

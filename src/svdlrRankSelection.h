@@ -36,7 +36,8 @@ struct RankChoice
 };
 
 /** Effective rank for one rows x cols matrix under `policy`, given its `count` singular values in descending order
- * (all min(rows, cols) of them for every policy but FixedRank).
+ * (all min(rows, cols) of them for every policy but FixedRank): ChooseRank (svdlrChooseRank.h), the rule the
+ * denoisers run too, with the slice engine's conventions.
  *  - FixedRank: the rank, clamped to `count`.
  *  - EnergyFraction f: the fewest leading values whose squares sum to at least f of the total; a zero matrix gets 0.
  *  - GavishDonoho, MarchenkoPastur: the values above the noise threshold of svdlrNoiseThreshold.h, from the squared

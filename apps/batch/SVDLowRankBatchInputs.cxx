@@ -264,12 +264,6 @@ FindBatchInputs(const InputSelection & selection)
   return inputs;
 }
 
-std::string
-MethodTag(const svdlr::RankPolicy & policy)
-{
-  return svdlr::OutputTag(policy);
-}
-
 void
 SplitExtension(const std::string & name, std::string & stem, std::string & extension)
 {

@@ -100,10 +100,12 @@ MatchesPattern(const std::string & relative, const std::string & pattern);
 std::vector<BatchInput>
 FindBatchInputs(const InputSelection & selection);
 
-/** The tag an output's name carries for `policy`: svdlr::OutputTag (svd-rank20, svd-energy0.95, svd-gd,
- * svd-gd-sigma12.5, svd-mp, svd-mp-cordero2019). */
-std::string
-MethodTag(const svdlr::RankPolicy & policy);
+/** The tag an output's name carries for `policy`: svdlr::OutputTag, which every path names its outputs with. */
+inline std::string
+MethodTag(const svdlr::RankPolicy & policy)
+{
+  return svdlr::OutputTag(policy);
+}
 
 /** `name` split into its stem and its extension, the extension from the first dot of the name on where it is a
  * known image extension (brain.nii.gz -> brain + .nii.gz, t1.v2.nrrd -> t1.v2 + .nrrd). */

@@ -28,7 +28,6 @@
 #include <filesystem>
 #include <limits>
 #include <mutex>
-#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -154,7 +153,7 @@ RunBatch(const std::vector<BatchInput> & inputs, const std::string & outputRoot,
   BatchSummary summary;
   ResolveBackend(options, summary.backend, summary.devices, summary.notes);
   const bool        onGpu = summary.backend == svdlr::Backend::CUDA;
-  const std::string tag = MethodTag(options.policy);
+  const std::string tag = svdlr::OutputTag(options.policy);
   const auto        start = Clock::now();
 
   std::vector<VolumeResult> & results = summary.volumes;

@@ -139,7 +139,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
                       "how each patch's rank is chosen: mp (Marchenko-Pastur, Veraart\n"
                       "2016; default), mp-cg (Cordero-Grande 2019), gd (Gavish-Donoho)\n"
                       "or fixed (with --rank)",
-                      "fixed");
+                      svdlr::PolicyName(svdlr::RankPolicy::Fixed(svdlr::kMinimumRank)));
   app.add_option("--rank", rank, "the rank every patch keeps (implies --policy fixed)")
     ->type_name("K")
     ->check(CLI::PositiveNumber);
@@ -153,11 +153,12 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     return options;
   }
 
+  const std::string fixed = svdlr::PolicyName(svdlr::RankPolicy::Fixed(svdlr::kMinimumRank));
   if (policy.empty())
   {
-    policy = rank > 0 ? "fixed" : "mp";
+    policy = rank > 0 ? fixed : svdlr::PolicyName(svdlr::RankPolicy::MarchenkoPastur());
   }
-  if (policy == "fixed")
+  if (policy == fixed)
   {
     if (rank == 0)
     {

@@ -263,23 +263,7 @@ Denoise(const DenoiseToolOptions & options,
   filter->SetPatchStride(options.stride);
   filter->SetAggregation(options.aggregation);
   filter->SetShrinkage(options.shrinkage);
-  using Selection = itk::SVDLowRankReconstructionEnums::RankSelection;
-  using Estimator = itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
-  switch (options.policy.kind)
-  {
-    case svdlr::RankPolicy::Kind::FixedRank:
-      filter->SetRankSelection(Selection::FixedRank);
-      filter->SetRank(static_cast<unsigned int>(options.policy.rank));
-      break;
-    case svdlr::RankPolicy::Kind::GavishDonoho:
-      filter->SetRankSelection(Selection::GavishDonoho);
-      break;
-    default:
-      filter->SetRankSelection(Selection::MarchenkoPastur);
-      filter->SetMarchenkoPasturEstimator(options.policy.estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019
-                                            ? Estimator::CorderoGrande2019
-                                            : Estimator::Veraart2016);
-  }
+  itk::SVDLowRankEngineBridge::SetRankPolicy(filter.GetPointer(), options.policy);
   filter->SetBackend(options.backend);
   filter->SetDeviceId(options.deviceId);
 

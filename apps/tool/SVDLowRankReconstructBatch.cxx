@@ -90,7 +90,7 @@ RunBatchTool(const ToolOptions & options)
   }
 
   svdlr_batch::BatchOptions batch;
-  batch.policy = PolicyOf(options);
+  batch.policy = RankPolicyOf(options);
   batch.backend = BackendOf(options.backend);
   batch.solver = SolverOf(options.solver);
   batch.devices = options.devices;

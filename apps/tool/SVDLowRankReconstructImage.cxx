@@ -67,7 +67,7 @@ Reconstruct(const TImage *                input,
   OutputPlan out = PlanOutput(options, ResolveOutput(options, inputKind, Dimension));
 
   auto                    filter = FilterType::New();
-  const svdlr::RankPolicy policy = PolicyOf(options);
+  const svdlr::RankPolicy policy = RankPolicyOf(options);
   filter->SetInput(input);
   ConfigureFilter(filter.GetPointer(), policy, options);
   const unsigned int axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
@@ -342,7 +342,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   }
   const auto batches = svdlr_io::StackSlicesBySize(inputs);
 
-  const svdlr::RankPolicy        policy = PolicyOf(options);
+  const svdlr::RankPolicy        policy = RankPolicyOf(options);
   svdlr_io::ReconstructionResult result;
   result.input = inputDescription;
   result.output = outputPath;

@@ -316,4 +316,20 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
   return options;
 }
 
+svdlr::RankPolicy
+RankPolicyOf(const ToolOptions & options)
+{
+  svdlr::RankPolicy policy;
+  if (!options.noiseRank.empty() && svdlr::ParseNoiseRank(options.noiseRank, policy))
+  {
+    policy.noiseSigma = options.noiseSigma;
+    return policy;
+  }
+  if (options.energyFraction > 0.0)
+  {
+    return svdlr::RankPolicy::Energy(options.energyFraction);
+  }
+  return svdlr::RankPolicy::Fixed(options.rank);
+}
+
 } // namespace svdlr_tools

@@ -24,6 +24,8 @@
 
 #include "SVDLowRankCommonOptions.h"
 
+#include "svdlr/RankPolicy.h"
+
 #include <string>
 #include <vector>
 
@@ -81,6 +83,11 @@ struct ToolOptions
  * own message. */
 ToolOptions
 ParseToolOptions(int argc, const char * const argv[], bool dicomSupport);
+
+/** The rank policy the options ask for (--noise-rank with --noise-sigma, --energy, or --rank): the one both the
+ * single path and the batch path run and label their outputs with. */
+svdlr::RankPolicy
+RankPolicyOf(const ToolOptions & options);
 
 } // namespace svdlr_tools
 

@@ -30,22 +30,6 @@
 namespace svdlr_tools
 {
 
-svdlr::RankPolicy
-PolicyOf(const ToolOptions & options)
-{
-  svdlr::RankPolicy policy;
-  if (!options.noiseRank.empty() && svdlr::ParseNoiseRank(options.noiseRank, policy))
-  {
-    policy.noiseSigma = options.noiseSigma;
-    return policy;
-  }
-  if (options.energyFraction > 0.0)
-  {
-    return svdlr::RankPolicy::Energy(options.energyFraction);
-  }
-  return svdlr::RankPolicy::Fixed(options.rank);
-}
-
 std::string
 FigureTitle(const ToolOptions &                    options,
             const svdlr::RankPolicy &              policy,

@@ -19,16 +19,17 @@
 #define SVDLowRankReconstructRun_h
 
 // What every path of SVDLowRankReconstructImage (an image file, PNG slices, a DICOM volume, a DICOM series read
-// part by part, and the batch) shares once its pixels are read: the rank policy the options choose, how the
-// filter is set up for it, the figure, and the summary printed from the run's svdlr_io::ReconstructionResult.
+// part by part) shares once its pixels are read: how the filter is set up for the policy (RankPolicyOf, which the
+// batch path runs too), the figure, and the summary printed from the run's svdlr_io::ReconstructionResult.
 
 #include "SVDLowRankFigure.h"
 #include "SVDLowRankReconstructOptions.h"
 #include "SVDLowRankReconstructionResult.h"
 #include "SVDLowRankStagedOutput.h"
 
+#include "itkSVDLowRankEngineBridge.h"
 #include "itkSVDLowRankReconstructionImageFilter.h"
-#include "svdlr/Engine.h"
+#include "svdlr/RankPolicy.h"
 
 #include <cstdio>
 #include <ostream>
@@ -39,35 +40,13 @@
 namespace svdlr_tools
 {
 
-/** The rank policy the options choose: --noise-rank (with --noise-sigma), --energy, else --rank. */
-svdlr::RankPolicy
-PolicyOf(const ToolOptions & options);
-
-/** Sets the filter's rank policy, backend, solver and device from `policy` and the options. The slice axis is the
- * caller's. */
+/** Sets the filter's rank policy (RankPolicyOf(options), which the batch path runs too), backend, solver and device.
+ * The slice axis is the caller's. */
 template <typename TFilter>
 void
 ConfigureFilter(TFilter * filter, const svdlr::RankPolicy & policy, const ToolOptions & options)
 {
-  using Kind = svdlr::RankPolicy::Kind;
-  using Estimator = itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
-  switch (policy.kind)
-  {
-    case Kind::FixedRank:
-      filter->SetRank(static_cast<unsigned int>(policy.rank));
-      break;
-    case Kind::EnergyFraction:
-      filter->SetEnergyFraction(policy.energyFraction);
-      break;
-    case Kind::GavishDonoho:
-      filter->SetNoiseSigma(policy.noiseSigma); // 0: estimated per slice
-      break;
-    case Kind::MarchenkoPastur:
-      filter->SetMarchenkoPasturEstimator(policy.estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019
-                                            ? Estimator::CorderoGrande2019
-                                            : Estimator::Veraart2016);
-      break;
-  }
+  itk::SVDLowRankEngineBridge::SetRankPolicy(filter, policy);
   filter->SetBackend(options.backend);
   filter->SetSolver(options.solver);
   filter->SetDeviceId(options.deviceId);

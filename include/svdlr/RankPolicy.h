@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace svdlr
 {
@@ -96,6 +97,9 @@ ParsePolicyName(const std::string & name, RankPolicy & policy);
 /** Every policy name, for messages and help texts: "fixed, energy, gd, mp or mp-cg". */
 std::string
 PolicyNames();
+/** The same names one by one (Python's tuples); only the noise policies' (NoiseRankNames) with `noiseOnly`. */
+std::vector<std::string>
+PolicyNameList(bool noiseOnly = false);
 
 /** The policies chosen from the noise (the tools' --noise-rank), by the same names:
  *   "gd"    Gavish-Donoho (σ estimated, or given as the policy's noiseSigma);

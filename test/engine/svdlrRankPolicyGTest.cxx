@@ -99,6 +99,8 @@ TEST(SVDLowRankRankPolicy, EveryListedNameParsesAndNoiseNamesAreTheNoiseSubset)
     all.insert(name);
   }
   EXPECT_EQ(all.size(), 5u) << svdlr::PolicyNames();
+  EXPECT_EQ(SplitNames(svdlr::PolicyNames()), svdlr::PolicyNameList());
+  EXPECT_EQ(SplitNames(svdlr::NoiseRankNames()), svdlr::PolicyNameList(true));
   for (const std::string & name : SplitNames(svdlr::NoiseRankNames()))
   {
     RankPolicy policy;

@@ -22,6 +22,7 @@
 #include "itkCommand.h"
 #include "itkImageFileReader.h"
 #include "itkNiftiImageIOFactory.h"
+#include "itkSVDLowRankReconstructionImageFilter.h"
 #include "svdlrTestData.h"
 #include "svdlrTestSeries.h"
 
@@ -272,6 +273,59 @@ TEST_F(LocalLowRankDenoising, AKnownNoiseMapReplacesTheEstimate)
   EXPECT_EQ(Median(ranks), m_Series.rank);
   EXPECT_LT(RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean),
             0.7 * RmsError(m_Series.noisy.values.data(), m_Series.clean));
+}
+
+TEST_F(LocalLowRankDenoising, SetRankSelectsTheFixedRankPolicy)
+{
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  // Not the rank Marchenko-Pastur, the default policy, finds.
+  const auto rank = static_cast<unsigned int>(m_Series.rank + 2);
+  filter->SetRank(rank);
+  EXPECT_EQ(filter->GetRankSelection(), itk::SVDLowRankReconstructionEnums::RankSelection::FixedRank);
+  filter->Update();
+  SCOPED_TRACE(m_Random.SeedTrace());
+  std::size_t otherRanks = 0;
+  for (std::size_t v = 0; v < m_Series.noisy.Voxels(); ++v)
+  {
+    otherRanks += filter->GetRankOutput()->GetBufferPointer()[v] != rank;
+  }
+  EXPECT_EQ(otherRanks, 0u) << "voxels whose patch did not keep rank " << rank;
+}
+
+TEST(LocalLowRankDenoisingPolicy, EveryRankParameterSelectsItsPolicyAsOnTheReconstructionFilter)
+{
+  using Selection = itk::SVDLowRankReconstructionEnums::RankSelection;
+  using Estimator = itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
+  auto local = Filter4D::New();
+  auto slices = itk::SVDLowRankReconstructionImageFilter<itk::Image<float, 3>>::New();
+  const auto both = [&](auto set) {
+    set(local.GetPointer());
+    set(slices.GetPointer());
+    EXPECT_EQ(local->GetRankSelection(), slices->GetRankSelection());
+    return local->GetRankSelection();
+  };
+  EXPECT_EQ(both([](auto * f) { f->SetNoiseSigma(2.0); }), Selection::GavishDonoho);
+  EXPECT_EQ(both([](auto * f) { f->SetEnergyFraction(0.5); }), Selection::EnergyFraction);
+  EXPECT_EQ(both([](auto * f) { f->SetMarchenkoPasturEstimator(Estimator::CorderoGrande2019); }),
+            Selection::MarchenkoPastur);
+  EXPECT_EQ(both([](auto * f) { f->SetRank(4); }), Selection::FixedRank);
+  // SetRankSelection keeps the parameters set before.
+  EXPECT_EQ(both([](auto * f) { f->SetRankSelection(Selection::GavishDonoho); }), Selection::GavishDonoho);
+  EXPECT_EQ(local->GetRank(), 4u);
+  EXPECT_EQ(local->GetNoiseSigma(), 2.0);
+  // The tools and Python hand an engine policy to either filter through one function.
+  EXPECT_EQ(both([](auto * f) {
+              itk::SVDLowRankEngineBridge::SetRankPolicy(
+                f, svdlr::RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::Veraart2016));
+            }),
+            Selection::MarchenkoPastur);
+  EXPECT_EQ(local->GetMarchenkoPasturEstimator(), Estimator::Veraart2016);
+  EXPECT_EQ(slices->GetMarchenkoPasturEstimator(), Estimator::Veraart2016);
+  EXPECT_EQ(both([](auto * f) { itk::SVDLowRankEngineBridge::SetRankPolicy(f, svdlr::RankPolicy::Fixed(7)); }),
+            Selection::FixedRank);
+  EXPECT_EQ(local->GetRank(), 7u);
 }
 
 TEST_F(LocalLowRankDenoising, DoubleSeriesAreDenoisedLikeFloatOnes)
