@@ -56,7 +56,8 @@ RunCudaOnDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & outpu
 bool
 CudaCompiledIn() noexcept;
 
-/** Frees the streams, handles and buffers the CUDA backend keeps between runs (svdlrCudaResourceCache.h). */
+/** Frees the streams, handles and buffers the CUDA backend keeps between runs, the slice pipeline's and
+ * the local denoiser's (svdlrDeviceResourceCache.h). */
 void
 ReleaseCachedCudaResources() noexcept;
 

@@ -69,14 +69,24 @@ def find_volumes(
     return [Volume(path, relative) for path, relative in found]
 
 
-def method_tag(*, rank: Optional[int] = None, energy_fraction: Optional[float] = None,
-               noise_rank: Optional[str] = None, noise_sigma: Optional[float] = None) -> str:
+def method_tag(*, policy: Optional[str] = None, rank: Optional[int] = None, energy_fraction: Optional[float] = None,
+               noise_sigma: Optional[float] = None, noise_rank: Optional[str] = None) -> str:
     """The tag an output's name carries: svd-rank20, svd-energy0.95, svd-gd, svd-gd-sigma12.5, svd-mp,
-    svd-mp-cordero2019 (the command-line tool's; rank 20, its default, when no policy is given)."""
-    if rank is None and energy_fraction is None and noise_rank is None and noise_sigma is None:
-        rank = 20
-    return _engine.batch_output_tag(rank=rank, energy_fraction=energy_fraction, noise_rank=noise_rank,
-                                    noise_sigma=noise_sigma)
+    svd-mp-cordero2019, from the C++ module (svdlr::OutputTag), as the command-line tool's. Rank 20 when no
+    policy keyword is given, as the tool's default. noise_rank is the deprecated name of policy."""
+    from ._engine import output_tag  # noqa: PLC0415
+    from ._filter import with_policy  # noqa: PLC0415
+
+    keywords = with_policy(dict(policy=policy, rank=rank, energy_fraction=energy_fraction, noise_sigma=noise_sigma,
+                                noise_rank=noise_rank))
+    if all(value is None for value in keywords.values()):
+        keywords["rank"] = 20
+    return output_tag(**keywords)
+
+
+def policy_keywords(options: Dict[str, Any]) -> Dict[str, Any]:
+    """The keywords of ``options`` that choose the rank policy (those :func:`plan` names outputs by)."""
+    return {key: options.get(key) for key in ("policy", "rank", "energy_fraction", "noise_sigma", "noise_rank")}
 
 
 def split_extension(name: str) -> tuple:
@@ -145,10 +155,11 @@ def reconstruct_volume(
     input_path: str,
     output_path: str,
     *,
+    policy: Optional[str] = None,
     rank: Optional[int] = None,
     energy_fraction: Optional[float] = None,
-    noise_rank: Optional[str] = None,
     noise_sigma: Optional[float] = None,
+    noise_rank: Optional[str] = None,
     backend: str = "auto",
     solver: str = "auto",
     device_id: int = 0,
@@ -163,18 +174,19 @@ def reconstruct_volume(
     try:
         import numpy as np  # noqa: PLC0415
 
-        from ._filter import svd_low_rank_reconstruction_image_filter  # noqa: PLC0415
+        from ._filter import svd_low_rank_reconstruction_image_filter, with_policy  # noqa: PLC0415
 
         io = _VolumeIO()
         try:
             image = io.read(input_path)
         except Exception as error:  # ITK raises RuntimeError, nibabel its own errors, for a file that is no image
             raise OSError(f"cannot read '{input_path}': {str(error).strip().splitlines()[-1]}") from error
-        if rank is None and energy_fraction is None and noise_rank is None and noise_sigma is None:
-            rank = 20  # the command-line tool's default, as method_tag's
+        keywords = with_policy(dict(policy=policy, rank=rank, energy_fraction=energy_fraction,
+                                    noise_sigma=noise_sigma, noise_rank=noise_rank))
+        if all(value is None for value in keywords.values()):
+            keywords["rank"] = 20  # the command-line tool's default
         result, details = svd_low_rank_reconstruction_image_filter(
-            image, rank=rank, energy_fraction=energy_fraction, noise_rank=noise_rank, noise_sigma=noise_sigma,
-            backend=backend, solver=solver, device_id=device_id, return_details=True)
+            image, backend=backend, solver=solver, device_id=device_id, return_details=True, **keywords)
         os.makedirs(os.path.dirname(output_path) or ".", exist_ok=True)
         temporary = _temporary_for(output_path)
         try:
@@ -196,12 +208,13 @@ def reconstruct_volume(
 
 
 def plan(inputs: Iterable[str], output_dir: str, *, patterns: Optional[Sequence[str]] = None, bids: bool = False,
-         rank: Optional[int] = None, energy_fraction: Optional[float] = None, noise_rank: Optional[str] = None,
-         noise_sigma: Optional[float] = None) -> List[tuple]:
+         policy: Optional[str] = None, rank: Optional[int] = None, energy_fraction: Optional[float] = None,
+         noise_sigma: Optional[float] = None, noise_rank: Optional[str] = None) -> List[tuple]:
     """(input path, output path) for every volume a run takes: :func:`find_volumes` and :func:`output_path_for`."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
-    tag = method_tag(rank=rank, energy_fraction=energy_fraction, noise_rank=noise_rank, noise_sigma=noise_sigma)
+    tag = method_tag(policy=policy, rank=rank, energy_fraction=energy_fraction, noise_sigma=noise_sigma,
+                     noise_rank=noise_rank)
     volumes = find_volumes(inputs, patterns=patterns, bids=bids, exclude=output_dir)
     return [(v.path, output_path_for(v, output_dir, tag)) for v in volumes]
 
@@ -219,15 +232,16 @@ def reconstruct_many(
     """Every volume of ``inputs`` (files and folders) into ``output_dir``, on this machine: one worker per CUDA
     device in ``device_ids`` (default: every device when the CUDA backend is usable), else ``workers`` CPU
     workers (default 1: the engine already uses every core for one volume). ``options`` go to
-    :func:`reconstruct_volume` (rank, energy_fraction, noise_rank, noise_sigma, backend, solver, overwrite).
+    :func:`reconstruct_volume` (policy, rank, energy_fraction, noise_sigma, backend, solver, overwrite).
     Returns the rows in input order. For many machines, see :func:`reconstruct_with_dask`; for the fastest run on
     one machine, the command-line tool's pipeline (``SVDLowRankReconstructImage --batch``)."""
     import queue  # noqa: PLC0415
 
     from ._engine import cuda_device_count, cuda_device_usable  # noqa: PLC0415
+    from ._filter import with_policy  # noqa: PLC0415
 
-    policy = {k: options.get(k) for k in ("rank", "energy_fraction", "noise_rank", "noise_sigma")}
-    pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy)
+    options = with_policy(options)  # noise_rank, the deprecated name, warned about once here
+    pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy_keywords(options))
     if device_ids is None and options.get("backend", "auto") != "cpu":
         device_ids = [d for d in range(cuda_device_count()) if cuda_device_usable(d)[0]]
     lanes = list(device_ids) if device_ids else [0] * max(1, workers or 1)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-from ._batch import plan, reconstruct_volume
+from ._batch import plan, policy_keywords, reconstruct_volume
+from ._filter import with_policy
 
 
 def local_cuda_cluster(**cluster_options: Any) -> Any:
@@ -38,7 +39,7 @@ def reconstruct_with_dask(
     ``output_dir`` on the workers of ``client`` (a ``distributed.Client``, or a scheduler address such as
     ``"tcp://scheduler:8786"``), one task per volume.
 
-    ``options`` go to :func:`reconstruct_volume` (rank, energy_fraction, noise_rank, noise_sigma, backend, solver,
+    ``options`` go to :func:`reconstruct_volume` (policy, rank, energy_fraction, noise_sigma, backend, solver,
     device_id, overwrite). Outputs that exist are skipped (a re-run resumes); a volume that fails is a row with
     status "failed", and the others go on. ``progress``: Dask's progress bar while the tasks run.
 
@@ -50,8 +51,8 @@ def reconstruct_with_dask(
     if own:
         client = Client(client)
     try:
-        policy = {k: options.get(k) for k in ("rank", "energy_fraction", "noise_rank", "noise_sigma")}
-        pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy)
+        options = with_policy(options)  # noise_rank, the deprecated name, warned about once here
+        pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy_keywords(options))
         futures = client.map(
             reconstruct_volume,
             [source for source, _ in pairs],

@@ -28,6 +28,7 @@ def local_low_rank_denoising_image_filter(
     shrinkage: str = "hard",
     policy: Optional[str] = None,
     rank: Optional[int] = None,
+    energy_fraction: Optional[float] = None,
     volume_axis: Optional[int] = None,
     backend: str = "auto",
     device_id: int = 0,
@@ -73,11 +74,13 @@ def local_low_rank_denoising_image_filter(
     shrinkage : "hard" or "frobenius"
         "frobenius": Gavish & Donoho's optimal shrinker of the singular values kept (needs sigma: a noise policy
         or ``noise_sigma``).
-    policy : "mp", "mp-cg", "gd" or "fixed", optional
+    policy : "mp", "mp-cg", "gd", "fixed" or "energy", optional
         How each patch's rank is chosen: Marchenko-Pastur with Veraart et al.'s estimator (the default),
-        Marchenko-Pastur with Cordero-Grande et al.'s (2019), Gavish & Donoho's threshold, or a fixed ``rank``
-        (which implies "fixed").
+        Marchenko-Pastur with Cordero-Grande et al.'s (2019), Gavish & Donoho's threshold, a fixed ``rank``
+        (which implies "fixed"), or an ``energy_fraction`` (which implies "energy"). The names and keywords of
+        :func:`svd_low_rank_reconstruction_image_filter` too.
     rank : int >= 1, optional
+    energy_fraction : float in (0, 1], optional
     volume_axis : int, optional
         For arrays: the axis holding the volumes, 0 (the default: ITK's NumPy view, (volumes, z, y, x)) or -1/3
         (nibabel's (x, y, z, volumes)). For ITK series it follows from the image and may be omitted.
@@ -158,6 +161,7 @@ def local_low_rank_denoising_image_filter(
             shrinkage=shrinkage,
             policy=policy,
             rank=None if rank is None else int(rank),
+            energy_fraction=None if energy_fraction is None else float(energy_fraction),
             mask=_mask_array(mask, spatial_shape),
             noise_sigma=_sigma_array(noise_sigma, spatial_shape),
             backend=backend,

@@ -5,8 +5,9 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from ._adapters import SUPPORTED_DTYPES, element_count, to_device, to_host
 
 _BACKENDS = _engine.BACKENDS
 _SOLVERS = _engine.SOLVERS
+_POLICIES = _engine.POLICIES  # the names of svdlr/RankPolicy.h, as the C++ module spells them
 _NOISE_RANKS = _engine.NOISE_RANKS
 
 
@@ -52,10 +54,11 @@ class ReconstructionDetails:
 def svd_low_rank_reconstruction_image_filter(
     image: Any,
     *,
+    policy: Optional[str] = None,
     rank: Optional[int] = None,
     energy_fraction: Optional[float] = None,
-    noise_rank: Optional[str] = None,
     noise_sigma: Optional[float] = None,
+    noise_rank: Optional[str] = None,
     slice_dimension: Optional[int] = None,
     backend: str = "auto",
     solver: str = "auto",
@@ -76,6 +79,11 @@ def svd_low_rank_reconstruction_image_filter(
         A 2D or 3D scalar image with pixel type unsigned char, short, unsigned short, float or double
         (NumPy dtypes uint8, int16, uint16, float32, float64). Arrays are read in ITK's NumPy axis order:
         a volume is indexed [z, y, x], as ``itk.array_view_from_image`` returns it.
+    policy : "fixed", "energy", "gd", "mp" or "mp-cg", optional
+        How each slice's rank is chosen (the names and keywords of
+        :func:`local_low_rank_denoising_image_filter` too): a fixed rank, an energy fraction, or from the noise
+        (see noise_rank below). By default the policy whose parameter is given (rank: "fixed", energy_fraction:
+        "energy", noise_sigma: "gd"), else "fixed" with rank 1.
     rank : int >= 1, optional
         Singular triplets kept per slice; clamped to min(rows, cols). The default, when neither rank nor
         energy_fraction is given, is 1 (as in the C++ filter).
@@ -83,8 +91,9 @@ def svd_low_rank_reconstruction_image_filter(
         Instead of a fixed rank: keep, per slice, the fewest triplets whose squared singular values hold at
         least this fraction of the slice's squared Frobenius norm.
     noise_rank : "gd", "mp" or "mp-cg", optional
-        Instead: keep, per slice, the singular values that stand out of the noise, for a slice that is a
-        low-rank signal plus white noise, with the noise's standard deviation per pixel estimated per slice
+        Deprecated (DeprecationWarning): the old name of ``policy`` for the noise policies, which keep, per
+        slice, the singular values that stand out of the noise, for a slice that is a low-rank signal plus white
+        noise, with the noise's standard deviation per pixel estimated per slice
         (``details.noise_sigma``). "gd": Gavish & Donoho's (2014) optimal hard threshold, sigma from the median
         singular value. "mp": the Marchenko-Pastur bulk edge with sigma as MP-PCA estimates it (Veraart et al.
         2016; MRtrix3 dwidenoise's default). "mp-cg": the same with Cordero-Grande et al.'s (2019) estimator
@@ -150,7 +159,9 @@ def svd_low_rank_reconstruction_image_filter(
     RuntimeError
         backend="cuda" without a usable CUDA device, or a failure on the device.
     """
+    warn_noise_rank(noise_rank)
     check_parameters(
+        policy=policy,
         rank=rank,
         energy_fraction=energy_fraction,
         noise_rank=noise_rank,
@@ -197,6 +208,7 @@ def svd_low_rank_reconstruction_image_filter(
     try:
         result, engine_details = _engine.reconstruct(
             batch,
+            policy=policy,
             rank=None if rank is None else int(rank),
             energy_fraction=None if energy_fraction is None else float(energy_fraction),
             noise_rank=noise_rank,
@@ -237,8 +249,34 @@ def svd_low_rank_reconstruction_image_filter(
     return output, details
 
 
+def warn_noise_rank(noise_rank: Any, stacklevel: int = 3) -> None:
+    """The DeprecationWarning of the old keyword noise_rank, for the public functions that still take it."""
+    if noise_rank is not None:
+        warnings.warn(
+            "svdlr: noise_rank is deprecated; give the same name as policy (policy=%r)" % (noise_rank,),
+            DeprecationWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def with_policy(parameters: Dict[str, Any], *, warn: bool = True, stacklevel: int = 4) -> Dict[str, Any]:
+    """``parameters`` with the deprecated noise_rank given as policy (after its DeprecationWarning when ``warn``),
+    for the functions that pass them on."""
+    noise_rank = parameters.get("noise_rank")
+    if noise_rank is None:
+        return {key: value for key, value in parameters.items() if key != "noise_rank"}
+    if warn:
+        warn_noise_rank(noise_rank, stacklevel=stacklevel)
+    if parameters.get("policy") is not None:
+        raise ValueError("svdlr: give policy or noise_rank (its deprecated name), not both")
+    renamed = {key: value for key, value in parameters.items() if key != "noise_rank"}
+    renamed["policy"] = noise_rank
+    return renamed
+
+
 def check_parameters(
     *,
+    policy: Any = None,
     rank: Any = None,
     energy_fraction: Any = None,
     noise_rank: Any = None,
@@ -252,10 +290,11 @@ def check_parameters(
 ) -> None:
     """Raises what svd_low_rank_reconstruction_image_filter raises for these keywords before it looks at an image
     (the pipeline stage of _pipeline.py checks them when it is built)."""
-    _check_policy(rank, energy_fraction, noise_rank, noise_sigma)
+    _check_policy(policy, rank, energy_fraction, noise_rank, noise_sigma)
     _check_choice("backend", backend, _BACKENDS)
     _check_choice("solver", solver, _SOLVERS)
     _engine.check_options(
+        policy=policy,
         rank=rank,
         energy_fraction=energy_fraction,
         noise_rank=noise_rank,
@@ -302,7 +341,9 @@ def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> None:
         raise ValueError(f"svdlr: {name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
 
 
-def _check_policy(rank: Any, energy_fraction: Any, noise_rank: Any, noise_sigma: Any) -> None:
+def _check_policy(policy: Any, rank: Any, energy_fraction: Any, noise_rank: Any, noise_sigma: Any) -> None:
+    if policy is not None:
+        _check_choice("policy", policy, _POLICIES)
     noise = noise_rank is not None or noise_sigma is not None
     if rank is not None and energy_fraction is not None:
         raise ValueError("svdlr: give either rank or energy_fraction, not both")

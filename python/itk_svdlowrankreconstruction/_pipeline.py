@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._filter import check_parameters, svd_low_rank_reconstruction_image_filter
+from ._filter import check_parameters, svd_low_rank_reconstruction_image_filter, warn_noise_rank, with_policy
 
 # The keywords of svd_low_rank_reconstruction_image_filter that make sense for a pipeline stage (not the ones
 # that choose what comes back: return_details, output_pixel_type, which the stage's types fix).
 _PARAMETERS = (
+    "policy",
     "rank",
     "energy_fraction",
     "noise_rank",
@@ -45,8 +46,9 @@ def svd_low_rank_reconstruction_pipeline_filter(
     input : itk.Image or an ITK filter, optional
         Connected as the stage's input (a filter's output is taken), as ITK's ``New(input)`` does.
     **parameters
-        The keywords of :func:`svd_low_rank_reconstruction_image_filter` (rank, energy_fraction, noise_rank,
-        noise_sigma, slice_dimension, backend, solver, device_id, max_matrices_per_batch, threads), checked here.
+        The keywords of :func:`svd_low_rank_reconstruction_image_filter` (policy, rank, energy_fraction,
+        noise_sigma, noise_rank (deprecated), slice_dimension, backend, solver, device_id, max_matrices_per_batch,
+        threads), checked here.
 
     The stage keeps them in ``stage.svdlr_parameters`` (a dict; call ``stage.Modified()`` after changing it) and,
     after each run, the :class:`ReconstructionDetails` in ``stage.svdlr_details``.
@@ -71,6 +73,7 @@ def svd_low_rank_reconstruction_pipeline_filter(
         raise TypeError(
             f"svdlr: the output image type must be itk.Image[itk.F, {dimension}] or itk.Image[itk.D, {dimension}]"
         )
+    warn_noise_rank(parameters.get("noise_rank"))
     check_parameters(**parameters)
 
     stage = itk.PyImageFilter[input_image_type, output_image_type].New()
@@ -86,8 +89,9 @@ def svd_low_rank_reconstruction_pipeline_filter(
     def generate_data(_handed: Any) -> None:
         stage.svdlr_error = None
         try:
+            parameters = with_policy(stage.svdlr_parameters, warn=False)  # it warned when the stage was built
             result, details = svd_low_rank_reconstruction_image_filter(
-                stage.GetInput(), output_pixel_type=output_pixel, return_details=True, **stage.svdlr_parameters
+                stage.GetInput(), output_pixel_type=output_pixel, return_details=True, **parameters
             )
         except Exception as error:
             stage.svdlr_error = error

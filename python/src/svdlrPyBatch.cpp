@@ -19,18 +19,12 @@
 // files), so that Python and the command-line tool cannot drift apart.
 #include "svdlrPyBatch.h"
 
-#include "svdlrPyReconstruct.h"
-
 #include "SVDLowRankBatchInputs.h"
-#include "svdlr/RankPolicy.h"
 
-#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <cstdint>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,16 +106,6 @@ DefineBatchRules(nb::module_ & module)
     },
     "relative"_a, "output_root"_a, "tag"_a,
     "Where an image file found at `relative` goes under `output_root`: `_<tag>` before its extension.");
-  module.def(
-    "batch_output_tag",
-    [](std::optional<std::int64_t> rank, std::optional<double> energyFraction, std::optional<std::string> noiseRank,
-       std::optional<double> noiseSigma) {
-      return OutputTag(PolicyFromKeywords(rank, energyFraction, noiseRank, noiseSigma));
-    },
-    nb::kw_only(), "rank"_a = nb::none(), "energy_fraction"_a = nb::none(), "noise_rank"_a = nb::none(),
-    "noise_sigma"_a = nb::none(),
-    "The tag an output's name carries for the policy these keywords choose (as reconstruct() reads them): "
-    "svdlr::OutputTag.");
 }
 
 } // namespace python

@@ -24,6 +24,7 @@
 
 #include "svdlrPyErrors.h"
 #include "svdlrPyProgress.h"
+#include "svdlrPyRankPolicy.h"
 
 #include "svdlr/LocalDenoise.h"
 #include "svdlr/Names.h"
@@ -189,39 +190,6 @@ RaiseNonFinite(std::size_t voxel, const std::vector<std::size_t> & grid)
   throw nb::python_error();
 }
 
-RankPolicy
-MakePolicy(const std::optional<std::string> & policy, std::optional<std::int64_t> rank)
-{
-  const std::string name = policy.value_or(rank ? "fixed" : "mp");
-  RankPolicy        result;
-  if (name == "fixed")
-  {
-    if (!rank)
-    {
-      ThrowValueError("policy \"fixed\" needs rank");
-    }
-    if (*rank < static_cast<std::int64_t>(kMinimumRank))
-    {
-      ThrowValueError("rank must be at least " + std::to_string(kMinimumRank) + ", got " + std::to_string(*rank));
-    }
-    result = RankPolicy::Fixed(static_cast<std::size_t>(*rank));
-  }
-  else if (!ParseNoiseRank(name, result))
-  {
-    ThrowValueError("policy must be \"fixed\", " + NoiseRankNames() + ", got \"" + name + "\"");
-  }
-  else if (rank)
-  {
-    ThrowValueError("rank goes with policy \"fixed\"; policy \"" + name + "\" chooses each patch's rank itself");
-  }
-  const std::string problem = PolicyProblem(result, Solver::Exact);
-  if (!problem.empty())
-  {
-    ThrowValueError(problem);
-  }
-  return result;
-}
-
 LocalDenoiseOptions
 MakeOptions(const std::optional<std::vector<std::int64_t>> & patchSize,
             std::int64_t                               patchStride,
@@ -229,13 +197,20 @@ MakeOptions(const std::optional<std::vector<std::int64_t>> & patchSize,
             const std::string &                        shrinkage,
             const std::optional<std::string> &         policy,
             std::optional<std::int64_t>                rank,
+            std::optional<double>                      energyFraction,
             const std::string &                        backend,
             std::int64_t                               deviceId,
             std::int64_t                               maxPatchesPerBatch,
             std::int64_t                               threads)
 {
   LocalDenoiseOptions options;
-  options.policy = MakePolicy(policy, rank);
+  // The reconstruction's keywords (svdlrPyRankPolicy.h); noise_sigma is the denoiser's map, not a policy parameter.
+  options.policy = RankPolicyFrom({ policy, "policy", rank, energyFraction, std::nullopt }, "mp");
+  const std::string problem = PolicyProblem(options.policy, Solver::Exact);
+  if (!problem.empty())
+  {
+    ThrowValueError(problem);
+  }
   if (patchSize)
   {
     if (patchSize->size() != 3)
@@ -302,6 +277,7 @@ DenoiseArray(SeriesArray                               series,
              const std::string &                       shrinkage,
              std::optional<std::string>                policy,
              std::optional<std::int64_t>               rank,
+             std::optional<double>                     energyFraction,
              std::optional<MaskArray>                  mask,
              std::optional<SigmaArray>                 noiseSigma,
              const std::string &                       backend,
@@ -312,7 +288,8 @@ DenoiseArray(SeriesArray                               series,
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
-    patchSize, patchStride, aggregation, shrinkage, policy, rank, backend, deviceId, maxPatchesPerBatch, threads);
+    patchSize, patchStride, aggregation, shrinkage, policy, rank, energyFraction, backend, deviceId,
+    maxPatchesPerBatch, threads);
 
   std::vector<std::size_t> shape(4);
   for (std::size_t i = 0; i < 4; ++i)
@@ -412,10 +389,12 @@ aggregation : "centre" or "overlap", optional
 shrinkage : "hard" or "frobenius"
     "frobenius": Gavish-Donoho's optimal shrinker of the kept singular values (needs sigma: a noise policy or
     noise_sigma).
-policy : "mp", "mp-cg", "gd" or "fixed", optional
+policy : "mp", "mp-cg", "gd", "fixed" or "energy", optional
     How each patch's rank is chosen: Marchenko-Pastur (Veraart 2016; the default), Marchenko-Pastur
-    (Cordero-Grande 2019), Gavish-Donoho's threshold, or a fixed rank (given by rank, which implies it).
+    (Cordero-Grande 2019), Gavish-Donoho's threshold, a fixed rank (given by rank, which implies it), or an
+    energy fraction (given by energy_fraction, which implies it). The same keywords as reconstruct's.
 rank : int >= 1, optional
+energy_fraction : float in (0, 1], optional
 mask : uint8 array of the spatial shape, C-contiguous, optional
     Voxels where it is 0 are copied unchanged and get sigma = 0 and rank 0 in the maps.
 noise_sigma : float32 array of the spatial shape, C-contiguous, optional
@@ -463,6 +442,7 @@ DefineDenoise(nb::module_ & module)
              "shrinkage"_a = "hard",
              "policy"_a = nb::none(),
              "rank"_a = nb::none(),
+             "energy_fraction"_a = nb::none(),
              "mask"_a = nb::none(),
              "noise_sigma"_a = nb::none(),
              "backend"_a = "auto",

@@ -18,6 +18,7 @@
 // The extension module `itk_svdlowrankreconstruction._engine`: the ITK-free engine, for the Python layer.
 #include "svdlrPyBatch.h"
 #include "svdlrPyDenoise.h"
+#include "svdlrPyRankPolicy.h"
 #include "svdlrPyReconstruct.h"
 #include "svdlrPySliceStack.h"
 
@@ -43,6 +44,7 @@ NB_MODULE(_engine, module)
   svdlr::python::DefineSliceStack(module);
   svdlr::python::DefineDenoise(module);
   svdlr::python::DefineBatchRules(module);
+  svdlr::python::DefineRankPolicy(module);
 
   module.def("cuda_backend_built", &svdlr::CudaBackendBuilt, "True when this build has the CUDA backend compiled in.");
   module.def("cuda_device_count", &svdlr::CudaDeviceCount,

@@ -25,6 +25,7 @@
 
 #include "svdlrPyErrors.h"
 #include "svdlrPyProgress.h"
+#include "svdlrPyRankPolicy.h"
 
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
@@ -115,7 +116,8 @@ ParseOption(const char * option, const std::string & name, std::string (*names)(
 // Range checks the engine cannot do because its fields are unsigned. The engine validates the rest
 // (energy fraction range, empty input, overlap of input and output).
 Options
-MakeOptions(std::optional<std::int64_t>       rank,
+MakeOptions(const std::optional<std::string> & policy,
+            std::optional<std::int64_t>       rank,
             std::optional<double>             energyFraction,
             const std::optional<std::string> & noiseRank,
             std::optional<double>             noiseSigma,
@@ -125,50 +127,27 @@ MakeOptions(std::optional<std::int64_t>       rank,
             std::int64_t                      maxMatricesPerBatch,
             std::int64_t                      threads)
 {
-  Options    options;
-  const bool noise = noiseRank || noiseSigma;
+  if (policy && noiseRank)
+  {
+    ThrowValueError("give policy or noise_rank (its deprecated name), not both");
+  }
+  // The rules of the deprecated keywords, kept with their messages: one of rank, energy_fraction and a noise policy.
   if (rank && energyFraction)
   {
     ThrowValueError("give either rank or energy_fraction, not both");
   }
-  if ((rank || energyFraction) && noise)
+  if ((rank || energyFraction) && (noiseRank || noiseSigma))
   {
     ThrowValueError("give one of rank, energy_fraction and noise_rank/noise_sigma");
   }
-  if (noise)
+  PolicyKeywords keywords{ noiseRank ? noiseRank : policy, noiseRank ? "noise_rank" : "policy", rank, energyFraction,
+                           noiseSigma };
+  if (!keywords.policy && !rank && !energyFraction && !noiseSigma)
   {
-    if (noiseRank && !ParseNoiseRank(*noiseRank, options.policy))
-    {
-      ThrowValueError("noise_rank must be " + NoiseRankNames() + ", got \"" + *noiseRank + "\"");
-    }
-    if (noiseSigma)
-    {
-      if (noiseRank && options.policy.kind != RankPolicy::Kind::GavishDonoho)
-      {
-        ThrowValueError("noise_sigma sets Gavish-Donoho's sigma: it does not go with noise_rank=\"" + *noiseRank +
-                        "\"");
-      }
-      if (!(*noiseSigma > 0.0 && std::isfinite(*noiseSigma)))
-      {
-        ThrowValueError("noise_sigma must be a finite number > 0 (leave it out to estimate sigma), got " +
-                        std::to_string(*noiseSigma));
-      }
-      options.policy = RankPolicy::GavishDonoho(*noiseSigma);
-    }
+    keywords.rank = 1; // as the C++ filter's default
   }
-  else if (energyFraction)
-  {
-    options.policy = RankPolicy::Energy(*energyFraction);
-  }
-  else
-  {
-    const std::int64_t k = rank.value_or(1);
-    if (k < 0) // the engine's rank is unsigned; it checks the rest (PolicyProblem)
-    {
-      ThrowValueError("rank must be at least " + std::to_string(kMinimumRank) + ", got " + std::to_string(k));
-    }
-    options.policy = RankPolicy::Fixed(static_cast<std::size_t>(k));
-  }
+  Options options;
+  options.policy = RankPolicyFrom(keywords, "fixed");
   options.backend = ParseOption<Backend>("backend", backend, &BackendNames);
   options.solver = ParseOption<Solver>("solver", solver, &SolverNames);
   const std::string problem = PolicyProblem(options.policy, options.solver);
@@ -374,6 +353,7 @@ RunOnDevice(const InputArray & input, nb::object out, const Options & options, P
 
 nb::tuple
 ReconstructArray(InputArray                  matrices,
+                 std::optional<std::string>  policy,
                  std::optional<std::int64_t> rank,
                  std::optional<double>       energyFraction,
                  std::optional<std::string>  noiseRank,
@@ -402,7 +382,8 @@ ReconstructArray(InputArray                  matrices,
     ThrowValueError("device_id " + std::to_string(*deviceId) + " differs from device " + std::to_string(arrayDevice) +
                     ", which holds the array");
   }
-  Options options = MakeOptions(rank,
+  Options options = MakeOptions(policy,
+                                rank,
                                 energyFraction,
                                 noiseRank,
                                 noiseSigma,
@@ -440,16 +421,20 @@ matrices : float32 or float64 array, shape (rows, cols) or (count, rows, cols)
     In host memory (NumPy...): C-contiguous arrays are used without a copy; others are copied to C order
     first. In CUDA device memory (CuPy, PyTorch... through DLPack; C-contiguous): the data stays on the
     device, the "cuda" or "auto" backend works on it there, and `out` is required.
+policy : {POLICIES}, optional
+    How each matrix's rank is chosen; by default the one whose parameter is given (rank: "fixed",
+    energy_fraction: "energy", noise_sigma: "gd"), else "fixed" with rank 1. The same keywords as the
+    denoiser's.
 rank : int >= 1, optional
     Singular triplets kept per matrix (clamped to min(rows, cols)). Default 1 when energy_fraction is not given.
 energy_fraction : float in (0, 1], optional
     Keep, per matrix, the fewest triplets whose squared singular values hold this fraction of ||A||_F^2.
 noise_rank : {NOISE_RANKS}, optional
-    Keep, per matrix, the singular values that stand out of the noise of a low-rank signal plus white noise,
-    with the noise's standard deviation sigma per entry estimated per matrix: "gd" Gavish & Donoho's optimal
-    hard threshold (sigma from the median singular value), "mp" Marchenko-Pastur as MP-PCA (Veraart et al.
-    2016, MRtrix3 dwidenoise's default), "mp-cg" Marchenko-Pastur with Cordero-Grande et al.'s (2019)
-    estimator (dwidenoise -estimator Exp2).
+    Deprecated: the old name of policy for the noise policies. Keep, per matrix, the singular values that stand out
+    of the noise of a low-rank signal plus white noise, with the noise's standard deviation sigma per entry
+    estimated per matrix: "gd" Gavish & Donoho's optimal hard threshold (sigma from the median singular value), "mp"
+    Marchenko-Pastur as MP-PCA (Veraart et al. 2016, MRtrix3 dwidenoise's default), "mp-cg" Marchenko-Pastur with
+    Cordero-Grande et al.'s (2019) estimator (dwidenoise -estimator Exp2).
 noise_sigma : float > 0, optional
     Gavish-Donoho with this known sigma per entry (implies noise_rank "gd"). Give one of rank, energy_fraction
     and noise_rank/noise_sigma.
@@ -516,21 +501,13 @@ ReconstructDoc()
     };
     fill("{MAX_SUBSPACE_WIDTH}", std::to_string(kMaxSubspaceWidth));
     fill("{NOISE_RANKS}", NoiseRankNames());
+    fill("{POLICIES}", PolicyNames());
     return text;
   }();
   return doc.c_str();
 }
 
 } // namespace
-
-RankPolicy
-PolicyFromKeywords(std::optional<std::int64_t>       rank,
-                   std::optional<double>             energyFraction,
-                   const std::optional<std::string> & noiseRank,
-                   std::optional<double>             noiseSigma)
-{
-  return MakeOptions(rank, energyFraction, noiseRank, noiseSigma, "auto", "auto", 0, 0, 0).policy;
-}
 
 bool
 DeviceInputSupported() noexcept
@@ -545,6 +522,7 @@ DefineReconstruct(nb::module_ & module)
              &ReconstructArray,
              "matrices"_a,
              nb::kw_only(),
+             "policy"_a = nb::none(),
              "rank"_a = nb::none(),
              "energy_fraction"_a = nb::none(),
              "noise_rank"_a = nb::none(),
@@ -561,11 +539,13 @@ DefineReconstruct(nb::module_ & module)
 
   module.def(
     "check_options",
-    [](std::optional<std::int64_t> rank, std::optional<double> energyFraction, std::optional<std::string> noiseRank,
-       std::optional<double> noiseSigma, const std::string & backend, const std::string & solver) {
-      MakeOptions(rank, energyFraction, noiseRank, noiseSigma, backend, solver, 0, 0, 0);
+    [](std::optional<std::string> policy, std::optional<std::int64_t> rank, std::optional<double> energyFraction,
+       std::optional<std::string> noiseRank, std::optional<double> noiseSigma, const std::string & backend,
+       const std::string & solver) {
+      MakeOptions(policy, rank, energyFraction, noiseRank, noiseSigma, backend, solver, 0, 0, 0);
     },
     nb::kw_only(),
+    "policy"_a = nb::none(),
     "rank"_a = nb::none(),
     "energy_fraction"_a = nb::none(),
     "noise_rank"_a = nb::none(),
@@ -576,10 +556,6 @@ DefineReconstruct(nb::module_ & module)
   module.attr("BACKENDS") = nb::make_tuple(Name(Backend::Auto), Name(Backend::CPU), Name(Backend::CUDA));
   module.attr("SOLVERS") = nb::make_tuple(Name(Solver::Auto), Name(Solver::Exact), Name(Solver::Subspace));
   module.attr("MAX_SUBSPACE_WIDTH") = kMaxSubspaceWidth;
-  module.attr("NOISE_RANKS") =
-    nb::make_tuple(NoiseRankName(RankPolicy::GavishDonoho()),
-                   NoiseRankName(RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::Veraart2016)),
-                   NoiseRankName(RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::CorderoGrande2019)));
 }
 
 } // namespace python

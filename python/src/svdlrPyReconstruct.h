@@ -18,13 +18,7 @@
 #ifndef svdlrPyReconstruct_h
 #define svdlrPyReconstruct_h
 
-#include "svdlr/Engine.h"
-
 #include <nanobind/nanobind.h>
-
-#include <cstdint>
-#include <optional>
-#include <string>
 
 namespace svdlr
 {
@@ -40,14 +34,6 @@ DeviceInputSupported() noexcept;
  * max_matrices_per_batch, threads, progress, out, stream)` to `module`. */
 void
 DefineReconstruct(nanobind::module_ & module);
-
-/** The rank policy that reconstruct()'s keywords rank, energy_fraction, noise_rank and noise_sigma choose; raises
- * ValueError for what reconstruct() refuses. */
-RankPolicy
-PolicyFromKeywords(std::optional<std::int64_t>       rank,
-                   std::optional<double>             energyFraction,
-                   const std::optional<std::string> & noiseRank,
-                   std::optional<double>             noiseSigma);
 
 } // namespace python
 } // namespace svdlr

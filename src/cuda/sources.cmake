@@ -13,6 +13,7 @@ set(SVDLR_ENGINE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaPipeline.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaBatchPlan.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaBatchResults.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaCallerMemory.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrStagingRing.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaResourceCache.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrPinnedHost.cxx
@@ -25,7 +26,14 @@ set(SVDLR_ENGINE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/svdlrFactorKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrReconstructionKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrSmallEigenSolver.cu
-  ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseKernels.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseSlabKernels.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseGramKernels.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseRankKernels.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseApproximationKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoisePlan.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseBuffers.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseResources.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseTransfers.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaLocalDenoiser.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseCuda.cxx
   )

@@ -126,5 +126,11 @@ PlanBatches(const BatchGeometry & geometry, std::size_t count, std::size_t maxPe
   return PlanWithBatchSize(count, FitBatch(geometry, cap, kSlotsWhenPipelined, availableBytes, eigenWorkspaceBytes));
 }
 
+std::string
+MatrixShapeText(std::size_t rows, std::size_t cols)
+{
+  return std::to_string(rows) + " x " + std::to_string(cols);
+}
+
 } // namespace detail
 } // namespace svdlr

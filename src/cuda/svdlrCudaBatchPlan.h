@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace svdlr
 {
@@ -111,6 +112,10 @@ PlanBatches(const BatchGeometry & geometry, std::size_t count, std::size_t maxPe
 /** The plan for `count` matrices in batches of at most `batchSize` (after an allocation failure). */
 SVDLR_CUDA_EXPORT BatchPlan
 PlanWithBatchSize(std::size_t count, std::size_t batchSize);
+
+/** "rows x cols", for messages about a matrix shape. */
+std::string
+MatrixShapeText(std::size_t rows, std::size_t cols);
 
 } // namespace detail
 } // namespace svdlr

@@ -40,13 +40,16 @@
 //
 // When the caller's matrices are already on the device (ReconstructOnDevice), only the two transfers
 // differ (CopyIn, CopyOut): a device-to-device copy on the slot's stream replaces the staging ring, and
-// every slot stream first waits for what the caller had queued on its own stream.
+// every slot stream first waits for what the caller had queued on its own stream. Where the caller's memory is,
+// and the copies that reach it directly, are in svdlrCudaCallerMemory.h; the slots and the ring, kept per device
+// between runs, in svdlrCudaResourceCache.h.
 #include "svdlrBackends.h"
 #include "svdlrParallel.h"
 #include "svdlrProgress.h"
 
 #include "svdlrCudaBatchPlan.h"
 #include "svdlrCudaBatchResults.h"
+#include "svdlrCudaCallerMemory.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrCudaDevice.h"
 #include "svdlrCudaPipeline.h"
@@ -80,107 +83,8 @@ namespace detail
 namespace
 {
 
-// Left free for what allocates behind our back: cuBLAS's per-handle workspace (32 MiB on Hopper), cuSOLVER's
-// internals, the context's own growth.
-constexpr std::size_t kReservedBytes = std::size_t{ 256 } << 20;
-constexpr std::size_t kReservedFraction = 20; // and 1/20 of what is free
 // The status arrays that come back to the host after the solve: info | non-finite flags | redo flags.
 constexpr std::size_t kCopiedStatusArrays = 3;
-
-std::string
-MatrixShapeText(std::size_t rows, std::size_t cols)
-{
-  return std::to_string(rows) + " x " + std::to_string(cols);
-}
-
-/** Where the caller's matrices live: pageable host memory, moved through the staging ring; pinned host
- * memory, which the copy engines read and write directly; or device memory, copied device to device after
- * the work already queued on `stream`. */
-struct CallerMemory
-{
-  bool         onDevice{ false };
-  cudaStream_t stream{ nullptr };
-  bool         inputPinned{ false }; // host input in page-locked memory (cudaMallocHost, cudaHostRegister)
-  bool         outputPinned{ false };
-};
-
-const char *
-MemoryTypeText(cudaMemoryType type)
-{
-  switch (type)
-  {
-    case cudaMemoryTypeUnregistered:
-      return "pageable host memory";
-    case cudaMemoryTypeHost:
-      return "pinned host memory";
-    case cudaMemoryTypeDevice:
-      return "device memory";
-    case cudaMemoryTypeManaged:
-      return "managed memory";
-  }
-  return "memory of unknown type";
-}
-
-/** The first and the last byte of [data, data + bytes): where a batch's memory is checked. */
-std::array<const unsigned char *, 2>
-SpanEnds(const void * data, std::size_t bytes)
-{
-  const unsigned char * first = static_cast<const unsigned char *>(data);
-  return { first, first + (bytes - 1) };
-}
-
-/** CUDA's attributes of the memory at `p`; a pointer CUDA does not know reads as unregistered host memory
- * (and the error it raised is cleared). */
-cudaPointerAttributes
-AttributesAt(const void * p)
-{
-  cudaPointerAttributes attributes{};
-  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess)
-  {
-    (void)cudaGetLastError();
-    attributes.type = cudaMemoryTypeUnregistered;
-  }
-  return attributes;
-}
-
-/** Whether both ends of [data, data + bytes) are page-locked host memory. */
-bool
-IsPinnedHostSpan(const void * data, std::size_t bytes)
-{
-  for (const unsigned char * p : SpanEnds(data, bytes))
-  {
-    if (AttributesAt(p).type != cudaMemoryTypeHost)
-    {
-      return false;
-    }
-  }
-  return true;
-}
-
-/** Throws InvalidArgument unless the first and last byte of [data, data + bytes) are device or managed
- * memory on `deviceId`. */
-void
-CheckDeviceSpan(const void * data, std::size_t bytes, int deviceId, const char * name)
-{
-  const auto ends = SpanEnds(data, bytes);
-  for (const unsigned char * p : ends)
-  {
-    const cudaPointerAttributes attributes = AttributesAt(p);
-    const bool                  onDevice = attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
-    if (!onDevice || attributes.device != deviceId)
-    {
-      std::string where = MemoryTypeText(attributes.type);
-      if (onDevice)
-      {
-        where += " on device " + std::to_string(attributes.device);
-      }
-      throw Error(ErrorCode::InvalidArgument,
-                  std::string("svdlr: ReconstructOnDevice: the ") + name + " batch is " + where +
-                    (p == ends[0] ? "" : " at its end") + "; it must be device or managed memory on device " +
-                    std::to_string(deviceId) + " (options.deviceId); use Reconstruct for host memory");
-    }
-  }
-}
 
 template <typename T>
 std::size_t
@@ -222,10 +126,10 @@ public:
     // answers the workspace queries that the plan needs.
     {
       const TraceSpan span(Traced(&CudaPipelineTrace::handles));
-      m_Resources = TakeCachedResources<T>(options.deviceId);
+      m_Resources = CudaPipelineResourceCache<T>::Shared().Take(options.deviceId);
       if (m_Resources->slots.empty())
       {
-        AddSlot();
+        m_Resources->AddSlot();
       }
     }
     {
@@ -234,12 +138,11 @@ public:
       std::size_t     totalBytes = 0;
       SVDLR_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
       freeBytes += m_Resources->DeviceBytes(); // ours to reuse or free
-      const std::size_t reserve = kReservedBytes + freeBytes / kReservedFraction;
-      const std::size_t available = freeBytes > reserve ? freeBytes - reserve : 0;
+      const std::size_t available = UsableDeviceBytes(freeBytes);
       m_Plan = PlanBatches(m_Geometry, input.count, options.maxMatricesPerBatch, available, [this](std::size_t batch) {
-        return EigenWorkspace(batch).deviceBytes;
+        return m_Resources->EigenWorkspace(m_Geometry.EigenSide(), batch).deviceBytes;
       });
-      AllocateSlots(freeBytes);
+      m_Resources->AllocateSlots(m_Geometry, input.count, freeBytes, options.deviceId, m_Plan);
     }
     if (m_Trace != nullptr)
     {
@@ -299,7 +202,7 @@ public:
     {
       try
       {
-        CacheResources(std::move(m_Resources));
+        CudaPipelineResourceCache<T>::Shared().Put(std::move(m_Resources));
       }
       catch (...)
       {
@@ -368,36 +271,6 @@ private:
     }
   }
 
-  /** Enqueues on `stream` a copy the copy engines make directly (device to device, or between pinned host
-   * memory and the device; the direction follows from the pointers) of `count` matrices, each MatrixBytes() long, from
-   * `source` (matrix i at source + i * sourceStride bytes) to `target` (likewise). */
-  void
-  CopyMatricesDirect(void * target, std::size_t targetStride, const void * source, std::size_t sourceStride,
-                       std::size_t count, cudaStream_t stream) const
-  {
-    const std::size_t bytes = MatrixBytes();
-    if (count == 1 || (targetStride == bytes && sourceStride == bytes))
-    {
-      SVDLR_CUDA_CHECK(cudaMemcpyAsync(target, source, count * bytes, cudaMemcpyDefault, stream));
-    }
-    else if (targetStride <= static_cast<std::size_t>(INT_MAX) && sourceStride <= static_cast<std::size_t>(INT_MAX))
-    {
-      SVDLR_CUDA_CHECK(
-        cudaMemcpy2DAsync(target, targetStride, source, sourceStride, bytes, count, cudaMemcpyDefault, stream));
-    }
-    else // pitches beyond what cudaMemcpy2D takes: one copy per matrix
-    {
-      for (std::size_t i = 0; i < count; ++i)
-      {
-        SVDLR_CUDA_CHECK(cudaMemcpyAsync(static_cast<unsigned char *>(target) + i * targetStride,
-                                         static_cast<const unsigned char *>(source) + i * sourceStride,
-                                         bytes,
-                                         cudaMemcpyDefault,
-                                         stream));
-      }
-    }
-  }
-
   /** The caller's matrices of the batch on `slot` -> slot.io (packed), enqueued on the slot's stream. */
   void
   CopyIn(Slot & slot)
@@ -408,7 +281,8 @@ private:
     const std::size_t sourceStride = m_Input.matrixStride * sizeof(T);
     if (m_Memory.onDevice || m_Memory.inputPinned)
     {
-      CopyMatricesDirect(slot.io.Data(), MatrixBytes(), source, sourceStride, slot.count, slot.stream.Get());
+      CopyMatricesDirect(slot.io.Data(), MatrixBytes(), source, sourceStride, MatrixBytes(), slot.count,
+                         slot.stream.Get());
       return;
     }
     const HostMatrices<const unsigned char> host{ source, slot.count, MatrixBytes(), sourceStride };
@@ -425,84 +299,13 @@ private:
     const std::size_t targetStride = m_Output.matrixStride * sizeof(T);
     if (m_Memory.onDevice || m_Memory.outputPinned)
     {
-      CopyMatricesDirect(target, targetStride, slot.io.Data(), MatrixBytes(), slot.count, slot.stream.Get());
+      CopyMatricesDirect(target, targetStride, slot.io.Data(), MatrixBytes(), MatrixBytes(), slot.count,
+                         slot.stream.Get());
       SVDLR_CUDA_CHECK(cudaStreamSynchronize(slot.stream.Get()));
       return;
     }
     const HostMatrices<unsigned char> host{ target, slot.count, MatrixBytes(), targetStride };
     m_Resources->ring->Download(slot.io.Data(), host, slot.stream.Get(), m_ParallelFor);
-  }
-
-  void
-  AddSlot()
-  {
-    m_Resources->slots.push_back(std::make_unique<Slot>());
-    m_Resources->slots.back()->CreateHandles();
-  }
-
-  EigenWorkspaceSize
-  EigenWorkspace(std::size_t batch)
-  {
-    return QueryEigenWorkspace(m_Resources->slots.front()->cusolver.Get(),
-                               m_Resources->slots.front()->cusolverParams.Get(),
-                               m_Geometry.EigenSide(),
-                               static_cast<std::int64_t>(batch));
-  }
-
-  /** Allocates every slot for the planned batch; when the device runs out, halves the batch and tries
-   * again, down to one matrix. */
-  void
-  AllocateSlots(std::size_t freeBytes)
-  {
-    for (;;)
-    {
-      while (m_Resources->slots.size() < m_Plan.slots)
-      {
-        AddSlot();
-      }
-      const EigenWorkspaceSize workspace = EigenWorkspace(m_Plan.batchSize);
-      const SlotLayout         layout = ComputeSlotLayout(m_Geometry, m_Plan.batchSize, workspace.deviceBytes);
-      const std::size_t        eigenSide = static_cast<std::size_t>(m_Geometry.EigenSide());
-      bool                     reused = true;
-      for (std::size_t s = 0; s < m_Plan.slots; ++s)
-      {
-        reused = reused && m_Resources->slots[s]->Holds(layout, m_Plan.batchSize, eigenSide);
-      }
-      if (!reused)
-      {
-        // The plan counted the cached buffers as free memory: free them all before allocating anew.
-        for (const auto & slot : m_Resources->slots)
-        {
-          slot->Release();
-        }
-      }
-      cudaError_t status = cudaSuccess;
-      for (std::size_t s = 0; s < m_Plan.slots && status == cudaSuccess; ++s)
-      {
-        status = m_Resources->slots[s]->TryAllocate(layout, m_Plan.batchSize, eigenSide, workspace.hostBytes);
-      }
-      if (status == cudaSuccess)
-      {
-        return;
-      }
-      for (const auto & slot : m_Resources->slots)
-      {
-        slot->Release();
-      }
-      if (status != cudaErrorMemoryAllocation)
-      {
-        SVDLR_CUDA_CHECK(status);
-      }
-      if (m_Plan.batchSize == 1)
-      {
-        throw Error(ErrorCode::OutOfMemory,
-                    "svdlr CUDA backend: not even one " + MatrixShapeText(m_Input.rows, m_Input.cols) +
-                      " matrix fits on device " + std::to_string(m_Options.deviceId) + ": it needs " +
-                      std::to_string(m_Plan.slots * layout.Total() >> 20) + " MiB, " + std::to_string(freeBytes >> 20) +
-                      " MiB were free");
-      }
-      m_Plan = PlanWithBatchSize(m_Input.count, m_Plan.batchSize / 2);
-    }
   }
 
   /** Copy-in of batch `batch` on this thread, then its solve on a solver thread (EnqueueSolve). */
@@ -806,17 +609,8 @@ RunPipeline(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, c
                   MatrixShapeText(input.rows, input.cols));
   }
   const ScopedDevice device(options.deviceId);
-  CallerMemory where = memory;
-  if (where.onDevice)
-  {
-    CheckDeviceSpan(input.data, SpanBytes(input), options.deviceId, "input");
-    CheckDeviceSpan(output.data, SpanBytes(output), options.deviceId, "output");
-  }
-  else
-  {
-    where.inputPinned = IsPinnedHostSpan(input.data, SpanBytes(input));
-    where.outputPinned = IsPinnedHostSpan(output.data, SpanBytes(output));
-  }
+  const CallerMemory where =
+    LocateCallerMemory(input.data, SpanBytes(input), output.data, SpanBytes(output), options.deviceId, memory);
   std::unique_ptr<CudaPipeline<T>> pipeline =
     std::make_unique<CudaPipeline<T>>(input, output, options, report, trace, tuning, where);
   pipeline->Run();

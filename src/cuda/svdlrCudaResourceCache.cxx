@@ -19,148 +19,100 @@
 
 #include "svdlrBackends.h"
 
-#include "svdlrCudaDevice.h"
-#include "svdlrLocalDenoiseCuda.h"
+#include "svdlrCudaCheck.h"
+#include "svdlrLocalDenoiseResources.h"
+#include "svdlr/Engine.h"
 
-#include <cstdlib>
-#include <mutex>
-#include <utility>
+#include <string>
 
 namespace svdlr
 {
 namespace detail
 {
-namespace
-{
 
-template <typename T>
-using ResourceList = std::vector<std::unique_ptr<CudaPipelineResources<T>>>;
-
-std::mutex &
-CacheMutex()
-{
-  static std::mutex mutex;
-  return mutex;
-}
-
-template <typename T>
-ResourceList<T> &
-Cached()
-{
-  static ResourceList<T> cached;
-  return cached;
-}
-
-/** Frees a set with its device current: handles and streams belong to that device's context. */
 template <typename T>
 void
-FreeOnItsDevice(std::unique_ptr<CudaPipelineResources<T>> resources) noexcept
+CudaPipelineResources<T>::AddSlot()
 {
-  if (resources == nullptr)
-  {
-    return;
-  }
-  try
-  {
-    const ScopedDevice device(resources->deviceId);
-    resources.reset();
-  }
-  catch (...)
-  {
-    resources.reset(); // the device is gone: free what can be freed
-  }
+  slots.push_back(std::make_unique<CudaStreamSlot<T>>());
+  slots.back()->CreateHandles();
 }
 
-/** Takes every cached set out under the lock, so that the freeing itself runs without it. */
 template <typename T>
-ResourceList<T>
-TakeAll()
+EigenWorkspaceSize
+CudaPipelineResources<T>::EigenWorkspace(std::int64_t eigenSide, std::size_t batch) const
 {
-  const std::lock_guard<std::mutex> lock(CacheMutex());
-  return std::move(Cached<T>());
+  return QueryEigenWorkspace(
+    slots.front()->cusolver.Get(), slots.front()->cusolverParams.Get(), eigenSide, static_cast<std::int64_t>(batch));
 }
 
+template <typename T>
 void
-ReleaseAtExit()
+CudaPipelineResources<T>::AllocateSlots(const BatchGeometry & geometry, std::size_t matrices, std::size_t freeBytes,
+                                        int deviceId, BatchPlan & plan)
 {
-  ReleaseCachedCudaResources();
-}
-
-} // namespace
-
-template <typename T>
-std::unique_ptr<CudaPipelineResources<T>>
-TakeCachedResources(int deviceId)
-{
+  for (;;)
   {
-    const std::lock_guard<std::mutex> lock(CacheMutex());
-    ResourceList<T> & cached = Cached<T>();
-    for (auto it = cached.begin(); it != cached.end(); ++it)
+    while (slots.size() < plan.slots)
     {
-      if ((*it)->deviceId == deviceId)
+      AddSlot();
+    }
+    const EigenWorkspaceSize workspace = EigenWorkspace(geometry.EigenSide(), plan.batchSize);
+    const SlotLayout         layout = ComputeSlotLayout(geometry, plan.batchSize, workspace.deviceBytes);
+    const std::size_t        eigenSide = static_cast<std::size_t>(geometry.EigenSide());
+    bool                     reused = true;
+    for (std::size_t s = 0; s < plan.slots; ++s)
+    {
+      reused = reused && slots[s]->Holds(layout, plan.batchSize, eigenSide);
+    }
+    if (!reused)
+    {
+      // The plan counted the cached buffers as free memory: free them all before allocating anew.
+      for (const auto & slot : slots)
       {
-        std::unique_ptr<CudaPipelineResources<T>> taken = std::move(*it);
-        cached.erase(it);
-        return taken;
+        slot->Release();
       }
     }
+    cudaError_t status = cudaSuccess;
+    for (std::size_t s = 0; s < plan.slots && status == cudaSuccess; ++s)
+    {
+      status = slots[s]->TryAllocate(layout, plan.batchSize, eigenSide, workspace.hostBytes);
+    }
+    if (status == cudaSuccess)
+    {
+      return;
+    }
+    for (const auto & slot : slots)
+    {
+      slot->Release();
+    }
+    if (status != cudaErrorMemoryAllocation)
+    {
+      SVDLR_CUDA_CHECK(status);
+    }
+    if (plan.batchSize == 1)
+    {
+      throw Error(ErrorCode::OutOfMemory,
+                  "svdlr CUDA backend: not even one " +
+                    MatrixShapeText(static_cast<std::size_t>(geometry.rows), static_cast<std::size_t>(geometry.cols)) +
+                    " matrix fits on device " + std::to_string(deviceId) + ": it needs " +
+                    std::to_string(plan.slots * layout.Total() >> 20) + " MiB, " + std::to_string(freeBytes >> 20) +
+                    " MiB were free");
+    }
+    plan = PlanWithBatchSize(matrices, plan.batchSize / 2);
   }
-  auto fresh = std::make_unique<CudaPipelineResources<T>>();
-  fresh->deviceId = deviceId;
-  return fresh;
 }
 
-template <typename T>
-void
-CacheResources(std::unique_ptr<CudaPipelineResources<T>> resources)
-{
-  // Registered on first use, after the CUDA runtime registered its own exit handlers, so it runs before
-  // them (exit handlers run in reverse order): the contexts are still alive when the cache frees.
-  static const int registered = std::atexit(ReleaseAtExit);
-  (void)registered;
-
-  std::unique_ptr<CudaPipelineResources<T>> replaced;
-  {
-    const std::lock_guard<std::mutex> lock(CacheMutex());
-    ResourceList<T> & cached = Cached<T>();
-    for (auto & entry : cached)
-    {
-      if (entry->deviceId == resources->deviceId)
-      {
-        replaced = std::exchange(entry, std::move(resources));
-        break;
-      }
-    }
-    if (resources != nullptr)
-    {
-      cached.push_back(std::move(resources));
-    }
-  }
-  FreeOnItsDevice(std::move(replaced));
-}
+template struct CudaPipelineResources<float>;
+template struct CudaPipelineResources<double>;
 
 void
 ReleaseCachedCudaResources() noexcept
 {
-  ReleaseLocalDenoiseResources();
-  for (auto & resources : TakeAll<float>())
-  {
-    FreeOnItsDevice(std::move(resources));
-  }
-  for (auto & resources : TakeAll<double>())
-  {
-    FreeOnItsDevice(std::move(resources));
-  }
+  LocalDenoiseResourceCache::Shared().Release();
+  CudaPipelineResourceCache<float>::Shared().Release();
+  CudaPipelineResourceCache<double>::Shared().Release();
 }
-
-template std::unique_ptr<CudaPipelineResources<float>>
-TakeCachedResources<float>(int);
-template std::unique_ptr<CudaPipelineResources<double>>
-TakeCachedResources<double>(int);
-template void
-CacheResources<float>(std::unique_ptr<CudaPipelineResources<float>>);
-template void
-CacheResources<double>(std::unique_ptr<CudaPipelineResources<double>>);
 
 } // namespace detail
 } // namespace svdlr

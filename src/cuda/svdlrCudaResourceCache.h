@@ -23,16 +23,17 @@
 // Creating them costs several milliseconds per run on the H100 (handles 0.4 ms, device buffers 1.5-2.5 ms,
 // pinned staging 2.2 ms, freeing it all 2.7-3.8 ms; docs/performance.md), as much as the whole solve of a
 // small volume. So the engine keeps one set per device and element type between calls, as PyTorch keeps
-// its caching allocator and handles, and svdlr::ReleaseCudaResources() frees them on request (and at exit,
-// through ReleaseCachedCudaResources in svdlrBackends.h).
-//
-// Only a run that succeeded gives its resources back: after an error the streams may hold a sticky CUDA
-// error or unfinished work, and everything is freed instead.
+// its caching allocator and handles, in a DeviceResourceCache (svdlrDeviceResourceCache.h: only a run that
+// succeeded gives its set back; svdlr::ReleaseCudaResources() and process exit free them).
 
+#include "svdlrCudaBatchPlan.h"
 #include "svdlrCudaStreamSlot.h"
+#include "svdlrDeviceResourceCache.h"
+#include "svdlrEigenSolver.h"
 #include "svdlrStagingRing.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -50,6 +51,11 @@ struct CudaPipelineResources
   std::size_t                                     ringLanes{ 0 };
   std::size_t                                     ringChunkBytes{ 0 };
 
+  /** An empty set for `device`: the pipeline adds the slots and the ring it needs. */
+  explicit CudaPipelineResources(int device)
+    : deviceId(device)
+  {}
+
   /** Device memory the slots hold, which a new run may count as available. */
   std::size_t
   DeviceBytes() const
@@ -61,19 +67,26 @@ struct CudaPipelineResources
     }
     return bytes;
   }
+
+  /** Adds a slot, with its stream and handles. */
+  void
+  AddSlot();
+
+  /** cuSOLVER's workspace for a batch of `batch` matrices of side `eigenSide`, as slot 0's handles answer it. */
+  EigenWorkspaceSize
+  EigenWorkspace(std::int64_t eigenSide, std::size_t batch) const;
+
+  /** Gives the first plan.slots slots the buffers of the planned batch, keeping those already large enough; when the
+   * device runs out, halves the batch (in `plan`) and tries again, down to one matrix, then throws OutOfMemory.
+   * freeBytes: what the plan took as free on `deviceId`, for the message. */
+  void
+  AllocateSlots(const BatchGeometry & geometry, std::size_t matrices, std::size_t freeBytes, int deviceId,
+                BatchPlan & plan);
 };
 
-/** The resources cached for (deviceId, T), taken out of the cache, or a fresh empty set. Thread-safe: two
- * concurrent runs never share a set. */
+/** The cache of the pipeline's resources for element type T. */
 template <typename T>
-std::unique_ptr<CudaPipelineResources<T>>
-TakeCachedResources(int deviceId);
-
-/** Puts the resources of a successful run back, replacing (and freeing) what the cache held for the same
- * device and element type. The caller has synchronised every stream of the set. */
-template <typename T>
-void
-CacheResources(std::unique_ptr<CudaPipelineResources<T>> resources);
+using CudaPipelineResourceCache = DeviceResourceCache<CudaPipelineResources<T>>;
 
 } // namespace detail
 } // namespace svdlr

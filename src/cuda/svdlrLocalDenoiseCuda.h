@@ -72,11 +72,6 @@ RunLocalDenoiseCudaTuned(const SeriesView<const float> & input, const SeriesView
                          const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report,
                          const LocalDenoiseCudaTuning & tuning, LocalDenoiseCudaTrace * trace);
 
-/** Frees the streams, staging ring and device buffers the local denoiser keeps between runs (called by
- * ReleaseCachedCudaResources). */
-void
-ReleaseLocalDenoiseResources() noexcept;
-
 } // namespace detail
 } // namespace svdlr
 

@@ -18,13 +18,20 @@
 #ifndef svdlr_LocalDenoiseKernels_cuh
 #define svdlr_LocalDenoiseKernels_cuh
 
-// The local denoiser's own kernels (svdlrLocalDenoiseCuda.cxx runs them; docs/denoising-cuda.md). A slab is a range
-// of z planes of the series held on the device; within it:
+// The local denoiser's own kernels (svdlrCudaLocalDenoiser.cxx runs them; docs/denoising-cuda.md), one .cu file per
+// stage. A slab is a range of z planes of the series held on the device; within it:
 //   packed slab (as copied from the host)  --UnpackSlab-->  slab in compute layout (float, volume fastest)
+//                                                                          (slab I/O: svdlrLocalDenoiseSlabKernels.cu)
 //   slab + patch centres  --PatchGram-->  Gram matrices of the patches' Casorati matrices (float64)
-//   eigenvalues  --ChoosePatchRanks-->  rank, σ and shrinkage weight per patch (svdlrNoiseThreshold.h)
+//                                                                              (svdlrLocalDenoiseGramKernels.cu)
+//   Gram matrices  --eigen-solver-->  eigenvalues and eigenvectors   (svdlrSmallEigenSolver.h, or cuSOLVER's:
+//                                                                     svdlrEigenSolver.h)
+//   eigenvalues  --ChoosePatchRanks-->  rank, σ and shrinkage weight per patch (svdlrChooseRank.h)
+//                                                                              (svdlrLocalDenoiseRankKernels.cu)
 //   slab + eigenvectors  --PatchApproximation-->  rows of the low-rank approximations, into the slab's sums
+//                                                                     (svdlrLocalDenoiseApproximationKernels.cu)
 //   sums  --FinaliseSlab-->  denoised planes (packed for the host) and the σ and rank maps
+//                                                                          (slab I/O: svdlrLocalDenoiseSlabKernels.cu)
 // Every launcher checks its launch. All sizes and offsets are 64-bit. No ITK header.
 
 #include "svdlrPatchGeometry.h" // SVDLR_HOST_DEVICE

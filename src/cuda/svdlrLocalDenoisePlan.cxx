@@ -30,14 +30,6 @@ namespace
 
 constexpr std::int64_t kTargetSlabs = 4;                     // enough for copies to hide behind solves
 constexpr std::int64_t kMaxBatch = std::int64_t{ 1 } << 16;  // fills the H100 many times over
-constexpr std::size_t  kAlignment = 256;
-
-std::size_t
-Aligned(std::size_t bytes)
-{
-  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
-}
-
 std::int64_t
 WindowPlanes(const LocalDenoiseShape & shape, std::int64_t centrePlanes)
 {
@@ -52,14 +44,14 @@ SlabSlotBytes(const LocalDenoiseShape & shape, std::int64_t planes)
   const std::size_t voxels = static_cast<std::size_t>(planes * shape.nx * shape.ny);
   const std::size_t volumes = static_cast<std::size_t>(shape.volumes);
   std::size_t       bytes = 0;
-  bytes += Aligned(voxels * volumes * sizeof(float));          // packed input
-  bytes += Aligned(voxels * volumes * sizeof(float));          // compute-layout input
-  bytes += Aligned(voxels * volumes * sizeof(double));         // sums of the rows
-  bytes += Aligned(voxels * sizeof(unsigned));                 // counts
-  bytes += 2 * Aligned(voxels * sizeof(double));               // sums of σ and rank
-  bytes += Aligned(voxels * volumes * sizeof(float));          // packed output
-  bytes += Aligned(voxels * (sizeof(float) + sizeof(std::uint16_t))); // maps
-  bytes += Aligned(voxels * sizeof(std::int64_t));             // centres
+  bytes += AlignedBytes(voxels * volumes * sizeof(float));          // packed input
+  bytes += AlignedBytes(voxels * volumes * sizeof(float));          // compute-layout input
+  bytes += AlignedBytes(voxels * volumes * sizeof(double));         // sums of the rows
+  bytes += AlignedBytes(voxels * sizeof(unsigned));                 // counts
+  bytes += 2 * AlignedBytes(voxels * sizeof(double));               // sums of σ and rank
+  bytes += AlignedBytes(voxels * volumes * sizeof(float));          // packed output
+  bytes += AlignedBytes(voxels * (sizeof(float) + sizeof(std::uint16_t))); // maps
+  bytes += AlignedBytes(voxels * sizeof(std::int64_t));             // centres
   return bytes;
 }
 
@@ -72,14 +64,14 @@ BatchBytes(const LocalDenoiseShape & shape, std::int64_t batch, const std::funct
   const std::size_t n = std::min(m, static_cast<std::size_t>(shape.volumes));
   const std::size_t k = static_cast<std::size_t>(std::max<std::int64_t>(shape.maxVectors, 1));
   std::size_t       bytes = 0;
-  bytes += Aligned(b * n * n * sizeof(double)); // Gram matrices, then reflectors (or cuSOLVER's eigenvectors)
-  bytes += Aligned(b * n * k * sizeof(double)); // eigenvectors
-  bytes += Aligned(b * n * sizeof(double));     // eigenvalues
-  bytes += Aligned(b * k * sizeof(double));     // weights
-  bytes += Aligned(b * sizeof(double));         // σ
-  bytes += 2 * Aligned(b * sizeof(int));        // ranks, solver info
-  bytes += Aligned(b * scratchPerPatch);
-  bytes += Aligned(solverBytes(batch));
+  bytes += AlignedBytes(b * n * n * sizeof(double)); // Gram matrices, then reflectors (or cuSOLVER's eigenvectors)
+  bytes += AlignedBytes(b * n * k * sizeof(double)); // eigenvectors
+  bytes += AlignedBytes(b * n * sizeof(double));     // eigenvalues
+  bytes += AlignedBytes(b * k * sizeof(double));     // weights
+  bytes += AlignedBytes(b * sizeof(double));         // σ
+  bytes += 2 * AlignedBytes(b * sizeof(int));        // ranks, solver info
+  bytes += AlignedBytes(b * scratchPerPatch);
+  bytes += AlignedBytes(solverBytes(batch));
   return bytes;
 }
 

@@ -41,6 +41,16 @@ namespace svdlr
 namespace detail
 {
 
+/** Every device buffer the plan counts starts on this boundary (cudaMalloc's own alignment), so that any element
+ * type can follow any; the buffers are carved with the same rule (svdlrLocalDenoiseBuffers.h). */
+constexpr std::size_t kDeviceBufferAlignment = 256;
+
+inline std::size_t
+AlignedBytes(std::size_t bytes)
+{
+  return (bytes + kDeviceBufferAlignment - 1) / kDeviceBufferAlignment * kDeviceBufferAlignment;
+}
+
 struct LocalDenoiseShape
 {
   std::int64_t nx{ 0 }, ny{ 0 }, nz{ 0 };

@@ -414,6 +414,57 @@ TEST_F(SVDLowRankEngineCuda, ProgressCallbackCanAbortAndTheNextRunWorks)
   EXPECT_TRUE(AllFinite(output));
 }
 
+/** Runs `count` random matrices through the cached resources of element type T: a first run, a run on the set it
+ * cached, a run that fails on a non-finite value (its set is freed, not cached), a run after it, and a run after
+ * ReleaseCudaResources; every successful run must give the first one's result. */
+template <typename T>
+void
+ExpectCachedResourcesGiveTheSameResult(Random & random)
+{
+  const std::size_t count = 40, rows = 24, cols = 20;
+  std::vector<T>    input(count * rows * cols);
+  for (T & v : input)
+  {
+    v = static_cast<T>(random.Normal());
+  }
+  auto options = GpuOptions(svdlr::RankPolicy::Fixed(4));
+  options.maxMatricesPerBatch = 16; // several batches on both slots
+  const auto run = [&](const std::vector<T> & from, std::vector<T> & to) {
+    return svdlr::Reconstruct(ConstBatch(from, count, rows, cols), MutableBatch(to, count, rows, cols), options);
+  };
+  std::vector<T>      first(input.size());
+  const svdlr::Report firstReport = run(input, first);
+
+  std::vector<T> cached(input.size()), afterFailure(input.size()), afterRelease(input.size());
+  const svdlr::Report cachedReport = run(input, cached);
+  std::vector<T>      broken = input;
+  broken[21 * rows * cols + 5] = std::numeric_limits<T>::quiet_NaN();
+  std::vector<T> ignored(input.size());
+  EXPECT_EQ(FailureOf(ConstBatch(broken, count, rows, cols), MutableBatch(ignored, count, rows, cols), options).Code(),
+            svdlr::ErrorCode::NonFiniteInput);
+  const svdlr::Report afterFailureReport = run(input, afterFailure);
+  svdlr::ReleaseCudaResources();
+  const svdlr::Report afterReleaseReport = run(input, afterRelease);
+
+  ASSERT_TRUE(std::all_of(first.begin(), first.end(), [](T v) { return std::isfinite(v); }));
+  for (const auto * again : { &cached, &afterFailure, &afterRelease })
+  {
+    EXPECT_LE(DifferenceNorm(*again, first) / Norm(first), 1e-6);
+  }
+  for (const auto * report : { &cachedReport, &afterFailureReport, &afterReleaseReport })
+  {
+    EXPECT_EQ(report->ranks, firstReport.ranks);
+  }
+}
+
+TEST_F(SVDLowRankEngineCuda, CachedResourcesGiveTheSameResultAfterAFailedRunAndAfterARelease)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  ExpectCachedResourcesGiveTheSameResult<float>(random);
+  ExpectCachedResourcesGiveTheSameResult<double>(random);
+}
+
 TEST_F(SVDLowRankEngineCuda, DeviceIdOutOfRangeIsUnusableWithAReason)
 {
   std::string why;

@@ -24,6 +24,7 @@
 
 #include "cuda/svdlrLocalDenoiseCuda.h"
 #include "cuda/svdlrLocalDenoisePlan.h"
+#include "svdlr/Engine.h"
 #include "svdlr/LocalDenoise.h"
 #include "svdlrPatchGeometry.h"
 
@@ -147,23 +148,33 @@ LowRankPlusNoise(std::array<std::size_t, 3> size, std::size_t volumes, std::size
   return s;
 }
 
-/** The same series with each voxel's volumes adjacent (an itk::VectorImage). */
+/** The same series in a buffer of `elements` with other strides; the gaps hold NaN, which no voxel may read. */
 Series
-VolumesInner(const Series & in)
+Restrided(const Series & in, const std::array<std::ptrdiff_t, 4> & strides, std::size_t elements)
 {
-  Series out = in;
-  const auto nv = static_cast<std::ptrdiff_t>(in.volumes);
-  const auto nx = static_cast<std::ptrdiff_t>(in.size[0]);
-  const auto ny = static_cast<std::ptrdiff_t>(in.size[1]);
-  out.strides = { nv, nv * nx, nv * nx * ny, 1 };
+  Series out;
+  out.size = in.size;
+  out.volumes = in.volumes;
+  out.strides = strides;
+  out.data.assign(elements, std::numeric_limits<float>::quiet_NaN());
   for (std::size_t z = 0; z < in.size[2]; ++z)
     for (std::size_t y = 0; y < in.size[1]; ++y)
       for (std::size_t x = 0; x < in.size[0]; ++x)
         for (std::size_t t = 0; t < in.volumes; ++t)
         {
-          out.At(x, y, z, t) = in.data[x * in.strides[0] + y * in.strides[1] + z * in.strides[2] + t * in.strides[3]];
+          out.At(x, y, z, t) = in.At(x, y, z, t);
         }
   return out;
+}
+
+/** The same series with each voxel's volumes adjacent (an itk::VectorImage). */
+Series
+VolumesInner(const Series & in)
+{
+  const auto nv = static_cast<std::ptrdiff_t>(in.volumes);
+  const auto nx = static_cast<std::ptrdiff_t>(in.size[0]);
+  const auto ny = static_cast<std::ptrdiff_t>(in.size[1]);
+  return Restrided(in, { nv, nv * nx, nv * nx * ny, 1 }, in.data.size());
 }
 
 struct Result
@@ -242,6 +253,16 @@ ExpectSameResult(const Result & gpu, const Result & cpu, const Series & input)
   EXPECT_EQ(sigmaDifferences, 0u) << "voxels whose σ differs beyond float rounding (worst " << worstSigma << ")";
   EXPECT_EQ(valueDifferences, 0u) << "values that differ beyond float rounding (worst " << worstValue
                                   << ", series rms " << scale << ")";
+}
+
+/** `result` with its output moved into the layout of `reference` (same size), for comparing results of views with
+ * other strides. */
+Result
+InLayoutOf(const Result & result, const Series & reference)
+{
+  Result moved = result;
+  moved.output = Restrided(result.output, reference.strides, reference.data.size());
+  return moved;
 }
 
 /** A random ball of voxels, the rest outside. */
@@ -373,17 +394,7 @@ TEST_F(LocalDenoiseCuda, VectorImageLayoutAndInPlaceEqualCpu)
   options.aggregation = PatchAggregation::OverlapAverage;
   const Result cpu = Denoise(image, options, svdlr::Backend::CPU);
   const Result gpuVector = Denoise(vector, options, svdlr::Backend::CUDA);
-  // Back to the image layout for the comparison.
-  Result reordered = gpuVector;
-  reordered.output = image.Poisoned();
-  for (std::size_t z = 0; z < image.size[2]; ++z)
-    for (std::size_t y = 0; y < image.size[1]; ++y)
-      for (std::size_t x = 0; x < image.size[0]; ++x)
-        for (std::size_t t = 0; t < image.volumes; ++t)
-        {
-          reordered.output.At(x, y, z, t) = gpuVector.output.At(x, y, z, t);
-        }
-  ExpectSameResult(reordered, cpu, image);
+  ExpectSameResult(InLayoutOf(gpuVector, image), cpu, image);
 
   // In place: the output view is the input view.
   Series inPlace = image;
@@ -396,6 +407,30 @@ TEST_F(LocalDenoiseCuda, VectorImageLayoutAndInPlaceEqualCpu)
                                                  { gpuInPlace.sigma.data(), gpuInPlace.rank.data() }, options);
   gpuInPlace.output = inPlace;
   ExpectSameResult(gpuInPlace, cpu, image);
+}
+
+TEST_F(LocalDenoiseCuda, ViewsWithGapsGoThroughAPackedHostCopyAndEqualCpu)
+{
+  // Neither an itk::Image nor an itk::VectorImage layout: the slabs are gathered into, and scattered from, a packed
+  // host copy (svdlrLocalDenoiseTransfers.h), in the packed order nearest to the view's.
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series        image = LowRankPlusNoise({ 12, 11, 13 }, 20, 3, m_Random);
+  LocalDenoiseOptions options;
+  options.maxPatchesPerBatch = 211; // several slabs and batches
+  const Result         cpu = Denoise(image, options, svdlr::Backend::CPU);
+  const std::ptrdiff_t nx = 12, ny = 11, nz = 13, nv = 20;
+  // Volumes outermost, rows padded by 3 and volumes by 7.
+  const std::array<std::ptrdiff_t, 4> outer{ 1, nx + 3, (nx + 3) * ny, (nx + 3) * ny * nz + 7 };
+  // Volumes innermost, each voxel padded by 1.
+  const std::array<std::ptrdiff_t, 4> inner{ nv + 1, (nv + 1) * nx, (nv + 1) * nx * ny, 1 };
+  for (const auto & strides : { outer, inner })
+  {
+    const std::size_t elements = static_cast<std::size_t>(
+      std::max(strides[3] * nv, std::max(strides[0] * nx, std::max(strides[1] * ny, strides[2] * nz))));
+    const Series input = Restrided(image, strides, elements);
+    const Result gpu = Denoise(input, options, svdlr::Backend::CUDA);
+    ExpectSameResult(InLayoutOf(gpu, image), cpu, image);
+  }
 }
 
 TEST_F(LocalDenoiseCuda, ManySlabsAndBatchesGiveTheSameResult)
@@ -414,6 +449,36 @@ TEST_F(LocalDenoiseCuda, ManySlabsAndBatchesGiveTheSameResult)
     EXPECT_GE(trace.batches, input.Voxels() / 37) << "maxPatchesPerBatch was not honoured";
     EXPECT_EQ(trace.batchSize, 37u);
     ExpectSameResult(gpu, cpu, input);
+  }
+}
+
+TEST_F(LocalDenoiseCuda, CachedResourcesGiveTheSameResultAfterAFailedRunAndAfterARelease)
+{
+  // The streams, handles and buffers stay cached per device between runs (svdlrDeviceResourceCache.h). A run that
+  // fails frees its set instead of caching it, and ReleaseCudaResources frees the cache: the run after each starts
+  // from a fresh set and must give exactly what the run on the cached set gave.
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series        input = LowRankPlusNoise({ 11, 10, 12 }, 16, 3, m_Random);
+  LocalDenoiseOptions options;
+  options.maxPatchesPerBatch = 53;
+  const Result                                cpu = Denoise(input, options, svdlr::Backend::CPU);
+  const svdlr::detail::LocalDenoiseCudaTuning tuning;
+  svdlr::detail::LocalDenoiseCudaTrace        trace;
+  const Result                                first = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+  const Result                                cached = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+
+  Series broken = input;
+  broken.At(2, 3, 4, 1) = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_THROW(DenoiseTuned(broken, options, cpu.report.patchSize, tuning, trace), svdlr::Error);
+  const Result afterFailure = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+
+  svdlr::ReleaseCudaResources();
+  const Result afterRelease = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+
+  ExpectSameResult(first, cpu, input);
+  for (const Result * again : { &cached, &afterFailure, &afterRelease })
+  {
+    ExpectSameResult(*again, first, input);
   }
 }
 
