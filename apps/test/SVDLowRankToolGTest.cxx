@@ -396,6 +396,8 @@ TEST_F(Tool, BatchAndSinglePathsLabelADicomOutputAlikeForEveryPolicy)
     const std::string derivation = svdlr::SliceDerivationDescription(runs[i].second) + " (";
     EXPECT_EQ(read(singleFile, DCM_DerivationDescription).substr(0, derivation.size()), derivation);
     EXPECT_EQ(read(batchFile, DCM_DerivationDescription).substr(0, derivation.size()), derivation);
+    // The same whole sentence on both paths, the ranks included (issue 19: the batch path wrote its own).
+    EXPECT_EQ(read(batchFile, DCM_DerivationDescription), read(singleFile, DCM_DerivationDescription));
   }
 }
 

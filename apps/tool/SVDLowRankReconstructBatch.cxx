@@ -19,6 +19,7 @@
 
 #include "SVDLowRankBatchPipeline.h"
 #include "SVDLowRankBatchReport.h"
+#include "SVDLowRankReconstructRun.h"
 #include "SVDLowRankStagedOutput.h"
 
 #include "svdlr/Names.h"
@@ -75,11 +76,7 @@ RunBatchTool(const ToolOptions & options)
   svdlr_batch::InputSelection selection;
   selection.paths = options.inputs;
   selection.patterns = options.globs;
-  if (options.bids)
-  {
-    const auto bids = svdlr_batch::BidsPatterns();
-    selection.patterns.insert(selection.patterns.end(), bids.begin(), bids.end());
-  }
+  selection.bids = options.bids;
   selection.dicomSeries = options.dicomSeries;
   selection.exclude = options.output; // an output tree inside an input folder is not searched
   std::vector<svdlr_batch::BatchInput> inputs;
