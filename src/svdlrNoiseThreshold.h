@@ -172,9 +172,9 @@ NoiseFreeEigenvalueFraction()
 /** A matrix without noise (a series constant over time, an exactly low-rank patch): the components above
  * rounding (NoiseFreeEigenvalueFraction() of the largest eigenvalue) are kept and σ is 0. Without this the noise
  * rules keep every component (MP finds no noise bulk) or a σ made of rounding, and a rank that says nothing. */
-template <typename T>
+template <typename TEigenvalues>
 SVDLR_HOST_DEVICE NoiseRank
-NoiseFreeRank(const T * eigenvaluesAscending, int count)
+NoiseFreeRank(const TEigenvalues & eigenvaluesAscending, int count)
 {
   const double largest = count > 0 ? double(eigenvaluesAscending[count - 1]) : 0.0;
   const double zero = (largest > 0.0 ? largest : 0.0) * NoiseFreeEigenvalueFraction();
