@@ -22,6 +22,8 @@
 // This header is the whole public API of the engine. It must stay free of ITK and CUDA
 // headers: the ITK filter, the Python module and the CUDA translation units all include it.
 
+#include "svdlr/Defaults.h"
+
 #include <cstddef>
 #include <functional>
 #include <stdexcept>
@@ -88,7 +90,7 @@ struct RankPolicy
   };
 
   Kind        kind{ Kind::FixedRank };
-  std::size_t rank{ 1 };
+  std::size_t rank{ kDefaultRank };
   double      energyFraction{ 1.0 };
   /** GavishDonoho: the known σ of each entry's noise; 0: unknown, estimated from the median singular value. */
   double                   noiseSigma{ 0.0 };

@@ -114,7 +114,11 @@ def method_tag(*, rank: Optional[int] = None, energy_fraction: Optional[float] =
         return {"gd": "svd-gd", "mp": "svd-mp", "mp-cg": "svd-mp-cordero2019"}[noise_rank]
     if energy_fraction is not None:
         return f"svd-energy{energy_fraction:g}"
-    return f"svd-rank{20 if rank is None else rank}"
+    if rank is None:
+        from . import _engine  # noqa: PLC0415  (the default every interface shares: svdlr/Defaults.h)
+
+        rank = _engine.DEFAULT_RANK
+    return f"svd-rank{rank}"
 
 
 def split_extension(name: str) -> tuple:
@@ -215,8 +219,6 @@ def reconstruct_volume(
             image = io.read(input_path)
         except Exception as error:  # ITK raises RuntimeError, nibabel its own errors, for a file that is no image
             raise OSError(f"cannot read '{input_path}': {str(error).strip().splitlines()[-1]}") from error
-        if rank is None and energy_fraction is None and noise_rank is None and noise_sigma is None:
-            rank = 20
         result, details = svd_low_rank_reconstruction_image_filter(
             image, rank=rank, energy_fraction=energy_fraction, noise_rank=noise_rank, noise_sigma=noise_sigma,
             backend=backend, solver=solver, device_id=device_id, return_details=True)

@@ -26,6 +26,7 @@
 #include "svdlrPyErrors.h"
 #include "svdlrPyProgress.h"
 
+#include "svdlr/Defaults.h"
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
 
@@ -162,7 +163,7 @@ MakeOptions(std::optional<std::int64_t>       rank,
   }
   else
   {
-    const std::int64_t k = rank.value_or(1);
+    const std::int64_t k = rank.value_or(static_cast<std::int64_t>(kDefaultRank));
     if (k < 0) // the engine's rank is unsigned; it checks the rest (PolicyProblem)
     {
       ThrowValueError("rank must be at least " + std::to_string(kMinimumRank) + ", got " + std::to_string(k));
@@ -441,7 +442,8 @@ matrices : float32 or float64 array, shape (rows, cols) or (count, rows, cols)
     first. In CUDA device memory (CuPy, PyTorch... through DLPack; C-contiguous): the data stays on the
     device, the "cuda" or "auto" backend works on it there, and `out` is required.
 rank : int >= 1, optional
-    Singular triplets kept per matrix (clamped to min(rows, cols)). Default 1 when energy_fraction is not given.
+    Singular triplets kept per matrix (clamped to min(rows, cols)). Default {DEFAULT_RANK} (svdlr/Defaults.h, as every
+    interface) when no other policy is given.
 energy_fraction : float in (0, 1], optional
     Keep, per matrix, the fewest triplets whose squared singular values hold this fraction of ||A||_F^2.
 noise_rank : {NOISE_RANKS}, optional
@@ -516,6 +518,7 @@ ReconstructDoc()
     };
     fill("{MAX_SUBSPACE_WIDTH}", std::to_string(kMaxSubspaceWidth));
     fill("{NOISE_RANKS}", NoiseRankNames());
+    fill("{DEFAULT_RANK}", std::to_string(kDefaultRank));
     return text;
   }();
   return doc.c_str();
@@ -567,6 +570,9 @@ DefineReconstruct(nb::module_ & module)
   module.attr("BACKENDS") = nb::make_tuple(Name(Backend::Auto), Name(Backend::CPU), Name(Backend::CUDA));
   module.attr("SOLVERS") = nb::make_tuple(Name(Solver::Auto), Name(Solver::Exact), Name(Solver::Subspace));
   module.attr("MAX_SUBSPACE_WIDTH") = kMaxSubspaceWidth;
+  // The defaults every interface shares (svdlr/Defaults.h).
+  module.attr("DEFAULT_RANK") = kDefaultRank;
+  module.attr("DEFAULT_OUTPUT_TYPE") = kDefaultOutputTypeName;
   module.attr("NOISE_RANKS") =
     nb::make_tuple(NoiseRankName(RankPolicy::GavishDonoho()),
                    NoiseRankName(RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::Veraart2016)),
