@@ -41,6 +41,14 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/** Two inputs that would be written to the same output: a problem of the command line (exit code 2), not of an
+ * input's content. */
+class BatchNameClash : public BatchInputError
+{
+public:
+  using BatchInputError::BatchInputError;
+};
+
 enum class VolumeSource
 {
   ImageFile,  // any file ITK reads (NIfTI, NRRD, MetaImage, ...)

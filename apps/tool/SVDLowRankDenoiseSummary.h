@@ -49,6 +49,7 @@ struct DenoiseSummary
   const float *                               sigma{ nullptr };
   const unsigned short *                      rank{ nullptr };
   double                                      seconds{ 0.0 };
+  std::string                                 notes; // the filter's, e.g. why the CPU was used
 };
 
 /** The values of `values` (grid voxels, x fastest) where `mask` is not 0 (every voxel when null). */
@@ -138,6 +139,10 @@ PrintDenoiseSummary(std::ostream & out, const DenoiseSummary & summary)
   if (!options.rankMap.empty())
   {
     out << "rank map: " << options.rankMap << "\n";
+  }
+  if (!summary.notes.empty())
+  {
+    out << "note:     " << summary.notes << "\n";
   }
 }
 

@@ -20,8 +20,11 @@
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
 #include "SVDLowRankFigure.h"
+#include "SVDLowRankNiftiHeader.h"
+#include "SVDLowRankOutputType.h"
 #include "SVDLowRankPngStack.h"
 #include "SVDLowRankProgressBar.h"
+#include "SVDLowRankProvenance.h"
 #include "SVDLowRankReconstructBatch.h"
 #include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankStagedOutput.h"
@@ -37,12 +40,18 @@
 #include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
 #include "itkSVDLowRankReconstructionImageFilter.h"
+#include "svdlr/Defaults.h"
+#include "svdlr/Names.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <unistd.h>
 
 namespace
@@ -63,12 +72,16 @@ struct DicomSource
 // never leaves a partial output behind.
 template <typename TImage>
 void
-WriteAtomically(const TImage * image, const std::string & path)
+WriteAtomically(const TImage * image, const std::string & path, const std::optional<NiftiHeaderFields> & header)
 {
   const std::string temporary = svdlr_io::TemporaryFileFor(path);
   try
   {
     itk::WriteImage(image, temporary, true);
+    if (header && IsNiftiPath(path))
+    {
+      WriteNiftiHeaderFields(temporary, *header);
+    }
   }
   catch (...)
   {
@@ -95,6 +108,69 @@ MethodName(const ToolOptions & options)
   else
     text << "SVD rank " << options.rank;
   return text.str();
+}
+
+/** The DICOM output's DerivationDescription: "Each slice replaced by its truncated SVD reconstruction at rank 10
+ * (SVDLowRankReconstructImage; ranks 10 (all 24 slices))". `ranks` is DescribeRanks' text. */
+std::string
+DerivationDescription(const ToolOptions & options, const std::string & ranks)
+{
+  std::ostringstream policy;
+  if (options.noiseSigma > 0.0)
+    policy << "at the Gavish-Donoho threshold for a noise sigma of " << options.noiseSigma;
+  else if (!options.noiseRank.empty())
+    policy << "at the rank that stands out of its noise (" << options.noiseRank << ")";
+  else if (options.energyFraction > 0.0)
+    policy << "keeping a fraction " << options.energyFraction << " of its energy";
+  else
+    policy << "at rank " << options.rank;
+  return "Each slice replaced by its truncated SVD reconstruction " + policy.str() +
+         " (SVDLowRankReconstructImage; ranks " + ranks + ")";
+}
+
+/** The provenance record of a reconstruction (the sidecar and --json): the options' part, and what the filter
+ * found. */
+Provenance
+ReconstructProvenance(const ToolOptions &        options,
+                      const std::vector<double> & ranks,
+                      const std::vector<double> & sigmas,
+                      const std::string &        backend,
+                      const std::string &        solver,
+                      int                        device,
+                      const std::string &        notes,
+                      const std::string &        output)
+{
+  Provenance provenance = ProvenanceOf(options);
+  provenance.outputs = { output };
+  provenance.ranks = ranks;
+  provenance.sigmas = sigmas;
+  provenance.backend = backend;
+  provenance.solver = solver;
+  provenance.device = device;
+  provenance.notes = notes;
+  provenance.seconds = SecondsSinceRunStart();
+  return provenance;
+}
+
+/** The first NaN or Inf of `image`, named by voxel, is an input error (exit code 3), as in SVDLowRankDenoiseSeries. */
+template <typename TImage>
+void
+CheckFinite(const TImage * image, const std::string & path)
+{
+  if constexpr (!std::numeric_limits<typename TImage::PixelType>::is_integer)
+  {
+    const auto *      data = image->GetBufferPointer();
+    const std::size_t count = image->GetLargestPossibleRegion().GetNumberOfPixels();
+    for (std::size_t i = 0; i < count; ++i)
+    {
+      if (!std::isfinite(data[i]))
+      {
+        std::ostringstream voxel;
+        voxel << image->ComputeIndex(static_cast<typename TImage::OffsetValueType>(i));
+        throw InputError("'" + path + "' holds NaN or Inf at voxel " + voxel.str());
+      }
+    }
+  }
 }
 
 /** Sets the filter's rank policy, backend, solver and device from the options; returns the noise policy (when
@@ -189,7 +265,9 @@ Reconstruct(const TImage *                input,
             const std::function<void()> & readPixels = {})
 {
   constexpr unsigned int Dimension = TImage::ImageDimension;
-  using FilterType = itk::SVDLowRankReconstructionImageFilter<TImage, TImage>;
+  // float32 in every mode (svdlr/Defaults.h says why); --output-type same converts it back below.
+  using OutputImageType = itk::Image<float, Dimension>;
+  using FilterType = itk::SVDLowRankReconstructionImageFilter<TImage, OutputImageType>;
 
   const auto [outputKind, outputPath] = ResolveOutput(options, inputKind, Dimension);
   if (outputKind == OutputKind::DicomSeries && !DicomSupport)
@@ -222,6 +300,7 @@ Reconstruct(const TImage *                input,
   auto filter = FilterType::New();
   filter->SetInput(input);
   const svdlr::RankPolicy noisePolicy = ConfigureFilter(filter.GetPointer(), options);
+  filter->WarnOnBackendFallbackOff(); // printed as a note of ours
   const unsigned int      axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
   filter->SetSliceDimension(axis);
 
@@ -236,8 +315,9 @@ Reconstruct(const TImage *                input,
     readPixels();
   }
   const double readSeconds = secondsSince(readStart);
+  CheckFinite(input, options.Input());
 
-  const svdlr_tools::ProgressBar progress(filter);
+  const svdlr_tools::ProgressBar progress(filter, !options.run.quiet && !options.run.json);
 
   const auto filterStart = Clock::now();
   filter->Update();
@@ -248,13 +328,21 @@ Reconstruct(const TImage *                input,
 
   std::string outputDescription;
   std::size_t clamped = 0;
+  // --output-type same: the input's pixel type (svdlr/Defaults.h: float32 is the default of every mode). PNG has no
+  // float pixels: PNG slices are written in the input's 8 or 16 bits (16 from other types).
+  const bool sameType = options.outputType == svdlr::kSameAsInputOutputTypeName || outputKind == OutputKind::PngStack;
+  const typename TImage::Pointer inInputType =
+    sameType ? ConvertPixels<typename TImage::PixelType>(filter->GetOutput(), dicomSource != nullptr) : nullptr;
+  const auto writeOutput = [&](const auto * output) {
   if (outputKind == OutputKind::File)
   {
-    WriteAtomically(filter->GetOutput(), outputPath);
+    const std::optional<NiftiHeaderFields> header =
+      inputKind == OutputKind::File ? ReadNiftiHeaderFields(options.Input()) : std::nullopt;
+    WriteAtomically(output, outputPath, header);
   }
   else if (outputKind == OutputKind::PngStack)
   {
-    clamped = svdlr_io::WritePngStackAsUnsigned(filter->GetOutput(), staged->Path());
+    clamped = svdlr_io::WritePngStackAsUnsigned(output, staged->Path());
     outputDescription = " (folder of PNG slices)";
   }
   else
@@ -272,11 +360,8 @@ Reconstruct(const TImage *                input,
     {
       write.seriesDescription += " of " + StemOf(options.Input());
     }
-    write.derivationDescription = "Each slice replaced by its " + MethodName(options) +
-                                  " truncated SVD reconstruction (SVDLowRankReconstructImage; ranks " +
-                                  DescribeRanks(ranks) + ")";
-    const auto files =
-      svdlr_io::WriteDicomSeries(svdlr_io::AsVolume<float>(filter->GetOutput()).GetPointer(), staged->Path(), write);
+    write.derivationDescription = DerivationDescription(options, DescribeRanks(ranks));
+    const auto files = svdlr_io::WriteDicomSeries(svdlr_io::AsVolume<float>(output).GetPointer(), staged->Path(), write);
     const std::string written = svdlr_io::ResolveDicomOutputSyntax(
       transferSyntax, dicomSource != nullptr ? dicomSource->slices.front().transferSyntaxUID : "");
     outputDescription = " (DICOM series, " + std::to_string(files.size()) +
@@ -284,9 +369,30 @@ Reconstruct(const TImage *                input,
                         svdlr_io::DescribeTransferSyntax(written) + ")";
 #endif
   }
+  };
+  if (sameType)
+  {
+    writeOutput(inInputType.GetPointer());
+  }
+  else
+  {
+    writeOutput(filter->GetOutput());
+  }
   if (staged)
   {
     staged->Commit();
+  }
+  std::ostringstream backendUsed, solverUsed;
+  backendUsed << filter->GetBackendUsed();
+  solverUsed << filter->GetSolverUsed();
+  const bool       onGpu = backendUsed.str() == "CUDA";
+  const Provenance provenance = ReconstructProvenance(
+    options, std::vector<double>(ranks.begin(), ranks.end()), filter->GetNoiseSigmas(), backendUsed.str(),
+    solverUsed.str(), onGpu ? options.deviceId : -1, filter->GetBackendNotes(), outputPath);
+  const std::string provenanceJson = ProvenanceJson(provenance);
+  if (outputKind == OutputKind::File && IsNiftiPath(outputPath))
+  {
+    WriteTextAtomically(provenanceJson, SidecarPathFor(outputPath));
   }
   const double writeSeconds = secondsSince(writeStart);
 
@@ -306,6 +412,15 @@ Reconstruct(const TImage *                input,
     std::rename(temporary.c_str(), figure.c_str());
   }
 
+  if (options.run.json)
+  {
+    std::cout << provenanceJson;
+    return ExitSuccess;
+  }
+  if (options.run.quiet)
+  {
+    return ExitSuccess;
+  }
   using PixelType = typename TImage::PixelType;
   std::cout << "input:    " << inputDescription << " (" << input->GetLargestPossibleRegion().GetSize() << ", "
             << itk::ImageIOBase::GetComponentTypeAsString(itk::ImageIOBase::MapPixelType<PixelType>::CType) << ")\n"
@@ -329,7 +444,18 @@ Reconstruct(const TImage *                input,
     std::cout << "; reading the pixels " << readSeconds << " s";
   }
   std::cout << "; writing " << writeSeconds << " s)\n"
-            << "output:   " << outputPath << outputDescription << "\n";
+            << "output:   " << outputPath << outputDescription
+            << (outputKind == OutputKind::File ? " (" + (sameType ? "same type as the input" : options.outputType) + ")"
+                                               : std::string())
+            << "\n";
+  if (outputKind == OutputKind::File && IsNiftiPath(outputPath))
+  {
+    std::cout << "sidecar:  " << SidecarPathFor(outputPath) << " (provenance)\n";
+  }
+  if (!filter->GetBackendNotes().empty())
+  {
+    std::cout << "note:     " << filter->GetBackendNotes() << "\n";
+  }
   if (clamped > 0)
   {
     std::cout << "note:     " << clamped << " values outside [0, 65535] were clamped to fit 16-bit PNG\n";
@@ -505,7 +631,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
 
   std::vector<unsigned int> ranks;
   std::vector<double>       sigmas;
-  std::string               backend, batchSizes;
+  std::string               backend, batchSizes, backendUsed, solverUsed, notes;
   svdlr::RankPolicy         noisePolicy;
   double                    seconds = 0.0;
   const std::string         figure = FigurePathFor(options, outputPath);
@@ -515,8 +641,9 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
     auto         filter = FilterType::New();
     filter->SetInput(batch.stack);
     noisePolicy = ConfigureFilter(filter.GetPointer(), options);
+    filter->WarnOnBackendFallbackOff(); // printed as a note of ours
     filter->SetSliceDimension(2);
-    const svdlr_tools::ProgressBar progress(filter);
+    const svdlr_tools::ProgressBar progress(filter, !options.run.quiet && !options.run.json);
     const auto                     start = std::chrono::steady_clock::now();
     filter->Update();
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -527,9 +654,14 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
     ranks.insert(ranks.end(), batchRanks.begin(), batchRanks.end());
     const auto & batchSigmas = filter->GetNoiseSigmas();
     sigmas.insert(sigmas.end(), batchSigmas.begin(), batchSigmas.end());
-    std::ostringstream used;
+    std::ostringstream used, backendName, solverName;
     used << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed() << ")";
     backend = used.str();
+    backendName << filter->GetBackendUsed();
+    solverName << filter->GetSolverUsed();
+    backendUsed = backendName.str();
+    solverUsed = solverName.str();
+    notes = filter->GetBackendNotes();
     const auto size = batch.stack->GetLargestPossibleRegion().GetSize();
     batchSizes += (batchSizes.empty() ? "" : ", ") + std::to_string(size[2]) + " of " + std::to_string(size[0]) + "x" +
                   std::to_string(size[1]);
@@ -558,12 +690,16 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   {
     write.seriesDescription += " of " + set.parts.front().seriesDescription;
   }
-  write.derivationDescription = "Each slice replaced by its " + MethodName(options) +
-                                " truncated SVD reconstruction (SVDLowRankReconstructImage; ranks " +
-                                DescribeRanks(ranks) + ")";
+  write.derivationDescription = DerivationDescription(options, DescribeRanks(ranks));
   std::vector<const VolumeType *> written;
   for (const auto & output : outputs)
   {
+    if (options.outputType == svdlr::kSameAsInputOutputTypeName) // the stored values' type: whole numbers
+    {
+      float * values = output->GetBufferPointer();
+      std::transform(values, values + output->GetLargestPossibleRegion().GetNumberOfPixels(), values,
+                     [](float value) { return std::round(value); });
+    }
     written.push_back(output.GetPointer());
   }
   const auto files = svdlr_io::WriteDicomSeriesParts(written, sources, staged.Path(), write);
@@ -576,6 +712,18 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   for (const auto * input : inputs)
   {
     slices += input->GetLargestPossibleRegion().GetSize(2);
+  }
+  if (options.run.json)
+  {
+    std::cout << ProvenanceJson(ReconstructProvenance(options, std::vector<double>(ranks.begin(), ranks.end()), sigmas,
+                                                      backendUsed, solverUsed,
+                                                      backendUsed == "CUDA" ? options.deviceId : -1, notes,
+                                                      outputPath));
+    return ExitSuccess;
+  }
+  if (options.run.quiet)
+  {
+    return ExitSuccess;
   }
   std::cout << "input:    " << inputDescription << "\n"
             << "layout:   " << svdlr_io::DescribeDicomLayout(set) << "\n";
@@ -602,6 +750,10 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
             << svdlr_io::DescribeTransferSyntax(syntax) << ", "
             << (set.layout == svdlr_io::DicomLayout::Images ? "each image with its own geometry)\n"
                                                             : "volume by volume)\n");
+  if (!notes.empty())
+  {
+    std::cout << "note:     " << notes << "\n";
+  }
   if (!figure.empty())
   {
     std::cout << "figure:   " << figure << " (middle slice of the first batch)\n";
@@ -617,13 +769,20 @@ ReconstructDicom(const ToolOptions & options)
   std::string                               description;
   try
   {
-    series = svdlr_io::FindDicomSeries(options.inputs);
     const std::string where = options.inputs.size() == 1 ? options.Input() : "the input files";
     if (options.listSeries)
     {
+      // Every readable series, and a note for each file skipped, rather than stopping at the first bad file.
+      std::vector<std::string> skipped;
+      series = svdlr_io::FindDicomSeries(options.inputs, &skipped);
       std::cout << series.size() << " DICOM series in " << where << ":\n" << svdlr_io::DescribeDicomSeries(series);
+      for (const std::string & file : skipped)
+      {
+        std::cout << "note:     skipped " << file << "\n";
+      }
       return ExitSuccess;
     }
+    series = svdlr_io::FindDicomSeries(options.inputs);
     if (series.empty())
     {
       throw InputError("no DICOM image series found in " + where);
@@ -647,7 +806,8 @@ ReconstructDicom(const ToolOptions & options)
     const svdlr_io::DicomVolume & volume = set.parts.front();
     return Reconstruct(volume.image.GetPointer(), description, OutputKind::DicomSeries, options, &volume);
   }
-  std::cerr << "SVDLowRankReconstructImage: note: the series is not one volume; reading it "
+  if (!options.run.quiet)
+    std::cerr << "SVDLowRankReconstructImage: note: the series is not one volume; reading it "
             << (set.layout == svdlr_io::DicomLayout::Volumes ? "volume by volume" : "image by image")
             << " (--require-volume refuses such series): " << svdlr_io::DescribeDicomLayout(set) << "\n";
   return ReconstructDicomParts(set, description, options);
@@ -731,6 +891,8 @@ RunTool(const ToolOptions & options)
 int
 main(int argc, char * argv[])
 {
+  std::cout << std::unitbuf; // every line reaches a pipeline's log as it is written, and none is lost to a signal
+  RunStartedUtc();           // the provenance's clock starts here
   ToolOptions options;
   try
   {
@@ -750,6 +912,18 @@ main(int argc, char * argv[])
 #ifdef SVDLR_HAVE_DCMTK
   svdlr_io::SilenceDicomWarnings();
 #endif
+  ApplyThreads(options.run.threads);
+  if (!options.run.quiet && !options.listSeries)
+  {
+    // Before any work, so that a pipeline's log shows at once what runs (with --json on stderr: stdout is JSON's).
+    std::ostream & out = options.run.json ? std::cerr : std::cout;
+    out << "start:    SVDLowRankReconstructImage, "
+        << (options.batch ? "batch mode, " + std::to_string(options.inputs.size()) + " input paths"
+                          : options.inputs.size() == 1 ? options.Input()
+                                                       : std::to_string(options.inputs.size()) + " DICOM files")
+        << ", " << MethodName(options) << ", backend " << svdlr::Name(static_cast<svdlr::Backend>(options.backend))
+        << std::endl;
+  }
 
   try
   {
