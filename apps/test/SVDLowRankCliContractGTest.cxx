@@ -190,11 +190,11 @@ TEST_F(SVDLowRankCliContract, NaNInputGivesExitCode3FromBothTools)
   std::generate(volume->GetBufferPointer(), volume->GetBufferPointer() + 8 * 7 * 6, [&] { return value(m_Random); });
   volume->GetBufferPointer()[std::uniform_int_distribution<int>(0, 8 * 7 * 6 - 1)(m_Random)] = NAN;
   const std::string folder = Folder("run");
-  itk::WriteImage(volume, folder + "/volume.nii.gz");
-  WriteRandomSeries(folder + "/series.nii.gz", true);
+  itk::WriteImage(volume, folder + "/volume.mha"); // not NIfTI: ITK's NIfTI reader (nifti1_io) reads NaN as 0
+  WriteRandomSeries(folder + "/series.mha", true);
 
-  const ToolRun reconstruct = RunToolIn(folder, Reconstruct, "--backend cpu volume.nii.gz out.nii.gz");
-  const ToolRun denoise = RunToolIn(folder, Denoise, "--backend cpu series.nii.gz out4d.nii.gz");
+  const ToolRun reconstruct = RunToolIn(folder, Reconstruct, "--backend cpu volume.mha out.nii.gz");
+  const ToolRun denoise = RunToolIn(folder, Denoise, "--backend cpu series.mha out4d.nii.gz");
   EXPECT_EQ(reconstruct.exitCode, svdlr_tools::ExitInputError) << reconstruct.err;
   EXPECT_EQ(denoise.exitCode, svdlr_tools::ExitInputError) << denoise.err;
   EXPECT_NE(reconstruct.err.find("NaN or Inf"), std::string::npos) << reconstruct.err;

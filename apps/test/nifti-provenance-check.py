@@ -11,6 +11,7 @@ Exits 77 (CTest's skip code) when nibabel is not installed.
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -22,7 +23,8 @@ except ImportError as error:
     sys.exit(77)
 
 reconstruct, denoise, colin27, scratch = sys.argv[1:5]
-os.makedirs(scratch, exist_ok=True)
+shutil.rmtree(scratch, ignore_errors=True)  # a fresh folder: what is checked was written by this run
+os.makedirs(scratch)
 failures = []
 
 
@@ -72,7 +74,9 @@ check(nib.load(same).get_data_dtype() == np.uint8, "--output-type same writes th
 check(header_fields(same) == header_fields(colin27), "header fields kept in an uncompressed .nii too")
 
 # 2. A 4D int16 series with a time unit (seconds), an MNI sform and a description, through the denoiser.
-rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+seed = int.from_bytes(os.urandom(4), "little")
+print(f"seed {seed}")
+rng = np.random.default_rng(seed)
 image = nib.Nifti1Image((rng.normal(500, 20, (10, 9, 8, 7))).astype(np.int16), np.diag([2.0, 2.0, 2.5, 1.0]))
 image.header.set_xyzt_units("mm", "sec")
 image.header["descrip"] = b"a test series"

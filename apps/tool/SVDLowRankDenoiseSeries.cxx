@@ -539,9 +539,9 @@ main(int argc, char * argv[])
   ApplyThreads(options.run.threads);
   if (!options.run.quiet)
   {
-    // Before any work, so that a pipeline's log shows at once what runs (with --json on stderr: stdout is JSON's).
-    (options.run.json ? std::cerr : std::cout)
-      << "start:    " << ToolName << ", " << options.input << " -> " << options.output << ", policy "
+    // Before any work, so that a pipeline's log shows at once what runs; on stderr with the progress lines, so that
+    // stdout holds the summary (or --json's document) alone.
+    std::cerr << "start:    " << ToolName << ", " << options.input << " -> " << options.output << ", policy "
       << options.policyName << ", backend " << svdlr::Name(static_cast<svdlr::Backend>(options.backend))
       << std::endl;
   }

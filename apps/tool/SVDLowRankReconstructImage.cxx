@@ -915,10 +915,11 @@ main(int argc, char * argv[])
   ApplyThreads(options.run.threads);
   if (!options.run.quiet && !options.listSeries)
   {
-    // Before any work, so that a pipeline's log shows at once what runs (with --json on stderr: stdout is JSON's).
-    std::ostream & out = options.run.json ? std::cerr : std::cout;
-    out << "start:    SVDLowRankReconstructImage, "
-        << (options.batch ? "batch mode, " + std::to_string(options.inputs.size()) + " input paths"
+    // Before any work, so that a pipeline's log shows at once what runs; on stderr with the progress lines, so that
+    // stdout holds the summary (or --json's document) alone.
+    std::cerr << "start:    SVDLowRankReconstructImage, "
+        << (options.batch ? "batch mode, " + std::to_string(options.inputs.size()) +
+                              (options.inputs.size() == 1 ? " input path" : " input paths")
                           : options.inputs.size() == 1 ? options.Input()
                                                        : std::to_string(options.inputs.size()) + " DICOM files")
         << ", " << MethodName(options) << ", backend " << svdlr::Name(static_cast<svdlr::Backend>(options.backend))

@@ -71,7 +71,6 @@ Footer(bool dicomSupport)
          "  SVDLowRankReconstructImage --bids --rank 20 -o derivatives/svd study/   (every sub-*/anat image)\n"
          "  SVDLowRankReconstructImage --glob '*.nii.gz' --devices 0,1 -o out/ data/ (two GPUs)\n"
          "\n"
-         "\n"
          "MRtrix3 spellings, for scripts written for dwidenoise:\n" +
          DescribeSingleDashAliases(CommonSingleDashAliases()) + "\n" + ExitCodeTable();
 }
