@@ -201,6 +201,26 @@ TEST_F(SVDLowRankCliContract, NaNInputGivesExitCode3FromBothTools)
   EXPECT_NE(denoise.err.find("NaN or Inf"), std::string::npos) << denoise.err;
 }
 
+/** Two batch inputs that would be written to the same output are a problem of the command line: exit code 2. */
+TEST_F(SVDLowRankCliContract, BatchNameClashExitsWith2)
+{
+  using Volume = itk::Image<float, 3>;
+  auto volume = Volume::New();
+  volume->SetRegions(Volume::SizeType{ { 6, 5, 4 } });
+  volume->Allocate();
+  volume->FillBuffer(1.0f);
+  const std::string folder = Folder("run");
+  for (const char * site : { "/a", "/b" })
+  {
+    std::filesystem::create_directories(folder + site);
+    itk::WriteImage(volume, folder + site + "/t1.nii.gz");
+  }
+  const ToolRun run = RunToolIn(folder, Reconstruct, "--batch --backend cpu -o out a b");
+  EXPECT_EQ(run.exitCode, svdlr_tools::ExitUsage) << run.err;
+  EXPECT_NE(run.err.find("would both be written"), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(folder + "/out/t1_svd-rank20.nii.gz"));
+}
+
 #ifdef SVDLR_COLIN27_NII
 /** A pipeline's log: stdout redirected to a file, the first line there within 1 s of the start, while the work (a
  * few seconds of Colin27 on the CPU) goes on. */
