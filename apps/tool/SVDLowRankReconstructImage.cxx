@@ -20,6 +20,7 @@
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
 #include "SVDLowRankFigure.h"
+#include "SVDLowRankFiniteCheck.h"
 #include "SVDLowRankNiftiHeader.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankPngStack.h"
@@ -110,24 +111,6 @@ MethodName(const ToolOptions & options)
   return text.str();
 }
 
-/** The DICOM output's DerivationDescription: "Each slice replaced by its truncated SVD reconstruction at rank 10
- * (SVDLowRankReconstructImage; ranks 10 (all 24 slices))". `ranks` is DescribeRanks' text. */
-std::string
-DerivationDescription(const ToolOptions & options, const std::string & ranks)
-{
-  std::ostringstream policy;
-  if (options.noiseSigma > 0.0)
-    policy << "at the Gavish-Donoho threshold for a noise sigma of " << options.noiseSigma;
-  else if (!options.noiseRank.empty())
-    policy << "at the rank that stands out of its noise (" << options.noiseRank << ")";
-  else if (options.energyFraction > 0.0)
-    policy << "keeping a fraction " << options.energyFraction << " of its energy";
-  else
-    policy << "at rank " << options.rank;
-  return "Each slice replaced by its truncated SVD reconstruction " + policy.str() +
-         " (SVDLowRankReconstructImage; ranks " + ranks + ")";
-}
-
 /** The provenance record of a reconstruction (the sidecar and --json): the options' part, and what the filter
  * found. */
 Provenance
@@ -150,27 +133,6 @@ ReconstructProvenance(const ToolOptions &        options,
   provenance.notes = notes;
   provenance.seconds = SecondsSinceRunStart();
   return provenance;
-}
-
-/** The first NaN or Inf of `image`, named by voxel, is an input error (exit code 3), as in SVDLowRankDenoiseSeries. */
-template <typename TImage>
-void
-CheckFinite(const TImage * image, const std::string & path)
-{
-  if constexpr (!std::numeric_limits<typename TImage::PixelType>::is_integer)
-  {
-    const auto *      data = image->GetBufferPointer();
-    const std::size_t count = image->GetLargestPossibleRegion().GetNumberOfPixels();
-    for (std::size_t i = 0; i < count; ++i)
-    {
-      if (!std::isfinite(data[i]))
-      {
-        std::ostringstream voxel;
-        voxel << image->ComputeIndex(static_cast<typename TImage::OffsetValueType>(i));
-        throw InputError("'" + path + "' holds NaN or Inf at voxel " + voxel.str());
-      }
-    }
-  }
 }
 
 /** Sets the filter's rank policy, backend, solver and device from the options; returns the noise policy (when
@@ -334,41 +296,41 @@ Reconstruct(const TImage *                input,
   const typename TImage::Pointer inInputType =
     sameType ? ConvertPixels<typename TImage::PixelType>(filter->GetOutput(), dicomSource != nullptr) : nullptr;
   const auto writeOutput = [&](const auto * output) {
-  if (outputKind == OutputKind::File)
-  {
-    const std::optional<NiftiHeaderFields> header =
-      inputKind == OutputKind::File ? ReadNiftiHeaderFields(options.Input()) : std::nullopt;
-    WriteAtomically(output, outputPath, header);
-  }
-  else if (outputKind == OutputKind::PngStack)
-  {
-    clamped = svdlr_io::WritePngStackAsUnsigned(output, staged->Path());
-    outputDescription = " (folder of PNG slices)";
-  }
-  else
-  {
+    if (outputKind == OutputKind::File)
+    {
+      const std::optional<NiftiHeaderFields> header =
+        inputKind == OutputKind::File ? ReadNiftiHeaderFields(options.Input()) : std::nullopt;
+      WriteAtomically(output, outputPath, header);
+    }
+    else if (outputKind == OutputKind::PngStack)
+    {
+      clamped = svdlr_io::WritePngStackAsUnsigned(output, staged->Path());
+      outputDescription = " (folder of PNG slices)";
+    }
+    else
+    {
 #ifdef SVDLR_HAVE_DCMTK
-    svdlr_io::DicomWriteOptions write;
-    write.source = dicomSource;
-    write.transferSyntax = transferSyntax;
-    write.seriesDescription = MethodName(options);
-    if (dicomSource != nullptr && !dicomSource->seriesDescription.empty())
-    {
-      write.seriesDescription += " of " + dicomSource->seriesDescription;
-    }
-    else if (dicomSource == nullptr)
-    {
-      write.seriesDescription += " of " + StemOf(options.Input());
-    }
-    write.derivationDescription = DerivationDescription(options, DescribeRanks(ranks));
-    const auto files = svdlr_io::WriteDicomSeries(svdlr_io::AsVolume<float>(output).GetPointer(), staged->Path(), write);
-    const std::string written = svdlr_io::ResolveDicomOutputSyntax(
-      transferSyntax, dicomSource != nullptr ? dicomSource->slices.front().transferSyntaxUID : "");
-    outputDescription = " (DICOM series, " + std::to_string(files.size()) +
-                        (files.size() == 1 ? " file: \"" : " files: \"") + write.seriesDescription + "\", " +
-                        svdlr_io::DescribeTransferSyntax(written) + ")";
+      svdlr_io::DicomWriteOptions write;
+      write.source = dicomSource;
+      write.transferSyntax = transferSyntax;
+      write.seriesDescription = MethodName(options);
+      if (dicomSource != nullptr && !dicomSource->seriesDescription.empty())
+      {
+        write.seriesDescription += " of " + dicomSource->seriesDescription;
+      }
+      else if (dicomSource == nullptr)
+      {
+        write.seriesDescription += " of " + StemOf(options.Input());
+      }
+      write.derivationDescription = DerivationDescription(options, DescribeRanks(ranks));
+      const auto files = svdlr_io::WriteDicomSeries(svdlr_io::AsVolume<float>(output).GetPointer(), staged->Path(), write);
+      const std::string written = svdlr_io::ResolveDicomOutputSyntax(
+        transferSyntax, dicomSource != nullptr ? dicomSource->slices.front().transferSyntaxUID : "");
+      outputDescription = " (DICOM series, " + std::to_string(files.size()) +
+                          (files.size() == 1 ? " file: \"" : " files: \"") + write.seriesDescription + "\", " +
+                          svdlr_io::DescribeTransferSyntax(written) + ")";
 #endif
-  }
+    }
   };
   if (sameType)
   {

@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 namespace svdlr_tools
@@ -353,6 +354,24 @@ ProvenanceOf(const ToolOptions & options)
   provenance.inputs = options.inputs;
   provenance.started = RunStartedUtc();
   return provenance;
+}
+
+/** The DICOM output's DerivationDescription: "Each slice replaced by its truncated SVD reconstruction at rank 10
+ * (SVDLowRankReconstructImage; ranks 10 (all 24 slices))". `ranks` is DescribeRanks' text. */
+std::string
+DerivationDescription(const ToolOptions & options, const std::string & ranks)
+{
+  std::ostringstream policy;
+  if (options.noiseSigma > 0.0)
+    policy << "at the Gavish-Donoho threshold for a noise sigma of " << options.noiseSigma;
+  else if (!options.noiseRank.empty())
+    policy << "at the rank that stands out of its noise (" << options.noiseRank << ")";
+  else if (options.energyFraction > 0.0)
+    policy << "keeping a fraction " << options.energyFraction << " of its energy";
+  else
+    policy << "at rank " << options.rank;
+  return "Each slice replaced by its truncated SVD reconstruction " + policy.str() +
+         " (SVDLowRankReconstructImage; ranks " + ranks + ")";
 }
 
 } // namespace svdlr_tools

@@ -83,6 +83,11 @@ struct ToolOptions
 Provenance
 ProvenanceOf(const ToolOptions & options);
 
+/** A DICOM output's DerivationDescription, in words: "Each slice replaced by its truncated SVD reconstruction at
+ * rank 10 (SVDLowRankReconstructImage; ranks 10 (all 24 slices))"; `ranks` is DescribeRanks' text. */
+std::string
+DerivationDescription(const ToolOptions & options, const std::string & ranks);
+
 /** Parses the command line; `dicomSupport` is what --help says about DICOM. Throws UsageError with CLI11's or our
  * own message. */
 ToolOptions
