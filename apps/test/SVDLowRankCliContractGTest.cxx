@@ -50,22 +50,30 @@ protected:
     return RunToolIn(Folder("run"), tool, arguments);
   }
 
-  /** A 4D series of 12 x 11 x 10 voxels and 6 volumes, uniform noise; with one NaN when `withNaN`. */
+  /** An image of `size`, uniform noise; with one NaN when `withNaN`. */
+  template <unsigned int VDimension>
+  void
+  WriteRandomImage(const std::string & path, const itk::Size<VDimension> & size, bool withNaN = false)
+  {
+    using Image = itk::Image<float, VDimension>;
+    auto image = Image::New();
+    image->SetRegions(size);
+    image->Allocate();
+    const std::size_t                     count = image->GetLargestPossibleRegion().GetNumberOfPixels();
+    std::uniform_real_distribution<float> value(0.0f, 100.0f);
+    std::generate(image->GetBufferPointer(), image->GetBufferPointer() + count, [&] { return value(m_Random); });
+    if (withNaN)
+    {
+      image->GetBufferPointer()[std::uniform_int_distribution<std::size_t>(0, count - 1)(m_Random)] = NAN;
+    }
+    itk::WriteImage(image, path);
+  }
+
+  /** A 4D series of 12 x 11 x 10 voxels and 6 volumes. */
   void
   WriteRandomSeries(const std::string & path, bool withNaN = false)
   {
-    using Series = itk::Image<float, 4>;
-    auto series = Series::New();
-    series->SetRegions(Series::SizeType{ { 12, 11, 10, 6 } });
-    series->Allocate();
-    const std::size_t                     count = 12 * 11 * 10 * 6;
-    std::uniform_real_distribution<float> value(0.0f, 100.0f);
-    std::generate(series->GetBufferPointer(), series->GetBufferPointer() + count, [&] { return value(m_Random); });
-    if (withNaN)
-    {
-      series->GetBufferPointer()[std::uniform_int_distribution<std::size_t>(0, count - 1)(m_Random)] = NAN;
-    }
-    itk::WriteImage(series, path);
+    WriteRandomImage<4>(path, { { 12, 11, 10, 6 } }, withNaN);
   }
 };
 
@@ -182,15 +190,9 @@ TEST_F(SVDLowRankCliContract, DwidenoiseSpellingsAreTakenAsTheOptionsTheyStandFo
 /** A volume with one NaN: both tools refuse it with the same exit code, as docs/command-line.md's table says. */
 TEST_F(SVDLowRankCliContract, NaNInputGivesExitCode3FromBothTools)
 {
-  using Volume = itk::Image<float, 3>;
-  auto volume = Volume::New();
-  volume->SetRegions(Volume::SizeType{ { 8, 7, 6 } });
-  volume->Allocate();
-  std::uniform_real_distribution<float> value(0.0f, 100.0f);
-  std::generate(volume->GetBufferPointer(), volume->GetBufferPointer() + 8 * 7 * 6, [&] { return value(m_Random); });
-  volume->GetBufferPointer()[std::uniform_int_distribution<int>(0, 8 * 7 * 6 - 1)(m_Random)] = NAN;
   const std::string folder = Folder("run");
-  itk::WriteImage(volume, folder + "/volume.mha"); // not NIfTI: ITK's NIfTI reader (nifti1_io) reads NaN as 0
+  // Not NIfTI: ITK's NIfTI reader (nifti1_io) reads NaN as 0.
+  WriteRandomImage<3>(folder + "/volume.mha", { { 8, 7, 6 } }, true);
   WriteRandomSeries(folder + "/series.mha", true);
 
   const ToolRun reconstruct = RunToolIn(folder, Reconstruct, "--backend cpu volume.mha out.nii.gz");
@@ -204,16 +206,11 @@ TEST_F(SVDLowRankCliContract, NaNInputGivesExitCode3FromBothTools)
 /** Two batch inputs that would be written to the same output are a problem of the command line: exit code 2. */
 TEST_F(SVDLowRankCliContract, BatchNameClashExitsWith2)
 {
-  using Volume = itk::Image<float, 3>;
-  auto volume = Volume::New();
-  volume->SetRegions(Volume::SizeType{ { 6, 5, 4 } });
-  volume->Allocate();
-  volume->FillBuffer(1.0f);
   const std::string folder = Folder("run");
   for (const char * site : { "/a", "/b" })
   {
     std::filesystem::create_directories(folder + site);
-    itk::WriteImage(volume, folder + site + "/t1.nii.gz");
+    WriteRandomImage<3>(folder + site + "/t1.nii.gz", { { 6, 5, 4 } });
   }
   const ToolRun run = RunToolIn(folder, Reconstruct, "--batch --backend cpu -o out a b");
   EXPECT_EQ(run.exitCode, svdlr_tools::ExitUsage) << run.err;
