@@ -265,7 +265,7 @@ FindBatchInputs(const InputSelection & selection)
     const auto [it, inserted] = seen.emplace(input.relative, input.path);
     if (!inserted)
     {
-      throw BatchInputError("'" + input.path + "' and '" + it->second + "' would both be written to '" +
+      throw BatchNameClash("'" + input.path + "' and '" + it->second + "' would both be written to '" +
                             input.relative + "' in the output tree: give their folders one at a time");
     }
   }

@@ -48,6 +48,14 @@ public:
   using BatchInputError::BatchInputError;
 };
 
+/** Two inputs that would be written to the same output: a problem of the command line (exit code 2), not of an
+ * input's content. */
+class BatchNameClash : public BatchInputError
+{
+public:
+  using BatchInputError::BatchInputError;
+};
+
 enum class VolumeSource
 {
   ImageFile,  // any file ITK reads (NIfTI, NRRD, MetaImage, ...)

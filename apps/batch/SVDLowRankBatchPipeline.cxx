@@ -228,6 +228,7 @@ RunBatch(const std::vector<BatchInput> & inputs, const std::string & outputRoot,
     engine.backend = onGpu ? svdlr::Backend::CUDA : svdlr::Backend::CPU;
     engine.solver = options.solver;
     engine.deviceId = onGpu ? solverDevices[which] : 0;
+    engine.threads = options.threads;
     while (auto volume = toSolve.Pop())
     {
       const std::size_t i = volume->index;

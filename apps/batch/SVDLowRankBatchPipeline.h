@@ -72,6 +72,7 @@ struct BatchOptions
   std::size_t       memoryBudget{ 0 };    // bytes of volumes in flight; 0: 1 GiB or 1/8 of the RAM if less
   bool              overwrite{ false };   // redo volumes whose output exists
   int               compressionLevel{ 0 }; // the writers' (gzip 1-9 for .nii.gz); 0: ITK's default
+  unsigned          threads{ 0 };          // the CPU solver's threads (--nthreads); 0: every core
   /** Called once per volume as it finishes (any status), from the pipeline's threads, one call at a time. */
   std::function<void(const VolumeResult &, std::size_t finished, std::size_t total)> onVolume;
 };

@@ -47,6 +47,7 @@ struct ReconstructionResult
   std::string backend; // the backend that did the work, as the filter names it; "" in batch
   std::string solver;  // the solver, likewise
   std::size_t slicesRedone{ 0 }; // slices the subspace solver's check sent to the exact solver
+  std::string notes;             // the filter's notes on the backend, e.g. why the CPU was used
   // Seconds of the thread that did each step; readSeconds is 0 where reading was not timed apart.
   double readSeconds{ 0 };
   double solveSeconds{ 0 };

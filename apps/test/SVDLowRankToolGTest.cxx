@@ -23,6 +23,8 @@
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomWriter.h"
 #  include "svdlrDicomTestData.h"
+
+#  include "dcmtk/dcmdata/dctk.h"
 #endif
 
 #include "itkImageFileReader.h"
@@ -335,6 +337,15 @@ TEST_F(Tool, DicomFolderInDicomFolderOutMatchesTheFilterAndKeepsTheGeometry)
   const auto expected = Reconstruct(input.image.GetPointer(), 4, 2);
   ExpectSameVolume(expected, output.image, 1e-4, output.slices[0].rescaleSlope / 2 + 1e-3);
   ExpectSameVolume(ReadWithGdcm(Path("dicom_rank4")), output.image);
+
+  // The derived series says in words how its pixels were made.
+  DcmFileFormat written;
+  ASSERT_TRUE(written.loadFile(svdlr_io::FindDicomSeries({ Path("dicom_rank4") }).at(0).files.at(0).c_str()).good());
+  OFString derivation;
+  written.getDataset()->findAndGetOFString(DCM_DerivationDescription, derivation);
+  EXPECT_EQ(std::string(derivation.c_str()),
+            "Each slice replaced by its truncated SVD reconstruction at rank 4 (SVDLowRankReconstructImage; ranks 4 "
+            "(all 7 slices))");
 }
 
 /** The first file of the DICOM series under `folder` (searched recursively) whose folder name ends with `suffix`. */

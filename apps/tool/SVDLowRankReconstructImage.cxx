@@ -23,6 +23,9 @@
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankReconstructBatch.h"
 #include "SVDLowRankInterruptCleanup.h"
+#include "SVDLowRankNiftiHeader.h"
+#include "SVDLowRankOutputType.h"
+#include "SVDLowRankProvenance.h"
 #include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankReconstructRun.h"
 #include "SVDLowRankReconstructWrite.h"
@@ -38,8 +41,11 @@
 #include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
 #include "itkSVDLowRankReconstructionImageFilter.h"
+#include "svdlr/Defaults.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -64,9 +70,15 @@ Reconstruct(const TImage *                input,
             const std::function<void()> & readPixels = {})
 {
   constexpr unsigned int Dimension = TImage::ImageDimension;
-  using FilterType = itk::SVDLowRankReconstructionImageFilter<TImage, TImage>;
+  // float32 in every mode (svdlr/Defaults.h says why); --output-type same converts it back below.
+  using OutputImageType = itk::Image<float, Dimension>;
+  using FilterType = itk::SVDLowRankReconstructionImageFilter<TImage, OutputImageType>;
 
   OutputPlan out = PlanOutput(options, ResolveOutput(options, inputKind, Dimension));
+  if (out.kind == OutputKind::File && inputKind == OutputKind::File)
+  {
+    out.niftiHeader = ReadNiftiHeaderFields(options.Input()); // the fields ITK's NIfTI writer drops
+  }
 
   auto                    filter = FilterType::New();
   const svdlr::RankPolicy policy = RankPolicyOf(options);
@@ -88,12 +100,13 @@ Reconstruct(const TImage *                input,
     result.readSeconds = secondsSince(readStart);
   }
 
-  const svdlr_tools::ProgressBar progress(filter);
+  const svdlr_tools::ProgressBar progress(filter, ReportsProgress(options));
   const auto                     filterStart = Clock::now();
   filter->Update();
   result.solveSeconds = secondsSince(filterStart);
   progress.Finish();
   AddFilterResult(filter.GetPointer(), result);
+  result.device = result.backend == "CUDA" ? options.deviceId : -1;
   using PixelType = typename TImage::PixelType;
   std::ostringstream described;
   described << inputDescription << " (" << input->GetLargestPossibleRegion().GetSize() << ", "
@@ -104,7 +117,33 @@ Reconstruct(const TImage *                input,
   const auto  writeStart = Clock::now();
   SummaryText text;
   text.slices = std::to_string(result.slices) + " along axis " + std::to_string(axis);
-  WriteOutput(filter->GetOutput(), out, policy, result, options, dicomSource, text);
+  // --output-type same: the input's pixel type (svdlr/Defaults.h: float32 is the default of every mode). PNG has no
+  // float pixels: PNG slices are written in the input's 8 or 16 bits.
+  const bool sameType = options.outputType == svdlr::kSameAsInputOutputTypeName || out.kind == OutputKind::PngStack;
+  if (sameType)
+  {
+    const auto inInputType = ConvertPixels<PixelType>(filter->GetOutput(), dicomSource != nullptr);
+    WriteOutput(inInputType.GetPointer(), out, policy, result, options, dicomSource, text);
+  }
+  else
+  {
+    WriteOutput(filter->GetOutput(), out, policy, result, options, dicomSource, text);
+  }
+  if (out.kind == OutputKind::File)
+  {
+    text.outputKind = " (" + (sameType ? std::string("same type as the input") : options.outputType) + ")";
+  }
+  const bool  sidecar = out.kind == OutputKind::File && IsNiftiPath(out.path);
+  std::string provenance; // the sidecar's and --json's document
+  if (sidecar || options.run.json)
+  {
+    provenance = ProvenanceJson(RunProvenance(options, result));
+  }
+  if (sidecar)
+  {
+    text.sidecar = SidecarPathFor(out.path);
+    WriteTextAtomically(provenance, text.sidecar);
+  }
   result.writeSeconds = secondsSince(writeStart);
 
   const std::string figure = FigurePathFor(options, out.path);
@@ -123,8 +162,7 @@ Reconstruct(const TImage *                input,
     text.figure = figure + " (slice " + std::to_string(figureSlice) +
                   ": original | reconstruction | |difference| | singular values, the kept rank marked)";
   }
-  PrintSummary(std::cout, result, policy, text);
-  return ExitSuccess;
+  return ReportRun(options, result, policy, text, provenance);
 }
 
 template <typename TPixel, unsigned int Dimension>
@@ -268,7 +306,7 @@ FilterPartsInBatches(const svdlr_io::DicomImageSet &                     set,
     filter->SetInput(batch.stack);
     ConfigureFilter(filter.GetPointer(), policy, options);
     filter->SetSliceDimension(2);
-    const svdlr_tools::ProgressBar progress(filter);
+    const svdlr_tools::ProgressBar progress(filter, ReportsProgress(options));
     const auto                     start = std::chrono::steady_clock::now();
     filter->Update();
     result.solveSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -363,6 +401,12 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   std::vector<const VolumeType *> written;
   for (const auto & output : outputs)
   {
+    if (options.outputType == svdlr::kSameAsInputOutputTypeName) // the stored values' type: whole numbers
+    {
+      float * values = output->GetBufferPointer();
+      std::transform(values, values + output->GetLargestPossibleRegion().GetNumberOfPixels(), values,
+                     [](float value) { return std::round(value); });
+    }
     written.push_back(output.GetPointer());
   }
   const auto files = svdlr_io::WriteDicomSeriesParts(written, sources, out.staged->Path(), write);
@@ -383,8 +427,8 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   {
     text.figure = figure + " (middle slice of the first batch)";
   }
-  PrintSummary(std::cout, result, policy, text);
-  return ExitSuccess;
+  return ReportRun(
+    options, result, policy, text, options.run.json ? ProvenanceJson(RunProvenance(options, result)) : "");
 }
 
 int
@@ -395,13 +439,20 @@ ReconstructDicom(const ToolOptions & options)
   std::string                               description;
   try
   {
-    series = svdlr_io::FindDicomSeries(options.inputs);
     const std::string where = options.inputs.size() == 1 ? options.Input() : "the input files";
     if (options.listSeries)
     {
+      // Every readable series, and a note for each file skipped, rather than stopping at the first bad file.
+      std::vector<std::string> skipped;
+      series = svdlr_io::FindDicomSeries(options.inputs, &skipped);
       std::cout << series.size() << " DICOM series in " << where << ":\n" << svdlr_io::DescribeDicomSeries(series);
+      for (const std::string & file : skipped)
+      {
+        std::cout << "note:     skipped " << file << "\n";
+      }
       return ExitSuccess;
     }
+    series = svdlr_io::FindDicomSeries(options.inputs);
     if (series.empty())
     {
       throw InputError("no DICOM image series found in " + where);
@@ -425,9 +476,12 @@ ReconstructDicom(const ToolOptions & options)
     const svdlr_io::DicomVolume & volume = set.parts.front();
     return Reconstruct(volume.image.GetPointer(), description, OutputKind::DicomSeries, options, &volume);
   }
-  std::cerr << "SVDLowRankReconstructImage: note: the series is not one volume; reading it "
-            << (set.layout == svdlr_io::DicomLayout::Volumes ? "volume by volume" : "image by image")
-            << " (--require-volume refuses such series): " << svdlr_io::DescribeDicomLayout(set) << "\n";
+  if (!options.run.quiet)
+  {
+    std::cerr << "SVDLowRankReconstructImage: note: the series is not one volume; reading it "
+              << (set.layout == svdlr_io::DicomLayout::Volumes ? "volume by volume" : "image by image")
+              << " (--require-volume refuses such series): " << svdlr_io::DescribeDicomLayout(set) << "\n";
+  }
   return ReconstructDicomParts(set, description, options);
 }
 #endif
@@ -510,6 +564,8 @@ int
 main(int argc, char * argv[])
 {
   svdlr_io::InstallInterruptCleanup("SVDLowRankReconstructImage", ExitInterrupted);
+  std::cout << std::unitbuf; // every line reaches a pipeline's log as it is written, and none is lost to a signal
+  RunStartedUtc();           // the provenance's clock starts here
   ToolOptions options;
   try
   {
@@ -529,6 +585,8 @@ main(int argc, char * argv[])
 #ifdef SVDLR_HAVE_DCMTK
   svdlr_io::SilenceDicomWarnings();
 #endif
+  ApplyThreads(options.run.threads);
+  PrintStartLine(options);
 
   try
   {

@@ -23,9 +23,11 @@
 #  include "SVDLowRankDicomCodecs.h"
 #endif
 
+#include "svdlr/Names.h"
 #include "svdlr/RankPolicy.h"
 
 #include <filesystem>
+#include <iostream>
 
 namespace svdlr_tools
 {
@@ -91,6 +93,14 @@ PrintSummary(std::ostream &                         out,
   }
   out << "; writing " << result.writeSeconds << " s)\n"
       << "output:   " << result.output << text.outputKind << "\n";
+  if (!text.sidecar.empty())
+  {
+    out << "sidecar:  " << text.sidecar << " (provenance)\n";
+  }
+  if (!result.notes.empty())
+  {
+    out << "note:     " << result.notes << "\n";
+  }
   for (const std::string & note : text.notes)
   {
     out << "note:     " << note << "\n";
@@ -99,6 +109,55 @@ PrintSummary(std::ostream &                         out,
   {
     out << "figure:   " << text.figure << "\n";
   }
+}
+
+Provenance
+RunProvenance(const ToolOptions & options, const svdlr_io::ReconstructionResult & result)
+{
+  Provenance provenance = ProvenanceOf(options);
+  provenance.outputs = { result.output };
+  provenance.ranks.assign(result.ranks.begin(), result.ranks.end());
+  provenance.sigmas = result.noiseSigmas;
+  provenance.backend = result.backend;
+  provenance.solver = result.solver;
+  provenance.device = result.device;
+  provenance.notes = result.notes;
+  provenance.seconds = SecondsSinceRunStart();
+  return provenance;
+}
+
+int
+ReportRun(const ToolOptions &                    options,
+          const svdlr_io::ReconstructionResult & result,
+          const svdlr::RankPolicy &              policy,
+          const SummaryText &                    text,
+          const std::string &                    provenanceJson)
+{
+  if (options.run.json)
+  {
+    std::cout << provenanceJson;
+  }
+  else if (!options.run.quiet)
+  {
+    PrintSummary(std::cout, result, policy, text);
+  }
+  return ExitSuccess;
+}
+
+void
+PrintStartLine(const ToolOptions & options)
+{
+  if (options.run.quiet || options.listSeries)
+  {
+    return;
+  }
+  std::cerr << "start:    SVDLowRankReconstructImage, "
+            << (options.batch ? "batch mode, " + std::to_string(options.inputs.size()) +
+                                  (options.inputs.size() == 1 ? " input path" : " input paths")
+                : options.inputs.size() == 1 ? options.Input()
+                                             : std::to_string(options.inputs.size()) + " DICOM files")
+            << ", " << svdlr::PolicyDescription(RankPolicyOf(options)) << ", backend "
+            << svdlr::Name(static_cast<svdlr::Backend>(options.backend)) << std::endl;
 }
 
 } // namespace svdlr_tools

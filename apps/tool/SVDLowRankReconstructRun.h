@@ -20,9 +20,11 @@
 
 // What every path of SVDLowRankReconstructImage (an image file, PNG slices, a DICOM volume, a DICOM series read
 // part by part) shares once its pixels are read: how the filter is set up for the policy (RankPolicyOf, which the
-// batch path runs too), the figure, and the summary printed from the run's svdlr_io::ReconstructionResult.
+// batch path runs too), the figure, and what is reported from the run's svdlr_io::ReconstructionResult: the
+// summary, the provenance sidecar and --json's document.
 
 #include "SVDLowRankFigure.h"
+#include "SVDLowRankProvenance.h"
 #include "SVDLowRankReconstructOptions.h"
 #include "SVDLowRankReconstructionResult.h"
 #include "SVDLowRankStagedOutput.h"
@@ -49,6 +51,14 @@ ConfigureFilter(TFilter * filter, const svdlr::RankPolicy & policy, const ToolOp
   filter->SetBackend(options.backend);
   filter->SetSolver(options.solver);
   filter->SetDeviceId(options.deviceId);
+  filter->WarnOnBackendFallbackOff(); // the summary prints it as a note of ours (ReconstructionResult::notes)
+}
+
+/** Whether the run prints progress and a summary (not under --quiet or --json, whose stdout is the document). */
+inline bool
+ReportsProgress(const ToolOptions & options)
+{
+  return !options.run.quiet && !options.run.json;
 }
 
 /** Adds what an updated filter reports (its slices' ranks and σ, the backend, the solver, the slices redone) to
@@ -64,6 +74,7 @@ AddFilterResult(const TFilter * filter, svdlr_io::ReconstructionResult & result)
   result.backend = backend.str();
   result.solver = solver.str();
   result.slicesRedone += filter->GetNumberOfSlicesRedone();
+  result.notes = filter->GetBackendNotes();
 }
 
 /** The figure's title line: the input, which slice it shows (`where`), its rank, the policy, the backend. */
@@ -102,6 +113,7 @@ struct SummaryText
   std::vector<std::string> inputDetails; // whole lines after "input:", e.g. the layout of a DICOM series
   std::string              slices;       // "181 along axis 2"
   std::string              outputKind;   // after the output's path: " (DICOM series, ...)"
+  std::string              sidecar;      // the provenance sidecar's path; "" when none was written
   std::vector<std::string> notes;
   std::string              figure; // the figure's path and what it shows; "" when none was written
 };
@@ -117,6 +129,24 @@ PrintSummary(std::ostream &                         out,
              const svdlr_io::ReconstructionResult & result,
              const svdlr::RankPolicy &              policy,
              const SummaryText &                    text);
+
+/** The provenance record of a run (its sidecar and --json's document): the options' part (ProvenanceOf) and what
+ * `result` found. The batch path adds its own times and input. */
+Provenance
+RunProvenance(const ToolOptions & options, const svdlr_io::ReconstructionResult & result);
+
+/** The end of a single-volume run: --json prints `provenanceJson`, --quiet nothing, else the summary. */
+int
+ReportRun(const ToolOptions &                    options,
+          const svdlr_io::ReconstructionResult & result,
+          const svdlr::RankPolicy &              policy,
+          const SummaryText &                    text,
+          const std::string &                    provenanceJson);
+
+/** The line printed before any work, on stderr with the progress lines (stdout holds the summary or --json's
+ * document alone), so that a pipeline's log shows at once what runs. Not under --quiet or --list-series. */
+void
+PrintStartLine(const ToolOptions & options);
 
 } // namespace svdlr_tools
 

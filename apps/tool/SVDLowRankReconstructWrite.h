@@ -22,7 +22,9 @@
 // starts (so that a taken or misplaced output fails fast), then written as planned and labelled from the policy.
 
 #include "SVDLowRankMethodLabels.h"
+#include "SVDLowRankNiftiHeader.h"
 #include "SVDLowRankPngStack.h"
+#include "SVDLowRankProvenance.h"
 #include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankReconstructRun.h"
 #include "SVDLowRankReconstructionResult.h"
@@ -35,6 +37,7 @@
 #include "itkImageFileWriter.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -52,13 +55,22 @@ struct DicomSource
 #endif
 
 // Writes to a temporary name beside `path`, verifies it and renames it into place only when complete, so an
-// error never leaves a partial output behind (svdlr_io::WriteFileAtomically).
+// error never leaves a partial output behind (svdlr_io::WriteFileAtomically). A NIfTI output gets `header`'s
+// fields, which ITK's writer drops, before it is verified.
 template <typename TImage>
 void
-WriteAtomically(const TImage * image, const std::string & path, bool overwrite)
+WriteAtomically(const TImage *                           image,
+                const std::string &                      path,
+                bool                                     overwrite,
+                const std::optional<NiftiHeaderFields> & header)
 {
-  svdlr_io::WriteFileAtomically(
-    path, overwrite, [image](const std::string & temporary) { itk::WriteImage(image, temporary, true); });
+  svdlr_io::WriteFileAtomically(path, overwrite, [&](const std::string & temporary) {
+    itk::WriteImage(image, temporary, true);
+    if (header && IsNiftiPath(path))
+    {
+      WriteNiftiHeaderFields(temporary, *header);
+    }
+  });
 }
 
 /** Where the output goes, checked before the work starts so that a taken or misplaced output fails fast. */
@@ -67,6 +79,7 @@ struct OutputPlan
   OutputKind                                 kind{ OutputKind::File };
   std::string                                path;
   std::unique_ptr<svdlr_io::StagedDirectory> staged; // folder outputs
+  std::optional<NiftiHeaderFields>           niftiHeader; // the input's, for a NIfTI output file
 #ifdef SVDLR_HAVE_DCMTK
   svdlr_io::DicomOutputSyntax transferSyntax{ svdlr_io::DicomOutputSyntax::Keep };
 #endif
@@ -92,7 +105,7 @@ WriteOutput(const TImage *                         output,
 {
   if (plan.kind == OutputKind::File)
   {
-    WriteAtomically(output, plan.path, options.overwrite);
+    WriteAtomically(output, plan.path, options.overwrite, plan.niftiHeader);
   }
   else if (plan.kind == OutputKind::PngStack)
   {

@@ -72,15 +72,16 @@ def find_volumes(
 def method_tag(*, policy: Optional[str] = None, rank: Optional[int] = None, energy_fraction: Optional[float] = None,
                noise_sigma: Optional[float] = None, noise_rank: Optional[str] = None) -> str:
     """The tag an output's name carries: svd-rank20, svd-energy0.95, svd-gd, svd-gd-sigma12.5, svd-mp,
-    svd-mp-cordero2019, from the C++ module (svdlr::OutputTag), as the command-line tool's. Rank 20 when no
-    policy keyword is given, as the tool's default. noise_rank is the deprecated name of policy."""
+    svd-mp-cordero2019, from the C++ module (svdlr::OutputTag), as the command-line tool's. Rank DEFAULT_RANK
+    (svdlr/Defaults.h) when no policy keyword is given, as every interface's default. noise_rank is the deprecated
+    name of policy."""
     from ._engine import output_tag  # noqa: PLC0415
     from ._filter import with_policy  # noqa: PLC0415
 
     keywords = with_policy(dict(policy=policy, rank=rank, energy_fraction=energy_fraction, noise_sigma=noise_sigma,
                                 noise_rank=noise_rank))
     if all(value is None for value in keywords.values()):
-        keywords["rank"] = 20
+        keywords["rank"] = _engine.DEFAULT_RANK
     return output_tag(**keywords)
 
 
@@ -220,7 +221,7 @@ def reconstruct_volume(
         keywords = with_policy(dict(policy=policy, rank=rank, energy_fraction=energy_fraction,
                                     noise_sigma=noise_sigma, noise_rank=noise_rank))
         if all(value is None for value in keywords.values()):
-            keywords["rank"] = 20  # the command-line tool's default
+            keywords["rank"] = _engine.DEFAULT_RANK  # the default every interface shares: svdlr/Defaults.h
         result, details = svd_low_rank_reconstruction_image_filter(
             image, backend=backend, solver=solver, device_id=device_id, return_details=True, **keywords)
         os.makedirs(os.path.dirname(output_path) or ".", exist_ok=True)
