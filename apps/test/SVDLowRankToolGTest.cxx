@@ -338,13 +338,13 @@ TEST_F(Tool, DicomFolderInDicomFolderOutMatchesTheFilterAndKeepsTheGeometry)
   ExpectSameVolume(expected, output.image, 1e-4, output.slices[0].rescaleSlope / 2 + 1e-3);
   ExpectSameVolume(ReadWithGdcm(Path("dicom_rank4")), output.image);
 
-  // The derived series says in words how its pixels were made.
+  // The derived series says in words how its pixels were made, in RankPolicy.h's words (SliceDerivationDescription).
   DcmFileFormat written;
   ASSERT_TRUE(written.loadFile(svdlr_io::FindDicomSeries({ Path("dicom_rank4") }).at(0).files.at(0).c_str()).good());
   OFString derivation;
   written.getDataset()->findAndGetOFString(DCM_DerivationDescription, derivation);
   EXPECT_EQ(std::string(derivation.c_str()),
-            "Each slice replaced by its truncated SVD reconstruction at rank 4 (SVDLowRankReconstructImage; ranks 4 "
+            "Each slice replaced by its rank-4 truncated SVD reconstruction (SVDLowRankReconstructImage; ranks 4 "
             "(all 7 slices))");
 }
 

@@ -382,18 +382,40 @@ Denoise(const DenoiseToolOptions & options,
   {
     itk::WriteImage(filter->GetRankOutput(), outputs.rankMap, true);
   }
-  if (const auto header = ReadNiftiHeaderFields(options.input))
-  {
-    for (const auto & [target, temporary] :
-         { std::make_pair(options.output, outputs.series), std::make_pair(options.noiseMap, outputs.noiseMap),
-           std::make_pair(options.rankMap, outputs.rankMap) })
+  const std::pair<std::string, std::string> images[] = { { options.output, outputs.series },
+                                                         { options.noiseMap, outputs.noiseMap },
+                                                         { options.rankMap, outputs.rankMap } };
+  // ITK's NIfTI writer only prints a full disk: when a later step beside the images fails, the incomplete image is
+  // named first (VerifyWrittenFile's OutputWriteError), rather than that step's symptom.
+  const auto namingAShortImage = [&images](const auto & step) {
+    try
     {
-      if (!target.empty() && IsNiftiPath(target))
+      step();
+    }
+    catch (...)
+    {
+      for (const auto & [target, temporary] : images)
       {
-        WriteNiftiHeaderFields(temporary, *header);
+        if (!target.empty())
+        {
+          svdlr_io::VerifyWrittenFile(temporary, target);
+        }
+      }
+      throw;
+    }
+  };
+  namingAShortImage([&] {
+    if (const auto header = ReadNiftiHeaderFields(options.input))
+    {
+      for (const auto & [target, temporary] : images)
+      {
+        if (!target.empty() && IsNiftiPath(target))
+        {
+          WriteNiftiHeaderFields(temporary, *header);
+        }
       }
     }
-  }
+  });
 
   DenoiseSummary summary;
   summary.input = inputName.empty() ? options.input : inputName;
@@ -413,10 +435,12 @@ Denoise(const DenoiseToolOptions & options,
   summary.peakDeviceBytes = filter->GetPeakDeviceBytesUsed();
   summary.notes = filter->GetBackendNotes();
   const std::string provenance = ProvenanceJson(DenoiseProvenance(options, summary));
-  for (const auto & sidecar : outputs.sidecars)
-  {
-    WriteTextAtomically(provenance, sidecar.second); // a temporary name: Commit() renames it with the images
-  }
+  namingAShortImage([&] {
+    for (const auto & sidecar : outputs.sidecars)
+    {
+      WriteTextAtomically(provenance, sidecar.second); // a temporary name: Commit() renames it with the images
+    }
+  });
   outputs.staged.Commit();
   if (options.run.json)
   {

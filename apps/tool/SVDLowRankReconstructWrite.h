@@ -68,7 +68,16 @@ WriteAtomically(const TImage *                           image,
     itk::WriteImage(image, temporary, true);
     if (header && IsNiftiPath(path))
     {
-      WriteNiftiHeaderFields(temporary, *header);
+      try
+      {
+        WriteNiftiHeaderFields(temporary, *header);
+      }
+      catch (...)
+      {
+        // ITK's NIfTI writer only prints a full disk: name the incomplete image (OutputWriteError) before the symptom.
+        svdlr_io::VerifyWrittenFile(temporary, path);
+        throw;
+      }
     }
   });
 }
