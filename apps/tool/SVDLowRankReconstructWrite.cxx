@@ -82,6 +82,10 @@ PlanOutput(const ToolOptions & options, const std::pair<OutputKind, std::string>
   if (plan.kind == OutputKind::File)
   {
     CheckOutputFileUpFront(plan.path, "output", options.overwrite, options.inputs);
+    if (IsNiftiPath(plan.path)) // its provenance sidecar is an output too, as SVDLowRankDenoiseSeries' are
+    {
+      CheckOutputFileUpFront(SidecarPathFor(plan.path), "sidecar", options.overwrite, options.inputs);
+    }
   }
   CheckFigureUpFront(FigurePathFor(options, plan.path), plan.path, options.overwrite, options.inputs);
   if (plan.kind != OutputKind::File)
