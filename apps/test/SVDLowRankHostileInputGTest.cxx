@@ -109,6 +109,7 @@ const HostileCase Cases[] = {
   { "ReconstructOutputIsInput", Tool::Reconstruct, "$IN/vol.nii.gz $IN/vol.nii.gz", 2, "would overwrite the input", {} },
   { "ReconstructOutputExists", Tool::Reconstruct, "--no-figure $IN/vol.nii.gz out.nii.gz", 2, "exists (use --overwrite", {}, "out.nii.gz" },
   { "ReconstructOutputExistsOverwrite", Tool::Reconstruct, "--overwrite --no-figure $IN/vol.nii.gz out.nii.gz", 0, "", { "out.nii.gz" }, "out.nii.gz" },
+  { "ReconstructSidecarExists", Tool::Reconstruct, "--no-figure $IN/vol.nii.gz out.nii.gz", 2, "sidecar 'out.json' exists (use --overwrite", {}, "out.json" },
   { "ReconstructFigureExists", Tool::Reconstruct, "$IN/vol.nii.gz out.nii.gz", 2, "figure 'out_figure.png' exists", {}, "out_figure.png" },
   { "ReconstructOutputFolderMissing", Tool::Reconstruct, "$IN/vol.nii.gz nowhere/out.nii.gz", 2, "does not exist", {} },
   { "ReconstructOutputIsAFolder", Tool::Reconstruct, "$IN/vol.nii.gz $IN/folder.nii.gz", 2, "is a folder", {} },
