@@ -26,6 +26,7 @@
 #include "svdlr/LocalDenoise.h"
 
 #include <array>
+#include <string>
 #include <cstdint>
 
 namespace itk
@@ -201,6 +202,18 @@ public:
 
   /** After Update(): the backend that did the work, and the patch extent used. */
   itkGetEnumMacro(BackendUsed, BackendEnum);
+
+  /** After Update(): why the backend used is not the one asked for (e.g. the CUDA backend is unavailable), or "".
+   * Also shown as an ITK warning unless WarnOnBackendFallback is off: the command-line tools turn it off and print
+   * this as a `note:` line of their own, without the warning's source path and object address. */
+  const std::string &
+  GetBackendNotes() const
+  {
+    return m_BackendNotes;
+  }
+  itkSetMacro(WarnOnBackendFallback, bool);
+  itkGetConstMacro(WarnOnBackendFallback, bool);
+  itkBooleanMacro(WarnOnBackendFallback);
   itkGetConstMacro(PatchSizeUsed, PatchSizeType);
   /** After Update(): the bytes of device memory the CUDA backend's buffers took; 0 when the CPU did the work. */
   itkGetConstMacro(PeakDeviceBytesUsed, SizeValueType);
@@ -241,19 +254,21 @@ private:
   unsigned int                 m_PatchStride{ 1 };
   RankSelectionEnum            m_RankSelection{ RankSelectionEnum::MarchenkoPastur };
   MarchenkoPasturEstimatorEnum m_MarchenkoPasturEstimator{ MarchenkoPasturEstimatorEnum::Veraart2016 };
-  unsigned int                 m_Rank{ 1 };
+  unsigned int                 m_Rank{ svdlr::kDefaultRank };
   double                       m_EnergyFraction{ 0.9 };
   double                       m_NoiseSigma{ 0.0 };
   AggregationEnum              m_Aggregation{ AggregationEnum::CentreVoxel };
   ShrinkageEnum                m_Shrinkage{ ShrinkageEnum::Hard };
   BackendEnum                  m_Backend{ BackendEnum::Auto };
-  int                          m_DeviceId{ 0 };
+  int                          m_DeviceId{ svdlr::kDefaultDeviceId };
   SizeValueType                m_MaximumPatchesPerBatch{ 0 };
 
   BackendEnum   m_BackendUsed{ BackendEnum::CPU };
   PatchSizeType m_PatchSizeUsed{ { 0, 0, 0 } };
   SizeValueType m_PeakDeviceBytesUsed{ 0 };
   bool          m_FallbackWarned{ false };
+  bool          m_WarnOnBackendFallback{ true };
+  std::string   m_BackendNotes;
 };
 } // namespace itk
 

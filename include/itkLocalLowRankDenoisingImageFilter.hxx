@@ -357,7 +357,8 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   {
     m_PatchSizeUsed[i] = report.patchSize[i];
   }
-  if (!report.notes.empty() && !m_FallbackWarned)
+  m_BackendNotes = report.notes;
+  if (!report.notes.empty() && !m_FallbackWarned && m_WarnOnBackendFallback)
   {
     itkWarningMacro(<< report.notes);
     m_FallbackWarned = true;

@@ -25,6 +25,7 @@
 #include "svdlr/SliceStack.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 namespace itk
@@ -189,6 +190,18 @@ public:
   /** After Update(): the backend that did the work (CPU or CUDA). */
   itkGetEnumMacro(BackendUsed, BackendEnum);
 
+  /** After Update(): why the backend used is not the one asked for (e.g. the CUDA backend is unavailable), or "".
+   * Also shown as an ITK warning unless WarnOnBackendFallback is off: the command-line tools turn it off and print
+   * this as a `note:` line of their own, without the warning's source path and object address. */
+  const std::string &
+  GetBackendNotes() const
+  {
+    return m_BackendNotes;
+  }
+  itkSetMacro(WarnOnBackendFallback, bool);
+  itkGetConstMacro(WarnOnBackendFallback, bool);
+  itkBooleanMacro(WarnOnBackendFallback);
+
   /** After Update(): the solver that did the work (Exact or Subspace; always Exact on the CPU). Under
    * streaming, the solver of the last piece. */
   itkGetEnumMacro(SolverUsed, SolverEnum);
@@ -245,7 +258,7 @@ private:
   svdlr::RankPolicy
   MakeRankPolicy() const;
 
-  unsigned int      m_Rank{ 1 };
+  unsigned int      m_Rank{ svdlr::kDefaultRank };
   double            m_EnergyFraction{ 0.9 };
   double                       m_NoiseSigma{ 0.0 };
   MarchenkoPasturEstimatorEnum m_MarchenkoPasturEstimator{ MarchenkoPasturEstimatorEnum::Veraart2016 };
@@ -253,7 +266,7 @@ private:
   unsigned int                 m_SliceDimension{ svdlr::DefaultSliceDimension(ImageDimension) };
   BackendEnum                  m_Backend{ BackendEnum::Auto };
   SolverEnum                   m_Solver{ SolverEnum::Auto };
-  int                          m_DeviceId{ 0 };
+  int                          m_DeviceId{ svdlr::kDefaultDeviceId };
   SizeValueType                m_MaximumSlicesPerBatch{ 0 };
 
   std::vector<SingularValuesType> m_SingularValues;
@@ -263,6 +276,8 @@ private:
   BackendEnum                     m_BackendUsed{ BackendEnum::CPU };
   SolverEnum                      m_SolverUsed{ SolverEnum::Exact };
   bool                            m_FallbackWarned{ false };
+  bool          m_WarnOnBackendFallback{ true };
+  std::string   m_BackendNotes;
 };
 } // namespace itk
 

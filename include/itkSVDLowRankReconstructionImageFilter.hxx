@@ -328,7 +328,8 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   }
   m_BackendUsed = SVDLowRankEngineBridge::FromEngine(report.backend);
   m_SolverUsed = report.solver == svdlr::Solver::Subspace ? SolverEnum::Subspace : SolverEnum::Exact;
-  if (!report.notes.empty() && !m_FallbackWarned)
+  m_BackendNotes = report.notes;
+  if (!report.notes.empty() && !m_FallbackWarned && m_WarnOnBackendFallback)
   {
     itkWarningMacro(<< report.notes);
     m_FallbackWarned = true;

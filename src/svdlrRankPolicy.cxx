@@ -86,7 +86,7 @@ Parse(const std::string & name, bool noiseOnly, RankPolicy & policy)
   {
     if (name == entry.name && (!noiseOnly || ChoosesFromNoise(entry)))
     {
-      policy = RankPolicy{}; // the default parameters: rank kMinimumRank, energy fraction 1, σ unknown
+      policy = RankPolicy{}; // the default parameters: rank kDefaultRank, energy fraction 1, σ unknown
       policy.kind = entry.kind;
       policy.estimator = entry.estimator;
       return true;

@@ -198,15 +198,23 @@ FindBatchInputs(const InputSelection & selection)
   {
     throw BatchInputError("no input given");
   }
-  const std::vector<std::string> patterns =
-    selection.patterns.empty() ? DefaultImagePatterns() : selection.patterns;
+  std::vector<std::string> patterns = selection.patterns;
+  if (selection.bids)
+  {
+    const auto bids = BidsPatterns();
+    patterns.insert(patterns.end(), bids.begin(), bids.end());
+  }
+  if (patterns.empty())
+  {
+    patterns = DefaultImagePatterns();
+  }
   std::vector<BatchInput> inputs;
   for (const std::string & path : selection.paths)
   {
     std::error_code error;
     if (!fs::exists(path, error))
     {
-      throw BatchInputError("cannot read '" + path + "': no such file or folder");
+      throw MissingBatchInput("cannot read '" + path + "': no such file or folder");
     }
     if (!fs::is_directory(path, error))
     {
@@ -257,7 +265,7 @@ FindBatchInputs(const InputSelection & selection)
     const auto [it, inserted] = seen.emplace(input.relative, input.path);
     if (!inserted)
     {
-      throw BatchInputError("'" + input.path + "' and '" + it->second + "' would both be written to '" +
+      throw BatchNameClash("'" + input.path + "' and '" + it->second + "' would both be written to '" +
                             input.relative + "' in the output tree: give their folders one at a time");
     }
   }

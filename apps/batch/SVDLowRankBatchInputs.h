@@ -24,7 +24,7 @@
 // relative paths, and each output name says what was done: sub-01/anat/sub-01_T1w.nii.gz with rank 20
 // becomes OUT/sub-01/anat/sub-01_T1w_svd-rank20.nii.gz.
 
-#include "svdlr/Engine.h"
+#include "svdlr/RankPolicy.h"
 
 #include <stdexcept>
 #include <string>
@@ -39,6 +39,21 @@ class BatchInputError : public std::runtime_error
 {
 public:
   using std::runtime_error::runtime_error;
+};
+
+/** A path given does not exist (Python raises FileNotFoundError for it). */
+class MissingBatchInput : public BatchInputError
+{
+public:
+  using BatchInputError::BatchInputError;
+};
+
+/** Two inputs that would be written to the same output: a problem of the command line (exit code 2), not of an
+ * input's content. */
+class BatchNameClash : public BatchInputError
+{
+public:
+  using BatchInputError::BatchInputError;
 };
 
 enum class VolumeSource
@@ -68,8 +83,10 @@ struct InputSelection
   std::vector<std::string> paths;
   /** Patterns a file's path relative to its folder must match (any of them). A pattern with a '/' matches the
    * whole relative path, a '*' never crossing a '/' (BidsPatterns()); one without a '/' matches the file name
-   * at any depth ("*.nii.gz"). Empty: the image files ITK reads (DefaultImagePatterns()). */
+   * at any depth ("*.nii.gz"). Empty (and no `bids`): the image files ITK reads (DefaultImagePatterns()). */
   std::vector<std::string> patterns;
+  /** Adds BidsPatterns() to `patterns`. */
+  bool bids{ false };
   /** Each DICOM series found under the folders is one volume (instead of image files). */
   bool dicomSeries{ false };
   /** Never descend into this folder (the output tree, when it lies inside an input folder). */

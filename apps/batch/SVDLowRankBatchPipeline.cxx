@@ -63,28 +63,6 @@ HardwareThreads()
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-void
-Summarise(const svdlr::Report & report, VolumeResult & result)
-{
-  result.slices = report.ranks.size();
-  if (!report.ranks.empty())
-  {
-    const auto [low, high] = std::minmax_element(report.ranks.begin(), report.ranks.end());
-    result.rankMin = *low;
-    result.rankMax = *high;
-  }
-  result.sigmaMin = std::numeric_limits<double>::quiet_NaN();
-  result.sigmaMax = std::numeric_limits<double>::quiet_NaN();
-  for (const double sigma : report.noiseSigmas)
-  {
-    if (std::isfinite(sigma))
-    {
-      result.sigmaMin = std::isnan(result.sigmaMin) ? sigma : std::min(result.sigmaMin, sigma);
-      result.sigmaMax = std::isnan(result.sigmaMax) ? sigma : std::max(result.sigmaMax, sigma);
-    }
-  }
-}
-
 std::string
 Describe(const BatchInput & input)
 {
@@ -250,6 +228,7 @@ RunBatch(const std::vector<BatchInput> & inputs, const std::string & outputRoot,
     engine.backend = onGpu ? svdlr::Backend::CUDA : svdlr::Backend::CPU;
     engine.solver = options.solver;
     engine.deviceId = onGpu ? solverDevices[which] : 0;
+    engine.threads = options.threads;
     while (auto volume = toSolve.Pop())
     {
       const std::size_t i = volume->index;
@@ -259,7 +238,7 @@ RunBatch(const std::vector<BatchInput> & inputs, const std::string & outputRoot,
         const svdlr::Report report = ReconstructVolume(*volume, engine);
         results[i].solveSeconds = SecondsSince(begin);
         results[i].device = onGpu ? engine.deviceId : -1;
-        Summarise(report, results[i]);
+        results[i].AddSlices(report.ranks, report.noiseSigmas);
         solverSeconds[which] += results[i].solveSeconds;
         toWrite.Push(std::move(*volume));
       }
@@ -280,8 +259,7 @@ RunBatch(const std::vector<BatchInput> & inputs, const std::string & outputRoot,
       const auto        begin = Clock::now();
       try
       {
-        WriteVolume(
-          *volume, inputs[i], results[i].output, options.policy, options.overwrite, options.compressionLevel);
+        WriteVolume(*volume, inputs[i], results[i], options.policy, options.overwrite, options.compressionLevel);
         volume->pixels = BufferLease();
         results[i].writeSeconds = SecondsSince(begin);
         finish(i, VolumeStatus::Done, "");

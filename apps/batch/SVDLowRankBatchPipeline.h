@@ -31,6 +31,7 @@
 // volume that fails is reported and skipped; the others finish.
 
 #include "SVDLowRankBatchInputs.h"
+#include "SVDLowRankReconstructionResult.h"
 
 #include "svdlr/Engine.h"
 
@@ -52,22 +53,12 @@ enum class VolumeStatus
 const char *
 ToString(VolumeStatus status);
 
-/** One row of the run's table. Times are seconds of the thread that did the step. */
-struct VolumeResult
+/** One row of the run's table: the volume's reconstruction result (the single-volume path's, too), and what
+ * became of it. Times are seconds of the thread that did the step. */
+struct VolumeResult : svdlr_io::ReconstructionResult
 {
-  std::string  input;
-  std::string  output;
   VolumeStatus status{ VolumeStatus::Failed };
   std::string  message;
-  std::size_t  slices{ 0 };
-  std::size_t  rankMin{ 0 };
-  std::size_t  rankMax{ 0 };
-  double       sigmaMin{ 0 }; // NaN when the policy does not estimate noise
-  double       sigmaMax{ 0 };
-  double       readSeconds{ 0 };
-  double       solveSeconds{ 0 };
-  double       writeSeconds{ 0 };
-  int          device{ -1 }; // the GPU that solved it; -1: the CPU
 };
 
 struct BatchOptions
@@ -81,6 +72,7 @@ struct BatchOptions
   std::size_t       memoryBudget{ 0 };    // bytes of volumes in flight; 0: 1 GiB or 1/8 of the RAM if less
   bool              overwrite{ false };   // redo volumes whose output exists
   int               compressionLevel{ 0 }; // the writers' (gzip 1-9 for .nii.gz); 0: ITK's default
+  unsigned          threads{ 0 };          // the CPU solver's threads (--nthreads); 0: every core
   /** Called once per volume as it finishes (any status), from the pipeline's threads, one call at a time. */
   std::function<void(const VolumeResult &, std::size_t finished, std::size_t total)> onVolume;
 };

@@ -21,6 +21,7 @@
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomWriter.h"
+#  include "SVDLowRankMethodLabels.h"
 #endif
 
 #include "itkImage.h"
@@ -303,20 +304,18 @@ WriteImageFile(const StagedVolume & volume, const std::string & output, bool ove
 
 #ifdef SVDLR_HAVE_DCMTK
 void
-WriteDicom(const StagedVolume & volume, const std::string & output, const svdlr::RankPolicy & policy, bool overwrite)
+WriteDicom(const StagedVolume &                   volume,
+           const svdlr_io::ReconstructionResult & result,
+           const svdlr::RankPolicy &              policy,
+           bool                                   overwrite)
 {
-  const auto * source = static_cast<const svdlr_io::DicomVolume *>(volume.dicomSource.get());
+  const auto *        source = static_cast<const svdlr_io::DicomVolume *>(volume.dicomSource.get());
+  const std::string & output = result.output;
   try
   {
     svdlr_io::StagedDirectory staged(output, overwrite);
-    svdlr_io::DicomWriteOptions write;
-    write.source = source;
-    write.seriesDescription = svdlr::PolicyDescription(policy);
-    if (source != nullptr && !source->seriesDescription.empty())
-    {
-      write.seriesDescription += " of " + source->seriesDescription;
-    }
-    write.derivationDescription = svdlr::SliceDerivationDescription(policy) + " (SVDLowRankReconstructImage, batch)";
+    const auto                write = svdlr_io::DerivedSeriesOptions(
+      policy, result.ranks, source, "", svdlr_io::DicomOutputSyntax::Keep);
     svdlr_io::WriteDicomSeries(ImageOver<3>(volume).GetPointer(), staged.Path(), write);
     staged.Commit();
   }
@@ -366,9 +365,14 @@ ReconstructVolume(StagedVolume & volume, const svdlr::Options & options)
 }
 
 void
-WriteVolume(const StagedVolume & volume, const BatchInput & input, const std::string & output,
-            const svdlr::RankPolicy & policy, bool overwrite, int compressionLevel)
+WriteVolume(const StagedVolume &                   volume,
+            const BatchInput &                     input,
+            const svdlr_io::ReconstructionResult & result,
+            const svdlr::RankPolicy &              policy,
+            bool                                   overwrite,
+            int                                    compressionLevel)
 {
+  const std::string & output = result.output;
   std::error_code error;
   fs::create_directories(fs::path(output).parent_path(), error);
   if (error)
@@ -378,7 +382,7 @@ WriteVolume(const StagedVolume & volume, const BatchInput & input, const std::st
   if (input.source == VolumeSource::DicomSeries)
   {
 #ifdef SVDLR_HAVE_DCMTK
-    return WriteDicom(volume, output, policy, overwrite);
+    return WriteDicom(volume, result, policy, overwrite);
 #else
     throw VolumeError("this build has no DICOM support");
 #endif

@@ -24,6 +24,7 @@
 
 #include "SVDLowRankBatchBuffers.h"
 #include "SVDLowRankBatchInputs.h"
+#include "SVDLowRankReconstructionResult.h"
 
 #include "svdlr/Engine.h"
 
@@ -74,13 +75,17 @@ ReadVolume(const BatchInput & input, std::size_t index, HostBufferPool & pool);
 svdlr::Report
 ReconstructVolume(StagedVolume & volume, const svdlr::Options & options);
 
-/** Writes the volume to `output` (a file, or a folder of DICOM files for a DICOM series) under a hidden
+/** Writes the volume to `result.output` (a file, or a folder of DICOM files for a DICOM series) under a hidden
  * temporary name and renames it into place, creating the output's folders. A derived DICOM series is labelled
- * with `policy`'s description and derivation (svdlr/RankPolicy.h); `compressionLevel` > 0 sets the writer's
- * (gzip 1-9 for .nii.gz), 0 keeps ITK's. Throws VolumeError. */
+ * from `policy` and `result.ranks` as the single-volume path labels it (svdlr_io::DerivedSeriesOptions);
+ * `compressionLevel` > 0 sets the writer's (gzip 1-9 for .nii.gz), 0 keeps ITK's. Throws VolumeError. */
 void
-WriteVolume(const StagedVolume & volume, const BatchInput & input, const std::string & output,
-            const svdlr::RankPolicy & policy, bool overwrite, int compressionLevel = 0);
+WriteVolume(const StagedVolume &                   volume,
+            const BatchInput &                     input,
+            const svdlr_io::ReconstructionResult & result,
+            const svdlr::RankPolicy &              policy,
+            bool                                   overwrite,
+            int                                    compressionLevel = 0);
 
 } // namespace svdlr_batch
 

@@ -21,6 +21,7 @@
 //
 //   DicomSeriesExample DICOM_FOLDER OUTPUT_FOLDER [RANK]
 #include "SVDLowRankDicomWriter.h"
+#include "SVDLowRankMethodLabels.h"
 #include "itkSVDLowRankReconstructionImageFilter.h"
 
 #include <cstdlib>
@@ -48,10 +49,13 @@ main(int argc, char * argv[])
     filter->SetRank(rank);
     filter->Update();
 
-    svdlr_io::DicomWriteOptions options;
-    options.source = &volume; // patient, study and pixel representation come from the source
-    options.seriesDescription = "SVD rank " + std::to_string(rank) + " of " + volume.seriesDescription;
-    options.derivationDescription = "Each slice replaced by its rank-" + std::to_string(rank) + " truncated SVD";
+    // Patient, study and pixel representation come from the source; the series is named after the policy, as
+    // SVDLowRankReconstructImage names it ("SVD rank 20 of <the source's description>").
+    const auto options = svdlr_io::DerivedSeriesOptions(svdlr::RankPolicy::Fixed(rank),
+                                                        filter->GetEffectiveRanks(),
+                                                        &volume,
+                                                        "",
+                                                        svdlr_io::DicomOutputSyntax::Keep);
     std::filesystem::create_directories(argv[2]);
     const auto files = svdlr_io::WriteDicomSeries(filter->GetOutput(), argv[2], options);
     std::cout << "wrote " << files.size() << " files to " << argv[2] << ": \"" << options.seriesDescription << "\"\n";

@@ -121,7 +121,7 @@ HasDicomPreamble(const std::string & path)
 }
 
 std::vector<DicomSeriesSummary>
-FindDicomSeries(const std::vector<std::string> & paths)
+FindDicomSeries(const std::vector<std::string> & paths, std::vector<std::string> * skipped)
 {
   std::map<std::string, DicomSeriesSummary> byUID;
   for (const std::string & path : paths)
@@ -139,11 +139,15 @@ FindDicomSeries(const std::vector<std::string> & paths)
       {
         dicom = LoadDicomFile(file, true);
       }
-      catch (const DicomError &)
+      catch (const DicomError & error)
       {
-        if (explicitFile || preamble)
+        if ((explicitFile || preamble) && skipped == nullptr)
         {
           throw;
+        }
+        if (explicitFile || preamble)
+        {
+          skipped->push_back(error.what());
         }
         continue; // a stray file without the DICOM preamble
       }
@@ -152,9 +156,13 @@ FindDicomSeries(const std::vector<std::string> & paths)
       Uint16            rows = 0, columns = 0;
       if (dataset->findAndGetUint16(DCM_Rows, rows).bad() || dataset->findAndGetUint16(DCM_Columns, columns).bad())
       {
-        if (explicitFile)
+        if (explicitFile && skipped == nullptr)
         {
           throw FileError(file, "is not a DICOM image (no Rows or Columns)");
+        }
+        if (explicitFile)
+        {
+          skipped->push_back(file + ": not a DICOM image (no Rows or Columns)");
         }
         continue; // DICOMDIR, structured reports, presentation states...
       }

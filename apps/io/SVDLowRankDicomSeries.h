@@ -104,9 +104,10 @@ HasDicomPreamble(const std::string & path);
 
 /** The image series among `paths` (files, and folders searched recursively), ordered by series
  * number then UID. Files that are not DICOM images (DICOMDIR, reports, other files) are skipped; a
- * file that claims to be DICOM but cannot be parsed is a DicomError. */
+ * file that claims to be DICOM but cannot be parsed is a DicomError, unless `skipped` is given: then such a file
+ * is listed there ("path: why") and the search goes on (--list-series lists every readable series). */
 std::vector<DicomSeriesSummary>
-FindDicomSeries(const std::vector<std::string> & paths);
+FindDicomSeries(const std::vector<std::string> & paths, std::vector<std::string> * skipped = nullptr);
 
 /** A table of `series` for people: number, files, size, modality, description, UID. */
 std::string

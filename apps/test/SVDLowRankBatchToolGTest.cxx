@@ -80,7 +80,9 @@ TEST_F(SVDLowRankBatchTool, BrokenFileFailsAloneSummaryAndExitCodeSaySo)
     EXPECT_NE(entry.path().filename().string()[0], '.') << entry.path();
     files += entry.is_regular_file() ? 1 : 0;
   }
-  EXPECT_EQ(files, 3u);
+  EXPECT_EQ(files, 5u); // the three outputs, and the sidecars of the two NIfTI ones
+  EXPECT_TRUE(fs::exists(m_Directory / "out/site-a/sub-01/anat/sub-01_T1w_svd-rank5.json"));
+  EXPECT_FALSE(fs::exists(m_Directory / "out/site-b/sub-03/anat/sub-03_T1w_svd-rank5.json")); // NRRD: none
 }
 
 TEST_F(SVDLowRankBatchTool, ReRunSkipsCompleteOutputsAndSucceedsOnceTheBrokenFileIsGone)

@@ -202,7 +202,9 @@ TEST_F(DenoiseTool, DenoisesTheSeriesAndMapsSigmaAndRank)
   ExpectSameSpatialGeometry(m_Noisy.GetPointer(), output.GetPointer()); // NIfTI keeps no origin along time
   ExpectSameSpatialGeometry(m_Noisy.GetPointer(), sigma.GetPointer());
   ExpectSameSpatialGeometry(m_Noisy.GetPointer(), rank.GetPointer());
-  EXPECT_EQ(Listing(m_Directory), (std::set<std::string>{ "dwi.nii.gz", "clean.nii.gz", "sigma.nii.gz", "rank.nii.gz" }));
+  // Each NIfTI output has its provenance sidecar beside it (docs/command-line.md).
+  EXPECT_EQ(Listing(m_Directory), (std::set<std::string>{ "dwi.nii.gz", "clean.nii.gz", "sigma.nii.gz", "rank.nii.gz",
+                                                          "clean.json", "sigma.json", "rank.json" }));
 }
 
 TEST_F(DenoiseTool, GivesTheFilterOwnPixelsForTheSameParameters)

@@ -110,6 +110,7 @@ const HostileCase Cases[] = {
   { "ReconstructOutputIsInput", Tool::Reconstruct, "$IN/vol.nii.gz $IN/vol.nii.gz", 2, "would overwrite the input", {} },
   { "ReconstructOutputExists", Tool::Reconstruct, "--no-figure $IN/vol.nii.gz out.nii.gz", 2, "exists (use --overwrite", {}, "out.nii.gz" },
   { "ReconstructOutputExistsOverwrite", Tool::Reconstruct, "--overwrite --no-figure $IN/vol.nii.gz out.nii.gz", 0, "", { "out.nii.gz" }, "out.nii.gz" },
+  { "ReconstructSidecarExists", Tool::Reconstruct, "--no-figure $IN/vol.nii.gz out.nii.gz", 2, "sidecar 'out.json' exists (use --overwrite", {}, "out.json" },
   { "ReconstructFigureExists", Tool::Reconstruct, "$IN/vol.nii.gz out.nii.gz", 2, "figure 'out_figure.png' exists", {}, "out_figure.png" },
   { "ReconstructOutputFolderMissing", Tool::Reconstruct, "$IN/vol.nii.gz nowhere/out.nii.gz", 2, "does not exist", {} },
   { "ReconstructOutputIsAFolder", Tool::Reconstruct, "$IN/vol.nii.gz $IN/folder.nii.gz", 2, "is a folder", {} },
@@ -432,6 +433,17 @@ TEST_P(HostileInput, ExitsAsDocumentedAndLeavesOnlyItsOutputs)
     EXPECT_NE(run.err.find(c.errorHolds), std::string::npos) << "stderr: " << run.err;
   }
   std::set<std::string> expected(c.outputs.begin(), c.outputs.end());
+  for (const std::string & output : c.outputs) // every NIfTI output has its provenance sidecar (issue 24)
+  {
+    for (const std::string extension : { ".nii.gz", ".nii" })
+    {
+      if (output.size() > extension.size() && output.compare(output.size() - extension.size(), extension.size(), extension) == 0)
+      {
+        expected.insert(output.substr(0, output.size() - extension.size()) + ".json");
+        break;
+      }
+    }
+  }
   if (!c.existing.empty())
   {
     expected.insert(c.existing);
@@ -468,7 +480,9 @@ TEST(HostileInputBatch, RerunAfterAFullDiskRedoesTheVolumesThatFailed)
   const auto again = svdlr_test::RunToolIn(folder, SVDLR_TOOL, arguments);
   EXPECT_EQ(again.exitCode, 0) << again.err;
   EXPECT_NE(again.out.find("2 done, 0 skipped, 0 failed"), std::string::npos) << again.out;
-  EXPECT_EQ(ListingOf(folder), (std::set<std::string>{ "out", "out/a_svd-rank20.nii.gz", "out/b_svd-rank20.nii.gz" }));
+  EXPECT_EQ(ListingOf(folder),
+            (std::set<std::string>{ "out", "out/a_svd-rank20.json", "out/a_svd-rank20.nii.gz", "out/b_svd-rank20.json",
+                                    "out/b_svd-rank20.nii.gz" })); // each output with its provenance sidecar
   if (!HasFailure())
   {
     fs::remove_all(folder);

@@ -330,7 +330,8 @@ TEST_F(StagedOutputTest, TwoDenoisersWritingOneOutputLeaveOneWinnerAndExitTwo)
   std::multiset<std::string> codes{ svdlr_test::ReadText(Path("a.code")), svdlr_test::ReadText(Path("b.code")) };
   EXPECT_EQ(codes, (std::multiset<std::string>{ "0\n", "2\n" }))
     << svdlr_test::ReadText(folder + "/a.log") << svdlr_test::ReadText(folder + "/b.log");
-  EXPECT_EQ(svdlr_test::Listing(folder), (std::set<std::string>{ "a.log", "b.log", "out.nii.gz" }));
+  // The winner's output with its provenance sidecar (issue 24), committed with it.
+  EXPECT_EQ(svdlr_test::Listing(folder), (std::set<std::string>{ "a.log", "b.log", "out.json", "out.nii.gz" }));
 }
 #endif
 

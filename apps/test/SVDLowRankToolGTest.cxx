@@ -23,6 +23,8 @@
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomWriter.h"
 #  include "svdlrDicomTestData.h"
+
+#  include "dcmtk/dcmdata/dctk.h"
 #endif
 
 #include "itkImageFileReader.h"
@@ -335,6 +337,15 @@ TEST_F(Tool, DicomFolderInDicomFolderOutMatchesTheFilterAndKeepsTheGeometry)
   const auto expected = Reconstruct(input.image.GetPointer(), 4, 2);
   ExpectSameVolume(expected, output.image, 1e-4, output.slices[0].rescaleSlope / 2 + 1e-3);
   ExpectSameVolume(ReadWithGdcm(Path("dicom_rank4")), output.image);
+
+  // The derived series says in words how its pixels were made, in RankPolicy.h's words (SliceDerivationDescription).
+  DcmFileFormat written;
+  ASSERT_TRUE(written.loadFile(svdlr_io::FindDicomSeries({ Path("dicom_rank4") }).at(0).files.at(0).c_str()).good());
+  OFString derivation;
+  written.getDataset()->findAndGetOFString(DCM_DerivationDescription, derivation);
+  EXPECT_EQ(std::string(derivation.c_str()),
+            "Each slice replaced by its rank-4 truncated SVD reconstruction (SVDLowRankReconstructImage; ranks 4 "
+            "(all 7 slices))");
 }
 
 /** The first file of the DICOM series under `folder` (searched recursively) whose folder name ends with `suffix`. */
@@ -396,6 +407,8 @@ TEST_F(Tool, BatchAndSinglePathsLabelADicomOutputAlikeForEveryPolicy)
     const std::string derivation = svdlr::SliceDerivationDescription(runs[i].second) + " (";
     EXPECT_EQ(read(singleFile, DCM_DerivationDescription).substr(0, derivation.size()), derivation);
     EXPECT_EQ(read(batchFile, DCM_DerivationDescription).substr(0, derivation.size()), derivation);
+    // The same whole sentence on both paths, the ranks included (issue 19: the batch path wrote its own).
+    EXPECT_EQ(read(batchFile, DCM_DerivationDescription), read(singleFile, DCM_DerivationDescription));
   }
 }
 

@@ -17,10 +17,15 @@
  *=========================================================================*/
 #include "SVDLowRankCommonOptions.h"
 
+#include "svdlr/Defaults.h"
 #include "svdlr/Names.h"
+
+#include "itkMultiThreaderBase.h"
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 namespace svdlr_tools
@@ -73,7 +78,94 @@ AddBackendOption(CLI::App & app, ToolBackend & backend, const std::string & flag
 CLI::Option *
 AddDeviceOption(CLI::App & app, int & deviceId, const std::string & flags)
 {
-  return app.add_option(flags, deviceId, "CUDA device (default 0)")->type_name("N")->check(CLI::NonNegativeNumber);
+  return app.add_option(flags, deviceId, "CUDA device (default " + std::to_string(svdlr::kDefaultDeviceId) + ")")
+    ->type_name("N")
+    ->check(WholeNumberValidator(0, 999999));
+}
+
+CLI::Validator
+NumberValidator(const std::string & what, const std::function<bool(double)> & accept)
+{
+  return CLI::Validator(
+    [what, accept](std::string & text) -> std::string {
+      char *       end = nullptr;
+      const double value = std::strtod(text.c_str(), &end);
+      const bool   good = !text.empty() && *end == '\0' && accept(value);
+      return good ? std::string() : "must be " + what + ", got '" + text + "'";
+    },
+    "");
+}
+
+CLI::Validator
+WholeNumberValidator(double minimum, double maximum)
+{
+  std::ostringstream what;
+  what << "a whole number ";
+  if (maximum >= 999999)
+  {
+    what << ">= " << minimum;
+  }
+  else
+  {
+    what << "from " << minimum << " to " << maximum;
+  }
+  return NumberValidator(what.str(), [minimum, maximum](double value) {
+    return value >= minimum && value <= maximum && value == std::floor(value);
+  });
+}
+
+void
+AddRunOptions(CLI::App & app, RunOptions & run)
+{
+  app.add_flag("-q,--quiet", run.quiet, "print errors only: no start line, progress, summary or notes");
+  app.add_flag("--json", run.json,
+               "print the summary as one JSON document on stdout (what the .json\n"
+               "sidecar of a NIfTI output holds), and nothing else there");
+  app.add_option("--nthreads", run.threads, "CPU threads to use (default: every core)")
+    ->type_name("N")
+    ->check(WholeNumberValidator(1, 4096));
+}
+
+void
+ApplyThreads(unsigned threads)
+{
+  if (threads > 0)
+  {
+    itk::MultiThreaderBase::SetGlobalMaximumNumberOfThreads(threads);
+    itk::MultiThreaderBase::SetGlobalDefaultNumberOfThreads(threads);
+  }
+}
+
+CLI::Option *
+AddOutputTypeOption(CLI::App & app, std::string & name)
+{
+  name = svdlr::kDefaultOutputTypeName;
+  return app
+    .add_option("--output-type", name,
+                std::string("pixel type of the outputs: ") + svdlr::kDefaultOutputTypeName + " (default) or " +
+                  svdlr::kSameAsInputOutputTypeName + " (the input's,\nrounded and clamped)")
+    ->type_name("TYPE")
+    ->check(CLI::IsMember(std::vector<std::string>{ svdlr::kDefaultOutputTypeName, svdlr::kSameAsInputOutputTypeName })
+             .description(""));
+}
+
+std::vector<SingleDashAlias>
+CommonSingleDashAliases()
+{
+  return { { "-force", "--overwrite" }, { "-nthreads", "--nthreads" }, { "-quiet", "--quiet" } };
+}
+
+std::string
+DescribeSingleDashAliases(const std::vector<SingleDashAlias> & aliases)
+{
+  std::ostringstream text;
+  for (const auto & alias : aliases)
+  {
+    const std::string spelling = alias.spelling;
+    text << "  " << spelling << std::string(spelling.size() < 12 ? 12 - spelling.size() : 1, ' ') << "= "
+         << alias.option << "\n";
+  }
+  return text.str();
 }
 
 CLI::Option *
@@ -113,11 +205,31 @@ AddRankPolicyOption(CLI::App &          app,
 }
 
 std::string
-ParseCommandLine(CLI::App & app, int argc, const char * const argv[])
+ParseCommandLine(CLI::App & app, int argc, const char * const argv[], const std::vector<SingleDashAlias> & aliases)
 {
+  if (argc <= 1)
+  {
+    throw UsageError("no arguments given\n" + CLI::Formatter().make_usage(&app, app.get_name()));
+  }
+  std::vector<std::string> words(argv, argv + argc);
+  for (std::size_t i = 1; i < words.size(); ++i)
+  {
+    for (const auto & alias : aliases)
+    {
+      if (words[i] == alias.spelling)
+      {
+        words[i] = alias.option;
+      }
+    }
+  }
+  std::vector<const char *> rewritten;
+  for (const std::string & word : words)
+  {
+    rewritten.push_back(word.c_str());
+  }
   try
   {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(rewritten.size()), rewritten.data());
   }
   catch (const CLI::CallForHelp &)
   {

@@ -20,12 +20,15 @@
 
 // The options every tool of apps/tool shares, defined once for CLI11: the backend, the CUDA device, the GPU
 // solver and the noise rank policies, each validated against the names the engine, the filters and Python share
-// (svdlr/Names.h); and the parse step that turns CLI11's errors into UsageError (exit code 2).
+// (svdlr/Names.h); the output type, threads and reporting (--quiet, --json); the validators that word range errors
+// for people; MRtrix3 dwidenoise's single-dash spellings; and the parse step that turns CLI11's errors into
+// UsageError (exit code 2).
 
 #include "SVDLowRankExitCodes.h"
 
 #include "itkSVDLowRankReconstructionEnums.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +37,7 @@ namespace CLI
 {
 class App;
 class Option;
+class Validator;
 } // namespace CLI
 
 namespace svdlr_tools
@@ -62,15 +66,66 @@ AddRankPolicyOption(CLI::App &         app,
                     const std::string & help,
                     const std::string & extraName = "");
 
+/** How a run reports and how many threads it takes: both tools have these options. */
+struct RunOptions
+{
+  bool     quiet{ false };  // --quiet: errors only (no start line, progress, summary or notes)
+  bool     json{ false };   // --json: stdout carries one JSON document (the sidecar's content), nothing else
+  unsigned threads{ 0 };    // --nthreads: CPU threads; 0: every core
+  std::vector<std::string> commandLine; // argv, as given, for the provenance sidecar
+};
+
+/** --quiet, --json and --nthreads. */
+void
+AddRunOptions(CLI::App & app, RunOptions & run);
+
+/** Sets ITK's global thread counts, which the filters hand to the engine, from --nthreads (0: left as they are). */
+void
+ApplyThreads(unsigned threads);
+
+/** --output-type: svdlr::kDefaultOutputTypeName (float32, the default) or svdlr::kSameAsInputOutputTypeName. */
+CLI::Option *
+AddOutputTypeOption(CLI::App & app, std::string & name);
+
+/** A CLI11 validator for a number: "must be `what`, got 'TEXT'" when the text is no number or `accept` refuses it.
+ * CLI11's own range checks print the type's limits (300 digits for a double); these say what is expected. */
+CLI::Validator
+NumberValidator(const std::string & what, const std::function<bool(double)> & accept);
+
+/** A whole number in [minimum, maximum]: "must be a whole number >= 1, got '0'" (or "from 1 to 9"). */
+CLI::Validator
+WholeNumberValidator(double minimum, double maximum);
+
+/** One of MRtrix3 dwidenoise's single-dash spellings and the option it stands for: { "-extent", "--patch" }. CLI11
+ * 2.1 refuses long names with one dash ("-extent" would read as the flags -e -x -t ...), so ParseCommandLine
+ * rewrites a word that is exactly such a spelling before CLI11 sees it. */
+struct SingleDashAlias
+{
+  const char * spelling;
+  const char * option;
+};
+
+/** The spellings both tools take: -force, -nthreads, -quiet. */
+std::vector<SingleDashAlias>
+CommonSingleDashAliases();
+
+/** "  -force      = --overwrite\n..." for --help. */
+std::string
+DescribeSingleDashAliases(const std::vector<SingleDashAlias> & aliases);
+
 /** "a,b,c" (or "a"): integers in [minimum, maximum], each item read whole (std::stol, nothing left over); std::nullopt
  * when an item is empty or not such an integer. The tools' list options (--patch, --devices) say what they expect. */
 std::optional<std::vector<long>>
 ParseIntegerList(const std::string & text, long minimum, long maximum);
 
-/** Parses the command line. Returns the help text when -h/--help was given (the caller prints it and exits with 0),
- * "" otherwise. Throws UsageError with CLI11's message for anything CLI11 or a validator refuses. */
+/** Parses the command line, with `aliases` rewritten to the options they stand for. Returns the help text when
+ * -h/--help was given (the caller prints it and exits with 0), "" otherwise. Throws UsageError with CLI11's message
+ * for anything CLI11 or a validator refuses, and with the usage line when no argument was given at all. */
 std::string
-ParseCommandLine(CLI::App & app, int argc, const char * const argv[]);
+ParseCommandLine(CLI::App &                           app,
+                 int                                  argc,
+                 const char * const                   argv[],
+                 const std::vector<SingleDashAlias> & aliases = {});
 
 } // namespace svdlr_tools
 

@@ -19,12 +19,14 @@
 
 #include "SVDLowRankCommonOptions.h"
 
+#include "svdlr/Defaults.h"
 #include "svdlr/Names.h"
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
 #include <vector>
 
 namespace svdlr_tools
@@ -43,16 +45,36 @@ one component per volume (a DWI NRRD, for example); OUTPUT gets the same form, i
 extension names. The maps are 3D images on the series' voxel grid. Outputs appear together and only
 when complete: a failed run leaves none of them.
 
+Outputs are float32 (--output-type same: the input's type). A NIfTI output keeps the input's sform/qform
+codes, description and time unit, and gets a JSON sidecar beside it (out.nii.gz -> out.json). Off a
+terminal, a start line comes before the work and a progress line at most every 5 s.
+
 Examples:
   SVDLowRankDenoiseSeries dwi.nii.gz dwi_denoised.nii.gz
   SVDLowRankDenoiseSeries --mask brain_mask.nii.gz --noise-map sigma.nii.gz --rank-map rank.nii.gz \
       dwi.nii.gz dwi_denoised.nii.gz
+  SVDLowRankDenoiseSeries dwi.nii.gz out.nii.gz -mask mask.nii.gz -noise sigma.nii.gz -extent 5,5,5 \
+      -estimator Exp2 -nthreads 8 -force                       (as dwidenoise is called)
   SVDLowRankDenoiseSeries --patch 7,7,5 --stride 2 --shrinkage frobenius fmri.nii.gz fmri_denoised.nii.gz
   SVDLowRankDenoiseSeries --policy fixed --rank 6 --backend cpu echoes.mha echoes_rank6.mha
 
-Exit codes: 0 success, 1 processing or writing failed, 2 bad command line or output in the way,
-3 unreadable or unsupported input, 128 + N stopped by signal N (partial outputs removed).
+MRtrix3 dwidenoise spellings (a script can swap the command; note that -rank, as in dwidenoise,
+names the rank map written, while --rank is a fixed rank):
 )";
+
+/** dwidenoise's options, by the name it gives them, and ours. */
+std::vector<SingleDashAlias>
+DwidenoiseAliases()
+{
+  std::vector<SingleDashAlias> aliases{ { "-extent", "--patch" },
+                                        { "-noise", "--noise-map" },
+                                        { "-rank", "--rank-map" },
+                                        { "-mask", "--mask" },
+                                        { "-estimator", "--estimator" } };
+  const auto common = CommonSingleDashAliases();
+  aliases.insert(aliases.end(), common.begin(), common.end());
+  return aliases;
+}
 
 /** "5" or "7,7,5": odd extents >= 1, along x, y, z. */
 std::array<unsigned int, 3>
@@ -87,7 +109,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   DenoiseToolOptions options;
   CLI::App           app{ Description, "SVDLowRankDenoiseSeries" };
   app.get_formatter()->column_width(34);
-  app.footer(Footer);
+  app.footer(std::string(Footer) + DescribeSingleDashAliases(DwidenoiseAliases()) + "\n" + ExitCodeTable());
 
   std::string patch;
   std::string aggregation;
@@ -107,14 +129,15 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   app.add_option("--mask", options.mask,
                  "denoise where this 3D image is not 0; copy the rest (sigma, rank 0)")
     ->type_name("FILE");
-  auto * sigmaMap = app.add_option("--noise-sigma-map", options.noiseSigmaMap,
-                                   "a known sigma per voxel (3D image), not estimated")
+  auto * sigmaMap = app.add_option("--known-sigma-map,--noise-sigma-map", options.noiseSigmaMap,
+                                   "input: a known sigma per voxel (3D image), not estimated\n"
+                                   "(--noise-sigma-map, its former name, still works)")
                       ->type_name("FILE");
   app
     .add_option("--noise-sigma", options.noiseSigma,
                 "a known sigma for every voxel, not estimated")
     ->type_name("S")
-    ->check(CLI::PositiveNumber)
+    ->check(NumberValidator("a finite number > 0", [](double s) { return s > 0.0 && std::isfinite(s); }))
     ->excludes(sigmaMap);
   app.add_option("--patch", patch,
                  "patch extent in voxels along x, y, z, each odd (P: P,P,P); default: the\n"
@@ -124,7 +147,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     app.add_option("--stride", options.stride,
                    "centre patches on every N-th voxel (default 1; above 1: overlap)")
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->check(WholeNumberValidator(1, 65535));
   auto * aggregationOption =
     app
       .add_option("--aggregation", aggregation,
@@ -136,19 +159,42 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
                 "hard: keep the singular values kept as they are (default);\n"
                 "frobenius: Gavish-Donoho's optimal shrinker (needs sigma)")
     ->check(CLI::IsMember({ "hard", "frobenius" }));
-  AddRankPolicyOption(app, policy, "--policy",
+  auto * policyOption = AddRankPolicyOption(app, policy, "--policy",
                       "how each patch's rank is chosen: mp (Marchenko-Pastur, Veraart\n"
                       "2016; default), mp-cg (Cordero-Grande 2019), gd (Gavish-Donoho)\n"
                       "or fixed (with --rank)",
                       svdlr::PolicyName(svdlr::RankPolicy::Fixed(svdlr::kMinimumRank)));
+  auto * estimator =
+    app
+      .add_option("--estimator", policy,
+                  "exp1 or exp2, as dwidenoise -estimator: --policy mp (exp1) or mp-cg\n"
+                  "(exp2)")
+      ->type_name("EXP")
+      ->transform(CLI::Validator(
+        [](std::string & text) -> std::string {
+          std::string lower = text;
+          std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+          if (lower != "exp1" && lower != "exp2")
+          {
+            return "must be exp1 or exp2 (Exp1, Exp2), got '" + text + "'";
+          }
+          text = svdlr::PolicyName(svdlr::RankPolicy::MarchenkoPastur(
+            lower == "exp1" ? svdlr::MarchenkoPasturEstimator::Veraart2016
+                            : svdlr::MarchenkoPasturEstimator::CorderoGrande2019));
+          return {};
+        },
+        ""));
   app.add_option("--rank", rank, "the rank every patch keeps (implies --policy fixed)")
     ->type_name("K")
-    ->check(CLI::PositiveNumber);
+    ->check(WholeNumberValidator(1, 4294967295.0));
   AddBackendOption(app, options.backend, "--backend", "auto (default: the GPU when usable), cpu or cuda");
   AddDeviceOption(app, options.deviceId, "--device");
   app.add_flag("--overwrite", options.overwrite, "replace output files that exist");
+  AddOutputTypeOption(app, options.outputType);
+  AddRunOptions(app, options.run);
 
-  options.helpText = ParseCommandLine(app, argc, argv);
+  options.helpText = ParseCommandLine(app, argc, argv, DwidenoiseAliases());
+  options.run.commandLine.assign(argv, argv + argc);
   if (!options.helpText.empty())
   {
     return options;
@@ -158,10 +204,14 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   {
     throw UsageError("--noise-sigma takes a finite number > 0"); // CLI11's PositiveNumber lets NaN through
   }
+  if (estimator->count() > 0 && policyOption->count() > 0)
+  {
+    throw UsageError("give --policy or --estimator (dwidenoise's name for it), not both");
+  }
   const std::string fixed = svdlr::PolicyName(svdlr::RankPolicy::Fixed(svdlr::kMinimumRank));
   if (policy.empty())
   {
-    policy = rank > 0 ? fixed : svdlr::PolicyName(svdlr::RankPolicy::MarchenkoPastur());
+    policy = rank > 0 ? fixed : svdlr::kDefaultDenoisePolicyName;
   }
   if (policy == fixed)
   {

@@ -21,10 +21,12 @@
 // The command line of SVDLowRankDenoiseSeries, parsed by CLI11 (SVDLowRankDenoiseOptions.cxx). Rules that need
 // only the command line are checked here; those that need the images (a patch larger than the image) in the tool.
 
+#include "SVDLowRankCommonOptions.h"
 #include "SVDLowRankExitCodes.h"
 
 #include "itkLocalLowRankDenoisingEnums.h"
 #include "itkSVDLowRankReconstructionEnums.h"
+#include "svdlr/Defaults.h"
 #include "svdlr/Engine.h"
 
 #include <array>
@@ -40,7 +42,7 @@ struct DenoiseToolOptions
   std::string noiseMap;      // --noise-map: σ per voxel, written when given
   std::string rankMap;       // --rank-map: the rank kept per voxel, written when given
   std::string mask;          // --mask
-  std::string noiseSigmaMap; // --noise-sigma-map: a known σ per voxel
+  std::string noiseSigmaMap; // --known-sigma-map (formerly --noise-sigma-map): a known σ per voxel, an input
   double      noiseSigma{ 0.0 }; // --noise-sigma: a known σ for every voxel; 0: not given
 
   std::array<unsigned int, 3> patch{ { 0, 0, 0 } }; // 0, 0, 0: the engine's default cube
@@ -48,10 +50,12 @@ struct DenoiseToolOptions
   itk::LocalLowRankDenoisingEnums::Aggregation aggregation{ itk::LocalLowRankDenoisingEnums::Aggregation::CentreVoxel };
   itk::LocalLowRankDenoisingEnums::Shrinkage   shrinkage{ itk::LocalLowRankDenoisingEnums::Shrinkage::Hard };
   svdlr::RankPolicy                            policy{ svdlr::RankPolicy::MarchenkoPastur() }; // rank in policy.rank
-  std::string                                  policyName{ "mp" };
+  std::string                                  policyName{ svdlr::kDefaultDenoisePolicyName };
   itk::SVDLowRankReconstructionEnums::Backend  backend{ itk::SVDLowRankReconstructionEnums::Backend::Auto };
   int                                          deviceId{ 0 };
   bool                                         overwrite{ false };
+  std::string                                  outputType{ svdlr::kDefaultOutputTypeName }; // float32 or same
+  RunOptions                                   run; // --quiet, --json, --nthreads
 
   std::string helpText; // not empty: --help was given, print this and exit
 };

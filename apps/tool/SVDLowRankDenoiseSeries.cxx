@@ -21,8 +21,11 @@
 // asked for together (apps/io's StagedFiles), and prints a summary.
 #include "SVDLowRankDenoiseOptions.h"
 #include "SVDLowRankDenoiseSummary.h"
+#include "SVDLowRankNiftiHeader.h"
+#include "SVDLowRankOutputType.h"
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankInterruptCleanup.h"
+#include "SVDLowRankProvenance.h"
 #include "SVDLowRankStagedOutput.h"
 #include "SVDLowRankUpFrontChecks.h"
 #ifdef SVDLR_HAVE_DCMTK
@@ -64,6 +67,10 @@ struct Outputs
   std::string           series;
   std::string           noiseMap; // "" when not asked for
   std::string           rankMap;
+  /** The provenance sidecars of the NIfTI outputs: the output they describe, and their temporary name. */
+  std::vector<std::pair<std::string, std::string>> sidecars;
+  /** The input's pixel type, for --output-type same; float when not known (a DICOM series). */
+  itk::IOComponentEnum inputComponent{ itk::IOComponentEnum::FLOAT };
 
   explicit Outputs(bool overwrite)
     : staged(overwrite)
@@ -114,7 +121,67 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
       throw UsageError("no ITK writer for '" + *target + "': give an image file extension (.nii.gz, .mha, .nrrd)");
     }
     *temporary = outputs.staged.Add(*target);
+    if (IsNiftiPath(*target))
+    {
+      outputs.sidecars.emplace_back(*target, outputs.staged.Add(SidecarPathFor(*target)));
+    }
   }
+}
+
+/** The sidecar's record: the options, and what the filter found (`rank` and `sigma` inside the mask). */
+Provenance
+DenoiseProvenance(const DenoiseToolOptions & options, const DenoiseSummary & summary)
+{
+  Provenance provenance;
+  provenance.tool = ToolName;
+  provenance.commandLine = options.run.commandLine;
+  auto & parameters = provenance.parameters;
+  parameters.emplace_back("policy", JsonString(options.policyName));
+  if (options.policy.kind == svdlr::RankPolicy::Kind::FixedRank)
+  {
+    parameters.emplace_back("rank", std::to_string(options.policy.rank));
+  }
+  parameters.emplace_back("patch", "[" + std::to_string(summary.patch[0]) + ", " + std::to_string(summary.patch[1]) +
+                                     ", " + std::to_string(summary.patch[2]) + "]");
+  parameters.emplace_back("stride", std::to_string(options.stride));
+  parameters.emplace_back("aggregation",
+                          JsonString(options.aggregation == itk::LocalLowRankDenoisingEnums::Aggregation::OverlapAverage
+                                       ? "overlap"
+                                       : "centre"));
+  parameters.emplace_back("shrinkage",
+                          JsonString(options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
+                                       ? "frobenius"
+                                       : "hard"));
+  parameters.emplace_back("noiseSigma", options.noiseSigma > 0.0 ? JsonNumber(options.noiseSigma) : "null");
+  parameters.emplace_back("backend", JsonString(svdlr::Name(static_cast<svdlr::Backend>(options.backend))));
+  parameters.emplace_back("device", std::to_string(options.deviceId));
+  parameters.emplace_back("outputType", JsonString(options.outputType));
+  parameters.emplace_back("threads", options.run.threads > 0 ? std::to_string(options.run.threads) : "null");
+  for (const std::string * input : { &options.input, &options.mask, &options.noiseSigmaMap })
+  {
+    if (!input->empty())
+    {
+      provenance.inputs.push_back(*input);
+    }
+  }
+  for (const std::string * output : { &options.output, &options.noiseMap, &options.rankMap })
+  {
+    if (!output->empty())
+    {
+      provenance.outputs.push_back(*output);
+    }
+  }
+  const std::size_t voxels = summary.grid[0] * summary.grid[1] * summary.grid[2];
+  provenance.ranks = ValuesInMask(summary.rank, summary.mask, voxels);
+  provenance.sigmas = ValuesInMask(summary.sigma, summary.mask, voxels);
+  std::ostringstream backend;
+  backend << summary.backend;
+  provenance.backend = backend.str();
+  provenance.device = provenance.backend == "CUDA" ? options.deviceId : -1;
+  provenance.notes = summary.notes;
+  provenance.started = RunStartedUtc();
+  provenance.seconds = SecondsSinceRunStart();
+  return provenance;
 }
 
 /** The series must be finite: the first NaN or Inf is named by voxel and volume before any work. */
@@ -285,10 +352,11 @@ Denoise(const DenoiseToolOptions & options,
   itk::SVDLowRankEngineBridge::SetRankPolicy(filter.GetPointer(), options.policy);
   filter->SetBackend(options.backend);
   filter->SetDeviceId(options.deviceId);
+  filter->WarnOnBackendFallbackOff(); // printed as a note of ours
 
   const auto start = std::chrono::steady_clock::now();
   {
-    ProgressBar progress(filter);
+    ProgressBar progress(filter, !options.run.quiet && !options.run.json);
     try
     {
       filter->Update();
@@ -302,7 +370,10 @@ Denoise(const DenoiseToolOptions & options,
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  itk::WriteImage(filter->GetOutput(), outputs.series, true);
+  // float32 unless --output-type same (svdlr/Defaults.h); NIfTI outputs keep the input's header fields.
+  WriteInComponentType(filter->GetOutput(), outputs.series,
+                       options.outputType == svdlr::kSameAsInputOutputTypeName ? outputs.inputComponent
+                                                                              : itk::IOComponentEnum::FLOAT);
   if (!outputs.noiseMap.empty())
   {
     itk::WriteImage(filter->GetNoiseSigmaOutput(), outputs.noiseMap, true);
@@ -311,7 +382,40 @@ Denoise(const DenoiseToolOptions & options,
   {
     itk::WriteImage(filter->GetRankOutput(), outputs.rankMap, true);
   }
-  outputs.staged.Commit();
+  const std::pair<std::string, std::string> images[] = { { options.output, outputs.series },
+                                                         { options.noiseMap, outputs.noiseMap },
+                                                         { options.rankMap, outputs.rankMap } };
+  // ITK's NIfTI writer only prints a full disk: when a later step beside the images fails, the incomplete image is
+  // named first (VerifyWrittenFile's OutputWriteError), rather than that step's symptom.
+  const auto namingAShortImage = [&images](const auto & step) {
+    try
+    {
+      step();
+    }
+    catch (...)
+    {
+      for (const auto & [target, temporary] : images)
+      {
+        if (!target.empty())
+        {
+          svdlr_io::VerifyWrittenFile(temporary, target);
+        }
+      }
+      throw;
+    }
+  };
+  namingAShortImage([&] {
+    if (const auto header = ReadNiftiHeaderFields(options.input))
+    {
+      for (const auto & [target, temporary] : images)
+      {
+        if (!target.empty() && IsNiftiPath(target))
+        {
+          WriteNiftiHeaderFields(temporary, *header);
+        }
+      }
+    }
+  });
 
   DenoiseSummary summary;
   summary.input = inputName.empty() ? options.input : inputName;
@@ -329,7 +433,23 @@ Denoise(const DenoiseToolOptions & options,
   summary.seconds = seconds;
   summary.peakHostBytes = PeakResidentBytes();
   summary.peakDeviceBytes = filter->GetPeakDeviceBytesUsed();
-  PrintDenoiseSummary(std::cout, summary);
+  summary.notes = filter->GetBackendNotes();
+  const std::string provenance = ProvenanceJson(DenoiseProvenance(options, summary));
+  namingAShortImage([&] {
+    for (const auto & sidecar : outputs.sidecars)
+    {
+      WriteTextAtomically(provenance, sidecar.second); // a temporary name: Commit() renames it with the images
+    }
+  });
+  outputs.staged.Commit();
+  if (options.run.json)
+  {
+    std::cout << provenance;
+  }
+  else if (!options.run.quiet)
+  {
+    PrintDenoiseSummary(std::cout, summary);
+  }
   return ExitSuccess;
 }
 
@@ -354,7 +474,7 @@ DenoiseDicom(const DenoiseToolOptions & options, Outputs & outputs)
   {
     throw InputError(error.what());
   }
-  for (std::size_t v = 0; v < series.names.size(); ++v)
+  for (std::size_t v = 0; v < series.names.size() && !options.run.quiet && !options.run.json; ++v)
   {
     std::cout << "volume " << v << ":  " << series.names[v] << "\n";
   }
@@ -414,6 +534,7 @@ RunTool(const DenoiseToolOptions & options)
   CheckInputFileUpFront(options.input, "series", true);
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();
+  outputs.inputComponent = io->GetComponentType();
   if (dimension == 4 && components == 1)
   {
     return Denoise<Series4D>(options, outputs);
@@ -439,6 +560,8 @@ int
 main(int argc, char * argv[])
 {
   svdlr_io::InstallInterruptCleanup(ToolName, ExitInterrupted);
+  std::cout << std::unitbuf; // every line reaches a pipeline's log as it is written, and none is lost to a signal
+  RunStartedUtc();           // the provenance's clock starts here
   DenoiseToolOptions options;
   try
   {
@@ -453,6 +576,15 @@ main(int argc, char * argv[])
   {
     std::cout << options.helpText;
     return ExitSuccess;
+  }
+  ApplyThreads(options.run.threads);
+  if (!options.run.quiet)
+  {
+    // Before any work, so that a pipeline's log shows at once what runs; on stderr with the progress lines, so that
+    // stdout holds the summary (or --json's document) alone.
+    std::cerr << "start:    " << ToolName << ", " << options.input << " -> " << options.output << ", policy "
+      << options.policyName << ", backend " << svdlr::Name(static_cast<svdlr::Backend>(options.backend))
+      << std::endl;
   }
 
   try

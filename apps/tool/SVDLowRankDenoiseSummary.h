@@ -51,6 +51,7 @@ struct DenoiseSummary
   double                                      seconds{ 0.0 };
   std::size_t                                 peakHostBytes{ 0 };   // the process's largest resident set (VmHWM)
   std::size_t                                 peakDeviceBytes{ 0 }; // the CUDA denoiser's buffers; 0 on the CPU
+  std::string                                 notes;                // the filter's, e.g. why the CPU was used
 };
 
 /** "812.3 MiB" */
@@ -157,6 +158,10 @@ PrintDenoiseSummary(std::ostream & out, const DenoiseSummary & summary)
   if (!options.rankMap.empty())
   {
     out << "rank map: " << options.rankMap << "\n";
+  }
+  if (!summary.notes.empty())
+  {
+    out << "note:     " << summary.notes << "\n";
   }
 }
 

@@ -18,12 +18,16 @@
 #ifndef SVDLowRankProgressBar_h
 #define SVDLowRankProgressBar_h
 
-// The tools' progress bar: one line on stderr, redrawn on each of a filter's progress events, shown only when
-// stderr is a terminal (so that logs and tests see no control characters).
+// The tools' progress, on stderr from a filter's progress events: on a terminal, one bar redrawn in place; off a
+// terminal (a pipeline's log), a line "progress: 40%" at most every svdlr::kProgressLineIntervalSeconds, so that
+// logs see no control characters and a long run is not silent. Off altogether under --quiet or --json.
+
+#include "svdlr/Defaults.h"
 
 #include "itkCommand.h"
 #include "itkProcessObject.h"
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -35,10 +39,11 @@ namespace svdlr_tools
 class ProgressBar
 {
 public:
-  /** Observes `filter`'s ProgressEvent for as long as the bar lives. */
-  explicit ProgressBar(itk::ProcessObject * filter)
+  /** Observes `filter`'s ProgressEvent for as long as the bar lives; shows nothing when not `enabled`. */
+  explicit ProgressBar(itk::ProcessObject * filter, bool enabled = true)
     : m_Filter(filter)
-    , m_Enabled(isatty(fileno(stderr)) != 0)
+    , m_Enabled(enabled)
+    , m_Terminal(isatty(fileno(stderr)) != 0)
   {
     auto command = itk::SimpleConstMemberCommand<ProgressBar>::New();
     command->SetCallbackFunction(this, &ProgressBar::Show);
@@ -57,26 +62,39 @@ public:
       return;
     }
     const float progress = m_Filter->GetProgress();
-    const int   done = static_cast<int>(Width * progress);
-    std::cerr << "\r[" << std::string(done, '#') << std::string(Width - done, ' ') << "] "
-              << static_cast<int>(100 * progress) << "%" << std::flush;
+    if (m_Terminal)
+    {
+      const int done = static_cast<int>(Width * progress);
+      std::cerr << "\r[" << std::string(done, '#') << std::string(Width - done, ' ') << "] "
+                << static_cast<int>(100 * progress) << "%" << std::flush;
+      return;
+    }
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - m_LastLine).count() >= svdlr::kProgressLineIntervalSeconds)
+    {
+      std::cerr << "progress: " << static_cast<int>(100 * progress) << "%" << std::endl;
+      m_LastLine = now;
+    }
   }
 
   /** Ends the bar's line, so that what follows starts on a line of its own. */
   void
   Finish() const
   {
-    if (m_Enabled)
+    if (m_Enabled && m_Terminal)
     {
       std::cerr << std::endl;
     }
   }
 
 private:
-  static constexpr int Width = 40;
-  itk::ProcessObject * m_Filter;
-  bool                 m_Enabled;
-  unsigned long        m_Observer{ 0 };
+  using Clock = std::chrono::steady_clock;
+  static constexpr int       Width = 40;
+  itk::ProcessObject *       m_Filter;
+  bool                       m_Enabled;
+  bool                       m_Terminal;
+  unsigned long              m_Observer{ 0 };
+  mutable Clock::time_point  m_LastLine{ Clock::now() }; // the start line came just before the work
 };
 
 } // namespace svdlr_tools

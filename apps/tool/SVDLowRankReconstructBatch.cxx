@@ -19,6 +19,9 @@
 
 #include "SVDLowRankBatchPipeline.h"
 #include "SVDLowRankBatchReport.h"
+#include "SVDLowRankNiftiHeader.h"
+#include "SVDLowRankProvenance.h"
+#include "SVDLowRankReconstructRun.h"
 #include "SVDLowRankStagedOutput.h"
 
 #include "svdlr/Names.h"
@@ -26,6 +29,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 namespace svdlr_tools
 {
@@ -60,6 +64,48 @@ SolverOf(ToolSolver solver)
   }
 }
 
+/** What a NIfTI output of the batch gets beside it, as a single volume's does: the input's header fields that ITK's
+ * writer drops, and the provenance sidecar. Runs on the pipeline's thread as each volume finishes. */
+void
+CompleteNiftiOutput(const ToolOptions & options, const svdlr_batch::VolumeResult & result)
+{
+  if (const auto header = ReadNiftiHeaderFields(result.input))
+  {
+    WriteNiftiHeaderFields(result.output, *header, options.compressionLevel);
+  }
+  Provenance provenance = RunProvenance(options, result);
+  provenance.inputs = { result.input };
+  provenance.rankRange = std::make_pair(static_cast<double>(result.rankMin), static_cast<double>(result.rankMax));
+  provenance.sigmaRange = std::make_pair(result.sigmaMin, result.sigmaMax);
+  provenance.backend = result.device >= 0 ? "CUDA" : "CPU";
+  provenance.device = result.device;
+  provenance.seconds = result.readSeconds + result.solveSeconds + result.writeSeconds;
+  WriteTextAtomically(ProvenanceJson(provenance), SidecarPathFor(result.output));
+}
+
+/** --json: the run's table as one JSON document. */
+std::string
+BatchJson(const svdlr_batch::BatchSummary & summary)
+{
+  std::ostringstream json;
+  json << "{\n  \"tool\": \"SVDLowRankReconstructImage\",\n  \"mode\": \"batch\",\n"
+       << "  \"done\": " << summary.done << ",\n  \"skipped\": " << summary.skipped << ",\n  \"failed\": "
+       << summary.failed << ",\n  \"seconds\": " << JsonNumber(summary.wallSeconds) << ",\n  \"volumes\": [";
+  for (std::size_t i = 0; i < summary.volumes.size(); ++i)
+  {
+    const auto & volume = summary.volumes[i];
+    json << (i == 0 ? "\n" : ",\n") << "    { \"input\": " << JsonString(volume.input)
+         << ", \"output\": " << JsonString(volume.output)
+         << ", \"status\": " << JsonString(svdlr_batch::ToString(volume.status))
+         << ", \"message\": " << JsonString(volume.message) << ", \"slices\": " << volume.slices
+         << ", \"rankMin\": " << volume.rankMin << ", \"rankMax\": " << volume.rankMax
+         << ", \"sigmaMin\": " << JsonNumber(volume.sigmaMin) << ", \"sigmaMax\": " << JsonNumber(volume.sigmaMax)
+         << ", \"device\": " << (volume.device >= 0 ? std::to_string(volume.device) : "null") << " }";
+  }
+  json << (summary.volumes.empty() ? "]\n}\n" : "\n  ]\n}\n");
+  return json.str();
+}
+
 } // namespace
 
 int
@@ -75,17 +121,17 @@ RunBatchTool(const ToolOptions & options)
   svdlr_batch::InputSelection selection;
   selection.paths = options.inputs;
   selection.patterns = options.globs;
-  if (options.bids)
-  {
-    const auto bids = svdlr_batch::BidsPatterns();
-    selection.patterns.insert(selection.patterns.end(), bids.begin(), bids.end());
-  }
+  selection.bids = options.bids;
   selection.dicomSeries = options.dicomSeries;
   selection.exclude = options.output; // an output tree inside an input folder is not searched
   std::vector<svdlr_batch::BatchInput> inputs;
   try
   {
     inputs = svdlr_batch::FindBatchInputs(selection);
+  }
+  catch (const svdlr_batch::BatchNameClash & error)
+  {
+    throw UsageError(error.what());
   }
   catch (const svdlr_batch::BatchInputError & error)
   {
@@ -102,18 +148,46 @@ RunBatchTool(const ToolOptions & options)
   batch.memoryBudget = static_cast<std::size_t>(options.memoryMiB * 1024.0 * 1024.0);
   batch.overwrite = options.overwrite;
   batch.compressionLevel = options.compressionLevel;
-  batch.onVolume = [](const svdlr_batch::VolumeResult & result, std::size_t finished, std::size_t total) {
-    std::ostream & out = result.status == svdlr_batch::VolumeStatus::Failed ? std::cerr : std::cout;
-    out << "[" << finished << "/" << total << "] " << svdlr_batch::DescribeVolume(result) << std::endl;
+  batch.threads = options.run.threads;
+  batch.onVolume = [&options](const svdlr_batch::VolumeResult & result, std::size_t finished, std::size_t total) {
+    std::string problem;
+    if (result.status == svdlr_batch::VolumeStatus::Done && IsNiftiPath(result.output))
+    {
+      try
+      {
+        CompleteNiftiOutput(options, result);
+      }
+      catch (const std::exception & error)
+      {
+        problem = std::string(" (") + error.what() + ")";
+      }
+    }
+    const bool failed = result.status == svdlr_batch::VolumeStatus::Failed;
+    if (failed || !problem.empty() || (!options.run.quiet && !options.run.json))
+    {
+      std::ostream & out = failed || !problem.empty() ? std::cerr : std::cout;
+      out << "[" << finished << "/" << total << "] " << svdlr_batch::DescribeVolume(result) << problem << std::endl;
+    }
   };
-  std::cout << inputs.size() << (inputs.size() == 1 ? " volume" : " volumes") << " -> " << options.output << "\n";
+  std::ostream & log = options.run.json ? std::cerr : std::cout; // under --json, stdout is the document's
+  if (!options.run.quiet)
+  {
+    log << inputs.size() << (inputs.size() == 1 ? " volume" : " volumes") << " -> " << options.output << std::endl;
+  }
   const auto summary = svdlr_batch::RunBatch(inputs, options.output, batch);
 
-  if (!summary.notes.empty())
+  if (options.run.json)
   {
-    std::cout << "note:     " << summary.notes << "\n";
+    std::cout << BatchJson(summary);
   }
-  svdlr_batch::PrintBatchSummary(std::cout, summary);
+  else if (!options.run.quiet)
+  {
+    if (!summary.notes.empty())
+    {
+      std::cout << "note:     " << summary.notes << "\n";
+    }
+    svdlr_batch::PrintBatchSummary(std::cout, summary);
+  }
   if (!options.table.empty())
   {
     std::ofstream table(options.table);
@@ -123,7 +197,10 @@ RunBatchTool(const ToolOptions & options)
       std::cerr << "SVDLowRankReconstructImage: could not write the table to " << options.table << "\n";
       return ExitFailure;
     }
-    std::cout << "table:    " << options.table << "\n";
+    if (!options.run.quiet && !options.run.json)
+    {
+      std::cout << "table:    " << options.table << "\n";
+    }
   }
   if (summary.failed > 0)
   {

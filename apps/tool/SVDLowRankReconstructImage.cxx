@@ -19,17 +19,19 @@
 // Reads a 2D image or 3D volume (an image file ITK reads, a DICOM series, a folder of PNG slices), replaces
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
-#include "SVDLowRankFigure.h"
 #include "SVDLowRankPngStack.h"
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankReconstructBatch.h"
-#include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankInterruptCleanup.h"
+#include "SVDLowRankNiftiHeader.h"
+#include "SVDLowRankOutputType.h"
+#include "SVDLowRankProvenance.h"
+#include "SVDLowRankReconstructOutput.h"
+#include "SVDLowRankReconstructRun.h"
+#include "SVDLowRankReconstructWrite.h"
 #include "SVDLowRankStagedOutput.h"
 #include "SVDLowRankUpFrontChecks.h"
 #ifdef SVDLR_HAVE_DCMTK
-#  include "SVDLowRankDicomFrames.h"
-#  include "SVDLowRankDicomWriter.h"
 #  include "SVDLowRankSliceBatches.h"
 #endif
 
@@ -39,8 +41,11 @@
 #include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
 #include "itkSVDLowRankReconstructionImageFilter.h"
+#include "svdlr/Defaults.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -51,80 +56,6 @@ namespace
 {
 using namespace svdlr_tools;
 namespace fs = std::filesystem;
-
-#ifdef SVDLR_HAVE_DCMTK
-constexpr bool DicomSupport = true;
-using DicomSource = svdlr_io::DicomVolume;
-#else
-constexpr bool DicomSupport = false;
-struct DicomSource
-{};
-#endif
-
-// Writes to a temporary name beside `path`, verifies it and renames it into place only when complete, so an
-// error never leaves a partial output behind (svdlr_io::WriteFileAtomically).
-template <typename TImage>
-void
-WriteAtomically(const TImage * image, const std::string & path, bool overwrite)
-{
-  svdlr_io::WriteFileAtomically(
-    path, overwrite, [image](const std::string & temporary) { itk::WriteImage(image, temporary, true); });
-}
-
-/** Sets the filter's rank policy (RankPolicyOf, the batch path's too), backend, solver and device from the options;
- * returns the policy, which labels the outputs and the summary. The slice axis is the caller's. */
-template <typename TFilter>
-svdlr::RankPolicy
-ConfigureFilter(TFilter * filter, const ToolOptions & options)
-{
-  const svdlr::RankPolicy policy = RankPolicyOf(options);
-  itk::SVDLowRankEngineBridge::SetRankPolicy(filter, policy);
-  filter->SetBackend(options.backend);
-  filter->SetSolver(options.solver);
-  filter->SetDeviceId(options.deviceId);
-  return policy;
-}
-
-/** The figure's title line: the input, which slice it shows (`where`), the rank and its policy, the backend. */
-template <typename TFilter>
-std::string
-FigureTitle(const ToolOptions & options, const std::string & where, std::size_t rank, const TFilter * filter)
-{
-  std::ostringstream title;
-  title << (options.inputs.size() == 1 ? fs::path(WithoutTrailingSlash(options.Input())).filename().string()
-                                       : std::to_string(options.inputs.size()) + " DICOM files")
-        << " | " << where << " | rank " << rank << " (" << svdlr::PolicyDescription(RankPolicyOf(options))
-        << ") | " << filter->GetBackendUsed() << ", solver " << filter->GetSolverUsed();
-  return title.str();
-}
-
-#ifdef SVDLR_HAVE_DCMTK
-/** --transfer-syntax (Keep when not given), or a UsageError for a name unknown or a syntax that cannot be
- * written: called before the work starts. */
-svdlr_io::DicomOutputSyntax
-OutputSyntaxOf(const ToolOptions & options)
-{
-  if (options.transferSyntax.empty())
-  {
-    return svdlr_io::DicomOutputSyntax::Keep;
-  }
-  svdlr_io::DicomOutputSyntax transferSyntax = svdlr_io::DicomOutputSyntax::Keep;
-  try
-  {
-    transferSyntax = svdlr_io::ParseDicomOutputSyntax(options.transferSyntax);
-  }
-  catch (const svdlr_io::DicomError & error)
-  {
-    throw UsageError(std::string("--transfer-syntax: ") + error.what());
-  }
-  const std::string problem = svdlr_io::DicomOutputSyntaxProblem(transferSyntax);
-  if (!problem.empty())
-  {
-    throw UsageError("--transfer-syntax " + options.transferSyntax + ": " + problem);
-  }
-  return transferSyntax;
-}
-#endif
 
 /** Reconstructs `input`, writes the output in the kind resolved from the options and prints the summary.
  * `readPixels`, when given, fills `input`, whose size is already known: it runs after the filter has seen that
@@ -139,161 +70,99 @@ Reconstruct(const TImage *                input,
             const std::function<void()> & readPixels = {})
 {
   constexpr unsigned int Dimension = TImage::ImageDimension;
-  using FilterType = itk::SVDLowRankReconstructionImageFilter<TImage, TImage>;
+  // float32 in every mode (svdlr/Defaults.h says why); --output-type same converts it back below.
+  using OutputImageType = itk::Image<float, Dimension>;
+  using FilterType = itk::SVDLowRankReconstructionImageFilter<TImage, OutputImageType>;
 
-  const auto [outputKind, outputPath] = ResolveOutput(options, inputKind, Dimension);
-  if (outputKind == OutputKind::DicomSeries && !DicomSupport)
+  OutputPlan out = PlanOutput(options, ResolveOutput(options, inputKind, Dimension));
+  if (out.kind == OutputKind::File && inputKind == OutputKind::File)
   {
-    throw UsageError("this build has no DICOM support (DCMTK was not found when it was built): choose another format");
+    out.niftiHeader = ReadNiftiHeaderFields(options.Input()); // the fields ITK's NIfTI writer drops
   }
-  if (outputKind != OutputKind::DicomSeries && !options.transferSyntax.empty())
-  {
-    throw UsageError("--transfer-syntax applies to DICOM output only");
-  }
-#ifdef SVDLR_HAVE_DCMTK
-  // The output's transfer syntax is checked before the work starts, like the output folder below.
-  const svdlr_io::DicomOutputSyntax transferSyntax = OutputSyntaxOf(options);
-#endif
-  for (const std::string & in : options.inputs)
-  {
-    if (svdlr_io::IsSameOrInside(outputPath, in) ||
-        (outputKind != OutputKind::File && svdlr_io::IsSameOrInside(in, outputPath)))
-    {
-      throw UsageError("the output '" + outputPath + "' would overwrite the input '" + in + "'");
-    }
-  }
-  if (outputKind == OutputKind::File)
-  {
-    CheckOutputFileUpFront(outputPath, "output", options.overwrite, options.inputs);
-  }
-  // Folders are checked before the work starts, so a taken output fails fast.
-  std::unique_ptr<svdlr_io::StagedDirectory> staged;
-  if (outputKind != OutputKind::File)
-  {
-    staged = std::make_unique<svdlr_io::StagedDirectory>(outputPath, options.overwrite); // makes its parent folders
-  }
-  CheckFigureUpFront(FigurePathFor(options, outputPath), outputPath, options.overwrite, options.inputs);
 
-  auto filter = FilterType::New();
+  auto                    filter = FilterType::New();
+  const svdlr::RankPolicy policy = RankPolicyOf(options);
   filter->SetInput(input);
-  const svdlr::RankPolicy policy = ConfigureFilter(filter.GetPointer(), options);
-  const unsigned int      axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
+  ConfigureFilter(filter.GetPointer(), policy, options);
+  const unsigned int axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
   filter->SetSliceDimension(axis);
 
   using Clock = std::chrono::steady_clock;
   const auto secondsSince = [](Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
+  svdlr_io::ReconstructionResult result;
   filter->UpdateOutputInformation();
   const auto readStart = Clock::now();
   if (readPixels)
   {
     readPixels();
+    result.readSeconds = secondsSince(readStart);
   }
-  const double readSeconds = secondsSince(readStart);
 
-  const svdlr_tools::ProgressBar progress(filter);
-
-  const auto filterStart = Clock::now();
+  const svdlr_tools::ProgressBar progress(filter, ReportsProgress(options));
+  const auto                     filterStart = Clock::now();
   filter->Update();
-  const double seconds = secondsSince(filterStart);
+  result.solveSeconds = secondsSince(filterStart);
   progress.Finish();
-  const auto writeStart = Clock::now();
-  const auto & ranks = filter->GetEffectiveRanks();
+  AddFilterResult(filter.GetPointer(), result);
+  result.device = result.backend == "CUDA" ? options.deviceId : -1;
+  using PixelType = typename TImage::PixelType;
+  std::ostringstream described;
+  described << inputDescription << " (" << input->GetLargestPossibleRegion().GetSize() << ", "
+            << itk::ImageIOBase::GetComponentTypeAsString(itk::ImageIOBase::MapPixelType<PixelType>::CType) << ")";
+  result.input = described.str();
+  result.output = out.path;
 
-  std::string outputDescription;
-  std::size_t clamped = 0;
-  if (outputKind == OutputKind::File)
+  const auto  writeStart = Clock::now();
+  SummaryText text;
+  text.slices = std::to_string(result.slices) + " along axis " + std::to_string(axis);
+  // --output-type same: the input's pixel type (svdlr/Defaults.h: float32 is the default of every mode). PNG has no
+  // float pixels: PNG slices are written in the input's 8 or 16 bits.
+  const bool sameType = options.outputType == svdlr::kSameAsInputOutputTypeName || out.kind == OutputKind::PngStack;
+  if (sameType)
   {
-    WriteAtomically(filter->GetOutput(), outputPath, options.overwrite);
-  }
-  else if (outputKind == OutputKind::PngStack)
-  {
-    clamped = svdlr_io::WritePngStackAsUnsigned(filter->GetOutput(), staged->Path());
-    outputDescription = " (folder of PNG slices)";
+    const auto inInputType = ConvertPixels<PixelType>(filter->GetOutput(), dicomSource != nullptr);
+    WriteOutput(inInputType.GetPointer(), out, policy, result, options, dicomSource, text);
   }
   else
   {
-#ifdef SVDLR_HAVE_DCMTK
-    svdlr_io::DicomWriteOptions write;
-    write.source = dicomSource;
-    write.transferSyntax = transferSyntax;
-    write.seriesDescription = svdlr::PolicyDescription(policy);
-    if (dicomSource != nullptr && !dicomSource->seriesDescription.empty())
-    {
-      write.seriesDescription += " of " + dicomSource->seriesDescription;
-    }
-    else if (dicomSource == nullptr)
-    {
-      write.seriesDescription += " of " + StemOf(options.Input());
-    }
-    write.derivationDescription = svdlr::SliceDerivationDescription(policy) + " (SVDLowRankReconstructImage; ranks " +
-                                  DescribeRanks(ranks) + ")";
-    const auto files =
-      svdlr_io::WriteDicomSeries(svdlr_io::AsVolume<float>(filter->GetOutput()).GetPointer(), staged->Path(), write);
-    const std::string written = svdlr_io::ResolveDicomOutputSyntax(
-      transferSyntax, dicomSource != nullptr ? dicomSource->slices.front().transferSyntaxUID : "");
-    outputDescription = " (DICOM series, " + std::to_string(files.size()) +
-                        (files.size() == 1 ? " file: \"" : " files: \"") + write.seriesDescription + "\", " +
-                        svdlr_io::DescribeTransferSyntax(written) + ")";
-#endif
+    WriteOutput(filter->GetOutput(), out, policy, result, options, dicomSource, text);
   }
-  if (staged)
+  if (out.kind == OutputKind::File)
   {
-    staged->Commit();
+    text.outputKind = " (" + (sameType ? std::string("same type as the input") : options.outputType) + ")";
   }
-  const double writeSeconds = secondsSince(writeStart);
+  const bool  sidecar = out.kind == OutputKind::File && IsNiftiPath(out.path);
+  std::string provenance; // the sidecar's and --json's document
+  if (sidecar || options.run.json)
+  {
+    provenance = ProvenanceJson(RunProvenance(options, result));
+  }
+  if (sidecar)
+  {
+    text.sidecar = SidecarPathFor(out.path);
+    WriteTextAtomically(provenance, text.sidecar);
+  }
+  result.writeSeconds = secondsSince(writeStart);
 
-  const std::string figure = FigurePathFor(options, outputPath);
+  const std::string figure = FigurePathFor(options, out.path);
   const std::size_t figureSlice = Dimension == 3 ? input->GetLargestPossibleRegion().GetSize(axis) / 2 : 0;
   if (!figure.empty())
   {
-    const std::string where = "slice " + std::to_string(figureSlice) + " of " + std::to_string(ranks.size()) +
+    const std::string where = "slice " + std::to_string(figureSlice) + " of " + std::to_string(result.slices) +
                               (Dimension == 3 ? ", axis " + std::to_string(axis) : std::string());
-    svdlr_io::WriteFileAtomically(figure, options.overwrite, [&](const std::string & temporary) {
-      WriteSliceFigure(temporary,
-                       FigureTitle(options, where, ranks[figureSlice], filter.GetPointer()),
-                       MiddleSlice(input, axis),
-                       MiddleSlice(filter->GetOutput(), axis),
-                       filter->GetSingularValues()[figureSlice],
-                       ranks[figureSlice]);
-    });
+    WriteFigure(figure,
+                options.overwrite,
+                FigureTitle(options, policy, where, result.ranks[figureSlice], result),
+                input,
+                filter.GetPointer(),
+                axis,
+                figureSlice);
+    text.figure = figure + " (slice " + std::to_string(figureSlice) +
+                  ": original | reconstruction | |difference| | singular values, the kept rank marked)";
   }
-
-  using PixelType = typename TImage::PixelType;
-  std::cout << "input:    " << inputDescription << " (" << input->GetLargestPossibleRegion().GetSize() << ", "
-            << itk::ImageIOBase::GetComponentTypeAsString(itk::ImageIOBase::MapPixelType<PixelType>::CType) << ")\n"
-            << "slices:   " << ranks.size() << " along axis " << axis << "\n"
-            << "ranks:    " << DescribeRanks(ranks) << "\n";
-  if (!options.noiseRank.empty())
-  {
-    std::cout << "noise:    sigma " << DescribeRange(filter->GetNoiseSigmas()) << " ("
-              << svdlr::NoiseRankDescription(policy)
-              << (options.noiseSigma > 0.0 ? ", given)" : ", estimated per slice)") << "\n";
-  }
-  std::cout << "backend:  " << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed();
-  if (filter->GetNumberOfSlicesRedone() > 0) // slices that failed the subspace solver's check, redone exactly
-  {
-    std::cout << ", " << filter->GetNumberOfSlicesRedone() << " slices redone by the exact solver";
-  }
-  std::cout << ")\n"
-            << "time:     " << seconds << " s (filter only";
-  if (readPixels)
-  {
-    std::cout << "; reading the pixels " << readSeconds << " s";
-  }
-  std::cout << "; writing " << writeSeconds << " s)\n"
-            << "output:   " << outputPath << outputDescription << "\n";
-  if (clamped > 0)
-  {
-    std::cout << "note:     " << clamped << " values outside [0, 65535] were clamped to fit 16-bit PNG\n";
-  }
-  if (!figure.empty())
-  {
-    std::cout << "figure:   " << figure << " (slice " << figureSlice
-              << ": original | reconstruction | |difference| | singular values, the kept rank marked)\n";
-  }
-  return ExitSuccess;
+  return ReportRun(options, result, policy, text, provenance);
 }
 
 template <typename TPixel, unsigned int Dimension>
@@ -416,6 +285,73 @@ ReconstructPngFolder(const ToolOptions & options, const std::vector<std::string>
 }
 
 #ifdef SVDLR_HAVE_DCMTK
+/** Filters `batches` (slices of the parts stacked by size) one filter each, puts the results into `outputs` (like
+ * the parts), adds them to `result` in the order of the parts' slices, and writes the figure of the first batch's
+ * middle slice to `figure` (when not empty). Returns the batches' sizes for the summary: "4 of 64x64, 1 of 32x32". */
+std::string
+FilterPartsInBatches(const svdlr_io::DicomImageSet &                     set,
+                     const std::vector<svdlr_io::SliceBatch<svdlr_io::DicomVolumeImage>> & batches,
+                     const svdlr::RankPolicy &                           policy,
+                     const ToolOptions &                                 options,
+                     const std::string &                                 figure,
+                     std::vector<svdlr_io::DicomVolumeImage::Pointer> & outputs,
+                     svdlr_io::ReconstructionResult &                    result)
+{
+  using VolumeType = svdlr_io::DicomVolumeImage;
+  std::string batchSizes;
+  for (std::size_t b = 0; b < batches.size(); ++b)
+  {
+    const auto & batch = batches[b];
+    auto         filter = itk::SVDLowRankReconstructionImageFilter<VolumeType, VolumeType>::New();
+    filter->SetInput(batch.stack);
+    ConfigureFilter(filter.GetPointer(), policy, options);
+    filter->SetSliceDimension(2);
+    const svdlr_tools::ProgressBar progress(filter, ReportsProgress(options));
+    const auto                     start = std::chrono::steady_clock::now();
+    filter->Update();
+    result.solveSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    progress.Finish();
+    svdlr_io::UnstackSlices(batch, filter->GetOutput(), outputs);
+    AddFilterResult(filter.GetPointer(), result);
+    const auto size = batch.stack->GetLargestPossibleRegion().GetSize();
+    batchSizes += (batchSizes.empty() ? "" : ", ") + std::to_string(size[2]) + " of " + std::to_string(size[0]) + "x" +
+                  std::to_string(size[1]);
+    if (b == 0 && !figure.empty())
+    {
+      const std::size_t middle = size[2] / 2;
+      const std::string where =
+        std::to_string(set.parts.size()) +
+        (set.layout == svdlr_io::DicomLayout::Images ? " images" : " volumes by " + set.by) + ", batch 1, slice " +
+        std::to_string(middle) + " of " + std::to_string(size[2]);
+      WriteFigure(figure,
+                  options.overwrite,
+                  FigureTitle(options, policy, where, filter->GetEffectiveRanks()[middle], result),
+                  batch.stack.GetPointer(),
+                  filter.GetPointer(),
+                  2,
+                  middle);
+    }
+  }
+  return batchSizes;
+}
+
+/** The summary's lines under "input:" for a series read part by part: its layout, and each volume's size. */
+std::vector<std::string>
+DescribeParts(const svdlr_io::DicomImageSet & set)
+{
+  std::vector<std::string> lines{ "layout:   " + svdlr_io::DescribeDicomLayout(set) };
+  if (set.layout == svdlr_io::DicomLayout::Volumes)
+  {
+    for (std::size_t p = 0; p < set.parts.size(); ++p)
+    {
+      const auto size = set.parts[p].image->GetLargestPossibleRegion().GetSize();
+      lines.push_back("          " + set.names[p] + ": " + std::to_string(size[0]) + "x" + std::to_string(size[1]) +
+                      "x" + std::to_string(size[2]));
+    }
+  }
+  return lines;
+}
+
 /** A DICOM series that is not one volume: the volumes of a 4D series, or images that form no volume. Every part
  * keeps its geometry; the slices are filtered in one batch per slice size (the filter treats each slice on its
  * own, so batching changes no value), and written as one derived series. */
@@ -425,7 +361,6 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
                       const ToolOptions &             options)
 {
   using VolumeType = svdlr_io::DicomVolumeImage;
-  using FilterType = itk::SVDLowRankReconstructionImageFilter<VolumeType, VolumeType>;
 
   const auto [outputKind, outputPath] = ResolveOutput(options, OutputKind::DicomSeries, 3);
   if (outputKind != OutputKind::DicomSeries)
@@ -440,16 +375,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
                      ": a DICOM series read volume by volume or image by image is filtered slice by slice as stored "
                      "(axis 2)");
   }
-  const svdlr_io::DicomOutputSyntax transferSyntax = OutputSyntaxOf(options);
-  for (const std::string & in : options.inputs)
-  {
-    if (svdlr_io::IsSameOrInside(outputPath, in) || svdlr_io::IsSameOrInside(in, outputPath))
-    {
-      throw UsageError("the output '" + outputPath + "' would overwrite the input '" + in + "'");
-    }
-  }
-  svdlr_io::StagedDirectory staged(outputPath, options.overwrite); // makes its parent folders
-  CheckFigureUpFront(FigurePathFor(options, outputPath), outputPath, options.overwrite, options.inputs);
+  OutputPlan out = PlanOutput(options, { outputKind, outputPath });
 
   std::vector<const VolumeType *>            inputs;
   std::vector<const svdlr_io::DicomVolume *> sources;
@@ -462,109 +388,47 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   }
   const auto batches = svdlr_io::StackSlicesBySize(inputs);
 
-  std::vector<unsigned int> ranks;
-  std::vector<double>       sigmas;
-  std::string               backend, batchSizes;
-  svdlr::RankPolicy         policy;
-  double                    seconds = 0.0;
-  const std::string         figure = FigurePathFor(options, outputPath);
-  for (std::size_t b = 0; b < batches.size(); ++b)
-  {
-    const auto & batch = batches[b];
-    auto         filter = FilterType::New();
-    filter->SetInput(batch.stack);
-    policy = ConfigureFilter(filter.GetPointer(), options);
-    filter->SetSliceDimension(2);
-    const svdlr_tools::ProgressBar progress(filter);
-    const auto                     start = std::chrono::steady_clock::now();
-    filter->Update();
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    progress.Finish();
-    svdlr_io::UnstackSlices(batch, filter->GetOutput(), outputs);
-    // The summary lists ranks in the order of the parts' slices.
-    const auto & batchRanks = filter->GetEffectiveRanks();
-    ranks.insert(ranks.end(), batchRanks.begin(), batchRanks.end());
-    const auto & batchSigmas = filter->GetNoiseSigmas();
-    sigmas.insert(sigmas.end(), batchSigmas.begin(), batchSigmas.end());
-    std::ostringstream used;
-    used << filter->GetBackendUsed() << " (solver " << filter->GetSolverUsed() << ")";
-    backend = used.str();
-    const auto size = batch.stack->GetLargestPossibleRegion().GetSize();
-    batchSizes += (batchSizes.empty() ? "" : ", ") + std::to_string(size[2]) + " of " + std::to_string(size[0]) + "x" +
-                  std::to_string(size[1]);
-    if (b == 0 && !figure.empty())
-    {
-      const std::size_t middle = size[2] / 2;
-      const std::string where =
-        std::to_string(set.parts.size()) +
-        (set.layout == svdlr_io::DicomLayout::Images ? " images" : " volumes by " + set.by) + ", batch 1, slice " +
-        std::to_string(middle) + " of " + std::to_string(size[2]);
-      svdlr_io::WriteFileAtomically(figure, options.overwrite, [&](const std::string & temporary) {
-        WriteSliceFigure(temporary,
-                         FigureTitle(options, where, batchRanks[middle], filter.GetPointer()),
-                         MiddleSlice(batch.stack.GetPointer(), 2),
-                         MiddleSlice(filter->GetOutput(), 2),
-                         filter->GetSingularValues()[middle],
-                         batchRanks[middle]);
-      });
-    }
-  }
+  const svdlr::RankPolicy        policy = RankPolicyOf(options);
+  svdlr_io::ReconstructionResult result;
+  result.input = inputDescription;
+  result.output = outputPath;
+  const std::string figure = FigurePathFor(options, outputPath);
+  const std::string batchSizes = FilterPartsInBatches(set, batches, policy, options, figure, outputs, result);
 
-  svdlr_io::DicomWriteOptions write;
-  write.transferSyntax = transferSyntax;
-  write.seriesDescription = svdlr::PolicyDescription(policy);
-  if (!set.parts.front().seriesDescription.empty())
-  {
-    write.seriesDescription += " of " + set.parts.front().seriesDescription;
-  }
-  write.derivationDescription =
-    svdlr::SliceDerivationDescription(policy) + " (SVDLowRankReconstructImage; ranks " + DescribeRanks(ranks) + ")";
+  const auto writeStart = std::chrono::steady_clock::now();
+  const auto write =
+    svdlr_io::DerivedSeriesOptions(policy, result.ranks, &set.parts.front(), "", out.transferSyntax);
   std::vector<const VolumeType *> written;
   for (const auto & output : outputs)
   {
+    if (options.outputType == svdlr::kSameAsInputOutputTypeName) // the stored values' type: whole numbers
+    {
+      float * values = output->GetBufferPointer();
+      std::transform(values, values + output->GetLargestPossibleRegion().GetNumberOfPixels(), values,
+                     [](float value) { return std::round(value); });
+    }
     written.push_back(output.GetPointer());
   }
-  const auto files = svdlr_io::WriteDicomSeriesParts(written, sources, staged.Path(), write);
-  staged.Commit();
-  // Under keep each slice keeps its source's syntax where it can be written: the first one's is named.
-  const std::string syntax =
-    svdlr_io::ResolveDicomOutputSyntax(transferSyntax, set.parts.front().slices.front().transferSyntaxUID);
+  const auto files = svdlr_io::WriteDicomSeriesParts(written, sources, out.staged->Path(), write);
+  out.staged->Commit();
+  result.writeSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - writeStart).count();
 
-  std::size_t slices = 0;
-  for (const auto * input : inputs)
-  {
-    slices += input->GetLargestPossibleRegion().GetSize(2);
-  }
-  std::cout << "input:    " << inputDescription << "\n"
-            << "layout:   " << svdlr_io::DescribeDicomLayout(set) << "\n";
-  if (set.layout == svdlr_io::DicomLayout::Volumes)
-  {
-    for (std::size_t p = 0; p < set.parts.size(); ++p)
-    {
-      const auto size = set.parts[p].image->GetLargestPossibleRegion().GetSize();
-      std::cout << "          " << set.names[p] << ": " << size[0] << "x" << size[1] << "x" << size[2] << "\n";
-    }
-  }
-  std::cout << "slices:   " << slices << " in " << batches.size() << (batches.size() == 1 ? " batch (" : " batches (")
-            << batchSizes << "), each slice on its own\n"
-            << "ranks:    " << DescribeRanks(ranks) << "\n";
-  if (!options.noiseRank.empty())
-  {
-    std::cout << "noise:    sigma " << DescribeRange(sigmas) << " (" << svdlr::NoiseRankDescription(policy)
-              << (options.noiseSigma > 0.0 ? ", given)" : ", estimated per slice)") << "\n";
-  }
-  std::cout << "backend:  " << backend << "\n"
-            << "time:     " << seconds << " s (filter only)\n"
-            << "output:   " << outputPath << " (DICOM series, " << files.size()
-            << (files.size() == 1 ? " file: \"" : " files: \"") << write.seriesDescription << "\", "
-            << svdlr_io::DescribeTransferSyntax(syntax) << ", "
-            << (set.layout == svdlr_io::DicomLayout::Images ? "each image with its own geometry)\n"
-                                                            : "volume by volume)\n");
+  SummaryText text;
+  text.inputDetails = DescribeParts(set);
+  text.slices = std::to_string(result.slices) + " in " + std::to_string(batches.size()) +
+                (batches.size() == 1 ? " batch (" : " batches (") + batchSizes + "), each slice on its own";
+  // Under keep each slice keeps its source's syntax where it can be written: the first one's is named.
+  text.outputKind = DicomOutputText(
+    files.size(),
+    write.seriesDescription,
+    svdlr_io::ResolveDicomOutputSyntax(out.transferSyntax, set.parts.front().slices.front().transferSyntaxUID),
+    set.layout == svdlr_io::DicomLayout::Images ? ", each image with its own geometry" : ", volume by volume");
   if (!figure.empty())
   {
-    std::cout << "figure:   " << figure << " (middle slice of the first batch)\n";
+    text.figure = figure + " (middle slice of the first batch)";
   }
-  return ExitSuccess;
+  return ReportRun(
+    options, result, policy, text, options.run.json ? ProvenanceJson(RunProvenance(options, result)) : "");
 }
 
 int
@@ -575,13 +439,20 @@ ReconstructDicom(const ToolOptions & options)
   std::string                               description;
   try
   {
-    series = svdlr_io::FindDicomSeries(options.inputs);
     const std::string where = options.inputs.size() == 1 ? options.Input() : "the input files";
     if (options.listSeries)
     {
+      // Every readable series, and a note for each file skipped, rather than stopping at the first bad file.
+      std::vector<std::string> skipped;
+      series = svdlr_io::FindDicomSeries(options.inputs, &skipped);
       std::cout << series.size() << " DICOM series in " << where << ":\n" << svdlr_io::DescribeDicomSeries(series);
+      for (const std::string & file : skipped)
+      {
+        std::cout << "note:     skipped " << file << "\n";
+      }
       return ExitSuccess;
     }
+    series = svdlr_io::FindDicomSeries(options.inputs);
     if (series.empty())
     {
       throw InputError("no DICOM image series found in " + where);
@@ -605,9 +476,12 @@ ReconstructDicom(const ToolOptions & options)
     const svdlr_io::DicomVolume & volume = set.parts.front();
     return Reconstruct(volume.image.GetPointer(), description, OutputKind::DicomSeries, options, &volume);
   }
-  std::cerr << "SVDLowRankReconstructImage: note: the series is not one volume; reading it "
-            << (set.layout == svdlr_io::DicomLayout::Volumes ? "volume by volume" : "image by image")
-            << " (--require-volume refuses such series): " << svdlr_io::DescribeDicomLayout(set) << "\n";
+  if (!options.run.quiet)
+  {
+    std::cerr << "SVDLowRankReconstructImage: note: the series is not one volume; reading it "
+              << (set.layout == svdlr_io::DicomLayout::Volumes ? "volume by volume" : "image by image")
+              << " (--require-volume refuses such series): " << svdlr_io::DescribeDicomLayout(set) << "\n";
+  }
   return ReconstructDicomParts(set, description, options);
 }
 #endif
@@ -690,6 +564,8 @@ int
 main(int argc, char * argv[])
 {
   svdlr_io::InstallInterruptCleanup("SVDLowRankReconstructImage", ExitInterrupted);
+  std::cout << std::unitbuf; // every line reaches a pipeline's log as it is written, and none is lost to a signal
+  RunStartedUtc();           // the provenance's clock starts here
   ToolOptions options;
   try
   {
@@ -709,6 +585,8 @@ main(int argc, char * argv[])
 #ifdef SVDLR_HAVE_DCMTK
   svdlr_io::SilenceDicomWarnings();
 #endif
+  ApplyThreads(options.run.threads);
+  PrintStartLine(options);
 
   try
   {

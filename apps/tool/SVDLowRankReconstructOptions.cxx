@@ -17,12 +17,14 @@
  *=========================================================================*/
 #include "SVDLowRankReconstructOptions.h"
 
+#include "svdlr/Defaults.h"
 #include "svdlr/Names.h"
 
 #include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 namespace svdlr_tools
@@ -42,12 +44,15 @@ Footer(bool dicomSupport)
            "  - a folder of DICOM files (searched recursively) or DICOM files (-i A.dcm -i B.dcm ...): the\n"
            "    slices of one series, ordered by position along the slice normal;\n"
            "  - a folder of 2D PNG slices, stacked in natural name order (slice2 before slice10).\n"
-           "Default INPUT: the Colin27 brain " SVDLR_DEFAULT_INPUT " (Debian package mricron-data).\n"
            "\n"
            "OUTPUT is a file whose extension picks the format (.nii.gz, .nii, .mha, .mhd, .nrrd, .png for\n"
            "2D), or a folder: a DICOM series (a derived series of the input's) or PNG slices. Without\n"
            "--format a folder gets the input's kind. Default: <input name>_svdlr.nii.gz here.\n"
            "Outputs appear only when complete: an error leaves no partial output and never touches the input.\n"
+           "Outputs are float32 in every mode (--output-type same keeps the input's type); a NIfTI output keeps\n"
+           "the input's sform/qform codes, description and time unit, and gets a JSON sidecar beside it\n"
+           "(out.nii.gz -> out.json: tool, version, parameters, ranks, sigma, input checksum, backend, time).\n"
+           "Off a terminal, a start line comes before the work and a progress line at most every 5 s.\n"
            "\n"
            "DICOM support: ") +
          (dicomSupport ? "yes, greyscale 8- and 16-bit slices. Read: uncompressed, deflate, RLE, JPEG\n"
@@ -67,24 +72,8 @@ Footer(bool dicomSupport)
          "  SVDLowRankReconstructImage --bids --rank 20 -o derivatives/svd study/   (every sub-*/anat image)\n"
          "  SVDLowRankReconstructImage --glob '*.nii.gz' --devices 0,1 -o out/ data/ (two GPUs)\n"
          "\n"
-         "Exit codes: 0 success, 1 processing or writing failed, 2 bad command line or output in the way,\n"
-         "3 unreadable or unsupported input, 4 batch mode: some volumes failed (the summary lists them),\n"
-         "128 + N stopped by signal N (partial outputs removed). docs/reliability.md has the details.\n";
-}
-
-/** A validator that CLI11 runs on the option's text: `accept(value)` on the number, else "must be `what`". */
-template <typename TAccept>
-CLI::Validator
-NumberValidator(const std::string & what, TAccept accept)
-{
-  return CLI::Validator(
-    [what, accept](std::string & text) -> std::string {
-      char *       end = nullptr;
-      const double value = std::strtod(text.c_str(), &end);
-      const bool   good = !text.empty() && *end == '\0' && accept(value);
-      return good ? std::string() : "must be " + what + ", got '" + text + "'";
-    },
-    "");
+         "MRtrix3 spellings, for scripts written for dwidenoise:\n" +
+         DescribeSingleDashAliases(CommonSingleDashAliases()) + "\n" + ExitCodeTable();
 }
 
 } // namespace
@@ -111,11 +100,13 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     ->type_name("NAME")
     ->check(CLI::IsMember({ "auto", "nifti", "nii", "nii.gz", "mha", "mhd", "nrrd", "png", "dicom" }).description(""));
   app.add_flag("--overwrite", options.overwrite, "replace existing outputs (a file, a non-empty folder, the figure)");
-  auto * rank = app.add_option("-k,--rank", options.rank, "keep K singular values per slice (default 20)")
+  AddOutputTypeOption(app, options.outputType);
+  auto * rank = app
+                  .add_option("-k,--rank", options.rank,
+                              "keep K singular values per slice (default " + std::to_string(svdlr::kDefaultRank) +
+                                ")")
                   ->type_name("K")
-                  ->check(NumberValidator("a whole number >= " + std::to_string(svdlr::kMinimumRank), [](double k) {
-                    return k >= svdlr::kMinimumRank && k <= 4294967295.0 && k == std::floor(k);
-                  }));
+                  ->check(WholeNumberValidator(static_cast<double>(svdlr::kMinimumRank), 4294967295.0));
   app
     .add_option("-e,--energy", options.energyFraction,
                 "keep the fewest singular values holding fraction F in (0, 1] of\n"
@@ -199,11 +190,11 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     ->group(batchGroup);
   app.add_option("--readers", options.readers, "reader threads (default: a quarter of the cores)")
     ->type_name("N")
-    ->check(CLI::Range(1u, 256u).description(""))
+    ->check(WholeNumberValidator(1, 256))
     ->group(batchGroup);
   app.add_option("--writers", options.writers, "writer threads (default: the cores the readers leave)")
     ->type_name("N")
-    ->check(CLI::Range(1u, 256u).description(""))
+    ->check(WholeNumberValidator(1, 256))
     ->group(batchGroup);
   app.add_option("--memory", options.memoryMiB, "MiB of volumes in flight (default: 1024 or 1/8 of the RAM)")
     ->type_name("MIB")
@@ -212,13 +203,16 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
   app.add_option("--compression-level", options.compressionLevel,
                  "gzip level of .nii.gz outputs, 1 (fastest) to 9 (default: ITK's)")
     ->type_name("N")
-    ->check(CLI::Range(1, 9).description(""))
+    ->check(WholeNumberValidator(1, 9))
     ->group(batchGroup);
   app.add_option("--table", options.table, "write the per-volume table (tab-separated) to FILE")
     ->type_name("FILE")
     ->group(batchGroup);
 
-  options.helpText = ParseCommandLine(app, argc, argv);
+  AddRunOptions(app, options.run);
+
+  options.helpText = ParseCommandLine(app, argc, argv, CommonSingleDashAliases());
+  options.run.commandLine.assign(argv, argv + argc);
   if (!options.helpText.empty())
   {
     return options;
@@ -253,6 +247,12 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     if (options.format != "auto")
     {
       throw UsageError("batch mode keeps each input's format: --format does not apply");
+    }
+    if (options.outputType != svdlr::kDefaultOutputTypeName)
+    {
+      throw UsageError(std::string("batch mode writes ") + svdlr::kDefaultOutputTypeName +
+                       " (the default of every mode): --output-type " + options.outputType +
+                       " is for one volume at a time");
     }
     options.inputs = inputs;
   }
@@ -290,6 +290,10 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
   if (!inputs.empty() && !options.batch)
   {
     options.inputs = inputs;
+  }
+  if (options.inputs.empty())
+  {
+    throw UsageError("no INPUT given");
   }
 
   // One rank policy: a fixed rank, an energy fraction or a noise rule.
@@ -331,6 +335,39 @@ RankPolicyOf(const ToolOptions & options)
     return svdlr::RankPolicy::Energy(options.energyFraction);
   }
   return svdlr::RankPolicy::Fixed(options.rank);
+}
+
+Provenance
+ProvenanceOf(const ToolOptions & options)
+{
+  Provenance provenance;
+  provenance.tool = "SVDLowRankReconstructImage";
+  provenance.commandLine = options.run.commandLine;
+  // Named as everywhere else, by RankPolicy.h: "fixed", "energy", "gd", "mp" or "mp-cg", and its description.
+  const svdlr::RankPolicy policy = RankPolicyOf(options);
+  auto &                  parameters = provenance.parameters;
+  parameters.emplace_back("policy", JsonString(svdlr::PolicyName(policy)));
+  parameters.emplace_back("description", JsonString(svdlr::PolicyDescription(policy)));
+  switch (policy.kind)
+  {
+    case svdlr::RankPolicy::Kind::FixedRank:
+      parameters.emplace_back("rank", std::to_string(policy.rank));
+      break;
+    case svdlr::RankPolicy::Kind::EnergyFraction:
+      parameters.emplace_back("energyFraction", JsonNumber(policy.energyFraction));
+      break;
+    default:
+      parameters.emplace_back("noiseSigma", policy.noiseSigma > 0.0 ? JsonNumber(policy.noiseSigma) : "null");
+  }
+  parameters.emplace_back("sliceAxis", options.sliceAxis >= 0 ? std::to_string(options.sliceAxis) : "null");
+  parameters.emplace_back("backend", JsonString(svdlr::Name(static_cast<svdlr::Backend>(options.backend))));
+  parameters.emplace_back("solver", JsonString(svdlr::Name(static_cast<svdlr::Solver>(options.solver))));
+  parameters.emplace_back("device", std::to_string(options.deviceId));
+  parameters.emplace_back("outputType", JsonString(options.outputType));
+  parameters.emplace_back("threads", options.run.threads > 0 ? std::to_string(options.run.threads) : "null");
+  provenance.inputs = options.inputs;
+  provenance.started = RunStartedUtc();
+  return provenance;
 }
 
 } // namespace svdlr_tools

@@ -23,26 +23,25 @@
 // SVDLowRankReconstructOutput.h.
 
 #include "SVDLowRankCommonOptions.h"
+#include "SVDLowRankProvenance.h"
+
+#include "svdlr/Defaults.h"
 
 #include "svdlr/RankPolicy.h"
 
 #include <string>
 #include <vector>
 
-#ifndef SVDLR_DEFAULT_INPUT // set by apps/CMakeLists.txt from test/test-data.env
-#  error "SVDLR_DEFAULT_INPUT, the tool's default input, must be defined"
-#endif
-
 namespace svdlr_tools
 {
 
 struct ToolOptions
 {
-  std::vector<std::string> inputs{ SVDLR_DEFAULT_INPUT }; // one path, several DICOM files, or batch inputs
+  std::vector<std::string> inputs;                        // one path, several DICOM files, or batch inputs
   std::string              output;                        // empty: derived from the input
   std::string              format{ "auto" };              // auto, nifti, mha, mhd, nrrd, png, dicom
   std::string              figure;
-  unsigned int             rank{ 20 };
+  unsigned int             rank{ static_cast<unsigned int>(svdlr::kDefaultRank) };
   bool                     rankGiven{ false };    // --rank on the command line
   double                   energyFraction{ 0.0 }; // > 0 selects the energy policy
   std::string              noiseRank;             // gd, mp, mp-cg: the rank from the noise
@@ -57,6 +56,8 @@ struct ToolOptions
   bool                     requireVolume{ false }; // refuse DICOM series that are not one volume
   bool                     overwrite{ false }; // replace an existing output folder
   bool                     noFigure{ false };
+  std::string              outputType{ svdlr::kDefaultOutputTypeName }; // --output-type: float32 or same
+  RunOptions               run;                                         // --quiet, --json, --nthreads
 
   // Batch mode (SVDLowRankReconstructBatch.h): many volumes in one run, written to a mirrored tree under -o.
   bool                     batch{ false };       // --batch, or implied by --glob, --bids, --dicom-series
@@ -78,6 +79,11 @@ struct ToolOptions
     return inputs.front();
   }
 };
+
+/** The provenance record's part that the options give: the tool, the command line, the parameters as resolved (the
+ * defaults filled in), the inputs and the start time. */
+Provenance
+ProvenanceOf(const ToolOptions & options);
 
 /** Parses the command line; `dicomSupport` is what --help says about DICOM. Throws UsageError with CLI11's or our
  * own message. */

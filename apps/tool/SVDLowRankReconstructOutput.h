@@ -19,7 +19,7 @@
 #define SVDLowRankReconstructOutput_h
 
 // Where SVDLowRankReconstructImage writes, once the input's kind and dimension are known (the output's kind and
-// path, the figure's path), and how its summary describes ranks and noise levels.
+// path, the figure's path).
 
 #include "SVDLowRankReconstructOptions.h"
 
@@ -60,61 +60,6 @@ StemOf(const std::string & anyPath)
   const std::size_t slash = path.find_last_of('/');
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   return name.substr(0, name.find('.', 1));
-}
-
-/** "20 (all 181 slices)" or a run-length list such as "0 x5, 3, 4 x2, ...". */
-template <typename TRank>
-std::string
-DescribeRanks(const std::vector<TRank> & ranks)
-{
-  std::ostringstream text;
-  for (std::size_t i = 0; i < ranks.size();)
-  {
-    std::size_t j = i;
-    while (j < ranks.size() && ranks[j] == ranks[i])
-    {
-      ++j;
-    }
-    if (i == 0 && j == ranks.size())
-    {
-      text << ranks[i] << " (all " << ranks.size() << " slices)";
-      return text.str();
-    }
-    text << (i > 0 ? ", " : "") << ranks[i];
-    if (j - i > 1)
-    {
-      text << " x" << (j - i);
-    }
-    i = j;
-  }
-  return text.str();
-}
-
-/** "9.87 to 10.3" (the range of the finite values), "10" when they are all equal, "" when none is finite. */
-inline std::string
-DescribeRange(const std::vector<double> & values)
-{
-  bool   any = false;
-  double low = 0.0, high = 0.0;
-  for (const double v : values)
-  {
-    if (v == v && v - v == 0.0) // finite
-    {
-      low = any ? std::min(low, v) : v;
-      high = any ? std::max(high, v) : v;
-      any = true;
-    }
-  }
-  std::ostringstream text;
-  if (any)
-  {
-    text << low;
-    if (high != low)
-    {
-      text << " to " << high;
-    }
-  }
-  return text.str();
 }
 
 /** Whether `path` names a file by an image extension ITK writes (not a folder). */

@@ -22,6 +22,7 @@
 // This header is the whole public API of the engine. It must stay free of ITK and CUDA
 // headers: the ITK filter, the Python module and the CUDA translation units all include it.
 
+#include "svdlr/Defaults.h"
 #include "svdlr/RankPolicy.h"
 
 #include <cstddef>

@@ -25,6 +25,8 @@
 // How each policy chooses a rank is src/svdlrChooseRank.h, the one rule every backend runs. ITK-free and CUDA-free.
 // docs/architecture.md, "Adding a rank policy", lists the files a new policy touches.
 
+#include "svdlr/Defaults.h"
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -58,7 +60,7 @@ struct RankPolicy
   };
 
   Kind        kind{ Kind::FixedRank };
-  std::size_t rank{ 1 };
+  std::size_t rank{ kDefaultRank }; // Defaults.h, the one default of every interface
   double      energyFraction{ 1.0 };
   /** GavishDonoho: the known σ of each entry's noise; 0: unknown, estimated from the median singular value. */
   double                   noiseSigma{ 0.0 };
@@ -90,7 +92,7 @@ struct RankPolicy
  * not part of the name (PolicyDescription and OutputTag carry them). */
 const char *
 PolicyName(const RankPolicy & policy);
-/** Sets `policy` to the named policy with its default parameters (rank kMinimumRank, energy fraction 1, σ unknown)
+/** Sets `policy` to the named policy with its default parameters (rank kDefaultRank, energy fraction 1, σ unknown)
  * and returns true; returns false (policy untouched) for any other text. */
 bool
 ParsePolicyName(const std::string & name, RankPolicy & policy);

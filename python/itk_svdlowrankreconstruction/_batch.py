@@ -18,7 +18,6 @@ The rules are those of ``SVDLowRankReconstructImage --batch`` (apps/batch, docs/
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import os
 import time
@@ -26,12 +25,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
+from . import _engine
+
+# The rules themselves are the tool's C++ (apps/batch/SVDLowRankBatchInputs.cxx, compiled into _engine): one
+# implementation, so that a run from Python and one from the command line find and name the same volumes.
+
 #: Image files a folder search takes by default: NIfTI, NRRD, MetaImage and Analyze headers.
-DEFAULT_PATTERNS = ("*.nii.gz", "*.nii", "*.nrrd", "*.nhdr", "*.mha", "*.mhd", "*.hdr")
+DEFAULT_PATTERNS = tuple(_engine.batch_default_patterns())
 #: A BIDS-like layout's anatomical images.
-BIDS_PATTERNS = ("sub-*/anat/*.nii.gz", "sub-*/anat/*.nii", "sub-*/ses-*/anat/*.nii.gz", "sub-*/ses-*/anat/*.nii")
-_EXTENSIONS = (".nii.gz", ".hdr.gz", ".img.gz", ".nii", ".nrrd", ".nhdr", ".mha", ".mhd", ".hdr", ".img", ".vtk",
-               ".tif", ".tiff", ".png", ".dcm", ".gz")
+BIDS_PATTERNS = tuple(_engine.batch_bids_patterns())
 #: The columns of a result row, in order.
 COLUMNS = ("input", "output", "status", "slices", "rank_min", "rank_max", "sigma_min", "sigma_max", "seconds",
            "backend", "message")
@@ -47,14 +49,7 @@ class Volume:
 
 def matches_pattern(relative: str, pattern: str) -> bool:
     """Whether ``relative`` (a path with "/") matches ``pattern`` (see the module's rules)."""
-    if "/" in pattern:
-        parts, wanted = relative.split("/"), pattern.split("/")
-        return len(parts) == len(wanted) and all(
-            fnmatch.fnmatchcase(p, w) and not (p.startswith(".") and not w.startswith("."))
-            for p, w in zip(parts, wanted)
-        )
-    name = relative.rsplit("/", 1)[-1]
-    return fnmatch.fnmatchcase(name, pattern) and not name.startswith(".")
+    return _engine.batch_matches_pattern(relative, pattern)
 
 
 def find_volumes(
@@ -69,53 +64,24 @@ def find_volumes(
 
     Raises FileNotFoundError for a path that does not exist, ValueError when nothing is found or two volumes
     would share an output."""
-    wanted = list(patterns or ())
-    if bids:
-        wanted += BIDS_PATTERNS
-    if not wanted:
-        wanted = list(DEFAULT_PATTERNS)
-    excluded = os.path.realpath(exclude) if exclude else None
-    volumes: List[Volume] = []
-    for path in paths:
-        path = os.fspath(path)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"cannot read '{path}': no such file or folder")
-        if not os.path.isdir(path):
-            volumes.append(Volume(path, os.path.basename(path)))
-            continue
-        found = []
-        for folder, dirs, files in os.walk(path):
-            dirs[:] = sorted(
-                d for d in dirs
-                if not d.startswith(".") and os.path.realpath(os.path.join(folder, d)) != excluded
-            )
-            for name in files:
-                relative = os.path.relpath(os.path.join(folder, name), path).replace(os.sep, "/")
-                if not name.startswith(".") and any(matches_pattern(relative, p) for p in wanted):
-                    found.append(relative)
-        volumes += [Volume(os.path.join(path, r), r) for r in sorted(found)]
-    if not volumes:
-        raise ValueError("no image files found in " + ", ".join(f"'{p}'" for p in paths))
-    seen: Dict[str, str] = {}
-    for volume in volumes:
-        if seen.setdefault(volume.relative, volume.path) != volume.path:
-            raise ValueError(f"'{volume.path}' and '{seen[volume.relative]}' would both be written to "
-                             f"'{volume.relative}' in the output tree: give their folders one at a time")
-    return volumes
+    found = _engine.batch_find_inputs([os.fspath(p) for p in paths], patterns=list(patterns or ()), bids=bids,
+                                      exclude=os.fspath(exclude) if exclude else "")
+    return [Volume(path, relative) for path, relative in found]
 
 
 def method_tag(*, policy: Optional[str] = None, rank: Optional[int] = None, energy_fraction: Optional[float] = None,
                noise_sigma: Optional[float] = None, noise_rank: Optional[str] = None) -> str:
     """The tag an output's name carries: svd-rank20, svd-energy0.95, svd-gd, svd-gd-sigma12.5, svd-mp,
-    svd-mp-cordero2019, from the C++ module (svdlr::OutputTag), as the command-line tool's. Rank 20 when no
-    policy keyword is given, as the tool's default. noise_rank is the deprecated name of policy."""
+    svd-mp-cordero2019, from the C++ module (svdlr::OutputTag), as the command-line tool's. Rank DEFAULT_RANK
+    (svdlr/Defaults.h) when no policy keyword is given, as every interface's default. noise_rank is the deprecated
+    name of policy."""
     from ._engine import output_tag  # noqa: PLC0415
     from ._filter import with_policy  # noqa: PLC0415
 
     keywords = with_policy(dict(policy=policy, rank=rank, energy_fraction=energy_fraction, noise_sigma=noise_sigma,
                                 noise_rank=noise_rank))
     if all(value is None for value in keywords.values()):
-        keywords["rank"] = 20
+        keywords["rank"] = _engine.DEFAULT_RANK
     return output_tag(**keywords)
 
 
@@ -126,19 +92,12 @@ def policy_keywords(options: Dict[str, Any]) -> Dict[str, Any]:
 
 def split_extension(name: str) -> tuple:
     """(stem, extension), the extension a known image one from its end (brain.nii.gz -> brain, .nii.gz)."""
-    lower = name.lower()
-    for extension in _EXTENSIONS:
-        if len(lower) > len(extension) and lower.endswith(extension):
-            return name[: -len(extension)], name[-len(extension):]
-    stem, dot, rest = name.rpartition(".")
-    return (stem, "." + rest) if dot and stem else (name, "")
+    return tuple(_engine.batch_split_extension(name))
 
 
 def output_path_for(volume: Volume, output_dir: str, tag: str) -> str:
     """Where ``volume``'s output goes: its relative path under ``output_dir``, ``_<tag>`` before the extension."""
-    folder, _, name = volume.relative.rpartition("/")
-    stem, extension = split_extension(name)
-    return os.path.join(output_dir, *([folder] if folder else []), f"{stem}_{tag}{extension}")
+    return _engine.batch_output_path(volume.relative, os.fspath(output_dir), tag)
 
 
 def _temporary_for(target: str) -> str:
@@ -262,7 +221,7 @@ def reconstruct_volume(
         keywords = with_policy(dict(policy=policy, rank=rank, energy_fraction=energy_fraction,
                                     noise_sigma=noise_sigma, noise_rank=noise_rank))
         if all(value is None for value in keywords.values()):
-            keywords["rank"] = 20  # the command-line tool's default
+            keywords["rank"] = _engine.DEFAULT_RANK  # the default every interface shares: svdlr/Defaults.h
         result, details = svd_low_rank_reconstruction_image_filter(
             image, backend=backend, solver=solver, device_id=device_id, return_details=True, **keywords)
         os.makedirs(os.path.dirname(output_path) or ".", exist_ok=True)

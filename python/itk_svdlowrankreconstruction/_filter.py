@@ -83,10 +83,10 @@ def svd_low_rank_reconstruction_image_filter(
         How each slice's rank is chosen (the names and keywords of
         :func:`local_low_rank_denoising_image_filter` too): a fixed rank, an energy fraction, or from the noise
         (see noise_rank below). By default the policy whose parameter is given (rank: "fixed", energy_fraction:
-        "energy", noise_sigma: "gd"), else "fixed" with rank 1.
+        "energy", noise_sigma: "gd"), else "fixed" with rank {DEFAULT_RANK}.
     rank : int >= 1, optional
-        Singular triplets kept per slice; clamped to min(rows, cols). The default, when neither rank nor
-        energy_fraction is given, is 1 (as in the C++ filter).
+        Singular triplets kept per slice; clamped to min(rows, cols). The default, when no other policy is
+        given, is {DEFAULT_RANK}, as for the C++ filter and the command-line tool (svdlr/Defaults.h).
     energy_fraction : float in (0, 1], optional
         Instead of a fixed rank: keep, per slice, the fewest triplets whose squared singular values hold at
         least this fraction of the slice's squared Frobenius norm.
@@ -122,7 +122,7 @@ def svd_low_rank_reconstruction_image_filter(
         solver used).
     output_pixel_type : optional
         Pixel type of the result, as an ITK type (``itk.F``, ``itk.UC``...) or a NumPy dtype. Default: float
-        (float32), like the C++ filter's default output ``itk.Image[itk.F, D]``. ``"same"`` keeps the input's
+        (float32), like the C++ filter's default output ``itk.Image[itk.F, D]`` and the tool's --output-type. ``"same"`` keeps the input's
         type. Integer outputs are rounded to the nearest integer (halves away from zero, as the C++ filter)
         and clamped to the type's range.
     max_matrices_per_batch : int
@@ -364,7 +364,7 @@ def _check_policy(policy: Any, rank: Any, energy_fraction: Any, noise_rank: Any,
 
 def _output_dtype(output_pixel_type: Any, input_dtype: np.dtype) -> np.dtype:
     if output_pixel_type is None:
-        return np.dtype(np.float32)
+        output_pixel_type = _engine.DEFAULT_OUTPUT_TYPE  # "float32": svdlr/Defaults.h, as the tools
     if isinstance(output_pixel_type, str) and output_pixel_type == "same":
         return input_dtype
     dtype_like = output_pixel_type
@@ -396,4 +396,4 @@ def _compute_dtype(input_dtype: np.dtype, output_dtype: np.dtype) -> np.dtype:
 # The engine's limits, written into the docstring from the one table that holds them (svdlr/Names.h).
 svd_low_rank_reconstruction_image_filter.__doc__ = svd_low_rank_reconstruction_image_filter.__doc__.replace(
     "{MAX_SUBSPACE_WIDTH}", str(_engine.MAX_SUBSPACE_WIDTH)
-)
+).replace("{DEFAULT_RANK}", str(_engine.DEFAULT_RANK))

@@ -27,6 +27,7 @@
 #include "svdlrPyProgress.h"
 #include "svdlrPyRankPolicy.h"
 
+#include "svdlr/Defaults.h"
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
 
@@ -144,7 +145,7 @@ MakeOptions(const std::optional<std::string> & policy,
                            noiseSigma };
   if (!keywords.policy && !rank && !energyFraction && !noiseSigma)
   {
-    keywords.rank = 1; // as the C++ filter's default
+    keywords.rank = static_cast<std::int64_t>(kDefaultRank); // svdlr/Defaults.h, as every interface
   }
   Options options;
   options.policy = RankPolicyFrom(keywords, "fixed");
@@ -423,10 +424,11 @@ matrices : float32 or float64 array, shape (rows, cols) or (count, rows, cols)
     device, the "cuda" or "auto" backend works on it there, and `out` is required.
 policy : {POLICIES}, optional
     How each matrix's rank is chosen; by default the one whose parameter is given (rank: "fixed",
-    energy_fraction: "energy", noise_sigma: "gd"), else "fixed" with rank 1. The same keywords as the
+    energy_fraction: "energy", noise_sigma: "gd"), else "fixed" with rank {DEFAULT_RANK}. The same keywords as the
     denoiser's.
 rank : int >= 1, optional
-    Singular triplets kept per matrix (clamped to min(rows, cols)). Default 1 when energy_fraction is not given.
+    Singular triplets kept per matrix (clamped to min(rows, cols)). Default {DEFAULT_RANK} (svdlr/Defaults.h, as every
+    interface) when no other policy is given.
 energy_fraction : float in (0, 1], optional
     Keep, per matrix, the fewest triplets whose squared singular values hold this fraction of ||A||_F^2.
 noise_rank : {NOISE_RANKS}, optional
@@ -502,6 +504,7 @@ ReconstructDoc()
     fill("{MAX_SUBSPACE_WIDTH}", std::to_string(kMaxSubspaceWidth));
     fill("{NOISE_RANKS}", NoiseRankNames());
     fill("{POLICIES}", PolicyNames());
+    fill("{DEFAULT_RANK}", std::to_string(kDefaultRank));
     return text;
   }();
   return doc.c_str();
@@ -556,6 +559,9 @@ DefineReconstruct(nb::module_ & module)
   module.attr("BACKENDS") = nb::make_tuple(Name(Backend::Auto), Name(Backend::CPU), Name(Backend::CUDA));
   module.attr("SOLVERS") = nb::make_tuple(Name(Solver::Auto), Name(Solver::Exact), Name(Solver::Subspace));
   module.attr("MAX_SUBSPACE_WIDTH") = kMaxSubspaceWidth;
+  // The defaults every interface shares (svdlr/Defaults.h); NOISE_RANKS is svdlrPyRankPolicy.cpp's.
+  module.attr("DEFAULT_RANK") = kDefaultRank;
+  module.attr("DEFAULT_OUTPUT_TYPE") = kDefaultOutputTypeName;
 }
 
 } // namespace python

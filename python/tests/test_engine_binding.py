@@ -65,9 +65,11 @@ def test_energy_fraction_keeps_fewest_triplets_reaching_the_fraction(rng):
         assert relative_error(result, truncated_svd(matrix, expected)) <= 1e-10
 
 
-def test_default_policy_is_rank_one(rng):
-    _, details = _engine.reconstruct(rng.standard_normal((2, 6, 6)), backend="cpu")
-    np.testing.assert_array_equal(details["ranks"], 1)
+def test_default_policy_is_the_shared_default_rank(rng):
+    # svdlr/Defaults.h: the same default as the C++ filter and the command-line tool.
+    assert _engine.DEFAULT_RANK == 20
+    _, details = _engine.reconstruct(rng.standard_normal((2, 40, 30)), backend="cpu")
+    np.testing.assert_array_equal(details["ranks"], _engine.DEFAULT_RANK)
 
 
 def test_non_contiguous_input_is_copied_not_rejected(rng):

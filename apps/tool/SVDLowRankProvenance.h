@@ -1,0 +1,97 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankProvenance_h
+#define SVDLowRankProvenance_h
+
+// What made an output, for the JSON sidecar written beside every NIfTI output (out.nii.gz -> out.json) and for the
+// tools' --json summary, which print the same document: the tool, its version and `git describe` (baked in at
+// build time), the command line and parameters, the inputs with their SHA-256, the ranks and noise levels found,
+// the backend and device, and when and how long. MRtrix3 keeps a command history in its headers and BIDS
+// derivatives a sidecar; NIfTI has no room for one, hence the sidecar.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace svdlr_tools
+{
+
+struct Provenance
+{
+  std::string              tool;
+  std::vector<std::string> commandLine;
+  /** Parameters as resolved (defaults filled in): name and value, the value already JSON (JsonString, JsonNumber). */
+  std::vector<std::pair<std::string, std::string>> parameters;
+  std::vector<std::string> inputs; // files or folders; each gets a SHA-256 (a folder's over its files, in order)
+  std::vector<std::string> outputs;
+  std::vector<double>      ranks;  // per slice or per voxel inside the mask
+  std::vector<double>      sigmas; // the same; empty (or NaN) where the policy estimates no noise
+  /** Where only the range is known (the batch path): used when `ranks` / `sigmas` are empty. */
+  std::optional<std::pair<double, double>> rankRange, sigmaRange;
+  std::string              backend;
+  std::string              solver; // "" where there is no choice of solver
+  int                      device{ -1 }; // the CUDA device used; -1: the CPU
+  std::string              notes;        // e.g. why the CPU was used
+  std::string              started;      // UTC, ISO 8601 (UtcNow())
+  double                   seconds{ 0.0 }; // the whole run up to the summary
+};
+
+/** The document: one JSON object, two-space indented, keys in a fixed order. Reads the inputs to hash them. */
+std::string
+ProvenanceJson(const Provenance & provenance);
+
+/** out.nii.gz, out.nii -> out.json (BIDS' sidecar name). */
+std::string
+SidecarPathFor(const std::string & imagePath);
+
+/** True for .nii and .nii.gz paths (any case). */
+bool
+IsNiftiPath(const std::string & path);
+
+/** Writes `text` to `path` whole or not at all (svdlr_io::WriteFileAtomically), replacing a file there. Throws
+ * when it cannot. */
+void
+WriteTextAtomically(const std::string & text, const std::string & path);
+
+/** The current time, UTC, as 2026-11-25T18:30:00Z. */
+std::string
+UtcNow();
+
+/** When the run started (the first call: the tools call it first thing), UTC, and the seconds since. */
+const std::string &
+RunStartedUtc();
+double
+SecondsSinceRunStart();
+
+/** `text` as a JSON string, quoted and escaped. */
+std::string
+JsonString(const std::string & text);
+
+/** `value` as a JSON number (null for NaN and Inf, which JSON lacks). */
+std::string
+JsonNumber(double value);
+
+/** The SHA-256 of a file's bytes, or of a folder's regular files (their paths relative to it, in sorted order, then
+ * their bytes), in hex. Throws std::runtime_error when a file cannot be read. */
+std::string
+Sha256Of(const std::string & path);
+
+} // namespace svdlr_tools
+
+#endif

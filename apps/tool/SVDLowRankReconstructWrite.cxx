@@ -1,0 +1,99 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "SVDLowRankReconstructWrite.h"
+#include "SVDLowRankUpFrontChecks.h"
+
+#include <tuple>
+
+namespace svdlr_tools
+{
+namespace
+{
+
+#ifdef SVDLR_HAVE_DCMTK
+/** --transfer-syntax (Keep when not given), or a UsageError for a name unknown or a syntax that cannot be
+ * written: called before the work starts. */
+svdlr_io::DicomOutputSyntax
+OutputSyntaxOf(const ToolOptions & options)
+{
+  if (options.transferSyntax.empty())
+  {
+    return svdlr_io::DicomOutputSyntax::Keep;
+  }
+  svdlr_io::DicomOutputSyntax transferSyntax = svdlr_io::DicomOutputSyntax::Keep;
+  try
+  {
+    transferSyntax = svdlr_io::ParseDicomOutputSyntax(options.transferSyntax);
+  }
+  catch (const svdlr_io::DicomError & error)
+  {
+    throw UsageError(std::string("--transfer-syntax: ") + error.what());
+  }
+  const std::string problem = svdlr_io::DicomOutputSyntaxProblem(transferSyntax);
+  if (!problem.empty())
+  {
+    throw UsageError("--transfer-syntax " + options.transferSyntax + ": " + problem);
+  }
+  return transferSyntax;
+}
+#endif
+
+} // namespace
+
+OutputPlan
+PlanOutput(const ToolOptions & options, const std::pair<OutputKind, std::string> & resolved)
+{
+  OutputPlan plan;
+  std::tie(plan.kind, plan.path) = resolved;
+  if (plan.kind == OutputKind::DicomSeries && !DicomSupport)
+  {
+    throw UsageError("this build has no DICOM support (DCMTK was not found when it was built): choose another format");
+  }
+  if (plan.kind != OutputKind::DicomSeries && !options.transferSyntax.empty())
+  {
+    throw UsageError("--transfer-syntax applies to DICOM output only");
+  }
+#ifdef SVDLR_HAVE_DCMTK
+  plan.transferSyntax = OutputSyntaxOf(options);
+#endif
+  for (const std::string & in : options.inputs)
+  {
+    if (svdlr_io::IsSameOrInside(plan.path, in) ||
+        (plan.kind != OutputKind::File && svdlr_io::IsSameOrInside(in, plan.path)))
+    {
+      throw UsageError("the output '" + plan.path + "' would overwrite the input '" + in + "'");
+    }
+  }
+  if (plan.kind == OutputKind::File)
+  {
+    CheckOutputFileUpFront(plan.path, "output", options.overwrite, options.inputs);
+    if (IsNiftiPath(plan.path)) // its provenance sidecar is an output too, as SVDLowRankDenoiseSeries' are
+    {
+      CheckOutputFileUpFront(SidecarPathFor(plan.path), "sidecar", options.overwrite, options.inputs);
+    }
+  }
+  if (plan.kind != OutputKind::File)
+  {
+    plan.staged = std::make_unique<svdlr_io::StagedDirectory>(plan.path, options.overwrite); // makes its parents
+  }
+  // After the staged folder, which may have made the folders the figure goes into.
+  CheckFigureUpFront(FigurePathFor(options, plan.path), plan.path, options.overwrite, options.inputs);
+  return plan;
+}
+
+} // namespace svdlr_tools

@@ -1,0 +1,152 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankReconstructWrite_h
+#define SVDLowRankReconstructWrite_h
+
+// How SVDLowRankReconstructImage's single-volume paths write: the output planned and checked before the work
+// starts (so that a taken or misplaced output fails fast), then written as planned and labelled from the policy.
+
+#include "SVDLowRankMethodLabels.h"
+#include "SVDLowRankNiftiHeader.h"
+#include "SVDLowRankPngStack.h"
+#include "SVDLowRankProvenance.h"
+#include "SVDLowRankReconstructOutput.h"
+#include "SVDLowRankReconstructRun.h"
+#include "SVDLowRankReconstructionResult.h"
+#include "SVDLowRankStagedOutput.h"
+#ifdef SVDLR_HAVE_DCMTK
+#  include "SVDLowRankDicomFrames.h"
+#  include "SVDLowRankDicomWriter.h"
+#endif
+
+#include "itkImageFileWriter.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace svdlr_tools
+{
+
+/** Whether this build reads and writes DICOM, and the source a derived series is written from. */
+#ifdef SVDLR_HAVE_DCMTK
+constexpr bool DicomSupport = true;
+using DicomSource = svdlr_io::DicomVolume;
+#else
+constexpr bool DicomSupport = false;
+struct DicomSource
+{};
+#endif
+
+// Writes to a temporary name beside `path`, verifies it and renames it into place only when complete, so an
+// error never leaves a partial output behind (svdlr_io::WriteFileAtomically). A NIfTI output gets `header`'s
+// fields, which ITK's writer drops, before it is verified.
+template <typename TImage>
+void
+WriteAtomically(const TImage *                           image,
+                const std::string &                      path,
+                bool                                     overwrite,
+                const std::optional<NiftiHeaderFields> & header)
+{
+  svdlr_io::WriteFileAtomically(path, overwrite, [&](const std::string & temporary) {
+    itk::WriteImage(image, temporary, true);
+    if (header && IsNiftiPath(path))
+    {
+      try
+      {
+        WriteNiftiHeaderFields(temporary, *header);
+      }
+      catch (...)
+      {
+        // ITK's NIfTI writer only prints a full disk: name the incomplete image (OutputWriteError) before the symptom.
+        svdlr_io::VerifyWrittenFile(temporary, path);
+        throw;
+      }
+    }
+  });
+}
+
+/** Where the output goes, checked before the work starts so that a taken or misplaced output fails fast. */
+struct OutputPlan
+{
+  OutputKind                                 kind{ OutputKind::File };
+  std::string                                path;
+  std::unique_ptr<svdlr_io::StagedDirectory> staged; // folder outputs
+  std::optional<NiftiHeaderFields>           niftiHeader; // the input's, for a NIfTI output file
+#ifdef SVDLR_HAVE_DCMTK
+  svdlr_io::DicomOutputSyntax transferSyntax{ svdlr_io::DicomOutputSyntax::Keep };
+#endif
+};
+
+/** The plan for `resolved` (ResolveOutput's kind and path): checked against the options and the inputs, with
+ * --transfer-syntax checked, an output file and the figure checked up front (SVDLowRankUpFrontChecks.h) and a
+ * folder output staged. Throws UsageError, InputError or svdlr_io::OutputInTheWay. */
+OutputPlan
+PlanOutput(const ToolOptions & options, const std::pair<OutputKind, std::string> & resolved);
+
+/** Writes `output` as `plan` says (a derived DICOM series labelled from `policy` and the result's ranks) and
+ * commits a folder output; says in `text` what was written. */
+template <typename TImage>
+void
+WriteOutput(const TImage *                         output,
+            OutputPlan &                           plan,
+            const svdlr::RankPolicy &              policy,
+            const svdlr_io::ReconstructionResult & result,
+            const ToolOptions &                    options,
+            const DicomSource *                    dicomSource,
+            SummaryText &                          text)
+{
+  if (plan.kind == OutputKind::File)
+  {
+    WriteAtomically(output, plan.path, options.overwrite, plan.niftiHeader);
+  }
+  else if (plan.kind == OutputKind::PngStack)
+  {
+    const std::size_t clamped = svdlr_io::WritePngStackAsUnsigned(output, plan.staged->Path());
+    text.outputKind = " (folder of PNG slices)";
+    if (clamped > 0)
+    {
+      text.notes.push_back(std::to_string(clamped) + " values outside [0, 65535] were clamped to fit 16-bit PNG");
+    }
+  }
+  else
+  {
+#ifdef SVDLR_HAVE_DCMTK
+    const auto write =
+      svdlr_io::DerivedSeriesOptions(policy, result.ranks, dicomSource, StemOf(options.Input()), plan.transferSyntax);
+    const auto files =
+      svdlr_io::WriteDicomSeries(svdlr_io::AsVolume<float>(output).GetPointer(), plan.staged->Path(), write);
+    const std::string sourceSyntax = dicomSource != nullptr ? dicomSource->slices.front().transferSyntaxUID : "";
+    text.outputKind = DicomOutputText(files.size(),
+                                      write.seriesDescription,
+                                      svdlr_io::ResolveDicomOutputSyntax(plan.transferSyntax, sourceSyntax),
+                                      "");
+#else
+    (void)policy, (void)result, (void)options, (void)dicomSource;
+#endif
+  }
+  if (plan.staged)
+  {
+    plan.staged->Commit();
+  }
+}
+
+} // namespace svdlr_tools
+
+#endif

@@ -1,0 +1,112 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The batch rules are compiled into the extension from apps/batch (without DICOM: Python's batch takes image
+// files), so that Python and the command-line tool cannot drift apart.
+#include "svdlrPyBatch.h"
+
+#include "SVDLowRankBatchInputs.h"
+
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace svdlr
+{
+namespace python
+{
+namespace
+{
+
+/** (path, relative) of each volume found; FileNotFoundError for a path that does not exist, ValueError when
+ * nothing is found or two volumes would share an output. */
+std::vector<std::pair<std::string, std::string>>
+FindInputs(const std::vector<std::string> & paths,
+           const std::vector<std::string> & patterns,
+           bool                             bids,
+           const std::string &              exclude)
+{
+  svdlr_batch::InputSelection selection;
+  selection.paths = paths;
+  selection.patterns = patterns;
+  selection.bids = bids;
+  selection.exclude = exclude;
+  std::vector<svdlr_batch::BatchInput> inputs;
+  try
+  {
+    inputs = svdlr_batch::FindBatchInputs(selection);
+  }
+  catch (const svdlr_batch::MissingBatchInput & error)
+  {
+    PyErr_SetString(PyExc_FileNotFoundError, error.what());
+    throw nb::python_error();
+  }
+  catch (const svdlr_batch::BatchInputError & error)
+  {
+    throw nb::value_error(error.what());
+  }
+  std::vector<std::pair<std::string, std::string>> found;
+  for (const auto & input : inputs)
+  {
+    found.emplace_back(input.path, input.relative);
+  }
+  return found;
+}
+
+} // namespace
+
+void
+DefineBatchRules(nb::module_ & module)
+{
+  module.def("batch_default_patterns", &svdlr_batch::DefaultImagePatterns,
+             "The patterns a folder search takes by default (NIfTI, NRRD, MetaImage, Analyze headers).");
+  module.def("batch_bids_patterns", &svdlr_batch::BidsPatterns, "The patterns of a BIDS-like layout's anatomy.");
+  module.def("batch_matches_pattern", &svdlr_batch::MatchesPattern, "relative"_a, "pattern"_a,
+             "Whether `relative` (a path with '/') matches `pattern`: with a '/', the whole path, '*' never "
+             "crossing a '/'; without, the file name at any depth. Hidden names match only a pattern that starts "
+             "with '.'.");
+  module.def("batch_find_inputs", &FindInputs, "paths"_a, nb::kw_only(), "patterns"_a = std::vector<std::string>{},
+             "bids"_a = false, "exclude"_a = "",
+             "[(path, relative)] of the volumes among `paths`, in the tool's order (see _batch.find_volumes).");
+  module.def(
+    "batch_split_extension",
+    [](const std::string & name) {
+      std::string stem, extension;
+      svdlr_batch::SplitExtension(name, stem, extension);
+      return std::make_pair(stem, extension);
+    },
+    "name"_a, "(stem, extension), the extension a known image one (brain.nii.gz -> brain, .nii.gz).");
+  module.def(
+    "batch_output_path",
+    [](const std::string & relative, const std::string & outputRoot, const std::string & tag) {
+      svdlr_batch::BatchInput input;
+      input.relative = relative;
+      return svdlr_batch::OutputPathFor(input, outputRoot, tag);
+    },
+    "relative"_a, "output_root"_a, "tag"_a,
+    "Where an image file found at `relative` goes under `output_root`: `_<tag>` before its extension.");
+}
+
+} // namespace python
+} // namespace svdlr
