@@ -219,7 +219,10 @@ TEST(SVDLowRankNoiseRank, PureNoiseMatchesReferenceAndEstimatesSigma)
       EXPECT_NEAR(report.noiseSigmas[0], reference.sigma, 1e-10 * reference.sigma);
       RecordSpread(Tag(policy, shape) + ".sigma/true", random.Seed(), report.noiseSigmas[0] / sigma);
       RecordSpread(Tag(policy, shape) + ".rank", random.Seed(), double(report.ranks[0]));
-      EXPECT_NEAR(report.noiseSigmas[0], sigma, 0.1 * sigma); // the 3 % bound on means is tested above
+      // Measured over 2 x 500 seeds on 2026-11-25 (test/seed-spread/measure.sh): σ/σtrue stayed within
+      // 0.950-1.049 (Gavish-Donoho, 125 x 65, the widest; MP 0.963-1.023), means 0.999-1.000, so ±10 % keeps the
+      // margin rule of svdlrTestSeed.h (1.5 x the farthest value, 0.075). The 3 % bound on means is tested above.
+      EXPECT_NEAR(report.noiseSigmas[0], sigma, 0.1 * sigma);
       if (policy.kind == RankPolicy::Kind::GavishDonoho)
       {
         // The threshold lies above the bulk's edge: pure noise keeps nothing.
