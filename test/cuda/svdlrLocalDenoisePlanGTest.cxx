@@ -17,6 +17,7 @@
  *=========================================================================*/
 // The CUDA denoiser's slab plan (svdlrLocalDenoisePlan), on the host: it needs no device.
 #include "cuda/svdlrLocalDenoisePlan.h"
+#include "svdlrPatchGeometry.h"
 
 #include "gtest/gtest.h"
 
