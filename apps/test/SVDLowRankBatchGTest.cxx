@@ -22,15 +22,22 @@
 #include "SVDLowRankBatchInputs.h"
 #include "SVDLowRankBatchPipeline.h"
 #include "svdlrTestScratch.h"
+#if defined(SVDLR_WITH_CUDA)
+#  include "svdlrCudaTestHooks.h"
+#endif
 
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <fstream>
+#include <iostream>
+#include <limits>
 #include <thread>
 
 namespace
@@ -326,6 +333,97 @@ TEST_F(SVDLowRankBatchRun, BudgetSmallerThanOneVolumeStillFinishes)
     EXPECT_NE(summary.volumes[v].output.find("_svd-mp.nii.gz"), std::string::npos);
   }
 }
+
+#  if defined(SVDLR_WITH_CUDA)
+/** Checks one batch run's outcome volume by volume: each good volume written complete (the rank-k answer) or
+ * reported as failed by name with nothing at its output name; the broken sub-04 failed; no temporary left. */
+void
+ExpectEachVolumeWrittenOrReported(const BatchSummary & summary, const std::string & out,
+                                  const std::vector<VolumeType::Pointer> & volumes, std::size_t rank)
+{
+  ASSERT_EQ(summary.volumes.size(), 4u);
+  EXPECT_EQ(summary.volumes[3].status, VolumeStatus::Failed);
+  EXPECT_EQ(summary.done + summary.failed, 4u);
+  for (std::size_t v = 0; v < 3; ++v)
+  {
+    const VolumeResult & result = summary.volumes[v];
+    SCOPED_TRACE(result.input + ": " + result.message);
+    EXPECT_NE(result.input.find("sub-0" + std::to_string(v + 1) + "_T1w.nii.gz"), std::string::npos);
+    if (result.status == VolumeStatus::Done)
+    {
+      ASSERT_TRUE(fs::exists(result.output));
+      EXPECT_LT(LargestErrorAgainstFloat64(volumes[v], itk::ReadImage<VolumeType>(result.output), rank), 1e-2);
+    }
+    else
+    {
+      EXPECT_EQ(result.status, VolumeStatus::Failed);
+      EXPECT_FALSE(result.message.empty());
+      EXPECT_FALSE(fs::exists(result.output));
+    }
+  }
+  for (const auto & entry : fs::recursive_directory_iterator(out))
+  {
+    EXPECT_NE(entry.path().filename().string()[0], '.') << "temporary left behind: " << entry.path();
+  }
+}
+
+// The device runs out of memory at the n-th device allocation of a GPU batch run, for good or for a few
+// allocations (svdlrCudaTestHooks.h): nothing may be lost or half-written, and a re-run finishes the rest.
+TEST_F(SVDLowRankBatchRun, OutOfDeviceMemoryMidBatchLosesNoVolume)
+{
+  std::string why;
+  if (!svdlr::CudaDeviceUsable(0, &why))
+  {
+    GTEST_SKIP() << "no usable CUDA device: " << why;
+  }
+  using svdlr::detail::testing::ScopedDeviceAllocationFaults;
+  BatchOptions options;
+  options.policy = svdlr::RankPolicy::Fixed(4);
+  options.backend = svdlr::Backend::CUDA;
+  options.devices = { 0 };
+
+  std::int64_t allocations = 0;
+  {
+    svdlr::ReleaseCudaResources();
+    const ScopedDeviceAllocationFaults counting(std::numeric_limits<std::int64_t>::max(), -1);
+    const auto clean = RunBatch(Inputs(), Path("clean"), options);
+    allocations = counting.Seen();
+    ASSERT_EQ(clean.done, 3u);
+  }
+  ASSERT_GT(allocations, 0) << "the batch allocated nothing on the device: the faults below would test nothing";
+  std::cout << "a GPU batch run from released resources makes " << allocations << " device allocations\n";
+
+  const std::int64_t step = std::max<std::int64_t>(1, allocations / 8);
+  int                run = 0;
+  for (std::int64_t n = 0; n < allocations; n += step)
+  {
+    for (const std::int64_t failures : { std::int64_t{ -1 }, std::int64_t{ 1 }, std::int64_t{ 8 } })
+    {
+      SCOPED_TRACE("device memory runs out at allocation " + std::to_string(n) + " for " +
+                   (failures < 0 ? std::string("good") : std::to_string(failures) + " allocation(s)"));
+      const std::string out = Path("out" + std::to_string(run++));
+      svdlr::ReleaseCudaResources();
+      BatchSummary summary;
+      {
+        const ScopedDeviceAllocationFaults faults(n, failures);
+        summary = RunBatch(Inputs(), out, options);
+        EXPECT_GT(faults.Failed(), 0);
+      }
+      ExpectEachVolumeWrittenOrReported(summary, out, m_Volumes, 4);
+      if (failures < 0)
+      {
+        EXPECT_LT(summary.done, 3u) << "the device never had memory again, yet every volume was solved on it";
+      }
+      // With the device healthy again, a re-run does exactly what the faulty run left undone.
+      const std::size_t undone = 3 - summary.done;
+      const auto        rerun = RunBatch(Inputs(), out, options);
+      EXPECT_EQ(rerun.skipped, summary.done);
+      EXPECT_EQ(rerun.done, undone);
+      ExpectEachVolumeWrittenOrReported(rerun, out, m_Volumes, 4);
+    }
+  }
+}
+#  endif
 #endif
 
 } // namespace

@@ -16,6 +16,7 @@ set(SVDLR_ENGINE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaCallerMemory.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrStagingRing.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaResourceCache.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrDeviceAllocationFaults.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrPinnedHost.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrEigenSolver.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrSubspacePlan.cxx

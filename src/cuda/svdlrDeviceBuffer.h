@@ -24,6 +24,7 @@
 // device is out of memory.
 
 #include "svdlrCudaCheck.h"
+#include "svdlrDeviceAllocationFaults.h"
 
 #include <cuda_runtime_api.h>
 
@@ -79,6 +80,10 @@ public:
     if (count == 0)
     {
       return cudaSuccess;
+    }
+    if (VSpace == MemorySpace::Device && DeviceAllocationFaults().NextFails())
+    {
+      return cudaErrorMemoryAllocation; // a test's injected fault: exactly what a full device answers
     }
     void *            pointer = nullptr;
     const std::size_t bytes = count * sizeof(T);

@@ -22,6 +22,7 @@
 // out so that test code needs neither CUDA headers nor nvcc. Not part of the engine's API.
 
 #include "svdlrCudaExport.h"
+#include "svdlrDeviceAllocationFaults.h"
 #include "svdlrCudaPipelineTrace.h"
 #include "svdlr/Engine.h"
 
@@ -89,6 +90,34 @@ SVDLR_CUDA_EXPORT Report
 ReconstructThroughDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
                          const DeviceRun & run);
 
+
+/** While in scope, device allocations fail as on a full device (cudaErrorMemoryAllocation, through
+ * svdlrDeviceAllocationFaults.h): the next `succeed` pass, then `failures` fail (every later one when negative).
+ * Process-wide; cached device resources allocate nothing, so release them (svdlr::ReleaseCudaResources) first. */
+class ScopedDeviceAllocationFaults
+{
+public:
+  ScopedDeviceAllocationFaults(std::int64_t succeed, std::int64_t failures)
+  {
+    DeviceAllocationFaults().Arm(succeed, failures);
+  }
+  ~ScopedDeviceAllocationFaults() { DeviceAllocationFaults().Disarm(); }
+  ScopedDeviceAllocationFaults(const ScopedDeviceAllocationFaults &) = delete;
+  ScopedDeviceAllocationFaults &
+  operator=(const ScopedDeviceAllocationFaults &) = delete;
+
+  /** Device allocations counted since construction, and how many of them were made to fail. */
+  std::int64_t
+  Seen() const
+  {
+    return DeviceAllocationFaults().Seen();
+  }
+  std::int64_t
+  Failed() const
+  {
+    return DeviceAllocationFaults().Failed();
+  }
+};
 
 /** One configuration of the product R = P Q^T, timed with CUDA events on the device. */
 struct ProductKernelTiming
