@@ -201,14 +201,20 @@ TEST(SVDLowRankPatchKernels, TridiagonalFormIsLapacksDsytrd)
   ASSERT_EQ(svdlr::detail::lapack::sytrdLower(n, lower.data(), d.data(), e.data(), tau.data(), work.data(),
                                               static_cast<int>(work.size())),
             0);
+  // A Householder reduction is backward stable but its entries are not well conditioned: late reflectors act on
+  // short columns x whose rounding, of order ε‖A‖, is large relative to ‖x‖ = |e_i|. Measured on 2026-11-25 with
+  // --gtest_repeat: d and e against dsytrd at 1e-12‖A‖ failed 2 of about 2,600 seeds (up to 2.5e-12‖A‖, seed
+  // 15554537596625937322), τ at 1e-9 failed seed 6912468941210553327 by 4.5e-9 at reflector 55. The bounds below,
+  // 40x the worst seen, passed 5,000 seeds. That the reduction is exact to rounding is checked by
+  // TridiagonalFormReproducesTheMatrixThroughAnOrthogonalQ.
   const double scale = FrobeniusNorm(a);
   for (int i = 0; i < n; ++i)
   {
-    EXPECT_NEAR(ours.d[i], d[i], 1e-12 * scale) << "diagonal " << i;
+    EXPECT_NEAR(ours.d[i], d[i], 1e-10 * scale) << "diagonal " << i;
     if (i + 1 < n)
     {
-      EXPECT_NEAR(ours.e[i], e[i], 1e-12 * scale) << "subdiagonal " << i;
-      EXPECT_NEAR(ours.tau[i], tau[i], 1e-9) << "reflector " << i;
+      EXPECT_NEAR(ours.e[i], e[i], 1e-10 * scale) << "subdiagonal " << i;
+      EXPECT_NEAR(ours.tau[i], tau[i], std::max(1e-9, 1e-10 * scale / std::abs(e[i]))) << "reflector " << i;
     }
   }
 }
