@@ -17,7 +17,7 @@ from .. import _engine
 from .._nifti_series import ESTIMATOR_POLICIES as _ESTIMATORS
 from .._nifti_series import DenoiseOptions
 from ._layout import DEFAULT_DATATYPES, RUN_SUFFIXES, find_runs
-from ._runner import prepare_output_dir, process_runs
+from ._runner import denoise_on_devices, denoise_one_by_one, prepare_output_dir, process_runs
 
 
 
@@ -48,6 +48,16 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
+
+
+def _device_list(text: str) -> list:
+    try:
+        devices = [int(d) for d in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes device numbers separated by commas (0,1), got '{text}'") from None
+    if not devices or any(d < 0 for d in devices) or len(set(devices)) != len(devices):
+        raise argparse.ArgumentTypeError(f"takes distinct device numbers >= 0 (0,1), got '{text}'")
+    return devices
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
     denoiser.add_argument("--noise-sigma", type=float, help="a known sigma for every voxel, not estimated")
     denoiser.add_argument("--backend", choices=list(_engine.BACKENDS), default="auto")
     denoiser.add_argument("--device", type=int, default=0, help="CUDA device")
+    denoiser.add_argument("--devices", type=_device_list, metavar="LIST",
+                          help="CUDA devices to share the runs in this process (0,1), one run at a time each")
     denoiser.add_argument("--nthreads", type=int, default=0, help="CPU threads (0: all)")
     run = parser.add_argument_group("run")
     run.add_argument("--no-reports", action="store_true", help="no reportlet figures")
@@ -115,7 +127,10 @@ def _print_row(row: dict) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    arguments = _parser().parse_args(argv)
+    try:
+        arguments = _parser().parse_args(argv)
+    except SystemExit as done:  # --help, --version (0) or a bad command line (EXIT_USAGE): returned, not raised
+        return int(done.code or 0)
     try:
         options = _options(arguments)
         _check_options(options)
@@ -139,8 +154,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             rows = denoise_with_dask(arguments.dask_scheduler, runs, arguments.output_dir, options=options,
                                      reports=not arguments.no_reports, overwrite=arguments.overwrite)
         else:
+            batch = denoise_on_devices(arguments.devices) if arguments.devices else denoise_one_by_one
             rows = process_runs(runs, arguments.output_dir, options, reports=not arguments.no_reports,
-                                overwrite=arguments.overwrite)
+                                overwrite=arguments.overwrite, denoise_batch=batch)
     except KeyboardInterrupt:  # the runs' temporary files are gone (finally blocks); completed runs stay
         print("svdlr-bids: interrupted", file=sys.stderr)
         return _engine.EXIT_INTERRUPTED + 2

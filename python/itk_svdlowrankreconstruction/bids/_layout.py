@@ -61,9 +61,7 @@ def parse_name(name: str) -> Optional[Tuple[Tuple[Tuple[str, str], ...], str, st
     extension = next((e for e in _NIFTI_EXTENSIONS + (".json", ".bval", ".bvec") if name.endswith(e)), None)
     if extension is None:
         return None
-    parts = name[: -len(extension)].split("_")
-    if len(parts) < 2:
-        return None
+    parts = name[: -len(extension)].split("_")  # a top-level "dwi.json" has a suffix and no entity
     entities = []
     for part in parts[:-1]:
         match = _ENTITY.match(part)
