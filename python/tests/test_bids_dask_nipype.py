@@ -5,6 +5,7 @@ run inside a tiny Nipype workflow."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -15,7 +16,7 @@ from bids_dataset import SHAPE, all_files, make_raw_dataset, rmse
 nibabel = pytest.importorskip("nibabel")
 
 import itk_svdlowrankreconstruction as svdlr  # noqa: E402
-from itk_svdlowrankreconstruction import bids  # noqa: E402
+from itk_svdlowrankreconstruction import _engine, bids  # noqa: E402
 
 
 @pytest.fixture
@@ -50,7 +51,14 @@ def test_dask_maps_one_task_per_run_reports_the_broken_one_and_resumes(raw, tmp_
             here = nibabel.load(row["output"].replace(str(out), str(tmp_path / "direct"))).get_fdata()
             np.testing.assert_array_equal(nibabel.load(row["output"]).get_fdata(), here)
 
-        again = svdlr.denoise_with_dask(cluster.scheduler_address, str(root), str(out), options=options)
+        before = [os.path.getmtime(r["output"]) for r in rows[:3]]
+        # Again from the command line, through the scheduler's address: what is done is skipped.
+        code = bids.main([str(root), str(out), "participant", "--backend", "cpu", "--dask-scheduler",
+                          cluster.scheduler_address])
+        assert code == _engine.EXIT_SOME_FAILED
+        assert [os.path.getmtime(r["output"]) for r in rows[:3]] == before
+        again = svdlr.denoise_with_dask(cluster.scheduler_address, bids.find_runs(str(root)), str(out),
+                                        options=options)
         assert [r["status"] for r in again] == ["skipped", "skipped", "skipped", "failed"]
 
 

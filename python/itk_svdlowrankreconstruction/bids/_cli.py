@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import signal
 import sys
 from typing import Optional, Sequence
 
@@ -23,6 +24,19 @@ from ._runner import denoise_on_devices, denoise_one_by_one, prepare_output_dir,
 
 class _UsageError(Exception):
     pass
+
+
+class _Stopped(BaseException):
+    """SIGTERM, raised in the main thread: a BaseException, so that no run's failure handling catches it, and the
+    finally blocks remove the temporary files of the run under way."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame) -> None:
+    raise _Stopped(signum)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -146,6 +160,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"svdlr-bids: error: no {' or '.join(arguments.datatype)} runs in '{arguments.bids_dir}' for this "
               "selection", file=sys.stderr)
         return _engine.EXIT_INPUT_ERROR
+    previous = signal.signal(signal.SIGTERM, _raise_stopped)
     try:
         prepare_output_dir(arguments.bids_dir, arguments.output_dir, options, arguments.datatype)
         if arguments.dask_scheduler:
@@ -157,12 +172,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             batch = denoise_on_devices(arguments.devices) if arguments.devices else denoise_one_by_one
             rows = process_runs(runs, arguments.output_dir, options, reports=not arguments.no_reports,
                                 overwrite=arguments.overwrite, denoise_batch=batch)
-    except KeyboardInterrupt:  # the runs' temporary files are gone (finally blocks); completed runs stay
-        print("svdlr-bids: interrupted", file=sys.stderr)
-        return _engine.EXIT_INTERRUPTED + 2
+    except (KeyboardInterrupt, _Stopped) as stop:  # temporary files are gone (finally blocks); complete runs stay
+        signum = stop.signum if isinstance(stop, _Stopped) else int(signal.SIGINT)
+        print(f"svdlr-bids: stopped by signal {signum}; the runs done are complete", file=sys.stderr)
+        return _engine.EXIT_INTERRUPTED + signum
     except OSError as error:  # the output folder itself cannot be written
         print(f"svdlr-bids: error: {error}", file=sys.stderr)
         return _engine.EXIT_FAILURE
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     failed = [row for row in rows if row["status"] == "failed"]
     for row in rows:
         if row["status"] == "failed":

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -43,35 +43,40 @@ class SeriesJob:
     report_volume: Optional[int]
 
 
-#: The denoising step: jobs in, per job its :class:`SeriesResult` or the exception that stopped it, in order.
-DenoiseBatch = Callable[[Sequence[SeriesJob], DenoiseOptions], List[Union[SeriesResult, Exception]]]
+#: The denoising step: jobs in; out, as each series finishes (in any order), its index among the jobs and its
+#: :class:`SeriesResult` or the exception that stopped it. Yielding as they finish lets each run be completed (its
+#: sidecar written) at once, so that an interrupted batch keeps the runs it finished.
+Outcome = Tuple[int, Union[SeriesResult, Exception]]
+DenoiseBatch = Callable[[Sequence[SeriesJob], DenoiseOptions], Iterator[Outcome]]
 
 
-def denoise_one_by_one(jobs: Sequence[SeriesJob], options: DenoiseOptions) -> List[Union[SeriesResult, Exception]]:
+def _denoise_job(job: SeriesJob, options: DenoiseOptions) -> Union[SeriesResult, Exception]:
+    try:
+        return denoise_nifti(job.input, job.denoised, noise_map_path=job.noise, rank_map_path=job.rank,
+                             options=options, report_volume=job.report_volume)
+    except Exception as error:  # one series' failure is its result, not the end of the batch
+        return error
+
+
+def denoise_one_by_one(jobs: Sequence[SeriesJob], options: DenoiseOptions) -> Iterator[Outcome]:
     """The default :data:`DenoiseBatch`: each series in turn, in this process."""
-    results: List[Union[SeriesResult, Exception]] = []
-    for job in jobs:
-        try:
-            results.append(denoise_nifti(job.input, job.denoised, noise_map_path=job.noise, rank_map_path=job.rank,
-                                         options=options, report_volume=job.report_volume))
-        except Exception as error:  # one series' failure is its result, not the end of the batch
-            results.append(error)
-    return results
+    for index, job in enumerate(jobs):
+        yield index, _denoise_job(job, options)
 
 
 def denoise_on_devices(device_ids: Sequence[int]) -> DenoiseBatch:
     """A :data:`DenoiseBatch` over several CUDA devices in this process: one lane (thread) per device, each series
     taken by the next lane free, as :func:`reconstruct_many` deals out volumes. The engine releases the GIL while it
     works, and nibabel's gzip (de)compression runs in zlib, so the lanes overlap their reading, denoising and
-    writing. Results come back in the jobs' order."""
+    writing."""
     lanes = list(device_ids)
     if not lanes:
         raise ValueError("denoise_on_devices needs at least one device")
 
-    def batch(jobs: Sequence[SeriesJob], options: DenoiseOptions) -> List[Union[SeriesResult, Exception]]:
+    def batch(jobs: Sequence[SeriesJob], options: DenoiseOptions) -> Iterator[Outcome]:
         import dataclasses  # noqa: PLC0415
         import queue  # noqa: PLC0415
-        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+        from concurrent.futures import ThreadPoolExecutor, as_completed  # noqa: PLC0415
 
         free: "queue.Queue[int]" = queue.Queue()
         for lane in lanes:
@@ -80,12 +85,17 @@ def denoise_on_devices(device_ids: Sequence[int]) -> DenoiseBatch:
         def one(job: SeriesJob) -> Union[SeriesResult, Exception]:
             device = free.get()
             try:
-                return denoise_one_by_one([job], dataclasses.replace(options, device_id=device))[0]
+                return _denoise_job(job, dataclasses.replace(options, device_id=device))
             finally:
                 free.put(device)
 
-        with ThreadPoolExecutor(max_workers=len(lanes)) as pool:
-            return list(pool.map(one, jobs))
+        pool = ThreadPoolExecutor(max_workers=len(lanes))
+        try:
+            futures = {pool.submit(one, job): index for index, job in enumerate(jobs)}
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        finally:  # stopped early (an interrupt): the series under way finish, the others do not start
+            pool.shutdown(wait=True, cancel_futures=True)
 
     return batch
 
@@ -170,10 +180,8 @@ def process_runs(
         pending.append((index, run, outputs, SeriesJob(run.path, outputs.denoised, outputs.noise, outputs.rank,
                                                        volume)))
     start = time.perf_counter()
-    results = denoise_batch([job for *_, job in pending], options) if pending else []
-    if len(results) != len(pending):
-        raise RuntimeError(f"the denoising step returned {len(results)} results for {len(pending)} series")
-    for (index, run, outputs, _), result in zip(pending, results):
+    for position, result in denoise_batch([job for *_, job in pending], options):
+        index, run, outputs, _ = pending[position]
         if isinstance(result, Exception):
             rows[index] = _row(run, "failed", outputs.denoised, time.perf_counter() - start, message=_failure(run, result))
             continue
@@ -182,6 +190,9 @@ def process_runs(
             rows[index] = _row(run, "done", outputs.denoised, result.seconds, result, note)
         except Exception as error:  # a sidecar or figure that cannot be written fails this run only
             rows[index] = _row(run, "failed", outputs.denoised, result.seconds, result, _failure(run, error))
+    missing = [pending[p][1].relative for p in range(len(pending)) if rows[pending[p][0]] is None]
+    if missing:
+        raise RuntimeError(f"the denoising step returned no result for {', '.join(missing)}")
     return [row for row in rows if row is not None]
 
 
