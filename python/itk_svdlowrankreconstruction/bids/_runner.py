@@ -5,11 +5,11 @@
 A run goes through three steps:
 
 1. planning: its output paths; a run whose outputs are complete is skipped (a re-run resumes);
-2. denoising: a :data:`DenoiseBatch` takes every series left and returns, per series, its result or the exception
-   that stopped it. The default denoises them one by one in this process; a batch pipeline over several GPUs can
-   take its place (``process_runs(..., denoise_batch=...)``) without the other steps changing;
-3. finishing: the gradient table, the maps' sidecars, the reportlet, then the series' sidecar, which marks the run
-   complete.
+2. denoising: a :data:`DenoiseBatch` takes every series left and yields, as each finishes, its result or the
+   exception that stopped it. The default denoises them one by one in this process; a batch pipeline over several
+   GPUs can take its place (``process_runs(..., denoise_batch=...)``) without the other steps changing;
+3. finishing, as each result arrives: the gradient table, the maps' sidecars, the reportlet, then the series'
+   sidecar, which marks the run complete.
 
 A run that fails at any step is a row with status "failed" and a message naming its file; the others go on."""
 
