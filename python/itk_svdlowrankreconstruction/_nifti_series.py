@@ -132,7 +132,7 @@ def denoise_nifti(
     rank_map_path: Optional[str] = None,
     mask_path: Optional[str] = None,
     sigma_map_path: Optional[str] = None,
-    options: DenoiseOptions = DenoiseOptions(),
+    options: Optional[DenoiseOptions] = None,
     report_volume: Optional[int] = None,
 ) -> SeriesResult:
     """Denoises the 4D NIfTI series ``input_path`` into ``output_path`` (float32), with the noise map (float32) and
@@ -148,6 +148,7 @@ def denoise_nifti(
     from ._denoise import local_low_rank_denoising_image_filter  # noqa: PLC0415
     from ._engine import check_image_file  # noqa: PLC0415
 
+    options = options or DenoiseOptions()
     start = time.perf_counter()
     check_image_file(input_path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
     try:

@@ -18,8 +18,7 @@ from bids_dataset import AFFINE, SHAPE, SIGMA, all_files, hidden_files, make_raw
 
 nibabel = pytest.importorskip("nibabel")
 
-from itk_svdlowrankreconstruction import _engine  # noqa: E402
-from itk_svdlowrankreconstruction import bids  # noqa: E402
+from itk_svdlowrankreconstruction import _engine, bids  # noqa: E402
 
 GOOD_DWI = ["sub-01/ses-1/dwi/sub-01_ses-1_dwi.nii.gz", "sub-01/ses-2/dwi/sub-01_ses-2_acq-short_dwi.nii.gz",
             "sub-02/dwi/sub-02_dwi.nii.gz"]

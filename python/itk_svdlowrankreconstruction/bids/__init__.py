@@ -16,8 +16,16 @@ from .._nifti_series import DenoiseOptions
 from ._cli import main
 from ._layout import Run, find_runs
 from ._outputs import RunOutputs, outputs_for
-from ._runner import (COLUMNS, DenoiseBatch, SeriesJob, denoise_on_devices, denoise_one_by_one, prepare_output_dir,
-                      process_run, process_runs)
+from ._runner import (
+                      COLUMNS,
+                      DenoiseBatch,
+                      SeriesJob,
+                      denoise_on_devices,
+                      denoise_one_by_one,
+                      prepare_output_dir,
+                      process_run,
+                      process_runs,
+)
 
 __all__ = ["COLUMNS", "DenoiseBatch", "DenoiseOptions", "Run", "RunOutputs", "SeriesJob", "denoise_on_devices",
            "denoise_one_by_one",

@@ -21,7 +21,6 @@ from ._layout import DEFAULT_DATATYPES, RUN_SUFFIXES, find_runs
 from ._runner import denoise_on_devices, denoise_one_by_one, prepare_output_dir, process_runs
 
 
-
 class _UsageError(Exception):
     pass
 

@@ -153,7 +153,7 @@ def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, option
 def process_runs(
     runs: Sequence[Run],
     output_dir: str,
-    options: DenoiseOptions = DenoiseOptions(),
+    options: Optional[DenoiseOptions] = None,
     *,
     reports: bool = True,
     overwrite: bool = False,
@@ -161,9 +161,10 @@ def process_runs(
 ) -> List[Dict[str, Any]]:
     """Denoises ``runs`` into the BIDS derivative folder ``output_dir``; returns one row per run, in order
     (:data:`COLUMNS`; status "done", "skipped" or "failed"). Runs whose outputs are complete are skipped unless
-    ``overwrite``. Never raises for one run's failure."""
+    ``overwrite``. ``options``: default :class:`DenoiseOptions()`. Never raises for one run's failure."""
     from .. import __version__  # noqa: PLC0415
 
+    options = options or DenoiseOptions()
     rows: List[Optional[Dict[str, Any]]] = [None] * len(runs)
     pending = []
     for index, run in enumerate(runs):
@@ -183,7 +184,8 @@ def process_runs(
     for position, result in denoise_batch([job for *_, job in pending], options):
         index, run, outputs, _ = pending[position]
         if isinstance(result, Exception):
-            rows[index] = _row(run, "failed", outputs.denoised, time.perf_counter() - start, message=_failure(run, result))
+            rows[index] = _row(run, "failed", outputs.denoised, time.perf_counter() - start,
+                               message=_failure(run, result))
             continue
         try:
             note = _finish(run, outputs, result, options, reports, __version__)
@@ -196,7 +198,7 @@ def process_runs(
     return [row for row in rows if row is not None]
 
 
-def process_run(run: Run, output_dir: str, options: DenoiseOptions = DenoiseOptions(), *, reports: bool = True,
+def process_run(run: Run, output_dir: str, options: Optional[DenoiseOptions] = None, *, reports: bool = True,
                 overwrite: bool = False) -> Dict[str, Any]:
     """One run: the task Dask maps (:func:`denoise_with_dask`)."""
     return process_runs([run], output_dir, options, reports=reports, overwrite=overwrite)[0]
