@@ -47,22 +47,28 @@ def reconstruct_with_dask(
 
     Returns one row per volume, in input order (:data:`COLUMNS`: input, output, status, slices, rank_min,
     rank_max, sigma_min, sigma_max, seconds, backend, message); ``pandas.DataFrame(rows)`` makes it a table."""
+    options = with_policy(options)  # noise_rank, the deprecated name, warned about once here
+    pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy_keywords(options))
+    sources, targets = [source for source, _ in pairs], [target for _, target in pairs]
+    return _map_and_gather(client, reconstruct_volume, [sources, targets],
+                           [f"svdlr-{i}-{target}" for i, target in enumerate(targets)], progress, **options)
+
+
+def _map_and_gather(client: Union[str, Any], function: Any, iterables: List[List[Any]], keys: List[str],
+                    progress: bool, warm_up: Optional[tuple] = None, **keywords: Any) -> List[Any]:
+    """``function`` mapped over ``iterables`` on ``client`` (a Client, or a scheduler address: a Client opened and
+    closed around the work), Dask's progress bar while the tasks run, the results in order. ``warm_up``: (function,
+    *arguments) run on every worker first."""
     from distributed import Client, progress as progress_bar  # noqa: PLC0415
 
     own = isinstance(client, str)
     if own:
         client = Client(client)
     try:
-        options = with_policy(options)  # noise_rank, the deprecated name, warned about once here
-        pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy_keywords(options))
-        futures = client.map(
-            reconstruct_volume,
-            [source for source, _ in pairs],
-            [target for _, target in pairs],
-            key=[f"svdlr-{i}-{target}" for i, (_, target) in enumerate(pairs)],
-            pure=False,  # a re-run must look at the output folder again, not reuse a cached result
-            **options,
-        )
+        if warm_up:
+            client.run(*warm_up)
+        # pure=False: a re-run must look at the output folder again, not reuse a cached result.
+        futures = client.map(function, *iterables, key=keys, pure=False, **keywords)
         if progress:
             progress_bar(futures)
         return client.gather(futures)
@@ -108,8 +114,6 @@ def denoise_with_dask(
     command line does). ``options``: a :class:`itk_svdlowrankreconstruction.bids.DenoiseOptions`. Returns one row
     per run, in order (``bids.COLUMNS``). Every worker needs this package with its ``bids`` extra and the same
     paths (a shared file system)."""
-    from distributed import Client, progress as progress_bar  # noqa: PLC0415
-
     from .bids import DenoiseOptions, find_runs, prepare_output_dir, process_run  # noqa: PLC0415
 
     options = options or DenoiseOptions()
@@ -119,24 +123,6 @@ def denoise_with_dask(
                          datatypes=datatypes)
         prepare_output_dir(bids_dir, output_dir, options, datatypes)
     runs = list(runs)
-    own = isinstance(client, str)
-    if own:
-        client = Client(client)
-    try:
-        client.run(_import_run_modules, reports)
-        futures = client.map(
-            process_run,
-            runs,
-            key=[f"svdlr-bids-{i}-{run.relative}" for i, run in enumerate(runs)],
-            pure=False,  # a re-run must look at the output folder again, not reuse a cached result
-            output_dir=output_dir,
-            options=options,
-            reports=reports,
-            overwrite=overwrite,
-        )
-        if progress:
-            progress_bar(futures)
-        return client.gather(futures)
-    finally:
-        if own:
-            client.close()
+    keys = [f"svdlr-bids-{i}-{run.relative}" for i, run in enumerate(runs)]
+    return _map_and_gather(client, process_run, [runs], keys, progress, warm_up=(_import_run_modules, reports),
+                           output_dir=output_dir, options=options, reports=reports, overwrite=overwrite)
