@@ -85,6 +85,14 @@ struct Series
   }
 };
 
+/** A zero series in itk::Image order (x fastest, volumes outermost). */
+inline Series
+ZeroSeries(const std::array<std::size_t, 3> & size, std::size_t volumes)
+{
+  Series s = ZeroSeries(size, volumes);
+  return s;
+}
+
 /** `rank` smooth spatial maps times smooth time courses, amplitude ~10, plus Gaussian noise of σ(x) that varies
  * slowly across the image from 0.5 to 1 (as in real diffusion data); `clean`, when given, gets the signal alone. */
 inline Series

@@ -69,14 +69,7 @@ VoxelsOfRank(const Result & result, std::uint16_t rank)
 Series
 TiedPair(std::array<std::size_t, 3> size, std::size_t volumes, Random & random)
 {
-  Series s;
-  s.size = size;
-  s.volumes = volumes;
-  const auto nx = static_cast<std::ptrdiff_t>(size[0]);
-  const auto ny = static_cast<std::ptrdiff_t>(size[1]);
-  const auto nz = static_cast<std::ptrdiff_t>(size[2]);
-  s.strides = { 1, nx, nx * ny, nx * ny * nz };
-  s.data.resize(s.Voxels() * volumes);
+  Series s = ZeroSeries(size, volumes);
   const double pi = 3.14159265358979323846;
   const double phase = random.Uniform(0.0, 2.0 * pi);
   const double shift = random.Uniform(0.0, 2.0 * pi);
