@@ -180,8 +180,8 @@ TEST_F(LocalDenoiseCuda, DeviceMemoryLimitBoundsTheBuffersKeepsTheResultAndRefus
   LocalDenoiseOptions options;
   options.aggregation = PatchAggregation::OverlapAverage;
   const Result cpu = Denoise(input, options, svdlr::Backend::CPU);
-  // Unlimited first: the cached buffers are then as large as this series takes, and a limited run must give
-  // them back rather than keep them.
+  // Unlimited first: the cached buffers are then at least as large as this series takes, and a limited run must
+  // give them back rather than keep them.
   const Result roomy = Denoise(input, options, svdlr::Backend::CUDA);
   ASSERT_GT(roomy.report.peakDeviceBytes, 0u);
   std::size_t limit = roomy.report.peakDeviceBytes / 2;
