@@ -35,6 +35,25 @@ def variants(path):
         for key in ("vs_reference", "vs_first_configuration"):
             if key in r:
                 print(f"    {key}: {r[key]}")
+    return rows
+
+
+def batch_rank_load(rows, ranks):
+    """The kept ranks as the batches of the first configuration's plan see them: their mean, and the sum over the
+    batches of each batch's largest rank (one thread per patch computes its vectors: a batch waits on its slowest)."""
+    first = rows.get("ours")
+    if first is None or ranks is None:
+        return
+    nx, ny = first["size"][0], first["size"][1]
+    plan = first["plan"]
+    slab, batch = plan["centre_planes"] * nx * ny, plan["batch"]
+    maxima = [int(ranks[s + b:min(s + slab, s + b + batch)].max())
+              for s in range(0, ranks.size, slab) for b in range(0, min(slab, ranks.size - s), batch)]
+    print(f"  ranks: mean {ranks.mean():.2f}, max {int(ranks.max())}; {len(maxima)} batches, their largest ranks "
+          f"sum to {sum(maxima)} (against {len(maxima) * ranks.mean():.0f} at the mean)")
+
+
+def kept_against_every(rows):
     kept, every = rows.get("ours"), rows.get("ours, every eigenvector")
     if kept and every:
         k, e = kept["gpu_ms"], every["gpu_ms"]
@@ -45,11 +64,19 @@ def variants(path):
 
 def main():
     data, logs = sys.argv[1], sys.argv[2]
+    try:
+        cpu_ranks = np.fromfile(f"{data}/cpu.u16", np.uint16)
+    except OSError:
+        cpu_ranks = None
     for name in ("cuda-bench.log", "cuda-bench-overlap.log", "cuda-bench-limit.log"):
         try:
-            variants(f"{logs}/{name}")
+            rows = variants(f"{logs}/{name}")
         except OSError as error:
             print(name, error)
+            continue
+        kept_against_every(rows)
+        if name == "cuda-bench.log":
+            batch_rank_load(rows, cpu_ranks)
     noisy, clean = (np.fromfile(f"{data}/{n}.f32", np.float32) for n in ("series", "clean"))
     for name in ("cpu", "gpu"):
         try:
