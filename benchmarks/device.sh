@@ -183,7 +183,10 @@ stage_denoise-kernels() {
   one cuda-bench 150 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 7 \
     --cusolver-repeat 2 --variants --reference "$data/cpu.f32" --reference-rank "$data/cpu.u16"
   one cuda-bench-overlap 100 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 3 \
-    --cusolver-repeat 0 --aggregation overlap
+    --cusolver-repeat 0 --aggregation overlap --shrinkage frobenius
+  # The same as cuda-bench's first row within a 256 MiB device memory limit: many slabs, small batches.
+  one cuda-bench-limit 100 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 2 \
+    --cusolver-repeat 0 --device-memory-limit 256M --reference "$data/cpu.f32" --reference-rank "$data/cpu.u16"
   note "cpu (all cores): $(tail -1 "$dir/cpu.log" | cut -c1-300)"
   note "cuda (public API): $(tail -1 "$dir/gpu.log" | cut -c1-300)"
   python3 "$root/benchmarks/denoise_cuda_report.py" "$data" "$dir" 2>&1 | tee -a "$summary"
