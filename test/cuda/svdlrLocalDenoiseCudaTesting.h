@@ -89,7 +89,14 @@ struct Series
 inline Series
 ZeroSeries(const std::array<std::size_t, 3> & size, std::size_t volumes)
 {
-  Series s = ZeroSeries(size, volumes);
+  Series s;
+  s.size = size;
+  s.volumes = volumes;
+  const auto nx = static_cast<std::ptrdiff_t>(size[0]);
+  const auto ny = static_cast<std::ptrdiff_t>(size[1]);
+  const auto nz = static_cast<std::ptrdiff_t>(size[2]);
+  s.strides = { 1, nx, nx * ny, nx * ny * nz };
+  s.data.assign(s.Voxels() * volumes, 0.0F);
   return s;
 }
 
@@ -99,14 +106,7 @@ inline Series
 LowRankPlusNoise(std::array<std::size_t, 3> size, std::size_t volumes, std::size_t rank, Random & random,
                  Series * clean = nullptr)
 {
-  Series s;
-  s.size = size;
-  s.volumes = volumes;
-  const auto nx = static_cast<std::ptrdiff_t>(size[0]);
-  const auto ny = static_cast<std::ptrdiff_t>(size[1]);
-  const auto nz = static_cast<std::ptrdiff_t>(size[2]);
-  s.strides = { 1, nx, nx * ny, nx * ny * nz };
-  s.data.resize(s.Voxels() * volumes);
+  Series              s = ZeroSeries(size, volumes);
   std::vector<double> phase(3 * rank), decay(rank);
   for (double & p : phase)
   {
