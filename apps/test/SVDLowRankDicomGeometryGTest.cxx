@@ -186,10 +186,7 @@ TEST_F(DicomGeometry, Jpeg2000EnhancedMrFileIsDecodedFrameByFrameThroughGdcm)
 {
   SVDLR_COLIN27_OR_SKIP();
   SVDLR_GDCMCONV_OR_SKIP();
-  Folder("enhanced");
-  Folder("j2k");
-  WriteEnhanced(Path("enhanced/multi.dcm"), 2);
-  ASSERT_TRUE(Jpeg2000Copy(Path("enhanced/multi.dcm"), Path("j2k/multi.dcm"), false));
+  ASSERT_TRUE(WriteEnhancedAndJpeg2000Copy());
   const auto plain = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("enhanced") })));
   const auto j2k = svdlr_io::ReadDicomImages(OnlySeries(svdlr_io::FindDicomSeries({ Path("j2k") })));
   ASSERT_EQ(j2k.layout, DicomLayout::Volumes);

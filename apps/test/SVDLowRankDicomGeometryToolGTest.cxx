@@ -313,10 +313,7 @@ TEST_F(DicomGeometry, ToolWritesAJpeg2000EnhancedMrFileInTheTransferSyntaxAsked)
 {
   SVDLR_COLIN27_OR_SKIP();
   SVDLR_GDCMCONV_OR_SKIP();
-  Folder("enhanced");
-  Folder("j2k");
-  WriteEnhanced(Path("enhanced/multi.dcm"), 2);
-  ASSERT_TRUE(Jpeg2000Copy(Path("enhanced/multi.dcm"), Path("j2k/multi.dcm"), false));
+  ASSERT_TRUE(WriteEnhancedAndJpeg2000Copy());
   const auto run = Tool("--rank 4 --backend cpu --no-figure --transfer-syntax rle j2k out");
   ASSERT_EQ(run.exitCode, 0) << run.err;
   EXPECT_NE(run.out.find("layout:   2 volumes by echo"), std::string::npos) << run.out;

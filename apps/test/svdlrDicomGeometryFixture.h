@@ -68,6 +68,16 @@ EnhancedValue(double colin, int echo)
   return 0.5 * (echo == 1 ? colin : std::round(0.6 * colin));
 }
 
+/** `from` recompressed by GDCM's gdcmconv as JPEG 2000 into `to` (lossless, or lossy at quality 30, which
+ * marks the file LossyImageCompression "01"); false when gdcmconv is missing or fails. */
+inline bool
+Jpeg2000Copy(const std::string & from, const std::string & to, bool lossy)
+{
+  const std::string command =
+    std::string("gdcmconv ") + (lossy ? "--lossy --j2k -q 30 '" : "--j2k '") + from + "' '" + to + "' > /dev/null 2>&1";
+  return std::system(command.c_str()) == 0;
+}
+
 class DicomGeometry : public RandomTest
 {
 protected:
@@ -157,6 +167,17 @@ protected:
     return frames;
   }
 
+  /** The two-echo Enhanced MR file at enhanced/multi.dcm (WriteEnhanced) and its lossless JPEG 2000 copy at
+   * j2k/multi.dcm; false when gdcmconv fails. */
+  bool
+  WriteEnhancedAndJpeg2000Copy()
+  {
+    Folder("enhanced");
+    Folder("j2k");
+    WriteEnhanced(Path("enhanced/multi.dcm"), 2);
+    return Jpeg2000Copy(Path("enhanced/multi.dcm"), Path("j2k/multi.dcm"), false);
+  }
+
   ToolRun
   Tool(const std::string & arguments)
   {
@@ -171,18 +192,6 @@ protected:
   {                                                                                                                    \
     GTEST_SKIP() << "Colin27 (mricron-data) not installed";                                                            \
   }
-
-// JPEG 2000 sources: GDCM's decoding in every layout.
-
-/** `from` recompressed by GDCM's gdcmconv as JPEG 2000 into `to` (lossless, or lossy at quality 30, which
- * marks the file LossyImageCompression "01"); false when gdcmconv is missing or fails. */
-inline bool
-Jpeg2000Copy(const std::string & from, const std::string & to, bool lossy)
-{
-  const std::string command =
-    std::string("gdcmconv ") + (lossy ? "--lossy --j2k -q 30 '" : "--j2k '") + from + "' '" + to + "' > /dev/null 2>&1";
-  return std::system(command.c_str()) == 0;
-}
 
 #define SVDLR_GDCMCONV_OR_SKIP()                                                                                       \
   if (std::system("command -v gdcmconv > /dev/null 2>&1") != 0)                                                        \
