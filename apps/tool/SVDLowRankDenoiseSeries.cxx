@@ -466,7 +466,12 @@ DenoiseDicom(const DenoiseToolOptions & options, Outputs & outputs)
   std::string             name;
   try
   {
-    const auto   found = svdlr_io::FindDicomSeries({ options.input });
+    svdlr_io::DicomSearchNotes notes;
+    const auto                 found = svdlr_io::FindDicomSeries({ options.input }, &notes);
+    for (const std::string & file : notes.leftOut)
+    {
+      std::cerr << "SVDLowRankDenoiseSeries: note: left out " << file << "\n";
+    }
     const auto & chosen = svdlr_io::SelectDicomSeries(found, "");
     series = svdlr_io::ReadDicomSeries4D(chosen);
     name = options.input + " (DICOM series \"" + chosen.seriesDescription + "\", " +
