@@ -70,9 +70,9 @@ public:
     return OutputPathFor(m_Inputs[item], m_OutputRoot, m_Tag);
   }
   bool
-  WantsPinnedBuffers() const override
+  LeasesBuffers() const override
   {
-    return true; // the engine copies straight from pinned buffers, at full PCIe speed
+    return true; // pinned on the GPU: the engine copies straight from them, at full PCIe speed
   }
   std::unique_ptr<StagedItem>
   Read(std::size_t item, HostBufferPool & pool, VolumeResult &) override

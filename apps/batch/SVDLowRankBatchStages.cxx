@@ -40,19 +40,6 @@ SecondsSince(Clock::time_point start)
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::size_t
-DefaultBudget()
-{
-  constexpr std::size_t oneGiB = std::size_t{ 1 } << 30;
-  const long            pages = sysconf(_SC_PHYS_PAGES);
-  const long            pageSize = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || pageSize <= 0)
-  {
-    return oneGiB;
-  }
-  return std::min(oneGiB, static_cast<std::size_t>(pages) * static_cast<std::size_t>(pageSize) / 8);
-}
-
 unsigned
 HardwareThreads()
 {
@@ -80,6 +67,20 @@ ToString(VolumeStatus status)
     default:
       return "failed";
   }
+}
+
+std::size_t
+DefaultBudget(bool leasedBuffers)
+{
+  constexpr std::size_t oneGiB = std::size_t{ 1 } << 30;
+  const long            pages = sysconf(_SC_PHYS_PAGES);
+  const long            pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0)
+  {
+    return oneGiB;
+  }
+  const std::size_t ram = static_cast<std::size_t>(pages) * static_cast<std::size_t>(pageSize);
+  return leasedBuffers ? std::min(oneGiB, ram / 8) : ram / 4;
 }
 
 unsigned
@@ -201,8 +202,8 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
   summary.readers = std::max(1u, std::min<unsigned>(summary.readers, static_cast<unsigned>(todo.size())));
   summary.writers = std::max(1u, std::min<unsigned>(summary.writers, static_cast<unsigned>(todo.size())));
 
-  HostBufferPool          pool(options.memoryBudget > 0 ? options.memoryBudget : DefaultBudget(),
-                               onGpu && job.WantsPinnedBuffers());
+  HostBufferPool          pool(options.memoryBudget > 0 ? options.memoryBudget : DefaultBudget(job.LeasesBuffers()),
+                               onGpu && job.LeasesBuffers());
   WorkQueue<InFlight>      toWork(summary.readers);
   WorkQueue<InFlight>      toWrite(workers.size());
   std::atomic<std::size_t> next{ 0 };
@@ -293,7 +294,7 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
   }
 
   summary.wallSeconds = SecondsSince(start);
-  summary.pinned = onGpu && job.WantsPinnedBuffers() && pool.AllPinned() && pool.PeakLeasedBytes() > 0;
+  summary.pinned = onGpu && job.LeasesBuffers() && pool.AllPinned() && pool.PeakLeasedBytes() > 0;
   summary.peakBytes = pool.PeakLeasedBytes();
   double busy = 0;
   for (const double seconds : workerSeconds)

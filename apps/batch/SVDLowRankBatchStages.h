@@ -67,7 +67,7 @@ struct PipelineOptions
   std::vector<int> devices;           // CUDA devices, one worker each; empty: every visible device
   unsigned         readers{ 0 };      // 0: DefaultReaders
   unsigned         writers{ 0 };      // 0: the hardware threads the readers leave, at least 1
-  std::size_t      memoryBudget{ 0 }; // bytes of items in flight; 0: 1 GiB or 1/8 of the RAM if less
+  std::size_t      memoryBudget{ 0 }; // bytes of items in flight; 0: DefaultBudget
   bool             overwrite{ false }; // redo items whose output exists
   /** Called once per item as it finishes (any status), from the pipeline's threads, one call at a time. */
   std::function<void(const VolumeResult &, std::size_t finished, std::size_t total)> onVolume;
@@ -117,9 +117,10 @@ public:
   InputName(std::size_t item) const = 0;
   virtual std::string
   OutputPath(std::size_t item) const = 0;
-  /** Whether the items' buffers should be pinned when the GPU runs (buffers leased from the pool). */
+  /** Whether the items live in buffers leased from the pool (kept for reuse, pinned when the GPU runs), or in
+   * memory of their own that reservations count (DefaultBudget differs). */
   virtual bool
-  WantsPinnedBuffers() const
+  LeasesBuffers() const
   {
     return false;
   }
@@ -143,6 +144,12 @@ RunPipeline(BatchJob & job, const PipelineOptions & options);
 void
 ResolveBackend(const PipelineOptions & options, svdlr::Backend & backend, std::vector<int> & devices,
                std::string & notes);
+
+/** The byte budget a run gets unless told: for leased buffers, which the pool keeps (and pins for the GPU), 1 GiB
+ * or an eighth of the RAM if less; for items in memory of their own, of which nothing is kept, a quarter of the
+ * RAM (a 96x96x60x65 series and its denoised copy take 288 MiB: the writers, which compress one each, need many). */
+std::size_t
+DefaultBudget(bool leasedBuffers);
 
 /** The readers a run gets unless told: a quarter of the hardware threads, and at least two per worker so that
  * decoding the next items keeps every GPU fed, but at most half the threads (the writers need the rest). */

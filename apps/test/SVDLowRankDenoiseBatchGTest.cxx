@@ -266,6 +266,7 @@ TEST_F(DenoiseBatch, CommandLinesThatCannotWorkAreUsageErrors)
   EXPECT_EQ(Run("--batch runs.tsv").exitCode, kExitUsage);                                  // no --output-dir
   EXPECT_EQ(Run("--batch runs.tsv -o out --noise-map s.nii.gz").exitCode, kExitUsage);      // one series' map
   EXPECT_EQ(Run("--batch runs.tsv -o out --mask sub-02/sub-02_mask.nii.gz").exitCode, kExitUsage);
+  EXPECT_EQ(Run("--batch runs.tsv -o out --compression-level 1").exitCode, kExitUsage);     // the reconstruction's
   EXPECT_EQ(Run("--maps sub-01/sub-01_dwi.nii.gz x.nii.gz").exitCode, kExitUsage);          // batch only
   EXPECT_EQ(Run("--devices 0 sub-01/sub-01_dwi.nii.gz x.nii.gz").exitCode, kExitUsage);     // batch only
   EXPECT_EQ(Run("sub-01/sub-01_dwi.nii.gz").exitCode, kExitUsage);                          // no OUTPUT

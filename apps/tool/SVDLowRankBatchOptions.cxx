@@ -67,7 +67,7 @@ BatchJson(const svdlr_batch::BatchSummary & summary, const char * toolName)
 const char * const BatchGroup = "Batch mode (many inputs in one run; docs/batch.md)";
 
 void
-AddBatchOptions(CLI::App & app, BatchToolOptions & batch, const std::string & batchHelp)
+AddBatchOptions(CLI::App & app, BatchToolOptions & batch, const std::string & batchHelp, bool withCompressionLevel)
 {
   app.add_flag("--batch", batch.enabled, batchHelp)->group(BatchGroup);
   app.add_option("--glob", batch.globs,
@@ -104,15 +104,20 @@ AddBatchOptions(CLI::App & app, BatchToolOptions & batch, const std::string & ba
     ->type_name("N")
     ->check(WholeNumberValidator(1, 256))
     ->group(BatchGroup);
-  app.add_option("--memory", batch.memoryMiB, "MiB of inputs in flight (default: 1024 or 1/8 of the RAM)")
+  app.add_option("--memory", batch.memoryMiB,
+                 "MiB of inputs in flight (default: 1024 or 1/8 of the RAM; series:\n"
+                 "1/4 of the RAM)")
     ->type_name("MIB")
     ->check(NumberValidator("a number > 0", [](double m) { return m > 0.0 && m < HUGE_VAL; }))
     ->group(BatchGroup);
-  app.add_option("--compression-level", batch.compressionLevel,
-                 "gzip level of .nii.gz outputs, 1 (fastest) to 9 (default: ITK's)")
-    ->type_name("N")
-    ->check(WholeNumberValidator(1, 9))
-    ->group(BatchGroup);
+  if (withCompressionLevel)
+  {
+    app.add_option("--compression-level", batch.compressionLevel,
+                   "gzip level of .nii.gz outputs, 1 (fastest) to 9 (default: ITK's)")
+      ->type_name("N")
+      ->check(WholeNumberValidator(1, 9))
+      ->group(BatchGroup);
+  }
   app.add_option("--table", batch.table, "write the per-input table (tab-separated) to FILE")
     ->type_name("FILE")
     ->group(BatchGroup);

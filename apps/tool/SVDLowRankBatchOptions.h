@@ -48,9 +48,11 @@ struct BatchToolOptions
 /** The help group of batch mode's options. */
 extern const char * const BatchGroup;
 
-/** Adds --batch (described by `batchHelp`), --glob and the pipeline's options to `app`, in BatchGroup. */
+/** Adds --batch (described by `batchHelp`), --glob and the pipeline's options to `app`, in BatchGroup;
+ * --compression-level for a tool whose writers take it. */
 void
-AddBatchOptions(CLI::App & app, BatchToolOptions & batch, const std::string & batchHelp);
+AddBatchOptions(CLI::App & app, BatchToolOptions & batch, const std::string & batchHelp,
+                bool withCompressionLevel = true);
 
 /** After parsing: --glob implies --batch; outside batch mode the pipeline's options are a usage error. */
 void

@@ -233,11 +233,6 @@ CheckDenoiseBatchCommandLine(DenoiseToolOptions & options, const std::vector<std
     throw UsageError("--mask and --known-sigma-map are one series' inputs: in batch mode a list gives each series its "
                      "own (series, mask, known-sigma map, separated by tabs)");
   }
-  if (options.batch.compressionLevel > 0)
-  {
-    throw UsageError("--compression-level does not apply to SVDLowRankDenoiseSeries: each series is written as the "
-                     "tool writes it alone");
-  }
   options.inputs = paths;
   options.output = options.outputDir; // what the start line and the provenance name as the output
 }

@@ -203,7 +203,8 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
                   "or a list (.txt, .tsv: a series per line, then optionally its mask\n"
                   "and known-sigma map, tab-separated); each series is written to\n"
                   "-o DIR as <name>_denoised.nii.gz; existing outputs are skipped (a\n"
-                  "re-run resumes) unless --overwrite");
+                  "re-run resumes) unless --overwrite",
+                  false); // each series is written as the tool writes one: no --compression-level
   app.add_option("-o,--output-dir", options.outputDir, "batch mode: the output folder")
     ->type_name("DIR")
     ->group(BatchGroup);

@@ -176,7 +176,7 @@ def denoise_batch(
     readers, writers : int
         Threads; 0: the tools' defaults (readers: a quarter of the cores, at least two per GPU, at most half).
     memory_bytes : int
-        Bytes of series in flight (each counts its float32 size twice); 0: 1 GiB or an eighth of the RAM.
+        Bytes of series in flight (each counts its float32 size twice); 0: a quarter of the RAM.
     overwrite : bool
         Redo runs whose output exists (else they are skipped).
     maps : bool
