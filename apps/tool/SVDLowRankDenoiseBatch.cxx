@@ -154,6 +154,8 @@ public:
     {
     }
     staged->budget = pool.Reserve(bytes);
+    // The output's folder before the first step, which checks that it can be written. It stays when the series
+    // fails: another series may be reading into it meanwhile.
     std::error_code error;
     fs::create_directories(fs::path(options.output).parent_path(), error);
     staged->steps = PrepareSeriesDenoising(options, false);
