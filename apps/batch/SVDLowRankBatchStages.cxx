@@ -176,6 +176,7 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < count; ++i)
   {
+    results[i].index = i;
     results[i].input = job.InputName(i);
     results[i].output = job.OutputPath(i);
     std::error_code error;

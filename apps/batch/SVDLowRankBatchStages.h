@@ -56,6 +56,7 @@ ToString(VolumeStatus status);
  * seconds of the thread that did the step. */
 struct VolumeResult : svdlr_io::ReconstructionResult
 {
+  std::size_t  index{ 0 }; // among the job's items
   VolumeStatus status{ VolumeStatus::Failed };
   std::string  message;
 };

@@ -11,22 +11,24 @@ same as ``SVDLowRankDenoiseSeries --batch`` (docs/batch.md):
   and the others go on;
 * the readers scale with the GPUs, and a byte budget bounds the series in flight.
 
-Each series is denoised by :func:`local_low_rank_denoising_image_filter`, the function a single series goes
-through, on its worker's device. Series are read and written with nibabel (NIfTI), header and affine kept; the
-outputs are float32, the sigma map float32 and the rank map uint16.
+Each series goes through the three steps of :func:`._nifti_series.denoise_nifti` (the BIDS App's, Dask's and
+Nipype's path for one series): :func:`read_series` on a reader thread, :func:`denoise_series` on its worker's device,
+:func:`write_series` on a writer thread. :func:`denoise_on_pipeline` offers the same to the BIDS App as its
+denoising step (``process_runs(..., denoise_batch=denoise_on_pipeline([0, 1]))``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import queue
+import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
-
-import numpy as np
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _engine
-from ._batch import Volume, _move_into_place, _temporary_for, _verify_written, output_path_for
-from ._denoise import local_low_rank_denoising_image_filter
+from ._batch import Volume, output_path_for
+from ._nifti_series import DenoiseOptions, SeriesResult, denoise_series, read_series, write_series
 
 #: The tags of the outputs' names, the tool's: <name>_denoised.nii.gz, <name>_sigma.nii.gz, <name>_rank.nii.gz.
 DENOISED_TAG = _engine.BATCH_DENOISED_TAG
@@ -44,6 +46,7 @@ class DenoiseRun:
     known_sigma_map: Optional[str] = None  # a known sigma per voxel, in place of the estimate
     noise_map: Optional[str] = None  # where the sigma map is written
     rank_map: Optional[str] = None  # where the rank map is written
+    report_volume: Optional[int] = None  # keep a reportlet's data of this volume (SeriesResult.report)
 
 
 RunSpec = Union[str, os.PathLike, Dict[str, Any], DenoiseRun]
@@ -69,85 +72,64 @@ def plan_run(spec: RunSpec, output_dir: Optional[str] = None, maps: bool = False
             if output_dir is None:
                 raise ValueError(f"svdlr: the run of '{series}' names no {key} and no output_dir was given")
             fields[key] = output_path_for(volume, os.fspath(output_dir), tag)
-    return DenoiseRun(**{key: None if value is None else os.fspath(value) for key, value in fields.items()})
+    paths = {key: os.fspath(value) if isinstance(value, (str, os.PathLike)) else value for key, value in fields.items()}
+    return DenoiseRun(**paths)
 
 
-def _nibabel() -> Any:
-    try:
-        import nibabel  # noqa: PLC0415 (only the batch path reads files)
-    except ImportError as error:
-        raise ImportError("svdlr: denoise_batch reads and writes NIfTI through nibabel: pip install nibabel") \
-            from error
-    return nibabel
+class _Steps:
+    """The pipeline's three steps for ``runs``; keeps each run's result, or the exception that stopped it, by index
+    (the pipeline reports a failure by its message alone)."""
+
+    def __init__(self, runs: Sequence[DenoiseRun], options: DenoiseOptions):
+        self.runs = runs
+        self.options = options
+        self.outcomes: Dict[int, Union[SeriesResult, BaseException]] = {}
+
+    def _keeping_failure(self, index: int, step: Callable[[], Any]) -> Any:
+        try:
+            return step()
+        except BaseException as error:
+            self.outcomes[index] = error
+            raise
+
+    def read(self, index: int) -> Tuple[Tuple[int, Any], int]:
+        run = self.runs[index]
+        series = self._keeping_failure(index, lambda: read_series(
+            run.series, mask_path=run.mask, sigma_map_path=run.known_sigma_map, options=self.options))
+        return (index, series), 2 * series.noisy.nbytes  # the series and its denoised copy
+
+    def work(self, staged: Tuple[int, Any], device: int) -> Tuple[Any, Dict[str, Any]]:
+        index, series = staged
+        options = dataclasses.replace(self.options, backend="cpu" if device < 0 else "cuda",
+                                      device_id=max(device, 0))
+        maps = self._keeping_failure(index, lambda: denoise_series(series, options))
+        return (index, series, maps), {}
+
+    def write(self, index: int, staged: Tuple[int, Any, Tuple[Any, ...]]) -> None:
+        _, series, (denoised, sigma, rank) = staged
+        run = self.runs[index]
+        for target in (run.output, run.noise_map, run.rank_map):
+            if target is not None:
+                os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        self.outcomes[index] = self._keeping_failure(index, lambda: write_series(
+            series, denoised, sigma, rank, run.output, noise_map_path=run.noise_map, rank_map_path=run.rank_map,
+            report_volume=run.report_volume))
 
 
-def _read(run: DenoiseRun) -> Tuple[Tuple[Any, ...], int]:
-    nibabel = _nibabel()
-    _engine.check_image_file(run.series, values=True)  # data cut short, NaN: what the readers would hide
-    image = nibabel.load(run.series)
-    if len(image.shape) != 4:
-        raise ValueError(f"'{run.series}' has {len(image.shape)} dimensions: a series is 4D (x, y, z, volumes)")
-    series = image.get_fdata(dtype=np.float32)
-    mask = None
-    if run.mask is not None:
-        mask = (np.asanyarray(nibabel.load(run.mask).dataobj) != 0).astype(np.uint8)
-    sigma = None
-    if run.known_sigma_map is not None:
-        sigma = nibabel.load(run.known_sigma_map).get_fdata(dtype=np.float32)
-    return (image, series, mask, sigma), 2 * series.nbytes  # the series and its denoised copy
-
-
-def _work(staged: Tuple[Any, ...], device: int, options: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
-    image, series, mask, sigma = staged
-    keywords = dict(options)
-    if sigma is not None:
-        keywords["noise_sigma"] = sigma
-    denoised, noise_map, rank_map = local_low_rank_denoising_image_filter(
-        series, volume_axis=3, mask=mask, backend="cpu" if device < 0 else "cuda", device_id=max(device, 0),
-        return_maps=True, **keywords)
-    inside = (mask != 0) if mask is not None else np.ones(rank_map.shape, dtype=bool)
-    stats: Dict[str, Any] = {}
-    if inside.any():
-        ranks, sigmas = rank_map[inside], noise_map[inside]
-        stats = {"rank_min": int(ranks.min()), "rank_max": int(ranks.max())}
-        if sigmas.max() > 0:  # 0: no noise modelled (a fixed rank without a known sigma)
-            stats.update(sigma_min=float(sigmas.min()), sigma_max=float(sigmas.max()))
-    return (image, denoised, noise_map, rank_map), stats
-
-
-def _write(run: DenoiseRun, staged: Tuple[Any, ...], overwrite: bool) -> None:
-    """Every output under a temporary name, each verified, then renamed: the maps first, the series last, so that
-    the series (whose presence marks a run done) appears only with its maps."""
-    nibabel = _nibabel()
-    image, denoised, noise_map, rank_map = staged
-    outputs = [(run.noise_map, noise_map, np.float32), (run.rank_map, rank_map, np.uint16),
-               (run.output, denoised, np.float32)]
-    staged_files = []
-    try:
-        for target, data, dtype in outputs:
-            if target is None:
-                continue
-            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-            header = image.header.copy()
-            header.set_data_dtype(dtype)
-            header.set_slope_inter(1.0, 0.0)
-            temporary = _temporary_for(target)
-            staged_files.append((temporary, target))
-            nibabel.save(nibabel.Nifti1Image(np.asarray(data, dtype=dtype), image.affine, header), temporary)
-            _verify_written(temporary, target)
-        for temporary, target in staged_files:
-            # The maps of a run redone are replaced (a stopped run may have left them); the series only on request.
-            _move_into_place(temporary, target, overwrite or target != run.output)
-    finally:
-        for temporary, _ in staged_files:
-            if os.path.exists(temporary):
-                os.remove(temporary)
+def _with_result(row: Dict[str, Any], steps: _Steps) -> Dict[str, Any]:
+    """The pipeline's row, with the rank and sigma ranges inside the mask from the run's result."""
+    result = steps.outcomes.get(row["index"])
+    if isinstance(result, SeriesResult):
+        row.update(rank_min=int(result.rank["min"]), rank_max=int(result.rank["max"]),
+                   sigma_min=result.sigma["min"], sigma_max=result.sigma["max"])
+    return row
 
 
 def denoise_batch(
     runs: Iterable[RunSpec],
     output_dir: Optional[str] = None,
     *,
+    options: Optional[DenoiseOptions] = None,
     devices: Optional[Sequence[int]] = None,
     backend: str = "auto",
     readers: int = 0,
@@ -157,7 +139,6 @@ def denoise_batch(
     maps: bool = False,
     on_run: Optional[Callable[[Dict[str, Any], int, int], Any]] = None,
     return_totals: bool = False,
-    **options: Any,
 ) -> Union[List[Dict[str, Any]], Tuple[List[Dict[str, Any]], Dict[str, Any]]]:
     """Denoises many 4D NIfTI series in one process, on every GPU, as ``SVDLowRankDenoiseSeries --batch`` does.
 
@@ -165,9 +146,12 @@ def denoise_batch(
     ----------
     runs : iterable of paths, dicts or :class:`DenoiseRun`
         Each a series; a dict names its ``series`` and optionally its ``mask``, ``known_sigma_map``, ``output``,
-        ``noise_map`` and ``rank_map`` (outputs left out are named under ``output_dir``: see :func:`plan_run`).
+        ``noise_map``, ``rank_map`` and ``report_volume`` (outputs left out are named under ``output_dir``: see
+        :func:`plan_run`).
     output_dir : str, optional
         Where outputs not named go.
+    options : DenoiseOptions, optional
+        The denoiser's options for every series (its backend and device are the worker's).
     devices : sequence of int, optional
         The CUDA devices, one worker each; default every usable one. Without a usable device (or with
         ``backend="cpu"``) one CPU worker uses every core.
@@ -185,33 +169,68 @@ def denoise_batch(
         Called as each run finishes (any status), one call at a time.
     return_totals : bool
         Also return the run's totals (done, skipped, failed, seconds, backend, devices, readers, writers, notes).
-    **options
-        The denoiser's keywords (policy, rank, patch_size, patch_stride, aggregation, shrinkage, noise_sigma,
-        ...), as :func:`local_low_rank_denoising_image_filter` takes them, for every series; a run's
-        ``known_sigma_map`` replaces ``noise_sigma`` for it.
 
     Returns
     -------
-    One row per run, in order: input, output, status ("done", "skipped", "failed"), message, rank_min, rank_max,
-    sigma_min, sigma_max (over the voxels inside the mask; NaN where no noise is modelled), device (-1: the CPU),
+    One row per run, in order: index, input, output, status ("done", "skipped", "failed"), message, rank_min,
+    rank_max, sigma_min, sigma_max (inside the mask; NaN where no noise is modelled), device (-1: the CPU),
     read_seconds, work_seconds, write_seconds. Never raises for one run's failure.
     """
-    for reserved in ("backend", "device_id", "volume_axis", "mask", "return_maps", "progress"):
-        if reserved in options:
-            raise TypeError(f"svdlr: denoise_batch sets '{reserved}' itself")
-    planned = [plan_run(spec, output_dir, maps) for spec in runs]
+    steps = _Steps([plan_run(spec, output_dir, maps) for spec in runs], options or DenoiseOptions())
+    rows, totals = _run(steps, devices, backend, readers, writers, memory_bytes, overwrite, on_run)
+    return (rows, totals) if return_totals else rows
+
+
+def _run(steps: _Steps, devices: Optional[Sequence[int]], backend: str, readers: int, writers: int,
+         memory_bytes: int, overwrite: bool, on_run: Optional[Callable[[Dict[str, Any], int, int], Any]]) -> tuple:
     rows, totals = _engine.batch_pipeline(
-        [run.series for run in planned],
-        [run.output for run in planned],
-        lambda index: _read(planned[index]),
-        lambda staged, device: _work(staged, device, options),
-        lambda index, staged: _write(planned[index], staged, overwrite),
+        [run.series for run in steps.runs],
+        [run.output for run in steps.runs],
+        steps.read,
+        steps.work,
+        steps.write,
         backend=backend,
         devices=[int(d) for d in devices] if devices is not None else [],
         readers=int(readers),
         writers=int(writers),
         memory_bytes=int(memory_bytes),
         overwrite=bool(overwrite),
-        on_item=on_run,
+        on_item=None if on_run is None else lambda row, done, total: on_run(_with_result(row, steps), done, total),
     )
-    return (rows, totals) if return_totals else rows
+    return [_with_result(row, steps) for row in rows], totals
+
+
+def denoise_on_pipeline(devices: Optional[Sequence[int]] = None, **pipeline: Any) -> Callable[..., Iterator[tuple]]:
+    """The BIDS App's denoising step (``bids._runner.DenoiseBatch``) on the batch pipeline: its jobs in; out, as
+    each series finishes, its index and :class:`SeriesResult` or the exception that stopped it. The App decides
+    which runs to do, so outputs are replaced (as :func:`denoise_nifti` replaces them). ``pipeline``: the keywords
+    of :func:`denoise_batch` (backend, readers, writers, memory_bytes)."""
+
+    def batch(jobs: Sequence[Any], options: DenoiseOptions) -> Iterator[tuple]:
+        steps = _Steps([DenoiseRun(series=job.input, output=job.denoised, noise_map=job.noise, rank_map=job.rank,
+                                   report_volume=job.report_volume) for job in jobs], options)
+        finished: "queue.Queue[Optional[int]]" = queue.Queue()
+        refused: List[BaseException] = []
+
+        def run() -> None:
+            try:
+                _run(steps, devices, pipeline.get("backend", "auto"), pipeline.get("readers", 0),
+                     pipeline.get("writers", 0), pipeline.get("memory_bytes", 0), True,
+                     lambda row, done, total: finished.put(row["index"]))
+            except BaseException as error:  # refused as a whole (a device that cannot be used)
+                refused.append(error)
+            finally:
+                finished.put(None)
+
+        thread = threading.Thread(target=run, name="svdlr-denoise-batch")
+        thread.start()
+        try:
+            while (index := finished.get()) is not None:
+                yield index, steps.outcomes.get(index, RuntimeError("the series was not denoised"))
+        finally:  # stopped early (an interrupt): the pipeline finishes what it holds
+            thread.join()
+        if refused:
+            for index in range(len(steps.runs)):
+                yield index, refused[0]
+
+    return batch

@@ -166,6 +166,7 @@ nb::dict
 RowOf(const svdlr_batch::VolumeResult & result)
 {
   nb::dict row;
+  row["index"] = result.index;
   row["input"] = result.input;
   row["output"] = result.output;
   row["status"] = svdlr_batch::ToString(result.status);
