@@ -69,7 +69,8 @@ def batch_run(args, devices):
             done = sum(1 for line in rows if line.split("\t")[2:3] == ["done"])
     with open(os.path.join(args.work, name + ".log")) as log:
         lines = [line.rstrip() for line in log]
-    summary = [line for line in lines if line.split(":")[0] in ("series", "backend", "time", "steps", "solvers", "note")]
+    keys = ("series", "backend", "time", "steps", "solvers", "note")
+    summary = [line for line in lines if line.split(":")[0] in keys]
     if rc not in (0, 4):  # refused as a whole: say why
         summary += lines[-3:]
     subprocess.call(["rm", "-rf", out])  # disk: 20 float32 series are 2.9 GB
