@@ -141,6 +141,10 @@ public:
   std::unique_ptr<svdlr_batch::StagedItem>
   Read(std::size_t item, svdlr_batch::HostBufferPool & pool, svdlr_batch::VolumeResult &) override
   {
+    if (!m_Runs[item].series.problem.empty()) // found while listing the inputs (BatchInput::problem)
+    {
+      throw InputError(m_Runs[item].series.problem);
+    }
     const DenoiseToolOptions & options = m_SeriesOptions[item];
     auto                       staged = std::make_unique<StagedSeries>();
     // The series and its denoised copy (float32) count against the budget before the series is read. A header that
