@@ -18,7 +18,9 @@
 #include "svdlrSmallEigenSolver.h"
 
 #include "svdlrCudaCheck.h"
+#include "svdlrRegisterTridiagonal.cuh"
 #include "svdlrTridiagonalEigen.cuh"
+#include "svdlrWarpSum.cuh"
 
 #include <algorithm>
 #include <string>
@@ -84,16 +86,6 @@ CarveWorkspace(void * base, std::int64_t n, std::int64_t count, std::int64_t max
                                         sizeof(double)));
   w.bytes = used;
   return w;
-}
-
-__device__ __forceinline__ double
-WarpSum(double value)
-{
-  for (int offset = 16; offset > 0; offset /= 2)
-  {
-    value += __shfl_xor_sync(0xffffffffu, value, offset);
-  }
-  return value;
 }
 
 /** Stage 1. One block per matrix: A = Q T Q^T by n - 2 Householder reflections H_j = I - tau_j v_j v_j^T (v_j zero
@@ -497,6 +489,19 @@ SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_
   }
   const int n = static_cast<int>(arguments.n);
 
+  if (arguments.tuning.tridiagonal == TridiagonalKernel::RegisterColumns && n >= 3 && n - 1 <= 64)
+  {
+    const auto launch = [&](auto kernel, int threads, const char * name) {
+      kernel<<<static_cast<unsigned>(arguments.count), threads, 0, stream>>>(
+        arguments.matrices, n, arguments.count, w.diagonal, w.offDiagonal, w.tau);
+      SVDLR_CUDA_CHECK_LAUNCH(name);
+    };
+    // Two threads per column: 64 registers of matrix each at n = 65, so that the kernel does not spill.
+    n - 1 <= 32 ? launch(RegisterTridiagonalKernel<32, 2>, 64, "RegisterTridiagonalKernel<32, 2>")
+                : launch(RegisterTridiagonalKernel<64, 2>, 128, "RegisterTridiagonalKernel<64, 2>");
+    return;
+  }
+
   // The matrix goes to shared memory when it fits beside v, p and tau.
   const int         oddLd = n % 2 == 0 ? n + 1 : n;
   const std::size_t vectorBytes = (2 * static_cast<std::size_t>(n) + 2) * sizeof(double);
@@ -510,7 +515,7 @@ SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_
       arguments.matrices, n, arguments.count, inShared ? oddLd : 0, w.diagonal, w.offDiagonal, w.tau);
     SVDLR_CUDA_CHECK_LAUNCH(name);
   };
-  if (arguments.tuning.lowerTridiagonalization)
+  if (arguments.tuning.tridiagonal == TridiagonalKernel::SharedLower)
   {
     launch(HouseholderTridiagonalKernel<kTridiagonalThreads, true>, "HouseholderTridiagonalKernel<lower>");
   }
