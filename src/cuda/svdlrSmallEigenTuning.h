@@ -39,12 +39,13 @@ enum class TridiagonalKernel
 
 /** Variants of the solver's kernels, kept side by side so that one device run can time them against each other
  * (docs/denoising-cuda.md; benchmarks/device.sh denoise-kernels times them all, the tests check them all against
- * cuSOLVER). RegisterColumns was written after the H100 run of the others and is not yet measured. */
+ * cuSOLVER). The QL defaults are the fastest measured on the H100 (QL in shared memory with fast rotations: 60 ms
+ * against 78 ms at 96x96x60x65); RegisterColumns was written after that run and is not yet measured. */
 struct SmallEigenTuning
 {
   TridiagonalKernel tridiagonal{ TridiagonalKernel::RegisterColumns };
-  bool              sharedQL{ false };     // stage 2 iterates on d and e in shared memory, not in the global workspace
-  bool              fastRotation{ false }; // stage 2: one square root and one division per QL rotation
+  bool              sharedQL{ true };      // stage 2 iterates on d and e in shared memory, not in the global workspace
+  bool              fastRotation{ true };  // stage 2: one square root and one division per QL rotation
 };
 
 inline bool
