@@ -130,15 +130,17 @@ __launch_bounds__(kColumns * kSplit, 3) // three blocks an SM: 168 registers at 
     double     sum = 0.0;
     if (active)
     {
+      double partialSums[2] = { 0.0, 0.0 }; // two chains of dependent additions, half as long
 #pragma unroll
       for (int i = 0; i < kRows; ++i)
       {
         const int k = h + kSplit * i;
         if (k >= j && k < s)
         {
-          sum += mine[i] * vw[k].x;
+          partialSums[i % 2] += mine[i] * vw[k].x;
         }
       }
+      sum = partialSums[0] + partialSums[1];
     }
 #pragma unroll
     for (int offset = kSplit / 2; offset > 0; offset /= 2)
