@@ -24,7 +24,7 @@
 // on the barriers of one-warp phases. Here each column of the trailing matrix A(1:n, 1:n) stays in the registers of
 // two threads for the whole reduction, so a step moves only v, w and one column through shared memory, and has two barriers.
 
-#include "svdlrWarpSum.cuh"
+#include "svdlrWarpReflector.cuh"
 
 #include <cstdint>
 
@@ -92,26 +92,10 @@ __launch_bounds__(kColumns * kSplit, 3) // three blocks an SM: 168 registers at 
   for (int j = 0; j < n - 2; ++j)
   {
     // 1. The reflector that zeroes rows j + 2 .. n - 1 of column j (dlarfg), as the shared-memory kernel forms it.
-    const double alpha = column[j];
-    double       partial = 0.0;
-    for (int k = j + 1 + lane; k < s; k += 32)
-    {
-      const double x = column[k];
-      partial += x * x;
-    }
-    const double tail = WarpSum(partial);
-    double       stepTau = 0.0;
-    double       beta = alpha;
-    double       scale = 0.0;
-    if (tail > 0.0)
-    {
-      beta = -copysign(sqrt(alpha * alpha + tail), alpha);
-      stepTau = (beta - alpha) / beta;
-      scale = 1.0 / (alpha - beta);
-    }
+    const Reflector house = WarpReflector([&](int i) { return column[j + i]; }, s - j, lane);
     for (int k = j + lane; k < s; k += 32)
     {
-      const double v = k == j ? 1.0 : column[k] * scale;
+      const double v = k == j ? 1.0 : column[k] * house.scale;
       vw[k] = make_double2(v, 0.0);
       if (warp == 0 && k > j)
       {
@@ -120,8 +104,8 @@ __launch_bounds__(kColumns * kSplit, 3) // three blocks an SM: 168 registers at 
     }
     if (t == 0)
     {
-      offDiagonal[j * count + b] = beta;
-      tau[j * count + b] = stepTau;
+      offDiagonal[j * count + b] = house.beta;
+      tau[j * count + b] = house.tau;
     }
     __syncwarp();
 
@@ -147,7 +131,7 @@ __launch_bounds__(kColumns * kSplit, 3) // three blocks an SM: 168 registers at 
     {
       sum += __shfl_xor_sync(0xffffffffu, sum, offset);
     }
-    const double p = stepTau * sum;
+    const double p = house.tau * sum;
     const double vc = active ? vw[c].x : 0.0;
     if (active && h == 0)
     {
@@ -167,7 +151,7 @@ __launch_bounds__(kColumns * kSplit, 3) // three blocks an SM: 168 registers at 
     {
       pv += warpDot[other];
     }
-    const double halfTauPv = 0.5 * stepTau * pv;
+    const double halfTauPv = 0.5 * house.tau * pv;
     for (int k = j + lane; k < s; k += 32)
     {
       vw[k].y = product[k] - halfTauPv * vw[k].x;

@@ -20,7 +20,7 @@
 #include "svdlrCudaCheck.h"
 #include "svdlrRegisterTridiagonal.cuh"
 #include "svdlrTridiagonalEigen.cuh"
-#include "svdlrWarpSum.cuh"
+#include "svdlrWarpReflector.cuh"
 
 #include <algorithm>
 #include <string>
@@ -140,35 +140,19 @@ __launch_bounds__(kThreads)
     if (warp == 0)
     {
       // The reflector that zeroes column j below row j + 1 (LAPACK's dlarfg).
-      const double alpha = a[j + 1 + ld * j];
-      double       partial = 0.0;
+      const Reflector h = WarpReflector([&](int i) { return a[j + 1 + i + ld * j]; }, n - j - 1, lane);
       for (int i = j + 2 + lane; i < n; i += 32)
       {
-        const double x = a[i + ld * j];
-        partial += x * x;
-      }
-      const double tail = WarpSum(partial);
-      double       t = 0.0;
-      double       beta = alpha;
-      double       scale = 0.0;
-      if (tail > 0.0)
-      {
-        beta = -copysign(sqrt(alpha * alpha + tail), alpha);
-        t = (beta - alpha) / beta;
-        scale = 1.0 / (alpha - beta);
-      }
-      for (int i = j + 2 + lane; i < n; i += 32)
-      {
-        const double x = a[i + ld * j] * scale;
+        const double x = a[i + ld * j] * h.scale;
         a[i + ld * j] = x;
         v[i] = x;
       }
       if (lane == 0)
       {
         v[j + 1] = 1.0;
-        scalar[0] = t;
-        offDiagonal[j * count + b] = beta;
-        tau[j * count + b] = t;
+        scalar[0] = h.tau;
+        offDiagonal[j * count + b] = h.beta;
+        tau[j * count + b] = h.tau;
       }
     }
     __syncthreads();
