@@ -18,7 +18,6 @@
 #include "svdlrSmallEigenSolver.h"
 
 #include "svdlrCudaCheck.h"
-#include "svdlrRegisterTridiagonal.cuh"
 #include "svdlrTridiagonalEigen.cuh"
 #include "svdlrWarpReflector.cuh"
 
@@ -472,19 +471,6 @@ SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_
     throw Error(ErrorCode::InvalidArgument, "svdlr: the small eigen-solver's workspace is too small");
   }
   const int n = static_cast<int>(arguments.n);
-
-  if (arguments.tuning.tridiagonal == TridiagonalKernel::RegisterColumns && n >= 3 && n - 1 <= 64)
-  {
-    const auto launch = [&](auto kernel, int threads, const char * name) {
-      kernel<<<static_cast<unsigned>(arguments.count), threads, 0, stream>>>(
-        arguments.matrices, n, arguments.count, w.diagonal, w.offDiagonal, w.tau);
-      SVDLR_CUDA_CHECK_LAUNCH(name);
-    };
-    // Two threads per column: 64 registers of matrix each at n = 65, so that the kernel does not spill.
-    n - 1 <= 32 ? launch(RegisterTridiagonalKernel<32, 2>, 64, "RegisterTridiagonalKernel<32, 2>")
-                : launch(RegisterTridiagonalKernel<64, 2>, 128, "RegisterTridiagonalKernel<64, 2>");
-    return;
-  }
 
   // The matrix goes to shared memory when it fits beside v, p and tau.
   const int         oddLd = n % 2 == 0 ? n + 1 : n;

@@ -32,7 +32,6 @@ namespace detail
 /** Stage 1's kernel (svdlrSmallEigenSolver.cu). */
 enum class TridiagonalKernel
 {
-  RegisterColumns, // each thread holds one column of the trailing matrix in registers (3 <= n <= 65; else SharedFull)
   SharedFull,      // the matrix in shared memory, both triangles updated, one thread per row of A v (the first one)
   SharedLower      // the matrix in shared memory, the lower triangle only, q threads per row of A v
 };
@@ -40,10 +39,11 @@ enum class TridiagonalKernel
 /** Variants of the solver's kernels, kept side by side so that one device run can time them against each other
  * (docs/denoising-cuda.md; benchmarks/device.sh denoise-kernels times them all, the tests check them all against
  * cuSOLVER). The QL defaults are the fastest measured on the H100 (QL in shared memory with fast rotations: 60 ms
- * against 78 ms at 96x96x60x65); RegisterColumns was written after that run and is not yet measured. */
+ * against 78 ms at 96x96x60x65). A register-column stage 1 was tried and removed: it measured 331 ms against
+ * SharedFull's 171 ms, and left QL unconverged on clustered spectra (docs/denoising-cuda.md, version 3). */
 struct SmallEigenTuning
 {
-  TridiagonalKernel tridiagonal{ TridiagonalKernel::RegisterColumns };
+  TridiagonalKernel tridiagonal{ TridiagonalKernel::SharedFull };
   bool              sharedQL{ true };      // stage 2 iterates on d and e in shared memory, not in the global workspace
   bool              fastRotation{ true };  // stage 2: one square root and one division per QL rotation
 };
@@ -59,8 +59,7 @@ inline std::vector<SmallEigenTuning>
 AllSmallEigenTunings()
 {
   std::vector<SmallEigenTuning> all{ SmallEigenTuning{} };
-  for (const TridiagonalKernel kernel :
-       { TridiagonalKernel::RegisterColumns, TridiagonalKernel::SharedFull, TridiagonalKernel::SharedLower })
+  for (const TridiagonalKernel kernel : { TridiagonalKernel::SharedFull, TridiagonalKernel::SharedLower })
   {
     for (const bool shared : { false, true })
     {
@@ -81,9 +80,7 @@ AllSmallEigenTunings()
 inline std::string
 SmallEigenTuningName(const SmallEigenTuning & tuning)
 {
-  const char * stage1 = tuning.tridiagonal == TridiagonalKernel::RegisterColumns
-                          ? "register-column"
-                          : (tuning.tridiagonal == TridiagonalKernel::SharedFull ? "full" : "lower");
+  const char * stage1 = tuning.tridiagonal == TridiagonalKernel::SharedFull ? "full" : "lower";
   return std::string(stage1) + " tridiagonalisation, QL in " + (tuning.sharedQL ? "shared" : "global") + " memory" +
          (tuning.fastRotation ? ", fast rotations" : "");
 }
