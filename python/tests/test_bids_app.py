@@ -18,6 +18,7 @@ from bids_dataset import AFFINE, SHAPE, SIGMA, all_files, hidden_files, make_raw
 
 nibabel = pytest.importorskip("nibabel")
 
+from itk_svdlowrankreconstruction._denoise_batch import denoise_on_pipeline
 from itk_svdlowrankreconstruction import _engine, bids  # noqa: E402
 
 GOOD_DWI = ["sub-01/ses-1/dwi/sub-01_ses-1_dwi.nii.gz", "sub-01/ses-2/dwi/sub-01_ses-2_acq-short_dwi.nii.gz",
@@ -200,14 +201,15 @@ def test_the_denoising_step_is_one_call_over_every_pending_run(raw, tmp_path):
     assert [r["status"] for r in rows] == ["done", "done", "done", "failed"]
 
 
-def test_runs_shared_over_device_lanes_give_the_same_outputs_in_order(raw, tmp_path):
-    """denoise_on_devices: one thread per device; here two lanes on the CPU backend (which ignores the device)."""
+def test_runs_on_the_batch_pipeline_give_the_same_outputs_in_order(raw, tmp_path):
+    """denoise_on_pipeline: the tools' reader / worker / writer pipeline (here its CPU worker) gives what the
+    one-by-one default gives, run for run."""
     root, _, _ = raw
     runs = bids.find_runs(str(root))
     options = bids.DenoiseOptions(backend="cpu", threads=1)
     serial = bids.process_runs(runs, str(tmp_path / "serial"), options, reports=False)
     lanes = bids.process_runs(runs, str(tmp_path / "lanes"), options, reports=False,
-                              denoise_batch=bids.denoise_on_devices([0, 1]))
+                              denoise_batch=denoise_on_pipeline(None, backend="cpu"))
     assert [(r["run"], r["status"]) for r in lanes] == [(r["run"], r["status"]) for r in serial]
     for a, b in zip(serial[:3], lanes[:3]):
         np.testing.assert_array_equal(nibabel.load(a["output"]).get_fdata(), nibabel.load(b["output"]).get_fdata())

@@ -17,16 +17,14 @@ from ._cli import main
 from ._layout import Run, find_runs
 from ._outputs import RunOutputs, outputs_for
 from ._runner import (
-                      COLUMNS,
-                      DenoiseBatch,
-                      SeriesJob,
-                      denoise_on_devices,
-                      denoise_one_by_one,
-                      prepare_output_dir,
-                      process_run,
-                      process_runs,
+    COLUMNS,
+    DenoiseBatch,
+    SeriesJob,
+    denoise_one_by_one,
+    prepare_output_dir,
+    process_run,
+    process_runs,
 )
 
-__all__ = ["COLUMNS", "DenoiseBatch", "DenoiseOptions", "Run", "RunOutputs", "SeriesJob", "denoise_on_devices",
-           "denoise_one_by_one",
+__all__ = ["COLUMNS", "DenoiseBatch", "DenoiseOptions", "Run", "RunOutputs", "SeriesJob", "denoise_one_by_one",
            "find_runs", "main", "outputs_for", "prepare_output_dir", "process_run", "process_runs"]

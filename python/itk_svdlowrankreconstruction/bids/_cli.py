@@ -18,7 +18,8 @@ from .. import _engine
 from .._nifti_series import ESTIMATOR_POLICIES as _ESTIMATORS
 from .._nifti_series import DenoiseOptions
 from ._layout import DEFAULT_DATATYPES, RUN_SUFFIXES, find_runs
-from ._runner import denoise_on_devices, denoise_one_by_one, prepare_output_dir, process_runs
+from .._denoise_batch import denoise_on_pipeline
+from ._runner import prepare_output_dir, process_runs
 
 
 class _UsageError(Exception):
@@ -168,7 +169,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             rows = denoise_with_dask(arguments.dask_scheduler, runs, arguments.output_dir, options=options,
                                      reports=not arguments.no_reports, overwrite=arguments.overwrite)
         else:
-            batch = denoise_on_devices(arguments.devices) if arguments.devices else denoise_one_by_one
+            # The tools' batch pipeline: readers, one worker per GPU (or the CPU), writers, as the C++ tool's --batch.
+            batch = denoise_on_pipeline(arguments.devices or None, backend=options.backend)
             rows = process_runs(runs, arguments.output_dir, options, reports=not arguments.no_reports,
                                 overwrite=arguments.overwrite, denoise_batch=batch)
     except (KeyboardInterrupt, _Stopped) as stop:  # temporary files are gone (finally blocks); complete runs stay

@@ -64,42 +64,6 @@ def denoise_one_by_one(jobs: Sequence[SeriesJob], options: DenoiseOptions) -> It
         yield index, _denoise_job(job, options)
 
 
-def denoise_on_devices(device_ids: Sequence[int]) -> DenoiseBatch:
-    """A :data:`DenoiseBatch` over several CUDA devices in this process: one lane (thread) per device, each series
-    taken by the next lane free, as :func:`reconstruct_many` deals out volumes. The engine releases the GIL while it
-    works, and nibabel's gzip (de)compression runs in zlib, so the lanes overlap their reading, denoising and
-    writing."""
-    lanes = list(device_ids)
-    if not lanes:
-        raise ValueError("denoise_on_devices needs at least one device")
-
-    def batch(jobs: Sequence[SeriesJob], options: DenoiseOptions) -> Iterator[Outcome]:
-        import dataclasses  # noqa: PLC0415
-        import queue  # noqa: PLC0415
-        from concurrent.futures import ThreadPoolExecutor, as_completed  # noqa: PLC0415
-
-        free: "queue.Queue[int]" = queue.Queue()
-        for lane in lanes:
-            free.put(lane)
-
-        def one(job: SeriesJob) -> Union[SeriesResult, Exception]:
-            device = free.get()
-            try:
-                return _denoise_job(job, dataclasses.replace(options, device_id=device))
-            finally:
-                free.put(device)
-
-        pool = ThreadPoolExecutor(max_workers=len(lanes))
-        try:
-            futures = {pool.submit(one, job): index for index, job in enumerate(jobs)}
-            for future in as_completed(futures):
-                yield futures[future], future.result()
-        finally:  # stopped early (an interrupt): the series under way finish, the others do not start
-            pool.shutdown(wait=True, cancel_futures=True)
-
-    return batch
-
-
 def _row(run: Run, status: str, output: str, seconds: float = 0.0, result: Optional[SeriesResult] = None,
          message: str = "") -> Dict[str, Any]:
     return {"run": run.relative, "status": status, "output": output, "seconds": seconds,
