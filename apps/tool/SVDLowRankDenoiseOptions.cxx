@@ -192,6 +192,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   app.add_flag("--overwrite", options.overwrite, "replace output files that exist");
   AddOutputTypeOption(app, options.outputType);
   AddRunOptions(app, options.run);
+  AddComplexInputOptions(app, options.complex);
 
   options.helpText = ParseCommandLine(app, argc, argv, DwidenoiseAliases());
   options.run.commandLine.assign(argv, argv + argc);
@@ -266,6 +267,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   options.shrinkage = shrinkage == "frobenius" ? itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
                                                : itk::LocalLowRankDenoisingEnums::Shrinkage::Hard;
   const bool knownSigma = options.noiseSigma > 0.0 || !options.noiseSigmaMap.empty();
+  CheckComplexInputOptions(options.complex, knownSigma);
   if (options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius && !knownSigma &&
       options.policy.kind == svdlr::RankPolicy::Kind::FixedRank)
   {

@@ -22,6 +22,7 @@
 // only the command line are checked here; those that need the images (a patch larger than the image) in the tool.
 
 #include "SVDLowRankCommonOptions.h"
+#include "SVDLowRankComplexInput.h"
 #include "SVDLowRankExitCodes.h"
 
 #include "itkLocalLowRankDenoisingEnums.h"
@@ -56,6 +57,7 @@ struct DenoiseToolOptions
   bool                                         overwrite{ false };
   std::string                                  outputType{ svdlr::kDefaultOutputTypeName }; // float32 or same
   RunOptions                                   run; // --quiet, --json, --nthreads
+  ComplexInputOptions                          complex; // --phase, --imaginary, --noise-volumes, --noise-scan...
 
   std::string helpText; // not empty: --help was given, print this and exit
 };

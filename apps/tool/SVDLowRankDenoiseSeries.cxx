@@ -294,7 +294,8 @@ int
 Denoise(const DenoiseToolOptions & options,
         Outputs &                  outputs,
         typename TSeries::Pointer  given = nullptr,
-        const std::string &        inputName = {})
+        const std::string &        inputName = {},
+        const PreparedSeries *     prepared = nullptr) // complex or noise-scan input (SVDLowRankComplexInput.h)
 {
   using Filter = itk::LocalLowRankDenoisingImageFilter<TSeries>;
   using Traits = itk::LocalLowRankSeriesTraits<TSeries>;
@@ -338,6 +339,10 @@ Denoise(const DenoiseToolOptions & options,
   {
     filter->SetNoiseSigmaImage(UniformMap(*series, static_cast<float>(options.noiseSigma)));
   }
+  else if (prepared && prepared->sigma)
+  {
+    filter->SetNoiseSigmaImage(prepared->sigma);
+  }
   CheckPatch(options, grid, volumes);
 
   typename Filter::PatchSizeType patch;
@@ -371,9 +376,19 @@ Denoise(const DenoiseToolOptions & options,
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // float32 unless --output-type same (svdlr/Defaults.h); NIfTI outputs keep the input's header fields.
-  WriteInComponentType(filter->GetOutput(), outputs.series,
-                       options.outputType == svdlr::kSameAsInputOutputTypeName ? outputs.inputComponent
-                                                                              : itk::IOComponentEnum::FLOAT);
+  const auto component = options.outputType == svdlr::kSameAsInputOutputTypeName ? outputs.inputComponent
+                                                                                 : itk::IOComponentEnum::FLOAT;
+  if constexpr (std::is_same_v<TSeries, Series4D>)
+  {
+    if (prepared)
+    {
+      prepared->Write(filter->GetOutput(), outputs.series, component); // |real|, real or complex
+    }
+  }
+  if (!prepared)
+  {
+    WriteInComponentType(filter->GetOutput(), outputs.series, component);
+  }
   if (!outputs.noiseMap.empty())
   {
     itk::WriteImage(filter->GetNoiseSigmaOutput(), outputs.noiseMap, true);
@@ -434,7 +449,14 @@ Denoise(const DenoiseToolOptions & options,
   summary.peakHostBytes = PeakResidentBytes();
   summary.peakDeviceBytes = filter->GetPeakDeviceBytesUsed();
   summary.notes = filter->GetBackendNotes();
-  const std::string provenance = ProvenanceJson(DenoiseProvenance(options, summary));
+  auto record = DenoiseProvenance(options, summary);
+  if (prepared)
+  {
+    record.parameters.insert(record.parameters.end(), prepared->provenance.begin(), prepared->provenance.end());
+    const auto files = ComplexInputFiles(options.complex);
+    record.inputs.insert(record.inputs.end(), files.begin(), files.end());
+  }
+  const std::string provenance = ProvenanceJson(record);
   namingAShortImage([&] {
     for (const auto & sidecar : outputs.sidecars)
     {
@@ -508,6 +530,10 @@ RunTool(const DenoiseToolOptions & options)
 #ifdef SVDLR_HAVE_DCMTK
   if (dicomFolder || svdlr_io::HasDicomPreamble(options.input))
   {
+    if (ComplexInputRequested(options.complex, itk::IOPixelEnum::SCALAR))
+    {
+      throw UsageError("complex and noise-scan options take image files, not DICOM series (yet)");
+    }
     return DenoiseDicom(options, outputs);
   }
 #else
@@ -530,6 +556,12 @@ RunTool(const DenoiseToolOptions & options)
   catch (const itk::ExceptionObject & error)
   {
     throw InputError("cannot read the series '" + options.input + "': " + error.GetDescription());
+  }
+  if (ComplexInputRequested(options.complex, io->GetPixelType()))
+  {
+    const auto prepared = PrepareComplexSeries(options.input, io->GetPixelType(), options.complex);
+    return Denoise<Series4D>(options, outputs, prepared.series, options.input + " (" + prepared.description + ")",
+                             &prepared);
   }
   CheckInputFileUpFront(options.input, "series", true);
   const unsigned int dimension = io->GetNumberOfDimensions();
