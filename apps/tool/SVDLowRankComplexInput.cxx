@@ -79,7 +79,7 @@ InferPhaseUnit(double low, double high, const std::string & path)
   {
     return UnitNamed("radians");
   }
-  if (low < 0.0 && low >= -4096.0 && high <= 4095.0 && high - low > 720.0)
+  if (low < 0.0 && low >= -4096.0 && high <= 4096.0 && high - low > 720.0)
   {
     return UnitNamed("siemens");
   }
@@ -311,7 +311,8 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
   app
     .add_option("--phase-units", options.phaseUnits,
                 "auto (default): radians if within [-pi, 2 pi], Siemens if\n"
-                "signed within [-4096, 4095]; else give radians, degrees,\n"
+                "signed within [-4096, 4096] and wider than 720; else give\n"
+                "radians, degrees,\n"
                 "siemens (-4096..4095) or siemens-unsigned (0..4095)")
     ->check(CLI::IsMember({ "auto", "radians", "degrees", "siemens", "siemens-unsigned" }))
     ->needs(phase);
