@@ -7,6 +7,8 @@ Methods (every one gets the brain mask, 5x5x5 patches, the signal volumes; the n
   ours-complex         --phase: phase demodulated, the real part denoised (sigma estimated), |real| written
   ours-complex-noise   --phase --noise-volumes K: as above, sigma from the K noise volumes
   ours-magnitude-noise --noise-volumes K on the magnitude alone (Rayleigh-corrected sigma)
+  ours-*-overlap       ours-magnitude and ours-complex with --aggregation overlap (every patch holding a voxel
+                       averaged, as patch-denoise recombines)
   pd-nordic            patch-denoise's NordicDenoiser on the complex series as acquired (patch-denoise removes no
                        phase), noise_std from the noise volumes
   pd-nordic-demod      the same on the complex series with its smooth phase removed first (scipy's Gaussian of the
@@ -16,7 +18,7 @@ Methods (every one gets the brain mask, 5x5x5 patches, the signal volumes; the n
   dwidenoise           MRtrix3 dwidenoise on the magnitude (-extent 5,5,5, default estimator)
 Scores inside the mask against the noise-free magnitude: PSNR (peak: the largest clean value), its gain over the
 noisy magnitude, and the noise map's median relative error against the true sigma where a tool writes one.
-Prints one markdown table row per method and writes PREFIX_complex_results.json.
+Prints one markdown table row per method and merges them into PREFIX_complex_results.json.
 """
 import argparse
 import json
@@ -122,6 +124,10 @@ def main():
                                                    "--noise-volumes", str(k), "--noise-map", s],
         "ours-magnitude-noise": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--noise-volumes", str(k),
                                                      "--noise-map", s],
+        "ours-magnitude-overlap": lambda o, s: ours + [signal["mag"], o, "--noise-map", s, "--aggregation",
+                                                       "overlap"],
+        "ours-complex-overlap": lambda o, s: ours + [signal["mag"], o, "--phase", signal["phase"], "--noise-map", s,
+                                                     "--aggregation", "overlap"],
         "dwidenoise": lambda o, s: ["dwidenoise", signal["mag"], o, "-mask", mask_path, "-extent", "5,5,5",
                                     "-noise", s, "-nthreads", str(args.threads), "-force", "-quiet"],
     }
@@ -153,9 +159,15 @@ def main():
         err = row.get("sigma_median_rel_error")
         print(f"| {truth['wm_b0_snr_median']:g} | {name} | {row['psnr_db']:.2f} | {row['gain_db']:+.2f} | "
               f"{'' if err is None else f'{100 * err:+.1f} %'} | {seconds:.1f} |", flush=True)
-    with open(f"{d}_complex_results.json", "w") as f:
+    # Merged with an earlier run's rows, so that methods can be run one at a time.
+    path = f"{d}_complex_results.json"
+    earlier = []
+    if os.path.exists(path):
+        with open(path) as f:
+            earlier = [r for r in json.load(f)["rows"] if r["method"] not in {row["method"] for row in rows}]
+    with open(path, "w") as f:
         json.dump({"truth": truth, "noisy_psnr_db": noisy_psnr, "noise_volume_sigma": noise_sigma,
-                   "rows": rows}, f, indent=1)
+                   "rows": earlier + rows}, f, indent=1)
 
 
 if __name__ == "__main__":
