@@ -7,13 +7,16 @@ Methods (every one gets the brain mask, 5x5x5 patches, the signal volumes; the n
   ours-complex         --phase: phase demodulated, the real part denoised (sigma estimated), |real| written
   ours-complex-noise   --phase --noise-volumes K: as above, sigma from the K noise volumes
   ours-magnitude-noise --noise-volumes K on the magnitude alone (Rayleigh-corrected sigma)
-  ours-*-overlap       ours-magnitude and ours-complex with --aggregation overlap (every patch holding a voxel
+  ours-*-overlap       ours-magnitude, ours-complex and ours-complex-noise with --aggregation overlap (every patch holding a voxel
                        averaged, as patch-denoise recombines)
   pd-nordic            patch-denoise's NordicDenoiser on the complex series as acquired (patch-denoise removes no
                        phase), noise_std from the noise volumes
   pd-nordic-demod      the same on the complex series with its smooth phase removed first (scipy's Gaussian of the
                        complex image, sigma 2 voxels in plane, as ours), |output| scored: NORDIC as its authors run
                        it, with a phase removed before the low-rank step
+  pd-nordic-demod-edge pd-nordic-demod with noise_std scaled so that its threshold is the noise edge of a patch's
+                       own 125 x V matrix: patch-denoise 1.4.4 draws its random matrices with 125 V rows (its patch
+                       shape includes the volume axis), which puts its threshold about 4x above that edge
   pd-mppca             patch-denoise's MPPCADenoiser on the magnitude
   dwidenoise           MRtrix3 dwidenoise on the magnitude (-extent 5,5,5, default estimator)
 Scores inside the mask against the noise-free magnitude: PSNR (peak: the largest clean value), its gain over the
@@ -128,6 +131,9 @@ def main():
                                                        "overlap"],
         "ours-complex-overlap": lambda o, s: ours + [signal["mag"], o, "--phase", signal["phase"], "--noise-map", s,
                                                      "--aggregation", "overlap"],
+        "ours-complex-noise-overlap": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--phase", f"{d}_phase.nii.gz",
+                                                           "--noise-volumes", str(k), "--noise-map", s,
+                                                           "--aggregation", "overlap"],
         "dwidenoise": lambda o, s: ["dwidenoise", signal["mag"], o, "-mask", mask_path, "-extent", "5,5,5",
                                     "-noise", s, "-nthreads", str(args.threads), "-force", "-quiet"],
     }
@@ -141,10 +147,13 @@ def main():
         if name in methods:
             seconds = run(methods[name](o, s))
         else:
-            source = {"pd-nordic": signal["complex"], "pd-nordic-demod": signal["demodulated"]}.get(name, signal["mag"])
+            source = {"pd-nordic": signal["complex"], "pd-nordic-demod": signal["demodulated"],
+                      "pd-nordic-demod-edge": signal["demodulated"]}.get(name, signal["mag"])
             # NordicDenoiser's threshold is noise_std x the mean largest singular value of real N(0, 1) patches:
             # complex noise of sigma per channel has sqrt(2) sigma per complex entry; a real part has sigma.
             std = np.sqrt(2.0) * noise_sigma if name == "pd-nordic" else noise_sigma
+            if name == "pd-nordic-demod-edge":
+                std *= (np.sqrt(125) + np.sqrt(nv)) / (np.sqrt(125 * nv) + np.sqrt(nv))
             seconds = run([sys.executable, __file__, "--data", d, "--peer", name, source, mask_path, o, str(std)],
                           env=env1)
             s = None
