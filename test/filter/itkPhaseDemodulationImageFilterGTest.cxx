@@ -117,12 +117,13 @@ TEST(PhaseDemodulation, FeedsTheLocalDenoiserInAPipeline)
 {
   svdlr::test::Random random;
   SCOPED_TRACE(random.SeedTrace());
-  const auto signal = svdlr::test::LowRankSeries({ 12, 11, 10 }, 20, 2, 1.0, 6.0, random);
+  // 2 components of amplitude 2 (each at most about 2 x 1.2 x 2.5 = 6 in size) on a baseline of 20: positive.
+  const auto signal = svdlr::test::LowRankSeries({ 12, 11, 10 }, 20, 2, 1.0, 2.0, random);
   auto       input = ComplexImage({ { 12, 11, 10, 20 } });
   double     noisyError = 0.0;
   for (std::size_t i = 0; i < signal.clean.values.size(); ++i)
   {
-    const double clean = 20.0 + signal.clean.values[i]; // positive, as MRI signal
+    const double clean = 20.0 + signal.clean.values[i]; // positive, as MRI signal is
     const std::complex<double> z(clean + random.Normal(), random.Normal());
     input->GetBufferPointer()[i] = z * std::polar(1.0, 0.7 * double(i / 1320) + 0.05 * double(i % 12));
     noisyError += std::pow(std::abs(z) - clean, 2);
