@@ -27,8 +27,8 @@
 #include "svdlrComplexSeriesDetail.h"
 #include "svdlrParallel.h"
 
+#include <algorithm>
 #include <cmath>
-#include <complex>
 #include <string>
 #include <vector>
 
@@ -36,8 +36,6 @@ namespace svdlr
 {
 namespace
 {
-
-using Complex = std::complex<double>;
 
 /** w[k] = exp(-k^2 / (2 sigma^2)) for k in [0, ceil(3 sigma)]; {1} for sigma 0 (no smoothing). */
 std::vector<double>
@@ -56,26 +54,57 @@ HalfGaussian(double sigma)
   return weights;
 }
 
-/** out = in convolved along `axis` with the symmetric kernel `half` (cut at the image's borders). */
+/** out = in convolved along `axis` with the symmetric kernel `half` (cut at the image's borders). The image is
+ * x fastest; along an axis of stride S and length n it is a run of blocks of n planes of S values, and each output
+ * plane is a weighted sum of whole input planes, so the inner loop runs over S contiguous values. */
 void
-SmoothAlongAxis(const std::vector<Complex> & in, std::vector<Complex> & out, const std::array<std::size_t, 3> & size,
+SmoothAlongAxis(const std::vector<double> & in, std::vector<double> & out, const std::array<std::size_t, 3> & size,
                 unsigned axis, const std::vector<double> & half)
 {
   const std::size_t stride = axis == 0 ? 1 : axis == 1 ? size[0] : size[0] * size[1];
-  const auto        radius = static_cast<std::ptrdiff_t>(half.size() - 1);
-  const auto        length = static_cast<std::ptrdiff_t>(size[axis]);
-  for (std::size_t v = 0; v < in.size(); ++v)
+  const std::size_t length = size[axis];
+  const std::size_t blocks = in.size() / (stride * length);
+  const std::size_t radius = half.size() - 1;
+  for (std::size_t b = 0; b < blocks; ++b)
   {
-    const auto position = static_cast<std::ptrdiff_t>(v / stride % size[axis]);
-    const auto first = std::max<std::ptrdiff_t>(-radius, -position);
-    const auto last = std::min<std::ptrdiff_t>(radius, length - 1 - position);
-    Complex    sum = 0.0;
-    for (std::ptrdiff_t k = first; k <= last; ++k)
+    const double * block = in.data() + b * stride * length;
+    for (std::size_t p = 0; p < length; ++p)
     {
-      sum += half[static_cast<std::size_t>(std::abs(k))] *
-             in[static_cast<std::size_t>(static_cast<std::ptrdiff_t>(v) + k * static_cast<std::ptrdiff_t>(stride))];
+      double *          target = out.data() + (b * length + p) * stride;
+      const std::size_t first = p >= radius ? p - radius : 0;
+      const std::size_t last = std::min(p + radius, length - 1);
+      std::fill(target, target + stride, 0.0);
+      for (std::size_t q = first; q <= last; ++q)
+      {
+        const double   w = half[q > p ? q - p : p - q];
+        const double * source = block + q * stride;
+        for (std::size_t i = 0; i < stride; ++i)
+        {
+          target[i] += w * source[i];
+        }
+      }
     }
-    out[v] = sum;
+  }
+}
+
+/** Calls visit(v, offset) for every voxel v (x fastest) of volume t of `view`, offset in elements. */
+template <typename T, typename TVisit>
+void
+ForEachVoxel(const SeriesView<T> & view, std::size_t t, TVisit visit)
+{
+  std::size_t v = 0;
+  for (std::size_t z = 0; z < view.size[2]; ++z)
+  {
+    for (std::size_t y = 0; y < view.size[1]; ++y)
+    {
+      const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(z) * view.strides[2] +
+                                 static_cast<std::ptrdiff_t>(y) * view.strides[1] +
+                                 static_cast<std::ptrdiff_t>(t) * view.strides[3];
+      for (std::size_t x = 0; x < view.size[0]; ++x, ++v)
+      {
+        visit(v, static_cast<std::size_t>(row + static_cast<std::ptrdiff_t>(x) * view.strides[0]));
+      }
+    }
   }
 }
 
@@ -109,42 +138,52 @@ DemodulatePhase(const SeriesView<const float> & real, const SeriesView<const flo
   const auto                               run = detail::ParallelForOrThreads(
     options.parallelFor, std::min<unsigned>(detail::WorkerCount(options.threads), static_cast<unsigned>(real.volumes)));
   run(real.volumes, [&](std::size_t t) {
-    std::vector<Complex> image(voxels), scratch(voxels);
+    // The volume's real and imaginary parts in float64, x fastest; then their low-passed copies.
+    std::vector<double> re(voxels), im(voxels);
+    ForEachVoxel(real, t, [&](std::size_t v, std::size_t at) { re[v] = real.data[at]; });
+    ForEachVoxel(imag, t, [&](std::size_t v, std::size_t at) { im[v] = imag.data[at]; });
     for (std::size_t v = 0; v < voxels; ++v)
     {
-      const std::size_t at = detail::ElementOffset(real, v, t);
-      const float       re = real.data[at], im = imag.data[detail::ElementOffset(imag, v, t)];
-      if (!std::isfinite(re) || !std::isfinite(im))
+      if (!std::isfinite(re[v]) || !std::isfinite(im[v]))
       {
         throw Error(ErrorCode::NonFiniteInput,
                     "the complex series holds NaN or Inf at voxel " + std::to_string(v) + ", volume " +
                       std::to_string(t),
                     static_cast<std::ptrdiff_t>(v));
       }
-      image[v] = Complex(re, im);
     }
-    std::vector<Complex> smooth = image;
+    std::vector<double> smoothRe = re, smoothIm = im, scratch(voxels);
     for (unsigned axis = 0; axis < 3; ++axis)
     {
       if (kernels[axis].size() > 1)
       {
-        SmoothAlongAxis(smooth, scratch, real.size, axis, kernels[axis]);
-        smooth.swap(scratch);
+        SmoothAlongAxis(smoothRe, scratch, real.size, axis, kernels[axis]);
+        smoothRe.swap(scratch);
+        SmoothAlongAxis(smoothIm, scratch, real.size, axis, kernels[axis]);
+        smoothIm.swap(scratch);
       }
     }
+    // Leave the voxel itself out (the kernel's centre weight is 1): its phase then does not depend on its own
+    // noise, so Re(z e^{-i phi}) keeps Gaussian noise of sigma, without a bias towards |noise| at low SNR.
+    // (cos, sin) of phi is the unit vector of the others' sum: no trigonometry but the phase's own atan2.
+    std::vector<double> cosine(voxels), sine(voxels);
     for (std::size_t v = 0; v < voxels; ++v)
     {
-      // Leave the voxel itself out (the kernel's centre weight is 1): its phase then does not depend on its own
-      // noise, so Re(z e^{-i phi}) keeps Gaussian noise of sigma, without a bias towards |noise| at low SNR.
-      const Complex others = smooth[v] - image[v];
-      const double  angle = others == Complex(0.0, 0.0) ? 0.0 : std::arg(others);
-      const Complex rotated = image[v] * std::polar(1.0, -angle);
-      phase.data[detail::ElementOffset(phase, v, t)] = static_cast<float>(angle);
-      demodulatedReal.data[detail::ElementOffset(demodulatedReal, v, t)] = static_cast<float>(rotated.real());
-      if (demodulatedImag.data)
-      {
-        demodulatedImag.data[detail::ElementOffset(demodulatedImag, v, t)] = static_cast<float>(rotated.imag());
-      }
+      const double a = smoothRe[v] - re[v], b = smoothIm[v] - im[v];
+      const double length = std::hypot(a, b);
+      cosine[v] = length > 0.0 ? a / length : 1.0;
+      sine[v] = length > 0.0 ? b / length : 0.0;
+    }
+    ForEachVoxel(SeriesView<const float>(phase), t,
+                 [&](std::size_t v, std::size_t at) { phase.data[at] = static_cast<float>(std::atan2(sine[v], cosine[v])); });
+    ForEachVoxel(SeriesView<const float>(demodulatedReal), t, [&](std::size_t v, std::size_t at) {
+      demodulatedReal.data[at] = static_cast<float>(re[v] * cosine[v] + im[v] * sine[v]);
+    });
+    if (demodulatedImag.data)
+    {
+      ForEachVoxel(SeriesView<const float>(demodulatedImag), t, [&](std::size_t v, std::size_t at) {
+        demodulatedImag.data[at] = static_cast<float>(im[v] * cosine[v] - re[v] * sine[v]);
+      });
     }
   });
 }
