@@ -311,9 +311,9 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
   app
     .add_option("--phase-units", options.phaseUnits,
                 "auto (default): radians if within [-pi, 2 pi], Siemens if\n"
-                "signed within [-4096, 4096] and wider than 720; else give\n"
-                "radians, degrees,\n"
-                "siemens (-4096..4095) or siemens-unsigned (0..4095)")
+                "signed within [-4096, 4096] and wider than 720; else name\n"
+                "it: radians, degrees, siemens (-4096..4095) or\n"
+                "siemens-unsigned (0..4095)")
     ->check(CLI::IsMember({ "auto", "radians", "degrees", "siemens", "siemens-unsigned" }))
     ->needs(phase);
   app.add_option("--imaginary", options.imaginary, "INPUT is a real part and FILE its imaginary part")
