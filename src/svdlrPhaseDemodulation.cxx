@@ -18,7 +18,8 @@
 // Phase demodulation of complex series (svdlr/ComplexSeries.h): a separable Gaussian low-pass of each volume's
 // complex image gives its smooth phase, which is then removed.
 //
-// Why an image-domain Gaussian rather than a k-space window (NORDIC's Tukey window, MRtrix3's mrfilter demodulate):
+// Why an image-domain Gaussian rather than a k-space window (the Tukey window of NORDIC's Python ports, MRtrix3's
+// mrfilter demodulate):
 // it needs no FFT in the engine, it does not wrap the image around its borders (a k-space filter treats the image
 // as periodic, so the phase at one edge leaks into the other), and its cost is a few taps per voxel and axis. The
 // argument of the filtered image does not depend on the kernel's sum, so the kernel is simply cut at the borders.
