@@ -12,6 +12,7 @@
 #   startup       a fresh process's start-up: the tool per backend, the CUDA start-up probe, OpenBLAS, W4/W5, cuSOLVER
 #   batch         the batch pipeline against a loop of processes, on the GPU and the CPU (with nsys when there)
 #   batch-dask    several GPUs through Dask (run on a two-GPU machine; the bundle made with --dask)
+#   denoise-batch the denoiser's batch mode: 20 DWI subjects on --devices 0 and 0,1, and dwidenoise on 3 of them
 #   python        builds the Python extension there and times it against the C++ engine
 #   bids-app      the BIDS App over 20 dwi subjects: 1 and 2 GPUs in one process and through Dask, against dwidenoise
 # Everything goes to a work folder; $OUT gets summary.md (every stage's lines and times), details.tar.gz (logs and
@@ -22,7 +23,7 @@ bundle=$(cd "${SVDLR_BUNDLE:-$root/.gpu}" 2>/dev/null && pwd) ||
   { echo "no bundle: run benchmarks/gpu_bundle.sh here" >&2; exit 2; }
 out=${OUT:-/tmp/svdlr-device/out}
 work=${SVDLR_DEVICE_WORK:-/tmp/svdlr-device}
-known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask python bids-app "
+known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask denoise-batch python bids-app "
 [ $# -gt 0 ] || { echo "usage: $0 STAGE... (from:$known)" >&2; exit 2; }
 for stage in "$@"; do [[ "$known" == *" $stage "* ]] || { echo "unknown stage '$stage' (from:$known)" >&2; exit 2; }; done
 mkdir -p "$out" "$work"
@@ -70,7 +71,7 @@ one() {
 stage_tests() {
   local suites=${SUITES:-svdlrCudaBackendGTest svdlrLocalDenoiseCudaGTest itkLocalLowRankDenoisingImageFilterGTest
     itkSVDLowRankReconstructionImageFilterGTest svdlrEngineGTest svdlrLocalDenoiseGTest SVDLowRankDenoiseSeriesGTest
-    SVDLowRankToolGTest SVDLowRankBatchGTest SVDLowRankBatchToolGTest}
+    SVDLowRankToolGTest SVDLowRankBatchGTest SVDLowRankBatchToolGTest SVDLowRankDenoiseBatchGTest}
   for suite in $suites; do
     [ -x "$bin/$suite" ] || { note "$suite: not in the bundle"; continue; }
     one "$suite" "${SUITE_LIMIT:-240}" "$bin/$suite" --gtest_brief=1
@@ -337,6 +338,23 @@ Client(scheduler_file=sys.argv[1]).wait_for_workers(int(sys.argv[2]), timeout=60
   one=$(grep -oE '[0-9.]+ volumes/s' "$dir/dask-1.txt" 2>/dev/null | grep -oE '^[0-9.]+')
   two=$(grep -oE '[0-9.]+ volumes/s' "$dir/dask-2.txt" 2>/dev/null | grep -oE '^[0-9.]+')
   [ -n "$one" ] && [ -n "$two" ] && note "two GPUs through Dask: $(per "$two" "$one")x one GPU (target 1.8x)"
+}
+
+# The denoiser's batch mode (docs/batch.md, issue 22): SUBJECTS (20) DWI series of DENOISE_BATCH_SIZE (96x96x60x65)
+# as int16 .nii.gz, SVDLowRankDenoiseSeries --batch with --devices 0 and, where there are two GPUs, 0,1; dwidenoise
+# -nthreads 16 on DWIDENOISE_SUBJECTS (3) of them, its time per subject scaled to all. Targets: two GPUs >= 1.8x
+# one; one GPU >= 8x dwidenoise on 16 cores over the same subjects, end to end.
+stage_denoise-batch() {
+  local size=${DENOISE_BATCH_SIZE:-96x96x60x65} devices=(0) b=$work/denoise-batch
+  [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ] && devices+=(0,1)
+  rm -rf "$b"
+  # shellcheck disable=SC2086 # the size's four numbers
+  python3 "$root/benchmarks/denoise_batch.py" --tool "$bin/SVDLowRankDenoiseSeries" --work "$b" \
+    --size ${size//x/ } --subjects "${SUBJECTS:-20}" --devices "${devices[@]}" --dwidenoise "$bin/dwidenoise" \
+    --dwidenoise-subjects "${DWIDENOISE_SUBJECTS:-3}" --dwidenoise-threads 16 --json "$dir/denoise-batch.json" \
+    2>&1 | tee "$dir/denoise-batch.log" | tee -a "$summary"
+  cp "$b"/*.log "$b"/*.tsv "$dir/" 2>/dev/null
+  rm -rf "$b" # disk: the series and their outputs
 }
 
 # python_package: builds the Python extension here (CUDA, sm_90) into $pkg, the package folder for PYTHONPATH.

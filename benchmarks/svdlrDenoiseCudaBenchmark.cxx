@@ -286,27 +286,14 @@ main(int argc, char * argv[])
     }
     if (a.variants)
     {
-      for (const bool lower : { false, true })
+      const std::vector<svdlr::detail::SmallEigenTuning> all = svdlr::detail::AllSmallEigenTunings();
+      for (std::size_t v = 1; v < all.size(); ++v) // all[0] is the default, already first
       {
-        for (const bool shared : { false, true })
-        {
-          for (const bool fast : { false, true })
-          {
-            const svdlr::detail::SmallEigenTuning defaults{};
-            if (lower == defaults.lowerTridiagonalization && shared == defaults.sharedQL &&
-                fast == defaults.fastRotation)
-            {
-              continue; // the default, already first
-            }
-            svdlr::detail::LocalDenoiseCudaTuning tuning;
-            tuning.eigen = { lower, shared, fast };
-            configurations.push_back({ std::string("ours, ") + (lower ? "lower" : "full") +
-                                         " tridiagonalisation, QL in " + (shared ? "shared" : "global") + " memory" +
-                                         (fast ? ", fast rotations" : ""),
-                                       tuning,
-                                       std::max<std::size_t>(1, a.repeat / 2) });
-          }
-        }
+        svdlr::detail::LocalDenoiseCudaTuning tuning;
+        tuning.eigen = all[v];
+        configurations.push_back({ "ours, " + svdlr::detail::SmallEigenTuningName(all[v]),
+                                   tuning,
+                                   std::max<std::size_t>(1, a.repeat / 2) });
       }
     }
     if (a.cusolverRepeat > 0)

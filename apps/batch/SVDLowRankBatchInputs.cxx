@@ -264,6 +264,13 @@ FindBatchInputs(const InputSelection & selection)
     throw BatchInputError(text.str());
   }
   DisambiguateSeries(inputs);
+  CheckDistinctOutputs(inputs);
+  return inputs;
+}
+
+void
+CheckDistinctOutputs(const std::vector<BatchInput> & inputs)
+{
   std::map<std::string, std::string> seen;
   for (const auto & input : inputs)
   {
@@ -274,7 +281,6 @@ FindBatchInputs(const InputSelection & selection)
                             input.relative + "' in the output tree: give their folders one at a time");
     }
   }
-  return inputs;
 }
 
 void

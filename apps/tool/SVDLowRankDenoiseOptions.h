@@ -21,6 +21,7 @@
 // The command line of SVDLowRankDenoiseSeries, parsed by CLI11 (SVDLowRankDenoiseOptions.cxx). Rules that need
 // only the command line are checked here; those that need the images (a patch larger than the image) in the tool.
 
+#include "SVDLowRankBatchOptions.h"
 #include "SVDLowRankCommonOptions.h"
 #include "SVDLowRankComplexInput.h"
 #include "SVDLowRankExitCodes.h"
@@ -33,6 +34,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace svdlr_tools
 {
@@ -60,6 +62,12 @@ struct DenoiseToolOptions
   std::string                                  outputType{ svdlr::kDefaultOutputTypeName }; // float32 or same
   RunOptions                                   run; // --quiet, --json, --nthreads
   ComplexInputOptions                          complex; // --phase, --imaginary, --noise-volumes, --noise-scan...
+
+  // Batch mode (SVDLowRankDenoiseBatch.h): many series in one run, each written under the output folder.
+  BatchToolOptions         batch;     // --batch (implied by --glob), the pipeline's options
+  std::vector<std::string> inputs;    // batch mode: series files, folders, and lists of series (with masks, maps)
+  std::string              outputDir; // -o, --output-dir
+  bool                     maps{ false }; // --maps: each series' sigma and rank maps beside it
 
   std::string helpText; // not empty: --help was given, print this and exit
 };

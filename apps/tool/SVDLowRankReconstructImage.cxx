@@ -542,7 +542,7 @@ KindOfInput(const ToolOptions & options, std::vector<std::string> & pngSlices)
 int
 RunTool(const ToolOptions & options)
 {
-  if (options.batch)
+  if (options.batch.enabled)
   {
     return RunBatchTool(options);
   }

@@ -124,28 +124,22 @@ def _report_data(noisy: np.ndarray, denoised: np.ndarray, sigma: np.ndarray, ran
                       normalised_residuals=residuals[::step].astype(np.float32), volume=volume)
 
 
-def denoise_nifti(
-    input_path: str,
-    output_path: str,
-    *,
-    noise_map_path: Optional[str] = None,
-    rank_map_path: Optional[str] = None,
-    mask_path: Optional[str] = None,
-    sigma_map_path: Optional[str] = None,
-    options: Optional[DenoiseOptions] = None,
-    report_volume: Optional[int] = None,
-) -> SeriesResult:
-    """Denoises the 4D NIfTI series ``input_path`` into ``output_path`` (float32), with the noise map (float32) and
-    rank map (uint16) when their paths are given; files there are replaced. ``mask_path``: denoise where it is not
-    0; ``sigma_map_path``: a known sigma per voxel (3D), in place of the estimate. ``report_volume``: keep a
-    :class:`ReportData` of that volume for a reportlet.
+@dataclass
+class ReadSeries:
+    """A series read and checked, with its mask and known sigma map: what :func:`denoise_series` takes."""
 
-    Raises OSError for a file cut short or that is no image (naming it), ValueError for NaN or Inf in it, a series
-    that is not 4D or a mask or sigma map of another grid, and the denoiser's own errors."""
+    source: Any  # the nibabel image: header and affine for the outputs
+    noisy: np.ndarray  # float32, (x, y, z, volumes)
+    mask: Optional[np.ndarray]
+    known_sigma: Optional[np.ndarray]
+    start: float  # when reading began (perf_counter), for SeriesResult.seconds
+
+
+def read_series(input_path: str, *, mask_path: Optional[str] = None, sigma_map_path: Optional[str] = None,
+                options: Optional[DenoiseOptions] = None) -> ReadSeries:
+    """The first step of :func:`denoise_nifti`: reads and checks the series, its mask and its known sigma map."""
     import nibabel  # noqa: PLC0415
 
-    from ._batch import _move_into_place, _temporary_for, _verify_written  # noqa: PLC0415
-    from ._denoise import local_low_rank_denoising_image_filter  # noqa: PLC0415
     from ._engine import check_image_file  # noqa: PLC0415
 
     options = options or DenoiseOptions()
@@ -161,15 +155,31 @@ def denoise_nifti(
     spatial = noisy.shape[:3]
     mask = _read_spatial(mask_path, spatial, "the mask") if mask_path else None
     known_sigma = _read_spatial(sigma_map_path, spatial, "the sigma map") if sigma_map_path else None
-    keywords = options.keywords()
-    if known_sigma is not None:
-        if options.noise_sigma is not None:
-            raise ValueError("give a known sigma as a number or as a map, not both")
-        keywords["noise_sigma"] = np.asarray(known_sigma, dtype=np.float32)
-    denoised, sigma, rank = local_low_rank_denoising_image_filter(noisy, mask=mask, volume_axis=-1,
-                                                                  return_maps=True, **keywords)
-    inside = (mask != 0) if mask is not None else np.ones(spatial, dtype=bool)
+    if known_sigma is not None and options.noise_sigma is not None:
+        raise ValueError("give a known sigma as a number or as a map, not both")
+    return ReadSeries(source, noisy, mask, known_sigma, start)
 
+
+def denoise_series(series: ReadSeries, options: Optional[DenoiseOptions] = None) -> Tuple[np.ndarray, ...]:
+    """The second step of :func:`denoise_nifti`: (denoised, sigma map, rank map), on ``options``' backend and
+    device."""
+    from ._denoise import local_low_rank_denoising_image_filter  # noqa: PLC0415
+
+    keywords = (options or DenoiseOptions()).keywords()
+    if series.known_sigma is not None:
+        keywords["noise_sigma"] = np.asarray(series.known_sigma, dtype=np.float32)
+    return local_low_rank_denoising_image_filter(series.noisy, mask=series.mask, volume_axis=-1, return_maps=True,
+                                                 **keywords)
+
+
+def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, rank: np.ndarray, output_path: str, *,
+                 noise_map_path: Optional[str] = None, rank_map_path: Optional[str] = None,
+                 report_volume: Optional[int] = None) -> SeriesResult:
+    """The last step of :func:`denoise_nifti`: writes the outputs, all renamed into place once all are written."""
+    from ._batch import _move_into_place, _temporary_for, _verify_written  # noqa: PLC0415
+
+    noisy, source = series.noisy, series.source
+    inside = (series.mask != 0) if series.mask is not None else np.ones(noisy.shape[:3], dtype=bool)
     targets = [(denoised, np.float32, output_path), (sigma, np.float32, noise_map_path),
                (rank, np.uint16, rank_map_path)]
     staged = []
@@ -190,8 +200,34 @@ def denoise_nifti(
     if report_volume is not None:
         report = _report_data(noisy, denoised, sigma, rank, min(max(report_volume, 0), noisy.shape[3] - 1))
     return SeriesResult(shape=tuple(int(n) for n in noisy.shape), rank=_summary(rank[inside].astype(float)),
-                        sigma=_summary(sigma[inside].astype(float)), seconds=time.perf_counter() - start,
+                        sigma=_summary(sigma[inside].astype(float)), seconds=time.perf_counter() - series.start,
                         report=report)
+
+
+def denoise_nifti(
+    input_path: str,
+    output_path: str,
+    *,
+    noise_map_path: Optional[str] = None,
+    rank_map_path: Optional[str] = None,
+    mask_path: Optional[str] = None,
+    sigma_map_path: Optional[str] = None,
+    options: Optional[DenoiseOptions] = None,
+    report_volume: Optional[int] = None,
+) -> SeriesResult:
+    """Denoises the 4D NIfTI series ``input_path`` into ``output_path`` (float32), with the noise map (float32) and
+    rank map (uint16) when their paths are given; files there are replaced. ``mask_path``: denoise where it is not
+    0; ``sigma_map_path``: a known sigma per voxel (3D), in place of the estimate. ``report_volume``: keep a
+    :class:`ReportData` of that volume for a reportlet. Its three steps (:func:`read_series`,
+    :func:`denoise_series`, :func:`write_series`) are what the batch pipeline runs on its threads
+    (:mod:`._denoise_batch`).
+
+    Raises OSError for a file cut short or that is no image (naming it), ValueError for NaN or Inf in it, a series
+    that is not 4D or a mask or sigma map of another grid, and the denoiser's own errors."""
+    series = read_series(input_path, mask_path=mask_path, sigma_map_path=sigma_map_path, options=options)
+    denoised, sigma, rank = denoise_series(series, options)
+    return write_series(series, denoised, sigma, rank, output_path, noise_map_path=noise_map_path,
+                        rank_map_path=rank_map_path, report_volume=report_volume)
 
 
 def _remove_quietly(path: str) -> None:

@@ -17,6 +17,7 @@
  *=========================================================================*/
 // The extension module `itk_svdlowrankreconstruction._engine`: the ITK-free engine, for the Python layer.
 #include "svdlrPyBatch.h"
+#include "svdlrPyBatchPipeline.h"
 #include "svdlrPyComplex.h"
 #include "svdlrPyDenoise.h"
 #include "svdlrPyRankPolicy.h"
@@ -50,6 +51,7 @@ NB_MODULE(_engine, module)
   svdlr::python::DefineDenoise(module);
   svdlr::python::DefineComplex(module);
   svdlr::python::DefineBatchRules(module);
+  svdlr::python::DefineBatchPipeline(module);
   svdlr::python::DefineRankPolicy(module);
 
   module.def("cuda_backend_built", &svdlr::CudaBackendBuilt, "True when this build has the CUDA backend compiled in.");

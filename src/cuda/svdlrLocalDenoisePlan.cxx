@@ -133,6 +133,23 @@ PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, st
     }
   }
 
+  // Halving overshoots: the batch then takes what the slabs leave, up to its cap. Fewer, larger batches are faster
+  // when memory is short, because the QL stage (one thread per matrix) costs a batch the latency of one matrix's
+  // rotations however few its matrices (docs/denoising-cuda.md).
+  std::int64_t largest = batchFor(centrePlanes);
+  while (batch < largest)
+  {
+    const std::int64_t middle = batch + (largest - batch + 1) / 2;
+    if (slabBytes(centrePlanes) + BatchBytes(shape, middle, solverBytes, scratchPerPatch) <= availableBytes)
+    {
+      batch = middle;
+    }
+    else
+    {
+      largest = middle - 1;
+    }
+  }
+
   LocalDenoisePlan plan;
   plan.centrePlanes = centrePlanes;
   plan.batch = batch;

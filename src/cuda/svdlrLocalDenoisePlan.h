@@ -94,7 +94,8 @@ CutSlabs(const LocalDenoiseShape & shape, std::int64_t centrePlanes);
 
 /** The largest slabs and batches that fit `availableBytes` (two slab slots and one batch), aiming at about four
  * slabs so that copies overlap the solves and at batches of up to 2^16 patches; maxPatchesPerBatch (> 0) caps the
- * batch. Falls to one centre plane and one patch before giving up: then the plan's batch is 0 (out of memory). */
+ * batch. Falls to one centre plane and one patch before giving up: then the plan's batch is 0 (out of memory).
+ * Once the slabs are settled, the batch is the largest (up to its cap) that fits beside them. */
 SVDLR_CUDA_EXPORT LocalDenoisePlan
 PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, std::size_t maxPatchesPerBatch,
                  const std::function<std::size_t(std::int64_t)> & solverBytes, std::size_t scratchPerPatch);

@@ -335,20 +335,13 @@ TEST_F(LocalDenoiseCuda, EveryEigenSolverVariantGivesTheSameResult)
   LocalDenoiseOptions options;
   options.aggregation = PatchAggregation::OverlapAverage;
   const Result cpu = Denoise(input, options, svdlr::Backend::CPU);
-  for (const bool lower : { false, true })
+  for (const svdlr::detail::SmallEigenTuning & eigen : svdlr::detail::AllSmallEigenTunings())
   {
-    for (const bool shared : { false, true })
-    {
-      for (const bool fast : { false, true })
-      {
-        SCOPED_TRACE(std::string(lower ? "lower" : "full") + " tridiagonalisation, QL in " +
-                     (shared ? "shared" : "global") + (fast ? ", fast rotations" : ""));
-        svdlr::detail::LocalDenoiseCudaTuning tuning;
-        tuning.eigen = { lower, shared, fast };
-        svdlr::detail::LocalDenoiseCudaTrace trace;
-        ExpectSameResult(DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace), cpu, input);
-      }
-    }
+    SCOPED_TRACE(svdlr::detail::SmallEigenTuningName(eigen));
+    svdlr::detail::LocalDenoiseCudaTuning tuning;
+    tuning.eigen = eigen;
+    svdlr::detail::LocalDenoiseCudaTrace trace;
+    ExpectSameResult(DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace), cpu, input);
   }
 }
 

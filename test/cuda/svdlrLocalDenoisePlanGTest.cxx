@@ -171,6 +171,12 @@ TEST(LocalDenoisePlan, EveryLimitGivesAPlanWithinItOrNoneWhenTheSmallestDoesNotF
       EXPECT_EQ(plan.slabBytes, 2 * svdlr::detail::SlabSlotBytes(shape, std::min(shape.nz, plan.centrePlanes + shape.ez - 1)));
       EXPECT_EQ(plan.batchBytes, svdlr::detail::BatchBytes(shape, plan.batch, solver, scratch));
       EXPECT_EQ(plan.slabs.back().centreLast, shape.nz);
+      const std::int64_t cap = std::min<std::int64_t>(roomy.batch, plan.centrePlanes * shape.nx * shape.ny);
+      if (plan.batch < cap)
+      {
+        EXPECT_GT(fixed + plan.slabBytes + svdlr::detail::BatchBytes(shape, plan.batch + 1, solver, scratch), limit)
+          << "limit " << limit << ": the batch of " << plan.batch << " does not fill what the slabs leave";
+      }
     }
   }
   const auto        solver = OwnSolverBytes(large);
