@@ -198,6 +198,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   app.add_flag("--overwrite", options.overwrite, "replace output files that exist");
   AddOutputTypeOption(app, options.outputType);
   AddRunOptions(app, options.run);
+  AddComplexInputOptions(app, options.complex);
   AddBatchOptions(app, options.batch,
                   "every INPUT is a series file, a folder searched for series files,\n"
                   "or a list (.txt, .tsv: a series per line, then optionally its mask\n"
@@ -287,6 +288,12 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   options.shrinkage = shrinkage == "frobenius" ? itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
                                                : itk::LocalLowRankDenoisingEnums::Shrinkage::Hard;
   const bool knownSigma = options.noiseSigma > 0.0 || !options.noiseSigmaMap.empty();
+  CheckComplexInputOptions(options.complex, knownSigma);
+  if (options.batch.enabled && ComplexInputRequested(options.complex, itk::IOPixelEnum::SCALAR))
+  {
+    throw UsageError("--phase, --imaginary, --noise-volumes, --noise-scan and --complex-output take one series, not "
+                     "--batch (a complex64 series in a batch is demodulated with the defaults)");
+  }
   if (options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius && !knownSigma &&
       options.policy.kind == svdlr::RankPolicy::Kind::FixedRank)
   {

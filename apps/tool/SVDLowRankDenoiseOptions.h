@@ -23,6 +23,7 @@
 
 #include "SVDLowRankBatchOptions.h"
 #include "SVDLowRankCommonOptions.h"
+#include "SVDLowRankComplexInput.h"
 #include "SVDLowRankExitCodes.h"
 
 #include "itkLocalLowRankDenoisingEnums.h"
@@ -60,6 +61,7 @@ struct DenoiseToolOptions
   bool                                         overwrite{ false };
   std::string                                  outputType{ svdlr::kDefaultOutputTypeName }; // float32 or same
   RunOptions                                   run; // --quiet, --json, --nthreads
+  ComplexInputOptions                          complex; // --phase, --imaginary, --noise-volumes, --noise-scan...
 
   // Batch mode (SVDLowRankDenoiseBatch.h): many series in one run, each written under the output folder.
   BatchToolOptions         batch;     // --batch (implied by --glob), the pipeline's options

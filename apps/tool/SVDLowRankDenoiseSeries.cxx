@@ -301,12 +301,14 @@ public:
   using Filter = itk::LocalLowRankDenoisingImageFilter<TSeries>;
   using Traits = itk::LocalLowRankSeriesTraits<TSeries>;
 
-  SeriesDenoisingOf(const DenoiseToolOptions & options,
-                    std::unique_ptr<Outputs>   outputs,
-                    typename TSeries::Pointer  given = nullptr,
-                    const std::string &        inputName = {})
+  SeriesDenoisingOf(const DenoiseToolOptions &              options,
+                    std::unique_ptr<Outputs>                outputs,
+                    typename TSeries::Pointer               given = nullptr,
+                    const std::string &                     inputName = {},
+                    std::shared_ptr<const PreparedSeries> prepared = nullptr) // complex or noise-scan input
     : m_Options(options)
     , m_Outputs(std::move(outputs))
+    , m_Prepared(std::move(prepared))
   {
     const auto                       series = given ? given : ReadInput<TSeries>(m_Options.input, "series");
     const auto &                     size = series->GetLargestPossibleRegion().GetSize();
@@ -345,6 +347,10 @@ public:
     else if (m_Options.noiseSigma > 0.0)
     {
       m_Filter->SetNoiseSigmaImage(UniformMap(*series, static_cast<float>(m_Options.noiseSigma)));
+    }
+    else if (m_Prepared && m_Prepared->sigma)
+    {
+      m_Filter->SetNoiseSigmaImage(m_Prepared->sigma); // from the noise volumes or scan
     }
     CheckPatch(m_Options, grid, volumes);
 
@@ -406,9 +412,19 @@ public:
   {
     Outputs & outputs = *m_Outputs;
     // float32 unless --output-type same (svdlr/Defaults.h); NIfTI outputs keep the input's header fields.
-    WriteInComponentType(m_Filter->GetOutput(), outputs.series,
-                         m_Options.outputType == svdlr::kSameAsInputOutputTypeName ? outputs.inputComponent
-                                                                                  : itk::IOComponentEnum::FLOAT);
+    const auto component = m_Options.outputType == svdlr::kSameAsInputOutputTypeName ? outputs.inputComponent
+                                                                                     : itk::IOComponentEnum::FLOAT;
+    if constexpr (std::is_same_v<TSeries, Series4D>)
+    {
+      if (m_Prepared)
+      {
+        m_Prepared->Write(m_Filter->GetOutput(), outputs.series, component); // |real|, real or complex
+      }
+    }
+    if (!m_Prepared)
+    {
+      WriteInComponentType(m_Filter->GetOutput(), outputs.series, component);
+    }
     if (!outputs.noiseMap.empty())
     {
       itk::WriteImage(m_Filter->GetNoiseSigmaOutput(), outputs.noiseMap, true);
@@ -453,7 +469,14 @@ public:
     });
 
     m_Summary.peakHostBytes = PeakResidentBytes();
-    const std::string provenance = ProvenanceJson(DenoiseProvenance(m_Options, m_Summary));
+    auto record = DenoiseProvenance(m_Options, m_Summary);
+    if (m_Prepared)
+    {
+      record.parameters.insert(record.parameters.end(), m_Prepared->provenance.begin(), m_Prepared->provenance.end());
+      const auto files = ComplexInputFiles(m_Options.complex);
+      record.inputs.insert(record.inputs.end(), files.begin(), files.end());
+    }
+    const std::string provenance = ProvenanceJson(record);
     namingAShortImage([&] {
       for (const auto & sidecar : outputs.sidecars)
       {
@@ -471,8 +494,9 @@ public:
   }
 
 private:
-  DenoiseToolOptions                 m_Options;
-  std::unique_ptr<Outputs>           m_Outputs;
+  DenoiseToolOptions                    m_Options;
+  std::unique_ptr<Outputs>              m_Outputs;
+  std::shared_ptr<const PreparedSeries> m_Prepared;
   typename Filter::Pointer           m_Filter{ Filter::New() };
   MaskImage::Pointer                 m_Mask;
   DenoiseSummary                     m_Summary;
@@ -576,6 +600,10 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce)
 #ifdef SVDLR_HAVE_DCMTK
   if (dicomFolder || svdlr_io::HasDicomPreamble(options.input))
   {
+    if (ComplexInputRequested(options.complex, itk::IOPixelEnum::SCALAR))
+    {
+      throw UsageError("complex and noise-scan options take image files, not DICOM series (yet)");
+    }
     return PrepareDicom(options, std::move(outputs), announce);
   }
 #else
@@ -586,6 +614,13 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce)
 #endif
 
   const auto io = ReadSeriesHeader(options.input);
+  if (ComplexInputRequested(options.complex, io->GetPixelType()))
+  {
+    auto prepared = std::make_shared<const PreparedSeries>(
+      PrepareComplexSeries(options.input, io->GetPixelType(), options.complex));
+    return std::make_unique<SeriesDenoisingOf<Series4D>>(
+      options, std::move(outputs), prepared->series, options.input + " (" + prepared->description + ")", prepared);
+  }
   CheckInputFileUpFront(options.input, "series", true);
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();

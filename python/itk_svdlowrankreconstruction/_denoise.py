@@ -37,6 +37,9 @@ def local_low_rank_denoising_image_filter(
     threads: int = 0,
     progress: Optional[Callable[[int, int], Any]] = None,
     return_maps: bool = False,
+    phase: Any = None,
+    phase_filter: Optional[Sequence[float]] = None,
+    complex_output: str = "magnitude",
 ) -> Union[Any, Tuple[Any, Any, Any]]:
     """Denoises a 4D series (diffusion, fMRI, multi-echo MRI) by local low-rank approximation: MP-PCA.
 
@@ -98,6 +101,20 @@ def local_low_rank_denoising_image_filter(
     progress : callable(done, total), optional
         Called between batches. Raise from it to stop; the exception propagates. Ctrl-C also stops the work at
         the next batch, with KeyboardInterrupt.
+    phase : image or array of the series' shape, optional
+        The phase of a magnitude ``series``, in radians: the complex series ``series * exp(1j * phase)`` is denoised
+        with its smooth phase removed first (each volume's complex image low-passed by a Gaussian, its argument
+        taken, leaving the voxel itself out), so that the signal lies in the real part and its noise is Gaussian,
+        without the Rician floor of the magnitude; the real part is then denoised as any series. A complex
+        ``series`` (NumPy complex dtype) takes the same path without ``phase``. docs/denoising.md, "Complex data".
+    phase_filter : 3 floats, optional
+        The Gaussian's standard deviation in voxels along the spatial axes (x, y, z for an ITK series, array order
+        for arrays). Default: 2 voxels in plane, none across slices: x and y for ITK series and arrays of volume
+        axis 0 (ITK's (volumes, z, y, x)); the first two spatial axes for volume axis 3 (nibabel's (x, y, z,
+        volumes)).
+    complex_output : "magnitude", "real" or "complex"
+        With a phase or a complex series: the magnitude of the denoised real part (the default), the real part
+        itself (phase removed), or the complex series with the smooth phase put back (complex64; NumPy only).
     return_maps : bool
         Also return the noise map (float32: sigma of each voxel's patch) and the rank map (uint16: the rank it
         kept), as 3D ``itk.Image`` objects with the series' spatial geometry for ITK series, else as arrays of
@@ -146,6 +163,17 @@ def local_low_rank_denoising_image_filter(
         array, axis, wrap, wrap_map = host.array, 0 if volume_axis is None else volume_axis, host.wrap, host.wrap
 
     array = np.asarray(array)
+    complex_input = phase is not None or np.iscomplexobj(array)
+    if complex_output not in ("magnitude", "real", "complex"):
+        raise ValueError(f"svdlr: complex_output must be 'magnitude', 'real' or 'complex', got {complex_output!r}")
+    if complex_output != "magnitude" and not complex_input:
+        raise ValueError(f"svdlr: complex_output={complex_output!r} needs a phase or a complex series")
+    if complex_input and array.ndim == 4:
+        phase_array = None
+        if phase is not None:
+            phase_source = _ItkSeries.of(phase)
+            phase_array = np.asarray(phase_source.array if phase_source is not None else to_host(phase).array)
+        array, smooth_phase = _demodulated(array, phase_array, axis, phase_filter, itk_series is not None, threads)
     if array.ndim != 4:
         raise ValueError(
             f"svdlr: expected a 4D series (three spatial axes and one of volumes), got {array.ndim} dimensions "
@@ -184,10 +212,52 @@ def local_low_rank_denoising_image_filter(
             raise ValueError(message) from error
         raise
 
+    if complex_input:
+        if complex_output == "magnitude":
+            denoised = np.abs(denoised)
+        elif complex_output == "complex":
+            if itk_series is not None:
+                raise ValueError("svdlr: complex_output='complex' returns NumPy arrays; give the series as arrays")
+            return _with_maps((denoised * np.exp(1j * smooth_phase)).astype(np.complex64), return_maps,
+                              noise_map, rank_map)
     output = wrap(denoised)
     if not return_maps:
         return output
     return output, wrap_map(noise_map), wrap_map(rank_map)
+
+
+def _with_maps(output: Any, return_maps: bool, noise_map: Any, rank_map: Any) -> Any:
+    return (output, noise_map, rank_map) if return_maps else output
+
+
+def _demodulated(array: np.ndarray, phase: Optional[np.ndarray], axis: int, phase_filter: Any, itk_order: bool,
+                 threads: int) -> Tuple[np.ndarray, np.ndarray]:
+    """The demodulated real part and the smooth phase (both of the series' shape) of array * exp(1j * phase), or of
+    a complex array: svdlr::DemodulatePhase through _engine.demodulate_phase."""
+    if phase is not None:
+        if np.iscomplexobj(array):
+            raise ValueError("svdlr: give a magnitude series with phase=, or a complex series without it")
+        if phase.shape != array.shape:
+            raise ValueError(f"svdlr: the phase has shape {phase.shape}, the series {array.shape}: they must match")
+        z = np.asarray(array, np.float64) * np.exp(1j * np.asarray(phase, np.float64))
+    else:
+        z = np.asarray(array)
+    if not np.all(np.isfinite(z)):
+        raise ValueError("svdlr: the complex series (or its phase) holds NaN or Inf")
+    axis = axis % 4
+    if phase_filter is None:
+        # In plane: x and y, which are the last two spatial axes of ITK's order and the first two of nibabel's.
+        phase_filter = (0.0, 2.0, 2.0) if (itk_order or axis == 0) else (2.0, 2.0, 0.0)
+    elif itk_order:
+        phase_filter = tuple(phase_filter)[::-1]  # ITK's (x, y, z) -> the NumPy view's (z, y, x)
+    if len(tuple(phase_filter)) != 3:
+        raise ValueError(f"svdlr: phase_filter takes 3 widths, got {phase_filter!r}")
+    moved = np.moveaxis(z, axis, 0)
+    real = np.ascontiguousarray(moved.real, np.float32)
+    imag = np.ascontiguousarray(moved.imag, np.float32)
+    smooth_phase, demodulated = _engine.demodulate_phase(real, imag, filter_sigma=[float(s) for s in phase_filter],
+                                                         threads=int(threads))
+    return np.moveaxis(demodulated, 0, axis), np.moveaxis(smooth_phase, 0, axis)
 
 
 class _ItkSeries:

@@ -18,6 +18,7 @@
 // The extension module `itk_svdlowrankreconstruction._engine`: the ITK-free engine, for the Python layer.
 #include "svdlrPyBatch.h"
 #include "svdlrPyBatchPipeline.h"
+#include "svdlrPyComplex.h"
 #include "svdlrPyDenoise.h"
 #include "svdlrPyRankPolicy.h"
 #include "svdlrPyReconstruct.h"
@@ -48,6 +49,7 @@ NB_MODULE(_engine, module)
   svdlr::python::DefineReconstruct(module);
   svdlr::python::DefineSliceStack(module);
   svdlr::python::DefineDenoise(module);
+  svdlr::python::DefineComplex(module);
   svdlr::python::DefineBatchRules(module);
   svdlr::python::DefineBatchPipeline(module);
   svdlr::python::DefineRankPolicy(module);

@@ -1,0 +1,493 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "SVDLowRankComplexInput.h"
+
+#include "SVDLowRankCommonOptions.h"
+#include "SVDLowRankExitCodes.h"
+#include "SVDLowRankOutputType.h"
+#include "SVDLowRankProvenance.h"
+
+#include "itkImageFileReader.h"
+#include "itkImageFileWriter.h"
+#include "svdlr/ComplexSeries.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <sstream>
+
+namespace svdlr_tools
+{
+namespace
+{
+
+constexpr double kPi = 3.14159265358979323846;
+using ComplexSeriesImage = itk::Image<std::complex<float>, 4>;
+
+/** What each --phase-units name means: value x scale + offset is radians; values outside [low, high] are refused. */
+struct PhaseUnit
+{
+  const char * name;
+  double       scale, offset, low, high;
+  const char * meaning;
+};
+constexpr PhaseUnit kPhaseUnits[] = {
+  { "radians", 1.0, 0.0, -2.0 * kPi, 2.0 * kPi, "radians, within [-2 pi, 2 pi]" },
+  { "degrees", kPi / 180.0, 0.0, -360.0, 360.0, "degrees, within [-360, 360]" },
+  { "siemens", kPi / 4096.0, 0.0, -4096.0, 4096.0, "Siemens' rescaled 12-bit phase, -4096..4095 for -pi..pi" },
+  { "siemens-unsigned", kPi / 2048.0, -kPi, 0.0, 4096.0,
+    "Siemens' stored 12-bit phase without its rescale, 0..4095 for -pi..pi" },
+};
+// Rounding of a phase written in float32 radians may step just past pi.
+constexpr double kRadianSlack = 1e-3;
+
+const PhaseUnit &
+UnitNamed(const std::string & name)
+{
+  for (const auto & unit : kPhaseUnits)
+  {
+    if (name == unit.name)
+    {
+      return unit;
+    }
+  }
+  throw UsageError("--phase-units: unknown '" + name + "'");
+}
+
+/** The unit of a phase image from its range, by the rule --help gives; InputError where the range is ambiguous. */
+const PhaseUnit &
+InferPhaseUnit(double low, double high, const std::string & path)
+{
+  if (low >= -kPi - kRadianSlack && high <= 2.0 * kPi + kRadianSlack)
+  {
+    return UnitNamed("radians");
+  }
+  if (low < 0.0 && low >= -4096.0 && high <= 4096.0 && high - low > 720.0)
+  {
+    return UnitNamed("siemens");
+  }
+  std::ostringstream message;
+  message << "the phase '" << path << "' ranges over [" << low << ", " << high
+          << "]: neither radians ([-pi, pi] or [0, 2 pi]) nor Siemens' -4096..4095; say which with --phase-units "
+             "(radians, degrees, siemens, siemens-unsigned)";
+  throw InputError(message.str());
+}
+
+/** The engine's view of a 4D image (x fastest, then y, z, volume). */
+template <typename TValue, typename TImage>
+svdlr::SeriesView<TValue>
+ViewOf(TImage & image)
+{
+  const auto & size = image.GetLargestPossibleRegion().GetSize();
+  const auto   nx = static_cast<std::ptrdiff_t>(size[0]), ny = static_cast<std::ptrdiff_t>(size[1]),
+             nz = static_cast<std::ptrdiff_t>(size[2]);
+  return { image.GetBufferPointer(), { size[0], size[1], size[2] }, size[3], { 1, nx, nx * ny, nx * ny * nz } };
+}
+const auto InputView = [](const SeriesImage & image) { return ViewOf<const float>(image); };
+const auto OutputView = [](SeriesImage & image) { return ViewOf<float>(image); };
+
+/** A 4D image on `like`'s grid and geometry with `volumes` volumes. */
+SeriesImage::Pointer
+SeriesLike(const itk::ImageBase<4> & like, std::size_t volumes)
+{
+  auto image = SeriesImage::New();
+  auto region = like.GetLargestPossibleRegion();
+  region.SetSize(3, volumes);
+  image->SetRegions(region);
+  image->SetOrigin(like.GetOrigin());
+  image->SetSpacing(like.GetSpacing());
+  image->SetDirection(like.GetDirection());
+  image->Allocate();
+  return image;
+}
+
+template <typename TImage>
+typename TImage::Pointer
+Read(const std::string & path, const char * what)
+{
+  try
+  {
+    return itk::ReadImage<TImage>(path);
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    throw InputError(std::string("cannot read the ") + what + " '" + path + "': " + error.GetDescription());
+  }
+}
+
+/** `other` must have `reference`'s grid, and `volumes` volumes (0: any count). */
+void
+CheckShape(const itk::ImageBase<4> & reference, const itk::ImageBase<4> & other, std::size_t volumes,
+           const std::string & path, const char * what)
+{
+  const auto & a = reference.GetLargestPossibleRegion().GetSize();
+  const auto & b = other.GetLargestPossibleRegion().GetSize();
+  if (a[0] != b[0] || a[1] != b[1] || a[2] != b[2] || (volumes > 0 && b[3] != volumes))
+  {
+    std::ostringstream message;
+    message << "the " << what << " '" << path << "' has " << b[0] << " x " << b[1] << " x " << b[2] << " voxels and "
+            << b[3] << " volumes; it must have the series' " << a[0] << " x " << a[1] << " x " << a[2] << " voxels";
+    if (volumes > 0)
+    {
+      message << " and " << volumes << " volumes";
+    }
+    throw InputError(message.str());
+  }
+}
+
+/** The first `volumes` volumes of `image` (x, y, z fastest, so a prefix of its buffer). */
+SeriesImage::Pointer
+FirstVolumes(const SeriesImage & image, std::size_t volumes)
+{
+  auto        out = SeriesLike(image, volumes);
+  const auto  count = out->GetLargestPossibleRegion().GetNumberOfPixels();
+  std::copy(image.GetBufferPointer(), image.GetBufferPointer() + count, out->GetBufferPointer());
+  return out;
+}
+
+/** The last `volumes` volumes of `image`. */
+SeriesImage::Pointer
+LastVolumes(const SeriesImage & image, std::size_t volumes)
+{
+  auto        out = SeriesLike(image, volumes);
+  const auto  count = out->GetLargestPossibleRegion().GetNumberOfPixels();
+  const auto  all = image.GetLargestPossibleRegion().GetNumberOfPixels();
+  std::copy(image.GetBufferPointer() + (all - count), image.GetBufferPointer() + all, out->GetBufferPointer());
+  return out;
+}
+
+/** Runs an engine call; its NaN/Inf and argument errors are the input's (exit code 3). */
+template <typename TCall>
+auto
+Engine(const TCall & call)
+{
+  try
+  {
+    return call();
+  }
+  catch (const svdlr::Error & error)
+  {
+    if (error.Code() == svdlr::ErrorCode::NonFiniteInput || error.Code() == svdlr::ErrorCode::InvalidArgument)
+    {
+      throw InputError(error.what());
+    }
+    throw;
+  }
+}
+
+/** The complex series (real, imaginary) from INPUT and --phase or --imaginary, or from a complex file. */
+std::pair<SeriesImage::Pointer, SeriesImage::Pointer>
+ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const ComplexInputOptions & options,
+            PreparedSeries & prepared)
+{
+  if (inputPixel == itk::IOPixelEnum::COMPLEX)
+  {
+    const auto complexImage = Read<ComplexSeriesImage>(input, "complex series");
+    auto       real = SeriesLike(*complexImage, complexImage->GetLargestPossibleRegion().GetSize()[3]);
+    auto       imag = SeriesLike(*complexImage, complexImage->GetLargestPossibleRegion().GetSize()[3]);
+    const auto count = real->GetLargestPossibleRegion().GetNumberOfPixels();
+    for (std::size_t i = 0; i < count; ++i)
+    {
+      real->GetBufferPointer()[i] = complexImage->GetBufferPointer()[i].real();
+      imag->GetBufferPointer()[i] = complexImage->GetBufferPointer()[i].imag();
+    }
+    prepared.description = "complex series";
+    return { real, imag };
+  }
+  auto first = Read<SeriesImage>(input, "series");
+  const auto volumes = first->GetLargestPossibleRegion().GetSize()[3];
+  if (!options.imaginary.empty())
+  {
+    auto imag = Read<SeriesImage>(options.imaginary, "imaginary part");
+    CheckShape(*first, *imag, volumes, options.imaginary, "imaginary part");
+    prepared.description = "real and imaginary parts";
+    return { first, imag };
+  }
+  // Magnitude and phase.
+  auto       phase = Read<SeriesImage>(options.phase, "phase");
+  CheckShape(*first, *phase, volumes, options.phase, "phase");
+  const auto count = phase->GetLargestPossibleRegion().GetNumberOfPixels();
+  const auto [low, high] = std::minmax_element(phase->GetBufferPointer(), phase->GetBufferPointer() + count);
+  if (!std::isfinite(*low) || !std::isfinite(*high))
+  {
+    throw InputError("the phase '" + options.phase + "' holds NaN or Inf");
+  }
+  const PhaseUnit & unit =
+    options.phaseUnits == "auto" ? InferPhaseUnit(*low, *high, options.phase) : UnitNamed(options.phaseUnits);
+  if (*low < unit.low - kRadianSlack || *high > unit.high + kRadianSlack)
+  {
+    std::ostringstream message;
+    message << "the phase '" << options.phase << "' ranges over [" << *low << ", " << *high << "], outside "
+            << unit.meaning << " (--phase-units " << unit.name << ")";
+    throw InputError(message.str());
+  }
+  auto imag = SeriesLike(*first, volumes);
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    const double angle = phase->GetBufferPointer()[i] * unit.scale + unit.offset;
+    const double magnitude = first->GetBufferPointer()[i];
+    first->GetBufferPointer()[i] = static_cast<float>(magnitude * std::cos(angle));
+    imag->GetBufferPointer()[i] = static_cast<float>(magnitude * std::sin(angle));
+  }
+  prepared.description = std::string("magnitude and phase (") + unit.name + ")";
+  prepared.provenance.emplace_back("phaseUnits", JsonString(unit.name));
+  return { first, imag };
+}
+
+/** sigma per voxel from a noise scan (complex: real and imaginary; magnitude: root-sum-of-squares of coils). */
+SigmaMapImage::Pointer
+SigmaFromNoise(const SeriesImage & first, const SeriesImage * imag, const ComplexInputOptions & options,
+               const char * source, PreparedSeries & prepared)
+{
+  svdlr::NoiseScanOptions scanOptions;
+  scanOptions.coils = imag ? 1 : options.coils;
+  auto map = SigmaMapImage::New();
+  {
+    SigmaMapImage::RegionType region;
+    SigmaMapImage::SpacingType spacing;
+    SigmaMapImage::PointType  origin;
+    SigmaMapImage::DirectionType direction;
+    for (unsigned i = 0; i < 3; ++i)
+    {
+      region.SetSize(i, first.GetLargestPossibleRegion().GetSize()[i]);
+      spacing[i] = first.GetSpacing()[i];
+      origin[i] = first.GetOrigin()[i];
+      for (unsigned j = 0; j < 3; ++j)
+      {
+        direction[i][j] = first.GetDirection()[i][j];
+      }
+    }
+    map->SetRegions(region);
+    map->SetSpacing(spacing);
+    map->SetOrigin(origin);
+    map->SetDirection(direction);
+    map->Allocate();
+  }
+  const auto                     firstView = InputView(first);
+  svdlr::SeriesView<const float> imagView{};
+  if (imag)
+  {
+    imagView = InputView(*imag);
+  }
+  const auto estimate =
+    Engine([&] { return svdlr::EstimateNoiseFromScan(firstView, imagView, map->GetBufferPointer(), scanOptions); });
+  std::ostringstream text;
+  text << ", sigma " << estimate.sigma << " from " << firstView.volumes << " " << source << " ("
+       << (imag ? "complex" : scanOptions.coils == 1 ? "Rayleigh" : "chi, " + std::to_string(scanOptions.coils) + " coils")
+       << (estimate.uniform ? ", one sigma for the image: the scan is too small for a map)" : ", a map)");
+  prepared.description += text.str();
+  prepared.provenance.emplace_back("noiseScanSigma", JsonNumber(estimate.sigma));
+  prepared.provenance.emplace_back("noiseScanUniform", estimate.uniform ? "true" : "false");
+  return map;
+}
+
+} // namespace
+
+void
+AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
+{
+  auto * phase =
+    app.add_option("--phase", options.phase,
+                   "INPUT is a magnitude and FILE its phase (same grid and volumes):\n"
+                   "denoise the complex series, phase removed (docs/denoising.md)")
+      ->type_name("FILE");
+  app
+    .add_option("--phase-units", options.phaseUnits,
+                "auto (default): radians if within [-pi, 2 pi], Siemens if\n"
+                "signed within [-4096, 4096] and wider than 720; else name\n"
+                "it: radians, degrees, siemens (-4096..4095) or\n"
+                "siemens-unsigned (0..4095)")
+    ->check(CLI::IsMember({ "auto", "radians", "degrees", "siemens", "siemens-unsigned" }))
+    ->needs(phase);
+  app.add_option("--imaginary", options.imaginary, "INPUT is a real part and FILE its imaginary part")
+    ->type_name("FILE")
+    ->excludes(phase);
+  app
+    .add_option("--complex-output", options.output,
+                "with complex input: magnitude (default), real (the denoised\n"
+                "real part, phase removed) or complex (complex64, phase put back)")
+    ->check(CLI::IsMember({ "magnitude", "real", "complex" }));
+  app
+    .add_option("--phase-filter", options.phaseFilter,
+                "Gaussian sigma in voxels of the phase estimate along x, y, z\n"
+                "(default 2,2,0: in plane)")
+    ->type_name("SX,SY,SZ")
+    ->delimiter(',')
+    ->expected(3)
+    ->check(CLI::Range(0.0, 64.0));
+  auto * volumes = app.add_option("--noise-volumes", options.noiseVolumes,
+                                  "the last K volumes hold noise only (no RF): sigma comes\n"
+                                  "from them and they are left out of OUTPUT")
+                     ->type_name("K")
+                     ->check(CLI::Range(1u, 65535u));
+  app.add_option("--noise-scan", options.noiseScan, "a noise-only series (magnitude or complex): sigma from it")
+    ->type_name("FILE")
+    ->excludes(volumes);
+  app.add_option("--coils", options.coils, "coils of a magnitude noise scan combined by root-sum-of-squares\n(default 1)")
+    ->type_name("N")
+    ->check(CLI::Range(1u, 1024u));
+}
+
+void
+CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma)
+{
+  if ((options.noiseVolumes > 0 || !options.noiseScan.empty()) && knownSigma)
+  {
+    throw UsageError("give sigma once: --noise-volumes or --noise-scan, or --noise-sigma or --known-sigma-map");
+  }
+}
+
+bool
+ComplexInputRequested(const ComplexInputOptions & options, itk::IOPixelEnum inputPixel)
+{
+  return inputPixel == itk::IOPixelEnum::COMPLEX || !options.phase.empty() || !options.imaginary.empty() ||
+         options.noiseVolumes > 0 || !options.noiseScan.empty() || options.output != "magnitude";
+}
+
+std::vector<std::string>
+ComplexInputFiles(const ComplexInputOptions & options)
+{
+  std::vector<std::string> files;
+  for (const std::string * path : { &options.phase, &options.imaginary, &options.noiseScan })
+  {
+    if (!path->empty())
+    {
+      files.push_back(*path);
+    }
+  }
+  return files;
+}
+
+PreparedSeries
+PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, const ComplexInputOptions & options)
+{
+  PreparedSeries prepared;
+  prepared.output = options.output;
+  const bool complexData = inputPixel == itk::IOPixelEnum::COMPLEX || !options.phase.empty() ||
+                           !options.imaginary.empty();
+  if (!complexData && options.output != "magnitude")
+  {
+    throw UsageError("--complex-output " + options.output + " needs complex input (--phase, --imaginary or complex64)");
+  }
+  SeriesImage::Pointer first, imag;
+  if (complexData)
+  {
+    std::tie(first, imag) = ReadComplex(input, inputPixel, options, prepared);
+  }
+  else
+  {
+    first = Read<SeriesImage>(input, "series");
+    prepared.description = "magnitude";
+  }
+  const std::size_t all = first->GetLargestPossibleRegion().GetSize()[3];
+  const std::size_t signal = all - std::min<std::size_t>(all, options.noiseVolumes);
+  if (signal < 2)
+  {
+    throw InputError("'" + input + "' holds " + std::to_string(all) + " volumes: with --noise-volumes " +
+                     std::to_string(options.noiseVolumes) + " fewer than 2 are left to denoise");
+  }
+  if (options.noiseVolumes > 0)
+  {
+    const auto noiseFirst = LastVolumes(*first, options.noiseVolumes);
+    const auto noiseImag = imag ? LastVolumes(*imag, options.noiseVolumes) : nullptr;
+    prepared.sigma = SigmaFromNoise(*noiseFirst, noiseImag.GetPointer(), options, "noise volumes", prepared);
+    first = FirstVolumes(*first, signal);
+    imag = imag ? FirstVolumes(*imag, signal) : nullptr;
+  }
+  else if (!options.noiseScan.empty())
+  {
+    itk::IOPixelEnum scanPixel = itk::IOPixelEnum::SCALAR;
+    if (auto io = itk::ImageIOFactory::CreateImageIO(options.noiseScan.c_str(),
+                                                     itk::ImageIOFactory::IOFileModeEnum::ReadMode))
+    {
+      io->SetFileName(options.noiseScan);
+      io->ReadImageInformation();
+      scanPixel = io->GetPixelType();
+    }
+    SeriesImage::Pointer scanFirst, scanImag;
+    if (scanPixel == itk::IOPixelEnum::COMPLEX)
+    {
+      PreparedSeries ignored;
+      std::tie(scanFirst, scanImag) = ReadComplex(options.noiseScan, scanPixel, {}, ignored);
+    }
+    else
+    {
+      scanFirst = Read<SeriesImage>(options.noiseScan, "noise scan");
+    }
+    CheckShape(*first, *scanFirst, 0, options.noiseScan, "noise scan");
+    prepared.sigma = SigmaFromNoise(*scanFirst, scanImag.GetPointer(), options, "noise-scan volumes", prepared);
+  }
+  if (!complexData)
+  {
+    prepared.series = first;
+    return prepared;
+  }
+  prepared.series = SeriesLike(*first, signal);
+  prepared.phase = SeriesLike(*first, signal);
+  svdlr::PhaseDemodulationOptions demodulation;
+  demodulation.filterSigma = options.phaseFilter;
+  Engine([&] {
+    svdlr::DemodulatePhase(InputView(*first), InputView(*imag), OutputView(*prepared.phase),
+                           OutputView(*prepared.series), {}, demodulation);
+    return 0;
+  });
+  std::ostringstream filter;
+  filter << ", phase removed (Gaussian " << options.phaseFilter[0] << "," << options.phaseFilter[1] << ","
+         << options.phaseFilter[2] << " voxels)";
+  prepared.description += filter.str();
+  prepared.provenance.emplace_back("phaseFilter", "[" + JsonNumber(options.phaseFilter[0]) + ", " +
+                                                    JsonNumber(options.phaseFilter[1]) + ", " +
+                                                    JsonNumber(options.phaseFilter[2]) + "]");
+  prepared.provenance.emplace_back("complexOutput", JsonString(options.output));
+  return prepared;
+}
+
+void
+PreparedSeries::Write(const SeriesImage * denoised, const std::string & path, itk::IOComponentEnum component) const
+{
+  const auto count = denoised->GetLargestPossibleRegion().GetNumberOfPixels();
+  if (!phase || output == "real")
+  {
+    WriteInComponentType(denoised, path, component);
+    return;
+  }
+  if (output == "magnitude")
+  {
+    auto magnitude = SeriesLike(*denoised, denoised->GetLargestPossibleRegion().GetSize()[3]);
+    std::transform(denoised->GetBufferPointer(), denoised->GetBufferPointer() + count, magnitude->GetBufferPointer(),
+                   [](float value) { return std::abs(value); });
+    WriteInComponentType(magnitude.GetPointer(), path, component);
+    return;
+  }
+  auto real = SeriesLike(*denoised, denoised->GetLargestPossibleRegion().GetSize()[3]);
+  auto imag = SeriesLike(*denoised, denoised->GetLargestPossibleRegion().GetSize()[3]);
+  svdlr::RemodulatePhase(InputView(*denoised), InputView(*phase), OutputView(*real), OutputView(*imag));
+  auto complexImage = ComplexSeriesImage::New();
+  complexImage->SetRegions(denoised->GetLargestPossibleRegion());
+  complexImage->CopyInformation(denoised);
+  complexImage->Allocate();
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    complexImage->GetBufferPointer()[i] = { real->GetBufferPointer()[i], imag->GetBufferPointer()[i] };
+  }
+  itk::WriteImage(complexImage, path, true);
+}
+
+} // namespace svdlr_tools

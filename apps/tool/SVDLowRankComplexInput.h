@@ -1,0 +1,97 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankComplexInput_h
+#define SVDLowRankComplexInput_h
+
+// SVDLowRankDenoiseSeries's complex and noise-scan inputs: magnitude + phase (--phase), real + imaginary
+// (--imaginary), a complex NIfTI (complex64), noise-only volumes at the end of the series (--noise-volumes) or a
+// separate noise scan (--noise-scan). This file parses those options, reads the images, demodulates the phase
+// (svdlr::DemodulatePhase) and estimates sigma from the noise (svdlr::EstimateNoiseFromScan); the tool then denoises
+// the series prepared here as any other, with that sigma as a known sigma, and writes the output through
+// PreparedSeries::Write (magnitude, real or complex).
+
+#include "itkImage.h"
+#include "itkImageIOBase.h"
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace CLI
+{
+class App;
+}
+
+namespace svdlr_tools
+{
+
+struct ComplexInputOptions
+{
+  std::string           phase;              // --phase: the phase of a magnitude INPUT
+  std::string           phaseUnits{ "auto" }; // --phase-units: auto, radians, degrees, siemens, siemens-unsigned
+  std::string           imaginary;          // --imaginary: the imaginary part of a real INPUT
+  std::string           output{ "magnitude" }; // --complex-output: magnitude, real or complex
+  std::array<double, 3> phaseFilter{ { 2.0, 2.0, 0.0 } }; // --phase-filter: Gaussian sigma in voxels, x, y, z
+  unsigned              noiseVolumes{ 0 };  // --noise-volumes: the last K volumes hold noise only
+  std::string           noiseScan;          // --noise-scan: a separate noise-only series
+  unsigned              coils{ 1 };         // --coils: coils in a root-sum-of-squares magnitude noise scan
+};
+
+/** Adds the options above to the denoiser's command line. */
+void
+AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options);
+
+/** Rules that need only the command line; UsageError. `knownSigma`: --noise-sigma or --known-sigma-map given. */
+void
+CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma);
+
+/** Whether the run takes the complex or noise-scan path (any of the options above, or a complex input file). */
+bool
+ComplexInputRequested(const ComplexInputOptions & options, itk::IOPixelEnum inputPixel);
+
+/** The input files the options name (for the provenance and the up-front checks). */
+std::vector<std::string>
+ComplexInputFiles(const ComplexInputOptions & options);
+
+using SeriesImage = itk::Image<float, 4>;
+using SigmaMapImage = itk::Image<float, 3>;
+
+/** The series the denoiser gets, the sigma it should take as known, and how its output is written. */
+struct PreparedSeries
+{
+  SeriesImage::Pointer   series;  // the demodulated real part, or the magnitude; noise volumes dropped
+  SigmaMapImage::Pointer sigma;   // from the noise volumes or scan; null when there is none
+  SeriesImage::Pointer   phase;   // the smooth phase removed; null on the magnitude path
+  std::string            output{ "magnitude" };
+  std::string            description; // for the summary: what was read and done
+  std::vector<std::pair<std::string, std::string>> provenance; // (name, JSON value)
+
+  /** Writes the denoised series: |real| (magnitude), the real part, or real x e^{i phase} as complex64. */
+  void
+  Write(const SeriesImage * denoised, const std::string & path, itk::IOComponentEnum component) const;
+};
+
+/** Reads INPUT and the files the options name, checks them (InputError: wrong grid or volume count, phase out of
+ * range, NaN), and prepares the series. */
+PreparedSeries
+PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, const ComplexInputOptions & options);
+
+} // namespace svdlr_tools
+
+#endif

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+# Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
+"""Runs and scores the complex-data denoisers on one make_complex_phantom.py data set (coils = 1).
+
+Methods (every one gets the brain mask, 5x5x5 patches, the signal volumes; the noise volumes only where named):
+  ours-magnitude       SVDLowRankDenoiseSeries on the magnitude (MP-PCA, sigma estimated: the default)
+  ours-complex         --phase: phase demodulated, the real part denoised (sigma estimated), |real| written
+  ours-complex-noise   --phase --noise-volumes K: as above, sigma from the K noise volumes
+  ours-magnitude-noise --noise-volumes K on the magnitude alone (Rayleigh-corrected sigma)
+  ours-*-overlap       ours-magnitude, ours-complex and ours-complex-noise with --aggregation overlap (every patch holding a voxel
+                       averaged, as patch-denoise recombines)
+  pd-nordic            patch-denoise's NordicDenoiser on the complex series as acquired (patch-denoise removes no
+                       phase), noise_std from the noise volumes
+  pd-nordic-demod      the same on the complex series with its smooth phase removed first (scipy's Gaussian of the
+                       complex image, sigma 2 voxels in plane, as ours), |output| scored: NORDIC as its authors run
+                       it, with a phase removed before the low-rank step
+  pd-nordic-demod-edge pd-nordic-demod with noise_std scaled so that its threshold is the noise edge of a patch's
+                       own 125 x V matrix: patch-denoise 1.4.4 draws its random matrices with 125 V rows (its patch
+                       shape includes the volume axis), which puts its threshold about 4x above that edge
+  pd-mppca             patch-denoise's MPPCADenoiser on the magnitude
+  dwidenoise           MRtrix3 dwidenoise on the magnitude (-extent 5,5,5, default estimator)
+Scores inside the mask against the noise-free magnitude: PSNR (peak: the largest clean value), its gain over the
+noisy magnitude, and the noise map's median relative error against the true sigma where a tool writes one.
+Prints one markdown table row per method and merges them into PREFIX_complex_results.json.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import nibabel as nib
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(path):
+    return np.asarray(nib.load(path).dataobj)
+
+
+def save_like(path, array, reference):
+    image = nib.Nifti1Image(np.asarray(array), nib.load(reference).affine)
+    image.header.set_xyzt_units("mm", "sec")
+    nib.save(image, path)
+
+
+def psnr(test, clean, mask):
+    peak = float(clean[mask].max())
+    mse = float(np.mean((np.asarray(test, np.float64)[mask] - clean[mask]) ** 2))
+    return 10.0 * np.log10(peak * peak / mse)
+
+
+def demodulated(z):
+    """Re(z e^{-i phi}) with phi the argument of z low-passed in plane by a Gaussian of sigma 2 voxels."""
+    from scipy import ndimage
+    smooth = np.empty_like(z)
+    for v in range(z.shape[-1]):
+        smooth[..., v] = (ndimage.gaussian_filter(z[..., v].real, (2, 2, 0), mode="constant", truncate=3.0)
+                          + 1j * ndimage.gaussian_filter(z[..., v].imag, (2, 2, 0), mode="constant", truncate=3.0))
+    return (z * np.exp(-1j * np.angle(smooth))).real.astype(np.float32)
+
+
+def run(command, env=None):
+    start = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        sys.exit(f"failed ({result.returncode}): {' '.join(command)}\n{result.stderr[-2000:]}")
+    return time.perf_counter() - start
+
+
+def peer(kind, data_path, mask_path, out_path, noise_std):
+    """In a process of its own with one BLAS thread (set by the caller): a patch-denoise denoiser."""
+    from patch_denoise.space_time.lowrank import MPPCADenoiser, NordicDenoiser
+    data = load(data_path)
+    mask = load(mask_path) > 0
+    if kind.startswith("pd-nordic"):
+        denoiser = NordicDenoiser((5, 5, 5), (4, 4, 4), recombination="weighted")
+        denoised = denoiser.denoise(data, mask=mask, mask_threshold=0, noise_std=float(noise_std), progbar=False)[0]
+    else:
+        denoiser = MPPCADenoiser((5, 5, 5), (4, 4, 4), threshold_scale=1.0, recombination="weighted")
+        denoised = denoiser.denoise(data, mask=mask, mask_threshold=0, progbar=False)[0]
+    save_like(out_path, np.abs(denoised).astype(np.float32), mask_path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True, help="make_complex_phantom.py prefix")
+    parser.add_argument("--tool", default=os.path.join(HERE, "../../build/apps/SVDLowRankDenoiseSeries"))
+    parser.add_argument("--methods", default="ours-magnitude,ours-complex,ours-complex-noise,ours-magnitude-noise,"
+                                             "pd-nordic,pd-nordic-demod,pd-mppca,dwidenoise")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--peer", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.peer:
+        peer(args.peer[0], args.peer[1], args.peer[2], args.peer[3], args.peer[4])
+        return
+
+    d = args.data
+    with open(f"{d}_truth.json") as f:
+        truth = json.load(f)
+    sigma, k, nv = truth["sigma"], truth["noise_volumes"], truth["size"][3]
+    mask_path = f"{d}_mask.nii.gz"
+    mask = load(mask_path) > 0
+    clean = load(f"{d}_truth_mag.nii.gz").astype(np.float64)
+    mag_all = load(f"{d}_mag.nii.gz")
+    # The signal volumes alone, for the methods that do not take noise volumes.
+    signal = {"mag": f"{d}_sig_mag.nii.gz", "phase": f"{d}_sig_phase.nii.gz", "complex": f"{d}_sig_complex.nii.gz"}
+    save_like(signal["mag"], mag_all[..., :nv], mask_path)
+    save_like(signal["phase"], load(f"{d}_phase.nii.gz")[..., :nv], mask_path)
+    complex_all = load(f"{d}_complex.nii.gz")
+    save_like(signal["complex"], complex_all[..., :nv], mask_path)
+    signal["demodulated"] = f"{d}_sig_demodulated.nii.gz"
+    save_like(signal["demodulated"], demodulated(complex_all[..., :nv]), mask_path)
+    noise = complex_all[..., nv:]
+    noise_sigma = float(np.sqrt(np.mean(noise.real ** 2 + noise.imag ** 2) / 2.0)) if k > 0 else sigma
+
+    out = f"{d}_out"
+    os.makedirs(out, exist_ok=True)
+    ours = [args.tool, "--mask", mask_path, "--backend", "cpu", "--nthreads", str(args.threads), "--overwrite",
+            "--quiet", "--patch", "5"]
+    methods = {
+        "ours-magnitude": lambda o, s: ours + [signal["mag"], o, "--noise-map", s],
+        "ours-complex": lambda o, s: ours + [signal["mag"], o, "--phase", signal["phase"], "--noise-map", s],
+        "ours-complex-noise": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--phase", f"{d}_phase.nii.gz",
+                                                   "--noise-volumes", str(k), "--noise-map", s],
+        "ours-magnitude-noise": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--noise-volumes", str(k),
+                                                     "--noise-map", s],
+        "ours-magnitude-overlap": lambda o, s: ours + [signal["mag"], o, "--noise-map", s, "--aggregation",
+                                                       "overlap"],
+        "ours-complex-overlap": lambda o, s: ours + [signal["mag"], o, "--phase", signal["phase"], "--noise-map", s,
+                                                     "--aggregation", "overlap"],
+        "ours-complex-noise-overlap": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--phase", f"{d}_phase.nii.gz",
+                                                           "--noise-volumes", str(k), "--noise-map", s,
+                                                           "--aggregation", "overlap"],
+        "dwidenoise": lambda o, s: ["dwidenoise", signal["mag"], o, "-mask", mask_path, "-extent", "5,5,5",
+                                    "-noise", s, "-nthreads", str(args.threads), "-force", "-quiet"],
+    }
+    env1 = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    noisy_psnr = psnr(mag_all[..., :nv], clean, mask)
+    rows = []
+    for name in args.methods.split(","):
+        if name.endswith("-noise") and k == 0:
+            continue
+        o, s = f"{out}/{name}.nii.gz", f"{out}/{name}_sigma.nii.gz"
+        if name in methods:
+            seconds = run(methods[name](o, s))
+        else:
+            source = {"pd-nordic": signal["complex"], "pd-nordic-demod": signal["demodulated"],
+                      "pd-nordic-demod-edge": signal["demodulated"]}.get(name, signal["mag"])
+            # NordicDenoiser's threshold is noise_std x the mean largest singular value of real N(0, 1) patches:
+            # complex noise of sigma per channel has sqrt(2) sigma per complex entry; a real part has sigma.
+            std = np.sqrt(2.0) * noise_sigma if name == "pd-nordic" else noise_sigma
+            if name == "pd-nordic-demod-edge":
+                std *= (np.sqrt(125) + np.sqrt(nv)) / (np.sqrt(125 * nv) + np.sqrt(nv))
+            seconds = run([sys.executable, __file__, "--data", d, "--peer", name, source, mask_path, o, str(std)],
+                          env=env1)
+            s = None
+        result = np.abs(load(o)).astype(np.float64)
+        row = {"method": name, "psnr_db": psnr(result, clean, mask), "seconds": seconds}
+        row["gain_db"] = row["psnr_db"] - noisy_psnr
+        if s and os.path.exists(s):
+            estimate = load(s)[mask]
+            row["sigma_median_rel_error"] = float(np.median(estimate / sigma - 1.0))
+            row["sigma_median_abs_rel_error"] = float(np.median(np.abs(estimate / sigma - 1.0)))
+        rows.append(row)
+        err = row.get("sigma_median_rel_error")
+        print(f"| {truth['wm_b0_snr_median']:g} | {name} | {row['psnr_db']:.2f} | {row['gain_db']:+.2f} | "
+              f"{'' if err is None else f'{100 * err:+.1f} %'} | {seconds:.1f} |", flush=True)
+    # Merged with an earlier run's rows, so that methods can be run one at a time.
+    path = f"{d}_complex_results.json"
+    earlier = []
+    if os.path.exists(path):
+        with open(path) as f:
+            earlier = [r for r in json.load(f)["rows"] if r["method"] not in {row["method"] for row in rows}]
+    with open(path, "w") as f:
+        json.dump({"truth": truth, "noisy_psnr_db": noisy_psnr, "noise_volume_sigma": noise_sigma,
+                   "rows": earlier + rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlrPyComplex_h
+#define svdlrPyComplex_h
+
+#include <nanobind/nanobind.h>
+
+namespace svdlr
+{
+namespace python
+{
+
+/** Adds `demodulate_phase(real, imag, *, filter_sigma, threads)` to `module`. */
+void
+DefineComplex(nanobind::module_ & module);
+
+} // namespace python
+} // namespace svdlr
+
+#endif
