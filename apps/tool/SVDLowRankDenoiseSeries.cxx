@@ -27,6 +27,7 @@
 #include "SVDLowRankInterruptCleanup.h"
 #include "SVDLowRankProvenance.h"
 #include "SVDLowRankStagedOutput.h"
+#include "SVDLowRankStepTimes.h"
 #include "SVDLowRankUpFrontChecks.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomSeries4D.h"
@@ -45,6 +46,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace
@@ -71,6 +73,8 @@ struct Outputs
   std::vector<std::pair<std::string, std::string>> sidecars;
   /** The input's pixel type, for --output-type same; float when not known (a DICOM series). */
   itk::IOComponentEnum inputComponent{ itk::IOComponentEnum::FLOAT };
+  /** Where the run's time goes (the summary's "steps:" line). */
+  StepTimes steps;
 
   explicit Outputs(bool overwrite)
     : staged(overwrite)
@@ -299,7 +303,12 @@ Denoise(const DenoiseToolOptions & options,
   using Filter = itk::LocalLowRankDenoisingImageFilter<TSeries>;
   using Traits = itk::LocalLowRankSeriesTraits<TSeries>;
 
-  const auto                       series = given ? given : ReadInput<TSeries>(options.input, "series");
+  typename TSeries::Pointer series = given;
+  if (!series)
+  {
+    StepTimer timer(outputs.steps.read);
+    series = ReadInput<TSeries>(options.input, "series");
+  }
   const auto &                     size = series->GetLargestPossibleRegion().GetSize();
   const std::array<std::size_t, 3> grid{ { size[0], size[1], size[2] } };
   const std::size_t                volumes = Traits::Volumes(*series);
@@ -307,19 +316,24 @@ Denoise(const DenoiseToolOptions & options,
   {
     throw InputError("'" + options.input + "' holds 1 volume: a local low-rank denoiser needs a series of at least 2");
   }
-  CheckFinite(*series, options.input);
+  {
+    StepTimer timer(outputs.steps.checks);
+    CheckFinite(*series, options.input);
+  }
 
   auto filter = Filter::New();
   filter->SetInput(series);
   MaskImage::Pointer mask;
   if (!options.mask.empty())
   {
+    StepTimer timer(outputs.steps.read);
     mask = ReadInput<MaskImage>(options.mask, "mask");
     CheckGrid(*mask, grid, options.mask, "mask");
     filter->SetMaskImage(mask);
   }
   if (!options.noiseSigmaMap.empty())
   {
+    StepTimer  timer(outputs.steps.read);
     const auto sigma = ReadInput<SigmaImage>(options.noiseSigmaMap, "noise map");
     CheckGrid(*sigma, grid, options.noiseSigmaMap, "noise map");
     const float * values = sigma->GetBufferPointer();
@@ -369,6 +383,8 @@ Denoise(const DenoiseToolOptions & options,
     progress.Finish();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  outputs.steps.filter = seconds;
+  std::optional<StepTimer> writing(std::in_place, outputs.steps.write);
 
   // float32 unless --output-type same (svdlr/Defaults.h); NIfTI outputs keep the input's header fields.
   WriteInComponentType(filter->GetOutput(), outputs.series,
@@ -441,7 +457,13 @@ Denoise(const DenoiseToolOptions & options,
       WriteTextAtomically(provenance, sidecar.second); // a temporary name: Commit() renames it with the images
     }
   });
-  outputs.staged.Commit();
+  writing.reset();
+  {
+    StepTimer timer(outputs.steps.verify);
+    outputs.staged.Commit();
+  }
+  summary.steps = outputs.steps;
+  summary.processSeconds = SecondsSinceRunStart();
   if (options.run.json)
   {
     std::cout << provenance;
@@ -495,15 +517,18 @@ RunTool(const DenoiseToolOptions & options)
   CheckInputExists(options.noiseSigmaMap, "noise map");
   Outputs outputs(options.overwrite);
   ReserveOutputs(options, outputs);
-  if (!options.mask.empty())
   {
-    CheckImageDimensionUpFront(options.mask, "mask", 3);
-    CheckInputFileUpFront(options.mask, "mask", false);
-  }
-  if (!options.noiseSigmaMap.empty())
-  {
-    CheckImageDimensionUpFront(options.noiseSigmaMap, "noise map", 3);
-    CheckInputFileUpFront(options.noiseSigmaMap, "noise map", true);
+    StepTimer timer(outputs.steps.checks);
+    if (!options.mask.empty())
+    {
+      CheckImageDimensionUpFront(options.mask, "mask", 3);
+      CheckInputFileUpFront(options.mask, "mask", false);
+    }
+    if (!options.noiseSigmaMap.empty())
+    {
+      CheckImageDimensionUpFront(options.noiseSigmaMap, "noise map", 3);
+      CheckInputFileUpFront(options.noiseSigmaMap, "noise map", true);
+    }
   }
 #ifdef SVDLR_HAVE_DCMTK
   if (dicomFolder || svdlr_io::HasDicomPreamble(options.input))
@@ -531,7 +556,10 @@ RunTool(const DenoiseToolOptions & options)
   {
     throw InputError("cannot read the series '" + options.input + "': " + error.GetDescription());
   }
-  CheckInputFileUpFront(options.input, "series", true);
+  {
+    StepTimer timer(outputs.steps.checks);
+    CheckInputFileUpFront(options.input, "series", true);
+  }
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();
   outputs.inputComponent = io->GetComponentType();
