@@ -22,6 +22,8 @@
 #include "SVDLowRankDenoiseOptions.h"
 #include "SVDLowRankDenoiseSummary.h"
 #include "SVDLowRankNiftiHeader.h"
+#include "SVDLowRankNiftiRead.h"
+#include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankInterruptCleanup.h"
@@ -87,7 +89,7 @@ ReadInput(const std::string & path, const char * what)
 {
   try
   {
-    return itk::ReadImage<TImage>(path);
+    return svdlr_io::ReadImageFile<TImage>(path); // a NIfTI file checked before is not decompressed again
   }
   catch (const itk::ExceptionObject & error)
   {
@@ -386,17 +388,21 @@ Denoise(const DenoiseToolOptions & options,
   outputs.steps.filter = seconds;
   std::optional<StepTimer> writing(std::in_place, outputs.steps.write);
 
-  // float32 unless --output-type same (svdlr/Defaults.h); NIfTI outputs keep the input's header fields.
+  // float32 unless --output-type same (svdlr/Defaults.h); NIfTI outputs keep the input's header fields, set as they
+  // are written.
+  svdlr_io::ImageWriteSettings settings;
+  settings.niftiFields = ReadNiftiHeaderFields(options.input);
   WriteInComponentType(filter->GetOutput(), outputs.series,
                        options.outputType == svdlr::kSameAsInputOutputTypeName ? outputs.inputComponent
-                                                                              : itk::IOComponentEnum::FLOAT);
+                                                                              : itk::IOComponentEnum::FLOAT,
+                       settings);
   if (!outputs.noiseMap.empty())
   {
-    itk::WriteImage(filter->GetNoiseSigmaOutput(), outputs.noiseMap, true);
+    svdlr_io::WriteImageFile(filter->GetNoiseSigmaOutput(), outputs.noiseMap, settings);
   }
   if (!outputs.rankMap.empty())
   {
-    itk::WriteImage(filter->GetRankOutput(), outputs.rankMap, true);
+    svdlr_io::WriteImageFile(filter->GetRankOutput(), outputs.rankMap, settings);
   }
   const std::pair<std::string, std::string> images[] = { { options.output, outputs.series },
                                                          { options.noiseMap, outputs.noiseMap },
@@ -420,18 +426,6 @@ Denoise(const DenoiseToolOptions & options,
       throw;
     }
   };
-  namingAShortImage([&] {
-    if (const auto header = ReadNiftiHeaderFields(options.input))
-    {
-      for (const auto & [target, temporary] : images)
-      {
-        if (!target.empty() && IsNiftiPath(target))
-        {
-          WriteNiftiHeaderFields(temporary, *header);
-        }
-      }
-    }
-  });
 
   DenoiseSummary summary;
   summary.input = inputName.empty() ? options.input : inputName;
