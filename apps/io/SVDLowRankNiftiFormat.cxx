@@ -39,15 +39,7 @@ template <typename T>
 T
 Field(const unsigned char * header, std::size_t at, bool swapped)
 {
-  unsigned char bytes[sizeof(T)];
-  std::memcpy(bytes, header + at, sizeof(T));
-  if (swapped)
-  {
-    std::reverse(bytes, bytes + sizeof(T));
-  }
-  T value;
-  std::memcpy(&value, bytes, sizeof(T));
-  return value;
+  return StoredValue<T>(header + at, swapped);
 }
 
 template <typename T>

@@ -22,7 +22,9 @@
 // Inf), the fast .nii.gz reader and writer, and the header fields the tools carry from input to output all read a
 // header through ParseNiftiHeader, and change one through PatchNiftiHeaderFields.
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -30,6 +32,22 @@
 
 namespace svdlr_io
 {
+
+/** The value of type T stored at `bytes`, in the byte order of its writer (`swapped`: not this machine's). */
+template <typename T>
+T
+StoredValue(const unsigned char * bytes, bool swapped)
+{
+  unsigned char copy[sizeof(T)];
+  std::memcpy(copy, bytes, sizeof(T));
+  if (swapped)
+  {
+    std::reverse(copy, copy + sizeof(T));
+  }
+  T value;
+  std::memcpy(&value, copy, sizeof(T));
+  return value;
+}
 
 /** Enough bytes for either header: NIfTI-1's is 348 bytes, NIfTI-2's 540, each followed by 4 extension bytes. */
 constexpr std::size_t kNiftiHeaderBytes = 544;

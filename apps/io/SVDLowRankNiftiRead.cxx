@@ -103,7 +103,12 @@ struct Kept
 {
   FileIdentity                          identity;
   std::shared_ptr<const NiftiFileBytes> file;
+  std::uint64_t                         order{ 0 }; // when it was kept: the oldest goes first when too many are
 };
+
+/** At most this many files are kept at once: a batch's reader threads each have one between its checks and its read,
+ * and a file checked but never read (its read refused for another reason) must not hold its memory to the end. */
+constexpr std::size_t MostKept = 8;
 
 std::mutex &
 KeptMutex()
@@ -190,15 +195,7 @@ template <typename T>
 T
 ValueAt(const unsigned char * data, std::size_t i, bool swapped)
 {
-  unsigned char bytes[sizeof(T)];
-  std::memcpy(bytes, data + i * sizeof(T), sizeof(T));
-  if (swapped)
-  {
-    std::reverse(bytes, bytes + sizeof(T));
-  }
-  T value;
-  std::memcpy(&value, bytes, sizeof(T));
-  return value;
+  return StoredValue<T>(data + i * sizeof(T), swapped);
 }
 
 /** niftilib's nifti_read_buffer: NaN and Inf of a floating-point file read as 0. */
@@ -351,8 +348,16 @@ KeepForRead(const std::string & path, std::shared_ptr<const NiftiFileBytes> file
   {
     return;
   }
+  static std::uint64_t        counter = 0;
   std::lock_guard<std::mutex> lock(KeptMutex());
-  KeptFiles()[path] = Kept{ *identity, std::move(file) };
+  auto &                      files = KeptFiles();
+  files[path] = Kept{ *identity, std::move(file), ++counter };
+  while (files.size() > MostKept)
+  {
+    files.erase(std::min_element(files.begin(), files.end(), [](const auto & a, const auto & b) {
+      return a.second.order < b.second.order;
+    }));
+  }
 }
 
 bool
