@@ -43,6 +43,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -201,6 +202,11 @@ CheckFinite(const TSeries & series, const std::string & path)
   const std::size_t volumes = Traits::Volumes(series);
   const auto        strides = Traits::Strides(series);
   const float *     data = reinterpret_cast<const float *>(series.GetBufferPointer());
+  const std::size_t values = voxels * volumes; // either layout is contiguous: one pass, the voxel found only if needed
+  if (std::all_of(data, data + values, [](float value) { return std::isfinite(value); }))
+  {
+    return;
+  }
   for (std::size_t t = 0; t < volumes; ++t)
   {
     for (std::size_t v = 0; v < voxels; ++v)
@@ -370,6 +376,7 @@ Denoise(const DenoiseToolOptions & options,
   filter->SetDeviceId(options.deviceId);
   filter->WarnOnBackendFallbackOff(); // printed as a note of ours
 
+  StartSha256Of({ options.input, options.mask, options.noiseSigmaMap }); // the sidecar's checksums, beside the filter
   const auto start = std::chrono::steady_clock::now();
   {
     ProgressBar progress(filter, !options.run.quiet && !options.run.json);
