@@ -23,6 +23,7 @@
 #include "svdlrBenchmarkIO.h"
 #include "cuda/svdlrLocalDenoiseCuda.h"
 #include "svdlr/LocalDenoise.h"
+#include "svdlr/Names.h"
 
 #include <algorithm>
 #include <chrono>
@@ -52,6 +53,8 @@ struct Arguments
   std::size_t             maxPatchesPerBatch{ 0 };
   bool                    variants{ false };
   svdlr::PatchAggregation aggregation{ svdlr::PatchAggregation::CentreVoxel };
+  svdlr::Shrinkage        shrinkage{ svdlr::Shrinkage::Hard };
+  std::size_t             deviceMemoryLimit{ 0 };
 };
 
 [[noreturn]] void
@@ -59,7 +62,8 @@ Usage(const std::string & problem)
 {
   std::cerr << "svdlrDenoiseCudaBenchmark: " << problem << "\n"
             << "usage: svdlrDenoiseCudaBenchmark --input series.f32 --size NX NY NZ NV [--repeat N]\n"
-            << "       [--cusolver-repeat N (0: skip)] [--aggregation centre|overlap] [--batch N]\n"
+            << "       [--cusolver-repeat N (0: skip)] [--aggregation centre|overlap] [--shrinkage hard|frobenius]\n"
+            << "       [--batch N] [--device-memory-limit SIZE (" << svdlr::ByteSizeSyntax() << ")]\n"
             << "       [--reference cpu.f32 --reference-rank cpu.u16] [--variants (every kernel variant of our solver)]\n";
   std::exit(2);
 }
@@ -95,6 +99,15 @@ Parse(int argc, char * argv[])
     else if (flag == "--size")
       for (std::size_t & extent : a.size)
         extent = std::stoul(value(i));
+    else if (flag == "--shrinkage")
+      a.shrinkage = value(i) == "frobenius" ? svdlr::Shrinkage::OptimalFrobenius : svdlr::Shrinkage::Hard;
+    else if (flag == "--device-memory-limit")
+    {
+      const std::string size = value(i);
+      a.deviceMemoryLimit = svdlr::ParseByteSize(size);
+      if (a.deviceMemoryLimit == 0)
+        Usage("--device-memory-limit takes " + std::string(svdlr::ByteSizeSyntax()) + ", got '" + size + "'");
+    }
     else if (flag == "--aggregation")
     {
       const std::string name = value(i);
@@ -118,6 +131,7 @@ struct Run
   std::vector<double>                  seconds;
   svdlr::detail::LocalDenoiseCudaTrace trace; // of the last run
   std::size_t                          patches{ 0 };
+  std::size_t                          deviceBytes{ 0 }; // the buffers' device memory (LocalDenoiseReport)
 };
 
 Run
@@ -136,6 +150,8 @@ Time(const Arguments & a, const std::vector<float> & input, const svdlr::detail:
   const svdlr::SeriesView<float>       out{ run.output.data(), { nx, ny, nz }, nv, strides };
   svdlr::LocalDenoiseOptions           options;
   options.aggregation = a.aggregation;
+  options.shrinkage = a.shrinkage;
+  options.deviceMemoryLimit = a.deviceMemoryLimit;
   options.maxPatchesPerBatch = a.maxPatchesPerBatch;
   const auto patch = svdlr::DefaultPatchSize(nv);
   // One warm-up (context, handles, pinned staging, first-call costs), the timed runs without the trace, each
@@ -154,6 +170,7 @@ Time(const Arguments & a, const std::vector<float> & input, const svdlr::detail:
       run.seconds.push_back(seconds);
     }
     run.patches = report.patches;
+    run.deviceBytes = report.peakDeviceBytes;
   }
   return run;
 }
@@ -201,7 +218,9 @@ Json(const std::string & name, const Arguments & a, const Run & run, const Agree
   json << "{\"program\": \"svdlrDenoiseCudaBenchmark\", \"solver\": \"" << name << "\", \"size\": [" << a.size[0]
        << ", " << a.size[1] << ", " << a.size[2] << ", " << a.size[3] << "], \"aggregation\": \""
        << (a.aggregation == svdlr::PatchAggregation::CentreVoxel ? "centre" : "overlap")
-       << "\", \"patches\": " << run.patches << ", \"median_s\": " << Median(run.seconds)
+       << "\", \"shrinkage\": \"" << (a.shrinkage == svdlr::Shrinkage::Hard ? "hard" : "frobenius")
+       << "\", \"device_memory_limit\": " << a.deviceMemoryLimit << ", \"device_bytes\": " << run.deviceBytes
+       << ", \"patches\": " << run.patches << ", \"median_s\": " << Median(run.seconds)
        << ", \"min_s\": " << *std::min_element(run.seconds.begin(), run.seconds.end()) << ", \"times_s\": [";
   for (std::size_t i = 0; i < run.seconds.size(); ++i)
   {
@@ -259,6 +278,12 @@ main(int argc, char * argv[])
     };
     std::vector<Configuration> configurations;
     configurations.push_back({ "ours", {}, a.repeat });
+    {
+      // The eigenvectors the ranks keep (the default) against all of them up to the rank's bound, as before.
+      svdlr::detail::LocalDenoiseCudaTuning tuning;
+      tuning.everyEigenvector = true;
+      configurations.push_back({ "ours, every eigenvector", tuning, std::max<std::size_t>(1, a.repeat / 2) });
+    }
     if (a.variants)
     {
       for (const bool lower : { false, true })

@@ -189,6 +189,9 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     ->check(WholeNumberValidator(1, 4294967295.0));
   AddBackendOption(app, options.backend, "--backend", "auto (default: the GPU when usable), cpu or cuda");
   AddDeviceOption(app, options.deviceId, "--device");
+  AddByteSizeOption(app, options.gpuMemoryLimit, "--gpu-memory-limit",
+                    "the most GPU memory the denoiser's buffers may take, e.g. 8G\n"
+                    "(the CUDA context comes on top; default: what is free)");
   app.add_flag("--overwrite", options.overwrite, "replace output files that exist");
   AddOutputTypeOption(app, options.outputType);
   AddRunOptions(app, options.run);

@@ -30,6 +30,7 @@
 #include "svdlr/Engine.h"
 
 #include <array>
+#include <cstddef>
 #include <string>
 
 namespace svdlr_tools
@@ -53,6 +54,7 @@ struct DenoiseToolOptions
   std::string                                  policyName{ svdlr::kDefaultDenoisePolicyName };
   itk::SVDLowRankReconstructionEnums::Backend  backend{ itk::SVDLowRankReconstructionEnums::Backend::Auto };
   int                                          deviceId{ 0 };
+  std::size_t                                  gpuMemoryLimit{ 0 }; // --gpu-memory-limit, bytes; 0: none
   bool                                         overwrite{ false };
   std::string                                  outputType{ svdlr::kDefaultOutputTypeName }; // float32 or same
   RunOptions                                   run; // --quiet, --json, --nthreads

@@ -162,6 +162,7 @@ DenoiseProvenance(const DenoiseToolOptions & options, const DenoiseSummary & sum
   parameters.emplace_back("noiseSigma", options.noiseSigma > 0.0 ? JsonNumber(options.noiseSigma) : "null");
   parameters.emplace_back("backend", JsonString(svdlr::Name(static_cast<svdlr::Backend>(options.backend))));
   parameters.emplace_back("device", std::to_string(options.deviceId));
+  parameters.emplace_back("gpuMemoryLimit", options.gpuMemoryLimit > 0 ? std::to_string(options.gpuMemoryLimit) : "null");
   parameters.emplace_back("outputType", JsonString(options.outputType));
   parameters.emplace_back("threads", options.run.threads > 0 ? std::to_string(options.run.threads) : "null");
   for (const std::string * input : { &options.input, &options.mask, &options.noiseSigmaMap })
@@ -374,6 +375,7 @@ Denoise(const DenoiseToolOptions & options,
   itk::SVDLowRankEngineBridge::SetRankPolicy(filter.GetPointer(), options.policy);
   filter->SetBackend(options.backend);
   filter->SetDeviceId(options.deviceId);
+  filter->SetDeviceMemoryLimit(options.gpuMemoryLimit);
   filter->WarnOnBackendFallbackOff(); // printed as a note of ours
 
   StartSha256Of({ options.input, options.mask, options.noiseSigmaMap }); // the sidecar's checksums, beside the filter
@@ -487,7 +489,12 @@ DenoiseDicom(const DenoiseToolOptions & options, Outputs & outputs)
   std::string             name;
   try
   {
-    const auto   found = svdlr_io::FindDicomSeries({ options.input });
+    svdlr_io::DicomSearchNotes notes;
+    const auto                 found = svdlr_io::FindDicomSeries({ options.input }, &notes);
+    for (const std::string & file : notes.leftOut)
+    {
+      std::cerr << "SVDLowRankDenoiseSeries: note: left out " << file << "\n";
+    }
     const auto & chosen = svdlr_io::SelectDicomSeries(found, "");
     series = svdlr_io::ReadDicomSeries4D(chosen);
     name = options.input + " (DICOM series \"" + chosen.seriesDescription + "\", " +

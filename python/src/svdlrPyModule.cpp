@@ -22,6 +22,7 @@
 #include "svdlrPyReconstruct.h"
 #include "svdlrPySliceStack.h"
 
+#include "svdlr/Defaults.h"
 #include "svdlr/Engine.h"
 
 #include <nanobind/nanobind.h>
@@ -29,6 +30,7 @@
 
 #include <string>
 
+#include "SVDLowRankExitCodes.h"
 #include "SVDLowRankImageFileCheck.h"
 
 namespace nb = nanobind;
@@ -97,6 +99,16 @@ NB_MODULE(_engine, module)
     "The tools' raw check of an image file (docs/reliability.md): OSError naming the file and the bytes missing when\n"
     "a NIfTI, MHA or NRRD file holds less pixel data than its header promises; with `values`, ValueError for a NaN\n"
     "or Inf voxel of a floating-point NIfTI file (which ITK 5.2 and nibabel's readers would hide or pass on).");
+
+  module.attr("DEFAULT_DENOISE_POLICY") = svdlr::kDefaultDenoisePolicyName;
+  // The tools' exit codes (apps/tool/SVDLowRankExitCodes.h), for Python's command-line entry points (svdlr-bids).
+  module.attr("EXIT_SUCCESS") = svdlr_tools::ExitSuccess;
+  module.attr("EXIT_FAILURE") = svdlr_tools::ExitFailure;
+  module.attr("EXIT_USAGE") = svdlr_tools::ExitUsage;
+  module.attr("EXIT_INPUT_ERROR") = svdlr_tools::ExitInputError;
+  module.attr("EXIT_SOME_FAILED") = svdlr_tools::ExitSomeFailed;
+  module.attr("EXIT_INTERRUPTED") = svdlr_tools::ExitInterrupted;
+  module.attr("EXIT_CODE_TABLE") = svdlr_tools::ExitCodeTable();
 
   module.attr("DEVICE_INPUT_SUPPORTED") = svdlr::python::DeviceInputSupported();
   module.attr("__version__") = SVDLR_PY_VERSION;

@@ -142,5 +142,19 @@ PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, st
   return plan;
 }
 
+std::size_t
+PlanBudgetBytes(std::size_t usableBytes, std::size_t limitBytes, std::size_t fixedBytes)
+{
+  const std::size_t cap = limitBytes > 0 ? std::min(usableBytes, limitBytes) : usableBytes;
+  return cap > fixedBytes ? cap - fixedBytes : 0;
+}
+
+std::size_t
+SmallestPlanBytes(const LocalDenoiseShape & shape, const std::function<std::size_t(std::int64_t)> & solverBytes,
+                  std::size_t scratchPerPatch)
+{
+  return 2 * SlabSlotBytes(shape, WindowPlanes(shape, 1)) + BatchBytes(shape, 1, solverBytes, scratchPerPatch);
+}
+
 } // namespace detail
 } // namespace svdlr
