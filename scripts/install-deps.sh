@@ -14,6 +14,7 @@ packages=(
   mricron-data                  # the Colin27 brain, ch2.nii.gz
   libdcmtk-dev dcmtk            # DICOM series in and out (the tool's DCMTK I/O)
   libpng-dev                    # PNG files are checked through libpng before ITK reads them
+  libdeflate-dev                # .nii.gz read and written fast (libdeflate: whole buffers, members on every core)
   libgdcm-dev                   # JPEG 2000 pixel data (GDCM with OpenJPEG), the syntaxes DCMTK lacks
   valgrind                      # shows DCMTK's JPEG-LS encoder writing out of bounds (docs/dicom.md)
   libcli11-dev                  # the command lines of the tools (CLI11)

@@ -18,6 +18,8 @@
 #include "SVDLowRankBatchVolume.h"
 
 #include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankNiftiRead.h"
+#include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomWriter.h"
@@ -43,7 +45,7 @@ namespace
 itk::ImageIOBase::Pointer
 OpenImage(const std::string & path)
 {
-  auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  auto io = svdlr_io::CreateReadImageIO(path); // NIfTI: decompressed once, for the checks and the read
   if (!io)
   {
     throw VolumeError("cannot read '" + path + "': no ITK reader for this file");
@@ -263,16 +265,9 @@ template <unsigned int VDimension>
 void
 WriteFile(const StagedVolume & volume, const std::string & temporary, int compressionLevel)
 {
-  using WriterType = itk::ImageFileWriter<itk::Image<float, VDimension>>;
-  auto writer = WriterType::New();
-  writer->SetInput(ImageOver<VDimension>(volume));
-  writer->SetFileName(temporary);
-  writer->SetUseCompression(true);
-  if (compressionLevel > 0)
-  {
-    writer->SetCompressionLevel(compressionLevel);
-  }
-  writer->Update();
+  svdlr_io::ImageWriteSettings settings;
+  settings.gzipLevel = compressionLevel;
+  svdlr_io::WriteImageFile(ImageOver<VDimension>(volume).GetPointer(), temporary, settings);
 }
 
 void

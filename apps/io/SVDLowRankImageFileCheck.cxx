@@ -17,6 +17,10 @@
  *=========================================================================*/
 #include "SVDLowRankImageFileCheck.h"
 
+#include "SVDLowRankGzip.h"
+#include "SVDLowRankNiftiFormat.h"
+#include "SVDLowRankNiftiRead.h"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -129,9 +133,10 @@ ReadStream(const std::string &                                                pa
   return total;
 }
 
-/** The first `count` bytes of the file's stream (decompressed when gzip), fewer when it is shorter. */
+} // namespace
+
 std::vector<unsigned char>
-ReadStreamHead(const std::string & path, std::size_t count)
+ReadDecompressedHead(const std::string & path, std::size_t count)
 {
   std::vector<unsigned char> head;
   bool                       cut = false;
@@ -141,6 +146,9 @@ ReadStreamHead(const std::string & path, std::size_t count)
   });
   return head;
 }
+
+namespace
+{
 
 bool
 IsGzipAt(const std::string & path, std::uint64_t offset)
@@ -168,7 +176,8 @@ GzipTrailerMatches(const std::string & path, std::uint64_t expectedBytes)
   const std::uint32_t stored = static_cast<std::uint32_t>(trailer[0]) | static_cast<std::uint32_t>(trailer[1]) << 8 |
                                static_cast<std::uint32_t>(trailer[2]) << 16 |
                                static_cast<std::uint32_t>(trailer[3]) << 24;
-  return stored == static_cast<std::uint32_t>(expectedBytes);
+  // The size rule (SVDLowRankGzip.h): a member of at least expectedBytes with this ISIZE holds exactly that many.
+  return GzipMemberSize(stored, expectedBytes) == expectedBytes;
 }
 
 /** `dataFile`: where the data lie when not in `path` itself (an MHD header's raw file). */
@@ -224,202 +233,24 @@ CheckDataPresent(const std::string & path, std::uint64_t offset, std::uint64_t r
   }
 }
 
-// NIfTI-1 and NIfTI-2 single-file headers (nifti1.h, nifti2.h): the fields the size and the scan need.
-struct NiftiLayout
-{
-  std::uint64_t                dataOffset{ 0 };
-  std::uint64_t                dataBytes{ 0 };
-  std::array<std::uint64_t, 7> dims{ { 1, 1, 1, 1, 1, 1, 1 } };
-  unsigned                     floatBytes{ 0 }; // 4 or 8 for floating-point voxels (real or complex), else 0
-  unsigned                     valuesPerVoxel{ 1 }; // 2 for complex voxels
-  bool                         swapped{ false };
-};
-
-template <typename T>
-T
-Field(const std::vector<unsigned char> & header, std::size_t at, bool swapped)
-{
-  unsigned char bytes[sizeof(T)];
-  std::memcpy(bytes, header.data() + at, sizeof(T));
-  if (swapped)
-  {
-    std::reverse(bytes, bytes + sizeof(T));
-  }
-  T value;
-  std::memcpy(&value, bytes, sizeof(T));
-  return value;
-}
-
-/** The layout of a single-file NIfTI header, or false for what is not one (a .hdr/.img pair, an unknown header). */
-bool
-ParseNifti(const std::vector<unsigned char> & header, NiftiLayout & layout)
-{
-  if (header.size() < 348)
-  {
-    return false;
-  }
-  std::int64_t dims[8] = {};
-  int          datatype = 0, bitpix = 0;
-  const auto   size = Field<std::int32_t>(header, 0, false);
-  bool         swapped = false;
-  if (size == 348 || Field<std::int32_t>(header, 0, true) == 348)
-  {
-    swapped = size != 348;
-    if (std::memcmp(header.data() + 344, "n+1", 4) != 0)
-    {
-      return false;
-    }
-    for (int i = 0; i < 8; ++i)
-    {
-      dims[i] = Field<std::int16_t>(header, 40 + 2 * i, swapped);
-    }
-    datatype = Field<std::int16_t>(header, 70, swapped);
-    bitpix = Field<std::int16_t>(header, 72, swapped);
-    const float offset = Field<float>(header, 108, swapped);
-    // A float offset past what 64 bits hold (found by the fuzzer) means data far beyond any file: cast saturated.
-    layout.dataOffset = !(offset >= 352.0f) ? 352 : offset < 9.0e18f ? static_cast<std::uint64_t>(offset) : UINT64_MAX / 2;
-  }
-  else if (size == 540 || Field<std::int32_t>(header, 0, true) == 540)
-  {
-    swapped = size != 540;
-    if (header.size() < 540 || std::memcmp(header.data() + 4, "n+2", 4) != 0)
-    {
-      return false;
-    }
-    for (int i = 0; i < 8; ++i)
-    {
-      dims[i] = Field<std::int64_t>(header, 16 + 8 * i, swapped);
-    }
-    datatype = Field<std::int16_t>(header, 12, swapped);
-    bitpix = Field<std::int16_t>(header, 14, swapped);
-    const std::int64_t offset = Field<std::int64_t>(header, 168, swapped);
-    layout.dataOffset = offset >= 544 ? static_cast<std::uint64_t>(offset) : 544;
-  }
-  else
-  {
-    return false;
-  }
-  if (dims[0] < 1 || dims[0] > 7 || bitpix <= 0 || bitpix % 8 != 0)
-  {
-    return false; // ITK's reader refuses such a header itself
-  }
-  std::uint64_t voxels = 1;
-  for (int i = 1; i <= dims[0]; ++i)
-  {
-    layout.dims[i - 1] = dims[i] > 0 ? static_cast<std::uint64_t>(dims[i]) : 1; // niftilib reads 0 or less as 1
-    voxels = Times(voxels, layout.dims[i - 1]);
-  }
-  layout.dataBytes = Times(voxels, static_cast<std::uint64_t>(bitpix / 8));
-  layout.swapped = swapped;
-  switch (datatype)
-  {
-    case 16: // DT_FLOAT32
-    case 32: // DT_COMPLEX64
-      layout.floatBytes = 4;
-      layout.valuesPerVoxel = datatype == 32 ? 2 : 1;
-      break;
-    case 64:   // DT_FLOAT64
-    case 1792: // DT_COMPLEX128
-      layout.floatBytes = 8;
-      layout.valuesPerVoxel = datatype == 1792 ? 2 : 1;
-      break;
-    default:
-      layout.floatBytes = 0;
-  }
-  return true;
-}
-
-bool
-FiniteValue(const unsigned char * bytes, unsigned size, bool swapped)
-{
-  unsigned char value[8];
-  std::memcpy(value, bytes, size);
-  if (swapped)
-  {
-    std::reverse(value, value + size);
-  }
-  if (size == 4)
-  {
-    float f;
-    std::memcpy(&f, value, 4);
-    return std::isfinite(f);
-  }
-  double d;
-  std::memcpy(&d, value, 8);
-  return std::isfinite(d);
-}
-
-/** Reads every voxel of a floating-point NIfTI file and throws at the first NaN or Inf, naming its voxel. */
-void
-ScanNiftiValues(const std::string & path, const NiftiLayout & layout)
-{
-  const unsigned      size = layout.floatBytes;
-  std::uint64_t       position = 0; // in the decompressed stream
-  std::uint64_t       badValue = UINT64_MAX;
-  unsigned char       carry[8];
-  unsigned            carried = 0;
-  const std::uint64_t end = layout.dataOffset + layout.dataBytes;
-  bool                cut = false;
-  ReadStream(path, 0, cut, [&](const unsigned char * data, std::size_t count) {
-    const std::uint64_t chunkStart = position;
-    position += count;
-    std::uint64_t from = std::max(chunkStart, layout.dataOffset);
-    const std::uint64_t to = std::min(position, end);
-    for (; carried > 0 && from < to; ++from)
-    {
-      carry[carried++] = data[from - chunkStart]; // a value split across chunks
-      if (carried == size)
-      {
-        carried = 0;
-        if (!FiniteValue(carry, size, layout.swapped))
-        {
-          badValue = (from + 1 - size - layout.dataOffset) / size;
-          return false;
-        }
-      }
-    }
-    for (; from + size <= to; from += size)
-    {
-      if (!FiniteValue(data + (from - chunkStart), size, layout.swapped))
-      {
-        badValue = (from - layout.dataOffset) / size;
-        return false;
-      }
-    }
-    for (; from < to; ++from)
-    {
-      carry[carried++] = data[from - chunkStart];
-    }
-    return position < end;
-  });
-  if (badValue == UINT64_MAX)
-  {
-    return;
-  }
-  const std::uint64_t voxel = badValue / layout.valuesPerVoxel;
-  std::ostringstream where;
-  where << "[" << voxel % layout.dims[0] << ", " << voxel / layout.dims[0] % layout.dims[1] << ", "
-        << voxel / (layout.dims[0] * layout.dims[1]) % layout.dims[2] << "]";
-  const std::uint64_t volume = voxel / (layout.dims[0] * layout.dims[1] * layout.dims[2]);
-  if (layout.dims[3] > 1)
-  {
-    where << ", volume " << volume;
-  }
-  throw NonFiniteImageFile("'" + path + "' holds NaN or Inf at voxel " + where.str());
-}
-
 void
 CheckNifti(const std::string & path, ImageFileScan scan)
 {
-  NiftiLayout layout;
-  if (!ParseNifti(ReadStreamHead(path, 544), layout))
+  if (scan == ImageFileScan::Values)
   {
+    // Decompressed once, checked, and kept for the read that follows.
+    if (auto file = LoadNiftiFile(path))
+    {
+      CheckNiftiValues(*file, path);
+      KeepForRead(path, std::make_shared<const NiftiFileBytes>(std::move(*file)));
+    }
     return;
   }
-  CheckDataPresent(path, layout.dataOffset, layout.dataBytes, true);
-  if (scan == ImageFileScan::Values && layout.floatBytes != 0)
+  const std::vector<unsigned char> head = ReadDecompressedHead(path, kNiftiHeaderBytes);
+  const auto                       header = ParseNiftiHeader(head.data(), head.size());
+  if (header && header->singleFile)
   {
-    ScanNiftiValues(path, layout);
+    CheckDataPresent(path, header->voxOffset, header->DataBytes(), true);
   }
 }
 

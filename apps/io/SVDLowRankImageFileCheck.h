@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace svdlr_io
 {
@@ -53,9 +54,14 @@ enum class ImageFileScan
 /** Throws IncompleteImageFile, naming `path` and how many bytes are missing, when the pixel data of a NIfTI
  * (.nii, .nii.gz), MHA/MHD or NRRD file is shorter than its header says; with ImageFileScan::Values also throws
  * NonFiniteImageFile for a NaN or Inf voxel of a floating-point NIfTI file. Files of other formats, and headers
- * it does not understand, pass: ITK's own reader judges them. */
+ * it does not understand, pass: ITK's own reader judges them. ImageFileScan::Values decompresses a NIfTI file once
+ * and keeps it for the read that follows (SVDLowRankNiftiRead.h). */
 void
 CheckImageFile(const std::string & path, ImageFileScan scan = ImageFileScan::Structure);
+
+/** The first `count` bytes of the file's stream (decompressed when gzip), fewer when it is shorter. */
+std::vector<unsigned char>
+ReadDecompressedHead(const std::string & path, std::size_t count);
 
 /** Whether CheckImageFile understands the format `path`'s extension names (NIfTI, MHA/MHD, NRRD). */
 bool

@@ -19,6 +19,7 @@
 
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankInterruptCleanup.h"
+#include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankPngStack.h"
 
 #include "itkMacro.h"
@@ -296,6 +297,15 @@ VerifyWrittenFile(const std::string & temporary, const std::string & target)
   {
     throw OutputWriteError("writing '" + target + "' failed: the writer left " +
                            (error ? "no file" : std::string("an empty file")) + " (is the disk full?)");
+  }
+  if (const auto problem = CheckRecordedWrite(temporary)) // written by us: its size and CRC, not its contents
+  {
+    if (!problem->empty())
+    {
+      throw OutputWriteError("writing '" + target + "' failed: what was written is incomplete (is the disk full?): " +
+                             *problem);
+    }
+    return;
   }
   try
   {

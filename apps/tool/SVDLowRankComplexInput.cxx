@@ -21,6 +21,7 @@
 #include "SVDLowRankExitCodes.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProvenance.h"
+#include "SVDLowRankReadInput.h"
 
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
@@ -118,20 +119,6 @@ SeriesLike(const itk::ImageBase<4> & like, std::size_t volumes)
   return image;
 }
 
-template <typename TImage>
-typename TImage::Pointer
-Read(const std::string & path, const char * what)
-{
-  try
-  {
-    return itk::ReadImage<TImage>(path);
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    throw InputError(std::string("cannot read the ") + what + " '" + path + "': " + error.GetDescription());
-  }
-}
-
 /** `other` must have `reference`'s grid, and `volumes` volumes (0: any count). */
 void
 CheckShape(const itk::ImageBase<4> & reference, const itk::ImageBase<4> & other, std::size_t volumes,
@@ -199,7 +186,7 @@ ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const Comple
 {
   if (inputPixel == itk::IOPixelEnum::COMPLEX)
   {
-    const auto complexImage = Read<ComplexSeriesImage>(input, "complex series");
+    const auto complexImage = ReadInputImage<ComplexSeriesImage>(input, "complex series");
     auto       real = SeriesLike(*complexImage, complexImage->GetLargestPossibleRegion().GetSize()[3]);
     auto       imag = SeriesLike(*complexImage, complexImage->GetLargestPossibleRegion().GetSize()[3]);
     const auto count = real->GetLargestPossibleRegion().GetNumberOfPixels();
@@ -211,17 +198,17 @@ ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const Comple
     prepared.description = "complex series";
     return { real, imag };
   }
-  auto first = Read<SeriesImage>(input, "series");
+  auto first = ReadInputImage<SeriesImage>(input, "series");
   const auto volumes = first->GetLargestPossibleRegion().GetSize()[3];
   if (!options.imaginary.empty())
   {
-    auto imag = Read<SeriesImage>(options.imaginary, "imaginary part");
+    auto imag = ReadInputImage<SeriesImage>(options.imaginary, "imaginary part");
     CheckShape(*first, *imag, volumes, options.imaginary, "imaginary part");
     prepared.description = "real and imaginary parts";
     return { first, imag };
   }
   // Magnitude and phase.
-  auto       phase = Read<SeriesImage>(options.phase, "phase");
+  auto       phase = ReadInputImage<SeriesImage>(options.phase, "phase");
   CheckShape(*first, *phase, volumes, options.phase, "phase");
   const auto count = phase->GetLargestPossibleRegion().GetNumberOfPixels();
   const auto [low, high] = std::minmax_element(phase->GetBufferPointer(), phase->GetBufferPointer() + count);
@@ -393,7 +380,7 @@ PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, con
   }
   else
   {
-    first = Read<SeriesImage>(input, "series");
+    first = ReadInputImage<SeriesImage>(input, "series");
     prepared.description = "magnitude";
   }
   const std::size_t all = first->GetLargestPossibleRegion().GetSize()[3];
@@ -429,7 +416,7 @@ PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, con
     }
     else
     {
-      scanFirst = Read<SeriesImage>(options.noiseScan, "noise scan");
+      scanFirst = ReadInputImage<SeriesImage>(options.noiseScan, "noise scan");
     }
     CheckShape(*first, *scanFirst, 0, options.noiseScan, "noise scan");
     prepared.sigma = SigmaFromNoise(*scanFirst, scanImag.GetPointer(), options, "noise-scan volumes", prepared);
@@ -460,12 +447,15 @@ PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, con
 }
 
 void
-PreparedSeries::Write(const SeriesImage * denoised, const std::string & path, itk::IOComponentEnum component) const
+PreparedSeries::Write(const SeriesImage *                 denoised,
+                      const std::string &                  path,
+                      itk::IOComponentEnum                 component,
+                      const svdlr_io::ImageWriteSettings & settings) const
 {
   const auto count = denoised->GetLargestPossibleRegion().GetNumberOfPixels();
   if (!phase || output == "real")
   {
-    WriteInComponentType(denoised, path, component);
+    WriteInComponentType(denoised, path, component, settings);
     return;
   }
   if (output == "magnitude")
@@ -473,7 +463,7 @@ PreparedSeries::Write(const SeriesImage * denoised, const std::string & path, it
     auto magnitude = SeriesLike(*denoised, denoised->GetLargestPossibleRegion().GetSize()[3]);
     std::transform(denoised->GetBufferPointer(), denoised->GetBufferPointer() + count, magnitude->GetBufferPointer(),
                    [](float value) { return std::abs(value); });
-    WriteInComponentType(magnitude.GetPointer(), path, component);
+    WriteInComponentType(magnitude.GetPointer(), path, component, settings);
     return;
   }
   auto real = SeriesLike(*denoised, denoised->GetLargestPossibleRegion().GetSize()[3]);
@@ -487,7 +477,7 @@ PreparedSeries::Write(const SeriesImage * denoised, const std::string & path, it
   {
     complexImage->GetBufferPointer()[i] = { real->GetBufferPointer()[i], imag->GetBufferPointer()[i] };
   }
-  itk::WriteImage(complexImage, path, true);
+  svdlr_io::WriteImageFile(complexImage.GetPointer(), path, settings);
 }
 
 } // namespace svdlr_tools

@@ -37,6 +37,10 @@ namespace CLI
 {
 class App;
 }
+namespace svdlr_io
+{
+struct ImageWriteSettings;
+}
 
 namespace svdlr_tools
 {
@@ -82,9 +86,13 @@ struct PreparedSeries
   std::string            description; // for the summary: what was read and done
   std::vector<std::pair<std::string, std::string>> provenance; // (name, JSON value)
 
-  /** Writes the denoised series: |real| (magnitude), the real part, or real x e^{i phase} as complex64. */
+  /** Writes the denoised series: |real| (magnitude), the real part, or real x e^{i phase} as complex64, through
+   * svdlr_io::WriteImageFile with `settings` (the input's NIfTI header fields). */
   void
-  Write(const SeriesImage * denoised, const std::string & path, itk::IOComponentEnum component) const;
+  Write(const SeriesImage *                  denoised,
+        const std::string &                  path,
+        itk::IOComponentEnum                 component,
+        const svdlr_io::ImageWriteSettings & settings) const;
 };
 
 /** Reads INPUT and the files the options name, checks them (InputError: wrong grid or volume count, phase out of

@@ -28,8 +28,11 @@
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankInterruptCleanup.h"
+#include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankProvenance.h"
+#include "SVDLowRankReadInput.h"
 #include "SVDLowRankStagedOutput.h"
+#include "SVDLowRankStepTimes.h"
 #include "SVDLowRankUpFrontChecks.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomSeries4D.h"
@@ -43,12 +46,14 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace
@@ -75,25 +80,13 @@ struct Outputs
   std::vector<std::pair<std::string, std::string>> sidecars;
   /** The input's pixel type, for --output-type same; float when not known (a DICOM series). */
   itk::IOComponentEnum inputComponent{ itk::IOComponentEnum::FLOAT };
+  /** Where the run's time goes (the summary's "steps:" line). */
+  StepTimes steps;
 
   explicit Outputs(bool overwrite)
     : staged(overwrite)
   {}
 };
-
-template <typename TImage>
-typename TImage::Pointer
-ReadInput(const std::string & path, const char * what)
-{
-  try
-  {
-    return itk::ReadImage<TImage>(path);
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    throw InputError(std::string("cannot read the ") + what + " '" + path + "': " + error.GetDescription());
-  }
-}
 
 void
 CheckInputExists(const std::string & path, const char * what)
@@ -200,6 +193,11 @@ CheckFinite(const TSeries & series, const std::string & path)
   const std::size_t volumes = Traits::Volumes(series);
   const auto        strides = Traits::Strides(series);
   const float *     data = reinterpret_cast<const float *>(series.GetBufferPointer());
+  const std::size_t values = voxels * volumes; // either layout is contiguous: one pass, the voxel found only if needed
+  if (std::all_of(data, data + values, [](float value) { return std::isfinite(value); }))
+  {
+    return;
+  }
   for (std::size_t t = 0; t < volumes; ++t)
   {
     for (std::size_t v = 0; v < voxels; ++v)
@@ -310,7 +308,12 @@ public:
     , m_Outputs(std::move(outputs))
     , m_Prepared(std::move(prepared))
   {
-    const auto                       series = given ? given : ReadInput<TSeries>(m_Options.input, "series");
+    typename TSeries::Pointer series = given;
+    if (!series)
+    {
+      StepTimer timer(m_Outputs->steps.read);
+      series = ReadInputImage<TSeries>(m_Options.input, "series");
+    }
     const auto &                     size = series->GetLargestPossibleRegion().GetSize();
     const std::array<std::size_t, 3> grid{ { size[0], size[1], size[2] } };
     const std::size_t                volumes = Traits::Volumes(*series);
@@ -319,18 +322,23 @@ public:
       throw InputError("'" + m_Options.input +
                        "' holds 1 volume: a local low-rank denoiser needs a series of at least 2");
     }
-    CheckFinite(*series, m_Options.input);
+    {
+      StepTimer timer(m_Outputs->steps.checks);
+      CheckFinite(*series, m_Options.input);
+    }
 
     m_Filter->SetInput(series);
     if (!m_Options.mask.empty())
     {
-      m_Mask = ReadInput<MaskImage>(m_Options.mask, "mask");
+      StepTimer timer(m_Outputs->steps.read);
+      m_Mask = ReadInputImage<MaskImage>(m_Options.mask, "mask");
       CheckGrid(*m_Mask, grid, m_Options.mask, "mask");
       m_Filter->SetMaskImage(m_Mask);
     }
     if (!m_Options.noiseSigmaMap.empty())
     {
-      const auto sigma = ReadInput<SigmaImage>(m_Options.noiseSigmaMap, "noise map");
+      StepTimer  timer(m_Outputs->steps.read);
+      const auto sigma = ReadInputImage<SigmaImage>(m_Options.noiseSigmaMap, "noise map");
       CheckGrid(*sigma, grid, m_Options.noiseSigmaMap, "noise map");
       const float * values = sigma->GetBufferPointer();
       for (std::size_t v = 0; v < grid[0] * grid[1] * grid[2]; ++v)
@@ -380,6 +388,9 @@ public:
     m_Options.deviceId = deviceId;
     m_Filter->SetBackend(backend);
     m_Filter->SetDeviceId(deviceId);
+    auto inputs = ComplexInputFiles(m_Options.complex);
+    inputs.insert(inputs.end(), { m_Options.input, m_Options.mask, m_Options.noiseSigmaMap });
+    StartSha256Of(inputs); // the sidecar's checksums, beside the filter
     const auto start = std::chrono::steady_clock::now();
     {
       ProgressBar progress(m_Filter, progressBar);
@@ -395,6 +406,7 @@ public:
       progress.Finish();
     }
     m_Summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m_Outputs->steps.filter = m_Summary.seconds;
     m_Summary.backend = m_Filter->GetBackendUsed();
     for (unsigned int i = 0; i < 3; ++i)
     {
@@ -410,28 +422,32 @@ public:
   std::string
   Write() override
   {
-    Outputs & outputs = *m_Outputs;
-    // float32 unless --output-type same (svdlr/Defaults.h); NIfTI outputs keep the input's header fields.
+    Outputs &                outputs = *m_Outputs;
+    std::optional<StepTimer> writing(std::in_place, outputs.steps.write);
+    // float32 unless --output-type same (svdlr/Defaults.h); NIfTI outputs keep the input's header fields, set as they
+    // are written.
     const auto component = m_Options.outputType == svdlr::kSameAsInputOutputTypeName ? outputs.inputComponent
                                                                                      : itk::IOComponentEnum::FLOAT;
+    svdlr_io::ImageWriteSettings settings;
+    settings.niftiFields = ReadNiftiHeaderFields(m_Options.input);
     if constexpr (std::is_same_v<TSeries, Series4D>)
     {
       if (m_Prepared)
       {
-        m_Prepared->Write(m_Filter->GetOutput(), outputs.series, component); // |real|, real or complex
+        m_Prepared->Write(m_Filter->GetOutput(), outputs.series, component, settings); // |real|, real or complex
       }
     }
     if (!m_Prepared)
     {
-      WriteInComponentType(m_Filter->GetOutput(), outputs.series, component);
+      WriteInComponentType(m_Filter->GetOutput(), outputs.series, component, settings);
     }
     if (!outputs.noiseMap.empty())
     {
-      itk::WriteImage(m_Filter->GetNoiseSigmaOutput(), outputs.noiseMap, true);
+      svdlr_io::WriteImageFile(m_Filter->GetNoiseSigmaOutput(), outputs.noiseMap, settings);
     }
     if (!outputs.rankMap.empty())
     {
-      itk::WriteImage(m_Filter->GetRankOutput(), outputs.rankMap, true);
+      svdlr_io::WriteImageFile(m_Filter->GetRankOutput(), outputs.rankMap, settings);
     }
     const std::pair<std::string, std::string> images[] = { { m_Options.output, outputs.series },
                                                            { m_Options.noiseMap, outputs.noiseMap },
@@ -455,18 +471,6 @@ public:
         throw;
       }
     };
-    namingAShortImage([&] {
-      if (const auto header = ReadNiftiHeaderFields(m_Options.input))
-      {
-        for (const auto & [target, temporary] : images)
-        {
-          if (!target.empty() && IsNiftiPath(target))
-          {
-            WriteNiftiHeaderFields(temporary, *header);
-          }
-        }
-      }
-    });
 
     m_Summary.peakHostBytes = PeakResidentBytes();
     auto record = DenoiseProvenance(m_Options, m_Summary);
@@ -483,7 +487,13 @@ public:
         WriteTextAtomically(provenance, sidecar.second); // a temporary name: Commit() renames it with the images
       }
     });
-    outputs.staged.Commit();
+    writing.reset();
+    {
+      StepTimer timer(outputs.steps.verify);
+      outputs.staged.Commit();
+    }
+    m_Summary.steps = outputs.steps;
+    m_Summary.processSeconds = SecondsSinceRunStart();
     return provenance;
   }
 
@@ -587,15 +597,18 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce)
   CheckInputExists(options.noiseSigmaMap, "noise map");
   auto outputs = std::make_unique<Outputs>(options.overwrite);
   ReserveOutputs(options, *outputs);
-  if (!options.mask.empty())
   {
-    CheckImageDimensionUpFront(options.mask, "mask", 3);
-    CheckInputFileUpFront(options.mask, "mask", false);
-  }
-  if (!options.noiseSigmaMap.empty())
-  {
-    CheckImageDimensionUpFront(options.noiseSigmaMap, "noise map", 3);
-    CheckInputFileUpFront(options.noiseSigmaMap, "noise map", true);
+    StepTimer timer(outputs->steps.checks);
+    if (!options.mask.empty())
+    {
+      CheckImageDimensionUpFront(options.mask, "mask", 3);
+      CheckInputFileUpFront(options.mask, "mask", false);
+    }
+    if (!options.noiseSigmaMap.empty())
+    {
+      CheckImageDimensionUpFront(options.noiseSigmaMap, "noise map", 3);
+      CheckInputFileUpFront(options.noiseSigmaMap, "noise map", true);
+    }
   }
 #ifdef SVDLR_HAVE_DCMTK
   if (dicomFolder || svdlr_io::HasDicomPreamble(options.input))
@@ -616,12 +629,19 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce)
   const auto io = ReadSeriesHeader(options.input);
   if (ComplexInputRequested(options.complex, io->GetPixelType()))
   {
-    auto prepared = std::make_shared<const PreparedSeries>(
-      PrepareComplexSeries(options.input, io->GetPixelType(), options.complex));
+    std::shared_ptr<const PreparedSeries> prepared;
+    {
+      StepTimer timer(outputs->steps.read); // the images read, and the phase removed or sigma estimated from them
+      prepared = std::make_shared<const PreparedSeries>(
+        PrepareComplexSeries(options.input, io->GetPixelType(), options.complex));
+    }
     return std::make_unique<SeriesDenoisingOf<Series4D>>(
       options, std::move(outputs), prepared->series, options.input + " (" + prepared->description + ")", prepared);
   }
-  CheckInputFileUpFront(options.input, "series", true);
+  {
+    StepTimer timer(outputs->steps.checks);
+    CheckInputFileUpFront(options.input, "series", true);
+  }
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();
   outputs->inputComponent = io->GetComponentType();

@@ -22,6 +22,7 @@
 // ranks the patches found inside the mask (median and range), one line each, for people and for scripts.
 
 #include "SVDLowRankDenoiseOptions.h"
+#include "SVDLowRankStepTimes.h"
 
 #include "svdlr/Names.h"
 
@@ -49,6 +50,8 @@ struct DenoiseSummary
   const float *                               sigma{ nullptr };
   const unsigned short *                      rank{ nullptr };
   double                                      seconds{ 0.0 };
+  StepTimes                                   steps;                // the run's steps, the filter's included
+  double                                      processSeconds{ 0.0 }; // since the process started
   std::size_t                                 peakHostBytes{ 0 };   // the process's largest resident set (VmHWM)
   std::size_t                                 peakDeviceBytes{ 0 }; // the CUDA denoiser's buffers; 0 on the CPU
   std::string                                 notes;                // the filter's, e.g. why the CPU was used
@@ -143,8 +146,9 @@ PrintDenoiseSummary(std::ostream & out, const DenoiseSummary & summary)
       << "policy:   " << DescribePolicy(options) << "\n"
       << "sigma:    " << (sigmaKnown ? DescribeDistribution(sigma) + where : "not estimated (fixed rank)") << "\n"
       << "rank:     " << DescribeDistribution(ValuesInMask(summary.rank, summary.mask, voxels)) << "\n"
-      << "time:     " << summary.seconds << " s (filter only)\n"
-      << "memory:   peak host " << DescribeBytes(summary.peakHostBytes) << " (resident)";
+      << "time:     " << summary.seconds << " s (filter only)\n";
+  PrintStepTimes(out, summary.steps, summary.processSeconds);
+  out << "memory:   peak host " << DescribeBytes(summary.peakHostBytes) << " (resident)";
   if (summary.peakDeviceBytes > 0)
   {
     out << ", GPU " << DescribeBytes(summary.peakDeviceBytes) << " (the denoiser's buffers)";

@@ -24,26 +24,22 @@
 // dictionary (qform_code, sform_code, their *_name), but 5.2's writer ignores them; so the tools read these few
 // fields from the input's header and set them in the written file's header, before it is renamed into place.
 
+#include "SVDLowRankNiftiFormat.h"
+
 #include <optional>
 #include <string>
 
 namespace svdlr_tools
 {
 
-struct NiftiHeaderFields
-{
-  short         qformCode{ 0 };
-  short         sformCode{ 0 };
-  std::string   description; // descrip, at most 79 characters
-  unsigned char timeUnits{ 0 }; // the time bits of xyzt_units (NIFTI_UNITS_SEC 8, MSEC 16, USEC 24)
-};
+using svdlr_io::NiftiHeaderFields; // apps/io's one reader of NIfTI headers
 
 /** The fields of the NIfTI-1 file `path` (.nii or .nii.gz); std::nullopt for any other file. */
 std::optional<NiftiHeaderFields>
 ReadNiftiHeaderFields(const std::string & path);
 
-/** Sets `fields` in the header of the NIfTI-1 file `path`, in place for .nii, by rewriting it (the same gzip level,
- * 0: zlib's default) for .nii.gz. The geometry, the spatial unit and the pixels are left as written. Throws
+/** Sets `fields` in the header of the NIfTI-1 file `path`, in place for .nii, by rewriting it (decompressed and
+ * compressed again in gzip members, svdlr_io::CompressGzip, at `compressionLevel`, 0: the default) for .nii.gz. The geometry, the spatial unit and the pixels are left as written. Throws
  * std::runtime_error when the file is not NIfTI-1 or cannot be rewritten. */
 void
 WriteNiftiHeaderFields(const std::string & path, const NiftiHeaderFields & fields, int compressionLevel = 0);

@@ -23,6 +23,8 @@
 // mode (svdlr/Defaults.h says why); this is the one alternative.
 
 #include "itkImage.h"
+#include "SVDLowRankNiftiWrite.h"
+
 #include "itkImageFileWriter.h"
 #include "itkImageIOBase.h"
 #include "itkSVDLowRankReconstructionImageFilter.h"
@@ -56,36 +58,40 @@ ConvertPixels(const TImage * image, bool wholeNumbers = false)
   return converted;
 }
 
-/** Writes `image` (float) to `path` in the pixel type `component` names (float for types the tools do not read). */
+/** Writes `image` (float) to `path` in the pixel type `component` names (float for types the tools do not read),
+ * through svdlr_io::WriteImageFile with `settings`. */
 template <typename TImage>
 void
-WriteInComponentType(const TImage * image, const std::string & path, itk::IOComponentEnum component)
+WriteInComponentType(const TImage *                       image,
+                     const std::string &                  path,
+                     itk::IOComponentEnum                 component,
+                     const svdlr_io::ImageWriteSettings & settings = {})
 {
   switch (component)
   {
     case itk::IOComponentEnum::UCHAR:
-      itk::WriteImage(ConvertPixels<unsigned char>(image), path, true);
+      svdlr_io::WriteImageFile(ConvertPixels<unsigned char>(image).GetPointer(), path, settings);
       return;
     case itk::IOComponentEnum::CHAR:
-      itk::WriteImage(ConvertPixels<signed char>(image), path, true);
+      svdlr_io::WriteImageFile(ConvertPixels<signed char>(image).GetPointer(), path, settings);
       return;
     case itk::IOComponentEnum::SHORT:
-      itk::WriteImage(ConvertPixels<short>(image), path, true);
+      svdlr_io::WriteImageFile(ConvertPixels<short>(image).GetPointer(), path, settings);
       return;
     case itk::IOComponentEnum::USHORT:
-      itk::WriteImage(ConvertPixels<unsigned short>(image), path, true);
+      svdlr_io::WriteImageFile(ConvertPixels<unsigned short>(image).GetPointer(), path, settings);
       return;
     case itk::IOComponentEnum::INT:
-      itk::WriteImage(ConvertPixels<int>(image), path, true);
+      svdlr_io::WriteImageFile(ConvertPixels<int>(image).GetPointer(), path, settings);
       return;
     case itk::IOComponentEnum::UINT:
-      itk::WriteImage(ConvertPixels<unsigned int>(image), path, true);
+      svdlr_io::WriteImageFile(ConvertPixels<unsigned int>(image).GetPointer(), path, settings);
       return;
     case itk::IOComponentEnum::DOUBLE:
-      itk::WriteImage(ConvertPixels<double>(image), path, true);
+      svdlr_io::WriteImageFile(ConvertPixels<double>(image).GetPointer(), path, settings);
       return;
     default:
-      itk::WriteImage(image, path, true);
+      svdlr_io::WriteImageFile(image, path, settings);
   }
 }
 

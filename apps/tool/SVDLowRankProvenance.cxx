@@ -30,6 +30,9 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <map>
+#include <mutex>
 #include <iomanip>
 #include <limits>
 #include <sstream>
@@ -237,8 +240,59 @@ JsonNumber(double value)
   return out.str();
 }
 
+namespace
+{
+std::mutex &
+StartedMutex()
+{
+  static std::mutex mutex;
+  return mutex;
+}
+
+/** The checksums StartSha256Of started, by path. */
+std::map<std::string, std::shared_future<std::string>> &
+StartedSha256()
+{
+  static std::map<std::string, std::shared_future<std::string>> started;
+  return started;
+}
+
+std::string
+ComputeSha256(const std::string & path);
+} // namespace
+
+void
+StartSha256Of(const std::vector<std::string> & paths)
+{
+  std::lock_guard<std::mutex> lock(StartedMutex());
+  for (const std::string & path : paths)
+  {
+    if (!path.empty() && StartedSha256().count(path) == 0)
+    {
+      StartedSha256()[path] = std::async(std::launch::async, ComputeSha256, path).share();
+    }
+  }
+}
+
 std::string
 Sha256Of(const std::string & path)
+{
+  std::shared_future<std::string> started;
+  {
+    std::lock_guard<std::mutex> lock(StartedMutex());
+    const auto                  it = StartedSha256().find(path);
+    if (it != StartedSha256().end())
+    {
+      started = it->second;
+    }
+  }
+  return started.valid() ? started.get() : ComputeSha256(path); // get() rethrows what the thread threw
+}
+
+namespace
+{
+std::string
+ComputeSha256(const std::string & path)
 {
   Sha256 hash;
   if (fs::is_directory(path))
@@ -265,6 +319,7 @@ Sha256Of(const std::string & path)
   }
   return hash.Hex();
 }
+} // namespace
 
 std::string
 UtcNow()

@@ -92,6 +92,12 @@ JsonNumber(double value);
 std::string
 Sha256Of(const std::string & path);
 
+/** Starts computing Sha256Of(path) for each of `paths` on background threads, so that the sidecar's checksums of
+ * the inputs (a serial pass over each file: about half a second for a 130 MB series) overlap the run instead of
+ * following it; Sha256Of then waits for its result. Empty paths are skipped. */
+void
+StartSha256Of(const std::vector<std::string> & paths);
+
 } // namespace svdlr_tools
 
 #endif

@@ -24,6 +24,7 @@
 #include "SVDLowRankReconstructBatch.h"
 #include "SVDLowRankInterruptCleanup.h"
 #include "SVDLowRankNiftiHeader.h"
+#include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProvenance.h"
 #include "SVDLowRankReconstructOutput.h"
@@ -170,8 +171,7 @@ int
 ReconstructFile(const ToolOptions & options)
 {
   using ImageType = itk::Image<TPixel, Dimension>;
-  auto reader = itk::ImageFileReader<ImageType>::New();
-  reader->SetFileName(options.Input());
+  auto reader = svdlr_io::ImageReaderFor<ImageType>(options.Input()); // a NIfTI file checked up front: read once
   const auto readOrThrow = [&](auto && stage) {
     try
     {

@@ -23,6 +23,7 @@
 
 #include "SVDLowRankMethodLabels.h"
 #include "SVDLowRankNiftiHeader.h"
+#include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankPngStack.h"
 #include "SVDLowRankProvenance.h"
 #include "SVDLowRankReconstructOutput.h"
@@ -64,21 +65,10 @@ WriteAtomically(const TImage *                           image,
                 bool                                     overwrite,
                 const std::optional<NiftiHeaderFields> & header)
 {
+  svdlr_io::ImageWriteSettings settings;
+  settings.niftiFields = header;
   svdlr_io::WriteFileAtomically(path, overwrite, [&](const std::string & temporary) {
-    itk::WriteImage(image, temporary, true);
-    if (header && IsNiftiPath(path))
-    {
-      try
-      {
-        WriteNiftiHeaderFields(temporary, *header);
-      }
-      catch (...)
-      {
-        // ITK's NIfTI writer only prints a full disk: name the incomplete image (OutputWriteError) before the symptom.
-        svdlr_io::VerifyWrittenFile(temporary, path);
-        throw;
-      }
-    }
+    svdlr_io::WriteImageFile(image, temporary, settings); // the header's fields set on the way
   });
 }
 

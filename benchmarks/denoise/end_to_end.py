@@ -7,7 +7,10 @@ each on the whole volume and inside the brain mask. Every row runs the real tool
 .nii.gz out (SVDLowRankDenoiseSeries; dwidenoise), both at their defaults unless --ours-args / --dwidenoise-args say
 otherwise, and gives:
   wall      the process's wall time, reading and writing included;
-  filter    ours: the tool's own "time:" line (the ITK filter around the engine);
+  read, checks, filter, write, verify
+            ours: the tool's own "steps:" line (SVDLowRankDenoiseSeries's summary): decoding the inputs, the raw
+            checks (truncation, NaN and Inf), the ITK filter around the engine, writing the outputs (compression
+            included), and verifying and renaming them into place;
   engine    ours: svdlrDenoiseBenchmark on the same series, memory to memory, with the patch the tool used (median of
             --engine-repeat on the GPU, where the first run pays the set-up; one run on the CPU);
   PSNR gain and sigma error inside the brain mask against the phantom's truth (evaluate.py's definitions: PSNR peak
@@ -42,6 +45,10 @@ ALL_ROWS = [f"{tool}:{threads}:{region}" for threads in ("all", "1") for tool in
 RUN_ORDER = ["ours-gpu:all:whole", "ours-gpu:all:mask", "dwidenoise:all:whole", "dwidenoise:all:mask",
              "ours-cpu:all:mask", "dwidenoise:1:mask", "ours-cpu:1:mask", "dwidenoise:1:whole", "ours-cpu:all:whole",
              "ours-cpu:1:whole"]
+
+
+# The tool's "steps:" line, in its order (apps/tool/SVDLowRankStepTimes.h).
+STEPS = ("read", "checks", "filter", "write", "verify")
 
 
 def thread_count(threads):
@@ -171,6 +178,8 @@ def run_row(row, data, args, work, log, limit):
     result.update({"wall_s": wall, "host_mib": host_mib, **data.score(out, sigma)})
     if tool != "dwidenoise":
         result["filter_s"] = summary_value(output, r"^time:\s+([0-9.eE+-]+) s")
+        for step in STEPS:
+            result[f"{step}_s"] = summary_value(output, rf"^steps:.*\b{step} ([0-9.eE+-]+) s")
         result["gpu_mib"] = summary_value(output, r"^memory:.*GPU ([0-9.]+) MiB")
         # The tool's own figure, taken once the outputs are written: watched from here, its VmHWM also catches what the
         # libraries touch at exit (OpenBLAS's buffers: tens of MiB on a small series), which is not the denoiser's.
@@ -214,22 +223,24 @@ def fmt(value, spec):
 
 
 def markdown(results, title):
-    lines = [title, "", "| tool | threads | region | data | wall (s) | filter (s) | engine (s) | PSNR gain (dB) "
-             "| σ error | host MiB | GPU MiB |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    header = ["tool", "threads", "region", "data", "wall (s)", *(f"{step} (s)" for step in STEPS), "engine (s)",
+              "PSNR gain (dB)", "σ error", "host MiB", "GPU MiB"]
+    lines = [title, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in results:
         if "error" in r or "skipped" in r:
-            lines.append(f"| {r['tool']} | {r['threads']} | {r['region']} | {r['data']} | "
-                         f"{r.get('skipped') or r['error'][:120]} | | | | | | |")
+            cells = [r["tool"], str(r["threads"]), r["region"], r["data"], r.get("skipped") or r["error"][:120]]
+            lines.append("| " + " | ".join(cells + [""] * (len(header) - len(cells))) + " |")
             continue
         sigma = r.get("sigma_rel_err_median")
         cells = [r["tool"], str(r["threads"]), r["region"], r["data"], fmt(r["wall_s"], ".2f"),
-                 fmt(r.get("filter_s"), ".2f"), fmt(r.get("engine_s"), ".3f"), fmt(r["psnr_gain_db"], "+.2f"),
-                 "—" if sigma is None else f"{100 * sigma:+.1f} %", fmt(r["host_mib"], ".0f"),
-                 fmt(r.get("gpu_mib"), ".0f")]
+                 *(fmt(r.get(f"{step}_s"), ".2f") for step in STEPS), fmt(r.get("engine_s"), ".3f"),
+                 fmt(r["psnr_gain_db"], "+.2f"), "—" if sigma is None else f"{100 * sigma:+.1f} %",
+                 fmt(r["host_mib"], ".0f"), fmt(r.get("gpu_mib"), ".0f")]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "wall: the process, .nii.gz in and out; filter: the tool's own time; engine: svdlrDenoiseBenchmark, "
-              "memory to memory; PSNR gain and σ error inside the brain mask against the truth; host: peak resident "
-              "set; GPU: the denoiser's device buffers."]
+    lines += ["", "wall: the process, .nii.gz in and out; read, checks, filter, write, verify: the tool's own steps "
+              "(decoding the inputs; the raw checks; the ITK filter; writing, compression included; verifying and "
+              "renaming into place); engine: svdlrDenoiseBenchmark, memory to memory; PSNR gain and σ error inside the "
+              "brain mask against the truth; host: peak resident set; GPU: the denoiser's device buffers."]
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,236 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "SVDLowRankNiftiFormat.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace svdlr_io
+{
+namespace
+{
+
+// Offsets in the NIfTI-1 header (nifti1.h).
+constexpr std::size_t XyztUnitsOffset = 123;
+constexpr std::size_t DescripOffset = 148;
+constexpr std::size_t DescripSize = 80;
+constexpr std::size_t QformCodeOffset = 252;
+constexpr std::size_t SformCodeOffset = 254;
+constexpr std::size_t MagicOffset = 344;
+constexpr unsigned char SpaceUnitBits = 0x07, TimeUnitBits = 0x38;
+
+template <typename T>
+T
+Field(const unsigned char * header, std::size_t at, bool swapped)
+{
+  return StoredValue<T>(header + at, swapped);
+}
+
+template <typename T>
+void
+PutField(unsigned char * header, std::size_t at, T value, bool swapped)
+{
+  unsigned char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  if (swapped)
+  {
+    std::reverse(bytes, bytes + sizeof(T));
+  }
+  std::memcpy(header + at, bytes, sizeof(T));
+}
+
+/** niftilib's FIXED_FLOAT: a non-finite header value reads as 0. */
+double
+Fixed(double value)
+{
+  return std::isfinite(value) ? value : 0.0;
+}
+
+/** a * b, saturating instead of wrapping: a header may claim more than 2^64 bytes. */
+std::uint64_t
+Times(std::uint64_t a, std::uint64_t b)
+{
+  return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+/** Which header `bytes` start with: 1 or 2 (and its byte order), else 0. */
+int
+VersionOf(const unsigned char * bytes, std::size_t size, bool & swapped)
+{
+  if (size < kNifti1HeaderSize)
+  {
+    return 0;
+  }
+  const auto sizeofHdr = Field<std::int32_t>(bytes, 0, false);
+  const auto swappedSize = Field<std::int32_t>(bytes, 0, true);
+  swapped = sizeofHdr != 348 && sizeofHdr != 540;
+  const std::int32_t native = swapped ? swappedSize : sizeofHdr;
+  if (native == 348)
+  {
+    return 1;
+  }
+  return native == 540 && size >= 540 ? 2 : 0;
+}
+
+} // namespace
+
+std::uint64_t
+NiftiHeader::Voxels() const
+{
+  std::uint64_t voxels = 1;
+  for (int i = 0; i < dimensions; ++i)
+  {
+    voxels = Times(voxels, extents[i]);
+  }
+  return voxels;
+}
+
+std::uint64_t
+NiftiHeader::DataBytes() const
+{
+  return Times(Voxels(), static_cast<std::uint64_t>(bitpix / 8));
+}
+
+unsigned
+NiftiHeader::FloatBytes() const
+{
+  switch (datatype)
+  {
+    case 16: // DT_FLOAT32
+    case 32: // DT_COMPLEX64
+      return 4;
+    case 64:   // DT_FLOAT64
+    case 1792: // DT_COMPLEX128
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+std::optional<NiftiHeader>
+ParseNiftiHeader(const unsigned char * bytes, std::size_t size)
+{
+  NiftiHeader header;
+  std::int64_t dims[8] = {};
+  header.version = VersionOf(bytes, size, header.swapped);
+  const bool swapped = header.swapped;
+  if (header.version == 1)
+  {
+    const char * magic = reinterpret_cast<const char *>(bytes + MagicOffset);
+    if (std::memcmp(magic, "n+1", 4) != 0 && std::memcmp(magic, "ni1", 4) != 0)
+    {
+      return std::nullopt;
+    }
+    header.singleFile = magic[1] == '+';
+    for (int i = 0; i < 8; ++i)
+    {
+      dims[i] = Field<std::int16_t>(bytes, 40 + 2 * i, swapped);
+    }
+    header.intentCode = Field<std::int16_t>(bytes, 68, swapped);
+    header.datatype = Field<std::int16_t>(bytes, 70, swapped);
+    header.bitpix = Field<std::int16_t>(bytes, 72, swapped);
+    const float offset = Field<float>(bytes, 108, swapped);
+    header.storedVoxOffset = offset;
+    // A float offset past what 64 bits hold (found by the fuzzer) means data far beyond any file: cast saturated.
+    header.voxOffset =
+      !(offset >= 352.0f) ? 352 : offset < 9.0e18f ? static_cast<std::uint64_t>(offset) : UINT64_MAX / 2;
+    header.sclSlope = Fixed(Field<float>(bytes, 112, swapped));
+    header.sclInter = Fixed(Field<float>(bytes, 116, swapped));
+    header.xyztUnits = bytes[XyztUnitsOffset];
+    header.qformCode = Field<std::int16_t>(bytes, QformCodeOffset, swapped);
+    header.sformCode = Field<std::int16_t>(bytes, SformCodeOffset, swapped);
+    const char * descrip = reinterpret_cast<const char *>(bytes + DescripOffset);
+    header.description.assign(descrip, strnlen(descrip, DescripSize));
+  }
+  else if (header.version == 2)
+  {
+    const char * magic = reinterpret_cast<const char *>(bytes + 4);
+    if (std::memcmp(magic, "n+2", 4) != 0 && std::memcmp(magic, "ni2", 4) != 0)
+    {
+      return std::nullopt;
+    }
+    header.singleFile = magic[1] == '+';
+    for (int i = 0; i < 8; ++i)
+    {
+      dims[i] = Field<std::int64_t>(bytes, 16 + 8 * i, swapped);
+    }
+    header.datatype = Field<std::int16_t>(bytes, 12, swapped);
+    header.bitpix = Field<std::int16_t>(bytes, 14, swapped);
+    const std::int64_t offset = Field<std::int64_t>(bytes, 168, swapped);
+    header.storedVoxOffset = static_cast<double>(offset);
+    header.voxOffset = offset >= 544 ? static_cast<std::uint64_t>(offset) : 544;
+    header.sclSlope = Fixed(Field<double>(bytes, 176, swapped));
+    header.sclInter = Fixed(Field<double>(bytes, 184, swapped));
+    header.qformCode = static_cast<short>(Field<std::int32_t>(bytes, 344, swapped));
+    header.sformCode = static_cast<short>(Field<std::int32_t>(bytes, 348, swapped));
+    header.xyztUnits = static_cast<unsigned char>(Field<std::int32_t>(bytes, 500, swapped));
+    header.intentCode = Field<std::int32_t>(bytes, 504, swapped);
+    const char * descrip = reinterpret_cast<const char *>(bytes + 240);
+    header.description.assign(descrip, strnlen(descrip, DescripSize));
+  }
+  else
+  {
+    return std::nullopt;
+  }
+  if (dims[0] < 1 || dims[0] > 7 || header.bitpix <= 0 || header.bitpix % 8 != 0)
+  {
+    return std::nullopt; // ITK's reader refuses such a header itself
+  }
+  header.dimensions = static_cast<int>(dims[0]);
+  for (int i = 1; i <= dims[0]; ++i)
+  {
+    header.extents[i - 1] = dims[i] > 0 ? static_cast<std::uint64_t>(dims[i]) : 1; // niftilib reads 0 or less as 1
+  }
+  return header;
+}
+
+std::optional<NiftiHeaderFields>
+HeaderFieldsOf(const NiftiHeader & header)
+{
+  if (header.version != 1)
+  {
+    return std::nullopt;
+  }
+  NiftiHeaderFields fields;
+  fields.qformCode = header.qformCode;
+  fields.sformCode = header.sformCode;
+  fields.description = header.description;
+  fields.timeUnits = header.xyztUnits & TimeUnitBits;
+  return fields;
+}
+
+bool
+PatchNiftiHeaderFields(unsigned char * header, const NiftiHeaderFields & fields)
+{
+  bool swapped = false;
+  if (VersionOf(header, kNifti1HeaderSize, swapped) != 1 ||
+      (std::memcmp(header + MagicOffset, "n+1", 4) != 0 && std::memcmp(header + MagicOffset, "ni1", 4) != 0))
+  {
+    return false;
+  }
+  PutField<std::int16_t>(header, QformCodeOffset, fields.qformCode, swapped);
+  PutField<std::int16_t>(header, SformCodeOffset, fields.sformCode, swapped);
+  std::fill_n(header + DescripOffset, DescripSize, 0);
+  std::memcpy(header + DescripOffset, fields.description.data(), std::min(fields.description.size(), DescripSize - 1));
+  header[XyztUnitsOffset] =
+    static_cast<unsigned char>((header[XyztUnitsOffset] & SpaceUnitBits) | (fields.timeUnits & TimeUnitBits));
+  return true;
+}
+
+} // namespace svdlr_io

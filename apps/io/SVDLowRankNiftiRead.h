@@ -1,0 +1,122 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankNiftiRead_h
+#define SVDLowRankNiftiRead_h
+
+// A NIfTI input decompressed once: the raw checks (CheckImageFile's truncation and NaN/Inf scan) and the pixel read
+// share one buffer, decompressed by libdeflate (SVDLowRankGzip.h) rather than twice by zlib, once for the checks and
+// once by ITK's reader. The geometry still comes from ITK's NIfTI reader (its ReadImageInformation reads the header
+// only); the pixels come from the buffer, swapped, cleaned and scaled as ITK 5.2's NiftiImageIO::Read does.
+
+#include "SVDLowRankNiftiFormat.h"
+
+#include "itkImageFileReader.h"
+#include "itkNiftiImageIO.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace svdlr_io
+{
+
+/** A single-file NIfTI file as one decompressed stream: its header, then its pixels at header.voxOffset. */
+struct NiftiFileBytes
+{
+  NiftiHeader                header;
+  std::vector<unsigned char> stream;
+};
+
+/** Reads `path` whole, decompressing it when it is gzip. std::nullopt when it is not a single-file NIfTI file; throws
+ * IncompleteImageFile (SVDLowRankImageFileCheck.h), naming how many bytes are missing, when its data is shorter than
+ * its header says or its compressed stream is cut. */
+std::optional<NiftiFileBytes>
+LoadNiftiFile(const std::string & path);
+
+/** Throws NonFiniteImageFile at the first NaN or Inf of a floating-point file, naming its voxel (and volume). */
+void
+CheckNiftiValues(const NiftiFileBytes & file, const std::string & path);
+
+/** Keeps `file`, loaded from `path`, for the next read of `path` (NiftiBytesImageIO), which takes it: the checks and
+ * the read then decompress the file once. A file changed in between is read again. */
+void
+KeepForRead(const std::string & path, std::shared_ptr<const NiftiFileBytes> file);
+
+/** ITK's NIfTI reader with its pixel read served from the bytes KeepForRead kept (else loaded here, once): for the
+ * scalar integer and floating-point types ITK 5.2 reads, read whole; anything else (vectors, complex, RGB, a part of
+ * the image) goes to ITK's own Read. */
+class NiftiBytesImageIO : public itk::NiftiImageIO
+{
+public:
+  ITK_DISALLOW_COPY_AND_MOVE(NiftiBytesImageIO);
+  using Self = NiftiBytesImageIO;
+  using Superclass = itk::NiftiImageIO;
+  using Pointer = itk::SmartPointer<Self>;
+  itkNewMacro(Self);
+  itkTypeMacro(NiftiBytesImageIO, NiftiImageIO);
+
+  void
+  Read(void * buffer) override;
+
+protected:
+  NiftiBytesImageIO() = default;
+  ~NiftiBytesImageIO() override = default;
+
+private:
+  /** Whether `file` can be served here; fills the buffer when it can. */
+  bool
+  ReadFrom(const NiftiFileBytes & file, void * buffer);
+};
+
+/** Whether `path` names a NIfTI file by its extension (.nii, .nii.gz, any case). */
+bool
+IsNiftiFileName(const std::string & path);
+
+/** The ImageIO that reads `path`: NiftiBytesImageIO for a NIfTI file name, else what ITK's factory picks (nullptr
+ * when none can read it). */
+itk::ImageIOBase::Pointer
+CreateReadImageIO(const std::string & path);
+
+/** ITK's image reader for `path`, through NiftiBytesImageIO for a NIfTI file (the reader is not updated). */
+template <typename TImage>
+typename itk::ImageFileReader<TImage>::Pointer
+ImageReaderFor(const std::string & path)
+{
+  auto reader = itk::ImageFileReader<TImage>::New();
+  reader->SetFileName(path);
+  if (IsNiftiFileName(path))
+  {
+    reader->SetImageIO(NiftiBytesImageIO::New());
+  }
+  return reader;
+}
+
+/** The image in `path`, read through ImageReaderFor. */
+template <typename TImage>
+typename TImage::Pointer
+ReadImageFile(const std::string & path)
+{
+  auto reader = ImageReaderFor<TImage>(path);
+  reader->Update();
+  return reader->GetOutput();
+}
+
+} // namespace svdlr_io
+
+#endif

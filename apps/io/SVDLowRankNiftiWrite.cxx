@@ -1,0 +1,318 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "SVDLowRankNiftiWrite.h"
+
+#include "SVDLowRankGzip.h"
+#include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankNiftiRead.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <unistd.h>
+#include <vector>
+
+namespace svdlr_io
+{
+namespace
+{
+
+/** What CompressNiftiFile wrote to a file: its size and CRC-32, or why it failed. */
+struct WriteRecord
+{
+  std::uint64_t bytes{ 0 };
+  std::uint32_t crc{ 0 };
+  std::string   failure; // "" when every byte was written
+};
+
+std::mutex &
+RecordsMutex()
+{
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::map<std::string, WriteRecord> &
+Records()
+{
+  static std::map<std::string, WriteRecord> records;
+  return records;
+}
+
+void
+Record(const std::string & path, WriteRecord record)
+{
+  std::lock_guard<std::mutex> lock(RecordsMutex());
+  Records()[path] = std::move(record);
+}
+
+/** A file descriptor closed on every path. */
+struct Descriptor
+{
+  int fd{ -1 };
+  ~Descriptor()
+  {
+    if (fd >= 0)
+    {
+      ::close(fd);
+    }
+  }
+};
+
+/** Writes every byte or returns errno. */
+int
+WriteAll(int fd, const unsigned char * data, std::size_t size)
+{
+  while (size > 0)
+  {
+    const ssize_t done = ::write(fd, data, size);
+    if (done < 0)
+    {
+      if (errno == EINTR)
+      {
+        continue;
+      }
+      return errno;
+    }
+    data += done;
+    size -= static_cast<std::size_t>(done);
+  }
+  return 0;
+}
+
+} // namespace
+
+bool
+IsNiftiGzFileName(const std::string & path)
+{
+  if (path.size() < 7)
+  {
+    return false;
+  }
+  std::string end = path.substr(path.size() - 7);
+  for (auto & c : end)
+  {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return end == ".nii.gz";
+}
+
+std::string
+UncompressedSiblingOf(const std::string & path)
+{
+  return path.substr(0, path.size() - 7) + ".uncompressed-" + std::to_string(::getpid()) + ".nii";
+}
+
+void
+PatchNiftiFileHeader(const std::string & path, const NiftiHeaderFields & fields)
+{
+  Descriptor    file{ ::open(path.c_str(), O_RDWR | O_CLOEXEC) };
+  unsigned char header[kNifti1HeaderSize];
+  if (file.fd < 0 || ::pread(file.fd, header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header)))
+  {
+    throw std::runtime_error("cannot read the header of '" + path + "'");
+  }
+  if (!PatchNiftiHeaderFields(header, fields))
+  {
+    throw std::runtime_error("'" + path + "' is not a NIfTI-1 file: its header cannot be completed");
+  }
+  if (::pwrite(file.fd, header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header)))
+  {
+    throw std::runtime_error("cannot write the header of '" + path + "'");
+  }
+}
+
+bool
+CompressNiftiFile(const std::string & plain, const std::string & compressed, const ImageWriteSettings & settings)
+{
+  WriteRecord record;
+  try
+  {
+    CheckImageFile(plain); // ITK's writer only prints a full disk: a short file is caught here
+  }
+  catch (const IncompleteImageFile &)
+  {
+    return false;
+  }
+  Descriptor    in{ ::open(plain.c_str(), O_RDONLY | O_CLOEXEC) };
+  Descriptor    out{ ::open(compressed.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) };
+  if (in.fd < 0 || out.fd < 0)
+  {
+    record.failure = "cannot open it: " + std::string(std::strerror(errno));
+    Record(compressed, record);
+    return true;
+  }
+  bool first = true;
+  const auto read = [&](unsigned char * buffer, std::size_t size) -> std::size_t {
+    std::size_t filled = 0;
+    while (filled < size)
+    {
+      const ssize_t got = ::read(in.fd, buffer + filled, size - filled);
+      if (got < 0 && errno == EINTR)
+      {
+        continue;
+      }
+      if (got <= 0)
+      {
+        break;
+      }
+      filled += static_cast<std::size_t>(got);
+    }
+    if (first && settings.niftiFields && filled >= kNifti1HeaderSize)
+    {
+      PatchNiftiHeaderFields(buffer, *settings.niftiFields); // leaves a NIfTI-2 header as it is
+    }
+    first = false;
+    return filled;
+  };
+  const auto write = [&](const unsigned char * data, std::size_t size) {
+    if (!record.failure.empty())
+    {
+      return; // the disk is full: the rest is not written
+    }
+    if (const int error = WriteAll(out.fd, data, size))
+    {
+      record.failure = std::string("writing it failed: ") + std::strerror(error);
+      return;
+    }
+    record.bytes += size;
+    record.crc = Crc32(record.crc, data, size);
+  };
+  const unsigned threads = std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
+  CompressGzip(read, settings.gzipLevel, threads, write);
+  if (::close(out.fd) != 0 && record.failure.empty())
+  {
+    record.failure = std::string("closing it failed: ") + std::strerror(errno);
+  }
+  out.fd = -1;
+  Record(compressed, record);
+  return true;
+}
+
+bool
+IsCompleteImageFile(const std::string & path)
+{
+  try
+  {
+    CheckImageFile(path);
+    return true;
+  }
+  catch (const IncompleteImageFile &)
+  {
+    return false;
+  }
+}
+
+void
+RewriteNiftiGzHeaderFields(const std::string & path, const NiftiHeaderFields & fields, int gzipLevel)
+{
+  std::optional<NiftiFileBytes> file;
+  try
+  {
+    file = LoadNiftiFile(path);
+  }
+  catch (const IncompleteImageFile &)
+  {
+  }
+  if (!file || !PatchNiftiHeaderFields(file->stream.data(), fields))
+  {
+    throw std::runtime_error("cannot rewrite '" + path + "' with the input's NIfTI header fields");
+  }
+  const std::string rewritten = path + ".header";
+  Descriptor        out{ ::open(rewritten.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) };
+  int               error = out.fd < 0 ? errno : 0;
+  std::size_t       position = 0;
+  if (error == 0)
+  {
+    CompressGzip(
+      [&](unsigned char * buffer, std::size_t size) {
+        const std::size_t count = std::min(size, file->stream.size() - position);
+        std::memcpy(buffer, file->stream.data() + position, count);
+        position += count;
+        return count;
+      },
+      gzipLevel,
+      std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads()),
+      [&](const unsigned char * data, std::size_t size) { error = error != 0 ? error : WriteAll(out.fd, data, size); });
+  }
+  if (out.fd >= 0 && ::close(out.fd) != 0 && error == 0)
+  {
+    error = errno;
+  }
+  out.fd = -1;
+  if (error != 0 || std::rename(rewritten.c_str(), path.c_str()) != 0)
+  {
+    std::remove(rewritten.c_str());
+    throw std::runtime_error("cannot rewrite '" + path + "' with the input's NIfTI header fields");
+  }
+  ForgetRecordedWrite(path); // its bytes are no longer those its writer recorded, if any
+}
+
+void
+ForgetRecordedWrite(const std::string & path)
+{
+  std::lock_guard<std::mutex> lock(RecordsMutex());
+  Records().erase(path);
+}
+
+std::optional<std::string>
+CheckRecordedWrite(const std::string & path)
+{
+  WriteRecord record;
+  {
+    std::lock_guard<std::mutex> lock(RecordsMutex());
+    const auto                  it = Records().find(path);
+    if (it == Records().end())
+    {
+      return std::nullopt;
+    }
+    record = it->second;
+  }
+  if (!record.failure.empty())
+  {
+    return record.failure;
+  }
+  // What reached the disk is read back: its size and CRC-32 must be those of what was written.
+  Descriptor                 file{ ::open(path.c_str(), O_RDONLY | O_CLOEXEC) };
+  std::vector<unsigned char> buffer(std::size_t{ 1 } << 22);
+  std::uint64_t              bytes = 0;
+  std::uint32_t              crc = 0;
+  ssize_t                    got = 0;
+  while (file.fd >= 0 && (got = ::read(file.fd, buffer.data(), buffer.size())) > 0)
+  {
+    bytes += static_cast<std::uint64_t>(got);
+    crc = Crc32(crc, buffer.data(), static_cast<std::size_t>(got));
+  }
+  if (file.fd < 0 || got < 0)
+  {
+    return "it cannot be read back";
+  }
+  if (bytes != record.bytes || crc != record.crc)
+  {
+    return "it holds " + std::to_string(bytes) + " bytes, not the " + std::to_string(record.bytes) +
+           " written, or other bytes";
+  }
+  return std::string();
+}
+
+} // namespace svdlr_io

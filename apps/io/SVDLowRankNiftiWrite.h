@@ -1,0 +1,138 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankNiftiWrite_h
+#define SVDLowRankNiftiWrite_h
+
+// How the tools write an image file: ITK's writer, except that a .nii.gz is written by ITK uncompressed beside it
+// (its header and pixel layout, unchanged) and then compressed here in gzip members on every core (ITK 5.2 compresses
+// on one thread at zlib's level 6, which took most of a GPU run). The header fields ITK drops (NiftiHeaderFields) are
+// set on the way, and what reached the disk is recorded (its size and CRC-32), so that VerifyWrittenFile checks the
+// file against it instead of decompressing it again.
+
+#include "SVDLowRankInterruptCleanup.h"
+#include "SVDLowRankNiftiFormat.h"
+
+#include "itkImageFileWriter.h"
+#include "itkMultiThreaderBase.h"
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+namespace svdlr_io
+{
+
+struct ImageWriteSettings
+{
+  int                              gzipLevel{ 0 }; // 1 to 12; 0: kDefaultGzipLevel (SVDLowRankGzip.h)
+  std::optional<NiftiHeaderFields> niftiFields;    // set in a NIfTI output's header when given
+};
+
+/** Whether `path` ends in .nii.gz (any case). */
+bool
+IsNiftiGzFileName(const std::string & path);
+
+/** Where a .nii.gz's uncompressed form is written first: beside it, named for this process, ending in .nii. */
+std::string
+UncompressedSiblingOf(const std::string & path);
+
+/** Sets `fields` in the header of the uncompressed NIfTI-1 file `path`, in place. Throws std::runtime_error when it is
+ * not NIfTI-1 or cannot be rewritten. */
+void
+PatchNiftiFileHeader(const std::string & path, const NiftiHeaderFields & fields);
+
+/** Compresses the uncompressed NIfTI file `plain` into `compressed` (header fields set, members on the global ITK
+ * thread count) and records what was written. Returns false, writing nothing, when `plain` is shorter than its header
+ * says (no room on the disk for it: the caller writes the compressed file another way). A write of `compressed` that
+ * fails (a full disk) is recorded as failed rather than thrown, as ITK's writer only prints it: VerifyWrittenFile
+ * then fails, naming the output the caller commits. */
+bool
+CompressNiftiFile(const std::string & plain, const std::string & compressed, const ImageWriteSettings & settings);
+
+/** What was recorded of the file at `path` by CompressNiftiFile: std::nullopt when nothing (another writer's file),
+ * else "" when the file on disk has the size and CRC-32 of what was written, or what is wrong. */
+std::optional<std::string>
+CheckRecordedWrite(const std::string & path);
+
+/** Whether CheckImageFile finds the file whole. */
+bool
+IsCompleteImageFile(const std::string & path);
+
+/** Sets `fields` in the header of the .nii.gz file `path` by decompressing it and compressing it again into a sibling
+ * that replaces it (gzip has no room to edit in place). Throws std::runtime_error when it cannot. */
+void
+RewriteNiftiGzHeaderFields(const std::string & path, const NiftiHeaderFields & fields, int gzipLevel);
+
+/** Forgets what was recorded of `path`, a file rewritten since by another writer. */
+void
+ForgetRecordedWrite(const std::string & path);
+
+/** Writes `image` to `path` through ITK, a .nii.gz as this file's header says, and sets `settings.niftiFields` in a
+ * NIfTI output's header. */
+template <typename TImage>
+void
+WriteImageFile(const TImage * image, const std::string & path, const ImageWriteSettings & settings = {})
+{
+  if (!IsNiftiGzFileName(path))
+  {
+    auto writer = itk::ImageFileWriter<TImage>::New();
+    writer->SetInput(image);
+    writer->SetFileName(path);
+    writer->SetUseCompression(true);
+    if (settings.gzipLevel > 0)
+    {
+      writer->SetCompressionLevel(settings.gzipLevel); // MHA, NRRD: zlib's level
+    }
+    writer->Update();
+    const std::string lower = path.size() >= 4 ? path.substr(path.size() - 4) : path;
+    if (settings.niftiFields && (lower == ".nii" || lower == ".NII"))
+    {
+      PatchNiftiFileHeader(path, *settings.niftiFields);
+    }
+    return;
+  }
+  const std::string plain = UncompressedSiblingOf(path);
+  ListPartialOutput(plain);
+  bool compressed = false;
+  try
+  {
+    itk::WriteImage(image, plain, false);
+    compressed = CompressNiftiFile(plain, path, settings);
+  }
+  catch (...)
+  {
+    std::remove(plain.c_str());
+    UnlistPartialOutput(plain);
+    throw;
+  }
+  std::remove(plain.c_str());
+  UnlistPartialOutput(plain);
+  if (!compressed)
+  {
+    // No room for the uncompressed file: ITK's own writer, compressing as it writes (on one thread), as before.
+    itk::WriteImage(image, path, true);
+    if (settings.niftiFields && IsCompleteImageFile(path)) // a short one is left for VerifyWrittenFile to name
+    {
+      RewriteNiftiGzHeaderFields(path, *settings.niftiFields, settings.gzipLevel);
+    }
+  }
+}
+
+} // namespace svdlr_io
+
+#endif
