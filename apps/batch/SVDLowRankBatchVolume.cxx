@@ -154,7 +154,7 @@ ReadImageFile(const BatchInput & input, std::size_t index, HostBufferPool & pool
   try
   {
     // What ITK's NIfTI reader hides: data cut short (read as zeros), NaN and Inf (read as 0).
-    svdlr_io::CheckImageFile(input.path, svdlr_io::ImageFileScan::Values);
+    svdlr_io::CheckImageFile(input.path, svdlr_io::ImageFileScan::ValuesForRead);
   }
   catch (const std::runtime_error & error) // IncompleteImageFile, NonFiniteImageFile
   {

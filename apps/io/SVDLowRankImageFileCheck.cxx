@@ -19,7 +19,7 @@
 
 #include "SVDLowRankGzip.h"
 #include "SVDLowRankNiftiFormat.h"
-#include "SVDLowRankNiftiRead.h"
+#include "SVDLowRankNiftiBytes.h"
 
 #include <zlib.h>
 
@@ -236,13 +236,16 @@ CheckDataPresent(const std::string & path, std::uint64_t offset, std::uint64_t r
 void
 CheckNifti(const std::string & path, ImageFileScan scan)
 {
-  if (scan == ImageFileScan::Values)
+  if (scan != ImageFileScan::Structure)
   {
-    // Decompressed once, checked, and kept for the read that follows.
+    // Decompressed once, checked, and kept for the read that follows when there is one.
     if (auto file = LoadNiftiFile(path))
     {
       CheckNiftiValues(*file, path);
-      KeepForRead(path, std::make_shared<const NiftiFileBytes>(std::move(*file)));
+      if (scan == ImageFileScan::ValuesForRead)
+      {
+        KeepForRead(path, std::make_shared<const NiftiFileBytes>(std::move(*file)));
+      }
     }
     return;
   }

@@ -47,15 +47,18 @@ public:
 /** What CheckImageFile does beyond the completeness check. */
 enum class ImageFileScan
 {
-  Structure, // sizes only: the file size or the gzip trailer against the header (cheap)
-  Values     // every pixel read, NaN and Inf found (NIfTI only: other formats keep them through ITK)
+  Structure,    // sizes only: the file size or the gzip trailer against the header (cheap)
+  Values,       // every pixel read, NaN and Inf found (NIfTI only: other formats keep them through ITK)
+  ValuesForRead // as Values, and a NIfTI file's bytes kept for the read that follows (SVDLowRankNiftiBytes.h): for
+                // a caller that reads the file next through NiftiBytesImageIO (the tools; Python reads through ITK's
+                // wheels, which would leave the bytes kept)
 };
 
 /** Throws IncompleteImageFile, naming `path` and how many bytes are missing, when the pixel data of a NIfTI
  * (.nii, .nii.gz), MHA/MHD or NRRD file is shorter than its header says; with ImageFileScan::Values also throws
  * NonFiniteImageFile for a NaN or Inf voxel of a floating-point NIfTI file. Files of other formats, and headers
- * it does not understand, pass: ITK's own reader judges them. ImageFileScan::Values decompresses a NIfTI file once
- * and keeps it for the read that follows (SVDLowRankNiftiRead.h). */
+ * it does not understand, pass: ITK's own reader judges them. ImageFileScan::ValuesForRead decompresses a NIfTI file
+ * once and keeps it for the read that follows (SVDLowRankNiftiRead.h). */
 void
 CheckImageFile(const std::string & path, ImageFileScan scan = ImageFileScan::Structure);
 

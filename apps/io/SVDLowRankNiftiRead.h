@@ -23,40 +23,15 @@
 // once by ITK's reader. The geometry still comes from ITK's NIfTI reader (its ReadImageInformation reads the header
 // only); the pixels come from the buffer, swapped, cleaned and scaled as ITK 5.2's NiftiImageIO::Read does.
 
-#include "SVDLowRankNiftiFormat.h"
+#include "SVDLowRankNiftiBytes.h"
 
 #include "itkImageFileReader.h"
 #include "itkNiftiImageIO.h"
 
-#include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
 namespace svdlr_io
 {
-
-/** A single-file NIfTI file as one decompressed stream: its header, then its pixels at header.voxOffset. */
-struct NiftiFileBytes
-{
-  NiftiHeader                header;
-  std::vector<unsigned char> stream;
-};
-
-/** Reads `path` whole, decompressing it when it is gzip. std::nullopt when it is not a single-file NIfTI file; throws
- * IncompleteImageFile (SVDLowRankImageFileCheck.h), naming how many bytes are missing, when its data is shorter than
- * its header says or its compressed stream is cut. */
-std::optional<NiftiFileBytes>
-LoadNiftiFile(const std::string & path);
-
-/** Throws NonFiniteImageFile at the first NaN or Inf of a floating-point file, naming its voxel (and volume). */
-void
-CheckNiftiValues(const NiftiFileBytes & file, const std::string & path);
-
-/** Keeps `file`, loaded from `path`, for the next read of `path` (NiftiBytesImageIO), which takes it: the checks and
- * the read then decompress the file once. A file changed in between is read again. */
-void
-KeepForRead(const std::string & path, std::shared_ptr<const NiftiFileBytes> file);
 
 /** ITK's NIfTI reader with its pixel read served from the bytes KeepForRead kept (else loaded here, once): for the
  * scalar integer and floating-point types ITK 5.2 reads, read whole; anything else (vectors, complex, RGB, a part of

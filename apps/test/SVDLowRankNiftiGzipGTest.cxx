@@ -278,7 +278,7 @@ TEST_F(NiftiGzip, ChecksAndReadDecompressOnceAndStillSeeAChangedFile)
 {
   auto image = RandomImage<itk::Image<float, 3>>(itk::Size<3>{ { 10, 9, 8 } }, -5, 5);
   itk::WriteImage(image.GetPointer(), Path("a.nii.gz"), true);
-  svdlr_io::CheckImageFile(Path("a.nii.gz"), svdlr_io::ImageFileScan::Values); // kept for the read
+  svdlr_io::CheckImageFile(Path("a.nii.gz"), svdlr_io::ImageFileScan::ValuesForRead); // kept for the read
   image->FillBuffer(7.0f);
   itk::WriteImage(image.GetPointer(), Path("a.nii.gz"), true); // rewritten after the check
   const auto read = svdlr_io::ReadImageFile<itk::Image<float, 3>>(Path("a.nii.gz"));

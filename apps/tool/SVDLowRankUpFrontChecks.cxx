@@ -85,7 +85,8 @@ CheckInputFileUpFront(const std::string & path, const char * what, bool finite)
 {
   try
   {
-    svdlr_io::CheckImageFile(path, finite ? svdlr_io::ImageFileScan::Values : svdlr_io::ImageFileScan::Structure);
+    svdlr_io::CheckImageFile(path,
+                             finite ? svdlr_io::ImageFileScan::ValuesForRead : svdlr_io::ImageFileScan::Structure);
   }
   catch (const svdlr_io::IncompleteImageFile & error)
   {

@@ -1,0 +1,63 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankNiftiBytes_h
+#define SVDLowRankNiftiBytes_h
+
+// A NIfTI file as one decompressed buffer (libdeflate, SVDLowRankGzip.h), for the raw checks (CheckImageFile's
+// truncation and NaN/Inf scan) and the read that follows them (SVDLowRankNiftiRead.h's NiftiBytesImageIO), which then
+// share one decompression. ITK-free, so that the Python extension's file checks (python/CMakeLists.txt) take it too.
+
+#include "SVDLowRankNiftiFormat.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace svdlr_io
+{
+
+/** A single-file NIfTI file as one decompressed stream: its header, then its pixels at header.voxOffset. */
+struct NiftiFileBytes
+{
+  NiftiHeader                header;
+  std::vector<unsigned char> stream;
+};
+
+/** Reads `path` whole, decompressing it when it is gzip. std::nullopt when it is not a single-file NIfTI file; throws
+ * IncompleteImageFile (SVDLowRankImageFileCheck.h), naming how many bytes are missing, when its data is shorter than
+ * its header says or its compressed stream is cut. */
+std::optional<NiftiFileBytes>
+LoadNiftiFile(const std::string & path);
+
+/** Throws NonFiniteImageFile at the first NaN or Inf of a floating-point file, naming its voxel (and volume). */
+void
+CheckNiftiValues(const NiftiFileBytes & file, const std::string & path);
+
+/** Keeps `file`, loaded from `path`, for the next read of `path` (TakeKeptForRead): the checks and the read then
+ * decompress the file once. At most a few files are kept, the oldest dropped first. */
+void
+KeepForRead(const std::string & path, std::shared_ptr<const NiftiFileBytes> file);
+
+/** What KeepForRead kept of `path`, taken (no longer kept); nullptr when nothing was, or the file changed since. */
+std::shared_ptr<const NiftiFileBytes>
+TakeKeptForRead(const std::string & path);
+
+} // namespace svdlr_io
+
+#endif
