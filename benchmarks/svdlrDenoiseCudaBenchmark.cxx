@@ -51,7 +51,8 @@ struct Arguments
   std::size_t             cusolverRepeat{ 2 };
   std::size_t             maxPatchesPerBatch{ 0 };
   bool                    variants{ false };
-  svdlr::PatchAggregation aggregation{ svdlr::PatchAggregation::CentreVoxel };
+  svdlr::PatchAggregation aggregation{ svdlr::LocalDenoiseOptions{}.aggregation }; // the engine's default, as the
+                                                                                    // reference svdlrDenoiseBenchmark
 };
 
 [[noreturn]] void
