@@ -284,6 +284,8 @@ TEST_F(DenoiseTool, TheDefaultIsOverlapWithOptimalShrinkageAndBeatsTheDwidenoise
   const double oursError = RmsDifference(ours->GetBufferPointer(), m_Series.clean.values.data(), elements);
   const double theirsError = RmsDifference(theirs->GetBufferPointer(), m_Series.clean.values.data(), elements);
   svdlr::test::RecordSpread("default/dwidenoise error", m_Seed, oursError / theirsError);
+  // Over 100 seeds (2026-11-25): 0.900..0.932, mean 0.917: the bound lies 5 times as far from the mean as the
+  // farthest value (the margin rule of svdlrTestSeed.h asks 1.5).
   EXPECT_LT(oursError, theirsError);
 }
 
