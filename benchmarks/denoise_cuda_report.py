@@ -5,7 +5,8 @@ its GPU stage times, then the CPU and GPU outputs against the clean series and a
 
 usage: denoise_cuda_report.py DATA LOGS
   DATA  series.f32, clean.f32, cpu.f32 / cpu.u16 and gpu.f32 / gpu.u16 (svdlrDenoiseBenchmark --output, --rank-out)
-  LOGS  cuda-bench.log and cuda-bench-overlap.log: svdlrDenoiseCudaBenchmark's JSON lines (other lines are shown)
+  LOGS  cuda-bench.log, cuda-bench-overlap.log and cuda-bench-limit.log: svdlrDenoiseCudaBenchmark's JSON lines
+        (other lines are shown); for each, the eigenvectors of the kept ranks against every eigenvector
 """
 import json
 import sys
@@ -14,6 +15,7 @@ import numpy as np
 
 
 def variants(path):
+    rows = {}
     for line in open(path):
         try:
             r = json.loads(line)
@@ -24,21 +26,57 @@ def variants(path):
         if "error" in r:
             print(r)
             continue
+        rows[r["solver"]] = r
         stages = " ".join(f"{k} {v:.1f}" for k, v in r["gpu_ms"].items())
-        print(f"{r['aggregation']:7s} {r['solver']:55s} median {r['median_s'] * 1e3:7.1f} ms  gpu {stages}  "
-              f"plan {r['plan']}")
+        limit = r.get("device_memory_limit", 0)
+        memory = f"device {r.get('device_bytes', 0) / 2**20:.0f} MiB" + (f" (limit {limit / 2**20:.0f})" if limit else "")
+        print(f"{r['aggregation']:7s} {r.get('shrinkage', 'hard'):9s} {r['solver']:55s} median "
+              f"{r['median_s'] * 1e3:7.1f} ms  gpu {stages}  plan {r['plan']}  {memory}")
         for key in ("vs_reference", "vs_first_configuration"):
             if key in r:
                 print(f"    {key}: {r[key]}")
+    return rows
+
+
+def batch_rank_load(rows, ranks):
+    """The kept ranks as the batches of the first configuration's plan see them: their mean, and the sum over the
+    batches of each batch's largest rank (one thread per patch computes its vectors: a batch waits on its slowest)."""
+    first = rows.get("ours")
+    if first is None or ranks is None:
+        return
+    nx, ny = first["size"][0], first["size"][1]
+    plan = first["plan"]
+    slab, batch = plan["centre_planes"] * nx * ny, plan["batch"]
+    maxima = [int(ranks[s + b:min(s + slab, s + b + batch)].max())
+              for s in range(0, ranks.size, slab) for b in range(0, min(slab, ranks.size - s), batch)]
+    print(f"  ranks: mean {ranks.mean():.2f}, max {int(ranks.max())}; {len(maxima)} batches, their largest ranks "
+          f"sum to {sum(maxima)} (against {len(maxima) * ranks.mean():.0f} at the mean)")
+
+
+def kept_against_every(rows):
+    kept, every = rows.get("ours"), rows.get("ours, every eigenvector")
+    if kept and every:
+        k, e = kept["gpu_ms"], every["gpu_ms"]
+        print(f"  kept-rank eigenvectors {k['eigenvectors']:.1f} ms against every eigenvector {e['eigenvectors']:.1f} ms "
+              f"({e['eigenvectors'] / max(k['eigenvectors'], 1e-9):.1f}x); whole run {kept['median_s'] * 1e3:.1f} "
+              f"against {every['median_s'] * 1e3:.1f} ms")
 
 
 def main():
     data, logs = sys.argv[1], sys.argv[2]
-    for name in ("cuda-bench.log", "cuda-bench-overlap.log"):
+    try:
+        cpu_ranks = np.fromfile(f"{data}/cpu.u16", np.uint16)
+    except OSError:
+        cpu_ranks = None
+    for name in ("cuda-bench.log", "cuda-bench-overlap.log", "cuda-bench-limit.log"):
         try:
-            variants(f"{logs}/{name}")
+            rows = variants(f"{logs}/{name}")
         except OSError as error:
             print(name, error)
+            continue
+        kept_against_every(rows)
+        if name == "cuda-bench.log":
+            batch_rank_load(rows, cpu_ranks)
     noisy, clean = (np.fromfile(f"{data}/{n}.f32", np.float32) for n in ("series", "clean"))
     for name in ("cpu", "gpu"):
         try:

@@ -12,7 +12,9 @@
 #   startup       a fresh process's start-up: the tool per backend, the CUDA start-up probe, OpenBLAS, W4/W5, cuSOLVER
 #   batch         the batch pipeline against a loop of processes, on the GPU and the CPU (with nsys when there)
 #   batch-dask    several GPUs through Dask (run on a two-GPU machine; the bundle made with --dask)
+#   denoise-batch the denoiser's batch mode: 20 DWI subjects on --devices 0 and 0,1, and dwidenoise on 3 of them
 #   python        builds the Python extension there and times it against the C++ engine
+#   bids-app      the BIDS App over 20 dwi subjects: 1 and 2 GPUs in one process and through Dask, against dwidenoise
 # Everything goes to a work folder; $OUT gets summary.md (every stage's lines and times), details.tar.gz (logs and
 # results) and the denoising figure when made: a device call brings back only a few files.
 set -uo pipefail
@@ -21,7 +23,7 @@ bundle=$(cd "${SVDLR_BUNDLE:-$root/.gpu}" 2>/dev/null && pwd) ||
   { echo "no bundle: run benchmarks/gpu_bundle.sh here" >&2; exit 2; }
 out=${OUT:-/tmp/svdlr-device/out}
 work=${SVDLR_DEVICE_WORK:-/tmp/svdlr-device}
-known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask python "
+known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask denoise-batch python bids-app "
 [ $# -gt 0 ] || { echo "usage: $0 STAGE... (from:$known)" >&2; exit 2; }
 for stage in "$@"; do [[ "$known" == *" $stage "* ]] || { echo "unknown stage '$stage' (from:$known)" >&2; exit 2; }; done
 mkdir -p "$out" "$work"
@@ -69,7 +71,7 @@ one() {
 stage_tests() {
   local suites=${SUITES:-svdlrCudaBackendGTest svdlrLocalDenoiseCudaGTest itkLocalLowRankDenoisingImageFilterGTest
     itkSVDLowRankReconstructionImageFilterGTest svdlrEngineGTest svdlrLocalDenoiseGTest SVDLowRankDenoiseSeriesGTest
-    SVDLowRankToolGTest SVDLowRankBatchGTest SVDLowRankBatchToolGTest}
+    SVDLowRankToolGTest SVDLowRankBatchGTest SVDLowRankBatchToolGTest SVDLowRankDenoiseBatchGTest}
   for suite in $suites; do
     [ -x "$bin/$suite" ] || { note "$suite: not in the bundle"; continue; }
     one "$suite" "${SUITE_LIMIT:-240}" "$bin/$suite" --gtest_brief=1
@@ -182,7 +184,10 @@ stage_denoise-kernels() {
   one cuda-bench 150 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 7 \
     --cusolver-repeat 2 --variants --reference "$data/cpu.f32" --reference-rank "$data/cpu.u16"
   one cuda-bench-overlap 100 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 3 \
-    --cusolver-repeat 0 --aggregation overlap
+    --cusolver-repeat 0 --aggregation overlap --shrinkage frobenius
+  # The same as cuda-bench's first row within a 256 MiB device memory limit: many slabs, small batches.
+  one cuda-bench-limit 100 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 2 \
+    --cusolver-repeat 0 --device-memory-limit 256M --reference "$data/cpu.f32" --reference-rank "$data/cpu.u16"
   note "cpu (all cores): $(tail -1 "$dir/cpu.log" | cut -c1-300)"
   note "cuda (public API): $(tail -1 "$dir/gpu.log" | cut -c1-300)"
   python3 "$root/benchmarks/denoise_cuda_report.py" "$data" "$dir" 2>&1 | tee -a "$summary"
@@ -335,8 +340,27 @@ Client(scheduler_file=sys.argv[1]).wait_for_workers(int(sys.argv[2]), timeout=60
   [ -n "$one" ] && [ -n "$two" ] && note "two GPUs through Dask: $(per "$two" "$one")x one GPU (target 1.8x)"
 }
 
-stage_python() {
-  local build=$work/python-build pkg=$work/python-pkg lapack=$work/python-lapack t0
+# The denoiser's batch mode (docs/batch.md, issue 22): SUBJECTS (20) DWI series of DENOISE_BATCH_SIZE (96x96x60x65)
+# as int16 .nii.gz, SVDLowRankDenoiseSeries --batch with --devices 0 and, where there are two GPUs, 0,1; dwidenoise
+# -nthreads 16 on DWIDENOISE_SUBJECTS (3) of them, its time per subject scaled to all. Targets: two GPUs >= 1.8x
+# one; one GPU >= 8x dwidenoise on 16 cores over the same subjects, end to end.
+stage_denoise-batch() {
+  local size=${DENOISE_BATCH_SIZE:-96x96x60x65} devices=(0) b=$work/denoise-batch
+  [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ] && devices+=(0,1)
+  rm -rf "$b"
+  # shellcheck disable=SC2086 # the size's four numbers
+  python3 "$root/benchmarks/denoise_batch.py" --tool "$bin/SVDLowRankDenoiseSeries" --work "$b" \
+    --size ${size//x/ } --subjects "${SUBJECTS:-20}" --devices "${devices[@]}" --dwidenoise "$bin/dwidenoise" \
+    --dwidenoise-subjects "${DWIDENOISE_SUBJECTS:-3}" --dwidenoise-threads 16 --json "$dir/denoise-batch.json" \
+    2>&1 | tee "$dir/denoise-batch.log" | tee -a "$summary"
+  cp "$b"/*.log "$b"/*.tsv "$dir/" 2>/dev/null
+  rm -rf "$b" # disk: the series and their outputs
+}
+
+# python_package: builds the Python extension here (CUDA, sm_90) into $pkg, the package folder for PYTHONPATH.
+pkg=$work/python-pkg
+python_package() {
+  local build=$work/python-build lapack=$work/python-lapack t0
   # The machine has cmake, nvcc and g++ but no LAPACK link library: FindLAPACK gets the bundle's OpenBLAS.
   mkdir -p "$lapack" && ln -sf "$unpacked/lib/libopenblas.so.0" "$lapack/libopenblas.so"
   t0=$(date +%s)
@@ -345,12 +369,31 @@ stage_python() {
     -DCMAKE_LIBRARY_PATH="$lapack" -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$unpacked/lib" \
     -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$unpacked/lib" > "$dir/configure.log" 2>&1 &&
     cmake --build "$build" -j "$(nproc)" > "$dir/build.log" 2>&1 ||
-    { note "the extension did not build: $(grep -m3 -i 'error' "$dir/configure.log" "$dir/build.log")"; return; }
+    { note "the extension did not build: $(grep -m3 -i 'error' "$dir/configure.log" "$dir/build.log")"; return 1; }
   note "extension built in $(( $(date +%s) - t0 )) s"
   rm -rf "$pkg" && mkdir -p "$pkg" && cp -r "$root/python/itk_svdlowrankreconstruction" "$pkg/"
   cp "$build"/_engine*.so "$pkg/itk_svdlowrankreconstruction/"
+}
+
+stage_python() {
+  python_package || return
   (cd "$root/benchmarks" && PYTHONPATH=$pkg:$PYTHONPATH python3 python_overhead.py --binary "$bin/svdlrBenchmark" \
     --colin27 "$colin") 2>&1 | tee "$dir/overhead.log" | tail -6 | tee -a "$summary"
+}
+
+# The BIDS App (python/itk_svdlowrankreconstruction/bids) on SUBJECTS raw dwi runs of SIZE: one GPU and --devices 0,1 in
+# one process, 1 and 2 Dask workers (one per GPU), and dwidenoise on every core (benchmarks/bids_app_session.py).
+stage_bids-app() {
+  python_package || return
+  local size=${SIZE:-96x96x60x65} b=$work/bids-app nx ny nz nv
+  read -r nx ny nz nv <<< "${size//x/ }"
+  mkdir -p "$b"
+  [ -f "$b/phantom$size.bval" ] || python3 "$root/benchmarks/denoise/make_dwi_phantom.py" --colin27 "$bundle/data" \
+    --size "$nx" "$ny" "$nz" "$nv" --out "$b/phantom$size" > "$dir/phantom.log" 2>&1
+  PYTHONPATH=$pkg:$PYTHONPATH timeout $(( ${BIDS_BUDGET:-540} - ($(date +%s) - started) )) \
+    python3 "$root/benchmarks/bids_app_session.py" --phantom "$b/phantom$size" --subjects "${SUBJECTS:-20}" \
+    --work "$b" --dwidenoise "$bin/dwidenoise" --dwidenoise-subjects "${DWIDENOISE_SUBJECTS:-2}" 2>&1 |
+    tee "$dir/session.log" | grep -E '^(#|-|  )' | tee -a "$summary"
 }
 
 for stage in "$@"; do

@@ -23,6 +23,7 @@
 #include "svdlrBenchmarkIO.h"
 #include "cuda/svdlrLocalDenoiseCuda.h"
 #include "svdlr/LocalDenoise.h"
+#include "svdlr/Names.h"
 
 #include <algorithm>
 #include <chrono>
@@ -51,8 +52,10 @@ struct Arguments
   std::size_t             cusolverRepeat{ 2 };
   std::size_t             maxPatchesPerBatch{ 0 };
   bool                    variants{ false };
-  svdlr::PatchAggregation aggregation{ svdlr::LocalDenoiseOptions{}.aggregation }; // the engine's default, as the
-                                                                                    // reference svdlrDenoiseBenchmark
+  // The engine's defaults, as the reference svdlrDenoiseBenchmark's.
+  svdlr::PatchAggregation aggregation{ svdlr::LocalDenoiseOptions{}.aggregation };
+  svdlr::Shrinkage        shrinkage{ svdlr::LocalDenoiseOptions{}.shrinkage };
+  std::size_t             deviceMemoryLimit{ 0 };
 };
 
 [[noreturn]] void
@@ -60,7 +63,8 @@ Usage(const std::string & problem)
 {
   std::cerr << "svdlrDenoiseCudaBenchmark: " << problem << "\n"
             << "usage: svdlrDenoiseCudaBenchmark --input series.f32 --size NX NY NZ NV [--repeat N]\n"
-            << "       [--cusolver-repeat N (0: skip)] [--aggregation centre|overlap] [--batch N]\n"
+            << "       [--cusolver-repeat N (0: skip)] [--aggregation centre|overlap] [--shrinkage auto|hard|frobenius]\n"
+            << "       [--batch N] [--device-memory-limit SIZE (" << svdlr::ByteSizeSyntax() << ")]\n"
             << "       [--reference cpu.f32 --reference-rank cpu.u16] [--variants (every kernel variant of our solver)]\n";
   std::exit(2);
 }
@@ -96,6 +100,19 @@ Parse(int argc, char * argv[])
     else if (flag == "--size")
       for (std::size_t & extent : a.size)
         extent = std::stoul(value(i));
+    else if (flag == "--shrinkage")
+    {
+      const std::string name = value(i);
+      if (!svdlr::ParseShrinkageName(name, a.shrinkage))
+        Usage("bad shrinkage " + name);
+    }
+    else if (flag == "--device-memory-limit")
+    {
+      const std::string size = value(i);
+      a.deviceMemoryLimit = svdlr::ParseByteSize(size);
+      if (a.deviceMemoryLimit == 0)
+        Usage("--device-memory-limit takes " + std::string(svdlr::ByteSizeSyntax()) + ", got '" + size + "'");
+    }
     else if (flag == "--aggregation")
     {
       const std::string name = value(i);
@@ -119,6 +136,7 @@ struct Run
   std::vector<double>                  seconds;
   svdlr::detail::LocalDenoiseCudaTrace trace; // of the last run
   std::size_t                          patches{ 0 };
+  std::size_t                          deviceBytes{ 0 }; // the buffers' device memory (LocalDenoiseReport)
 };
 
 Run
@@ -137,6 +155,8 @@ Time(const Arguments & a, const std::vector<float> & input, const svdlr::detail:
   const svdlr::SeriesView<float>       out{ run.output.data(), { nx, ny, nz }, nv, strides };
   svdlr::LocalDenoiseOptions           options;
   options.aggregation = a.aggregation;
+  options.shrinkage = a.shrinkage;
+  options.deviceMemoryLimit = a.deviceMemoryLimit;
   options.maxPatchesPerBatch = a.maxPatchesPerBatch;
   const auto patch = svdlr::DefaultPatchSize(nv);
   // One warm-up (context, handles, pinned staging, first-call costs), the timed runs without the trace, each
@@ -155,6 +175,7 @@ Time(const Arguments & a, const std::vector<float> & input, const svdlr::detail:
       run.seconds.push_back(seconds);
     }
     run.patches = report.patches;
+    run.deviceBytes = report.peakDeviceBytes;
   }
   return run;
 }
@@ -202,7 +223,9 @@ Json(const std::string & name, const Arguments & a, const Run & run, const Agree
   json << "{\"program\": \"svdlrDenoiseCudaBenchmark\", \"solver\": \"" << name << "\", \"size\": [" << a.size[0]
        << ", " << a.size[1] << ", " << a.size[2] << ", " << a.size[3] << "], \"aggregation\": \""
        << (a.aggregation == svdlr::PatchAggregation::CentreVoxel ? "centre" : "overlap")
-       << "\", \"patches\": " << run.patches << ", \"median_s\": " << Median(run.seconds)
+       << "\", \"shrinkage\": \"" << svdlr::ShrinkageName(a.shrinkage)
+       << "\", \"device_memory_limit\": " << a.deviceMemoryLimit << ", \"device_bytes\": " << run.deviceBytes
+       << ", \"patches\": " << run.patches << ", \"median_s\": " << Median(run.seconds)
        << ", \"min_s\": " << *std::min_element(run.seconds.begin(), run.seconds.end()) << ", \"times_s\": [";
   for (std::size_t i = 0; i < run.seconds.size(); ++i)
   {
@@ -260,29 +283,22 @@ main(int argc, char * argv[])
     };
     std::vector<Configuration> configurations;
     configurations.push_back({ "ours", {}, a.repeat });
+    {
+      // The eigenvectors the ranks keep (the default) against all of them up to the rank's bound, as before.
+      svdlr::detail::LocalDenoiseCudaTuning tuning;
+      tuning.everyEigenvector = true;
+      configurations.push_back({ "ours, every eigenvector", tuning, std::max<std::size_t>(1, a.repeat / 2) });
+    }
     if (a.variants)
     {
-      for (const bool lower : { false, true })
+      const std::vector<svdlr::detail::SmallEigenTuning> all = svdlr::detail::AllSmallEigenTunings();
+      for (std::size_t v = 1; v < all.size(); ++v) // all[0] is the default, already first
       {
-        for (const bool shared : { false, true })
-        {
-          for (const bool fast : { false, true })
-          {
-            const svdlr::detail::SmallEigenTuning defaults{};
-            if (lower == defaults.lowerTridiagonalization && shared == defaults.sharedQL &&
-                fast == defaults.fastRotation)
-            {
-              continue; // the default, already first
-            }
-            svdlr::detail::LocalDenoiseCudaTuning tuning;
-            tuning.eigen = { lower, shared, fast };
-            configurations.push_back({ std::string("ours, ") + (lower ? "lower" : "full") +
-                                         " tridiagonalisation, QL in " + (shared ? "shared" : "global") + " memory" +
-                                         (fast ? ", fast rotations" : ""),
-                                       tuning,
-                                       std::max<std::size_t>(1, a.repeat / 2) });
-          }
-        }
+        svdlr::detail::LocalDenoiseCudaTuning tuning;
+        tuning.eigen = all[v];
+        configurations.push_back({ "ours, " + svdlr::detail::SmallEigenTuningName(all[v]),
+                                   tuning,
+                                   std::max<std::size_t>(1, a.repeat / 2) });
       }
     }
     if (a.cusolverRepeat > 0)

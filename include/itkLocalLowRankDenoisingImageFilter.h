@@ -247,6 +247,10 @@ public:
   /** Upper bound on the patches the engine decomposes at once (0: the engine chooses from free memory). */
   itkSetMacro(MaximumPatchesPerBatch, SizeValueType);
   itkGetConstMacro(MaximumPatchesPerBatch, SizeValueType);
+  /** The most GPU memory, in bytes, the CUDA backend's buffers may take (svdlr::LocalDenoiseOptions::
+   * deviceMemoryLimit; 0: whatever is free). A limit below what one plane and one patch need fails the update. */
+  itkSetMacro(DeviceMemoryLimit, SizeValueType);
+  itkGetConstMacro(DeviceMemoryLimit, SizeValueType);
 
   /** Output 1: σ of the patch centred on each voxel (estimated or given); 0 outside the mask. */
   NoiseSigmaImageType *
@@ -321,6 +325,7 @@ private:
   BackendEnum                  m_Backend{ BackendEnum::Auto };
   int                          m_DeviceId{ svdlr::kDefaultDeviceId };
   SizeValueType                m_MaximumPatchesPerBatch{ 0 };
+  SizeValueType                m_DeviceMemoryLimit{ 0 };
 
   BackendEnum   m_BackendUsed{ BackendEnum::CPU };
   PatchSizeType m_PatchSizeUsed{ { 0, 0, 0 } };

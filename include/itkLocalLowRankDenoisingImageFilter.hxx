@@ -302,6 +302,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   options.backend = SVDLowRankEngineBridge::ToEngine(m_Backend);
   options.deviceId = m_DeviceId;
   options.maxPatchesPerBatch = m_MaximumPatchesPerBatch;
+  options.deviceMemoryLimit = static_cast<std::size_t>(m_DeviceMemoryLimit);
   MultiThreaderBase * threader = this->GetMultiThreader();
   options.threads = threader->GetMaximumNumberOfThreads();
   options.parallelFor = SVDLowRankEngineBridge::MakeParallelFor(threader);
@@ -369,6 +370,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostr
   os << indent << "Backend: " << m_Backend << std::endl;
   os << indent << "DeviceId: " << m_DeviceId << std::endl;
   os << indent << "MaximumPatchesPerBatch: " << m_MaximumPatchesPerBatch << std::endl;
+  os << indent << "DeviceMemoryLimit: " << m_DeviceMemoryLimit << std::endl;
   os << indent << "BackendUsed: " << m_BackendUsed << std::endl;
   os << indent << "PatchSizeUsed: " << m_PatchSizeUsed << std::endl;
   os << indent << "ShrinkageUsed: " << m_ShrinkageUsed << std::endl;

@@ -18,6 +18,10 @@
 // The engine's names and request rules (svdlr/Names.h), and ToString (svdlr/Engine.h) from the same table.
 #include "svdlr/Names.h"
 
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace svdlr
@@ -141,6 +145,68 @@ PolicyProblem(const RankPolicy & policy, Solver solver)
            "singular values; use the exact or auto solver";
   }
   return "";
+}
+
+std::size_t
+ParseByteSize(const std::string & text)
+{
+  // The number: digits with at most one decimal point, at least one digit.
+  std::size_t i = 0;
+  std::size_t digits = 0;
+  bool        point = false;
+  for (; i < text.size(); ++i)
+  {
+    const char c = text[i];
+    if (std::isdigit(static_cast<unsigned char>(c)))
+    {
+      ++digits;
+    }
+    else if (c == '.' && !point)
+    {
+      point = true;
+    }
+    else
+    {
+      break;
+    }
+  }
+  if (digits == 0)
+  {
+    return 0;
+  }
+  const double number = std::stod(text.substr(0, i));
+  // The unit: nothing, or one of K M G T, then nothing, "B" or "iB" (any case).
+  std::string unit = text.substr(i);
+  for (char & c : unit)
+  {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  int power = 0;
+  if (!unit.empty())
+  {
+    const std::string letters = "kmgt";
+    const std::size_t at = letters.find(unit[0]);
+    const std::string rest = unit.substr(1);
+    if (at == std::string::npos || !(rest.empty() || rest == "b" || rest == "ib"))
+    {
+      return 0;
+    }
+    power = static_cast<int>(at) + 1;
+  }
+  const double bytes = std::floor(number * std::pow(1024.0, power));
+  // 2^64 is exactly representable; anything at or above it does not fit.
+  if (!(bytes >= 1.0) || bytes >= 18446744073709551616.0 ||
+      bytes > static_cast<double>(std::numeric_limits<std::size_t>::max()))
+  {
+    return 0;
+  }
+  return static_cast<std::size_t>(bytes);
+}
+
+const char *
+ByteSizeSyntax()
+{
+  return "a number of bytes, optionally with K, M, G or T (powers of 1024), e.g. 8G, 8GiB, 1.5G, 512M";
 }
 
 } // namespace svdlr

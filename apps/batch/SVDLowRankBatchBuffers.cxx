@@ -29,7 +29,7 @@ namespace svdlr_batch
 
 BufferLease::~BufferLease()
 {
-  if (m_Pool != nullptr && m_Data != nullptr)
+  if (m_Pool != nullptr && m_Capacity > 0)
   {
     m_Pool->GiveBack(m_Data, m_Capacity, m_Pinned);
   }
@@ -111,7 +111,7 @@ HostBufferPool::Lease(std::size_t floats)
 {
   const std::size_t bytes = floats * sizeof(float);
   std::unique_lock<std::mutex> lock(m_Mutex);
-  m_Returned.wait(lock, [&] { return m_LeasedBytes == 0 || m_LeasedBytes + bytes <= m_Budget; });
+  WaitForRoom(lock, bytes);
 
   // The smallest kept buffer that holds the volume, unless it would waste more than half of itself.
   std::size_t best = m_Free.size();
@@ -132,13 +132,7 @@ HostBufferPool::Lease(std::size_t floats)
   }
   else
   {
-    // Kept buffers that do not fit make room, so that what is held stays within the budget.
-    while (!m_Free.empty() && m_LeasedBytes + m_FreeBytes + bytes > m_Budget)
-    {
-      m_FreeBytes -= m_Free.back().capacity;
-      Free(m_Free.back());
-      m_Free.pop_back();
-    }
+    FreeKeptBuffersFor(bytes);
     block = Allocate(bytes);
   }
   m_LeasedBytes += block.capacity;
@@ -155,13 +149,48 @@ HostBufferPool::Lease(std::size_t floats)
 }
 
 void
+HostBufferPool::WaitForRoom(std::unique_lock<std::mutex> & lock, std::size_t bytes)
+{
+  m_Returned.wait(lock, [&] { return m_LeasedBytes == 0 || m_LeasedBytes + bytes <= m_Budget; });
+}
+
+void
+HostBufferPool::FreeKeptBuffersFor(std::size_t bytes)
+{
+  // Kept buffers make room for the new lease, so that what is held stays within the budget.
+  while (!m_Free.empty() && m_LeasedBytes + m_FreeBytes + bytes > m_Budget)
+  {
+    m_FreeBytes -= m_Free.back().capacity;
+    Free(m_Free.back());
+    m_Free.pop_back();
+  }
+}
+
+BufferLease
+HostBufferPool::Reserve(std::size_t bytes)
+{
+  std::unique_lock<std::mutex> lock(m_Mutex);
+  WaitForRoom(lock, bytes);
+  FreeKeptBuffersFor(bytes);
+  m_LeasedBytes += bytes;
+  m_PeakLeased = std::max(m_PeakLeased, m_LeasedBytes);
+  BufferLease lease;
+  lease.m_Pool = this;
+  lease.m_Capacity = bytes;
+  return lease;
+}
+
+void
 HostBufferPool::GiveBack(void * data, std::size_t capacity, bool pinned)
 {
   {
     const std::lock_guard<std::mutex> lock(m_Mutex);
     m_LeasedBytes -= capacity;
-    m_Free.push_back({ data, capacity, pinned });
-    m_FreeBytes += capacity;
+    if (data != nullptr) // a reservation holds no buffer to keep
+    {
+      m_Free.push_back({ data, capacity, pinned });
+      m_FreeBytes += capacity;
+    }
   }
   m_Returned.notify_all();
 }

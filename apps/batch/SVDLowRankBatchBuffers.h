@@ -35,7 +35,8 @@ namespace svdlr_batch
 
 class HostBufferPool;
 
-/** One leased buffer; gives it back to its pool when destroyed. Move-only. */
+/** One leased buffer, or a reservation of budget (no memory: HostBufferPool::Reserve); gives it back to its pool when
+ * destroyed. Move-only. */
 class BufferLease
 {
 public:
@@ -91,6 +92,11 @@ public:
   BufferLease
   Lease(std::size_t floats);
 
+  /** `bytes` of the budget for an item that holds memory of its own (an image ITK's reader allocates), waiting as
+   * Lease does; the lease holds no buffer (Data() is null) and gives the bytes back when destroyed. */
+  BufferLease
+  Reserve(std::size_t bytes);
+
   /** Bytes held now (leased and kept for reuse), and the most ever leased at once. */
   std::size_t
   HeldBytes() const;
@@ -110,6 +116,12 @@ private:
   };
   void
   GiveBack(void * data, std::size_t capacity, bool pinned);
+  /** Waits until `bytes` more fit the budget, or nothing is leased (an item larger than the budget goes alone). */
+  void
+  WaitForRoom(std::unique_lock<std::mutex> & lock, std::size_t bytes);
+  /** Frees kept buffers until `bytes` more fit the budget beside what is held (called with the mutex held). */
+  void
+  FreeKeptBuffersFor(std::size_t bytes);
   Block
   Allocate(std::size_t bytes);
   static void

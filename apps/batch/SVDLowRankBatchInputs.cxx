@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fnmatch.h>
+#include <iostream>
 #include <map>
 #include <sstream>
 
@@ -112,9 +113,10 @@ void
 AddDicomSeries(const fs::path & root, std::vector<BatchInput> & inputs)
 {
   std::vector<svdlr_io::DicomSeriesSummary> series;
+  svdlr_io::DicomSearchNotes                notes;
   try
   {
-    series = svdlr_io::FindDicomSeries({ root.string() });
+    series = svdlr_io::FindDicomSeries({ root.string() }, &notes);
   }
   catch (const svdlr_io::DicomError & error)
   {
@@ -127,12 +129,12 @@ AddDicomSeries(const fs::path & root, std::vector<BatchInput> & inputs)
     inputs.push_back(std::move(failed));
     return;
   }
+  for (const std::string & file : notes.leftOut)
+  {
+    std::cerr << "note: left out " << file << "\n";
+  }
   for (const auto & one : series)
   {
-    if (one.files.empty())
-    {
-      continue;
-    }
     BatchInput input;
     input.source = VolumeSource::DicomSeries;
     input.path = root.string();
@@ -140,7 +142,10 @@ AddDicomSeries(const fs::path & root, std::vector<BatchInput> & inputs)
     input.seriesInstanceUID = one.seriesInstanceUID;
     input.seriesNumber = one.seriesNumber;
     input.seriesDescription = one.seriesDescription;
-    const fs::path folder = fs::path(one.files.front()).parent_path().lexically_relative(root);
+    // A series with unusable files fails alone, by name, and the others go on (docs/batch.md).
+    input.problem = svdlr_io::DicomSeriesProblem(one);
+    const std::string & first = one.files.empty() ? one.unusable.front().file : one.files.front();
+    const fs::path      folder = fs::path(first).parent_path().lexically_relative(root);
     const std::string name = one.seriesNumber.empty() ? one.seriesInstanceUID : "series-" + one.seriesNumber;
     input.relative = Generic(folder / name);
     inputs.push_back(std::move(input));
@@ -259,6 +264,13 @@ FindBatchInputs(const InputSelection & selection)
     throw BatchInputError(text.str());
   }
   DisambiguateSeries(inputs);
+  CheckDistinctOutputs(inputs);
+  return inputs;
+}
+
+void
+CheckDistinctOutputs(const std::vector<BatchInput> & inputs)
+{
   std::map<std::string, std::string> seen;
   for (const auto & input : inputs)
   {
@@ -269,7 +281,6 @@ FindBatchInputs(const InputSelection & selection)
                             input.relative + "' in the output tree: give their folders one at a time");
     }
   }
-  return inputs;
 }
 
 void

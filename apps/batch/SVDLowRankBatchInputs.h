@@ -111,12 +111,22 @@ MatchesPattern(const std::string & relative, const std::string & pattern);
 std::vector<BatchInput>
 FindBatchInputs(const InputSelection & selection);
 
+/** Throws BatchNameClash when two inputs would be written to one output (the same relative path). */
+void
+CheckDistinctOutputs(const std::vector<BatchInput> & inputs);
+
 /** The tag an output's name carries for `policy`: svdlr::OutputTag, which every path names its outputs with. */
 inline std::string
 MethodTag(const svdlr::RankPolicy & policy)
 {
   return svdlr::OutputTag(policy);
 }
+
+/** The tags of the denoiser's batch outputs (SVDLowRankDenoiseSeries --batch, and Python's denoise_batch):
+ * <name>_denoised.nii.gz, and with the maps <name>_sigma.nii.gz and <name>_rank.nii.gz. */
+constexpr const char * DenoisedTag = "denoised";
+constexpr const char * SigmaMapTag = "sigma";
+constexpr const char * RankMapTag = "rank";
 
 /** `name` split into its stem and its extension, the extension from the first dot of the name on where it is a
  * known image extension (brain.nii.gz -> brain + .nii.gz, t1.v2.nrrd -> t1.v2 + .nrrd). */

@@ -17,6 +17,7 @@
  *=========================================================================*/
 #include "SVDLowRankBatchReport.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -76,7 +77,7 @@ DescribeVolume(const VolumeResult & result)
 }
 
 void
-PrintBatchSummary(std::ostream & out, const BatchSummary & summary)
+PrintBatchSummary(std::ostream & out, const BatchSummary & summary, const std::string & items)
 {
   double read = 0;
   double solve = 0;
@@ -89,7 +90,9 @@ PrintBatchSummary(std::ostream & out, const BatchSummary & summary)
   }
   const std::size_t worked = summary.done + summary.failed;
   out << std::fixed << std::setprecision(2);
-  out << "volumes:  " << summary.volumes.size() << " (" << summary.done << " done, " << summary.skipped
+  std::string label = items + ":";
+  label.resize(std::max<std::size_t>(label.size() + 1, 10), ' '); // "volumes:  ", aligned with the lines below
+  out << label << summary.volumes.size() << " (" << summary.done << " done, " << summary.skipped
       << " skipped, " << summary.failed << " failed)\n";
   out << "backend:  " << svdlr::ToString(summary.backend);
   if (!summary.devices.empty())
@@ -106,7 +109,7 @@ PrintBatchSummary(std::ostream & out, const BatchSummary & summary)
   out << "time:     " << summary.wallSeconds << " s wall";
   if (summary.done > 0 && summary.wallSeconds > 0)
   {
-    out << ", " << static_cast<double>(summary.done) / summary.wallSeconds << " volumes/s";
+    out << ", " << static_cast<double>(summary.done) / summary.wallSeconds << " " << items << "/s";
   }
   out << "\n";
   if (worked > 0)

@@ -33,9 +33,10 @@ namespace svdlr_batch
 std::string
 DescribeVolume(const VolumeResult & result);
 
-/** The run's summary: counts, volumes per second, the time per step and the solvers' busy share. */
+/** The run's summary: counts, items per second, the time per step and the workers' busy share. `items` names the
+ * items ("volumes", "series"). */
 void
-PrintBatchSummary(std::ostream & out, const BatchSummary & summary);
+PrintBatchSummary(std::ostream & out, const BatchSummary & summary, const std::string & items = "volumes");
 
 /** The table (input, output, status, slices, ranks, sigma, seconds per step, device, message) as TSV. */
 void

@@ -39,8 +39,14 @@ main(int argc, char * argv[])
   const unsigned int rank = argc > 3 ? static_cast<unsigned int>(std::atoi(argv[3])) : 20;
   try
   {
-    // The folder must hold exactly one series; SelectDicomSeries lists them otherwise.
-    const auto                  series = svdlr_io::FindDicomSeries({ argv[1] });
+    // The folder must hold exactly one series; SelectDicomSeries lists them otherwise. Files left out as no part
+    // of an image series (a DICOMDIR, a report) are told, never dropped without a word.
+    svdlr_io::DicomSearchNotes  notes;
+    const auto                  series = svdlr_io::FindDicomSeries({ argv[1] }, &notes);
+    for (const std::string & file : notes.leftOut)
+    {
+      std::cerr << "note: left out " << file << "\n";
+    }
     const svdlr_io::DicomVolume volume = svdlr_io::ReadDicomSeries(svdlr_io::SelectDicomSeries(series, ""));
 
     using ImageType = svdlr_io::DicomVolumeImage; // float, physical values (rescale applied)

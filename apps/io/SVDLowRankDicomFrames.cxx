@@ -389,6 +389,11 @@ ReadAsVolume(std::vector<DicomFrame> frames, const DicomSeriesSummary & series, 
 std::vector<DicomFrame>
 ReadDicomFrames(const DicomSeriesSummary & series)
 {
+  const std::string problem = DicomSeriesProblem(series);
+  if (!problem.empty())
+  {
+    throw DicomError(problem);
+  }
   if (series.files.empty())
   {
     throw DicomError("series " + series.seriesInstanceUID + " has no files");

@@ -27,7 +27,9 @@
 #include "dcmtk/dcmjpls/djencode.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -42,6 +44,17 @@ namespace
 {
 namespace fs = std::filesystem;
 
+bool
+IsHidden(const fs::path & path)
+{
+  const std::string name = path.filename().string();
+  return !name.empty() && name.front() == '.';
+}
+
+/** The files under `path` (itself, if it is a file), sorted. Hidden files and folders are not looked at, as in the
+ * batch's search: .git and .datalad, macOS's ._IM0001.dcm and .DS_Store, a staged output's temporaries. A dangling
+ * link (an un-fetched git-annex or DataLad file) is listed, so that it fails by name. A folder that cannot be listed
+ * is a DicomError: its files might be slices of a series. */
 std::vector<std::string>
 FilesUnder(const std::string & path)
 {
@@ -55,27 +68,117 @@ FilesUnder(const std::string & path)
     throw DicomError(path + ": no such file or folder");
   }
   std::vector<std::string> files;
-  for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, error), end;
-       !error && it != end;
-       it.increment(error))
+  fs::recursive_directory_iterator it(path, error);
+  for (const fs::recursive_directory_iterator end; !error && it != end; it.increment(error))
   {
-    if (it->is_regular_file(error))
+    std::error_code ignored; // a dangling link's status is an error; it is listed all the same
+    if (IsHidden(it->path()))
+    {
+      if (it->is_directory(ignored))
+      {
+        it.disable_recursion_pending();
+      }
+      continue;
+    }
+    if (it->is_regular_file(ignored) || (it->is_symlink(ignored) && !fs::exists(it->path(), ignored)))
     {
       files.push_back(it->path().string());
     }
+  }
+  if (error)
+  {
+    throw DicomError(path + ": not every folder under it can be listed (" + error.message() +
+                     "), so the files of a series may be missing");
   }
   std::sort(files.begin(), files.end());
   return files;
 }
 
-// Files in a folder without the "DICM" preamble are only tried when their name looks like DICOM.
-bool
-MayBeDicomWithoutPreamble(const std::string & file)
+std::string
+LowerCaseExtension(const std::string & file)
 {
   std::string extension = fs::path(file).extension().string();
   std::transform(
     extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return std::tolower(c); });
-  return extension.empty() || extension == ".dcm" || extension == ".dicom" || extension == ".ima";
+  return extension;
+}
+
+bool
+HasDicomExtension(const std::string & file)
+{
+  const std::string extension = LowerCaseExtension(file);
+  return extension == ".dcm" || extension == ".dicom" || extension == ".ima";
+}
+
+// Files in a folder without the "DICM" preamble are only looked at when their name looks like DICOM.
+bool
+MayBeDicomWithoutPreamble(const std::string & file)
+{
+  return HasDicomExtension(file) || LowerCaseExtension(file).empty();
+}
+
+/** Why `file` cannot be opened for reading ("" when it can): a dangling link, no permission. */
+std::string
+WhyNotOpenable(const std::string & file)
+{
+  std::error_code error;
+  if (!fs::exists(file, error))
+  {
+    return "cannot be opened: it is a link to a file that is not there (an un-fetched git-annex or DataLad file?)";
+  }
+  std::ifstream stream(file, std::ios::binary);
+  if (!stream)
+  {
+    return std::string("cannot be opened: ") + std::strerror(errno);
+  }
+  return {};
+}
+
+/** What a file without Rows and Columns clearly is, when it is no part of an image series: a DICOMDIR, a non-image
+ * object, not DICOM at all; "" when it may be a slice that lost its image attributes. */
+std::string
+WhatNonImageFileIs(DcmFileFormat & dicom, const std::string & file, bool preamble)
+{
+  DcmDataset * dataset = dicom.getDataset();
+  std::string  sopClass = GetString(dataset, DCM_SOPClassUID);
+  if (sopClass.empty())
+  {
+    sopClass = GetString(dicom.getMetaInfo(), DCM_MediaStorageSOPClassUID);
+  }
+  if (sopClass == UID_MediaStorageDirectoryStorage || fs::path(file).filename() == "DICOMDIR")
+  {
+    return "a DICOMDIR (an index of files), not an image";
+  }
+  if (!sopClass.empty() && dcmIsaStorageSOPClassUID(sopClass.c_str(), ESSC_All) &&
+      !dcmIsImageStorageSOPClassUID(sopClass.c_str()))
+  {
+    return std::string("a non-image object (") + dcmFindNameOfUID(sopClass.c_str(), sopClass.c_str()) + ")";
+  }
+  if (sopClass.empty() && !preamble && GetString(dataset, DCM_SeriesInstanceUID).empty())
+  {
+    return "not DICOM (no preamble, and no SOPClassUID, SeriesInstanceUID, Rows or Columns)";
+  }
+  return {};
+}
+
+/** A file that cannot be read, whose series is therefore unknown: an error, or a line in `notes` when asked. */
+void
+Unreadable(const std::string & why, DicomSearchNotes * notes)
+{
+  if (notes == nullptr || !notes->listUnreadable)
+  {
+    throw DicomError(why);
+  }
+  notes->unreadable.push_back(why);
+}
+
+void
+LeftOut(const std::string & why, DicomSearchNotes * notes)
+{
+  if (notes != nullptr)
+  {
+    notes->leftOut.push_back(why);
+  }
 }
 
 } // namespace
@@ -121,17 +224,29 @@ HasDicomPreamble(const std::string & path)
 }
 
 std::vector<DicomSeriesSummary>
-FindDicomSeries(const std::vector<std::string> & paths, std::vector<std::string> * skipped)
+FindDicomSeries(const std::vector<std::string> & paths, DicomSearchNotes * notes)
 {
   std::map<std::string, DicomSeriesSummary> byUID;
   for (const std::string & path : paths)
   {
-    const bool explicitFile = fs::is_regular_file(path);
+    std::error_code error;
+    const bool      explicitFile = fs::is_regular_file(path, error);
     for (const std::string & file : FilesUnder(path))
     {
       const bool preamble = HasDicomPreamble(file);
       if (!explicitFile && !preamble && !MayBeDicomWithoutPreamble(file))
       {
+        continue; // not DICOM by its content or its name (a .json sidecar, a .txt)
+      }
+      const std::string unopenable = WhyNotOpenable(file);
+      if (!unopenable.empty())
+      {
+        Unreadable(file + ": " + unopenable, notes);
+        continue;
+      }
+      if (fs::file_size(file, error) == 0 && !error)
+      {
+        Unreadable(file + ": is empty (a copy that failed?)", notes);
         continue;
       }
       std::unique_ptr<DcmFileFormat> dicom;
@@ -139,41 +254,56 @@ FindDicomSeries(const std::vector<std::string> & paths, std::vector<std::string>
       {
         dicom = LoadDicomFile(file, true);
       }
-      catch (const DicomError & error)
+      catch (const DicomError & failure)
       {
-        if ((explicitFile || preamble) && skipped == nullptr)
+        // Claimed to be DICOM by its preamble, its name or the user: an error. Otherwise a file that is no DICOM.
+        if (explicitFile || preamble || HasDicomExtension(file))
         {
-          throw;
+          Unreadable(failure.what(), notes);
         }
-        if (explicitFile || preamble)
+        else
         {
-          skipped->push_back(error.what());
+          LeftOut(file + ": not DICOM (no preamble, and DCMTK cannot parse it)", notes);
         }
-        continue; // a stray file without the DICOM preamble
+        continue;
       }
       DcmDataset *      dataset = dicom->getDataset();
       const std::string uid = GetString(dataset, DCM_SeriesInstanceUID);
       Uint16            rows = 0, columns = 0;
-      if (dataset->findAndGetUint16(DCM_Rows, rows).bad() || dataset->findAndGetUint16(DCM_Columns, columns).bad())
+      const bool        image =
+        dataset->findAndGetUint16(DCM_Rows, rows).good() && dataset->findAndGetUint16(DCM_Columns, columns).good();
+      std::string nonImage;
+      if (!image)
       {
-        if (explicitFile && skipped == nullptr)
-        {
-          throw FileError(file, "is not a DICOM image (no Rows or Columns)");
-        }
         if (explicitFile)
         {
-          skipped->push_back(file + ": not a DICOM image (no Rows or Columns)");
+          Unreadable(file + ": is not a DICOM image (no Rows or Columns)", notes);
+          continue;
         }
-        continue; // DICOMDIR, structured reports, presentation states...
+        nonImage = WhatNonImageFileIs(*dicom, file, preamble);
+        if (!nonImage.empty())
+        {
+          LeftOut(file + ": " + nonImage, notes);
+          continue;
+        }
       }
       DicomSeriesSummary & series = byUID[uid]; // files without a SeriesInstanceUID form one series
-      if (series.files.empty())
+      if (series.files.empty() && series.unusable.empty())
       {
         series.seriesInstanceUID = uid;
         series.seriesNumber = GetString(dataset, DCM_SeriesNumber);
         series.seriesDescription = GetString(dataset, DCM_SeriesDescription);
         series.modality = GetString(dataset, DCM_Modality);
         series.patientName = GetString(dataset, DCM_PatientName);
+      }
+      if (!image)
+      {
+        // A slice that lost its image attributes: the series would be read without it, so it is not read at all.
+        series.unusable.push_back({ file, "has no Rows or Columns (0028,0010/0011), so it is no usable image" });
+        continue;
+      }
+      if (series.files.empty())
+      {
         series.rows = rows;
         series.columns = columns;
       }
@@ -189,6 +319,25 @@ FindDicomSeries(const std::vector<std::string> & paths, std::vector<std::string>
     return std::atol(a.seriesNumber.c_str()) < std::atol(b.seriesNumber.c_str());
   });
   return series;
+}
+
+std::string
+DicomSeriesProblem(const DicomSeriesSummary & series)
+{
+  if (series.unusable.empty())
+  {
+    return {};
+  }
+  const std::size_t total = series.files.size() + series.unusable.size();
+  std::string       text = "DICOM series " + (series.seriesNumber.empty() ? std::string() : series.seriesNumber + " ") +
+                     "\"" + series.seriesDescription + "\" (" + series.seriesInstanceUID + ") is not read: " +
+                     std::to_string(series.unusable.size()) + " of its " + std::to_string(total) +
+                     " files cannot be used, and it would lack their slices: ";
+  for (std::size_t i = 0; i < series.unusable.size(); ++i)
+  {
+    text += (i == 0 ? "" : "; ") + series.unusable[i].file + ": " + series.unusable[i].reason;
+  }
+  return text;
 }
 
 std::string
@@ -209,6 +358,14 @@ DescribeDicomSeries(const std::vector<DicomSeriesSummary> & series)
     text << "  " << std::setw(4) << i + 1 << std::setw(7) << s.files.size() << std::setw(11)
          << (std::to_string(s.columns) + "x" + std::to_string(s.rows)) << std::setw(10) << s.modality << std::setw(8)
          << s.seriesNumber << std::setw(descriptionWidth + 2) << s.seriesDescription << s.seriesInstanceUID << "\n";
+  }
+  for (std::size_t i = 0; i < series.size(); ++i)
+  {
+    const std::string problem = DicomSeriesProblem(series[i]);
+    if (!problem.empty())
+    {
+      text << "  #" << i + 1 << ": " << problem << "\n";
+    }
   }
   return text.str();
 }

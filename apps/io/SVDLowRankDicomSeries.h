@@ -42,6 +42,13 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/** A file that belongs to a series but cannot be used as one of its images, and why. */
+struct DicomUnusableFile
+{
+  std::string file;
+  std::string reason;
+};
+
 /** One series found among the input files, as --list-series shows it. */
 struct DicomSeriesSummary
 {
@@ -53,6 +60,21 @@ struct DicomSeriesSummary
   unsigned int             rows{ 0 };
   unsigned int             columns{ 0 };
   std::vector<std::string> files; // in the order found; ReadDicomSeries orders them
+  /** Files of this series (by SeriesInstanceUID) that are no usable image (no Rows or Columns, an image SOP class
+   * or none): the series would lack their slices, so it is not read at all (DicomSeriesProblem says why). */
+  std::vector<DicomUnusableFile> unusable;
+};
+
+/** What FindDicomSeries tells besides the series it found. */
+struct DicomSearchNotes
+{
+  /** Files left out as clearly no part of an image series, each "path: why": a DICOMDIR, a non-image object (a
+   * structured report, a presentation state), a file that is not DICOM at all. Tools print each as a note. */
+  std::vector<std::string> leftOut;
+  /** Set it to collect, in `unreadable` ("path: why"), the files that cannot be read and whose series therefore
+   * cannot be told, instead of failing at the first one (--list-series lists every readable series). */
+  bool                     listUnreadable{ false };
+  std::vector<std::string> unreadable;
 };
 
 /** How the source stored its pixels: what a derived series is written back in. */
@@ -102,14 +124,27 @@ SilenceDicomWarnings();
 bool
 HasDicomPreamble(const std::string & path);
 
-/** The image series among `paths` (files, and folders searched recursively), ordered by series
- * number then UID. Files that are not DICOM images (DICOMDIR, reports, other files) are skipped; a
- * file that claims to be DICOM but cannot be parsed is a DicomError, unless `skipped` is given: then such a file
- * is listed there ("path: why") and the search goes on (--list-series lists every readable series). */
+/** The image series among `paths` (files, and folders searched recursively), ordered by series number then UID.
+ * Nothing is left out without a word. In a folder, hidden files and folders (.git, macOS's ._ files, staged
+ * outputs) are not looked at, as in the batch's search, nor are files that neither start like DICOM ("DICM" after
+ * the preamble) nor are named like it (.dcm, .dicom, .ima, no extension). Of the others:
+ * - a file clearly no part of an image series (a DICOMDIR, a non-image SOP class, a file without the preamble or
+ *   any DICOM attribute) is left out and listed in `notes->leftOut`;
+ * - a file of an image series that is no usable image goes to its series' `unusable`, and that series cannot be
+ *   read (DicomSeriesProblem);
+ * - a file that cannot be opened or parsed, whose series is therefore unknown, is a DicomError naming it (or is
+ *   listed in `notes->unreadable` when `notes->listUnreadable`).
+ * A file named in `paths` is taken as DICOM whatever its name: it is a DicomError (or listed) if it is no image. */
 std::vector<DicomSeriesSummary>
-FindDicomSeries(const std::vector<std::string> & paths, std::vector<std::string> * skipped = nullptr);
+FindDicomSeries(const std::vector<std::string> & paths, DicomSearchNotes * notes = nullptr);
 
-/** A table of `series` for people: number, files, size, modality, description, UID. */
+/** Why `series` cannot be read whole ("" when it can): the files of it that are unusable, named with their reason.
+ * ReadDicomSeries, ReadDicomImages and the batch's inputs refuse such a series with this message. */
+std::string
+DicomSeriesProblem(const DicomSeriesSummary & series);
+
+/** A table of `series` for people: number, files, size, modality, description, UID; below it, the series that
+ * cannot be read whole and why. */
 std::string
 DescribeDicomSeries(const std::vector<DicomSeriesSummary> & series);
 

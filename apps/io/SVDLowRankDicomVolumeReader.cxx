@@ -308,11 +308,8 @@ ReadFramePixels(DcmFileFormat &             dicom,
 DicomVolume
 ReadDicomSeries(const DicomSeriesSummary & series, double spacingTolerance)
 {
-  if (series.files.empty())
-  {
-    throw DicomError("series " + series.seriesInstanceUID + " has no files");
-  }
-  // Headers first: check every frame and the geometry before reading any pixels.
+  // Headers first: check every frame and the geometry before reading any pixels. ReadDicomFrames refuses a series
+  // without files or with unusable ones.
   std::vector<DicomFrame> frames = ReadDicomFrames(series);
   const std::string       why = WhyNotOneVolume(frames, spacingTolerance);
   if (!why.empty())

@@ -443,6 +443,9 @@ TEST_F(DenoiseTool, BadCommandLinesExitWithTwoAndWriteNothing)
                                   "--preset dwidenoise --stride 2 dwi.nii.gz out.nii.gz",
                                   "--backend gpu dwi.nii.gz out.nii.gz",
                                   "--device -1 dwi.nii.gz out.nii.gz",
+                                  "--gpu-memory-limit 8X dwi.nii.gz out.nii.gz",
+                                  "--gpu-memory-limit 0 dwi.nii.gz out.nii.gz",
+                                  "--gpu-memory-limit -1G dwi.nii.gz out.nii.gz",
                                   "--no-such-option dwi.nii.gz out.nii.gz",
                                   "dwi.nii.gz",
                                   "dwi.nii.gz out.nii.gz extra.nii.gz",
@@ -564,6 +567,28 @@ TEST_F(DenoiseTool, SummaryReportsPeakHostAndGpuMemory)
   // working copy, float64 sums and packed output (20 bytes a value): above twice the series' float bytes.
   EXPECT_GE(SummaryMiB(cuda.out, "GPU "), 2.0 * seriesMiB) << cuda.out;
   EXPECT_GE(SummaryMiB(cuda.out, "peak host "), 2.0 * seriesMiB) << cuda.out;
+}
+
+TEST_F(DenoiseTool, GpuMemoryLimitBoundsTheGpuBuffersOrFailsSayingSo)
+{
+  const auto roomy = Run("--backend cuda dwi.nii.gz roomy.nii.gz");
+  if (roomy.exitCode != 0)
+  {
+    GTEST_SKIP() << "no usable CUDA device: " << roomy.err;
+  }
+  const double roomyMiB = SummaryMiB(roomy.out, "GPU ");
+  ASSERT_GT(roomyMiB, 0.0) << roomy.out;
+  // Half of what the run took unlimited, in bytes: smaller slabs and batches, the buffers within it.
+  const auto limitBytes = static_cast<std::size_t>(roomyMiB / 2 * 1024 * 1024);
+  const auto limited = Run("--backend cuda --gpu-memory-limit " + std::to_string(limitBytes) + " dwi.nii.gz limited.nii.gz");
+  ASSERT_EQ(limited.exitCode, 0) << limited.err;
+  EXPECT_LE(SummaryMiB(limited.out, "GPU "), roomyMiB / 2 + 0.05) << limited.out; // the summary rounds to 0.1 MiB
+  // Too little for one plane and one patch: the work fails (exit 1), naming the limit, and writes nothing.
+  const auto before = Listing(m_Directory);
+  const auto tiny = Run("--backend cuda --gpu-memory-limit 1K dwi.nii.gz tiny.nii.gz");
+  EXPECT_EQ(tiny.exitCode, 1) << tiny.err;
+  EXPECT_NE(tiny.err.find("device memory limit of 1024 bytes"), std::string::npos) << tiny.err;
+  EXPECT_EQ(Listing(m_Directory), before);
 }
 
 TEST_F(DenoiseTool, AFailedRunExitsWithOneAndWritesNothing)

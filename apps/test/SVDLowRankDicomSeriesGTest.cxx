@@ -379,19 +379,6 @@ TEST_F(DicomSeriesReading, ColourImagesAreAnErrorNamingTheFile)
   EXPECT_NE(message.find(written.files[1] + ": is a colour image"), std::string::npos) << message;
 }
 
-TEST_F(DicomSeriesReading, AFileThatIsNotDicomIsAnErrorWhenNamedAndSkippedInAFolder)
-{
-  SeriesSpec spec;
-  spec.slices = 2;
-  WriteSeries(Folder("series"), spec, m_Random);
-  std::ofstream(Path("series/notes.dcm")) << "DICM? no: plain text";
-  EXPECT_EQ(svdlr_io::FindDicomSeries({ Path("series") }).size(), 1u);
-  SVDLR_ERROR_MESSAGE(svdlr_io::FindDicomSeries({ Path("series/notes.dcm") }), message);
-  EXPECT_NE(message.find("notes.dcm"), std::string::npos) << message;
-  SVDLR_ERROR_MESSAGE(svdlr_io::FindDicomSeries({ Path("nowhere") }), missing);
-  EXPECT_NE(missing.find("no such file or folder"), std::string::npos) << missing;
-}
-
 // --- Real MR files (pydicom's and nibabel's test data). ---
 
 TEST_F(DicomSeriesReading, RealMrSliceReadsTheSameInEveryTransferSyntax)

@@ -21,6 +21,10 @@
 // output, no hidden partial file), with an output that existed before untouched. The inputs are generated once
 // (random voxels, seed printed) and every case runs in its own folder.
 #include "svdlrToolRun.h"
+#ifdef SVDLR_HAVE_DCMTK
+#  include "dcmtk/config/osconfig.h"
+#  include "dcmtk/dcmdata/dctk.h"
+#endif
 
 #include "itkImage.h"
 #include "itkImageFileWriter.h"
@@ -97,6 +101,13 @@ const HostileCase Cases[] = {
   { "ReconstructNanNrrd", Tool::Reconstruct, "$IN/nan.nrrd out.nii.gz", 3, "holds NaN or Inf at voxel [3, 4, 5]", {} },
   { "ReconstructFourDimensions", Tool::Reconstruct, "$IN/series.nii.gz out.nii.gz", 3, "4 dimensions", {} },
   { "ReconstructHugeHeader", Tool::Reconstruct, "--backend auto $IN/huge.nii out.nii.gz", 3, "huge.nii", {} },
+  // DICOM series folders: a file that belongs to the series but cannot be used fails the series by name; a file
+  // that is clearly no image (a report, a DICOMDIR) is left out with a note.
+  { "ReconstructDicomSliceWithoutRows", Tool::Reconstruct, "--no-figure $IN/dicomNoRows out", 3, "IM0004.dcm: has no Rows or Columns", {}, "", 0, true },
+  { "ReconstructDicomWithReportAndDicomdir", Tool::Reconstruct, "--no-figure $IN/dicomWithReport out", 0, "SR0001.dcm: a non-image object", { "out", "out/IM0001.dcm", "out/IM0002.dcm", "out/IM0003.dcm", "out/IM0004.dcm" }, "", 0, true },
+  { "ReconstructDicomSliceDanglingLink", Tool::Reconstruct, "--no-figure $IN/dicomDangling out", 3, "IM0005.dcm: cannot be opened", {}, "", 0, true },
+  { "ReconstructDicomSliceNotParsable", Tool::Reconstruct, "--no-figure $IN/dicomJunk out", 3, "IM0005.dcm: cannot be read as DICOM", {}, "", 0, true },
+  { "DenoiseDicomSliceWithoutRows", Tool::Denoise, "$IN/dicomNoRows out.nii.gz", 3, "IM0004.dcm: has no Rows or Columns", {}, "", 0, true },
   // Bad options: exit 2 before any pixel is read.
   { "ReconstructRankZero", Tool::Reconstruct, "--rank 0 $IN/vol.nii.gz out.nii.gz", 2, "--rank", {} },
   { "ReconstructRankAndEnergy", Tool::Reconstruct, "--rank 5 --energy 0.9 $IN/vol.nii.gz out.nii.gz", 2, "exclude each other", {} },
@@ -156,6 +167,8 @@ const HostileCase Cases[] = {
   { "BatchTruncatedAndNanFail", Tool::Reconstruct, "--batch $IN/batch $IN/trunc.nii $IN/nan.nii.gz -o out", 4, "trunc.nii", { "out", "out/a_svd-rank20.nii.gz", "out/b_svd-rank20.nii.gz" } },
   { "BatchDanglingLinkInBids", Tool::Reconstruct, "--batch --bids $IN/bids -o out", 4, "sub-02_T1w.nii.gz", { "out", "out/sub-01", "out/sub-01/anat", "out/sub-01/anat/sub-01_T1w_svd-rank20.nii.gz" } },
   { "BatchCorruptDicomFolder", Tool::Reconstruct, "--batch --dicom-series $IN/dicomA $IN/dicomB -o out", 4, "cannot read the DICOM folder", { "out", "out/series-1000_svd-rank20", "out/series-1000_svd-rank20/IM0001.dcm", "out/series-1000_svd-rank20/IM0002.dcm", "out/series-1000_svd-rank20/IM0003.dcm", "out/series-1000_svd-rank20/IM0004.dcm" }, "", 0, true },
+  { "BatchDicomSliceWithoutRows", Tool::Reconstruct, "--batch --dicom-series $IN/dicomA $IN/dicomNoRows -o out", 4, "IM0004.dcm: has no Rows or Columns", { "out", "out/series-1000_svd-rank20", "out/series-1000_svd-rank20/IM0001.dcm", "out/series-1000_svd-rank20/IM0002.dcm", "out/series-1000_svd-rank20/IM0003.dcm", "out/series-1000_svd-rank20/IM0004.dcm" }, "", 0, true },
+  { "BatchDicomWithReportAndDicomdir", Tool::Reconstruct, "--batch --dicom-series $IN/dicomWithReport -o out", 0, "SR0001.dcm: a non-image object", { "out", "out/series-1000_svd-rank20", "out/series-1000_svd-rank20/IM0001.dcm", "out/series-1000_svd-rank20/IM0002.dcm", "out/series-1000_svd-rank20/IM0003.dcm", "out/series-1000_svd-rank20/IM0004.dcm" }, "", 0, true },
   { "BatchMissingInput", Tool::Reconstruct, "--batch $IN/missing -o out", 3, "no such file", {} },
   { "BatchInputInsideOutput", Tool::Reconstruct, "--batch $IN/batch -o $IN", 2, "lies inside the output", {} },
   { "BatchDiskFull", Tool::Reconstruct, "--batch $IN/batch -o out", 4, "writing 'out/a_svd-rank20.nii.gz' failed", { "out" }, "", 4 },
@@ -210,6 +223,70 @@ private:
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::ofstream(to, std::ios::binary) << bytes.substr(0, static_cast<std::size_t>(bytes.size() * fraction));
   }
+
+#ifdef SVDLR_HAVE_DCMTK
+  /** Loads a DICOM file, lets `change` edit its dataset, and saves it (explicit VR little endian, as the tool
+   * writes it) at `to`. */
+  template <typename TChange>
+  static void
+  EditDicom(const fs::path & from, const fs::path & to, TChange change)
+  {
+    DcmFileFormat file;
+    if (file.loadFile(from.c_str()).bad())
+    {
+      std::cerr << "cannot load " << from << "\n";
+      return;
+    }
+    change(file);
+    if (file.saveFile(to.c_str(), EXS_LittleEndianExplicit).bad())
+    {
+      std::cerr << "cannot save " << to << "\n";
+    }
+  }
+
+  /** Series folders, each with one file that is not a slice of it: dicomNoRows (series 2000, the tool's output of
+   * dicomA) whose last slice lost Rows and Columns; dicomWithReport, dicomA with a structured report of the same
+   * series and a DICOMDIR beside its slices; dicomDangling and dicomJunk, dicomA with an IM0005.dcm that is a
+   * dangling link or plain text. */
+  static void
+  MakeDamagedDicomFolders(const fs::path & in)
+  {
+    const auto made = svdlr_test::RunToolIn(in, SVDLR_TOOL, "--no-figure --format dicom dicomA dicomNoRows");
+    if (made.exitCode != 0)
+    {
+      std::cerr << "could not make dicomNoRows: " << made.err << "\n";
+    }
+    EditDicom(in / "dicomNoRows/IM0004.dcm", in / "dicomNoRows/IM0004.dcm", [](DcmFileFormat & file) {
+      file.getDataset()->findAndDeleteElement(DCM_Rows);
+      file.getDataset()->findAndDeleteElement(DCM_Columns);
+    });
+    for (const char * folder : { "dicomWithReport", "dicomDangling", "dicomJunk" })
+    {
+      fs::create_directories(in / folder);
+      for (const auto & entry : fs::directory_iterator(in / "dicomA"))
+      {
+        fs::copy_file(entry.path(), in / folder / entry.path().filename());
+      }
+    }
+    EditDicom(in / "dicomA/IM0001.dcm", in / "dicomWithReport/SR0001.dcm", [](DcmFileFormat & file) {
+      DcmDataset * dataset = file.getDataset();
+      for (const DcmTagKey & tag : { DCM_Rows, DCM_Columns, DCM_PixelData })
+      {
+        dataset->findAndDeleteElement(tag);
+      }
+      dataset->putAndInsertString(DCM_SOPClassUID, UID_BasicTextSRStorage);
+      dataset->putAndInsertString(DCM_Modality, "SR");
+    });
+    EditDicom(in / "dicomA/IM0001.dcm", in / "dicomWithReport/DICOMDIR", [](DcmFileFormat & file) {
+      DcmDataset * dataset = file.getDataset();
+      dataset->clear();
+      dataset->putAndInsertString(DCM_FileSetID, "SVDLR");
+      file.getMetaInfo()->putAndInsertString(DCM_MediaStorageSOPClassUID, UID_MediaStorageDirectoryStorage);
+    });
+    fs::create_symlink("../.git/annex/objects/Qw/MD5E-s4242--0123.dcm", in / "dicomDangling/IM0005.dcm");
+    std::ofstream(in / "dicomJunk/IM0005.dcm") << "not a DICOM file\n";
+  }
+#endif
 
   static fs::path
   Make()
@@ -336,6 +413,7 @@ private:
       bytes.append(16, '\0');
       std::ofstream(files.front(), std::ios::binary | std::ios::trunc) << bytes;
     }
+    MakeDamagedDicomFolders(in);
 #endif
     return root;
   }

@@ -83,6 +83,21 @@ AddDeviceOption(CLI::App & app, int & deviceId, const std::string & flags)
     ->check(WholeNumberValidator(0, 999999));
 }
 
+CLI::Option *
+AddByteSizeOption(CLI::App & app, std::size_t & bytes, const std::string & flags, const std::string & help)
+{
+  return app
+    .add_option_function<std::string>(
+      flags, [&bytes](const std::string & text) { bytes = svdlr::ParseByteSize(text); }, help)
+    ->type_name("SIZE")
+    ->check(CLI::Validator(
+      [](std::string & text) -> std::string {
+        return svdlr::ParseByteSize(text) > 0 ? std::string()
+                                              : "must be " + std::string(svdlr::ByteSizeSyntax()) + ", got '" + text + "'";
+      },
+      ""));
+}
+
 CLI::Validator
 NumberValidator(const std::string & what, const std::function<bool(double)> & accept)
 {

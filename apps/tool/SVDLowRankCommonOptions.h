@@ -30,6 +30,7 @@
 
 #include <functional>
 #include <optional>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ AddBackendOption(CLI::App & app, ToolBackend & backend, const std::string & flag
 /** `flags` (e.g. "-d,--device"): a CUDA device number >= 0. */
 CLI::Option *
 AddDeviceOption(CLI::App & app, int & deviceId, const std::string & flags);
+
+/** `flags` (e.g. "--gpu-memory-limit"): a memory size as svdlr::ParseByteSize reads it ("8G"), stored in `bytes`. */
+CLI::Option *
+AddByteSizeOption(CLI::App & app, std::size_t & bytes, const std::string & flags, const std::string & help);
 
 /** `flags`: auto, exact or subspace, stored in `solver`. */
 CLI::Option *

@@ -18,6 +18,7 @@
 #include "SVDLowRankDenoiseOptions.h"
 
 #include "SVDLowRankCommonOptions.h"
+#include "SVDLowRankDenoiseBatch.h"
 
 #include "svdlr/Defaults.h"
 #include "svdlr/DenoisePresets.h"
@@ -60,6 +61,7 @@ Examples:
       -noise sigma.nii.gz -extent 5,5,5 -nthreads 8 -force     (as dwidenoise is called, same output)
   SVDLowRankDenoiseSeries --patch 7,7,5 --stride 2 fmri.nii.gz fmri_denoised.nii.gz
   SVDLowRankDenoiseSeries --policy fixed --rank 6 --backend cpu echoes.mha echoes_rank6.mha
+  SVDLowRankDenoiseSeries --batch runs.tsv --output-dir denoised/ --devices 0,1   (many series)
 
 MRtrix3 dwidenoise spellings (a script can swap the command; note that -rank, as in dwidenoise,
 names the rank map written, while --rank is a fixed rank):
@@ -134,11 +136,12 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   std::string policy;
   unsigned    rank = 0;
 
-  app.add_option("INPUT", options.input,
+  std::vector<std::string> paths;
+  app.add_option("INPUT", paths,
                  "the 4D series: an image file, or a DICOM folder or file whose\n"
-                 "volumes (echoes, temporal positions, b-values) share one grid")
-    ->required();
-  app.add_option("OUTPUT", options.output, "the denoised series")->required();
+                 "volumes (echoes, temporal positions, b-values) share one grid;\n"
+                 "then OUTPUT, the denoised series (batch mode: INPUT... only)")
+    ->type_name("OUTPUT");
   app.add_option("--noise-map", options.noiseMap, "write sigma of each voxel's patch (3D, float)")
     ->type_name("FILE");
   app.add_option("--rank-map", options.rankMap, "write the rank each voxel's patch kept (3D, 16-bit)")
@@ -213,9 +216,25 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     ->check(WholeNumberValidator(1, 4294967295.0));
   AddBackendOption(app, options.backend, "--backend", "auto (default: the GPU when usable), cpu or cuda");
   AddDeviceOption(app, options.deviceId, "--device");
+  AddByteSizeOption(app, options.gpuMemoryLimit, "--gpu-memory-limit",
+                    "the most GPU memory the denoiser's buffers may take, e.g. 8G\n"
+                    "(the CUDA context comes on top; default: what is free)");
   app.add_flag("--overwrite", options.overwrite, "replace output files that exist");
   AddOutputTypeOption(app, options.outputType);
   AddRunOptions(app, options.run);
+  AddBatchOptions(app, options.batch,
+                  "every INPUT is a series file, a folder searched for series files,\n"
+                  "or a list (.txt, .tsv: a series per line, then optionally its mask\n"
+                  "and known-sigma map, tab-separated); each series is written to\n"
+                  "-o DIR as <name>_denoised.nii.gz; existing outputs are skipped (a\n"
+                  "re-run resumes) unless --overwrite",
+                  false); // each series is written as the tool writes one: no --compression-level
+  app.add_option("-o,--output-dir", options.outputDir, "batch mode: the output folder")
+    ->type_name("DIR")
+    ->group(BatchGroup);
+  app.add_flag("--maps", options.maps, "batch mode: write each series' sigma and rank maps beside it\n"
+                                       "(<name>_sigma.nii.gz, <name>_rank.nii.gz)")
+    ->group(BatchGroup);
 
   options.helpText = ParseCommandLine(app, argc, argv, DwidenoiseAliases());
   options.run.commandLine.assign(argv, argv + argc);
@@ -224,6 +243,8 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     return options;
   }
 
+  CheckBatchOptions(options.batch);
+  CheckDenoiseBatchCommandLine(options, paths); // SVDLowRankDenoiseBatch.h
   if (std::isnan(options.noiseSigma) || std::isinf(options.noiseSigma))
   {
     throw UsageError("--noise-sigma takes a finite number > 0"); // CLI11's PositiveNumber lets NaN through

@@ -21,6 +21,7 @@
 // The command line of SVDLowRankDenoiseSeries, parsed by CLI11 (SVDLowRankDenoiseOptions.cxx). Rules that need
 // only the command line are checked here; those that need the images (a patch larger than the image) in the tool.
 
+#include "SVDLowRankBatchOptions.h"
 #include "SVDLowRankCommonOptions.h"
 #include "SVDLowRankExitCodes.h"
 
@@ -31,7 +32,9 @@
 #include "svdlr/Engine.h"
 
 #include <array>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace svdlr_tools
 {
@@ -59,9 +62,16 @@ struct DenoiseToolOptions
   std::string                                policyName{ svdlr::PolicyName(svdlr::DefaultDenoisePolicy()) };
   itk::SVDLowRankReconstructionEnums::Backend  backend{ itk::SVDLowRankReconstructionEnums::Backend::Auto };
   int                                          deviceId{ 0 };
+  std::size_t                                  gpuMemoryLimit{ 0 }; // --gpu-memory-limit, bytes; 0: none
   bool                                         overwrite{ false };
   std::string                                  outputType{ svdlr::kDefaultOutputTypeName }; // float32 or same
   RunOptions                                   run; // --quiet, --json, --nthreads
+
+  // Batch mode (SVDLowRankDenoiseBatch.h): many series in one run, each written under the output folder.
+  BatchToolOptions         batch;     // --batch (implied by --glob), the pipeline's options
+  std::vector<std::string> inputs;    // batch mode: series files, folders, and lists of series (with masks, maps)
+  std::string              outputDir; // -o, --output-dir
+  bool                     maps{ false }; // --maps: each series' sigma and rank maps beside it
 
   std::string helpText; // not empty: --help was given, print this and exit
 };

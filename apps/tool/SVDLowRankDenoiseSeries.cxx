@@ -18,8 +18,11 @@
 // SVDLowRankDenoiseSeries: local low-rank (MP-PCA) denoising of a 4D series from the command line, through
 // itk::LocalLowRankDenoisingImageFilter. Reads the series (a 4D image, or a 3D image with one component per
 // volume) and the optional mask and known noise map, checks them, denoises, writes the series and the maps it was
-// asked for together (apps/io's StagedFiles), and prints a summary.
+// asked for together (apps/io's StagedFiles), and prints a summary: the steps of SVDLowRankDenoiseRun.h, which
+// batch mode (--batch, SVDLowRankDenoiseBatch.h) runs on its pipeline's threads.
+#include "SVDLowRankDenoiseBatch.h"
 #include "SVDLowRankDenoiseOptions.h"
+#include "SVDLowRankDenoiseRun.h"
 #include "SVDLowRankDenoiseSummary.h"
 #include "SVDLowRankNiftiHeader.h"
 #include "SVDLowRankOutputType.h"
@@ -45,6 +48,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 namespace
@@ -155,6 +159,7 @@ DenoiseProvenance(const DenoiseToolOptions & options, const DenoiseSummary & sum
   parameters.emplace_back("noiseSigma", options.noiseSigma > 0.0 ? JsonNumber(options.noiseSigma) : "null");
   parameters.emplace_back("backend", JsonString(svdlr::Name(static_cast<svdlr::Backend>(options.backend))));
   parameters.emplace_back("device", std::to_string(options.deviceId));
+  parameters.emplace_back("gpuMemoryLimit", options.gpuMemoryLimit > 0 ? std::to_string(options.gpuMemoryLimit) : "null");
   parameters.emplace_back("outputType", JsonString(options.outputType));
   parameters.emplace_back("threads", options.run.threads > 0 ? std::to_string(options.run.threads) : "null");
   for (const std::string * input : { &options.input, &options.mask, &options.noiseSigmaMap })
@@ -287,184 +292,209 @@ CheckPatch(const DenoiseToolOptions & options, const std::array<std::size_t, 3> 
   }
 }
 
-/** Denoises the series read from options.input, or `given` (a series already read, from DICOM); `inputName` is
- * what the summary calls the input. */
+/** The steps of SeriesDenoising for a series of type TSeries (a 4D image, or a 3D image of one component per volume):
+ * the series read from options.input, or `given` (already read, from DICOM), which the summary calls `inputName`. */
 template <typename TSeries>
-int
-Denoise(const DenoiseToolOptions & options,
-        Outputs &                  outputs,
-        typename TSeries::Pointer  given = nullptr,
-        const std::string &        inputName = {})
+class SeriesDenoisingOf final : public SeriesDenoising
 {
+public:
   using Filter = itk::LocalLowRankDenoisingImageFilter<TSeries>;
   using Traits = itk::LocalLowRankSeriesTraits<TSeries>;
 
-  const auto                       series = given ? given : ReadInput<TSeries>(options.input, "series");
-  const auto &                     size = series->GetLargestPossibleRegion().GetSize();
-  const std::array<std::size_t, 3> grid{ { size[0], size[1], size[2] } };
-  const std::size_t                volumes = Traits::Volumes(*series);
-  if (volumes < 2)
+  SeriesDenoisingOf(const DenoiseToolOptions & options,
+                    std::unique_ptr<Outputs>   outputs,
+                    typename TSeries::Pointer  given = nullptr,
+                    const std::string &        inputName = {})
+    : m_Options(options)
+    , m_Outputs(std::move(outputs))
   {
-    throw InputError("'" + options.input + "' holds 1 volume: a local low-rank denoiser needs a series of at least 2");
-  }
-  CheckFinite(*series, options.input);
-
-  auto filter = Filter::New();
-  filter->SetInput(series);
-  MaskImage::Pointer mask;
-  if (!options.mask.empty())
-  {
-    mask = ReadInput<MaskImage>(options.mask, "mask");
-    CheckGrid(*mask, grid, options.mask, "mask");
-    filter->SetMaskImage(mask);
-  }
-  if (!options.noiseSigmaMap.empty())
-  {
-    const auto sigma = ReadInput<SigmaImage>(options.noiseSigmaMap, "noise map");
-    CheckGrid(*sigma, grid, options.noiseSigmaMap, "noise map");
-    const float * values = sigma->GetBufferPointer();
-    for (std::size_t v = 0; v < grid[0] * grid[1] * grid[2]; ++v)
+    const auto                       series = given ? given : ReadInput<TSeries>(m_Options.input, "series");
+    const auto &                     size = series->GetLargestPossibleRegion().GetSize();
+    const std::array<std::size_t, 3> grid{ { size[0], size[1], size[2] } };
+    const std::size_t                volumes = Traits::Volumes(*series);
+    if (volumes < 2)
     {
-      if (!(std::isfinite(values[v]) && values[v] >= 0.0f))
+      throw InputError("'" + m_Options.input +
+                       "' holds 1 volume: a local low-rank denoiser needs a series of at least 2");
+    }
+    CheckFinite(*series, m_Options.input);
+
+    m_Filter->SetInput(series);
+    if (!m_Options.mask.empty())
+    {
+      m_Mask = ReadInput<MaskImage>(m_Options.mask, "mask");
+      CheckGrid(*m_Mask, grid, m_Options.mask, "mask");
+      m_Filter->SetMaskImage(m_Mask);
+    }
+    if (!m_Options.noiseSigmaMap.empty())
+    {
+      const auto sigma = ReadInput<SigmaImage>(m_Options.noiseSigmaMap, "noise map");
+      CheckGrid(*sigma, grid, m_Options.noiseSigmaMap, "noise map");
+      const float * values = sigma->GetBufferPointer();
+      for (std::size_t v = 0; v < grid[0] * grid[1] * grid[2]; ++v)
       {
-        throw InputError("the noise map '" + options.noiseSigmaMap + "' holds " + std::to_string(values[v]) +
-                         " at voxel [" + std::to_string(v % grid[0]) + ", " + std::to_string(v / grid[0] % grid[1]) +
-                         ", " + std::to_string(v / (grid[0] * grid[1])) + "]: sigma must be finite and >= 0");
+        if (!(std::isfinite(values[v]) && values[v] >= 0.0f))
+        {
+          throw InputError("the noise map '" + m_Options.noiseSigmaMap + "' holds " + std::to_string(values[v]) +
+                           " at voxel [" + std::to_string(v % grid[0]) + ", " + std::to_string(v / grid[0] % grid[1]) +
+                           ", " + std::to_string(v / (grid[0] * grid[1])) + "]: sigma must be finite and >= 0");
+        }
       }
+      m_Filter->SetNoiseSigmaImage(sigma);
     }
-    filter->SetNoiseSigmaImage(sigma);
-  }
-  else if (options.noiseSigma > 0.0)
-  {
-    filter->SetNoiseSigmaImage(UniformMap(*series, static_cast<float>(options.noiseSigma)));
-  }
-  CheckPatch(options, grid, volumes);
-
-  typename Filter::PatchSizeType patch;
-  for (unsigned int i = 0; i < 3; ++i)
-  {
-    patch[i] = options.patch[i];
-  }
-  filter->SetPatchSize(patch);
-  filter->SetPatchStride(options.stride);
-  filter->SetAggregation(options.aggregation);
-  filter->SetShrinkage(options.shrinkage);
-  itk::SVDLowRankEngineBridge::SetRankPolicy(filter.GetPointer(), options.policy);
-  filter->SetBackend(options.backend);
-  filter->SetDeviceId(options.deviceId);
-  filter->WarnOnBackendFallbackOff(); // printed as a note of ours
-
-  const auto start = std::chrono::steady_clock::now();
-  {
-    ProgressBar progress(filter, !options.run.quiet && !options.run.json);
-    try
+    else if (m_Options.noiseSigma > 0.0)
     {
-      filter->Update();
+      m_Filter->SetNoiseSigmaImage(UniformMap(*series, static_cast<float>(m_Options.noiseSigma)));
     }
-    catch (...)
+    CheckPatch(m_Options, grid, volumes);
+
+    typename Filter::PatchSizeType patch;
+    for (unsigned int i = 0; i < 3; ++i)
     {
+      patch[i] = m_Options.patch[i];
+    }
+    m_Filter->SetPatchSize(patch);
+    m_Filter->SetPatchStride(m_Options.stride);
+    m_Filter->SetAggregation(m_Options.aggregation);
+    m_Filter->SetShrinkage(m_Options.shrinkage);
+    itk::SVDLowRankEngineBridge::SetRankPolicy(m_Filter.GetPointer(), m_Options.policy);
+    m_Filter->SetDeviceMemoryLimit(m_Options.gpuMemoryLimit);
+    m_Filter->WarnOnBackendFallbackOff(); // printed as a note of ours
+
+    m_Summary.input = inputName.empty() ? m_Options.input : inputName;
+    m_Summary.grid = grid;
+    m_Summary.volumes = volumes;
+    m_Summary.options = &m_Options;
+  }
+
+  void
+  Denoise(ToolBackend backend, int deviceId, bool progressBar) override
+  {
+    m_Options.backend = backend;
+    m_Options.deviceId = deviceId;
+    m_Filter->SetBackend(backend);
+    m_Filter->SetDeviceId(deviceId);
+    const auto start = std::chrono::steady_clock::now();
+    {
+      ProgressBar progress(m_Filter, progressBar);
+      try
+      {
+        m_Filter->Update();
+      }
+      catch (...)
+      {
+        progress.Finish();
+        throw;
+      }
       progress.Finish();
-      throw;
     }
-    progress.Finish();
+    m_Summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m_Summary.backend = m_Filter->GetBackendUsed();
+    for (unsigned int i = 0; i < 3; ++i)
+    {
+      m_Summary.patch[i] = m_Filter->GetPatchSizeUsed()[i];
+    }
+    m_Summary.mask = m_Mask ? m_Mask->GetBufferPointer() : nullptr;
+    m_Summary.sigma = m_Filter->GetNoiseSigmaOutput()->GetBufferPointer();
+    m_Summary.rank = m_Filter->GetRankOutput()->GetBufferPointer();
+    m_Summary.peakDeviceBytes = m_Filter->GetPeakDeviceBytesUsed();
+    m_Summary.notes = m_Filter->GetBackendNotes();
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  // float32 unless --output-type same (svdlr/Defaults.h); NIfTI outputs keep the input's header fields.
-  WriteInComponentType(filter->GetOutput(), outputs.series,
-                       options.outputType == svdlr::kSameAsInputOutputTypeName ? outputs.inputComponent
-                                                                              : itk::IOComponentEnum::FLOAT);
-  if (!outputs.noiseMap.empty())
+  std::string
+  Write() override
   {
-    itk::WriteImage(filter->GetNoiseSigmaOutput(), outputs.noiseMap, true);
-  }
-  if (!outputs.rankMap.empty())
-  {
-    itk::WriteImage(filter->GetRankOutput(), outputs.rankMap, true);
-  }
-  const std::pair<std::string, std::string> images[] = { { options.output, outputs.series },
-                                                         { options.noiseMap, outputs.noiseMap },
-                                                         { options.rankMap, outputs.rankMap } };
-  // ITK's NIfTI writer only prints a full disk: when a later step beside the images fails, the incomplete image is
-  // named first (VerifyWrittenFile's OutputWriteError), rather than that step's symptom.
-  const auto namingAShortImage = [&images](const auto & step) {
-    try
+    Outputs & outputs = *m_Outputs;
+    // float32 unless --output-type same (svdlr/Defaults.h); NIfTI outputs keep the input's header fields.
+    WriteInComponentType(m_Filter->GetOutput(), outputs.series,
+                         m_Options.outputType == svdlr::kSameAsInputOutputTypeName ? outputs.inputComponent
+                                                                                  : itk::IOComponentEnum::FLOAT);
+    if (!outputs.noiseMap.empty())
     {
-      step();
+      itk::WriteImage(m_Filter->GetNoiseSigmaOutput(), outputs.noiseMap, true);
     }
-    catch (...)
+    if (!outputs.rankMap.empty())
     {
-      for (const auto & [target, temporary] : images)
+      itk::WriteImage(m_Filter->GetRankOutput(), outputs.rankMap, true);
+    }
+    const std::pair<std::string, std::string> images[] = { { m_Options.output, outputs.series },
+                                                           { m_Options.noiseMap, outputs.noiseMap },
+                                                           { m_Options.rankMap, outputs.rankMap } };
+    // ITK's NIfTI writer only prints a full disk: when a later step beside the images fails, the incomplete image is
+    // named first (VerifyWrittenFile's OutputWriteError), rather than that step's symptom.
+    const auto namingAShortImage = [&images](const auto & step) {
+      try
       {
-        if (!target.empty())
+        step();
+      }
+      catch (...)
+      {
+        for (const auto & [target, temporary] : images)
         {
-          svdlr_io::VerifyWrittenFile(temporary, target);
+          if (!target.empty())
+          {
+            svdlr_io::VerifyWrittenFile(temporary, target);
+          }
+        }
+        throw;
+      }
+    };
+    namingAShortImage([&] {
+      if (const auto header = ReadNiftiHeaderFields(m_Options.input))
+      {
+        for (const auto & [target, temporary] : images)
+        {
+          if (!target.empty() && IsNiftiPath(target))
+          {
+            WriteNiftiHeaderFields(temporary, *header);
+          }
         }
       }
-      throw;
-    }
-  };
-  namingAShortImage([&] {
-    if (const auto header = ReadNiftiHeaderFields(options.input))
-    {
-      for (const auto & [target, temporary] : images)
-      {
-        if (!target.empty() && IsNiftiPath(target))
-        {
-          WriteNiftiHeaderFields(temporary, *header);
-        }
-      }
-    }
-  });
+    });
 
-  DenoiseSummary summary;
-  summary.input = inputName.empty() ? options.input : inputName;
-  summary.grid = grid;
-  summary.volumes = volumes;
-  summary.backend = filter->GetBackendUsed();
-  for (unsigned int i = 0; i < 3; ++i)
-  {
-    summary.patch[i] = filter->GetPatchSizeUsed()[i];
+    m_Summary.peakHostBytes = PeakResidentBytes();
+    const std::string provenance = ProvenanceJson(DenoiseProvenance(m_Options, m_Summary));
+    namingAShortImage([&] {
+      for (const auto & sidecar : outputs.sidecars)
+      {
+        WriteTextAtomically(provenance, sidecar.second); // a temporary name: Commit() renames it with the images
+      }
+    });
+    outputs.staged.Commit();
+    return provenance;
   }
-  summary.options = &options;
-  summary.mask = mask ? mask->GetBufferPointer() : nullptr;
-  summary.sigma = filter->GetNoiseSigmaOutput()->GetBufferPointer();
-  summary.rank = filter->GetRankOutput()->GetBufferPointer();
-  summary.seconds = seconds;
-  summary.peakHostBytes = PeakResidentBytes();
-  summary.peakDeviceBytes = filter->GetPeakDeviceBytesUsed();
-  summary.notes = filter->GetBackendNotes();
-  const std::string provenance = ProvenanceJson(DenoiseProvenance(options, summary));
-  namingAShortImage([&] {
-    for (const auto & sidecar : outputs.sidecars)
-    {
-      WriteTextAtomically(provenance, sidecar.second); // a temporary name: Commit() renames it with the images
-    }
-  });
-  outputs.staged.Commit();
-  if (options.run.json)
+
+  const DenoiseSummary &
+  Summary() const override
   {
-    std::cout << provenance;
+    return m_Summary;
   }
-  else if (!options.run.quiet)
-  {
-    PrintDenoiseSummary(std::cout, summary);
-  }
-  return ExitSuccess;
-}
+
+private:
+  DenoiseToolOptions                 m_Options;
+  std::unique_ptr<Outputs>           m_Outputs;
+  typename Filter::Pointer           m_Filter{ Filter::New() };
+  MaskImage::Pointer                 m_Mask;
+  DenoiseSummary                     m_Summary;
+};
 
 #ifdef SVDLR_HAVE_DCMTK
 /** A DICOM folder or file: its one series, grouped into volumes (echoes, temporal positions, b-values) by the I/O
  * library, as a 4D series. */
-int
-DenoiseDicom(const DenoiseToolOptions & options, Outputs & outputs)
+std::unique_ptr<SeriesDenoising>
+PrepareDicom(const DenoiseToolOptions & options, std::unique_ptr<Outputs> outputs, bool announce)
 {
   svdlr_io::SilenceDicomWarnings();
   svdlr_io::DicomSeries4D series;
   std::string             name;
   try
   {
-    const auto   found = svdlr_io::FindDicomSeries({ options.input });
+    svdlr_io::DicomSearchNotes notes;
+    const auto                 found = svdlr_io::FindDicomSeries({ options.input }, &notes);
+    for (const std::string & file : notes.leftOut)
+    {
+      std::cerr << "SVDLowRankDenoiseSeries: note: left out " << file << "\n";
+    }
     const auto & chosen = svdlr_io::SelectDicomSeries(found, "");
     series = svdlr_io::ReadDicomSeries4D(chosen);
     name = options.input + " (DICOM series \"" + chosen.seriesDescription + "\", " +
@@ -474,16 +504,54 @@ DenoiseDicom(const DenoiseToolOptions & options, Outputs & outputs)
   {
     throw InputError(error.what());
   }
-  for (std::size_t v = 0; v < series.names.size() && !options.run.quiet && !options.run.json; ++v)
+  for (std::size_t v = 0; v < series.names.size() && announce; ++v)
   {
     std::cout << "volume " << v << ":  " << series.names[v] << "\n";
   }
-  return Denoise<Series4D>(options, outputs, series.image, name);
+  return std::make_unique<SeriesDenoisingOf<Series4D>>(options, std::move(outputs), series.image, name);
 }
 #endif
 
-int
-RunTool(const DenoiseToolOptions & options)
+/** The input's ImageIO with its header read. Throws InputError. */
+itk::ImageIOBase::Pointer
+ReadSeriesHeader(const std::string & path)
+{
+  auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  if (!io)
+  {
+    throw InputError("cannot read the series '" + path + "': no ITK reader for this file");
+  }
+  try
+  {
+    io->SetFileName(path);
+    io->ReadImageInformation();
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    throw InputError("cannot read the series '" + path + "': " + error.GetDescription());
+  }
+  return io;
+}
+
+} // namespace
+
+namespace svdlr_tools
+{
+
+std::size_t
+SeriesFloatBytes(const std::string & path)
+{
+  std::error_code error;
+  if (fs::is_directory(path, error))
+  {
+    return 0;
+  }
+  const auto io = ReadSeriesHeader(path);
+  return static_cast<std::size_t>(io->GetImageSizeInPixels()) * io->GetNumberOfComponents() * sizeof(float);
+}
+
+std::unique_ptr<SeriesDenoising>
+PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce)
 {
   std::error_code error;
   const bool      dicomFolder = fs::is_directory(options.input, error);
@@ -493,8 +561,8 @@ RunTool(const DenoiseToolOptions & options)
   }
   CheckInputExists(options.mask, "mask");
   CheckInputExists(options.noiseSigmaMap, "noise map");
-  Outputs outputs(options.overwrite);
-  ReserveOutputs(options, outputs);
+  auto outputs = std::make_unique<Outputs>(options.overwrite);
+  ReserveOutputs(options, *outputs);
   if (!options.mask.empty())
   {
     CheckImageDimensionUpFront(options.mask, "mask", 3);
@@ -508,7 +576,7 @@ RunTool(const DenoiseToolOptions & options)
 #ifdef SVDLR_HAVE_DCMTK
   if (dicomFolder || svdlr_io::HasDicomPreamble(options.input))
   {
-    return DenoiseDicom(options, outputs);
+    return PrepareDicom(options, std::move(outputs), announce);
   }
 #else
   if (dicomFolder)
@@ -517,31 +585,18 @@ RunTool(const DenoiseToolOptions & options)
   }
 #endif
 
-  auto io = itk::ImageIOFactory::CreateImageIO(options.input.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
-  if (!io)
-  {
-    throw InputError("cannot read the series '" + options.input + "': no ITK reader for this file");
-  }
-  try
-  {
-    io->SetFileName(options.input);
-    io->ReadImageInformation();
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    throw InputError("cannot read the series '" + options.input + "': " + error.GetDescription());
-  }
+  const auto io = ReadSeriesHeader(options.input);
   CheckInputFileUpFront(options.input, "series", true);
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();
-  outputs.inputComponent = io->GetComponentType();
+  outputs->inputComponent = io->GetComponentType();
   if (dimension == 4 && components == 1)
   {
-    return Denoise<Series4D>(options, outputs);
+    return std::make_unique<SeriesDenoisingOf<Series4D>>(options, std::move(outputs));
   }
   if (dimension == 3 && components > 1)
   {
-    return Denoise<SeriesVector>(options, outputs);
+    return std::make_unique<SeriesDenoisingOf<SeriesVector>>(options, std::move(outputs));
   }
   if (dimension == 3 && components == 1)
   {
@@ -552,6 +607,30 @@ RunTool(const DenoiseToolOptions & options)
   throw InputError("'" + options.input + "' has " + std::to_string(dimension) + " dimensions and " +
                    std::to_string(components) +
                    " components per pixel: this tool reads a 4D image, or a 3D image with one component per volume");
+}
+
+} // namespace svdlr_tools
+
+namespace
+{
+
+/** One series, the three steps one after the other, then the summary (or --json's document). */
+int
+RunTool(const DenoiseToolOptions & options)
+{
+  const bool talk = !options.run.quiet && !options.run.json;
+  const auto series = PrepareSeriesDenoising(options, talk);
+  series->Denoise(options.backend, options.deviceId, talk);
+  const std::string provenance = series->Write();
+  if (options.run.json)
+  {
+    std::cout << provenance;
+  }
+  else if (!options.run.quiet)
+  {
+    PrintDenoiseSummary(std::cout, series->Summary());
+  }
+  return ExitSuccess;
 }
 
 } // namespace
@@ -582,14 +661,16 @@ main(int argc, char * argv[])
   {
     // Before any work, so that a pipeline's log shows at once what runs; on stderr with the progress lines, so that
     // stdout holds the summary (or --json's document) alone.
-    std::cerr << "start:    " << ToolName << ", " << options.input << " -> " << options.output << ", policy "
-      << options.policyName << ", backend " << svdlr::Name(static_cast<svdlr::Backend>(options.backend))
-      << std::endl;
+    std::cerr << "start:    " << ToolName << ", "
+              << (options.batch.enabled ? "batch of " + std::to_string(options.inputs.size()) + " input(s)"
+                                        : options.input)
+              << " -> " << options.output << ", policy " << options.policyName << ", backend "
+              << svdlr::Name(static_cast<svdlr::Backend>(options.backend)) << std::endl;
   }
 
   try
   {
-    return RunTool(options);
+    return options.batch.enabled ? RunDenoiseBatch(options) : RunTool(options);
   }
   catch (const UsageError & error)
   {

@@ -29,7 +29,7 @@ constexpr int ExitSuccess = 0;
 constexpr int ExitFailure = 1;    // processing or writing failed
 constexpr int ExitUsage = 2;      // bad command line, no arguments, an output in the way, a batch name clash
 constexpr int ExitInputError = 3; // an input cannot be read, is not supported or holds NaN or Inf
-constexpr int ExitSomeFailed = 4; // batch mode: some volumes failed, the others were written
+constexpr int ExitSomeFailed = 4; // batch mode: some volumes (or series) failed, the others were written
 constexpr int ExitInterrupted = 128; // + the signal's number (130 SIGINT, 143 SIGTERM): partial outputs removed
 
 /** The table above for people, as both tools' --help and docs/tools show it. */
@@ -41,7 +41,7 @@ ExitCodeTable()
          "  1  processing or writing failed\n"
          "  2  bad command line (or none), an output in the way (--overwrite/-force replaces it), a batch name clash\n"
          "  3  an input cannot be read, is not supported, or holds NaN or Inf\n"
-         "  4  batch mode: some volumes failed (the summary lists them), the others were written\n"
+         "  4  batch mode: some volumes (or series) failed (the summary lists them), the others were written\n"
          "  128 + N  stopped by signal N (130 SIGINT, 143 SIGTERM), partial outputs removed (docs/reliability.md)\n";
 }
 

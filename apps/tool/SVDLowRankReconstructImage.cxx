@@ -443,16 +443,26 @@ ReconstructDicom(const ToolOptions & options)
     if (options.listSeries)
     {
       // Every readable series, and a note for each file skipped, rather than stopping at the first bad file.
-      std::vector<std::string> skipped;
-      series = svdlr_io::FindDicomSeries(options.inputs, &skipped);
+      svdlr_io::DicomSearchNotes notes;
+      notes.listUnreadable = true;
+      series = svdlr_io::FindDicomSeries(options.inputs, &notes);
       std::cout << series.size() << " DICOM series in " << where << ":\n" << svdlr_io::DescribeDicomSeries(series);
-      for (const std::string & file : skipped)
+      for (const std::string & file : notes.unreadable)
       {
         std::cout << "note:     skipped " << file << "\n";
       }
+      for (const std::string & file : notes.leftOut)
+      {
+        std::cout << "note:     left out " << file << "\n";
+      }
       return ExitSuccess;
     }
-    series = svdlr_io::FindDicomSeries(options.inputs);
+    svdlr_io::DicomSearchNotes notes;
+    series = svdlr_io::FindDicomSeries(options.inputs, &notes);
+    for (const std::string & file : notes.leftOut)
+    {
+      std::cerr << "SVDLowRankReconstructImage: note: left out " << file << "\n";
+    }
     if (series.empty())
     {
       throw InputError("no DICOM image series found in " + where);
@@ -532,7 +542,7 @@ KindOfInput(const ToolOptions & options, std::vector<std::string> & pngSlices)
 int
 RunTool(const ToolOptions & options)
 {
-  if (options.batch)
+  if (options.batch.enabled)
   {
     return RunBatchTool(options);
   }

@@ -150,64 +150,18 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     ->type_name("PNG");
   app.add_flag("--no-figure", options.noFigure, "do not write the figure");
 
-  const std::string batchGroup = "Batch mode (many volumes in one run; docs/batch.md)";
-  app.add_flag("--batch", options.batch,
-               "every INPUT (files, folders searched recursively) is a volume of\n"
-               "its own; outputs go to the folder -o DIR, mirroring the inputs'\n"
-               "tree, named <name>_svd-rank20.nii.gz etc.; existing outputs are\n"
-               "skipped (a re-run resumes) unless --overwrite")
-    ->group(batchGroup);
-  app.add_option("--glob", options.globs,
-                 "(implies --batch) take a folder's files that match PATTERN: with a\n"
-                 "'/' the path under the folder ('sub-*/anat/*.nii.gz'), else the\n"
-                 "file name at any depth ('*.nrrd'); repeatable. Default: NIfTI,\n"
-                 "NRRD, MetaImage and Analyze files")
-    ->type_name("PATTERN")
-    ->group(batchGroup);
+  AddBatchOptions(app, options.batch,
+                  "every INPUT (files, folders searched recursively) is a volume of\n"
+                  "its own; outputs go to the folder -o DIR, mirroring the inputs'\n"
+                  "tree, named <name>_svd-rank20.nii.gz etc.; existing outputs are\n"
+                  "skipped (a re-run resumes) unless --overwrite");
   app.add_flag("--bids", options.bids, "(implies --batch) a BIDS-like layout: sub-*/anat/*.nii[.gz] and\n"
                                        "sub-*/ses-*/anat/*.nii[.gz]")
-    ->group(batchGroup);
+    ->group(BatchGroup);
   app.add_flag("--dicom-series", options.dicomSeries,
                "(implies --batch) each DICOM series in the folders is a volume,\n"
                "written as a derived DICOM series")
-    ->group(batchGroup);
-  // One comma-separated word ("0,1"), parsed here: CLI11 2.1's list options take every following word, so
-  // `--devices 0 folder` would read the folder as a second device.
-  app
-    .add_option_function<std::string>(
-      "--devices",
-      [&options](const std::string & text) {
-        const auto devices = ParseIntegerList(text, 0, 999999);
-        if (!devices)
-        {
-          throw CLI::ValidationError("--devices",
-                                     "must be device numbers separated by commas, e.g. 0,1; got '" + text + "'");
-        }
-        options.devices.assign(devices->begin(), devices->end());
-      },
-      "the CUDA devices to use, one worker each, e.g. 0,1 (default: all)")
-    ->type_name("0,1,...")
-    ->group(batchGroup);
-  app.add_option("--readers", options.readers, "reader threads (default: a quarter of the cores)")
-    ->type_name("N")
-    ->check(WholeNumberValidator(1, 256))
-    ->group(batchGroup);
-  app.add_option("--writers", options.writers, "writer threads (default: the cores the readers leave)")
-    ->type_name("N")
-    ->check(WholeNumberValidator(1, 256))
-    ->group(batchGroup);
-  app.add_option("--memory", options.memoryMiB, "MiB of volumes in flight (default: 1024 or 1/8 of the RAM)")
-    ->type_name("MIB")
-    ->check(NumberValidator("a number > 0", [](double m) { return m > 0.0 && m < HUGE_VAL; }))
-    ->group(batchGroup);
-  app.add_option("--compression-level", options.compressionLevel,
-                 "gzip level of .nii.gz outputs, 1 (fastest) to 9 (default: ITK's)")
-    ->type_name("N")
-    ->check(WholeNumberValidator(1, 9))
-    ->group(batchGroup);
-  app.add_option("--table", options.table, "write the per-volume table (tab-separated) to FILE")
-    ->type_name("FILE")
-    ->group(batchGroup);
+    ->group(BatchGroup);
 
   AddRunOptions(app, options.run);
 
@@ -223,8 +177,9 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     options.format = "nifti";
   }
 
-  options.batch = options.batch || !options.globs.empty() || options.bids || options.dicomSeries;
-  if (options.batch)
+  options.batch.enabled = options.batch.enabled || options.bids || options.dicomSeries;
+  CheckBatchOptions(options.batch);
+  if (options.batch.enabled)
   {
     // Every path is an input; the output folder comes with -o.
     inputs.insert(inputs.end(), positional.begin(), positional.end());
@@ -256,12 +211,6 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     }
     options.inputs = inputs;
   }
-  else if (!options.devices.empty() || !options.table.empty() || options.readers > 0 || options.writers > 0 ||
-           options.memoryMiB > 0 || options.compressionLevel > 0)
-  {
-    throw UsageError(
-      "--devices, --readers, --writers, --memory, --compression-level and --table are for batch mode (--batch)");
-  }
   // Otherwise INPUT [OUTPUT] as positional arguments, unless given with -i / -o.
   else if (!inputs.empty() && options.output.empty() && positional.size() == 1)
   {
@@ -287,7 +236,7 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
       options.output = positional[1];
     }
   }
-  if (!inputs.empty() && !options.batch)
+  if (!inputs.empty() && !options.batch.enabled)
   {
     options.inputs = inputs;
   }

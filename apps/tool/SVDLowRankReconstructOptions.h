@@ -22,6 +22,7 @@
 // need only the command line are checked there; where the output goes once the input is known, in
 // SVDLowRankReconstructOutput.h.
 
+#include "SVDLowRankBatchOptions.h"
 #include "SVDLowRankCommonOptions.h"
 #include "SVDLowRankProvenance.h"
 
@@ -60,16 +61,9 @@ struct ToolOptions
   RunOptions               run;                                         // --quiet, --json, --nthreads
 
   // Batch mode (SVDLowRankReconstructBatch.h): many volumes in one run, written to a mirrored tree under -o.
-  bool                     batch{ false };       // --batch, or implied by --glob, --bids, --dicom-series
-  std::vector<std::string> globs;                // --glob: patterns a folder's files must match
-  bool                     bids{ false };        // --bids: sub-*/anat/*.nii[.gz] (and sub-*/ses-*/anat/)
-  bool                     dicomSeries{ false }; // --dicom-series: each DICOM series of the folders
-  std::vector<int>         devices;              // --devices 0,1; empty: every GPU
-  unsigned int             readers{ 0 };         // 0: the pipeline's default
-  unsigned int             writers{ 0 };
-  double                   memoryMiB{ 0 };       // 0: the pipeline's default budget
-  std::string              table;                // --table: the per-volume table as TSV
-  int                      compressionLevel{ 0 }; // --compression-level: the writers' gzip level; 0: ITK's
+  BatchToolOptions batch;                // --batch (implied by --glob, --bids, --dicom-series), the pipeline's
+  bool             bids{ false };        // --bids: sub-*/anat/*.nii[.gz] (and sub-*/ses-*/anat/)
+  bool             dicomSeries{ false }; // --dicom-series: each DICOM series of the folders
 
   std::string helpText; // not empty: --help was given, print this and exit
 

@@ -152,7 +152,7 @@ PrintStartLine(const ToolOptions & options)
     return;
   }
   std::cerr << "start:    SVDLowRankReconstructImage, "
-            << (options.batch ? "batch mode, " + std::to_string(options.inputs.size()) +
+            << (options.batch.enabled ? "batch mode, " + std::to_string(options.inputs.size()) +
                                   (options.inputs.size() == 1 ? " input path" : " input paths")
                 : options.inputs.size() == 1 ? options.Input()
                                              : std::to_string(options.inputs.size()) + " DICOM files")

@@ -96,6 +96,10 @@ struct LocalDenoiseOptions
   Backend          backend{ Backend::Auto };
   int              deviceId{ 0 };
   std::size_t      maxPatchesPerBatch{ 0 }; // 0: the backend chooses (from free memory on the GPU)
+  /** The most device memory the CUDA backend's buffers may take, in bytes: slabs, batches, mask and σ map, what
+   * LocalDenoiseReport::peakDeviceBytes counts (the CUDA context and library handles come on top). 0: whatever is
+   * free. A limit below what one plane of the series and one patch need is InvalidArgument. The CPU ignores it. */
+  std::size_t deviceMemoryLimit{ 0 };
   unsigned         threads{ 0 };            // CPU worker threads; 0: all hardware threads
   ParallelFor      parallelFor{};           // empty: the engine's own std::thread pool
   ProgressCallback progress{};              // (patches done, patches in all)

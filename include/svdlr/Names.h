@@ -54,6 +54,17 @@ BackendNames();
 std::string
 SolverNames();
 
+/** A memory size as the tools and Python take it: a whole or decimal number of bytes, optionally followed by K, M,
+ * G or T (binary: 1024, 1024^2, ...), case-insensitive, with an optional "iB" or "B" after the letter: "8G",
+ * "8GiB", "1.5g", "512M", "4096". Returns 0 for anything else, for a size below one byte and for one that does not
+ * fit std::size_t; callers say so with ByteSizeSyntax(). */
+std::size_t
+ParseByteSize(const std::string & text);
+
+/** The syntax ParseByteSize takes, for messages and help texts. */
+const char *
+ByteSizeSyntax();
+
 /** What is wrong with running `policy` under `solver` (RankPolicyProblem, then the rules that tie a policy to a
  * solver), in one sentence that names the engine's parameters (callers add their own spelling of them), or "" when
  * the request is valid. The engine's front end, the filters,

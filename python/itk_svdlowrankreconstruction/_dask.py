@@ -4,11 +4,13 @@
 
 Dask does the scheduling (this package has no scheduler of its own): any ``distributed`` scheduler works (a
 ``LocalCluster``, ``dask_cuda.LocalCUDACluster`` for one worker per GPU, Slurm through ``dask-jobqueue``,
-Kubernetes), and Dask's own progress bar and dashboard show the run. Every worker needs this package installed
-and the input and output folders at the same paths (a shared file system)."""
+Kubernetes), and Dask's own progress bar and dashboard show the run. :func:`denoise_with_dask` maps the BIDS App's
+runs the same way. Every worker needs this package installed and the input and output folders at the same paths (a
+shared file system)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from ._batch import plan, policy_keywords, reconstruct_volume
@@ -45,25 +47,82 @@ def reconstruct_with_dask(
 
     Returns one row per volume, in input order (:data:`COLUMNS`: input, output, status, slices, rank_min,
     rank_max, sigma_min, sigma_max, seconds, backend, message); ``pandas.DataFrame(rows)`` makes it a table."""
+    options = with_policy(options)  # noise_rank, the deprecated name, warned about once here
+    pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy_keywords(options))
+    sources, targets = [source for source, _ in pairs], [target for _, target in pairs]
+    return _map_and_gather(client, reconstruct_volume, [sources, targets],
+                           [f"svdlr-{i}-{target}" for i, target in enumerate(targets)], progress, **options)
+
+
+def _map_and_gather(client: Union[str, Any], function: Any, iterables: List[List[Any]], keys: List[str],
+                    progress: bool, warm_up: Optional[tuple] = None, **keywords: Any) -> List[Any]:
+    """``function`` mapped over ``iterables`` on ``client`` (a Client, or a scheduler address: a Client opened and
+    closed around the work), Dask's progress bar while the tasks run, the results in order. ``warm_up``: (function,
+    *arguments) run on every worker first."""
     from distributed import Client, progress as progress_bar  # noqa: PLC0415
 
     own = isinstance(client, str)
     if own:
         client = Client(client)
     try:
-        options = with_policy(options)  # noise_rank, the deprecated name, warned about once here
-        pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy_keywords(options))
-        futures = client.map(
-            reconstruct_volume,
-            [source for source, _ in pairs],
-            [target for _, target in pairs],
-            key=[f"svdlr-{i}-{target}" for i, (_, target) in enumerate(pairs)],
-            pure=False,  # a re-run must look at the output folder again, not reuse a cached result
-            **options,
-        )
+        if warm_up:
+            client.run(*warm_up)
+        # pure=False: a re-run must look at the output folder again, not reuse a cached result.
+        futures = client.map(function, *iterables, key=keys, pure=False, **keywords)
         if progress:
             progress_bar(futures)
         return client.gather(futures)
     finally:
         if own:
             client.close()
+
+
+def _import_run_modules(reports: bool) -> None:
+    """What every run task needs, imported once per worker process before the tasks start (not inside the first
+    task, where it would count as that run's time and, on a fresh worker, stall its first run)."""
+    import nibabel  # noqa: F401, PLC0415
+
+    from .bids import _runner  # noqa: F401, PLC0415
+
+    if reports:
+        try:
+            from matplotlib.figure import Figure  # noqa: F401, PLC0415
+        except ImportError:
+            pass  # the runs note that they have no reportlet
+
+
+def denoise_with_dask(
+    client: Union[str, Any],
+    runs: Union[str, Sequence[Any]],
+    output_dir: str,
+    *,
+    options: Any = None,
+    reports: bool = True,
+    overwrite: bool = False,
+    progress: bool = False,
+    participant_labels: Optional[Sequence[str]] = None,
+    session_labels: Optional[Sequence[str]] = None,
+    datatypes: Sequence[str] = ("dwi",),
+) -> List[Dict[str, Any]]:
+    """The BIDS App's runs on the workers of ``client`` (a ``distributed.Client`` or a scheduler address), one task
+    per run: :func:`itk_svdlowrankreconstruction.bids.process_run`, with its rules (complete outputs are skipped
+    unless ``overwrite``, a run that fails is a row with status "failed" and the others go on).
+
+    ``runs``: a raw BIDS dataset folder (searched with ``participant_labels``, ``session_labels`` and
+    ``datatypes``; its dataset_description.json and methods boilerplate are written into ``output_dir`` first), or
+    runs from :func:`itk_svdlowrankreconstruction.bids.find_runs` (the caller writes the dataset files: the
+    command line does). ``options``: a :class:`itk_svdlowrankreconstruction.bids.DenoiseOptions`. Returns one row
+    per run, in order (``bids.COLUMNS``). Every worker needs this package with its ``bids`` extra and the same
+    paths (a shared file system)."""
+    from .bids import DenoiseOptions, find_runs, prepare_output_dir, process_run  # noqa: PLC0415
+
+    options = options or DenoiseOptions()
+    if isinstance(runs, (str, os.PathLike)):
+        bids_dir = os.fspath(runs)
+        runs = find_runs(bids_dir, participant_labels=participant_labels, session_labels=session_labels,
+                         datatypes=datatypes)
+        prepare_output_dir(bids_dir, output_dir, options, datatypes)
+    runs = list(runs)
+    keys = [f"svdlr-bids-{i}-{run.relative}" for i, run in enumerate(runs)]
+    return _map_and_gather(client, process_run, [runs], keys, progress, warm_up=(_import_run_modules, reports),
+                           output_dir=output_dir, options=options, reports=reports, overwrite=overwrite)

@@ -33,6 +33,7 @@ def local_low_rank_denoising_image_filter(
     backend: str = "auto",
     device_id: int = 0,
     max_patches_per_batch: int = 0,
+    gpu_memory_limit: Union[int, str, None] = None,
     threads: int = 0,
     progress: Optional[Callable[[int, int], Any]] = None,
     return_maps: bool = False,
@@ -91,6 +92,10 @@ def local_low_rank_denoising_image_filter(
     device_id : int
     max_patches_per_batch : int
         Patches per engine batch; 0 lets the backend choose.
+    gpu_memory_limit : int or str, optional
+        The most GPU memory the CUDA backend's buffers may take: bytes, or a size such as "8G" (K, M, G, T:
+        powers of 1024), as the tool's ``--gpu-memory-limit``. None: whatever is free. A limit too small for one
+        plane of the series and one patch raises ValueError.
     threads : int
         CPU worker threads; 0 uses all hardware threads.
     progress : callable(done, total), optional
@@ -174,6 +179,7 @@ def local_low_rank_denoising_image_filter(
             backend=backend,
             device_id=int(device_id),
             max_patches_per_batch=int(max_patches_per_batch),
+            gpu_memory_limit=_byte_size_text(gpu_memory_limit),
             threads=int(threads),
             progress=progress,
             preset=preset,
@@ -297,3 +303,13 @@ def _check_integer(name: str, value: Any, minimum: int) -> None:
         raise TypeError(f"svdlr: {name} must be an integer, got {value!r}")
     if value < minimum:
         raise ValueError(f"svdlr: {name} must be >= {minimum}, got {value}")
+
+
+def _byte_size_text(value: Union[int, str, None]) -> Optional[str]:
+    """A memory size for the engine, which parses it (svdlr::ParseByteSize): a whole number of bytes or a string."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    _check_integer("gpu_memory_limit", value, 1)
+    return str(int(value))

@@ -97,6 +97,9 @@ DefineBatchRules(nb::module_ & module)
       return std::make_pair(stem, extension);
     },
     "name"_a, "(stem, extension), the extension a known image one (brain.nii.gz -> brain, .nii.gz).");
+  module.attr("BATCH_DENOISED_TAG") = svdlr_batch::DenoisedTag;
+  module.attr("BATCH_SIGMA_MAP_TAG") = svdlr_batch::SigmaMapTag;
+  module.attr("BATCH_RANK_MAP_TAG") = svdlr_batch::RankMapTag;
   module.def(
     "batch_output_path",
     [](const std::string & relative, const std::string & outputRoot, const std::string & tag) {

@@ -216,6 +216,7 @@ MakeOptions(const std::optional<std::string> &         preset,
             const std::string &                        backend,
             std::int64_t                               deviceId,
             std::int64_t                               maxPatchesPerBatch,
+            const std::optional<std::string> &         gpuMemoryLimit,
             std::int64_t                               threads)
 {
   LocalDenoiseOptions options; // the defaults (svdlr/Defaults.h), then the preset's, then the keywords given
@@ -280,6 +281,15 @@ MakeOptions(const std::optional<std::string> &         preset,
                     std::to_string(maxPatchesPerBatch));
   }
   options.maxPatchesPerBatch = static_cast<std::size_t>(maxPatchesPerBatch);
+  if (gpuMemoryLimit)
+  {
+    options.deviceMemoryLimit = ParseByteSize(*gpuMemoryLimit);
+    if (options.deviceMemoryLimit == 0)
+    {
+      ThrowValueError("gpu_memory_limit must be " + std::string(ByteSizeSyntax()) + ", got \"" + *gpuMemoryLimit +
+                      "\"");
+    }
+  }
   if (threads < 0 || threads > static_cast<std::int64_t>(UINT_MAX))
   {
     ThrowValueError("threads must be >= 0 (0: all hardware threads), got " + std::to_string(threads));
@@ -303,6 +313,7 @@ DenoiseArray(SeriesArray                               series,
              const std::string &                       backend,
              std::int64_t                              deviceId,
              std::int64_t                              maxPatchesPerBatch,
+             std::optional<std::string>                gpuMemoryLimit,
              std::int64_t                              threads,
              nb::object                                progress,
              std::optional<std::string>                preset)
@@ -310,7 +321,7 @@ DenoiseArray(SeriesArray                               series,
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
     preset, patchSize, patchStride, aggregation, shrinkage, policy, rank, energyFraction, backend, deviceId,
-    maxPatchesPerBatch, threads);
+    maxPatchesPerBatch, gpuMemoryLimit, threads);
 
   std::vector<std::size_t> shape(4);
   for (std::size_t i = 0; i < 4; ++i)
@@ -425,6 +436,9 @@ backend : "auto", "cpu" or "cuda"
 device_id : int
 max_patches_per_batch : int
     0 lets the backend choose.
+gpu_memory_limit : str, optional
+    The most GPU memory the CUDA backend's buffers may take, e.g. "8G" (K, M, G, T: powers of 1024) or a number
+    of bytes; the CUDA context comes on top. None: whatever is free.
 threads : int
     CPU worker threads; 0 uses all hardware threads.
 progress : callable(done, total), optional
@@ -473,6 +487,7 @@ DefineDenoise(nb::module_ & module)
              "backend"_a = "auto",
              "device_id"_a = 0,
              "max_patches_per_batch"_a = 0,
+             "gpu_memory_limit"_a = nb::none(),
              "threads"_a = 0,
              "progress"_a = nb::none(),
              "preset"_a = nb::none(),
@@ -483,6 +498,20 @@ DefineDenoise(nb::module_ & module)
     presets.append(nb::str(name.c_str()));
   }
   module.attr("DENOISE_PRESETS") = nb::tuple(presets);
+  module.def(
+    "shrinkage_used",
+    [](const std::string & shrinkage, const std::string & policy, bool knownSigma) {
+      Shrinkage requested{};
+      RankPolicy rankPolicy;
+      if (!ParseShrinkageName(shrinkage, requested) || !ParsePolicyName(policy, rankPolicy))
+      {
+        ThrowValueError("unknown shrinkage \"" + shrinkage + "\" or policy \"" + policy + "\"");
+      }
+      return std::string(ShrinkageName(ResolveShrinkage(requested, rankPolicy, knownSigma)));
+    },
+    "shrinkage"_a, "policy"_a, "known_sigma"_a,
+    "The shrinkage a denoising run uses, \"hard\" or \"frobenius\": \"auto\" resolved by the engine's rule\n"
+    "(svdlr::ResolveShrinkage: optimal shrinkage where the patches have sigma, the hard threshold otherwise).");
 }
 
 } // namespace python

@@ -17,11 +17,13 @@
  *=========================================================================*/
 // The extension module `itk_svdlowrankreconstruction._engine`: the ITK-free engine, for the Python layer.
 #include "svdlrPyBatch.h"
+#include "svdlrPyBatchPipeline.h"
 #include "svdlrPyDenoise.h"
 #include "svdlrPyRankPolicy.h"
 #include "svdlrPyReconstruct.h"
 #include "svdlrPySliceStack.h"
 
+#include "svdlr/Defaults.h"
 #include "svdlr/Engine.h"
 
 #include <nanobind/nanobind.h>
@@ -29,6 +31,7 @@
 
 #include <string>
 
+#include "SVDLowRankExitCodes.h"
 #include "SVDLowRankImageFileCheck.h"
 
 namespace nb = nanobind;
@@ -46,6 +49,7 @@ NB_MODULE(_engine, module)
   svdlr::python::DefineSliceStack(module);
   svdlr::python::DefineDenoise(module);
   svdlr::python::DefineBatchRules(module);
+  svdlr::python::DefineBatchPipeline(module);
   svdlr::python::DefineRankPolicy(module);
 
   module.def("cuda_backend_built", &svdlr::CudaBackendBuilt, "True when this build has the CUDA backend compiled in.");
@@ -97,6 +101,19 @@ NB_MODULE(_engine, module)
     "The tools' raw check of an image file (docs/reliability.md): OSError naming the file and the bytes missing when\n"
     "a NIfTI, MHA or NRRD file holds less pixel data than its header promises; with `values`, ValueError for a NaN\n"
     "or Inf voxel of a floating-point NIfTI file (which ITK 5.2 and nibabel's readers would hide or pass on).");
+
+  // The denoiser's defaults (svdlr/Defaults.h), by the names Python and the tools take.
+  module.attr("DEFAULT_DENOISE_POLICY") = svdlr::PolicyName(svdlr::DefaultDenoisePolicy());
+  module.attr("DEFAULT_DENOISE_AGGREGATION") = svdlr::AggregationName(svdlr::kDefaultPatchAggregation);
+  module.attr("DEFAULT_DENOISE_SHRINKAGE") = svdlr::ShrinkageName(svdlr::kDefaultShrinkage);
+  // The tools' exit codes (apps/tool/SVDLowRankExitCodes.h), for Python's command-line entry points (svdlr-bids).
+  module.attr("EXIT_SUCCESS") = svdlr_tools::ExitSuccess;
+  module.attr("EXIT_FAILURE") = svdlr_tools::ExitFailure;
+  module.attr("EXIT_USAGE") = svdlr_tools::ExitUsage;
+  module.attr("EXIT_INPUT_ERROR") = svdlr_tools::ExitInputError;
+  module.attr("EXIT_SOME_FAILED") = svdlr_tools::ExitSomeFailed;
+  module.attr("EXIT_INTERRUPTED") = svdlr_tools::ExitInterrupted;
+  module.attr("EXIT_CODE_TABLE") = svdlr_tools::ExitCodeTable();
 
   module.attr("DEVICE_INPUT_SUPPORTED") = svdlr::python::DeviceInputSupported();
   module.attr("__version__") = SVDLR_PY_VERSION;

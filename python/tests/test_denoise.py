@@ -371,3 +371,26 @@ def test_ctrl_c_stops_the_work_between_batches(series):
     with pytest.raises(KeyboardInterrupt):
         _engine.denoise_local_low_rank(series[1], backend="cpu", max_patches_per_batch=16, progress=press_ctrl_c)
     assert len(calls) == 1, "the engine went on after Ctrl-C"
+
+
+def test_gpu_memory_limit_takes_sizes_and_refuses_anything_else(series):
+    _, noisy = series
+    expected = denoise(noisy, backend="cpu")
+    for limit in ("8G", "512MiB", 1 << 30):
+        # The CPU ignores the limit; the keyword is still checked.
+        np.testing.assert_array_equal(denoise(noisy, backend="cpu", gpu_memory_limit=limit), expected)
+    for limit in ("8 GB", "8X", "", "-1G", 0, -5):
+        with pytest.raises(ValueError, match="gpu_memory_limit"):
+            denoise(noisy, backend="cpu", gpu_memory_limit=limit)
+    with pytest.raises(TypeError, match="gpu_memory_limit"):
+        denoise(noisy, backend="cpu", gpu_memory_limit=True)
+
+
+def test_gpu_memory_limit_bounds_the_device_buffers_and_keeps_the_result(series):
+    if not _engine.cuda_device_usable(0)[0]:
+        pytest.skip("needs the CUDA backend and a usable CUDA device")
+    _, noisy = series
+    expected = denoise(noisy, backend="cuda")
+    np.testing.assert_allclose(denoise(noisy, backend="cuda", gpu_memory_limit="2M"), expected, rtol=0, atol=1e-4)
+    with pytest.raises(ValueError, match="device memory limit"):
+        denoise(noisy, backend="cuda", gpu_memory_limit=1024)

@@ -47,6 +47,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -227,18 +228,18 @@ private:
   }
 
   /** Memory: what is free, plus what the cached buffers hold (they are reused or replaced), less the reserve
-   * (UsableDeviceBytes) and the run's fixed buffers. */
+   * (UsableDeviceBytes), capped by the caller's limit, less the run's fixed buffers. */
   std::size_t
   AvailableBytes(std::size_t fixedBytes) const
   {
-    std::size_t available = m_Tuning.availableBytes;
-    if (available == 0)
+    std::size_t usable = m_Tuning.availableBytes;
+    if (usable == 0)
     {
       std::size_t freeBytes = 0, totalBytes = 0;
       SVDLR_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-      available = UsableDeviceBytes(freeBytes + m_Resources->DeviceBytes());
+      usable = UsableDeviceBytes(freeBytes + m_Resources->DeviceBytes());
     }
-    return available > fixedBytes ? available - fixedBytes : 0;
+    return PlanBudgetBytes(usable, m_Options.deviceMemoryLimit, fixedBytes);
   }
 
   void
@@ -258,9 +259,18 @@ private:
       m_Shape, available, batchCap, [this](std::int64_t b) { return SolverBytes(b); }, ScratchPerPatch());
     if (m_Plan.batch == 0)
     {
+      const std::size_t limit = m_Options.deviceMemoryLimit;
+      const std::size_t needed =
+        fixedBytes + SmallestPlanBytes(m_Shape, [this](std::int64_t b) { return SolverBytes(b); }, ScratchPerPatch());
+      if (limit > 0 && needed > limit)
+      {
+        throw Error(ErrorCode::InvalidArgument,
+                    "svdlr: the device memory limit of " + MiB(limit) + " is below the " + MiB(needed) +
+                      " that the local denoiser needs for one plane of this series and one patch");
+      }
       throw Error(ErrorCode::OutOfMemory,
-                  "svdlr: not even one plane of the series and one patch fit in the " + std::to_string(available >> 20) +
-                    " MiB of device memory available to the local denoiser");
+                  "svdlr: not even one plane of the series and one patch fit in the " + MiB(available) +
+                    " of device memory available to the local denoiser");
     }
     if (m_Trace != nullptr)
     {
@@ -270,17 +280,21 @@ private:
     }
   }
 
-  /** Device buffers, kept when the cached ones are large enough, and carved into their pieces. */
+  /** Device buffers, kept when the cached ones are large enough (and, under a memory limit, not larger), and
+   * carved into their pieces. */
   void
   ReserveBuffers(std::size_t fixedBytes)
   {
-    const std::size_t slotBytes = m_Plan.slabBytes / 2;
+    const bool limited = m_Options.deviceMemoryLimit > 0;
+    const auto reserve = [limited](DeviceBuffer<unsigned char> & buffer, std::size_t bytes) {
+      SVDLR_CUDA_CHECK(limited && buffer.Size() > bytes ? buffer.TryAllocate(bytes) : buffer.TryReserve(bytes));
+    };
     for (auto & slot : m_Resources->slots)
     {
-      SVDLR_CUDA_CHECK(slot.TryReserve(slotBytes));
+      reserve(slot, m_Plan.slabBytes / 2);
     }
-    SVDLR_CUDA_CHECK(m_Resources->batch.TryReserve(m_Plan.batchBytes));
-    SVDLR_CUDA_CHECK(m_Resources->fixed.TryReserve(fixedBytes));
+    reserve(m_Resources->batch, m_Plan.batchBytes);
+    reserve(m_Resources->fixed, fixedBytes);
     for (int slot = 0; slot < 2; ++slot)
     {
       m_Slab[slot] = CarveSlab(m_Resources->slots[slot].Data(), WindowPlanes(), PlaneVoxels(), m_Geometry.volumes);
@@ -482,7 +496,7 @@ private:
     arguments.eigenvalues = m_Batch.eigenvalues;
     arguments.vectors = m_Batch.vectors;
     arguments.maxVectors = m_MaxVectors;
-    arguments.vectorCounts = m_Batch.ranks;
+    arguments.vectorCounts = m_Tuning.everyEigenvector ? nullptr : m_Batch.ranks; // null: maxVectors each
     arguments.info = m_Batch.info;
     arguments.workspace = m_Batch.solver;
     arguments.workspaceBytes = m_Batch.solverBytes;
@@ -560,6 +574,19 @@ private:
 
   // -------------------------------------------------------------------------------------------------------------
   // Sizes.
+
+  /** "12.3 MiB", or "900 bytes" below 1 MiB, so that a limit and a need never read alike. */
+  static std::string
+  MiB(std::size_t bytes)
+  {
+    if (bytes < (std::size_t{ 1 } << 20))
+    {
+      return std::to_string(bytes) + " bytes";
+    }
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+    return text;
+  }
 
   std::int64_t
   PlaneVoxels() const

@@ -39,6 +39,10 @@ struct LocalDenoiseCudaTuning
   std::size_t availableBytes{ 0 }; // device memory the plan may use; 0: what cudaMemGetInfo reports, less a reserve
   bool        cusolver{ false };   // cuSOLVER's XsyevBatched instead of our eigen-solver (the reference)
   SmallEigenTuning eigen{};        // variants of our eigen-solver's kernels
+  /** Our solver computes, for every patch, the eigenvectors of all its largest eigenvalues up to the rank's upper
+   * bound (n for the noise policies), not only the ones its rank keeps: the same output, for timing the kept-rank
+   * path against. */
+  bool everyEigenvector{ false };
 };
 
 /** What a run did: its plan and where the host's wall-clock time went (milliseconds). */

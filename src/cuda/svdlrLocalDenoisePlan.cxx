@@ -133,6 +133,23 @@ PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, st
     }
   }
 
+  // Halving overshoots: the batch then takes what the slabs leave, up to its cap. Fewer, larger batches are faster
+  // when memory is short, because the QL stage (one thread per matrix) costs a batch the latency of one matrix's
+  // rotations however few its matrices (docs/denoising-cuda.md).
+  std::int64_t largest = batchFor(centrePlanes);
+  while (batch < largest)
+  {
+    const std::int64_t middle = batch + (largest - batch + 1) / 2;
+    if (slabBytes(centrePlanes) + BatchBytes(shape, middle, solverBytes, scratchPerPatch) <= availableBytes)
+    {
+      batch = middle;
+    }
+    else
+    {
+      largest = middle - 1;
+    }
+  }
+
   LocalDenoisePlan plan;
   plan.centrePlanes = centrePlanes;
   plan.batch = batch;
@@ -140,6 +157,20 @@ PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, st
   plan.slabBytes = slabBytes(centrePlanes);
   plan.batchBytes = BatchBytes(shape, batch, solverBytes, scratchPerPatch);
   return plan;
+}
+
+std::size_t
+PlanBudgetBytes(std::size_t usableBytes, std::size_t limitBytes, std::size_t fixedBytes)
+{
+  const std::size_t cap = limitBytes > 0 ? std::min(usableBytes, limitBytes) : usableBytes;
+  return cap > fixedBytes ? cap - fixedBytes : 0;
+}
+
+std::size_t
+SmallestPlanBytes(const LocalDenoiseShape & shape, const std::function<std::size_t(std::int64_t)> & solverBytes,
+                  std::size_t scratchPerPatch)
+{
+  return 2 * SlabSlotBytes(shape, WindowPlanes(shape, 1)) + BatchBytes(shape, 1, solverBytes, scratchPerPatch);
 }
 
 } // namespace detail

@@ -94,10 +94,23 @@ CutSlabs(const LocalDenoiseShape & shape, std::int64_t centrePlanes);
 
 /** The largest slabs and batches that fit `availableBytes` (two slab slots and one batch), aiming at about four
  * slabs so that copies overlap the solves and at batches of up to 2^16 patches; maxPatchesPerBatch (> 0) caps the
- * batch. Falls to one centre plane and one patch before giving up: then the plan's batch is 0 (out of memory). */
+ * batch. Falls to one centre plane and one patch before giving up: then the plan's batch is 0 (out of memory).
+ * Once the slabs are settled, the batch is the largest (up to its cap) that fits beside them. */
 SVDLR_CUDA_EXPORT LocalDenoisePlan
 PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, std::size_t maxPatchesPerBatch,
                  const std::function<std::size_t(std::int64_t)> & solverBytes, std::size_t scratchPerPatch);
+
+/** The bytes the slabs and batches may take: `usableBytes` (what the device has free, less its reserve), capped by
+ * `limitBytes` (LocalDenoiseOptions::deviceMemoryLimit) when it is > 0, less `fixedBytes` (the run's mask, σ map
+ * and flags, which the limit covers too); 0 when nothing is left. */
+SVDLR_CUDA_EXPORT std::size_t
+PlanBudgetBytes(std::size_t usableBytes, std::size_t limitBytes, std::size_t fixedBytes);
+
+/** The least device memory PlanLocalDenoise can work in: two slab slots of one centre plane and a batch of one
+ * patch. A limit below this plus the fixed buffers cannot run at all. */
+SVDLR_CUDA_EXPORT std::size_t
+SmallestPlanBytes(const LocalDenoiseShape & shape, const std::function<std::size_t(std::int64_t)> & solverBytes,
+                  std::size_t scratchPerPatch);
 
 } // namespace detail
 } // namespace svdlr

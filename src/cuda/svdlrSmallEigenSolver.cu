@@ -18,7 +18,9 @@
 #include "svdlrSmallEigenSolver.h"
 
 #include "svdlrCudaCheck.h"
+#include "svdlrRegisterTridiagonal.cuh"
 #include "svdlrTridiagonalEigen.cuh"
+#include "svdlrWarpReflector.cuh"
 
 #include <algorithm>
 #include <string>
@@ -86,16 +88,6 @@ CarveWorkspace(void * base, std::int64_t n, std::int64_t count, std::int64_t max
   return w;
 }
 
-__device__ __forceinline__ double
-WarpSum(double value)
-{
-  for (int offset = 16; offset > 0; offset /= 2)
-  {
-    value += __shfl_xor_sync(0xffffffffu, value, offset);
-  }
-  return value;
-}
-
 /** Stage 1. One block per matrix: A = Q T Q^T by n - 2 Householder reflections H_j = I - tau_j v_j v_j^T (v_j zero
  * above row j + 1, v_j(j + 1) = 1), as LAPACK's dsytd2. Per step: warp 0 forms v from column j (one warp
  * reduction), the block forms p = tau A22 v, every warp reduces K = tau/2 p.v itself (no barrier), and the block
@@ -148,35 +140,19 @@ __launch_bounds__(kThreads)
     if (warp == 0)
     {
       // The reflector that zeroes column j below row j + 1 (LAPACK's dlarfg).
-      const double alpha = a[j + 1 + ld * j];
-      double       partial = 0.0;
+      const Reflector h = WarpReflector([&](int i) { return a[j + 1 + i + ld * j]; }, n - j - 1, lane);
       for (int i = j + 2 + lane; i < n; i += 32)
       {
-        const double x = a[i + ld * j];
-        partial += x * x;
-      }
-      const double tail = WarpSum(partial);
-      double       t = 0.0;
-      double       beta = alpha;
-      double       scale = 0.0;
-      if (tail > 0.0)
-      {
-        beta = -copysign(sqrt(alpha * alpha + tail), alpha);
-        t = (beta - alpha) / beta;
-        scale = 1.0 / (alpha - beta);
-      }
-      for (int i = j + 2 + lane; i < n; i += 32)
-      {
-        const double x = a[i + ld * j] * scale;
+        const double x = a[i + ld * j] * h.scale;
         a[i + ld * j] = x;
         v[i] = x;
       }
       if (lane == 0)
       {
         v[j + 1] = 1.0;
-        scalar[0] = t;
-        offDiagonal[j * count + b] = beta;
-        tau[j * count + b] = t;
+        scalar[0] = h.tau;
+        offDiagonal[j * count + b] = h.beta;
+        tau[j * count + b] = h.tau;
       }
     }
     __syncthreads();
@@ -497,6 +473,19 @@ SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_
   }
   const int n = static_cast<int>(arguments.n);
 
+  if (arguments.tuning.tridiagonal == TridiagonalKernel::RegisterColumns && n >= 3 && n - 1 <= 64)
+  {
+    const auto launch = [&](auto kernel, int threads, const char * name) {
+      kernel<<<static_cast<unsigned>(arguments.count), threads, 0, stream>>>(
+        arguments.matrices, n, arguments.count, w.diagonal, w.offDiagonal, w.tau);
+      SVDLR_CUDA_CHECK_LAUNCH(name);
+    };
+    // Two threads per column: 64 registers of matrix each at n = 65, so that the kernel does not spill.
+    n - 1 <= 32 ? launch(RegisterTridiagonalKernel<32, 2>, 64, "RegisterTridiagonalKernel<32, 2>")
+                : launch(RegisterTridiagonalKernel<64, 2>, 128, "RegisterTridiagonalKernel<64, 2>");
+    return;
+  }
+
   // The matrix goes to shared memory when it fits beside v, p and tau.
   const int         oddLd = n % 2 == 0 ? n + 1 : n;
   const std::size_t vectorBytes = (2 * static_cast<std::size_t>(n) + 2) * sizeof(double);
@@ -510,7 +499,7 @@ SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_
       arguments.matrices, n, arguments.count, inShared ? oddLd : 0, w.diagonal, w.offDiagonal, w.tau);
     SVDLR_CUDA_CHECK_LAUNCH(name);
   };
-  if (arguments.tuning.lowerTridiagonalization)
+  if (arguments.tuning.tridiagonal == TridiagonalKernel::SharedLower)
   {
     launch(HouseholderTridiagonalKernel<kTridiagonalThreads, true>, "HouseholderTridiagonalKernel<lower>");
   }

@@ -21,8 +21,9 @@
 // Our own batched symmetric eigen-solver for many small float64 matrices (n <= 256; hundreds of thousands at
 // once), for the local denoiser's Gram matrices. cuSOLVER's XsyevBatched (svdlrEigenSolver.h) stays beside it as
 // the reference and the fallback. Four stages, each with the thread mapping that suits it (docs/denoising-cuda.md):
-//   1. Householder tridiagonalisation A = Q T Q^T: one thread block per matrix, the matrix in shared memory when it
-//      fits (n <= ~169 on the H100), else in place in global memory; O(n^3) parallel work, n - 2 steps.
+//   1. Householder tridiagonalisation A = Q T Q^T: one thread block per matrix, the matrix in registers (two threads
+//      a column, 3 <= n <= 65), else in shared memory when it fits (n <= ~169 on the H100), else in place in global
+//      memory; O(n^3) parallel work, n - 2 steps.
 //   2. The eigenvalues of T by implicit QL: one thread per matrix (O(n^2) dependent scalar steps).
 //   --- the caller may decide here, from the eigenvalues, how many eigenvectors each matrix needs ---
 //   3. Those eigenvectors of T by inverse iteration (LAPACK dstein's scheme): one thread per matrix.

@@ -17,12 +17,15 @@
  *=========================================================================*/
 // The CUDA denoiser's slab plan (svdlrLocalDenoisePlan), on the host: it needs no device.
 #include "cuda/svdlrLocalDenoisePlan.h"
+#include "cuda/svdlrSmallEigenSolver.h"
 #include "svdlrPatchGeometry.h"
+#include "svdlrTestMatrices.h"
 
 #include "gtest/gtest.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <iostream>
 #include <vector>
 
 namespace
@@ -107,6 +110,83 @@ TEST(LocalDenoisePlan, PlanShrinksToTheMemoryAndHonoursTheBatchCap)
   EXPECT_LE(small.slabBytes + small.batchBytes, tight);
   const auto none = svdlr::detail::PlanLocalDenoise(shape, 1000, 0, solver, 0);
   EXPECT_EQ(none.batch, 0);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The device memory limit (LocalDenoiseOptions::deviceMemoryLimit).
+
+TEST(LocalDenoisePlan, BudgetIsTheFreeMemoryCappedByTheLimitLessTheFixedBuffers)
+{
+  using svdlr::detail::PlanBudgetBytes;
+  EXPECT_EQ(PlanBudgetBytes(1000, 0, 100), 900u) << "no limit: what is free";
+  EXPECT_EQ(PlanBudgetBytes(1000, 400, 100), 300u) << "the limit binds";
+  EXPECT_EQ(PlanBudgetBytes(300, 400, 100), 200u) << "the free memory binds";
+  EXPECT_EQ(PlanBudgetBytes(1000, 100, 100), 0u) << "the fixed buffers take the whole limit";
+  EXPECT_EQ(PlanBudgetBytes(1000, 50, 100), 0u);
+}
+
+/** The local denoiser's own solver's workspace, as the CUDA backend sizes it (host arithmetic). */
+std::function<std::size_t(std::int64_t)>
+OwnSolverBytes(const svdlr::detail::LocalDenoiseShape & shape)
+{
+  const std::int64_t n = std::min(shape.ex * shape.ey * shape.ez, shape.volumes);
+  return [n, k = shape.maxVectors](std::int64_t batch) { return svdlr::detail::SmallEigenSolver::WorkspaceBytes(n, batch, k); };
+}
+
+// Every limit from nothing to more than the roomiest plan: a plan whose slabs, batch and fixed buffers fit the limit
+// whenever the smallest plan does, and none (the denoiser's clear error) when it does not. Two shapes: a small series
+// and the 176 x 176 x 120 x 200 series of issue 20, whose 8 GiB plan is printed.
+TEST(LocalDenoisePlan, EveryLimitGivesAPlanWithinItOrNoneWhenTheSmallestDoesNotFit)
+{
+  svdlr::test::Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  std::cout << random.SeedTrace() << std::endl;
+  svdlr::detail::LocalDenoiseShape large;
+  large.nx = 176, large.ny = 176, large.nz = 120, large.volumes = 200, large.ex = 7, large.ey = 7, large.ez = 7;
+  large.overlap = true, large.maxVectors = 200, large.maps = true;
+  for (const auto & shape : { ShapeFor(60, 5), large })
+  {
+    const auto        solver = OwnSolverBytes(shape);
+    const std::size_t scratch = 64 * static_cast<std::size_t>(shape.volumes); // any per-patch scratch
+    const std::size_t fixed = static_cast<std::size_t>(shape.nx * shape.ny * shape.nz) * 5; // a mask and a σ map
+    const std::size_t smallest = fixed + svdlr::detail::SmallestPlanBytes(shape, solver, scratch);
+    const auto        roomy = svdlr::detail::PlanLocalDenoise(shape, ~std::size_t{ 0 } / 4, 0, solver, scratch);
+    const std::size_t most = fixed + roomy.slabBytes + roomy.batchBytes;
+    std::vector<std::size_t> limits{ 1, fixed, smallest - 1, smallest, smallest + 1, most, 2 * most };
+    for (int i = 0; i < 200; ++i)
+    {
+      limits.push_back(static_cast<std::size_t>(random.Uniform(0.0, 1.2 * static_cast<double>(most))));
+    }
+    for (const std::size_t limit : limits)
+    {
+      const std::size_t budget = svdlr::detail::PlanBudgetBytes(~std::size_t{ 0 } / 4, limit, fixed);
+      const auto        plan = svdlr::detail::PlanLocalDenoise(shape, budget, 0, solver, scratch);
+      if (limit < smallest)
+      {
+        EXPECT_EQ(plan.batch, 0) << "limit " << limit << " is below the smallest plan's " << smallest;
+        continue;
+      }
+      ASSERT_GE(plan.batch, 1) << "limit " << limit << ", smallest plan " << smallest;
+      EXPECT_LE(fixed + plan.slabBytes + plan.batchBytes, limit);
+      EXPECT_EQ(plan.slabBytes, 2 * svdlr::detail::SlabSlotBytes(shape, std::min(shape.nz, plan.centrePlanes + shape.ez - 1)));
+      EXPECT_EQ(plan.batchBytes, svdlr::detail::BatchBytes(shape, plan.batch, solver, scratch));
+      EXPECT_EQ(plan.slabs.back().centreLast, shape.nz);
+      const std::int64_t cap = std::min<std::int64_t>(roomy.batch, plan.centrePlanes * shape.nx * shape.ny);
+      if (plan.batch < cap)
+      {
+        EXPECT_GT(fixed + plan.slabBytes + svdlr::detail::BatchBytes(shape, plan.batch + 1, solver, scratch), limit)
+          << "limit " << limit << ": the batch of " << plan.batch << " does not fill what the slabs leave";
+      }
+    }
+  }
+  const auto        solver = OwnSolverBytes(large);
+  const std::size_t eightGiB = std::size_t{ 8 } << 30;
+  const auto        plan = svdlr::detail::PlanLocalDenoise(
+    large, svdlr::detail::PlanBudgetBytes(~std::size_t{ 0 } / 4, eightGiB, 0), 0, solver, 0);
+  ASSERT_GE(plan.batch, 1);
+  std::cout << "176 x 176 x 120 x 200 in 8 GiB: " << plan.slabs.size() << " slabs of " << plan.centrePlanes
+            << " centre planes, batches of " << plan.batch << " patches, " << (plan.slabBytes >> 20) << " MiB of slabs, "
+            << (plan.batchBytes >> 20) << " MiB per batch" << std::endl;
 }
 
 } // namespace

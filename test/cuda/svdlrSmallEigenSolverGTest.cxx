@@ -177,25 +177,13 @@ ExpectSameIsolatedVectors(std::size_t n, std::size_t count, std::size_t maxVecto
 std::vector<svdlr::detail::SmallEigenTuning>
 Variants()
 {
-  std::vector<svdlr::detail::SmallEigenTuning> all;
-  for (const bool lower : { false, true })
-  {
-    for (const bool shared : { false, true })
-    {
-      for (const bool fast : { false, true })
-      {
-        all.push_back({ lower, shared, fast });
-      }
-    }
-  }
-  return all;
+  return svdlr::detail::AllSmallEigenTunings();
 }
 
 std::string
 VariantName(const svdlr::detail::SmallEigenTuning & tuning)
 {
-  return std::string(tuning.lowerTridiagonalization ? "lower" : "full") + " tridiagonalisation, QL in " +
-         (tuning.sharedQL ? "shared" : "global") + " memory" + (tuning.fastRotation ? ", fast rotations" : "");
+  return svdlr::detail::SmallEigenTuningName(tuning);
 }
 
 class SmallEigenSolverCuda : public SVDLowRankEngineCuda

@@ -17,7 +17,7 @@
  *=========================================================================*/
 // DenoiseLocalLowRank on the CPU backend: against an independent float64 reference (full SVD per patch), against
 // the known truth of synthetic series (σ, rank, error to the clean signal), and its contract (masks, layouts, in
-// place, errors, progress).
+// place, errors). Progress and abort: svdlrLocalDenoiseProgressGTest.cxx.
 #include "svdlr/LocalDenoise.h"
 #include "svdlrLocalDenoiseReference.h"
 #include "svdlrLocalDenoiseRun.h"
@@ -429,50 +429,6 @@ TEST(SVDLowRankLocalDenoise, AutoRunsOnTheCpuWhenCudaIsUnavailable)
   const Denoised result = Denoise(series.noisy, options);
   EXPECT_EQ(result.report.backend, svdlr::Backend::CPU);
   EXPECT_EQ(result.output.values, Denoise(series.noisy, CpuOptions()).output.values);
-}
-
-TEST(SVDLowRankLocalDenoise, ProgressCountsEveryPatchInOrder)
-{
-  Random random;
-  SCOPED_TRACE(random.SeedTrace());
-  const NoisySeries                                  series = LowRankSeries(kSize, kVolumes, 2, kSigma, 4.0, random);
-  std::vector<std::pair<std::size_t, std::size_t>> calls;
-  LocalDenoiseOptions                                options = CpuOptions();
-  options.threads = 16; // as on a 16-core host, where a small volume once made a single step: one report
-  options.progress = [&](std::size_t done, std::size_t total) {
-    calls.emplace_back(done, total);
-    return true;
-  };
-  const Denoised result = Denoise(series.noisy, options);
-  ASSERT_GE(calls.size(), 2u);
-  for (std::size_t i = 1; i < calls.size(); ++i)
-  {
-    EXPECT_GE(calls[i].first, calls[i - 1].first);
-  }
-  EXPECT_EQ(calls.back(), std::make_pair(series.noisy.Voxels(), series.noisy.Voxels()));
-  EXPECT_EQ(result.report.patches, series.noisy.Voxels());
-}
-
-TEST(SVDLowRankLocalDenoise, ProgressCallbackCanAbort)
-{
-  Random random;
-  SCOPED_TRACE(random.SeedTrace());
-  const NoisySeries   series = LowRankSeries(kSize, kVolumes, 2, kSigma, 4.0, random);
-  std::size_t         calls = 0;
-  LocalDenoiseOptions options = CpuOptions();
-  options.threads = 16; // as on a 16-core host, where a small volume once made a single step: no abort
-  options.progress = [&](std::size_t, std::size_t) { return ++calls < 3; };
-  try
-  {
-    Denoise(series.noisy, options);
-    FAIL() << "expected an abort";
-  }
-  catch (const svdlr::Error & error)
-  {
-    EXPECT_EQ(error.Code(), svdlr::ErrorCode::Aborted);
-    EXPECT_NE(std::string(error.what()).find("patches"), std::string::npos) << error.what();
-  }
-  EXPECT_EQ(calls, 3u);
 }
 
 // Errors: each bad request gets its own code and a message that names the problem.

@@ -503,6 +503,21 @@ TEST_F(LocalLowRankDenoising, ASingleVolumeIsRefused)
   EXPECT_NE(UpdateError(filter).find("needs a series of at least 2 volumes"), std::string::npos);
 }
 
+TEST_F(LocalLowRankDenoising, DeviceMemoryLimitReachesTheEngine)
+{
+  std::string why;
+  if (!svdlr::CudaDeviceUsable(0, &why))
+  {
+    GTEST_SKIP() << "no usable CUDA device: " << why;
+  }
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CUDA);
+  filter->SetDeviceMemoryLimit(1024);
+  EXPECT_EQ(filter->GetDeviceMemoryLimit(), 1024u);
+  EXPECT_NE(UpdateError(filter).find("device memory limit of 1024 bytes"), std::string::npos);
+}
+
 TEST_F(LocalLowRankDenoising, AMaskOfAnotherSizeIsRefused)
 {
   auto mask = Filter4D::MaskImageType::New();

@@ -1,0 +1,315 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "SVDLowRankBatchStages.h"
+
+#include "SVDLowRankBatchQueue.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+namespace svdlr_batch
+{
+namespace
+{
+
+using Clock = std::chrono::steady_clock;
+
+double
+SecondsSince(Clock::time_point start)
+{
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+unsigned
+HardwareThreads()
+{
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/** An item between the stages, with the index of its row. */
+struct InFlight
+{
+  std::size_t                 index{ 0 };
+  std::unique_ptr<StagedItem> staged;
+};
+
+} // namespace
+
+const char *
+ToString(VolumeStatus status)
+{
+  switch (status)
+  {
+    case VolumeStatus::Done:
+      return "done";
+    case VolumeStatus::Skipped:
+      return "skipped";
+    default:
+      return "failed";
+  }
+}
+
+std::size_t
+DefaultBudget(bool leasedBuffers)
+{
+  constexpr std::size_t oneGiB = std::size_t{ 1 } << 30;
+  const long            pages = sysconf(_SC_PHYS_PAGES);
+  const long            pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0)
+  {
+    return oneGiB;
+  }
+  const std::size_t ram = static_cast<std::size_t>(pages) * static_cast<std::size_t>(pageSize);
+  return leasedBuffers ? std::min(oneGiB, ram / 8) : ram / 4;
+}
+
+unsigned
+DefaultReaders(unsigned hardwareThreads, std::size_t workers)
+{
+  constexpr unsigned readersPerWorker = 2;
+  const unsigned     wanted = std::max(hardwareThreads / 4, readersPerWorker * static_cast<unsigned>(workers));
+  return std::max(1u, std::min(wanted, hardwareThreads / 2));
+}
+
+void
+ResolveBackend(const PipelineOptions & options, svdlr::Backend & backend, std::vector<int> & devices,
+               std::string & notes)
+{
+  backend = options.backend;
+  devices.clear();
+  notes.clear();
+  if (backend == svdlr::Backend::CPU)
+  {
+    return;
+  }
+  std::vector<int> wanted = options.devices;
+  if (wanted.empty())
+  {
+    for (int d = 0; d < svdlr::CudaDeviceCount(); ++d)
+    {
+      wanted.push_back(d);
+    }
+  }
+  for (const int device : wanted)
+  {
+    std::string why;
+    if (svdlr::CudaDeviceUsable(device, &why))
+    {
+      devices.push_back(device);
+    }
+    else if (backend == svdlr::Backend::CUDA)
+    {
+      throw svdlr::Error(svdlr::ErrorCode::BackendUnavailable,
+                         "CUDA device " + std::to_string(device) + " cannot be used: " + why);
+    }
+    else
+    {
+      notes += "CUDA device " + std::to_string(device) + " skipped: " + why + "; ";
+    }
+  }
+  if (devices.empty())
+  {
+    if (backend == svdlr::Backend::CUDA)
+    {
+      std::string why;
+      svdlr::CudaDeviceUsable(0, &why);
+      throw svdlr::Error(svdlr::ErrorCode::BackendUnavailable, "no usable CUDA device: " + why);
+    }
+    if (notes.empty())
+    {
+      std::string why;
+      svdlr::CudaDeviceUsable(0, &why);
+      notes = "no CUDA device (" + why + "); ";
+    }
+    notes += "the CPU does them all";
+    backend = svdlr::Backend::CPU;
+    return;
+  }
+  backend = svdlr::Backend::CUDA;
+}
+
+BatchSummary
+RunPipeline(BatchJob & job, const PipelineOptions & options)
+{
+  BatchSummary summary;
+  ResolveBackend(options, summary.backend, summary.devices, summary.notes);
+  const bool        onGpu = summary.backend == svdlr::Backend::CUDA;
+  const std::size_t count = job.Count();
+  const auto        start = Clock::now();
+
+  std::vector<VolumeResult> & results = summary.volumes;
+  results.resize(count);
+  std::mutex  finishMutex;
+  std::size_t finished = 0;
+  const auto  finish = [&](std::size_t i, VolumeStatus status, const std::string & message) {
+    const std::lock_guard<std::mutex> lock(finishMutex);
+    results[i].status = status;
+    results[i].message = message;
+    ++finished;
+    if (options.onVolume)
+    {
+      options.onVolume(results[i], finished, count);
+    }
+  };
+
+  // Outputs only ever appear by an atomic rename: one that exists is complete, and is not redone.
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    results[i].index = i;
+    results[i].input = job.InputName(i);
+    results[i].output = job.OutputPath(i);
+    std::error_code error;
+    if (!options.overwrite && std::filesystem::exists(results[i].output, error))
+    {
+      finish(i, VolumeStatus::Skipped, "output exists");
+    }
+    else
+    {
+      todo.push_back(i);
+    }
+  }
+
+  std::vector<Worker> workers;
+  for (std::size_t w = 0; w < (onGpu ? summary.devices.size() : 1); ++w)
+  {
+    workers.push_back({ w, summary.backend, onGpu ? summary.devices[w] : -1 });
+  }
+  const unsigned hardware = HardwareThreads();
+  summary.readers = options.readers > 0 ? options.readers : DefaultReaders(hardware, workers.size());
+  // Writing (compressing) is the slowest step of most items: the writers get the cores the readers leave. The
+  // GPU workers mostly wait for their device; a CPU worker shares the cores with them.
+  summary.writers = options.writers > 0 ? options.writers : std::max(1u, hardware - std::min(hardware - 1, summary.readers));
+  summary.readers = std::max(1u, std::min<unsigned>(summary.readers, static_cast<unsigned>(todo.size())));
+  summary.writers = std::max(1u, std::min<unsigned>(summary.writers, static_cast<unsigned>(todo.size())));
+
+  HostBufferPool          pool(options.memoryBudget > 0 ? options.memoryBudget : DefaultBudget(job.LeasesBuffers()),
+                               onGpu && job.LeasesBuffers());
+  WorkQueue<InFlight>      toWork(summary.readers);
+  WorkQueue<InFlight>      toWrite(workers.size());
+  std::atomic<std::size_t> next{ 0 };
+  std::vector<double>      workerSeconds(workers.size(), 0.0);
+
+  const auto reader = [&] {
+    for (std::size_t k = next++; k < todo.size(); k = next++)
+    {
+      const std::size_t i = todo[k];
+      const auto        begin = Clock::now();
+      try
+      {
+        InFlight item{ i, job.Read(i, pool, results[i]) };
+        results[i].readSeconds = SecondsSince(begin);
+        toWork.Push(std::move(item));
+      }
+      catch (const std::exception & error)
+      {
+        results[i].readSeconds = SecondsSince(begin);
+        finish(i, VolumeStatus::Failed, error.what());
+      }
+    }
+    toWork.ProducerDone();
+  };
+  const auto worker = [&](const Worker & where) {
+    while (auto item = toWork.Pop())
+    {
+      const std::size_t i = item->index;
+      const auto        begin = Clock::now();
+      try
+      {
+        job.Work(*item->staged, where, results[i]);
+        results[i].solveSeconds = SecondsSince(begin);
+        results[i].device = where.device;
+        workerSeconds[where.index] += results[i].solveSeconds;
+        toWrite.Push(std::move(*item));
+      }
+      catch (const std::exception & error)
+      {
+        results[i].solveSeconds = SecondsSince(begin);
+        workerSeconds[where.index] += results[i].solveSeconds;
+        item->staged.reset(); // give its memory back before the next item
+        finish(i, VolumeStatus::Failed, error.what());
+      }
+    }
+    toWrite.ProducerDone();
+  };
+  const auto writer = [&] {
+    while (auto item = toWrite.Pop())
+    {
+      const std::size_t i = item->index;
+      const auto        begin = Clock::now();
+      try
+      {
+        job.Write(*item->staged, i, results[i]);
+        item->staged.reset();
+        results[i].writeSeconds = SecondsSince(begin);
+        finish(i, VolumeStatus::Done, "");
+      }
+      catch (const std::exception & error)
+      {
+        item->staged.reset();
+        results[i].writeSeconds = SecondsSince(begin);
+        finish(i, VolumeStatus::Failed, error.what());
+      }
+    }
+  };
+
+  if (!todo.empty())
+  {
+    std::vector<std::thread> threads;
+    for (unsigned r = 0; r < summary.readers; ++r)
+    {
+      threads.emplace_back(reader);
+    }
+    for (const Worker & where : workers)
+    {
+      threads.emplace_back(worker, where);
+    }
+    for (unsigned w = 0; w < summary.writers; ++w)
+    {
+      threads.emplace_back(writer);
+    }
+    for (auto & thread : threads)
+    {
+      thread.join();
+    }
+  }
+
+  summary.wallSeconds = SecondsSince(start);
+  summary.pinned = onGpu && job.LeasesBuffers() && pool.AllPinned() && pool.PeakLeasedBytes() > 0;
+  summary.peakBytes = pool.PeakLeasedBytes();
+  double busy = 0;
+  for (const double seconds : workerSeconds)
+  {
+    busy += seconds;
+  }
+  summary.solverBusy = summary.wallSeconds > 0 ? busy / (summary.wallSeconds * workers.size()) : 0.0;
+  for (const auto & result : results)
+  {
+    summary.done += result.status == VolumeStatus::Done ? 1 : 0;
+    summary.skipped += result.status == VolumeStatus::Skipped ? 1 : 0;
+    summary.failed += result.status == VolumeStatus::Failed ? 1 : 0;
+  }
+  return summary;
+}
+
+} // namespace svdlr_batch

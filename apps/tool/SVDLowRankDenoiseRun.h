@@ -1,0 +1,70 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankDenoiseRun_h
+#define SVDLowRankDenoiseRun_h
+
+// One series through SVDLowRankDenoiseSeries, in three steps that the single-series tool runs one after the other
+// and the batch pipeline (SVDLowRankDenoiseBatch.h) runs on its reader, GPU worker and writer threads: the same
+// code either way, so a series denoised in a batch is the series the tool alone writes, bit for bit.
+//   PrepareSeriesDenoising: checks the inputs, reserves the outputs, reads the series, the mask and the known-sigma
+//                           map, checks them, and sets the filter up;
+//   Denoise:                runs the filter (on the CPU, or on a CUDA device);
+//   Write:                  writes the series and the maps asked for, the NIfTI header fields and the sidecars under
+//                           temporary names, then renames them all into place.
+
+#include "SVDLowRankDenoiseOptions.h"
+#include "SVDLowRankDenoiseSummary.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace svdlr_tools
+{
+
+class SeriesDenoising
+{
+public:
+  virtual ~SeriesDenoising() = default;
+
+  /** Runs the filter with `backend` on `deviceId` (both recorded in the sidecar); a progress bar when `progress`. */
+  virtual void
+  Denoise(ToolBackend backend, int deviceId, bool progress) = 0;
+
+  /** Writes every output and commits them together. Returns the provenance record (the sidecar's JSON). */
+  virtual std::string
+  Write() = 0;
+
+  /** What the run found, for the summary; valid after Denoise (its pointers while this object lives). */
+  virtual const DenoiseSummary &
+  Summary() const = 0;
+};
+
+/** The first step for `options` (input, outputs, maps and the filter's parameters). Throws UsageError (an output in
+ * the way, a patch larger than the image), svdlr_io::OutputInTheWay, or InputError (an input that cannot be read,
+ * is not a series, or holds NaN or Inf). `announce`: print the volumes of a DICOM series as they are grouped. */
+std::unique_ptr<SeriesDenoising>
+PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce);
+
+/** The bytes a series file's pixels take as float32 (read from its header), 0 when not known (a DICOM folder). */
+std::size_t
+SeriesFloatBytes(const std::string & path);
+
+} // namespace svdlr_tools
+
+#endif

@@ -1,0 +1,263 @@
+# Copyright SVDLowRankReconstruction contributors
+# SPDX-License-Identifier: Apache-2.0
+"""One NIfTI series file in, its denoised series and noise and rank maps out: the per-series step that the BIDS App
+(:mod:`.bids`), its Dask path and the Nipype interface (:mod:`.interfaces`) share.
+
+Reading and writing go through nibabel (headers, affines and sform/qform codes kept; the data in float32), the
+denoising through :func:`local_low_rank_denoising_image_filter`. Every file is written under a hidden temporary name
+beside its target, checked, then renamed (the rules of :mod:`._batch`), so that an output that exists is complete."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _engine
+
+#: dwidenoise's -estimator values and the policies they are (lower case; SVDLowRankDenoiseSeries --estimator too).
+ESTIMATOR_POLICIES = {"exp1": "mp", "exp2": "mp-cg"}
+#: Normalised residual samples a report keeps: enough for a smooth histogram, few enough to hold for many runs.
+REPORT_RESIDUAL_SAMPLES = 200_000
+
+
+@dataclass(frozen=True)
+class DenoiseOptions:
+    """The denoiser's options, as :func:`local_low_rank_denoising_image_filter` takes them. None leaves the choice
+    to the engine's default (svdlr/Defaults.h: Marchenko-Pastur with Cordero-Grande's estimator, the smallest cube
+    of at least as many voxels as volumes, "overlap" aggregation, "auto" shrinkage)."""
+
+    patch: Optional[Tuple[int, int, int]] = None  # along x, y, z
+    stride: int = 1
+    aggregation: Optional[str] = None
+    shrinkage: Optional[str] = None
+    policy: Optional[str] = None
+    rank: Optional[int] = None
+    energy_fraction: Optional[float] = None
+    noise_sigma: Optional[float] = None
+    backend: str = "auto"
+    device_id: int = 0
+    threads: int = 0
+
+    def keywords(self) -> Dict[str, Any]:
+        """Keywords of :func:`local_low_rank_denoising_image_filter` for a nibabel array (x, y, z, volumes)."""
+        return dict(patch_size=None if self.patch is None else tuple(int(p) for p in self.patch),
+                    patch_stride=int(self.stride), aggregation=self.aggregation, shrinkage=self.shrinkage,
+                    policy=self.policy, rank=self.rank, energy_fraction=self.energy_fraction,
+                    noise_sigma=self.noise_sigma, backend=self.backend,
+                    device_id=int(self.device_id), threads=int(self.threads))
+
+    def policy_used(self) -> str:
+        """The rank policy's name: the one given, else the one a parameter implies, else the engine's default."""
+        if self.policy:
+            return self.policy
+        if self.rank is not None:
+            return "fixed"
+        return "energy" if self.energy_fraction is not None else _engine.DEFAULT_DENOISE_POLICY
+
+    def shrinkage_used(self) -> str:
+        """"hard" or "frobenius": the shrinkage given, or the engine's default resolved by its rule."""
+        return _engine.shrinkage_used(self.shrinkage or _engine.DEFAULT_DENOISE_SHRINKAGE, self.policy_used(),
+                                      self.noise_sigma is not None)
+
+    def record(self) -> Dict[str, Any]:
+        """The options for a sidecar (None: the engine's default; the aggregation and shrinkage as used)."""
+        record = asdict(self)
+        record["patch"] = None if self.patch is None else list(self.patch)
+        record["aggregation"] = self.aggregation or _engine.DEFAULT_DENOISE_AGGREGATION
+        record["shrinkage"] = self.shrinkage_used()
+        return record
+
+
+@dataclass
+class ReportData:
+    """What a reportlet draws, taken while the arrays are in memory: one slice of each image and residual samples."""
+
+    noisy: np.ndarray  # (x, y) of the middle axial slice of the reference volume
+    denoised: np.ndarray
+    sigma: np.ndarray
+    rank: np.ndarray
+    normalised_residuals: np.ndarray  # (noisy - denoised) / sigma where sigma > 0: N(0, 1) if sigma is right
+    volume: int
+
+
+@dataclass
+class SeriesResult:
+    """What one series' denoising found: sizes, the rank and sigma summaries inside the mask, the time taken."""
+
+    shape: Tuple[int, ...]
+    rank: Dict[str, float]
+    sigma: Dict[str, float]
+    seconds: float
+    report: Optional[ReportData] = None
+
+
+def _summary(values: np.ndarray) -> Dict[str, float]:
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return {"min": math.nan, "median": math.nan, "max": math.nan}
+    return {"min": float(values.min()), "median": float(np.median(values)), "max": float(values.max())}
+
+
+def _read_spatial(path: str, shape: Tuple[int, ...], name: str) -> np.ndarray:
+    import nibabel  # noqa: PLC0415
+
+    image = nibabel.load(path)
+    data = np.asanyarray(image.dataobj)
+    if data.ndim == 4 and data.shape[3] == 1:
+        data = data[..., 0]
+    if data.shape != shape:
+        raise ValueError(f"{name} '{path}' has shape {data.shape}, but the series' voxel grid is {shape}")
+    return data
+
+
+def _write_nifti(data: np.ndarray, source: Any, dtype: Any, temporary: str) -> None:
+    import nibabel  # noqa: PLC0415
+
+    header = source.header.copy()
+    header.set_data_dtype(dtype)
+    header.set_slope_inter(1.0, 0.0)
+    if data.ndim == 3:
+        header.set_data_shape(data.shape)
+    image = nibabel.Nifti1Image(np.asarray(data, dtype=dtype), source.affine, header)
+    # Keep the source's codes: nibabel would otherwise take them from the affine it was given.
+    image.set_sform(source.affine, int(source.header["sform_code"]))
+    image.set_qform(source.affine, int(source.header["qform_code"]))
+    nibabel.save(image, temporary)
+
+
+def _report_data(noisy: np.ndarray, denoised: np.ndarray, sigma: np.ndarray, rank: np.ndarray,
+                 volume: int) -> ReportData:
+    z = noisy.shape[2] // 2
+    positive = sigma > 0
+    residuals = (noisy[positive] - denoised[positive]) / sigma[positive][:, None]  # (voxels, volumes)
+    residuals = residuals.ravel()
+    step = max(1, residuals.size // REPORT_RESIDUAL_SAMPLES)
+    return ReportData(noisy=noisy[:, :, z, volume].copy(), denoised=denoised[:, :, z, volume].copy(),
+                      sigma=sigma[:, :, z].copy(), rank=rank[:, :, z].copy(),
+                      normalised_residuals=residuals[::step].astype(np.float32), volume=volume)
+
+
+@dataclass
+class ReadSeries:
+    """A series read and checked, with its mask and known sigma map: what :func:`denoise_series` takes."""
+
+    source: Any  # the nibabel image: header and affine for the outputs
+    noisy: np.ndarray  # float32, (x, y, z, volumes)
+    mask: Optional[np.ndarray]
+    known_sigma: Optional[np.ndarray]
+    start: float  # when reading began (perf_counter), for SeriesResult.seconds
+
+
+def read_series(input_path: str, *, mask_path: Optional[str] = None, sigma_map_path: Optional[str] = None,
+                options: Optional[DenoiseOptions] = None) -> ReadSeries:
+    """The first step of :func:`denoise_nifti`: reads and checks the series, its mask and its known sigma map."""
+    import nibabel  # noqa: PLC0415
+
+    from ._engine import check_image_file  # noqa: PLC0415
+
+    options = options or DenoiseOptions()
+    start = time.perf_counter()
+    check_image_file(input_path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
+    try:
+        source = nibabel.load(input_path)
+        noisy = np.asanyarray(source.dataobj, dtype=np.float32)
+    except Exception as error:  # nibabel raises its own errors, zlib and EOF errors for a file that is no image
+        raise OSError(f"cannot read '{input_path}': {str(error).strip() or type(error).__name__}") from error
+    if noisy.ndim != 4:
+        raise ValueError(f"'{input_path}' has {noisy.ndim} dimensions (shape {noisy.shape}); a 4D series is needed")
+    spatial = noisy.shape[:3]
+    mask = _read_spatial(mask_path, spatial, "the mask") if mask_path else None
+    known_sigma = _read_spatial(sigma_map_path, spatial, "the sigma map") if sigma_map_path else None
+    if known_sigma is not None and options.noise_sigma is not None:
+        raise ValueError("give a known sigma as a number or as a map, not both")
+    return ReadSeries(source, noisy, mask, known_sigma, start)
+
+
+def denoise_series(series: ReadSeries, options: Optional[DenoiseOptions] = None) -> Tuple[np.ndarray, ...]:
+    """The second step of :func:`denoise_nifti`: (denoised, sigma map, rank map), on ``options``' backend and
+    device."""
+    from ._denoise import local_low_rank_denoising_image_filter  # noqa: PLC0415
+
+    keywords = (options or DenoiseOptions()).keywords()
+    if series.known_sigma is not None:
+        keywords["noise_sigma"] = np.asarray(series.known_sigma, dtype=np.float32)
+    return local_low_rank_denoising_image_filter(series.noisy, mask=series.mask, volume_axis=-1, return_maps=True,
+                                                 **keywords)
+
+
+def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, rank: np.ndarray, output_path: str, *,
+                 noise_map_path: Optional[str] = None, rank_map_path: Optional[str] = None,
+                 report_volume: Optional[int] = None) -> SeriesResult:
+    """The last step of :func:`denoise_nifti`: writes the outputs, all renamed into place once all are written."""
+    from ._batch import _move_into_place, _temporary_for, _verify_written  # noqa: PLC0415
+
+    noisy, source = series.noisy, series.source
+    inside = (series.mask != 0) if series.mask is not None else np.ones(noisy.shape[:3], dtype=bool)
+    targets = [(denoised, np.float32, output_path), (sigma, np.float32, noise_map_path),
+               (rank, np.uint16, rank_map_path)]
+    staged = []
+    try:
+        for data, dtype, target in targets:
+            if target is None:
+                continue
+            temporary = _temporary_for(target)
+            staged.append((temporary, target))
+            _write_nifti(data, source, dtype, temporary)
+            _verify_written(temporary, target)
+        for temporary, target in staged:  # the three appear together: renamed once all are written
+            _move_into_place(temporary, target, overwrite=True)
+    finally:
+        for temporary, _ in staged:
+            _remove_quietly(temporary)
+    report = None
+    if report_volume is not None:
+        report = _report_data(noisy, denoised, sigma, rank, min(max(report_volume, 0), noisy.shape[3] - 1))
+    return SeriesResult(shape=tuple(int(n) for n in noisy.shape), rank=_summary(rank[inside].astype(float)),
+                        sigma=_summary(sigma[inside].astype(float)), seconds=time.perf_counter() - series.start,
+                        report=report)
+
+
+def denoise_nifti(
+    input_path: str,
+    output_path: str,
+    *,
+    noise_map_path: Optional[str] = None,
+    rank_map_path: Optional[str] = None,
+    mask_path: Optional[str] = None,
+    sigma_map_path: Optional[str] = None,
+    options: Optional[DenoiseOptions] = None,
+    report_volume: Optional[int] = None,
+) -> SeriesResult:
+    """Denoises the 4D NIfTI series ``input_path`` into ``output_path`` (float32), with the noise map (float32) and
+    rank map (uint16) when their paths are given; files there are replaced. ``mask_path``: denoise where it is not
+    0; ``sigma_map_path``: a known sigma per voxel (3D), in place of the estimate. ``report_volume``: keep a
+    :class:`ReportData` of that volume for a reportlet. Its three steps (:func:`read_series`,
+    :func:`denoise_series`, :func:`write_series`) are what the batch pipeline runs on its threads
+    (:mod:`._denoise_batch`).
+
+    Raises OSError for a file cut short or that is no image (naming it), ValueError for NaN or Inf in it, a series
+    that is not 4D or a mask or sigma map of another grid, and the denoiser's own errors."""
+    series = read_series(input_path, mask_path=mask_path, sigma_map_path=sigma_map_path, options=options)
+    denoised, sigma, rank = denoise_series(series, options)
+    return write_series(series, denoised, sigma, rank, output_path, noise_map_path=noise_map_path,
+                        rank_map_path=rank_map_path, report_volume=report_volume)
+
+
+def _remove_quietly(path: str) -> None:
+    import os  # noqa: PLC0415
+
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+def reference_volume(bvals: Optional[Sequence[float]]) -> int:
+    """The volume a reportlet shows: the first of the lowest b-value (a b=0 volume) for dwi, else the first."""
+    if not bvals:
+        return 0
+    return int(np.argmin(np.asarray(bvals, dtype=float)))

@@ -1,0 +1,210 @@
+# Copyright SVDLowRankReconstruction contributors
+# SPDX-License-Identifier: Apache-2.0
+"""``svdlr-bids BIDS_DIR OUTPUT_DIR participant [options]``: the BIDS App's command line (docs/bids-app.md).
+
+It follows the BIDS-Apps convention (positional bids_dir, output_dir and analysis level; --participant-label, also
+spelled --participant_label) and the denoiser options of SVDLowRankDenoiseSeries. Exit codes are the tools'
+(apps/tool/SVDLowRankExitCodes.h, through the extension module)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import signal
+import sys
+from typing import Optional, Sequence
+
+from .. import _engine
+from .._nifti_series import ESTIMATOR_POLICIES as _ESTIMATORS
+from .._nifti_series import DenoiseOptions
+from ._layout import DEFAULT_DATATYPES, RUN_SUFFIXES, find_runs
+from ._runner import denoise_on_devices, denoise_one_by_one, prepare_output_dir, process_runs
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Stopped(BaseException):
+    """SIGTERM, raised in the main thread: a BaseException, so that no run's failure handling catches it, and the
+    finally blocks remove the temporary files of the run under way."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame) -> None:
+    raise _Stopped(signum)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits with 2, the tools' usage code; say so through ours
+        self.print_usage(sys.stderr)
+        self.exit(_engine.EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _patch(text: str) -> tuple:
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes P or PX,PY,PZ (odd voxel counts), got '{text}'") from None
+    if len(values) == 1:
+        values *= 3
+    if len(values) != 3 or any(v < 1 or v % 2 == 0 for v in values):
+        raise argparse.ArgumentTypeError(f"takes P or PX,PY,PZ (odd voxel counts >= 1), got '{text}'")
+    return tuple(values)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _device_list(text: str) -> list:
+    try:
+        devices = [int(d) for d in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes device numbers separated by commas (0,1), got '{text}'") from None
+    if not devices or any(d < 0 for d in devices) or len(set(devices)) != len(devices):
+        raise argparse.ArgumentTypeError(f"takes distinct device numbers >= 0 (0,1), got '{text}'")
+    return devices
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="svdlr-bids",
+        description="Denoises every dwi run (and func bold runs with --datatype func) of a BIDS dataset by local "
+                    "low-rank approximation (MP-PCA), into a BIDS derivative dataset.",
+        epilog=_engine.EXIT_CODE_TABLE.replace("(the same for both tools)", "(the same as the tools')")
+        + "  4 here: some runs failed (listed), the others were written.\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("bids_dir", help="the raw BIDS dataset")
+    parser.add_argument("output_dir", help="the derivative dataset to write (created when missing)")
+    parser.add_argument("analysis_level", choices=["participant"], help="only 'participant': one pass over runs")
+    parser.add_argument("--participant-label", "--participant_label", nargs="+", metavar="L",
+                        help="only these subjects (with or without 'sub-')")
+    parser.add_argument("--session-label", "--session_label", nargs="+", metavar="S",
+                        help="only these sessions (with or without 'ses-')")
+    parser.add_argument("--datatype", nargs="+", choices=sorted(RUN_SUFFIXES), default=list(DEFAULT_DATATYPES),
+                        help="which runs to denoise: dwi (default) and/or func (bold runs)")
+    denoiser = parser.add_argument_group("denoiser (as SVDLowRankDenoiseSeries)")
+    denoiser.add_argument("--patch", "--extent", type=_patch, metavar="PX,PY,PZ",
+                          help="patch extent in voxels (odd); default: the smallest cube of at least as many "
+                               "voxels as volumes")
+    denoiser.add_argument("--stride", type=_positive_int, default=1, help="centre patches on every N-th voxel")
+    denoiser.add_argument("--aggregation", choices=["centre", "overlap"])
+    denoiser.add_argument("--shrinkage", choices=["auto", "hard", "frobenius"],
+                          help=f"default {_engine.DEFAULT_DENOISE_SHRINKAGE}")
+    denoiser.add_argument("--policy", choices=list(_engine.POLICIES),
+                          help=f"how each patch's rank is chosen (default {_engine.DEFAULT_DENOISE_POLICY})")
+    denoiser.add_argument("--estimator", type=str.lower, choices=sorted(_ESTIMATORS),
+                          help="as dwidenoise -estimator: exp1 = --policy mp, exp2 = --policy mp-cg")
+    denoiser.add_argument("--rank", type=_positive_int, help="the rank every patch keeps (implies --policy fixed)")
+    denoiser.add_argument("--energy-fraction", type=float, help="with --policy energy")
+    denoiser.add_argument("--noise-sigma", type=float, help="a known sigma for every voxel, not estimated")
+    denoiser.add_argument("--backend", choices=list(_engine.BACKENDS), default="auto")
+    denoiser.add_argument("--device", type=int, default=0, help="CUDA device")
+    denoiser.add_argument("--devices", type=_device_list, metavar="LIST",
+                          help="CUDA devices to share the runs in this process (0,1), one run at a time each")
+    denoiser.add_argument("--nthreads", type=int, default=0, help="CPU threads (0: all)")
+    run = parser.add_argument_group("run")
+    run.add_argument("--no-reports", action="store_true", help="no reportlet figures")
+    run.add_argument("--overwrite", action="store_true", help="redo runs whose outputs exist")
+    run.add_argument("--dask-scheduler", metavar="ADDRESS",
+                     help="run one task per run on this Dask scheduler (tcp://host:8786) instead of here")
+    run.add_argument("--quiet", action="store_true", help="print failures only")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_engine.__version__}")
+    return parser
+
+
+def _options(arguments: argparse.Namespace) -> DenoiseOptions:
+    policy = arguments.policy
+    if arguments.estimator:
+        if policy and policy != _ESTIMATORS[arguments.estimator]:
+            raise _UsageError(f"--estimator {arguments.estimator} contradicts --policy {policy}")
+        policy = _ESTIMATORS[arguments.estimator]
+    return DenoiseOptions(patch=arguments.patch, stride=arguments.stride, aggregation=arguments.aggregation,
+                          shrinkage=arguments.shrinkage, policy=policy, rank=arguments.rank,
+                          energy_fraction=arguments.energy_fraction, noise_sigma=arguments.noise_sigma,
+                          backend=arguments.backend, device_id=arguments.device, threads=arguments.nthreads)
+
+
+def _print_row(row: dict) -> None:
+    sigma = row["sigma_median"]
+    values = "" if row["status"] != "done" or math.isnan(sigma) else \
+        f"  sigma {sigma:.4g}  rank {row['rank_median']:.0f}  {row['seconds']:.1f} s"
+    print(f"{row['status']:8s} {row['run']}{values}{'  (' + row['message'] + ')' if row['message'] else ''}",
+          flush=True)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    try:
+        arguments = _parser().parse_args(argv)
+    except SystemExit as done:  # --help, --version (0) or a bad command line (EXIT_USAGE): returned, not raised
+        return int(done.code or 0)
+    try:
+        options = _options(arguments)
+        _check_options(options)
+        runs = find_runs(arguments.bids_dir, participant_labels=arguments.participant_label,
+                         session_labels=arguments.session_label, datatypes=arguments.datatype)
+    except (_UsageError, LookupError) as error:
+        print(f"svdlr-bids: error: {error}", file=sys.stderr)
+        return _engine.EXIT_USAGE
+    except (OSError, ValueError) as error:
+        print(f"svdlr-bids: error: {error}", file=sys.stderr)
+        return _engine.EXIT_INPUT_ERROR
+    if not runs:
+        print(f"svdlr-bids: error: no {' or '.join(arguments.datatype)} runs in '{arguments.bids_dir}' for this "
+              "selection", file=sys.stderr)
+        return _engine.EXIT_INPUT_ERROR
+    previous = signal.signal(signal.SIGTERM, _raise_stopped)
+    try:
+        prepare_output_dir(arguments.bids_dir, arguments.output_dir, options, arguments.datatype)
+        if arguments.dask_scheduler:
+            from .._dask import denoise_with_dask  # noqa: PLC0415
+
+            rows = denoise_with_dask(arguments.dask_scheduler, runs, arguments.output_dir, options=options,
+                                     reports=not arguments.no_reports, overwrite=arguments.overwrite)
+        else:
+            batch = denoise_on_devices(arguments.devices) if arguments.devices else denoise_one_by_one
+            rows = process_runs(runs, arguments.output_dir, options, reports=not arguments.no_reports,
+                                overwrite=arguments.overwrite, denoise_batch=batch)
+    except (KeyboardInterrupt, _Stopped) as stop:  # temporary files are gone (finally blocks); complete runs stay
+        signum = stop.signum if isinstance(stop, _Stopped) else int(signal.SIGINT)
+        print(f"svdlr-bids: stopped by signal {signum}; the runs done are complete", file=sys.stderr)
+        return _engine.EXIT_INTERRUPTED + signum
+    except OSError as error:  # the output folder itself cannot be written
+        print(f"svdlr-bids: error: {error}", file=sys.stderr)
+        return _engine.EXIT_FAILURE
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    failed = [row for row in rows if row["status"] == "failed"]
+    for row in rows:
+        if row["status"] == "failed":
+            print(f"svdlr-bids: failed: {row['run']}: {row['message']}", file=sys.stderr)
+        elif not arguments.quiet:
+            _print_row(row)
+    if failed:
+        print(f"svdlr-bids: {len(failed)} of {len(rows)} runs failed (listed above); the others are done",
+              file=sys.stderr)
+        return _engine.EXIT_SOME_FAILED
+    return _engine.EXIT_SUCCESS
+
+
+def _check_options(options: DenoiseOptions) -> None:
+    """The options' rules, checked once by the engine's own parser before any run starts (a bad option would
+    otherwise fail every run)."""
+    implied = options.rank is not None or options.energy_fraction is not None
+    try:
+        _engine.policy_description(policy=options.policy or (None if implied else _engine.DEFAULT_DENOISE_POLICY),
+                                   rank=options.rank,
+                                   energy_fraction=options.energy_fraction, noise_sigma=options.noise_sigma)
+    except (ValueError, TypeError) as error:
+        raise _UsageError(str(error)) from error
+
+
+if __name__ == "__main__":
+    sys.exit(main())

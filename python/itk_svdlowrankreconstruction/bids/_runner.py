@@ -1,0 +1,218 @@
+# Copyright SVDLowRankReconstruction contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Runs in, one result row per run out: the BIDS App's work, the same from the command line and from Dask.
+
+A run goes through three steps:
+
+1. planning: its output paths; a run whose outputs are complete is skipped (a re-run resumes);
+2. denoising: a :data:`DenoiseBatch` takes every series left and yields, as each finishes, its result or the
+   exception that stopped it. The default denoises them one by one in this process; a batch pipeline over several
+   GPUs can take its place (``process_runs(..., denoise_batch=...)``) without the other steps changing;
+3. finishing, as each result arrives: the gradient table, the maps' sidecars, the reportlet, then the series'
+   sidecar, which marks the run complete.
+
+A run that fails at any step is a row with status "failed" and a message naming its file; the others go on."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .._nifti_series import DenoiseOptions, SeriesResult, denoise_nifti, reference_volume
+from . import _outputs
+from ._layout import Run
+from ._report import matplotlib_missing, write_reportlet
+
+#: The columns of a result row, in order.
+COLUMNS = ("run", "status", "output", "seconds", "sigma_median", "rank_median", "message")
+
+
+@dataclass(frozen=True)
+class SeriesJob:
+    """One series for the denoising step: the file it reads, the three images it writes, and the volume a
+    reportlet shows (None: no reportlet)."""
+
+    input: str
+    denoised: str
+    noise: str
+    rank: str
+    report_volume: Optional[int]
+
+
+#: The denoising step: jobs in; out, as each series finishes (in any order), its index among the jobs and its
+#: :class:`SeriesResult` or the exception that stopped it. Yielding as they finish lets each run be completed (its
+#: sidecar written) at once, so that an interrupted batch keeps the runs it finished.
+Outcome = Tuple[int, Union[SeriesResult, Exception]]
+DenoiseBatch = Callable[[Sequence[SeriesJob], DenoiseOptions], Iterator[Outcome]]
+
+
+def _denoise_job(job: SeriesJob, options: DenoiseOptions) -> Union[SeriesResult, Exception]:
+    try:
+        return denoise_nifti(job.input, job.denoised, noise_map_path=job.noise, rank_map_path=job.rank,
+                             options=options, report_volume=job.report_volume)
+    except Exception as error:  # one series' failure is its result, not the end of the batch
+        return error
+
+
+def denoise_one_by_one(jobs: Sequence[SeriesJob], options: DenoiseOptions) -> Iterator[Outcome]:
+    """The default :data:`DenoiseBatch`: each series in turn, in this process."""
+    for index, job in enumerate(jobs):
+        yield index, _denoise_job(job, options)
+
+
+def denoise_on_devices(device_ids: Sequence[int]) -> DenoiseBatch:
+    """A :data:`DenoiseBatch` over several CUDA devices in this process: one lane (thread) per device, each series
+    taken by the next lane free, as :func:`reconstruct_many` deals out volumes. The engine releases the GIL while it
+    works, and nibabel's gzip (de)compression runs in zlib, so the lanes overlap their reading, denoising and
+    writing."""
+    lanes = list(device_ids)
+    if not lanes:
+        raise ValueError("denoise_on_devices needs at least one device")
+
+    def batch(jobs: Sequence[SeriesJob], options: DenoiseOptions) -> Iterator[Outcome]:
+        import dataclasses  # noqa: PLC0415
+        import queue  # noqa: PLC0415
+        from concurrent.futures import ThreadPoolExecutor, as_completed  # noqa: PLC0415
+
+        free: "queue.Queue[int]" = queue.Queue()
+        for lane in lanes:
+            free.put(lane)
+
+        def one(job: SeriesJob) -> Union[SeriesResult, Exception]:
+            device = free.get()
+            try:
+                return _denoise_job(job, dataclasses.replace(options, device_id=device))
+            finally:
+                free.put(device)
+
+        pool = ThreadPoolExecutor(max_workers=len(lanes))
+        try:
+            futures = {pool.submit(one, job): index for index, job in enumerate(jobs)}
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        finally:  # stopped early (an interrupt): the series under way finish, the others do not start
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    return batch
+
+
+def _row(run: Run, status: str, output: str, seconds: float = 0.0, result: Optional[SeriesResult] = None,
+         message: str = "") -> Dict[str, Any]:
+    return {"run": run.relative, "status": status, "output": output, "seconds": seconds,
+            "sigma_median": result.sigma["median"] if result else float("nan"),
+            "rank_median": result.rank["median"] if result else float("nan"), "message": message}
+
+
+def _failure(run: Run, error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    return text if run.relative.split("/")[-1] in text else f"{run.relative}: {text}"
+
+
+def _bvals(run: Run) -> Optional[List[float]]:
+    if run.bval is None:
+        return None
+    return [float(v) for v in np.loadtxt(run.bval, ndmin=1).ravel()]
+
+
+def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, options: DenoiseOptions, reports: bool,
+            version: str) -> str:
+    """Everything after the images; the series' sidecar last. Returns a note for the row ("" when none)."""
+    notes = []
+    if run.bval and run.bvec:
+        _outputs.copy_atomically(run.bval, outputs.bval)
+        _outputs.copy_atomically(run.bvec, outputs.bvec)
+    elif run.datatype == "dwi":
+        notes.append("no .bval/.bvec found for this run: none written beside it")
+    _outputs.write_json_atomically(
+        _outputs.map_sidecar(run, "Noise level sigma of each voxel's patch, as the denoiser estimated or was given "
+                                  "it", "same as the series", version), _outputs.map_sidecar_path(outputs.noise))
+    _outputs.write_json_atomically(
+        _outputs.map_sidecar(run, "Number of components each voxel's patch kept (its rank)", "components", version),
+        _outputs.map_sidecar_path(outputs.rank))
+    if reports:
+        missing = matplotlib_missing()
+        if missing:
+            notes.append(missing)
+        elif result.report is not None:
+            write_reportlet(result.report, outputs.figure, run.relative.split("/")[-1])
+    parameters = options.record()
+    if parameters["policy"] is None:
+        from .._engine import DEFAULT_DENOISE_POLICY  # noqa: PLC0415
+
+        parameters["policy"] = "fixed" if options.rank is not None else DEFAULT_DENOISE_POLICY
+    _outputs.write_json_atomically(
+        _outputs.series_sidecar(run, parameters, result.rank, result.sigma, result.seconds, version),
+        outputs.sidecar)
+    return "; ".join(notes)
+
+
+def process_runs(
+    runs: Sequence[Run],
+    output_dir: str,
+    options: Optional[DenoiseOptions] = None,
+    *,
+    reports: bool = True,
+    overwrite: bool = False,
+    denoise_batch: DenoiseBatch = denoise_one_by_one,
+) -> List[Dict[str, Any]]:
+    """Denoises ``runs`` into the BIDS derivative folder ``output_dir``; returns one row per run, in order
+    (:data:`COLUMNS`; status "done", "skipped" or "failed"). Runs whose outputs are complete are skipped unless
+    ``overwrite``. ``options``: default :class:`DenoiseOptions()`. Never raises for one run's failure."""
+    from .. import __version__  # noqa: PLC0415
+
+    options = options or DenoiseOptions()
+    rows: List[Optional[Dict[str, Any]]] = [None] * len(runs)
+    pending = []
+    for index, run in enumerate(runs):
+        outputs = _outputs.outputs_for(run, output_dir)
+        if not overwrite and _outputs.is_complete(outputs):
+            rows[index] = _row(run, "skipped", outputs.denoised, message="outputs exist")
+            continue
+        try:
+            volume = reference_volume(_bvals(run)) if reports else None
+        except (OSError, ValueError) as error:
+            rows[index] = _row(run, "failed", outputs.denoised, message=_failure(run, error))
+            continue
+        os.makedirs(os.path.dirname(outputs.denoised), exist_ok=True)
+        pending.append((index, run, outputs, SeriesJob(run.path, outputs.denoised, outputs.noise, outputs.rank,
+                                                       volume)))
+    start = time.perf_counter()
+    for position, result in denoise_batch([job for *_, job in pending], options):
+        index, run, outputs, _ = pending[position]
+        if isinstance(result, Exception):
+            rows[index] = _row(run, "failed", outputs.denoised, time.perf_counter() - start,
+                               message=_failure(run, result))
+            continue
+        try:
+            note = _finish(run, outputs, result, options, reports, __version__)
+            rows[index] = _row(run, "done", outputs.denoised, result.seconds, result, note)
+        except Exception as error:  # a sidecar or figure that cannot be written fails this run only
+            rows[index] = _row(run, "failed", outputs.denoised, result.seconds, result, _failure(run, error))
+    missing = [pending[p][1].relative for p in range(len(pending)) if rows[pending[p][0]] is None]
+    if missing:
+        raise RuntimeError(f"the denoising step returned no result for {', '.join(missing)}")
+    return [row for row in rows if row is not None]
+
+
+def process_run(run: Run, output_dir: str, options: Optional[DenoiseOptions] = None, *, reports: bool = True,
+                overwrite: bool = False) -> Dict[str, Any]:
+    """One run: the task Dask maps (:func:`denoise_with_dask`)."""
+    return process_runs([run], output_dir, options, reports=reports, overwrite=overwrite)[0]
+
+
+def prepare_output_dir(bids_dir: str, output_dir: str, options: DenoiseOptions, datatypes: Sequence[str]) -> None:
+    """The dataset-level files, once per dataset: dataset_description.json (kept when there) and the methods
+    boilerplate logs/CITATION.md (for this run's options)."""
+    from .. import __version__  # noqa: PLC0415
+    from ._boilerplate import methods_text  # noqa: PLC0415
+
+    os.makedirs(output_dir, exist_ok=True)
+    description = os.path.join(output_dir, "dataset_description.json")
+    if not os.path.exists(description):
+        _outputs.write_json_atomically(_outputs.dataset_description(bids_dir, __version__), description)
+    _outputs.write_text_atomically(methods_text(options, __version__, list(datatypes)),
+                                   os.path.join(output_dir, "logs", "CITATION.md"))

@@ -1,0 +1,102 @@
+# Copyright SVDLowRankReconstruction contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Nipype interfaces: :class:`DenoiseSeries`, the local low-rank (MP-PCA) denoiser as a Nipype node.
+
+Its inputs and outputs mirror Nipype's ``mrtrix3.DWIDenoise`` (in_file, mask, extent, noise, out_file, and rank as
+dwidenoise's -rank), so that a workflow built around dwidenoise can swap the node::
+
+    from nipype import Node
+    from itk_svdlowrankreconstruction.interfaces import DenoiseSeries
+    denoise = Node(DenoiseSeries(extent=(5, 5, 5), estimator="Exp2"), name="denoise")
+
+It runs in the node's process (no command line): the series is read with nibabel, denoised by
+:func:`local_low_rank_denoising_image_filter` and written with its noise and rank maps, each file atomically. Needs
+``pip install "svdlowrankreconstruction[nipype]"``."""
+
+from __future__ import annotations
+
+import os
+
+from nipype.interfaces.base import BaseInterfaceInputSpec, File, SimpleInterface, TraitedSpec, Tuple, isdefined, traits
+from nipype.utils.filemanip import split_filename
+
+from . import _engine
+from ._nifti_series import ESTIMATOR_POLICIES, DenoiseOptions, denoise_nifti
+
+
+class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
+    # As DWIDenoise's.
+    in_file = File(exists=True, mandatory=True, desc="input 4D series (NIfTI): dwi, bold, multi-echo")
+    mask = File(exists=True, desc="denoise where this 3D image is not 0; copy the rest (sigma 0, rank 0)")
+    extent = Tuple((traits.Int, traits.Int, traits.Int),
+                   desc="patch extent along x, y, z, each odd (default: the smallest cube of at least as many "
+                        "voxels as volumes, as dwidenoise)")
+    noise = File(desc="the output noise map (sigma per voxel); default <in_file>_noise")
+    rank = File(desc="the output rank map (components kept per voxel); default <in_file>_rank")
+    out_file = File(desc="the output denoised series; default <in_file>_denoised")
+    estimator = traits.Enum("Exp1", "Exp2", desc="as dwidenoise -estimator: Exp1 = policy mp, Exp2 = policy mp-cg")
+    nthreads = traits.Int(0, usedefault=True, desc="CPU threads (0: all)")
+    # Ours.
+    sigma_map = File(exists=True, desc="a known sigma per voxel (3D), used instead of the estimate")
+    noise_sigma = traits.Float(desc="a known sigma for every voxel, used instead of the estimate")
+    policy = traits.Enum(*_engine.POLICIES,
+                         desc=f"how each patch's rank is chosen (default: {_engine.DEFAULT_DENOISE_POLICY})")
+    fixed_rank = traits.Int(desc="the rank every patch keeps (policy fixed); dwidenoise's 'rank' is the rank map")
+    energy_fraction = traits.Float(desc="with policy energy")
+    stride = traits.Int(1, usedefault=True, desc="centre patches on every N-th voxel")
+    aggregation = traits.Enum("centre", "overlap",
+                              desc=f"centre or overlap (default: {_engine.DEFAULT_DENOISE_AGGREGATION})")
+    shrinkage = traits.Enum("auto", "hard", "frobenius",
+                            desc="hard, Gavish-Donoho's shrinker (frobenius), or auto: frobenius where sigma is "
+                                 f"known or estimated (default: {_engine.DEFAULT_DENOISE_SHRINKAGE})")
+    backend = traits.Enum(*_engine.BACKENDS, usedefault=True, desc="auto (the GPU when usable), cpu or cuda")
+    device_id = traits.Int(0, usedefault=True, desc="CUDA device")
+
+
+class DenoiseSeriesOutputSpec(TraitedSpec):
+    out_file = File(exists=True, desc="the denoised series (float32)")
+    noise = File(exists=True, desc="the noise map: sigma of each voxel's patch (float32)")
+    rank = File(exists=True, desc="the rank map: the rank each voxel's patch kept (uint16)")
+    sigma_median = traits.Float(desc="the median sigma inside the mask")
+    rank_median = traits.Float(desc="the median rank inside the mask")
+
+
+class DenoiseSeries(SimpleInterface):
+    """Denoises a 4D series by local low-rank approximation (MP-PCA by default, as MRtrix3's dwidenoise)."""
+
+    input_spec = DenoiseSeriesInputSpec
+    output_spec = DenoiseSeriesOutputSpec
+
+    def _path(self, name: str, tag: str) -> str:
+        value = getattr(self.inputs, name)
+        if isdefined(value):
+            return os.path.abspath(value)
+        _, stem, extension = split_filename(self.inputs.in_file)
+        return os.path.abspath(f"{stem}_{tag}{extension if extension in ('.nii', '.nii.gz') else '.nii.gz'}")
+
+    def _options(self) -> DenoiseOptions:
+        given = {name: getattr(self.inputs, name) for name in self.inputs.copyable_trait_names()}
+        defined = {name: value for name, value in given.items() if isdefined(value)}
+        policy = defined.get("policy")
+        if "estimator" in defined:
+            estimated = ESTIMATOR_POLICIES[defined["estimator"].lower()]
+            if policy is not None and policy != estimated:
+                raise ValueError(f"estimator {defined['estimator']} contradicts policy {policy}")
+            policy = estimated
+        return DenoiseOptions(patch=defined.get("extent"), stride=defined["stride"],
+                              aggregation=defined.get("aggregation"), shrinkage=defined.get("shrinkage"),
+                              policy=policy, rank=defined.get("fixed_rank"),
+                              energy_fraction=defined.get("energy_fraction"),
+                              noise_sigma=defined.get("noise_sigma"), backend=defined["backend"],
+                              device_id=defined["device_id"], threads=defined["nthreads"])
+
+    def _run_interface(self, runtime):
+        out_file, noise, rank = self._path("out_file", "denoised"), self._path("noise", "noise"), \
+            self._path("rank", "rank")
+        result = denoise_nifti(self.inputs.in_file, out_file, noise_map_path=noise, rank_map_path=rank,
+                               mask_path=self.inputs.mask if isdefined(self.inputs.mask) else None,
+                               sigma_map_path=self.inputs.sigma_map if isdefined(self.inputs.sigma_map) else None,
+                               options=self._options())
+        self._results.update(out_file=out_file, noise=noise, rank=rank, sigma_median=result.sigma["median"],
+                             rank_median=result.rank["median"])
+        return runtime
