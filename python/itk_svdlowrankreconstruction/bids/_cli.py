@@ -1,6 +1,6 @@
 # Copyright SVDLowRankReconstruction contributors
 # SPDX-License-Identifier: Apache-2.0
-"""``svdlr-bids BIDS_DIR OUTPUT_DIR participant [options]``: the BIDS App's command line (docs/bids-app.md).
+"""``svdlr-bids BIDS_DIR OUTPUT_DIR participant [options]``: the BIDS App's command line (docs/bids.md).
 
 It follows the BIDS-Apps convention (positional bids_dir, output_dir and analysis level; --participant-label, also
 spelled --participant_label) and the denoiser options of SVDLowRankDenoiseSeries. Exit codes are the tools'
