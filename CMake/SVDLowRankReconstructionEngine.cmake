@@ -30,6 +30,7 @@ set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCudaWarmUp.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrBlasThreads.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrBlasCore.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrDenoiseChoices.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrLocalDenoise.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrLocalDenoiseCpu.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPhaseDemodulation.cxx

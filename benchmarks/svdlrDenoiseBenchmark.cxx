@@ -20,6 +20,7 @@
 // series and the maps for the accuracy check. The Python harness of the DWI comparison (dwidenoise, DIPY,
 // patch-denoise) drives it; it prints one JSON line. ITK-free, so it can be carried to the GPU machine.
 #include "svdlrBenchmarkIO.h"
+#include "svdlr/DenoisePresets.h"
 #include "svdlr/LocalDenoise.h"
 
 #include <algorithm>
@@ -49,9 +50,11 @@ struct Arguments
   unsigned                   threads{ 0 };
   std::array<std::size_t, 3> patch{ 0, 0, 0 };
   svdlr::Backend             backend{ svdlr::Backend::Auto };
-  svdlr::PatchAggregation    aggregation{ svdlr::PatchAggregation::CentreVoxel };
-  svdlr::RankPolicy          policy{ svdlr::RankPolicy::MarchenkoPastur() };
-  std::string                policyName{ "mp" };
+  // The engine's defaults, then --preset's settings, then the options given: as the tool decides them.
+  svdlr::PatchAggregation aggregation{ svdlr::LocalDenoiseOptions{}.aggregation };
+  svdlr::Shrinkage        shrinkage{ svdlr::LocalDenoiseOptions{}.shrinkage };
+  svdlr::RankPolicy       policy{ svdlr::LocalDenoiseOptions{}.policy };
+  std::string             preset, aggregationName, shrinkageName, policyName;
 };
 
 [[noreturn]] void
@@ -59,7 +62,8 @@ Usage(const std::string & problem)
 {
   std::cerr << "svdlrDenoiseBenchmark: " << problem << "\n"
             << "usage: svdlrDenoiseBenchmark --input series.f32 --size NX NY NZ NV [--mask mask.u8]\n"
-            << "       [--backend auto|cpu|cuda] [--repeat N] [--patch PX PY PZ] [--aggregation centre|overlap]\n"
+            << "       [--backend auto|cpu|cuda] [--repeat N] [--patch PX PY PZ] [--preset default|dwidenoise]\n"
+            << "       [--aggregation centre|overlap] [--shrinkage auto|hard|frobenius] (defaults: the engine's)\n"
             << "       [--policy mp|mp-cg|gd] [--output out.f32] [--sigma-out sigma.f32] [--rank-out rank.u16]\n"
             << "       [--threads N]   (CPU worker threads; default: all)\n"
             << "Raw little-endian files, x fastest, then y, z (and volume). Prints one JSON line.\n";
@@ -128,28 +132,35 @@ Parse(int argc, char * argv[])
                   : name == "cuda" ? svdlr::Backend::CUDA
                                    : (Usage("bad backend " + name), svdlr::Backend::Auto);
     }
+    else if (flag == "--preset")
+      a.preset = value(i, flag);
     else if (flag == "--aggregation")
-    {
-      const std::string name = value(i, flag);
-      a.aggregation = name == "centre"    ? svdlr::PatchAggregation::CentreVoxel
-                      : name == "overlap" ? svdlr::PatchAggregation::OverlapAverage
-                                          : (Usage("bad aggregation " + name), svdlr::PatchAggregation::CentreVoxel);
-    }
+      a.aggregationName = value(i, flag);
+    else if (flag == "--shrinkage")
+      a.shrinkageName = value(i, flag);
     else if (flag == "--policy")
-    {
       a.policyName = value(i, flag);
-      if (a.policyName == "mp")
-        a.policy = svdlr::RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::Veraart2016);
-      else if (a.policyName == "mp-cg")
-        a.policy = svdlr::RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::CorderoGrande2019);
-      else if (a.policyName == "gd")
-        a.policy = svdlr::RankPolicy::GavishDonoho();
-      else
-        Usage("bad policy " + a.policyName);
-    }
     else
       Usage("unknown option " + flag);
   }
+  svdlr::LocalDenoiseOptions settings;
+  if (!a.preset.empty())
+  {
+    const svdlr::DenoisePreset * preset = svdlr::FindDenoisePreset(a.preset);
+    if (preset == nullptr)
+      Usage("bad preset " + a.preset);
+    svdlr::ApplyDenoisePreset(*preset, settings);
+  }
+  if (!a.aggregationName.empty() && !svdlr::ParseAggregationName(a.aggregationName, settings.aggregation))
+    Usage("bad aggregation " + a.aggregationName);
+  if (!a.shrinkageName.empty() && !svdlr::ParseShrinkageName(a.shrinkageName, settings.shrinkage))
+    Usage("bad shrinkage " + a.shrinkageName);
+  if (!a.policyName.empty() && !svdlr::ParseNoiseRank(a.policyName, settings.policy))
+    Usage("bad policy " + a.policyName);
+  a.aggregation = settings.aggregation;
+  a.shrinkage = settings.shrinkage;
+  a.policy = settings.policy;
+  a.policyName = svdlr::PolicyName(settings.policy);
   if (a.input.empty() || a.size[3] == 0 || a.repeat == 0)
   {
     Usage("--input and --size are required, and --repeat must be >= 1");
@@ -186,6 +197,7 @@ main(int argc, char * argv[])
     options.policy = args.policy;
     options.patchSize = args.patch;
     options.aggregation = args.aggregation;
+    options.shrinkage = args.shrinkage;
     options.backend = args.backend;
     options.threads = args.threads;
     options.mask = mask.empty() ? nullptr : mask.data();
@@ -213,7 +225,7 @@ main(int argc, char * argv[])
          << "\", \"size\": [" << nx << ", " << ny << ", " << nz << ", " << nv << "], \"patch\": ["
          << report.patchSize[0] << ", " << report.patchSize[1] << ", " << report.patchSize[2]
          << "], \"aggregation\": \""
-         << (args.aggregation == svdlr::PatchAggregation::CentreVoxel ? "centre" : "overlap")
+         << svdlr::AggregationName(args.aggregation) << "\", \"shrinkage\": \"" << svdlr::ShrinkageName(report.shrinkage)
          << "\", \"policy\": \"" << args.policyName << "\", \"masked\": " << (mask.empty() ? "false" : "true")
          << ", \"patches\": " << report.patches << ", \"repeat\": " << args.repeat
          << ", \"median_s\": " << Median(times) << ", \"min_s\": " << *std::min_element(times.begin(), times.end())

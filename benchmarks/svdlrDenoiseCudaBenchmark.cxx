@@ -52,8 +52,9 @@ struct Arguments
   std::size_t             cusolverRepeat{ 2 };
   std::size_t             maxPatchesPerBatch{ 0 };
   bool                    variants{ false };
-  svdlr::PatchAggregation aggregation{ svdlr::PatchAggregation::CentreVoxel };
-  svdlr::Shrinkage        shrinkage{ svdlr::Shrinkage::Hard };
+  // The engine's defaults, as the reference svdlrDenoiseBenchmark's.
+  svdlr::PatchAggregation aggregation{ svdlr::LocalDenoiseOptions{}.aggregation };
+  svdlr::Shrinkage        shrinkage{ svdlr::LocalDenoiseOptions{}.shrinkage };
   std::size_t             deviceMemoryLimit{ 0 };
 };
 
@@ -62,7 +63,7 @@ Usage(const std::string & problem)
 {
   std::cerr << "svdlrDenoiseCudaBenchmark: " << problem << "\n"
             << "usage: svdlrDenoiseCudaBenchmark --input series.f32 --size NX NY NZ NV [--repeat N]\n"
-            << "       [--cusolver-repeat N (0: skip)] [--aggregation centre|overlap] [--shrinkage hard|frobenius]\n"
+            << "       [--cusolver-repeat N (0: skip)] [--aggregation centre|overlap] [--shrinkage auto|hard|frobenius]\n"
             << "       [--batch N] [--device-memory-limit SIZE (" << svdlr::ByteSizeSyntax() << ")]\n"
             << "       [--reference cpu.f32 --reference-rank cpu.u16] [--variants (every kernel variant of our solver)]\n";
   std::exit(2);
@@ -100,7 +101,11 @@ Parse(int argc, char * argv[])
       for (std::size_t & extent : a.size)
         extent = std::stoul(value(i));
     else if (flag == "--shrinkage")
-      a.shrinkage = value(i) == "frobenius" ? svdlr::Shrinkage::OptimalFrobenius : svdlr::Shrinkage::Hard;
+    {
+      const std::string name = value(i);
+      if (!svdlr::ParseShrinkageName(name, a.shrinkage))
+        Usage("bad shrinkage " + name);
+    }
     else if (flag == "--device-memory-limit")
     {
       const std::string size = value(i);
@@ -218,7 +223,7 @@ Json(const std::string & name, const Arguments & a, const Run & run, const Agree
   json << "{\"program\": \"svdlrDenoiseCudaBenchmark\", \"solver\": \"" << name << "\", \"size\": [" << a.size[0]
        << ", " << a.size[1] << ", " << a.size[2] << ", " << a.size[3] << "], \"aggregation\": \""
        << (a.aggregation == svdlr::PatchAggregation::CentreVoxel ? "centre" : "overlap")
-       << "\", \"shrinkage\": \"" << (a.shrinkage == svdlr::Shrinkage::Hard ? "hard" : "frobenius")
+       << "\", \"shrinkage\": \"" << svdlr::ShrinkageName(a.shrinkage)
        << "\", \"device_memory_limit\": " << a.deviceMemoryLimit << ", \"device_bytes\": " << run.deviceBytes
        << ", \"patches\": " << run.patches << ", \"median_s\": " << Median(run.seconds)
        << ", \"min_s\": " << *std::min_element(run.seconds.begin(), run.seconds.end()) << ", \"times_s\": [";

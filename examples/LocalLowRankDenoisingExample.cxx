@@ -46,7 +46,8 @@ main(int argc, char * argv[])
     {
       filter->SetMaskImage(itk::ReadImage<FilterType::MaskImageType>(argv[4])); // voxels outside are copied
     }
-    // The defaults: a cube patch just large enough for the volume count, MP-PCA, the centre voxel of each patch.
+    // The defaults (svdlr/Defaults.h): a cube patch just large enough for the volume count, MP-PCA with dwidenoise
+    // 3.0's estimator, each voxel the mean over the patches holding it, the kept singular values shrunk optimally.
     itk::WriteImage(filter->GetOutput(), argv[2], true);
     itk::WriteImage(filter->GetNoiseSigmaOutput(), argv[3], true);
     std::cout << "wrote " << argv[2] << " and " << argv[3] << " (patch " << filter->GetPatchSizeUsed() << ", backend "

@@ -39,11 +39,13 @@ public:
   };
 
   /** What becomes of the singular values a patch keeps: kept as they are (Hard, a truncated SVD), or shrunk by
-   * Gavish & Donoho's (2017) optimal shrinker for the Frobenius loss (OptimalFrobenius). */
+   * Gavish & Donoho's (2017) optimal shrinker for the Frobenius loss (OptimalFrobenius). Auto (the default):
+   * OptimalFrobenius where the patches have σ (a noise policy, or a known σ map), Hard where they have none. */
   enum class Shrinkage : uint8_t
   {
     Hard,
-    OptimalFrobenius
+    OptimalFrobenius,
+    Auto
   };
 };
 
@@ -69,6 +71,8 @@ operator<<(std::ostream & out, const LocalLowRankDenoisingEnums::Shrinkage value
       return out << "Hard";
     case LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius:
       return out << "OptimalFrobenius";
+    case LocalLowRankDenoisingEnums::Shrinkage::Auto:
+      return out << "Auto";
   }
   return out << "INVALID VALUE FOR LocalLowRankDenoisingEnums::Shrinkage";
 }

@@ -75,21 +75,6 @@ SeriesBuffer(TSeries & series)
   return reinterpret_cast<Pointer>(series.GetBufferPointer());
 }
 
-inline svdlr::PatchAggregation
-ToEngine(LocalLowRankDenoisingEnums::Aggregation aggregation)
-{
-  return aggregation == LocalLowRankDenoisingEnums::Aggregation::OverlapAverage
-           ? svdlr::PatchAggregation::OverlapAverage
-           : svdlr::PatchAggregation::CentreVoxel;
-}
-
-inline svdlr::Shrinkage
-ToEngine(LocalLowRankDenoisingEnums::Shrinkage shrinkage)
-{
-  return shrinkage == LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius ? svdlr::Shrinkage::OptimalFrobenius
-                                                                              : svdlr::Shrinkage::Hard;
-}
-
 } // namespace LocalLowRankDenoisingDetail
 
 template <typename TInputImage, typename TOutputImage>
@@ -310,8 +295,8 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
     options.patchSize[i] = m_PatchSize[i];
   }
   options.patchStride = m_PatchStride;
-  options.aggregation = detail::ToEngine(m_Aggregation);
-  options.shrinkage = detail::ToEngine(m_Shrinkage);
+  options.aggregation = LocalLowRankDenoisingBridge::ToEngine(m_Aggregation);
+  options.shrinkage = LocalLowRankDenoisingBridge::ToEngine(m_Shrinkage);
   options.mask = mask.empty() ? nullptr : mask.data();
   options.noiseSigma = this->GetNoiseSigmaImage() ? this->GetNoiseSigmaImage()->GetBufferPointer() : nullptr;
   options.backend = SVDLowRankEngineBridge::ToEngine(m_Backend);
@@ -358,6 +343,8 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   {
     m_PatchSizeUsed[i] = report.patchSize[i];
   }
+  m_ShrinkageUsed = LocalLowRankDenoisingBridge::FromEngine(report.shrinkage);
+
   m_BackendNotes = report.notes;
   if (!report.notes.empty() && !m_FallbackWarned && m_WarnOnBackendFallback)
   {
@@ -386,6 +373,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostr
   os << indent << "DeviceMemoryLimit: " << m_DeviceMemoryLimit << std::endl;
   os << indent << "BackendUsed: " << m_BackendUsed << std::endl;
   os << indent << "PatchSizeUsed: " << m_PatchSizeUsed << std::endl;
+  os << indent << "ShrinkageUsed: " << m_ShrinkageUsed << std::endl;
   os << indent << "PeakDeviceBytesUsed: " << m_PeakDeviceBytesUsed << std::endl;
 }
 

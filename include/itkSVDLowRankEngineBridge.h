@@ -107,7 +107,7 @@ ToEngine(SVDLowRankReconstructionEnums::RankSelection selection, unsigned int ra
   }
 }
 
-inline SVDLowRankReconstructionEnums::RankSelection
+constexpr SVDLowRankReconstructionEnums::RankSelection
 FromEngine(svdlr::RankPolicy::Kind kind)
 {
   switch (kind)
@@ -123,7 +123,7 @@ FromEngine(svdlr::RankPolicy::Kind kind)
   }
 }
 
-inline SVDLowRankReconstructionEnums::MarchenkoPasturEstimator
+constexpr SVDLowRankReconstructionEnums::MarchenkoPasturEstimator
 FromEngine(svdlr::MarchenkoPasturEstimator estimator)
 {
   return estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019

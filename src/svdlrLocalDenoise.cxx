@@ -207,7 +207,8 @@ ValidateOptions(const SeriesView<const float> & input, const LocalDenoiseOptions
   {
     ThrowInvalid("unknown patch aggregation " + std::to_string(static_cast<int>(options.aggregation)));
   }
-  if (options.shrinkage != Shrinkage::Hard && options.shrinkage != Shrinkage::OptimalFrobenius)
+  if (options.shrinkage != Shrinkage::Hard && options.shrinkage != Shrinkage::OptimalFrobenius &&
+      options.shrinkage != Shrinkage::Auto)
   {
     ThrowInvalid("unknown shrinkage " + std::to_string(static_cast<int>(options.shrinkage)));
   }
@@ -231,8 +232,8 @@ ValidateOptions(const SeriesView<const float> & input, const LocalDenoiseOptions
   {
     ThrowInvalid(problem);
   }
-  if (options.shrinkage == Shrinkage::OptimalFrobenius && !detail::ModelsNoise(options.policy) &&
-      options.noiseSigma == nullptr)
+  if (options.shrinkage == Shrinkage::OptimalFrobenius &&
+      !PatchesHaveSigma(options.policy, options.noiseSigma != nullptr))
   {
     ThrowInvalid("OptimalFrobenius shrinkage needs σ: use a Gavish-Donoho or Marchenko-Pastur policy, or give a "
                  "known σ map");
@@ -316,13 +317,32 @@ DefaultPatchSize(std::size_t volumes)
   return { side, side, side };
 }
 
+bool
+PatchesHaveSigma(const RankPolicy & policy, bool knownSigma)
+{
+  return knownSigma || detail::ModelsNoise(policy);
+}
+
+Shrinkage
+ResolveShrinkage(Shrinkage requested, const RankPolicy & policy, bool knownSigma)
+{
+  if (requested != Shrinkage::Auto)
+  {
+    return requested;
+  }
+  return PatchesHaveSigma(policy, knownSigma) ? Shrinkage::OptimalFrobenius : Shrinkage::Hard;
+}
+
 LocalDenoiseReport
 DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<float> & output,
-                    const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options)
+                    const LocalDenoiseMaps & maps, const LocalDenoiseOptions & requested)
 {
   ValidateViews(input, output);
-  const std::array<std::size_t, 3> patch = ResolvePatch(input, options);
-  ValidateOptions(input, options, patch);
+  const std::array<std::size_t, 3> patch = ResolvePatch(input, requested);
+  ValidateOptions(input, requested, patch);
+  // The backends see Hard or OptimalFrobenius only.
+  LocalDenoiseOptions options = requested;
+  options.shrinkage = ResolveShrinkage(requested.shrinkage, requested.policy, requested.noiseSigma != nullptr);
   const std::size_t nonFinite = FirstNonFiniteVoxel(input, options);
   if (nonFinite < input.VoxelCount())
   {
@@ -333,6 +353,7 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
 
   LocalDenoiseReport report;
   report.patchSize = patch;
+  report.shrinkage = options.shrinkage;
   report.backend = detail::RunOnChosenBackend(
     options.backend,
     options.deviceId,

@@ -21,6 +21,7 @@
 #include "SVDLowRankDenoiseBatch.h"
 
 #include "svdlr/Defaults.h"
+#include "svdlr/DenoisePresets.h"
 #include "svdlr/Names.h"
 
 #include <CLI/CLI.hpp>
@@ -39,7 +40,9 @@ constexpr const char * Description =
   "Denoises a 4D series (diffusion, fMRI, multi-echo MRI) by local low-rank approximation (MP-PCA):\n"
   "around each voxel, the patch's voxels x volumes matrix keeps only its singular values above the\n"
   "noise, with the noise level sigma and the rank estimated from the Marchenko-Pastur law (Veraart\n"
-  "et al. 2016, as MRtrix3's dwidenoise) or chosen otherwise (--policy).";
+  "et al. 2016, Cordero-Grande et al. 2019, as MRtrix3's dwidenoise) or chosen otherwise (--policy).\n"
+  "By default each voxel averages every patch holding it and the kept singular values are shrunk\n"
+  "optimally (Gavish & Donoho 2017); --preset dwidenoise gives dwidenoise 3.0's default output.";
 
 constexpr const char * Footer = R"(INPUT is a 4D image ITK reads (NIfTI, MHA/MHD, NRRD: x, y, z, volumes), or a 3D image with
 one component per volume (a DWI NRRD, for example); OUTPUT gets the same form, in the format its
@@ -54,9 +57,9 @@ Examples:
   SVDLowRankDenoiseSeries dwi.nii.gz dwi_denoised.nii.gz
   SVDLowRankDenoiseSeries --mask brain_mask.nii.gz --noise-map sigma.nii.gz --rank-map rank.nii.gz \
       dwi.nii.gz dwi_denoised.nii.gz
-  SVDLowRankDenoiseSeries dwi.nii.gz out.nii.gz -mask mask.nii.gz -noise sigma.nii.gz -extent 5,5,5 \
-      -estimator Exp2 -nthreads 8 -force                       (as dwidenoise is called)
-  SVDLowRankDenoiseSeries --patch 7,7,5 --stride 2 --shrinkage frobenius fmri.nii.gz fmri_denoised.nii.gz
+  SVDLowRankDenoiseSeries --preset dwidenoise dwi.nii.gz out.nii.gz -mask mask.nii.gz \
+      -noise sigma.nii.gz -extent 5,5,5 -nthreads 8 -force     (as dwidenoise is called, same output)
+  SVDLowRankDenoiseSeries --patch 7,7,5 --stride 2 fmri.nii.gz fmri_denoised.nii.gz
   SVDLowRankDenoiseSeries --policy fixed --rank 6 --backend cpu echoes.mha echoes_rank6.mha
   SVDLowRankDenoiseSeries --batch runs.tsv --output-dir denoised/ --devices 0,1   (many series)
 
@@ -103,6 +106,20 @@ ParsePatch(const std::string & text)
   return { { values[0], values[1], values[2] } };
 }
 
+/** --preset's help: each preset, what it is for and what it sets. */
+std::string
+PresetHelp()
+{
+  std::string text = "named settings of --policy, --aggregation and --shrinkage;\n"
+                     "options given explicitly override them:";
+  for (const svdlr::DenoisePreset & preset : svdlr::DenoisePresets())
+  {
+    text += std::string("\n  ") + preset.name + ": " + preset.purpose + "\n    (" +
+            svdlr::DenoisePresetSettings(preset) + ")";
+  }
+  return text;
+}
+
 } // namespace
 
 DenoiseToolOptions
@@ -115,7 +132,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
 
   std::string patch;
   std::string aggregation;
-  std::string shrinkage = "hard";
+  std::string shrinkage;
   std::string policy;
   unsigned    rank = 0;
 
@@ -148,24 +165,31 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     ->type_name("PX,PY,PZ");
   auto * strideOption =
     app.add_option("--stride", options.stride,
-                   "centre patches on every N-th voxel (default 1; above 1: overlap)")
+                   "centre patches on every N-th voxel (default 1; above 1 needs\n"
+                   "--aggregation overlap, the default)")
       ->type_name("N")
       ->check(WholeNumberValidator(1, 65535));
-  auto * aggregationOption =
-    app
-      .add_option("--aggregation", aggregation,
-                  "centre: from the voxel's own patch (default); overlap: the\n"
-                  "mean over every patch holding it")
-      ->check(CLI::IsMember({ "centre", "overlap" }));
+  app.add_option("--preset", options.preset, PresetHelp())
+    ->type_name("NAME")
+    ->check(CLI::IsMember(svdlr::DenoisePresetNameList()));
+  app
+    .add_option("--aggregation", aggregation,
+                std::string("centre: from the voxel's own patch (dwidenoise); overlap:\n"
+                            "the mean over every patch holding it (default: ") +
+                  svdlr::AggregationName(svdlr::kDefaultPatchAggregation) + ")")
+    ->check(CLI::IsMember(svdlr::AggregationNameList()));
   app
     .add_option("--shrinkage", shrinkage,
-                "hard: keep the singular values kept as they are (default);\n"
-                "frobenius: Gavish-Donoho's optimal shrinker (needs sigma)")
-    ->check(CLI::IsMember({ "hard", "frobenius" }));
+                std::string("hard: keep the singular values kept as they are; frobenius:\n"
+                            "Gavish-Donoho's optimal shrinker (needs sigma); auto: frobenius\n"
+                            "where sigma is known or estimated, else hard (default: ") +
+                  svdlr::ShrinkageName(svdlr::kDefaultShrinkage) + ")")
+    ->check(CLI::IsMember(svdlr::ShrinkageNameList()));
   auto * policyOption = AddRankPolicyOption(app, policy, "--policy",
-                      "how each patch's rank is chosen: mp (Marchenko-Pastur, Veraart\n"
-                      "2016; default), mp-cg (Cordero-Grande 2019), gd (Gavish-Donoho)\n"
-                      "or fixed (with --rank)",
+                      std::string("how each patch's rank is chosen: mp (Marchenko-Pastur, Veraart\n"
+                                  "2016), mp-cg (Cordero-Grande 2019), gd (Gavish-Donoho) or fixed\n"
+                                  "(with --rank); default: ") +
+                        svdlr::PolicyName(svdlr::DefaultDenoisePolicy()),
                       svdlr::PolicyName(svdlr::RankPolicy::Fixed(svdlr::kMinimumRank)));
   auto * estimator =
     app
@@ -230,10 +254,16 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   {
     throw UsageError("give --policy or --estimator (dwidenoise's name for it), not both");
   }
+  // The preset's settings (the defaults without one) stand wherever no option was given.
+  svdlr::LocalDenoiseOptions preset;
+  if (!options.preset.empty())
+  {
+    svdlr::ApplyDenoisePreset(*svdlr::FindDenoisePreset(options.preset), preset); // a known name: IsMember checked
+  }
   const std::string fixed = svdlr::PolicyName(svdlr::RankPolicy::Fixed(svdlr::kMinimumRank));
   if (policy.empty())
   {
-    policy = rank > 0 ? fixed : svdlr::kDefaultDenoisePolicyName;
+    policy = rank > 0 ? fixed : svdlr::PolicyName(preset.policy);
   }
   if (policy == fixed)
   {
@@ -262,19 +292,17 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   {
     options.patch = ParsePatch(patch);
   }
-  using Aggregation = itk::LocalLowRankDenoisingEnums::Aggregation;
-  if (aggregationOption->count() == 0)
+  svdlr::PatchAggregation engineAggregation = preset.aggregation;
+  if (!aggregation.empty())
   {
-    options.aggregation = options.stride > 1 ? Aggregation::OverlapAverage : Aggregation::CentreVoxel;
+    svdlr::ParseAggregationName(aggregation, engineAggregation); // a known name: IsMember checked it
   }
-  else
-  {
-    options.aggregation = aggregation == "overlap" ? Aggregation::OverlapAverage : Aggregation::CentreVoxel;
-  }
-  if (options.stride > 1 && options.aggregation != Aggregation::OverlapAverage)
+  options.aggregation = itk::LocalLowRankDenoisingBridge::FromEngine(engineAggregation);
+  if (options.stride > 1 && engineAggregation != svdlr::PatchAggregation::OverlapAverage)
   {
     throw UsageError("--stride " + std::to_string(options.stride) +
-                     " leaves voxels without a patch of their own: it needs --aggregation overlap");
+                     " leaves voxels without a patch of their own: it needs --aggregation overlap" +
+                     (aggregation.empty() ? " (--preset " + options.preset + " sets centre)" : std::string()));
   }
   if (strideOption->count() > 0 && !patch.empty())
   {
@@ -285,8 +313,11 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
                        std::to_string(smallest) + ": patches would leave gaps");
     }
   }
-  options.shrinkage = shrinkage == "frobenius" ? itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
-                                               : itk::LocalLowRankDenoisingEnums::Shrinkage::Hard;
+  svdlr::Shrinkage requestedShrinkage = preset.shrinkage;
+  if (!shrinkage.empty())
+  {
+    svdlr::ParseShrinkageName(shrinkage, requestedShrinkage); // a known name: IsMember checked it
+  }
   const bool knownSigma = options.noiseSigma > 0.0 || !options.noiseSigmaMap.empty();
   CheckComplexInputOptions(options.complex, knownSigma);
   if (options.batch.enabled && ComplexInputRequested(options.complex, itk::IOPixelEnum::SCALAR))
@@ -294,12 +325,14 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     throw UsageError("--phase, --imaginary, --noise-volumes, --noise-scan and --complex-output take one series, not "
                      "--batch (a complex64 series in a batch is demodulated with the defaults)");
   }
-  if (options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius && !knownSigma &&
-      options.policy.kind == svdlr::RankPolicy::Kind::FixedRank)
+  if (requestedShrinkage == svdlr::Shrinkage::OptimalFrobenius && !svdlr::PatchesHaveSigma(options.policy, knownSigma))
   {
     throw UsageError("--shrinkage frobenius needs sigma: a noise policy (" + svdlr::NoiseRankNames() +
-                     "), --noise-sigma or --noise-sigma-map");
+                     "), --noise-sigma or --known-sigma-map");
   }
+  // Resolved here, so that the summary and the sidecar name the shrinkage the run used.
+  options.shrinkage = itk::LocalLowRankDenoisingBridge::FromEngine(
+    svdlr::ResolveShrinkage(requestedShrinkage, options.policy, knownSigma));
   return options;
 }
 

@@ -27,6 +27,7 @@
 #include "SVDLowRankExitCodes.h"
 
 #include "itkLocalLowRankDenoisingEnums.h"
+#include "itkLocalLowRankDenoisingImageFilter.h"
 #include "itkSVDLowRankReconstructionEnums.h"
 #include "svdlr/Defaults.h"
 #include "svdlr/Engine.h"
@@ -51,10 +52,15 @@ struct DenoiseToolOptions
 
   std::array<unsigned int, 3> patch{ { 0, 0, 0 } }; // 0, 0, 0: the engine's default cube
   unsigned int                stride{ 1 };
-  itk::LocalLowRankDenoisingEnums::Aggregation aggregation{ itk::LocalLowRankDenoisingEnums::Aggregation::CentreVoxel };
-  itk::LocalLowRankDenoisingEnums::Shrinkage   shrinkage{ itk::LocalLowRankDenoisingEnums::Shrinkage::Hard };
-  svdlr::RankPolicy                            policy{ svdlr::RankPolicy::MarchenkoPastur() }; // rank in policy.rank
-  std::string                                  policyName{ svdlr::kDefaultDenoisePolicyName };
+  std::string                 preset;   // --preset: its name, or "" (the defaults)
+  // The settings in force after the preset and the options given (ParseDenoiseToolOptions): the shrinkage is
+  // resolved, Hard or OptimalFrobenius, never Auto.
+  itk::LocalLowRankDenoisingEnums::Aggregation aggregation{ itk::LocalLowRankDenoisingBridge::FromEngine(
+    svdlr::kDefaultPatchAggregation) };
+  itk::LocalLowRankDenoisingEnums::Shrinkage shrinkage{ itk::LocalLowRankDenoisingBridge::FromEngine(
+    svdlr::ResolveShrinkage(svdlr::kDefaultShrinkage, svdlr::DefaultDenoisePolicy(), false)) };
+  svdlr::RankPolicy                          policy{ svdlr::DefaultDenoisePolicy() }; // rank in policy.rank
+  std::string                                policyName{ svdlr::PolicyName(svdlr::DefaultDenoisePolicy()) };
   itk::SVDLowRankReconstructionEnums::Backend  backend{ itk::SVDLowRankReconstructionEnums::Backend::Auto };
   int                                          deviceId{ 0 };
   std::size_t                                  gpuMemoryLimit{ 0 }; // --gpu-memory-limit, bytes; 0: none

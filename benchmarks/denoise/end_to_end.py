@@ -194,10 +194,10 @@ def run_row(row, data, args, work, log, limit):
 
 def engine_settings(ours_args):
     """The settings of our tool's extra arguments that svdlrDenoiseBenchmark also takes, so that both time the same
-    work: --policy and --aggregation (as `--flag value` or `--flag=value`)."""
+    work: --preset, --policy, --aggregation and --shrinkage (as `--flag value` or `--flag=value`)."""
     words = ours_args.replace("=", " ").split()
     settings = []
-    for flag in ("--policy", "--aggregation"):
+    for flag in ("--preset", "--policy", "--aggregation", "--shrinkage"):
         if flag in words[:-1]:
             settings += [flag, words[words.index(flag) + 1]]
     return settings

@@ -121,6 +121,7 @@ def run_ours(backend, aggregation, args, p, out, truth, affine):
     raw = {"output": f"{out}.f32", "sigma": f"{out}_sigma.f32", "rank": f"{out}_rank.u16"}
     cmd = [exe, "--input", p["noisy_raw"], "--size", str(nx), str(ny), str(nz), str(nv), "--backend", backend,
            "--repeat", str(args.repeat), "--patch", "5", "5", "5", "--aggregation", aggregation,
+           "--shrinkage", "hard",  # the peers' comparison: hard thresholding, as dwidenoise
            "--policy", args.policy, "--threads", str(args.threads),
            "--output", raw["output"], "--sigma-out", raw["sigma"], "--rank-out", raw["rank"]]
     if not args.no_mask:

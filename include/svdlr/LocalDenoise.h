@@ -65,25 +65,12 @@ struct SeriesView
   }
 };
 
-/** How a voxel's denoised signal is formed from the patches' low-rank approximations. */
-enum class PatchAggregation
-{
-  CentreVoxel,   // the row of the patch centred on the voxel (dwidenoise)
-  OverlapAverage // the mean of the rows of every computed patch that contains the voxel
-};
-
-/** What happens to the singular values that the rank keeps. */
-enum class Shrinkage
-{
-  Hard,            // keep them as they are (truncated SVD; dwidenoise, DIPY)
-  OptimalFrobenius // Gavish & Donoho (2017): the shrinker that is optimal in Frobenius loss for the estimated σ
-};
-
 struct LocalDenoiseOptions
 {
-  /** How each patch's rank is chosen. Default: Marchenko-Pastur (MP-PCA). FixedRank and every noise policy of
-   * RankPolicy are accepted; EnergyFraction too, though it is rarely what a denoiser wants. */
-  RankPolicy policy{ RankPolicy::MarchenkoPastur() };
+  /** How each patch's rank is chosen. Default: DefaultDenoisePolicy(), Marchenko-Pastur (MP-PCA) with the
+   * estimator of Defaults.h. FixedRank and every noise policy of RankPolicy are accepted; EnergyFraction too,
+   * though it is rarely what a denoiser wants. */
+  RankPolicy policy{ DefaultDenoisePolicy() };
   /** Patch extent in voxels along x, y, z, each odd and >= 1. {0, 0, 0}: the smallest cube of odd side whose voxel
    * count is at least the number of volumes (5x5x5 for 65 volumes), as dwidenoise chooses. */
   std::array<std::size_t, 3> patchSize{ 0, 0, 0 };
@@ -92,8 +79,10 @@ struct LocalDenoiseOptions
    * exceed the smallest patch extent (patches would leave gaps). With a mask, a voxel inside it that no grid patch
    * covers gets a patch of its own. */
   std::size_t      patchStride{ 1 };
-  PatchAggregation aggregation{ PatchAggregation::CentreVoxel };
-  Shrinkage        shrinkage{ Shrinkage::Hard }; // OptimalFrobenius needs σ: a noise policy or a σ map
+  PatchAggregation aggregation{ kDefaultPatchAggregation };
+  /** Auto (the default): ResolveShrinkage's rule. OptimalFrobenius asked for explicitly needs σ: a noise policy
+   * or a σ map. */
+  Shrinkage shrinkage{ kDefaultShrinkage };
   /** Optional, VoxelCount() bytes, x fastest: voxels where the mask is 0 are copied unchanged and get σ = 0 and
    * rank 0 in the maps; patches are centred only on voxels inside the mask (but read every voxel they cover). */
   const std::uint8_t * mask{ nullptr };
@@ -130,6 +119,7 @@ struct LocalDenoiseReport
 {
   Backend                    backend{ Backend::CPU };
   std::array<std::size_t, 3> patchSize{ 0, 0, 0 }; // the patch extent used
+  Shrinkage                  shrinkage{ Shrinkage::Hard }; // the shrinkage used: Auto resolved (ResolveShrinkage)
   std::size_t                patches{ 0 };         // patches computed
   /** The device memory the CUDA backend's buffers took (slabs, batch, mask and σ map) in the run that produced
    * the output; 0 on the CPU. The CUDA context and library handles come on top of it. */
@@ -148,6 +138,17 @@ struct LocalDenoiseReport
 LocalDenoiseReport
 DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<float> & output,
                     const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options);
+
+/** Whether the patches have a noise level σ: the policy estimates one (GavishDonoho, MarchenkoPastur) or one is
+ * known (`knownSigma`: a σ map, or a σ the caller will pass as one). */
+bool
+PatchesHaveSigma(const RankPolicy & policy, bool knownSigma);
+
+/** The shrinkage `requested` stands for: Auto is OptimalFrobenius where PatchesHaveSigma, Hard otherwise; Hard and
+ * OptimalFrobenius are themselves (an OptimalFrobenius without σ is then DenoiseLocalLowRank's error). The one rule
+ * of the engine, the filter, the tools and Python. */
+Shrinkage
+ResolveShrinkage(Shrinkage requested, const RankPolicy & policy, bool knownSigma);
 
 /** The patch extent that options.patchSize = {0, 0, 0} stands for, for a series of `volumes` volumes: the smallest
  * cube of odd side s with s³ >= volumes. For an image shorter than s along an axis, DenoiseLocalLowRank shrinks that

@@ -37,17 +37,6 @@ namespace svdlr
 /** The smallest rank a fixed-rank policy accepts. */
 constexpr std::size_t kMinimumRank = 1;
 
-/** How the Marchenko-Pastur policy estimates the noise (both as in MRtrix3's dwidenoise, whose noise map it
- * reproduces: σ is the standard deviation of each entry's noise).
- *  Veraart2016:       Veraart et al. (2016), dwidenoise's `-estimator Exp1`.
- *  CorderoGrande2019: Cordero-Grande et al. (2019), dwidenoise's `-estimator Exp2`: the aspect ratio of the noise
- *                     bulk uses the larger dimension reduced by the number of signal components. */
-enum class MarchenkoPasturEstimator
-{
-  Veraart2016,
-  CorderoGrande2019
-};
-
 /** How many singular triplets each matrix keeps. */
 struct RankPolicy
 {
@@ -66,7 +55,7 @@ struct RankPolicy
   double                   noiseSigma{ 0.0 };
   MarchenkoPasturEstimator estimator{ MarchenkoPasturEstimator::Veraart2016 };
 
-  static RankPolicy
+  static constexpr RankPolicy
   Fixed(std::size_t k)
   {
     return { Kind::FixedRank, k, 1.0 };
@@ -81,12 +70,20 @@ struct RankPolicy
   {
     return { Kind::GavishDonoho, 0, 1.0, sigma };
   }
-  static RankPolicy
+  static constexpr RankPolicy
   MarchenkoPastur(MarchenkoPasturEstimator estimator = MarchenkoPasturEstimator::Veraart2016)
   {
     return { Kind::MarchenkoPastur, 0, 1.0, 0.0, estimator };
   }
 };
+
+/** The local denoiser's rank policy when none is given: Marchenko-Pastur with kDefaultMarchenkoPasturEstimator
+ * (Defaults.h). Its name, for the tools and Python, is PolicyName(DefaultDenoisePolicy()). */
+constexpr RankPolicy
+DefaultDenoisePolicy()
+{
+  return RankPolicy::MarchenkoPastur(kDefaultMarchenkoPasturEstimator);
+}
 
 /** The policy's name, as the tools and Python spell it: "fixed", "energy", "gd", "mp" or "mp-cg". Parameters are
  * not part of the name (PolicyDescription and OutputTag carry them). */

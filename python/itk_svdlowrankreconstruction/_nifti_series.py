@@ -16,6 +16,8 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import _engine
+
 #: dwidenoise's -estimator values and the policies they are (lower case; SVDLowRankDenoiseSeries --estimator too).
 ESTIMATOR_POLICIES = {"exp1": "mp", "exp2": "mp-cg"}
 #: Normalised residual samples a report keeps: enough for a smooth histogram, few enough to hold for many runs.
@@ -25,13 +27,13 @@ REPORT_RESIDUAL_SAMPLES = 200_000
 @dataclass(frozen=True)
 class DenoiseOptions:
     """The denoiser's options, as :func:`local_low_rank_denoising_image_filter` takes them. None leaves the choice
-    to the engine's default (svdlr/Defaults.h: Marchenko-Pastur, the smallest cube of at least as many voxels as
-    volumes, "centre" aggregation)."""
+    to the engine's default (svdlr/Defaults.h: Marchenko-Pastur with Cordero-Grande's estimator, the smallest cube
+    of at least as many voxels as volumes, "overlap" aggregation, "auto" shrinkage)."""
 
     patch: Optional[Tuple[int, int, int]] = None  # along x, y, z
     stride: int = 1
     aggregation: Optional[str] = None
-    shrinkage: str = "hard"
+    shrinkage: Optional[str] = None
     policy: Optional[str] = None
     rank: Optional[int] = None
     energy_fraction: Optional[float] = None
@@ -48,10 +50,25 @@ class DenoiseOptions:
                     noise_sigma=self.noise_sigma, backend=self.backend,
                     device_id=int(self.device_id), threads=int(self.threads))
 
+    def policy_used(self) -> str:
+        """The rank policy's name: the one given, else the one a parameter implies, else the engine's default."""
+        if self.policy:
+            return self.policy
+        if self.rank is not None:
+            return "fixed"
+        return "energy" if self.energy_fraction is not None else _engine.DEFAULT_DENOISE_POLICY
+
+    def shrinkage_used(self) -> str:
+        """"hard" or "frobenius": the shrinkage given, or the engine's default resolved by its rule."""
+        return _engine.shrinkage_used(self.shrinkage or _engine.DEFAULT_DENOISE_SHRINKAGE, self.policy_used(),
+                                      self.noise_sigma is not None)
+
     def record(self) -> Dict[str, Any]:
-        """The options for a sidecar (None: the engine's default)."""
+        """The options for a sidecar (None: the engine's default; the aggregation and shrinkage as used)."""
         record = asdict(self)
         record["patch"] = None if self.patch is None else list(self.patch)
+        record["aggregation"] = self.aggregation or _engine.DEFAULT_DENOISE_AGGREGATION
+        record["shrinkage"] = self.shrinkage_used()
         return record
 
 

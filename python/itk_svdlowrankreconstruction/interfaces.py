@@ -39,12 +39,16 @@ class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
     # Ours.
     sigma_map = File(exists=True, desc="a known sigma per voxel (3D), used instead of the estimate")
     noise_sigma = traits.Float(desc="a known sigma for every voxel, used instead of the estimate")
-    policy = traits.Enum(*_engine.POLICIES, desc="how each patch's rank is chosen (default: mp)")
+    policy = traits.Enum(*_engine.POLICIES,
+                         desc=f"how each patch's rank is chosen (default: {_engine.DEFAULT_DENOISE_POLICY})")
     fixed_rank = traits.Int(desc="the rank every patch keeps (policy fixed); dwidenoise's 'rank' is the rank map")
     energy_fraction = traits.Float(desc="with policy energy")
     stride = traits.Int(1, usedefault=True, desc="centre patches on every N-th voxel")
-    aggregation = traits.Enum("centre", "overlap", desc="centre (default with stride 1) or overlap")
-    shrinkage = traits.Enum("hard", "frobenius", usedefault=True, desc="hard, or Gavish-Donoho's shrinker")
+    aggregation = traits.Enum("centre", "overlap",
+                              desc=f"centre or overlap (default: {_engine.DEFAULT_DENOISE_AGGREGATION})")
+    shrinkage = traits.Enum("auto", "hard", "frobenius",
+                            desc="hard, Gavish-Donoho's shrinker (frobenius), or auto: frobenius where sigma is "
+                                 f"known or estimated (default: {_engine.DEFAULT_DENOISE_SHRINKAGE})")
     backend = traits.Enum(*_engine.BACKENDS, usedefault=True, desc="auto (the GPU when usable), cpu or cuda")
     device_id = traits.Int(0, usedefault=True, desc="CUDA device")
 
@@ -80,7 +84,7 @@ class DenoiseSeries(SimpleInterface):
                 raise ValueError(f"estimator {defined['estimator']} contradicts policy {policy}")
             policy = estimated
         return DenoiseOptions(patch=defined.get("extent"), stride=defined["stride"],
-                              aggregation=defined.get("aggregation"), shrinkage=defined["shrinkage"],
+                              aggregation=defined.get("aggregation"), shrinkage=defined.get("shrinkage"),
                               policy=policy, rank=defined.get("fixed_rank"),
                               energy_fraction=defined.get("energy_fraction"),
                               noise_sigma=defined.get("noise_sigma"), backend=defined["backend"],

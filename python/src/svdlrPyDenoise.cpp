@@ -26,6 +26,7 @@
 #include "svdlrPyProgress.h"
 #include "svdlrPyRankPolicy.h"
 
+#include "svdlr/DenoisePresets.h"
 #include "svdlr/LocalDenoise.h"
 #include "svdlr/Names.h"
 
@@ -190,11 +191,25 @@ RaiseNonFinite(std::size_t voxel, const std::vector<std::size_t> & grid)
   throw nb::python_error();
 }
 
+/** "default" or "dwidenoise", for messages. */
+std::string
+PresetNames()
+{
+  std::string list;
+  const std::vector<std::string> names = DenoisePresetNameList();
+  for (std::size_t i = 0; i < names.size(); ++i)
+  {
+    list += (i == 0 ? "\"" : (i + 1 == names.size() ? " or \"" : ", \"")) + names[i] + "\"";
+  }
+  return list;
+}
+
 LocalDenoiseOptions
-MakeOptions(const std::optional<std::vector<std::int64_t>> & patchSize,
+MakeOptions(const std::optional<std::string> &         preset,
+            const std::optional<std::vector<std::int64_t>> & patchSize,
             std::int64_t                               patchStride,
             const std::optional<std::string> &         aggregation,
-            const std::string &                        shrinkage,
+            const std::optional<std::string> &         shrinkage,
             const std::optional<std::string> &         policy,
             std::optional<std::int64_t>                rank,
             std::optional<double>                      energyFraction,
@@ -204,9 +219,18 @@ MakeOptions(const std::optional<std::vector<std::int64_t>> & patchSize,
             const std::optional<std::string> &         gpuMemoryLimit,
             std::int64_t                               threads)
 {
-  LocalDenoiseOptions options;
+  LocalDenoiseOptions options; // the defaults (svdlr/Defaults.h), then the preset's, then the keywords given
+  if (preset)
+  {
+    const DenoisePreset * named = FindDenoisePreset(*preset);
+    if (named == nullptr)
+    {
+      ThrowValueError("preset must be " + PresetNames() + ", got \"" + *preset + "\"");
+    }
+    ApplyDenoisePreset(*named, options);
+  }
   // The reconstruction's keywords (svdlrPyRankPolicy.h); noise_sigma is the denoiser's map, not a policy parameter.
-  options.policy = RankPolicyFrom({ policy, "policy", rank, energyFraction, std::nullopt }, "mp");
+  options.policy = RankPolicyFrom({ policy, "policy", rank, energyFraction, std::nullopt }, PolicyName(options.policy));
   const std::string problem = PolicyProblem(options.policy, Solver::Exact);
   if (!problem.empty())
   {
@@ -234,18 +258,14 @@ MakeOptions(const std::optional<std::vector<std::int64_t>> & patchSize,
     ThrowValueError("patch_stride must be >= 1, got " + std::to_string(patchStride));
   }
   options.patchStride = static_cast<std::size_t>(patchStride);
-  const std::string aggregationName = aggregation.value_or(patchStride > 1 ? "overlap" : "centre");
-  if (aggregationName != "centre" && aggregationName != "overlap")
+  if (aggregation && !ParseAggregationName(*aggregation, options.aggregation))
   {
-    ThrowValueError("aggregation must be \"centre\" or \"overlap\", got \"" + aggregationName + "\"");
+    ThrowValueError("aggregation must be \"centre\" or \"overlap\", got \"" + *aggregation + "\"");
   }
-  options.aggregation =
-    aggregationName == "overlap" ? PatchAggregation::OverlapAverage : PatchAggregation::CentreVoxel;
-  if (shrinkage != "hard" && shrinkage != "frobenius")
+  if (shrinkage && !ParseShrinkageName(*shrinkage, options.shrinkage))
   {
-    ThrowValueError("shrinkage must be \"hard\" or \"frobenius\", got \"" + shrinkage + "\"");
+    ThrowValueError("shrinkage must be \"hard\", \"frobenius\" or \"auto\", got \"" + *shrinkage + "\"");
   }
-  options.shrinkage = shrinkage == "frobenius" ? Shrinkage::OptimalFrobenius : Shrinkage::Hard;
   if (!ParseName(backend, options.backend))
   {
     ThrowValueError("backend must be " + BackendNames() + ", got \"" + backend + "\"");
@@ -284,7 +304,7 @@ DenoiseArray(SeriesArray                               series,
              std::optional<std::vector<std::int64_t>>  patchSize,
              std::int64_t                              patchStride,
              std::optional<std::string>                aggregation,
-             const std::string &                       shrinkage,
+             std::optional<std::string>                shrinkage,
              std::optional<std::string>                policy,
              std::optional<std::int64_t>               rank,
              std::optional<double>                     energyFraction,
@@ -295,11 +315,12 @@ DenoiseArray(SeriesArray                               series,
              std::int64_t                              maxPatchesPerBatch,
              std::optional<std::string>                gpuMemoryLimit,
              std::int64_t                              threads,
-             nb::object                                progress)
+             nb::object                                progress,
+             std::optional<std::string>                preset)
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
-    patchSize, patchStride, aggregation, shrinkage, policy, rank, energyFraction, backend, deviceId,
+    preset, patchSize, patchStride, aggregation, shrinkage, policy, rank, energyFraction, backend, deviceId,
     maxPatchesPerBatch, gpuMemoryLimit, threads);
 
   std::vector<std::size_t> shape(4);
@@ -395,15 +416,16 @@ patch_size : 3 odd ints, optional
     Patch extent along the spatial axes. Default: the smallest cube holding at least as many voxels as there are
     volumes (5 x 5 x 5 for 65 volumes), fitted to the image.
 patch_stride : int >= 1
-    Patches are centred on every patch_stride-th voxel; above 1 it needs aggregation "overlap" (the default then).
+    Patches are centred on every patch_stride-th voxel; above 1 it needs aggregation "overlap".
 aggregation : "centre" or "overlap", optional
-shrinkage : "hard" or "frobenius"
+    "overlap" (the default): the mean over every patch holding the voxel; "centre": its own patch (dwidenoise).
+shrinkage : "auto", "hard" or "frobenius", optional
     "frobenius": Gavish-Donoho's optimal shrinker of the kept singular values (needs sigma: a noise policy or
-    noise_sigma).
+    noise_sigma); "auto" (the default): "frobenius" where sigma is estimated or given, "hard" otherwise.
 policy : "mp", "mp-cg", "gd", "fixed" or "energy", optional
-    How each patch's rank is chosen: Marchenko-Pastur (Veraart 2016; the default), Marchenko-Pastur
-    (Cordero-Grande 2019), Gavish-Donoho's threshold, a fixed rank (given by rank, which implies it), or an
-    energy fraction (given by energy_fraction, which implies it). The same keywords as reconstruct's.
+    How each patch's rank is chosen: Marchenko-Pastur (Veraart 2016), Marchenko-Pastur (Cordero-Grande 2019,
+    dwidenoise 3.0's Exp2; the default), Gavish-Donoho's threshold, a fixed rank (given by rank, which implies
+    it), or an energy fraction (given by energy_fraction, which implies it). The same keywords as reconstruct's.
 rank : int >= 1, optional
 energy_fraction : float in (0, 1], optional
 mask : uint8 array of the spatial shape, C-contiguous, optional
@@ -421,6 +443,9 @@ threads : int
     CPU worker threads; 0 uses all hardware threads.
 progress : callable(done, total), optional
     Called between batches with the GIL held; raise from it to stop. Ctrl-C stops the work at the next batch.
+preset : one of DENOISE_PRESETS, optional
+    Named settings of policy, aggregation and shrinkage, which the keywords given override: "default" (the
+    defaults) or "dwidenoise" (MRtrix3 dwidenoise 3.0's default output: "mp-cg", "centre", "hard").
 
 Returns
 -------
@@ -453,7 +478,7 @@ DefineDenoise(nb::module_ & module)
              "patch_size"_a = nb::none(),
              "patch_stride"_a = 1,
              "aggregation"_a = nb::none(),
-             "shrinkage"_a = "hard",
+             "shrinkage"_a = nb::none(),
              "policy"_a = nb::none(),
              "rank"_a = nb::none(),
              "energy_fraction"_a = nb::none(),
@@ -465,7 +490,28 @@ DefineDenoise(nb::module_ & module)
              "gpu_memory_limit"_a = nb::none(),
              "threads"_a = 0,
              "progress"_a = nb::none(),
+             "preset"_a = nb::none(),
              DenoiseDoc);
+  nb::list presets;
+  for (const std::string & name : DenoisePresetNameList())
+  {
+    presets.append(nb::str(name.c_str()));
+  }
+  module.attr("DENOISE_PRESETS") = nb::tuple(presets);
+  module.def(
+    "shrinkage_used",
+    [](const std::string & shrinkage, const std::string & policy, bool knownSigma) {
+      Shrinkage requested{};
+      RankPolicy rankPolicy;
+      if (!ParseShrinkageName(shrinkage, requested) || !ParsePolicyName(policy, rankPolicy))
+      {
+        ThrowValueError("unknown shrinkage \"" + shrinkage + "\" or policy \"" + policy + "\"");
+      }
+      return std::string(ShrinkageName(ResolveShrinkage(requested, rankPolicy, knownSigma)));
+    },
+    "shrinkage"_a, "policy"_a, "known_sigma"_a,
+    "The shrinkage a denoising run uses, \"hard\" or \"frobenius\": \"auto\" resolved by the engine's rule\n"
+    "(svdlr::ResolveShrinkage: optimal shrinkage where the patches have sigma, the hard threshold otherwise).");
 }
 
 } // namespace python

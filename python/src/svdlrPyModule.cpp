@@ -104,7 +104,10 @@ NB_MODULE(_engine, module)
     "a NIfTI, MHA or NRRD file holds less pixel data than its header promises; with `values`, ValueError for a NaN\n"
     "or Inf voxel of a floating-point NIfTI file (which ITK 5.2 and nibabel's readers would hide or pass on).");
 
-  module.attr("DEFAULT_DENOISE_POLICY") = svdlr::kDefaultDenoisePolicyName;
+  // The denoiser's defaults (svdlr/Defaults.h), by the names Python and the tools take.
+  module.attr("DEFAULT_DENOISE_POLICY") = svdlr::PolicyName(svdlr::DefaultDenoisePolicy());
+  module.attr("DEFAULT_DENOISE_AGGREGATION") = svdlr::AggregationName(svdlr::kDefaultPatchAggregation);
+  module.attr("DEFAULT_DENOISE_SHRINKAGE") = svdlr::ShrinkageName(svdlr::kDefaultShrinkage);
   // The tools' exit codes (apps/tool/SVDLowRankExitCodes.h), for Python's command-line entry points (svdlr-bids).
   module.attr("EXIT_SUCCESS") = svdlr_tools::ExitSuccess;
   module.attr("EXIT_FAILURE") = svdlr_tools::ExitFailure;

@@ -98,7 +98,10 @@ def test_app_writes_derivatives_of_every_dwi_run_and_names_the_broken_one(raw, t
     assert description["GeneratedBy"][0]["Version"] == _engine.__version__
     assert description["DatasetLinks"]["raw"] == root.resolve().as_uri()
     boilerplate = (out / "logs" / "CITATION.md").read_text()
-    assert "Veraart" in boilerplate and "McCormick" in boilerplate and "Cordero-Grande" not in boilerplate
+    assert "Veraart" in boilerplate and "McCormick" in boilerplate
+    # The defaults: Cordero-Grande's estimator, the optimal shrinker, each voxel the mean over its patches.
+    assert "Cordero-Grande" in boilerplate and "Gavish and Donoho's optimal shrinker" in boilerplate
+    assert "mean of the reconstructions of the patches" in boilerplate
 
 
 def test_figure_is_a_png_of_the_five_panels_and_the_histogram(raw, tmp_path):

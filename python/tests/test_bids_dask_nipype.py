@@ -77,8 +77,9 @@ def test_nipype_workflow_denoises_then_reuses_the_noise_map_as_a_known_sigma(raw
 
     estimate = Node(DenoiseSeries(in_file=str(root / relative), mask=str(mask_path), extent=(3, 3, 3),
                                   estimator="Exp1", backend="cpu"), name="estimate")
+    # The centre voxel: with overlap averaging (the default) a voxel's sigma is the mean over the patches holding it.
     apply = Node(DenoiseSeries(in_file=str(root / relative), mask=str(mask_path), extent=(3, 3, 3),
-                               backend="cpu", out_file="applied.nii.gz"), name="apply")
+                               aggregation="centre", backend="cpu", out_file="applied.nii.gz"), name="apply")
     workflow = Workflow(name="denoise", base_dir=str(tmp_path / "work"))
     workflow.config["execution"]["remove_unnecessary_outputs"] = False  # keep every output the test looks at
     workflow.connect(estimate, "noise", apply, "sigma_map")

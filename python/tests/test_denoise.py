@@ -53,7 +53,9 @@ def series(rng):
 
 def test_denoises_and_estimates_sigma_and_rank(series):
     clean, noisy = series
-    result, sigma, rank = denoise(noisy, backend="cpu", return_maps=True)
+    # The configuration the bounds were set for: dwidenoise's (the preset) with the Veraart estimator, which the
+    # keyword given overrides.
+    result, sigma, rank = denoise(noisy, preset="dwidenoise", policy="mp", backend="cpu", return_maps=True)
     assert result.shape == noisy.shape and result.dtype == np.float32
     assert sigma.shape == rank.shape == noisy.shape[1:]
     assert sigma.dtype == np.float32 and rank.dtype == np.uint16
@@ -108,7 +110,9 @@ def test_float64_and_integer_series_are_denoised_in_float32(series):
 def test_fixed_rank_matches_a_float64_reference_patch_by_patch(rng):
     _, noisy = low_rank_series(rng, shape=(7, 8, 9), volumes=12, rank=2)
     patch = (3, 5, 3)
-    result = denoise(noisy, policy="fixed", rank=2, patch_size=patch, backend="cpu")
+    # The reference takes each voxel's row of its own patch: the centre voxel, with the hard threshold (which the
+    # default shrinkage gives a fixed rank without sigma).
+    result = denoise(noisy, policy="fixed", rank=2, patch_size=patch, aggregation="centre", backend="cpu")
     volumes, shape = noisy.shape[0], noisy.shape[1:]
     voxels = [(0, 0, 0), (6, 7, 8), (3, 4, 4), (0, 1, 8), (6, 0, 2), (2, 6, 1)]  # corners, edges, interior
     for voxel in voxels:
@@ -137,8 +141,38 @@ def test_mask_copies_the_voxels_outside_and_a_known_sigma_replaces_the_estimate(
     assert np.all(rank[mask] > 0)
 
     sigma_map = np.linspace(1.0, 3.0, mask.size, dtype=np.float32).reshape(mask.shape)
-    _, written, _ = denoise(noisy, noise_sigma=sigma_map, backend="cpu", return_maps=True)
+    # Each voxel's sigma is its own patch's with the centre voxel (the mean of the patches holding it with overlap).
+    _, written, _ = denoise(noisy, noise_sigma=sigma_map, aggregation="centre", backend="cpu", return_maps=True)
     np.testing.assert_array_equal(written, sigma_map)
+
+
+def test_the_default_is_overlap_with_optimal_shrinkage_and_beats_the_dwidenoise_preset(series):
+    clean, noisy = series
+    assert _engine.DENOISE_PRESETS == ("default", "dwidenoise")
+    default = denoise(noisy, backend="cpu")
+    explicit = denoise(noisy, aggregation="overlap", shrinkage="frobenius", policy="mp-cg", backend="cpu")
+    np.testing.assert_array_equal(default, explicit)
+    np.testing.assert_array_equal(denoise(noisy, preset="default", backend="cpu"), default)
+    dwidenoise = denoise(noisy, preset="dwidenoise", backend="cpu")
+    np.testing.assert_array_equal(
+        dwidenoise, denoise(noisy, aggregation="centre", shrinkage="hard", policy="mp-cg", backend="cpu")
+    )
+    assert rms(default, clean) < rms(dwidenoise, clean)
+
+
+def test_keywords_override_the_preset_and_auto_shrinkage_is_hard_for_a_fixed_rank(series):
+    _, noisy = series
+    np.testing.assert_array_equal(
+        denoise(noisy, preset="dwidenoise", aggregation="overlap", backend="cpu"),
+        denoise(noisy, aggregation="overlap", shrinkage="hard", policy="mp-cg", backend="cpu"),
+    )
+    np.testing.assert_array_equal(
+        denoise(noisy, rank=2, backend="cpu"), denoise(noisy, rank=2, shrinkage="hard", backend="cpu")
+    )
+    assert not np.array_equal(
+        denoise(noisy, rank=2, noise_sigma=SIGMA, backend="cpu"),
+        denoise(noisy, rank=2, noise_sigma=SIGMA, shrinkage="hard", backend="cpu"),
+    )
 
 
 def _itk_series(itk, array):
@@ -291,6 +325,9 @@ def test_maps_of_another_shape_are_refused(series):
         ({"aggregation": "middle"}, "aggregation must be"),
         ({"shrinkage": "soft"}, "shrinkage must be"),
         ({"patch_stride": 2, "aggregation": "centre"}, "OverlapAverage"),
+        ({"patch_stride": 2, "preset": "dwidenoise"}, "OverlapAverage"),
+        ({"preset": "best"}, "preset must be"),
+        ({"policy": "fixed", "rank": 2, "shrinkage": "frobenius"}, "needs"),
         ({"patch_size": (3, 3)}, "3 extents"),
         ({"patch_size": (4, 3, 3)}, "odd"),
         ({"patch_size": (3, 3, 15)}, "larger than the image|exceeds"),

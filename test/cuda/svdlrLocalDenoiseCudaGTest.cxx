@@ -47,14 +47,14 @@ TEST_F(LocalDenoiseCuda, MarchenkoPasturCentreVoxelEqualsCpuWhenVolumesAreTheSma
 {
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series input = LowRankPlusNoise({ 17, 15, 13 }, 30, 4, m_Random); // default patch 5x5x5: n = 30 volumes
-  ExpectGpuEqualsCpu(input, LocalDenoiseOptions{});
+  ExpectGpuEqualsCpu(input, WrittenForOptions());
 }
 
 TEST_F(LocalDenoiseCuda, MarchenkoPasturCentreVoxelEqualsCpuWhenVoxelsAreTheSmallerSide)
 {
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series        input = LowRankPlusNoise({ 14, 13, 12 }, 40, 3, m_Random);
-  LocalDenoiseOptions options;
+  LocalDenoiseOptions options = WrittenForOptions();
   options.patchSize = { 3, 3, 3 }; // n = 27 voxels < 40 volumes
   options.policy = svdlr::RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::CorderoGrande2019);
   ExpectGpuEqualsCpu(input, options);
@@ -80,7 +80,7 @@ TEST_F(LocalDenoiseCuda, SeriesConstantOverTimeComesBackUnchangedAndEqualsCpu)
   }
   for (const auto policy : { svdlr::RankPolicy::MarchenkoPastur(), svdlr::RankPolicy::GavishDonoho() })
   {
-    LocalDenoiseOptions options;
+    LocalDenoiseOptions options = WrittenForOptions();
     options.policy = policy;
     ExpectGpuEqualsCpu(input, options);
     const Result gpu = Denoise(input, options, svdlr::Backend::CUDA);
@@ -101,7 +101,7 @@ TEST_F(LocalDenoiseCuda, OverlapAverageWithMaskAndStrideEqualsCpu)
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series                    input = LowRankPlusNoise({ 16, 15, 14 }, 24, 3, m_Random);
   const std::vector<std::uint8_t> mask = BallMask(input.size, m_Random);
-  LocalDenoiseOptions             options;
+  LocalDenoiseOptions             options = WrittenForOptions();
   options.aggregation = PatchAggregation::OverlapAverage;
   options.mask = mask.data();
   ExpectGpuEqualsCpu(input, options);
@@ -114,7 +114,7 @@ TEST_F(LocalDenoiseCuda, CentreVoxelWithMaskCopiesOutsideAndEqualsCpu)
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series                    input = LowRankPlusNoise({ 15, 16, 11 }, 27, 3, m_Random);
   const std::vector<std::uint8_t> mask = BallMask(input.size, m_Random);
-  LocalDenoiseOptions             options;
+  LocalDenoiseOptions             options = WrittenForOptions();
   options.mask = mask.data();
   const Result gpu = Denoise(input, options, svdlr::Backend::CUDA);
   ExpectSameResult(gpu, Denoise(input, options, svdlr::Backend::CPU), input);
@@ -141,7 +141,7 @@ TEST_F(LocalDenoiseCuda, KnownSigmaMapEqualsCpuForEveryPolicy)
   for (const auto policy : { svdlr::RankPolicy::MarchenkoPastur(), svdlr::RankPolicy::GavishDonoho(),
                              svdlr::RankPolicy::Fixed(3) })
   {
-    LocalDenoiseOptions options;
+    LocalDenoiseOptions options = WrittenForOptions();
     options.policy = policy;
     options.noiseSigma = sigma.data();
     options.shrinkage = svdlr::Shrinkage::OptimalFrobenius;
@@ -156,14 +156,30 @@ TEST_F(LocalDenoiseCuda, OtherPoliciesAndShrinkageEqualCpu)
   for (const auto policy : { svdlr::RankPolicy::GavishDonoho(), svdlr::RankPolicy::GavishDonoho(0.8),
                              svdlr::RankPolicy::Energy(0.95), svdlr::RankPolicy::Fixed(2) })
   {
-    LocalDenoiseOptions options;
+    LocalDenoiseOptions options = WrittenForOptions();
     options.policy = policy;
     options.aggregation = PatchAggregation::OverlapAverage;
     ExpectGpuEqualsCpu(input, options);
   }
-  LocalDenoiseOptions shrunk;
+  LocalDenoiseOptions shrunk = WrittenForOptions();
   shrunk.shrinkage = svdlr::Shrinkage::OptimalFrobenius;
   ExpectGpuEqualsCpu(input, shrunk);
+}
+
+TEST_F(LocalDenoiseCuda, DefaultsEqualCpu)
+{
+  // The defaults (overlap average, optimal shrinkage, Cordero-Grande's estimator), with and without a mask.
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series input = LowRankPlusNoise({ 12, 13, 11 }, 28, 3, m_Random);
+  ExpectGpuEqualsCpu(input, LocalDenoiseOptions());
+  std::vector<std::uint8_t> mask(input.Voxels());
+  for (std::size_t v = 0; v < mask.size(); ++v)
+  {
+    mask[v] = (v / 7) % 3 != 0;
+  }
+  LocalDenoiseOptions masked;
+  masked.mask = mask.data();
+  ExpectGpuEqualsCpu(input, masked);
 }
 
 TEST_F(LocalDenoiseCuda, VectorImageLayoutAndInPlaceEqualCpu)
@@ -171,7 +187,7 @@ TEST_F(LocalDenoiseCuda, VectorImageLayoutAndInPlaceEqualCpu)
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series        image = LowRankPlusNoise({ 14, 12, 12 }, 25, 3, m_Random);
   const Series        vector = VolumesInner(image);
-  LocalDenoiseOptions options;
+  LocalDenoiseOptions options = WrittenForOptions();
   options.aggregation = PatchAggregation::OverlapAverage;
   const Result cpu = Denoise(image, options, svdlr::Backend::CPU);
   const Result gpuVector = Denoise(vector, options, svdlr::Backend::CUDA);
@@ -196,7 +212,7 @@ TEST_F(LocalDenoiseCuda, ViewsWithGapsGoThroughAPackedHostCopyAndEqualCpu)
   // host copy (svdlrLocalDenoiseTransfers.h), in the packed order nearest to the view's.
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series        image = LowRankPlusNoise({ 12, 11, 13 }, 20, 3, m_Random);
-  LocalDenoiseOptions options;
+  LocalDenoiseOptions options = WrittenForOptions();
   options.maxPatchesPerBatch = 211; // several slabs and batches
   const Result         cpu = Denoise(image, options, svdlr::Backend::CPU);
   const std::ptrdiff_t nx = 12, ny = 11, nz = 13, nv = 20;
@@ -220,7 +236,7 @@ TEST_F(LocalDenoiseCuda, ManySlabsAndBatchesGiveTheSameResult)
   const Series input = LowRankPlusNoise({ 13, 12, 16 }, 24, 3, m_Random);
   for (const auto aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
   {
-    LocalDenoiseOptions options;
+    LocalDenoiseOptions options = WrittenForOptions();
     options.aggregation = aggregation;
     options.maxPatchesPerBatch = 37; // not a divisor of anything here
     const Result                               cpu = Denoise(input, options, svdlr::Backend::CPU);
@@ -240,7 +256,7 @@ TEST_F(LocalDenoiseCuda, CachedResourcesGiveTheSameResultAfterAFailedRunAndAfter
   // from a fresh set and must give exactly what the run on the cached set gave.
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series        input = LowRankPlusNoise({ 11, 10, 12 }, 16, 3, m_Random);
-  LocalDenoiseOptions options;
+  LocalDenoiseOptions options = WrittenForOptions();
   options.maxPatchesPerBatch = 53;
   const Result                                cpu = Denoise(input, options, svdlr::Backend::CPU);
   const svdlr::detail::LocalDenoiseCudaTuning tuning;
@@ -271,7 +287,7 @@ TEST_F(LocalDenoiseCuda, PlanForcedIntoLittleMemoryStillEqualsCpu)
   const Series input = LowRankPlusNoise({ 12, 11, 14 }, 22, 3, m_Random);
   for (const auto aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
   {
-    LocalDenoiseOptions options;
+    LocalDenoiseOptions options = WrittenForOptions();
     options.aggregation = aggregation;
     const Result                          cpu = Denoise(input, options, svdlr::Backend::CPU);
     svdlr::detail::LocalDenoiseShape      shape;
@@ -301,7 +317,7 @@ TEST_F(LocalDenoiseCuda, NoMemoryForOnePatchIsOutOfMemory)
   svdlr::detail::LocalDenoiseCudaTrace trace;
   try
   {
-    DenoiseTuned(input, LocalDenoiseOptions{}, { 3, 3, 3 }, tuning, trace);
+    DenoiseTuned(input, WrittenForOptions(), { 3, 3, 3 }, tuning, trace);
     FAIL() << "expected OutOfMemory";
   }
   catch (const svdlr::Error & error)
@@ -316,7 +332,7 @@ TEST_F(LocalDenoiseCuda, CusolverReferencePathGivesTheSameResult)
   const Series input = LowRankPlusNoise({ 12, 12, 10 }, 30, 4, m_Random);
   for (const auto aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
   {
-    LocalDenoiseOptions options;
+    LocalDenoiseOptions options = WrittenForOptions();
     options.aggregation = aggregation;
     const Result                          cpu = Denoise(input, options, svdlr::Backend::CPU);
     svdlr::detail::LocalDenoiseCudaTuning tuning;
@@ -332,7 +348,7 @@ TEST_F(LocalDenoiseCuda, EveryEigenSolverVariantGivesTheSameResult)
 {
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series        input = LowRankPlusNoise({ 13, 12, 11 }, 33, 4, m_Random);
-  LocalDenoiseOptions options;
+  LocalDenoiseOptions options = WrittenForOptions();
   options.aggregation = PatchAggregation::OverlapAverage;
   const Result cpu = Denoise(input, options, svdlr::Backend::CPU);
   for (const svdlr::detail::SmallEigenTuning & eigen : svdlr::detail::AllSmallEigenTunings())
@@ -354,7 +370,7 @@ TEST_F(LocalDenoiseCuda, NonFiniteInputNamesTheFirstVoxel)
   input.At(7, 8, 11, 2) = std::numeric_limits<float>::infinity();
   const std::ptrdiff_t voxel = static_cast<std::ptrdiff_t>(x + 10 * (y + 9 * z));
   // Through the public entry point, and straight into the backend (which checks on the device as it stages).
-  LocalDenoiseOptions options;
+  LocalDenoiseOptions options = WrittenForOptions();
   options.backend = svdlr::Backend::CUDA;
   Series output = input.Poisoned();
   try
@@ -370,7 +386,7 @@ TEST_F(LocalDenoiseCuda, NonFiniteInputNamesTheFirstVoxel)
   svdlr::detail::LocalDenoiseCudaTuning tuning;
   tuning.availableBytes = 0;
   svdlr::detail::LocalDenoiseCudaTrace trace;
-  LocalDenoiseOptions                  small;
+  LocalDenoiseOptions                  small = WrittenForOptions();
   small.maxPatchesPerBatch = 50;
   try
   {
@@ -392,7 +408,7 @@ TEST_F(LocalDenoiseCuda, DenoisingBringsTheSeriesCloserToTheCleanSignal)
   SCOPED_TRACE(m_Random.SeedTrace());
   Series       clean;
   const Series noisy = LowRankPlusNoise({ 16, 16, 14 }, 40, 3, m_Random, &clean);
-  const Result gpu = Denoise(noisy, LocalDenoiseOptions{}, svdlr::Backend::CUDA);
+  const Result gpu = Denoise(noisy, WrittenForOptions(), svdlr::Backend::CUDA);
   double       before = 0.0, after = 0.0;
   for (std::size_t z = 0; z < noisy.size[2]; ++z)
     for (std::size_t y = 0; y < noisy.size[1]; ++y)

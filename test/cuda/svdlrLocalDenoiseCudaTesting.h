@@ -42,6 +42,19 @@ using svdlr::LocalDenoiseOptions;
 using svdlr::PatchAggregation;
 using svdlr::SeriesView;
 
+/** The configuration the CUDA denoiser's tests were written for, dwidenoise's with the Veraart estimator (centre
+ * voxel, hard threshold, Exp1), pinned so that a change of the defaults moves none of them; each test varies it
+ * where it says so. LocalDenoiseCuda.DefaultsEqualCpu runs the defaults themselves. */
+inline LocalDenoiseOptions
+WrittenForOptions()
+{
+  LocalDenoiseOptions options;
+  options.policy = svdlr::RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::Veraart2016);
+  options.aggregation = PatchAggregation::CentreVoxel;
+  options.shrinkage = svdlr::Shrinkage::Hard;
+  return options;
+}
+
 /** A series in host memory with its strides (itk::Image order unless made otherwise). */
 struct Series
 {

@@ -102,14 +102,14 @@ TEST_F(LocalDenoiseCuda, KeptRankEigenvectorsGiveWhatEveryEigenvectorGives)
     {
       SCOPED_TRACE(std::string(aggregation == PatchAggregation::CentreVoxel ? "centre" : "overlap") +
                    (shrinkage == svdlr::Shrinkage::Hard ? ", hard" : ", frobenius"));
-      LocalDenoiseOptions options;
+      LocalDenoiseOptions options = WrittenForOptions();
       options.aggregation = aggregation;
       options.shrinkage = shrinkage;
       ExpectKeptRankEqualsEveryEigenvectorAndCpu(input, options);
     }
   }
   // The Marchenko-Pastur variant dwidenoise 3.0 defaults to.
-  LocalDenoiseOptions exp2;
+  LocalDenoiseOptions exp2 = WrittenForOptions();
   exp2.policy = svdlr::RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::CorderoGrande2019);
   ExpectKeptRankEqualsEveryEigenvectorAndCpu(input, exp2);
 }
@@ -119,7 +119,7 @@ TEST_F(LocalDenoiseCuda, KeptRankZeroOnPureNoiseAndFullRankEqualCpu)
   SCOPED_TRACE(m_Random.SeedTrace());
   // Rank 0: pure noise, where Marchenko-Pastur keeps nothing in most patches.
   const Series noise = LowRankPlusNoise({ 14, 13, 11 }, 24, 0, m_Random);
-  LocalDenoiseOptions options;
+  LocalDenoiseOptions options = WrittenForOptions();
   options.aggregation = PatchAggregation::OverlapAverage;
   options.shrinkage = svdlr::Shrinkage::OptimalFrobenius;
   ExpectKeptRankEqualsEveryEigenvectorAndCpu(noise, options);
@@ -128,7 +128,7 @@ TEST_F(LocalDenoiseCuda, KeptRankZeroOnPureNoiseAndFullRankEqualCpu)
 
   // Full rank: every eigenvector kept (n = 24 volumes), so the centre rows come back as they were.
   const Series        input = LowRankPlusNoise({ 11, 10, 9 }, 24, 3, m_Random);
-  LocalDenoiseOptions full;
+  LocalDenoiseOptions full = WrittenForOptions();
   full.policy = svdlr::RankPolicy::Fixed(24);
   ExpectKeptRankEqualsEveryEigenvectorAndCpu(input, full);
   const Result gpu = Denoise(input, full, svdlr::Backend::CUDA);
@@ -153,7 +153,7 @@ TEST_F(LocalDenoiseCuda, TiedKeptEigenvaluesEqualCpuAndReproduceTheSeries)
     SCOPED_TRACE("rank " + std::to_string(rank));
     for (const auto aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
     {
-      LocalDenoiseOptions options;
+      LocalDenoiseOptions options = WrittenForOptions();
       options.policy = svdlr::RankPolicy::Fixed(rank);
       options.aggregation = aggregation;
       options.patchSize = { 5, 5, 5 };
@@ -177,7 +177,7 @@ TEST_F(LocalDenoiseCuda, DeviceMemoryLimitBoundsTheBuffersKeepsTheResultAndRefus
 {
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series        input = LowRankPlusNoise({ 16, 15, 14 }, 30, 4, m_Random);
-  LocalDenoiseOptions options;
+  LocalDenoiseOptions options = WrittenForOptions();
   options.aggregation = PatchAggregation::OverlapAverage;
   const Result cpu = Denoise(input, options, svdlr::Backend::CPU);
   // Unlimited first: the cached buffers are then at least as large as this series takes, and a limited run must

@@ -118,9 +118,14 @@ ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
         else
           throw std::runtime_error("reference: policy not covered");
 
+        // Auto shrinks optimally where the patch has σ: a noise policy, or a known σ.
+        const bool hasSigma = settings.knownSigma != nullptr ||
+                              settings.policy.kind == RankPolicy::Kind::GavishDonoho ||
+                              settings.policy.kind == RankPolicy::Kind::MarchenkoPastur;
+        const bool hard = settings.shrinkage == Shrinkage::Hard || (settings.shrinkage == Shrinkage::Auto && !hasSigma);
         std::vector<double> kept(decided.rank);
         for (int j = 0; j < decided.rank; ++j)
-          kept[j] = settings.shrinkage == Shrinkage::Hard
+          kept[j] = hard
                       ? s[j]
                       : detail::OptimalFrobeniusShrinkage(s[j], decided.sigma, rows, cols);
         const auto approximation = [&](std::size_t i, std::size_t t) {

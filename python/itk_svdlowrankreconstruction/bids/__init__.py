@@ -10,7 +10,7 @@ From the command line, ``svdlr-bids BIDS_DIR OUTPUT_DIR participant`` (:mod:`._c
     rows = bids.process_runs(runs, "derivatives/svdlr")
 
 and on a Dask cluster, :func:`itk_svdlowrankreconstruction.denoise_with_dask`. Needs nibabel (and matplotlib for the
-reportlets): ``pip install "svdlowrankreconstruction[bids]"``. docs/bids-app.md describes the outputs."""
+reportlets): ``pip install "svdlowrankreconstruction[bids]"``. docs/bids.md describes the outputs."""
 
 from .._nifti_series import DenoiseOptions
 from ._cli import main

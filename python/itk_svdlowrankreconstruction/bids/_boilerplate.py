@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import List
 
+from .. import _engine
 from .._nifti_series import DenoiseOptions
 
 _REFERENCES = {
@@ -24,7 +25,7 @@ _REFERENCES = {
 
 
 def _rank_sentence(options: DenoiseOptions, cite: List[str]) -> str:
-    policy = options.policy or ("fixed" if options.rank is not None else "mp")
+    policy = options.policy_used()
     if options.noise_sigma is not None and policy in ("mp", "mp-cg"):
         cite.append("veraart2016")
         return (f"each patch kept the singular values above the upper edge of the Marchenko-Pastur distribution "
@@ -56,12 +57,13 @@ def methods_text(options: DenoiseOptions, version: str, datatypes: List[str]) ->
             f"ITK-free engine of the ITK [mccormick2014] remote module SVDLowRankReconstruction) by local low-rank "
             f"approximation: around every voxel, {patch} formed a matrix of patch voxels by volumes, whose "
             f"singular values at the noise level were removed; {_rank_sentence(options, cite)}.")
-    if options.shrinkage == "frobenius":
+    if options.shrinkage_used() == "frobenius":
         cite.append("gavish2017")
         text += (" The singular values kept were shrunk with Gavish and Donoho's optimal shrinker for the Frobenius "
                  "loss [gavish2017].")
-    text += (" Each voxel took the value of its own patch's reconstruction." if (options.aggregation or "centre") ==
-             "centre" and options.stride == 1 else " Each voxel took the mean of the reconstructions of the patches "
+    aggregation = options.aggregation or _engine.DEFAULT_DENOISE_AGGREGATION
+    text += (" Each voxel took the value of its own patch's reconstruction." if aggregation == "centre" and
+             options.stride == 1 else " Each voxel took the mean of the reconstructions of the patches "
              "holding it.")
     cite.append("mccormick2014")
     ordered = list(dict.fromkeys(cite))

@@ -1,6 +1,6 @@
 # Copyright SVDLowRankReconstruction contributors
 # SPDX-License-Identifier: Apache-2.0
-"""``svdlr-bids BIDS_DIR OUTPUT_DIR participant [options]``: the BIDS App's command line (docs/bids-app.md).
+"""``svdlr-bids BIDS_DIR OUTPUT_DIR participant [options]``: the BIDS App's command line (docs/bids.md).
 
 It follows the BIDS-Apps convention (positional bids_dir, output_dir and analysis level; --participant-label, also
 spelled --participant_label) and the denoiser options of SVDLowRankDenoiseSeries. Exit codes are the tools'
@@ -97,7 +97,8 @@ def _parser() -> argparse.ArgumentParser:
                                "voxels as volumes")
     denoiser.add_argument("--stride", type=_positive_int, default=1, help="centre patches on every N-th voxel")
     denoiser.add_argument("--aggregation", choices=["centre", "overlap"])
-    denoiser.add_argument("--shrinkage", choices=["hard", "frobenius"], default="hard")
+    denoiser.add_argument("--shrinkage", choices=["auto", "hard", "frobenius"],
+                          help=f"default {_engine.DEFAULT_DENOISE_SHRINKAGE}")
     denoiser.add_argument("--policy", choices=list(_engine.POLICIES),
                           help=f"how each patch's rank is chosen (default {_engine.DEFAULT_DENOISE_POLICY})")
     denoiser.add_argument("--estimator", type=str.lower, choices=sorted(_ESTIMATORS),

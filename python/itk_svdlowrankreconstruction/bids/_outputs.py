@@ -1,6 +1,6 @@
 # Copyright SVDLowRankReconstruction contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Where a run's derivatives go, what their sidecars say, and the dataset-level files (docs/bids-app.md).
+"""Where a run's derivatives go, what their sidecars say, and the dataset-level files (docs/bids.md).
 
 For a run ``sub-01/ses-1/dwi/sub-01_ses-1_acq-b1000_dwi.nii.gz`` the App writes, under OUTPUT_DIR::
 

@@ -1,0 +1,72 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlr_DenoiseChoices_h
+#define svdlr_DenoiseChoices_h
+
+// The choices the local denoiser's defaults name (Defaults.h), with their
+// spellings on the command line and in Python. They live apart from
+// LocalDenoise.h and RankPolicy.h so that Defaults.h, which both include, can
+// name them. ITK-free and CUDA-free.
+
+#include <string>
+#include <vector>
+
+namespace svdlr {
+
+/** How the Marchenko-Pastur policy estimates the noise (both as in MRtrix3's
+ * dwidenoise, whose noise map it reproduces: σ is the standard deviation of
+ * each entry's noise). Veraart2016:       Veraart et al. (2016), dwidenoise's
+ * `-estimator Exp1`. CorderoGrande2019: Cordero-Grande et al. (2019),
+ * dwidenoise's `-estimator Exp2` (its default in 3.0): the aspect ratio of the
+ * noise bulk uses the larger dimension reduced by the number of signal
+ * components. */
+enum class MarchenkoPasturEstimator { Veraart2016, CorderoGrande2019 };
+
+/** How a voxel's denoised signal is formed from the patches' low-rank
+ * approximations. */
+enum class PatchAggregation {
+  CentreVoxel,   // the row of the patch centred on the voxel (dwidenoise)
+  OverlapAverage // the mean of the rows of every computed patch that contains
+                 // the voxel
+};
+
+/** What happens to the singular values that the rank keeps. */
+enum class Shrinkage {
+  Hard,             // keep them as they are (truncated SVD; dwidenoise, DIPY)
+  OptimalFrobenius, // Gavish & Donoho (2017): the shrinker that is optimal in
+                    // Frobenius loss for the estimated σ
+  Auto // OptimalFrobenius where the patches have σ, Hard where they have none
+       // (ResolveShrinkage)
+};
+
+/** The spellings of the tools and Python: "centre", "overlap"; "hard",
+ * "frobenius", "auto". */
+const char *AggregationName(PatchAggregation aggregation);
+const char *ShrinkageName(Shrinkage shrinkage);
+/** Set `value` and return true for a known spelling; return false (value
+ * untouched) otherwise. */
+bool ParseAggregationName(const std::string &name, PatchAggregation &value);
+bool ParseShrinkageName(const std::string &name, Shrinkage &value);
+/** Every spelling, in declaration order, for CLI11's IsMember, help texts and
+ * messages. */
+std::vector<std::string> AggregationNameList();
+std::vector<std::string> ShrinkageNameList();
+
+} // namespace svdlr
+
+#endif

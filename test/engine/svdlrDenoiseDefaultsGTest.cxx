@@ -1,0 +1,207 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The local denoiser's defaults and presets as a user meets them:
+// LocalDenoiseOptions{} is the configuration docs/denoising.md measured best
+// (overlap average, optimal shrinkage where σ is known, Marchenko-Pastur with
+// Cordero-Grande's estimator); Auto shrinkage resolves to Hard, silently, where
+// the patches have no σ; the "dwidenoise" preset is dwidenoise 3.0's default.
+// Each run is checked against the float64 reference.
+#include "svdlr/DenoisePresets.h"
+#include "svdlr/LocalDenoise.h"
+#include "svdlrLocalDenoiseReference.h"
+#include "svdlrLocalDenoiseRun.h"
+#include "svdlrTestSeries.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+using namespace svdlr::test;
+using svdlr::LocalDenoiseOptions;
+using svdlr::MarchenkoPasturEstimator;
+using svdlr::PatchAggregation;
+using svdlr::RankPolicy;
+using svdlr::Shrinkage;
+
+constexpr std::array<std::size_t, 3> kSize{9, 8, 7};
+constexpr std::size_t kVolumes = 30; // the default patch: 5 x 5 x 5
+constexpr double kSigma = 1.5;
+
+LocalDenoiseOptions DefaultsOnCpu() {
+  LocalDenoiseOptions options; // the defaults, untouched but for the backend
+  options.backend = svdlr::Backend::CPU;
+  return options;
+}
+
+TEST(SVDLowRankDenoiseDefaults,
+     AreOverlapAverageAutoShrinkageAndCorderoGrandeMarchenkoPastur) {
+  const LocalDenoiseOptions options;
+  EXPECT_EQ(options.aggregation, PatchAggregation::OverlapAverage);
+  EXPECT_EQ(options.shrinkage, Shrinkage::Auto);
+  EXPECT_EQ(options.policy.kind, RankPolicy::Kind::MarchenkoPastur);
+  EXPECT_EQ(options.policy.estimator,
+            MarchenkoPasturEstimator::CorderoGrande2019);
+  EXPECT_EQ(options.patchSize,
+            (std::array<std::size_t, 3>{0, 0, 0})); // dwidenoise's extent rule
+  EXPECT_EQ(options.patchStride, 1u);
+  EXPECT_STREQ(svdlr::PolicyName(svdlr::DefaultDenoisePolicy()), "mp-cg");
+}
+
+TEST(SVDLowRankDenoiseDefaults,
+     AutoShrinkageIsOptimalWhereThePatchesHaveSigmaAndHardElsewhere) {
+  struct Case {
+    RankPolicy policy;
+    bool knownSigma;
+    Shrinkage expected;
+  };
+  const std::vector<Case> cases{
+      {RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::Veraart2016),
+       false, Shrinkage::OptimalFrobenius},
+      {RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::CorderoGrande2019),
+       false, Shrinkage::OptimalFrobenius},
+      {RankPolicy::GavishDonoho(), false, Shrinkage::OptimalFrobenius},
+      {RankPolicy::GavishDonoho(2.0), false, Shrinkage::OptimalFrobenius},
+      {RankPolicy::Fixed(3), false, Shrinkage::Hard},
+      {RankPolicy::Energy(0.9), false, Shrinkage::Hard},
+      {RankPolicy::Fixed(3), true, Shrinkage::OptimalFrobenius},
+      {RankPolicy::Energy(0.9), true, Shrinkage::OptimalFrobenius},
+  };
+  for (const Case &c : cases) {
+    const std::string label = std::string(svdlr::PolicyName(c.policy)) +
+                              (c.knownSigma ? " with known σ" : "");
+    EXPECT_EQ(svdlr::ResolveShrinkage(Shrinkage::Auto, c.policy, c.knownSigma),
+              c.expected)
+        << label;
+    // An explicit choice is never changed: an OptimalFrobenius without σ is
+    // DenoiseLocalLowRank's error.
+    EXPECT_EQ(svdlr::ResolveShrinkage(Shrinkage::Hard, c.policy, c.knownSigma),
+              Shrinkage::Hard)
+        << label;
+    EXPECT_EQ(svdlr::ResolveShrinkage(Shrinkage::OptimalFrobenius, c.policy,
+                                      c.knownSigma),
+              Shrinkage::OptimalFrobenius)
+        << label;
+  }
+}
+
+TEST(SVDLowRankDenoiseDefaults,
+     DefaultRunMatchesTheReferenceWithOverlapAndOptimalShrinkage) {
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries series =
+      LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  EXPECT_EQ(Denoise(series.noisy, DefaultsOnCpu()).report.shrinkage,
+            Shrinkage::OptimalFrobenius);
+  ExpectMatchesReference(
+      series.noisy, DefaultsOnCpu(),
+      {5, 5, 5}); // the defaults, as the first test states them
+}
+
+TEST(SVDLowRankDenoiseDefaults, FixedRankWithoutSigmaFallsBackToHardSilently) {
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries series =
+      LowRankSeries(kSize, kVolumes, 2, kSigma, 4.0, random);
+  LocalDenoiseOptions options = DefaultsOnCpu();
+  options.policy = RankPolicy::Fixed(2);
+  const Denoised automatic = Denoise(
+      series.noisy, options); // no error: the default is no explicit frobenius
+  EXPECT_EQ(automatic.report.shrinkage, Shrinkage::Hard);
+  options.shrinkage = Shrinkage::Hard;
+  EXPECT_EQ(automatic.output.values,
+            Denoise(series.noisy, options).output.values);
+  ExpectMatchesReference(series.noisy, options, {5, 5, 5});
+}
+
+TEST(SVDLowRankDenoiseDefaults, FixedRankWithAKnownSigmaMapShrinksOptimally) {
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries series =
+      LowRankSeries(kSize, kVolumes, 2, kSigma, 4.0, random);
+  const std::vector<float> sigma(series.noisy.Voxels(),
+                                 static_cast<float>(kSigma));
+  LocalDenoiseOptions options = DefaultsOnCpu();
+  options.policy = RankPolicy::Fixed(2);
+  options.noiseSigma = sigma.data();
+  const Denoised automatic = Denoise(series.noisy, options);
+  EXPECT_EQ(automatic.report.shrinkage, Shrinkage::OptimalFrobenius);
+  options.shrinkage = Shrinkage::Hard;
+  EXPECT_NE(automatic.output.values,
+            Denoise(series.noisy, options).output.values);
+  options.shrinkage = Shrinkage::Auto;
+  ExpectMatchesReference(series.noisy, options, {5, 5, 5});
+}
+
+TEST(SVDLowRankDenoisePresets, ListDefaultFirstThenDwidenoise) {
+  EXPECT_EQ(svdlr::DenoisePresetNameList(),
+            (std::vector<std::string>{"default", "dwidenoise"}));
+  EXPECT_EQ(svdlr::FindDenoisePreset("dwidenoise "), nullptr);
+  EXPECT_EQ(svdlr::FindDenoisePreset("best"), nullptr);
+}
+
+TEST(SVDLowRankDenoisePresets, DefaultPresetIsTheDefaults) {
+  LocalDenoiseOptions fromPreset;
+  fromPreset.aggregation =
+      PatchAggregation::CentreVoxel; // moved away, so that the preset must set
+                                     // them back
+  fromPreset.shrinkage = Shrinkage::Hard;
+  fromPreset.policy = RankPolicy::Fixed(4);
+  svdlr::ApplyDenoisePreset(*svdlr::FindDenoisePreset("default"), fromPreset);
+  const LocalDenoiseOptions defaults;
+  EXPECT_EQ(fromPreset.aggregation, defaults.aggregation);
+  EXPECT_EQ(fromPreset.shrinkage, defaults.shrinkage);
+  EXPECT_EQ(fromPreset.policy.kind, defaults.policy.kind);
+  EXPECT_EQ(fromPreset.policy.estimator, defaults.policy.estimator);
+}
+
+TEST(SVDLowRankDenoisePresets, DwidenoiseIsCentreVoxelHardThresholdAndExp2) {
+  const svdlr::DenoisePreset *preset = svdlr::FindDenoisePreset("dwidenoise");
+  ASSERT_NE(preset, nullptr);
+  EXPECT_EQ(svdlr::DenoisePresetSettings(*preset),
+            "aggregation centre, shrinkage hard, policy mp-cg");
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries series =
+      LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  LocalDenoiseOptions options = DefaultsOnCpu();
+  svdlr::ApplyDenoisePreset(*preset, options);
+  EXPECT_EQ(options.patchSize, (std::array<std::size_t, 3>{0, 0, 0}));
+  ExpectMatchesReference(series.noisy, options, {5, 5, 5});
+}
+
+TEST(SVDLowRankDenoiseChoices, NamesRoundTrip) {
+  for (const std::string &name : svdlr::AggregationNameList()) {
+    PatchAggregation value{};
+    ASSERT_TRUE(svdlr::ParseAggregationName(name, value)) << name;
+    EXPECT_EQ(svdlr::AggregationName(value), name);
+  }
+  for (const std::string &name : svdlr::ShrinkageNameList()) {
+    Shrinkage value{};
+    ASSERT_TRUE(svdlr::ParseShrinkageName(name, value)) << name;
+    EXPECT_EQ(svdlr::ShrinkageName(value), name);
+  }
+  PatchAggregation untouched = PatchAggregation::OverlapAverage;
+  EXPECT_FALSE(svdlr::ParseAggregationName("center", untouched));
+  EXPECT_EQ(untouched, PatchAggregation::OverlapAverage);
+  EXPECT_EQ(svdlr::ShrinkageNameList(),
+            (std::vector<std::string>{"hard", "frobenius", "auto"}));
+}
+
+} // namespace

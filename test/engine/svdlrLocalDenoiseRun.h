@@ -1,0 +1,112 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlrLocalDenoiseRun_h
+#define svdlrLocalDenoiseRun_h
+
+// What the local denoiser's engine suites share: a run of DenoiseLocalLowRank
+// into outputs poisoned with NaN, and its comparison with the float64 reference
+// (svdlrLocalDenoiseReference.h).
+#include "svdlr/LocalDenoise.h"
+#include "svdlrLocalDenoiseReference.h"
+#include "svdlrTestSeries.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace svdlr {
+namespace test {
+
+struct Denoised {
+  Series output;
+  std::vector<float> sigma;
+  std::vector<std::uint16_t> rank;
+  LocalDenoiseReport report;
+};
+
+/** Runs the engine into a fresh output poisoned with NaN, so that every value
+ * it should write is checked. */
+inline Denoised Denoise(const Series &input,
+                        const LocalDenoiseOptions &options) {
+  Denoised result;
+  result.output = EmptySeries(input.size, input.volumes);
+  std::fill(result.output.values.begin(), result.output.values.end(),
+            std::numeric_limits<float>::quiet_NaN());
+  result.sigma.assign(input.Voxels(), std::numeric_limits<float>::quiet_NaN());
+  result.rank.assign(input.Voxels(), 0xFFFF);
+  LocalDenoiseMaps maps;
+  maps.noiseSigma = result.sigma.data();
+  maps.rank = result.rank.data();
+  result.report =
+      DenoiseLocalLowRank(input.View(), result.output.View(), maps, options);
+  return result;
+}
+
+inline ReferenceSettings SettingsOf(const LocalDenoiseOptions &options,
+                                    const std::array<std::size_t, 3> &patch) {
+  ReferenceSettings settings;
+  settings.patch = patch;
+  settings.policy = options.policy;
+  settings.shrinkage = options.shrinkage;
+  settings.aggregation = options.aggregation;
+  settings.stride = options.patchStride;
+  settings.knownSigma = options.noiseSigma;
+  return settings;
+}
+
+/** Per voxel: the series within 1e-5 relative of the reference's, σ within
+ * 1e-6, the rank equal. */
+inline void ExpectMatchesReference(const Series &input,
+                                   const LocalDenoiseOptions &options,
+                                   const std::array<std::size_t, 3> &patch) {
+  const Denoised result = Denoise(input, options);
+  const ReferenceResult reference =
+      ReferenceDenoise(input, SettingsOf(options, patch));
+  ASSERT_EQ(result.report.patchSize, patch);
+  const std::size_t voxels = input.Voxels();
+  double worst = 0.0;
+  std::size_t rankMismatches = 0;
+  for (std::size_t v = 0; v < voxels; ++v) {
+    double difference = 0.0, norm = 0.0;
+    for (std::size_t t = 0; t < input.volumes; ++t) {
+      const double d =
+          double(result.output(v, t)) - reference.values[v + t * voxels];
+      difference += d * d;
+      norm +=
+          reference.values[v + t * voxels] * reference.values[v + t * voxels];
+    }
+    worst = std::max(worst, norm > 0.0 ? std::sqrt(difference / norm)
+                                       : std::sqrt(difference));
+    EXPECT_NEAR(result.sigma[v], reference.sigma[v],
+                1e-6 * reference.sigma[v] + 1e-12)
+        << "voxel " << v;
+    rankMismatches += result.rank[v] != static_cast<std::uint16_t>(
+                                            std::lround(reference.rank[v]));
+  }
+  EXPECT_LE(worst, 1e-5);
+  EXPECT_EQ(rankMismatches, 0u);
+}
+
+} // namespace test
+} // namespace svdlr
+
+#endif
