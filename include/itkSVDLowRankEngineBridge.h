@@ -97,6 +97,8 @@ ToEngine(SVDLowRankReconstructionEnums::RankSelection selection, unsigned int ra
       return svdlr::RankPolicy::Energy(energyFraction);
     case SVDLowRankReconstructionEnums::RankSelection::GavishDonoho:
       return svdlr::RankPolicy::GavishDonoho(noiseSigma);
+    case SVDLowRankReconstructionEnums::RankSelection::Nordic:
+      return svdlr::RankPolicy::Nordic(noiseSigma);
     case SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur:
       return svdlr::RankPolicy::MarchenkoPastur(
         estimator == SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019
@@ -118,6 +120,8 @@ FromEngine(svdlr::RankPolicy::Kind kind)
       return SVDLowRankReconstructionEnums::RankSelection::GavishDonoho;
     case svdlr::RankPolicy::Kind::MarchenkoPastur:
       return SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur;
+    case svdlr::RankPolicy::Kind::Nordic:
+      return SVDLowRankReconstructionEnums::RankSelection::Nordic;
     default:
       return SVDLowRankReconstructionEnums::RankSelection::FixedRank;
   }

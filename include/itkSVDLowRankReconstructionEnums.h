@@ -60,13 +60,16 @@ public:
    *  GavishDonoho:    above Gavish & Donoho's (2014) optimal hard threshold, with σ given (SetNoiseSigma) or
    *                   estimated from the slice's median singular value;
    *  MarchenkoPastur: above the Marchenko-Pastur noise bulk, with σ estimated as MP-PCA does (Veraart et al.
-   *                   2016; MRtrix3 dwidenoise), see MarchenkoPasturEstimator. */
+   *                   2016; MRtrix3 dwidenoise), see MarchenkoPasturEstimator;
+   *  Nordic:          above NORDIC's threshold σ(√m + √n) (Moeller et al. 2021), σ given (SetNoiseSigma, or the
+   *                   denoiser's NoiseSigmaImage), never estimated. */
   enum class RankSelection : uint8_t
   {
     FixedRank,
     EnergyFraction,
     GavishDonoho,
-    MarchenkoPastur
+    MarchenkoPastur,
+    Nordic
   };
 
   /** How RankSelection MarchenkoPastur estimates σ: Veraart2016 (dwidenoise's `-estimator Exp1`) or
@@ -122,6 +125,8 @@ operator<<(std::ostream & out, const SVDLowRankReconstructionEnums::RankSelectio
       return out << "GavishDonoho";
     case SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur:
       return out << "MarchenkoPastur";
+    case SVDLowRankReconstructionEnums::RankSelection::Nordic:
+      return out << "Nordic";
   }
   return out << "INVALID VALUE FOR SVDLowRankReconstructionEnums::RankSelection";
 }

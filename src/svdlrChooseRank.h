@@ -92,7 +92,8 @@ NeedsMarchenkoPasturMedian(const RankPolicy & policy, bool sigmaGivenPerMatrix)
 SVDLR_HOST_DEVICE inline bool
 ModelsNoise(const RankPolicy & policy)
 {
-  return policy.kind == RankPolicy::Kind::GavishDonoho || policy.kind == RankPolicy::Kind::MarchenkoPastur;
+  return policy.kind == RankPolicy::Kind::GavishDonoho || policy.kind == RankPolicy::Kind::MarchenkoPastur ||
+         policy.kind == RankPolicy::Kind::Nordic;
 }
 
 /** The fewest leading singular values whose squares sum to at least `fraction` of the total; 0 for a zero matrix.
@@ -129,7 +130,8 @@ EnergyRank(double fraction, const TSpectrum & spectrum)
 /** The rank and σ that `policy` chooses for one rows x cols matrix from its `spectrum` (all min(rows, cols)
  * values; FixedRank reads only spectrum.count, so the subspace solver's leading values do for it).
  *  - givenSigma >= 0: σ is known for this matrix (the denoisers' noise map), and the noise policies keep the values
- *    above their threshold for it (Gavish-Donoho's, or the upper edge of the Marchenko-Pastur bulk); < 0: none.
+ *    above their threshold for it (Gavish-Donoho's, the upper edge of the Marchenko-Pastur bulk, NORDIC's);
+ *    < 0: none.
  *  - marchenkoPasturMedian: MarchenkoPasturMedian(β) of this shape where NeedsMarchenkoPasturMedian, else unused.
  * σ is the one found or given; for a policy that does not model noise, the one given, else 0. */
 template <typename TSpectrum>
@@ -153,6 +155,14 @@ ChooseRank(const RankPolicy & policy, const TSpectrum & spectrum, int rows, int 
       return given
                ? RankAboveThreshold(spectrum, count, MarchenkoPasturUpperEdge(givenSigma, rows, cols), givenSigma)
                : MarchenkoPasturRank(spectrum, count, rows, cols, policy.estimator);
+    case RankPolicy::Kind::Nordic:
+    {
+      // NORDIC's threshold, the expected largest singular value of a pure-noise matrix of this shape, taken as its
+      // analytic bound σ(√m + √n) instead of NORDIC's random draws, so that every run and backend agrees. σ is
+      // the one given for this matrix, else the policy's; callers refuse the policy with neither (NeedsGivenSigma).
+      const double sigma = given ? givenSigma : policy.noiseSigma;
+      return RankAboveThreshold(spectrum, count, NordicThreshold(sigma, rows, cols), sigma);
+    }
   }
   return { 0, 0.0 };
 }

@@ -130,6 +130,11 @@ Validate(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, cons
   {
     ThrowInvalid(problem);
   }
+  if (NeedsGivenSigma(options.policy) && !(options.policy.noiseSigma > 0.0))
+  {
+    ThrowInvalid(std::string("the ") + PolicyName(options.policy) +
+                 " policy needs a known noise sigma: set RankPolicy::noiseSigma > 0");
+  }
   if (options.deviceId < 0)
   {
     ThrowInvalid("device id must be >= 0, got " + std::to_string(options.deviceId));

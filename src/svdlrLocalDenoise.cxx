@@ -232,6 +232,12 @@ ValidateOptions(const SeriesView<const float> & input, const LocalDenoiseOptions
   {
     ThrowInvalid(problem);
   }
+  if (NeedsGivenSigma(options.policy) && !(options.policy.noiseSigma > 0.0) && options.noiseSigma == nullptr)
+  {
+    ThrowInvalid(std::string("the ") + PolicyName(options.policy) +
+                 " policy needs a known σ: give a known σ map (from a noise scan, noise volumes or a value), or "
+                 "RankPolicy::noiseSigma > 0");
+  }
   if (options.shrinkage == Shrinkage::OptimalFrobenius &&
       !PatchesHaveSigma(options.policy, options.noiseSigma != nullptr))
   {

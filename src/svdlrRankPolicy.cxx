@@ -57,6 +57,12 @@ constexpr PolicyEntry kPolicies[] = {
     "Marchenko-Pastur (Cordero-Grande 2019)",
     "svd-mp-cordero2019",
     "truncated SVD reconstruction above the Marchenko-Pastur noise bulk (Cordero-Grande 2019)" },
+  { RankPolicy::Kind::Nordic,
+    MarchenkoPasturEstimator::Veraart2016,
+    "nordic",
+    "NORDIC threshold (Moeller 2021), sigma given",
+    "svd-nordic",
+    "truncated SVD reconstruction above NORDIC's noise threshold sigma (sqrt(m) + sqrt(n))" },
 };
 
 bool
@@ -110,7 +116,8 @@ Names(bool noiseOnly)
 bool
 HasKnownSigma(const RankPolicy & policy)
 {
-  return policy.kind == RankPolicy::Kind::GavishDonoho && policy.noiseSigma > 0.0;
+  return (policy.kind == RankPolicy::Kind::GavishDonoho || policy.kind == RankPolicy::Kind::Nordic) &&
+         policy.noiseSigma > 0.0;
 }
 
 } // namespace
@@ -247,6 +254,12 @@ SliceDerivationDescription(const RankPolicy & policy)
   return text.str();
 }
 
+bool
+NeedsGivenSigma(const RankPolicy & policy)
+{
+  return policy.kind == RankPolicy::Kind::Nordic;
+}
+
 std::string
 RankPolicyProblem(const RankPolicy & policy)
 {
@@ -260,10 +273,11 @@ RankPolicyProblem(const RankPolicy & policy)
   {
     problem << "energy fraction must be in (0, 1], got " << policy.energyFraction;
   }
-  else if (policy.kind == RankPolicy::Kind::GavishDonoho &&
+  else if ((policy.kind == RankPolicy::Kind::GavishDonoho || policy.kind == RankPolicy::Kind::Nordic) &&
            !(std::isfinite(policy.noiseSigma) && policy.noiseSigma >= 0.0))
   {
-    problem << "noise sigma must be finite and >= 0 (0: estimate it), got " << policy.noiseSigma;
+    problem << "noise sigma must be finite and >= 0 (0: "
+            << (NeedsGivenSigma(policy) ? "given per voxel" : "estimate it") << "), got " << policy.noiseSigma;
   }
   else if (policy.kind == RankPolicy::Kind::MarchenkoPastur &&
            policy.estimator != MarchenkoPasturEstimator::Veraart2016 &&

@@ -306,6 +306,18 @@ TEST_F(DenoiseTool, AFixedRankWithoutSigmaFallsBackToTheHardThreshold)
   EXPECT_NE(refused.err.find("--shrinkage frobenius needs sigma"), std::string::npos) << refused.err;
 }
 
+// NORDIC's threshold takes σ as given: without one the tool refuses it (exit 2) and names the ways to give it; with
+// one it runs and says so.
+TEST_F(DenoiseTool, NordicNeedsAGivenSigma)
+{
+  const auto refused = ExpectRefused("--policy nordic dwi.nii.gz out.mha", 2);
+  EXPECT_NE(refused.err.find("--policy nordic takes sigma as given"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--noise-volumes"), std::string::npos) << refused.err;
+  const auto run = Run("--backend cpu --policy nordic --noise-sigma 2 --shrinkage hard dwi.nii.gz out.mha");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("NORDIC threshold"), std::string::npos) << run.out;
+}
+
 TEST_F(DenoiseTool, ThePresetOfAStrideConflictIsNamed)
 {
   const auto run = ExpectRefused("--preset dwidenoise --stride 2 dwi.nii.gz out.mha", 2);

@@ -224,7 +224,8 @@ TEST_F(Tool, NoiseRankOptionsAreCheckedWithTheOtherPolicies)
 {
   const auto unknown = Run("--noise-rank pca in.nii out.nii");
   EXPECT_EQ(unknown.exitCode, 2);
-  EXPECT_NE(unknown.err.find("--noise-rank: must be gd, mp or mp-cg, got 'pca'"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("--noise-rank: must be gd, mp, mp-cg or nordic, got 'pca'"), std::string::npos)
+    << unknown.err;
   for (const char * arguments : { "--noise-sigma 0 in.nii out.nii",
                                   "--noise-sigma -2 in.nii out.nii",
                                   "--noise-sigma inf in.nii out.nii",
@@ -232,10 +233,12 @@ TEST_F(Tool, NoiseRankOptionsAreCheckedWithTheOtherPolicies)
                                   "--noise-rank gd --rank 4 in.nii out.nii",
                                   "--energy 0.9 --noise-rank mp-cg in.nii out.nii",
                                   "--noise-sigma 2 --energy 0.9 in.nii out.nii",
-                                  "--solver subspace --noise-rank mp in.nii out.nii" })
+                                  "--solver subspace --noise-rank mp in.nii out.nii",
+                                  "--noise-rank nordic in.nii out.nii" })
   {
     EXPECT_EQ(Run(arguments).exitCode, 2) << arguments;
   }
+  EXPECT_NE(Run("--noise-rank nordic in.nii out.nii").err.find("takes sigma as given"), std::string::npos);
   EXPECT_NE(Run("--help").out.find("--noise-rank NAME"), std::string::npos);
 }
 
@@ -379,6 +382,7 @@ TEST_F(Tool, BatchAndSinglePathsLabelADicomOutputAlikeForEveryPolicy)
     { "--noise-sigma 12.5", svdlr::RankPolicy::GavishDonoho(12.5) },
     { "--noise-rank mp", svdlr::RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::Veraart2016) },
     { "--noise-rank mp-cg", svdlr::RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::CorderoGrande2019) },
+    { "--noise-rank nordic --noise-sigma 12.5", svdlr::RankPolicy::Nordic(12.5) },
   };
   for (std::size_t i = 0; i < std::size(runs); ++i)
   {

@@ -187,8 +187,10 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     ->check(CLI::IsMember(svdlr::ShrinkageNameList()));
   auto * policyOption = AddRankPolicyOption(app, policy, "--policy",
                       std::string("how each patch's rank is chosen: mp (Marchenko-Pastur, Veraart\n"
-                                  "2016), mp-cg (Cordero-Grande 2019), gd (Gavish-Donoho) or fixed\n"
-                                  "(with --rank); default: ") +
+                                  "2016), mp-cg (Cordero-Grande 2019), gd (Gavish-Donoho), nordic\n"
+                                  "(NORDIC's threshold, sigma given: --noise-volumes, --noise-scan,\n"
+                                  "--noise-sigma or --known-sigma-map) or fixed (with --rank);\n"
+                                  "default: ") +
                         svdlr::PolicyName(svdlr::DefaultDenoisePolicy()),
                       svdlr::PolicyName(svdlr::RankPolicy::Fixed(svdlr::kMinimumRank)));
   auto * estimator =
@@ -320,6 +322,12 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   }
   const bool knownSigma = options.noiseSigma > 0.0 || !options.noiseSigmaMap.empty();
   CheckComplexInputOptions(options.complex, knownSigma);
+  if (svdlr::NeedsGivenSigma(options.policy) && !knownSigma && options.complex.noiseVolumes == 0 &&
+      options.complex.noiseScan.empty())
+  {
+    throw UsageError("--policy " + policy + " takes sigma as given, never estimated: add --noise-volumes K, "
+                     "--noise-scan FILE, --noise-sigma S or --known-sigma-map FILE");
+  }
   if (options.batch.enabled && ComplexInputRequested(options.complex, itk::IOPixelEnum::SCALAR))
   {
     throw UsageError("--phase, --imaginary, --noise-volumes, --noise-scan and --complex-output take one series, not "

@@ -118,8 +118,11 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
                       "with the noise level sigma estimated per slice: gd (Gavish-Donoho\n"
                       "optimal hard threshold), mp (Marchenko-Pastur, MP-PCA as MRtrix3\n"
                       "dwidenoise) or mp-cg (Marchenko-Pastur with Cordero-Grande's\n"
-                      "estimator, dwidenoise -estimator Exp2), instead of a fixed rank");
-  app.add_option("--noise-sigma", options.noiseSigma, "Gavish-Donoho with a known noise sigma S > 0 (pixel units)")
+                      "estimator, dwidenoise -estimator Exp2), instead of a fixed rank;\n"
+                      "nordic (NORDIC's threshold) takes sigma from --noise-sigma");
+  app.add_option("--noise-sigma", options.noiseSigma,
+                 "a known noise sigma S > 0 (pixel units): Gavish-Donoho's, or\n"
+                 "NORDIC's with --noise-rank nordic")
     ->type_name("S")
     ->check(NumberValidator("a finite number > 0", [](double s) { return s > 0.0 && s < HUGE_VAL; }));
   app
@@ -248,12 +251,24 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
   // One rank policy: a fixed rank, an energy fraction or a noise rule.
   if (options.noiseSigma > 0.0)
   {
-    if (!options.noiseRank.empty() && options.noiseRank != "gd")
+    if (!options.noiseRank.empty() && options.noiseRank != "gd" && options.noiseRank != "nordic")
     {
-      throw UsageError("--noise-sigma sets Gavish-Donoho's sigma: it does not go with --noise-rank " +
+      throw UsageError("--noise-sigma sets Gavish-Donoho's or NORDIC's sigma: it does not go with --noise-rank " +
                        options.noiseRank);
     }
-    options.noiseRank = "gd";
+    if (options.noiseRank.empty())
+    {
+      options.noiseRank = "gd";
+    }
+  }
+  else if (!options.noiseRank.empty())
+  {
+    svdlr::RankPolicy named;
+    if (svdlr::ParseNoiseRank(options.noiseRank, named) && svdlr::NeedsGivenSigma(named))
+    {
+      throw UsageError("--noise-rank " + options.noiseRank + " takes sigma as given, never estimated: add "
+                       "--noise-sigma S");
+    }
   }
   if ((options.rankGiven ? 1 : 0) + (options.energyFraction > 0.0 ? 1 : 0) + (options.noiseRank.empty() ? 0 : 1) > 1)
   {

@@ -9,6 +9,10 @@ Methods (every one gets the brain mask, 5x5x5 patches, the signal volumes; the n
   ours-magnitude-noise --noise-volumes K on the magnitude alone (Rayleigh-corrected sigma)
   ours-*-overlap       ours-magnitude, ours-complex and ours-complex-noise with --aggregation overlap (every patch holding a voxel
                        averaged, as patch-denoise recombines)
+  ours-complex-noise-nordic[-overlap]
+                       ours-complex-noise with --policy nordic --shrinkage hard (NORDIC's threshold sigma (sqrt(m) +
+                       sqrt(n)) on the noise volumes' sigma, the values above it kept as they are), --aggregation
+                       centre (or overlap)
   pd-nordic            patch-denoise's NordicDenoiser on the complex series as acquired (patch-denoise removes no
                        phase), noise_std from the noise volumes
   pd-nordic-demod      the same on the complex series with its smooth phase removed first (scipy's Gaussian of the
@@ -134,6 +138,13 @@ def main():
         "ours-complex-noise-overlap": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--phase", f"{d}_phase.nii.gz",
                                                            "--noise-volumes", str(k), "--noise-map", s,
                                                            "--aggregation", "overlap"],
+        "ours-complex-noise-nordic": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--phase", f"{d}_phase.nii.gz",
+                                                          "--noise-volumes", str(k), "--noise-map", s, "--policy",
+                                                          "nordic", "--shrinkage", "hard", "--aggregation", "centre"],
+        "ours-complex-noise-nordic-overlap": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--phase",
+                                                                  f"{d}_phase.nii.gz", "--noise-volumes", str(k),
+                                                                  "--noise-map", s, "--policy", "nordic",
+                                                                  "--shrinkage", "hard", "--aggregation", "overlap"],
         "dwidenoise": lambda o, s: ["dwidenoise", signal["mag"], o, "-mask", mask_path, "-extent", "5,5,5",
                                     "-noise", s, "-nthreads", str(args.threads), "-force", "-quiet"],
     }
@@ -141,7 +152,7 @@ def main():
     noisy_psnr = psnr(mag_all[..., :nv], clean, mask)
     rows = []
     for name in args.methods.split(","):
-        if name.endswith("-noise") and k == 0:
+        if "-noise" in name and k == 0:
             continue
         o, s = f"{out}/{name}.nii.gz", f"{out}/{name}_sigma.nii.gz"
         if name in methods:

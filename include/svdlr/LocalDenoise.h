@@ -89,8 +89,8 @@ struct LocalDenoiseOptions
   /** Optional, VoxelCount() values, x fastest: a known noise level σ per voxel (for example from noise scans).
    * Each patch then uses σ at its centre in place of an estimate, and keeps the singular values above the
    * policy's threshold for that σ (GavishDonoho: its optimal hard threshold; MarchenkoPastur: the upper edge of
-   * the noise bulk, σ(√voxels + √volumes); FixedRank and EnergyFraction choose their rank as usual and use σ only
-   * for the shrinkage and the map). Must be finite and >= 0. */
+   * the noise bulk, σ(√voxels + √volumes), and Nordic the same edge, for which σ is required; FixedRank and
+   * EnergyFraction choose their rank as usual and use σ only for the shrinkage and the map). Must be finite and >= 0. */
   const float * noiseSigma{ nullptr };
 
   Backend          backend{ Backend::Auto };

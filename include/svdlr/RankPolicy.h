@@ -45,13 +45,15 @@ struct RankPolicy
     FixedRank,      // keep `rank` triplets (clamped to min(rows, cols))
     EnergyFraction, // keep the fewest triplets whose squared singular values hold >= `energyFraction` of ||A||_F^2
     GavishDonoho,   // keep the singular values above Gavish & Donoho's (2014) optimal hard threshold
-    MarchenkoPastur // keep those above the Marchenko-Pastur noise bulk, found with σ (Veraart et al. 2016)
+    MarchenkoPastur, // keep those above the Marchenko-Pastur noise bulk, found with σ (Veraart et al. 2016)
+    Nordic           // NORDIC (Moeller et al. 2021): keep those above σ(√m + √n) for a σ given, never estimated
   };
 
   Kind        kind{ Kind::FixedRank };
   std::size_t rank{ kDefaultRank }; // Defaults.h, the one default of every interface
   double      energyFraction{ 1.0 };
-  /** GavishDonoho: the known σ of each entry's noise; 0: unknown, estimated from the median singular value. */
+  /** GavishDonoho: the known σ of each entry's noise; 0: unknown, estimated from the median singular value.
+   * Nordic: the known σ; 0: given per matrix instead (the denoisers' σ map), and refused where none is. */
   double                   noiseSigma{ 0.0 };
   MarchenkoPasturEstimator estimator{ MarchenkoPasturEstimator::Veraart2016 };
 
@@ -70,6 +72,11 @@ struct RankPolicy
   {
     return { Kind::GavishDonoho, 0, 1.0, sigma };
   }
+  static RankPolicy
+  Nordic(double sigma = 0.0)
+  {
+    return { Kind::Nordic, 0, 1.0, sigma };
+  }
   static constexpr RankPolicy
   MarchenkoPastur(MarchenkoPasturEstimator estimator = MarchenkoPasturEstimator::Veraart2016)
   {
@@ -85,15 +92,15 @@ DefaultDenoisePolicy()
   return RankPolicy::MarchenkoPastur(kDefaultMarchenkoPasturEstimator);
 }
 
-/** The policy's name, as the tools and Python spell it: "fixed", "energy", "gd", "mp" or "mp-cg". Parameters are
- * not part of the name (PolicyDescription and OutputTag carry them). */
+/** The policy's name, as the tools and Python spell it: "fixed", "energy", "gd", "mp", "mp-cg" or "nordic".
+ * Parameters are not part of the name (PolicyDescription and OutputTag carry them). */
 const char *
 PolicyName(const RankPolicy & policy);
 /** Sets `policy` to the named policy with its default parameters (rank kDefaultRank, energy fraction 1, σ unknown)
  * and returns true; returns false (policy untouched) for any other text. */
 bool
 ParsePolicyName(const std::string & name, RankPolicy & policy);
-/** Every policy name, for messages and help texts: "fixed, energy, gd, mp or mp-cg". */
+/** Every policy name, for messages and help texts: "fixed, energy, gd, mp, mp-cg or nordic". */
 std::string
 PolicyNames();
 /** The same names one by one (Python's tuples); only the noise policies' (NoiseRankNames) with `noiseOnly`. */
@@ -103,7 +110,8 @@ PolicyNameList(bool noiseOnly = false);
 /** The policies chosen from the noise (the tools' --noise-rank), by the same names:
  *   "gd"    Gavish-Donoho (σ estimated, or given as the policy's noiseSigma);
  *   "mp"    Marchenko-Pastur, Veraart et al. 2016 (MRtrix3 dwidenoise's `-estimator Exp1`);
- *   "mp-cg" Marchenko-Pastur, Cordero-Grande et al. 2019 (dwidenoise's Exp2).
+ *   "mp-cg" Marchenko-Pastur, Cordero-Grande et al. 2019 (dwidenoise's Exp2);
+ *   "nordic" NORDIC's threshold, σ(√m + √n), with σ given (NeedsGivenSigma).
  * NoiseRankName gives "" for the others (FixedRank, EnergyFraction). */
 const char *
 NoiseRankName(const RankPolicy & policy);
@@ -114,7 +122,7 @@ NoiseRankDescription(const RankPolicy & policy);
 /** As ParsePolicyName, for the noise policies only. */
 bool
 ParseNoiseRank(const std::string & name, RankPolicy & policy);
-/** "gd, mp or mp-cg". */
+/** "gd, mp, mp-cg or nordic". */
 std::string
 NoiseRankNames();
 
@@ -132,6 +140,11 @@ PolicyDescription(const RankPolicy & policy);
  * threshold (sigma 12.5)", ... Callers may add the tool and the ranks in parentheses. */
 std::string
 SliceDerivationDescription(const RankPolicy & policy);
+
+/** True for the policies that take σ as given and never estimate it (nordic): a caller without a σ for them, in
+ * the policy (noiseSigma > 0) or per matrix (a known σ map, noise volumes, a noise scan), refuses the run. */
+bool
+NeedsGivenSigma(const RankPolicy & policy);
 
 /** What is wrong with `policy` itself, in one sentence that names the engine's parameters, or "" when it is valid.
  * PolicyProblem (Names.h) adds the rules that tie a policy to a solver. */

@@ -81,9 +81,10 @@ def local_low_rank_denoising_image_filter(
         "frobenius": Gavish & Donoho's optimal shrinker of the singular values kept (needs sigma: a noise policy
         or ``noise_sigma``); "hard": kept as they are; "auto" (the default): "frobenius" where sigma is estimated
         or given, "hard" otherwise (a fixed rank or an energy fraction without ``noise_sigma``).
-    policy : "mp", "mp-cg", "gd", "fixed" or "energy", optional
+    policy : "mp", "mp-cg", "gd", "nordic", "fixed" or "energy", optional
         How each patch's rank is chosen: Marchenko-Pastur with Veraart et al.'s estimator, Marchenko-Pastur with
-        Cordero-Grande et al.'s (2019; the default, dwidenoise 3.0's Exp2), Gavish & Donoho's threshold, a fixed
+        Cordero-Grande et al.'s (2019; the default, dwidenoise 3.0's Exp2), Gavish & Donoho's threshold, NORDIC's
+        threshold sigma (sqrt(m) + sqrt(n)) (needs ``noise_sigma``: ValueError without it), a fixed
         ``rank`` (which implies "fixed"), or an ``energy_fraction`` (which implies "energy"). The names and keywords of
         :func:`svd_low_rank_reconstruction_image_filter` too.
     rank : int >= 1, optional

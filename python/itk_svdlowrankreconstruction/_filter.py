@@ -79,7 +79,7 @@ def svd_low_rank_reconstruction_image_filter(
         A 2D or 3D scalar image with pixel type unsigned char, short, unsigned short, float or double
         (NumPy dtypes uint8, int16, uint16, float32, float64). Arrays are read in ITK's NumPy axis order:
         a volume is indexed [z, y, x], as ``itk.array_view_from_image`` returns it.
-    policy : "fixed", "energy", "gd", "mp" or "mp-cg", optional
+    policy : "fixed", "energy", "gd", "mp", "mp-cg" or "nordic", optional
         How each slice's rank is chosen (the names and keywords of
         :func:`local_low_rank_denoising_image_filter` too): a fixed rank, an energy fraction, or from the noise
         (see noise_rank below). By default the policy whose parameter is given (rank: "fixed", energy_fraction:
@@ -99,8 +99,9 @@ def svd_low_rank_reconstruction_image_filter(
         2016; MRtrix3 dwidenoise's default). "mp-cg": the same with Cordero-Grande et al.'s (2019) estimator
         (dwidenoise ``-estimator Exp2``).
     noise_sigma : float > 0, optional
-        Gavish-Donoho with this known noise sigma per pixel, in pixel units (implies noise_rank "gd"). Give one
-        of rank, energy_fraction and noise_rank/noise_sigma.
+        Gavish-Donoho with this known noise sigma per pixel, in pixel units (implies noise_rank "gd"); with
+        policy "nordic", NORDIC's threshold sigma (sqrt(rows) + sqrt(cols)) for it, which needs it (ValueError
+        without). Give one of rank, energy_fraction and noise_rank/noise_sigma.
     slice_dimension : int, optional
         For a 3D image, the ITK axis along which it is cut into 2D slices: 0 = x, 1 = y, 2 = z (NumPy axis
         2 - slice_dimension). Default: the last ITK axis, z, i.e. NumPy axis 0. A slice keeps its other two

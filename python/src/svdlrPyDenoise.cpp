@@ -422,7 +422,7 @@ aggregation : "centre" or "overlap", optional
 shrinkage : "auto", "hard" or "frobenius", optional
     "frobenius": Gavish-Donoho's optimal shrinker of the kept singular values (needs sigma: a noise policy or
     noise_sigma); "auto" (the default): "frobenius" where sigma is estimated or given, "hard" otherwise.
-policy : "mp", "mp-cg", "gd", "fixed" or "energy", optional
+policy : "mp", "mp-cg", "gd", "nordic", "fixed" or "energy", optional
     How each patch's rank is chosen: Marchenko-Pastur (Veraart 2016), Marchenko-Pastur (Cordero-Grande 2019,
     dwidenoise 3.0's Exp2; the default), Gavish-Donoho's threshold, a fixed rank (given by rank, which implies
     it), or an energy fraction (given by energy_fraction, which implies it). The same keywords as reconstruct's.

@@ -86,9 +86,10 @@ RankPolicyFrom(const PolicyKeywords & keywords, const char * defaultPolicy)
     ThrowValueError("energy_fraction goes with " + keyword + " \"" + energy + "\", not with " + keyword + " \"" +
                     name + "\"");
   }
-  if (keywords.noiseSigma && policy.kind != RankPolicy::Kind::GavishDonoho)
+  if (keywords.noiseSigma && policy.kind != RankPolicy::Kind::GavishDonoho && !NeedsGivenSigma(policy))
   {
-    ThrowValueError("noise_sigma sets Gavish-Donoho's sigma: it does not go with " + keyword + "=\"" + name + "\"");
+    ThrowValueError("noise_sigma sets Gavish-Donoho's sigma (or NORDIC's): it does not go with " + keyword + "=\"" +
+                    name + "\"");
   }
   if (policy.kind == RankPolicy::Kind::FixedRank)
   {

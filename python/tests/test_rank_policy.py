@@ -91,3 +91,19 @@ def test_denoising_takes_the_same_keywords(rng):
     ]:
         with pytest.raises(ValueError, match=message):
             denoise(series, backend="cpu", **options)
+
+
+def test_nordic_takes_sigma_as_given(rng):
+    # NORDIC's threshold sigma (sqrt(m) + sqrt(n)) never estimates sigma: without one both paths raise ValueError.
+    series = low_rank_series(rng)
+    with pytest.raises(ValueError, match="needs a known"):
+        denoise(series, policy="nordic", backend="cpu")
+    given = np.full(series.shape[1:], 1.0, dtype=np.float32)
+    _, sigma, _ = denoise(series, policy="nordic", noise_sigma=given, backend="cpu", return_maps=True)
+    np.testing.assert_array_equal(sigma, 1.0)
+    slices = low_rank_slices(rng)
+    with pytest.raises(ValueError, match="needs a known"):
+        svdlr_filter(slices, policy="nordic", backend="cpu")
+    _, details = svdlr_filter(slices, policy="nordic", noise_sigma=1.0, backend="cpu", return_details=True)
+    np.testing.assert_array_equal(details.noise_sigma, 1.0)
+    assert method_tag(policy="nordic", noise_sigma=12.5) == "svd-nordic-sigma12.5"

@@ -374,8 +374,8 @@ TEST(SVDLowRankNoiseThreshold, FloatAndDoubleEigenvaluesGiveTheSameDecision)
 TEST(SVDLowRankNoiseRankNames, EveryNameParsesToAPolicyThatGivesItBack)
 {
   const std::string names = svdlr::NoiseRankNames();
-  EXPECT_EQ(names, "gd, mp or mp-cg");
-  for (const char * name : { "gd", "mp", "mp-cg" })
+  EXPECT_EQ(names, "gd, mp, mp-cg or nordic");
+  for (const char * name : { "gd", "mp", "mp-cg", "nordic" })
   {
     RankPolicy policy = RankPolicy::Fixed(3);
     ASSERT_TRUE(svdlr::ParseNoiseRank(name, policy)) << name;

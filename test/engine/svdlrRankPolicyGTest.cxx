@@ -45,7 +45,9 @@ DistinctRuns()
            RankPolicy::GavishDonoho(12.5),
            RankPolicy::GavishDonoho(3.0),
            RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::Veraart2016),
-           RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::CorderoGrande2019) };
+           RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::CorderoGrande2019),
+           RankPolicy::Nordic(),
+           RankPolicy::Nordic(12.5) };
 }
 
 // "a, b or c" -> { "a", "b", "c" }
@@ -98,7 +100,7 @@ TEST(SVDLowRankRankPolicy, EveryListedNameParsesAndNoiseNamesAreTheNoiseSubset)
     EXPECT_EQ(std::string(svdlr::PolicyName(policy)), name);
     all.insert(name);
   }
-  EXPECT_EQ(all.size(), 5u) << svdlr::PolicyNames();
+  EXPECT_EQ(all.size(), 6u) << svdlr::PolicyNames();
   EXPECT_EQ(SplitNames(svdlr::PolicyNames()), svdlr::PolicyNameList());
   EXPECT_EQ(SplitNames(svdlr::NoiseRankNames()), svdlr::PolicyNameList(true));
   for (const std::string & name : SplitNames(svdlr::NoiseRankNames()))
