@@ -18,6 +18,7 @@
 #include "svdlrCudaTestHooks.h"
 
 #include "svdlrCudaCheck.h"
+#include "svdlrDevicePoison.h"
 #include "svdlrCudaDevice.h"
 #include "svdlrCudaHandles.h"
 #include "svdlrCudaPipeline.h"
@@ -59,7 +60,7 @@ RunLowRankProduct(ProductKernel kernel, const std::vector<double> & p, const std
   SVDLR_CUDA_CHECK(cudaMemcpy(deviceQ.Data(), q.data(), deviceQ.Bytes(), cudaMemcpyHostToDevice));
   SVDLR_CUDA_CHECK(cudaMemcpy(deviceRanks.Data(), ranks.data(), deviceRanks.Bytes(), cudaMemcpyHostToDevice));
   // Poison the output (all bits set: NaN for float and double) so that an unwritten pixel cannot pass.
-  SVDLR_CUDA_CHECK(cudaMemset(deviceOutput.Data(), 0xFF, deviceOutput.Bytes()));
+  svdlr::test::PoisonDeviceBytes(deviceOutput.Data(), deviceOutput.Bytes());
 
   LowRankProductArguments<TOut> arguments;
   arguments.rows = rows;
@@ -176,14 +177,14 @@ ReconstructThroughDevice(const MatrixBatch<const T> & input, const MatrixBatch<T
   if (!run.inPlace)
   {
     deviceOutput.Allocate(SpanElements(output));
-    SVDLR_CUDA_CHECK(cudaMemset(deviceOutput.Data(), 0xFF, deviceOutput.Bytes())); // NaN: unwritten shows
+    svdlr::test::PoisonDeviceBytes(deviceOutput.Data(), deviceOutput.Bytes()); // NaN: unwritten shows
   }
   if (run.callerStream)
   {
     stream = CreateStream();
     staged.Allocate(inputElements);
     SVDLR_CUDA_CHECK(cudaMemcpy(staged.Data(), input.data, staged.Bytes(), cudaMemcpyHostToDevice));
-    SVDLR_CUDA_CHECK(cudaMemset(deviceInput.Data(), 0xFF, deviceInput.Bytes()));
+    svdlr::test::PoisonDeviceBytes(deviceInput.Data(), deviceInput.Bytes());
     SpinKernel<<<1, 1, 0, stream.Get()>>>(20000000ULL);
     SVDLR_CUDA_CHECK(cudaGetLastError());
     SVDLR_CUDA_CHECK(
@@ -192,6 +193,9 @@ ReconstructThroughDevice(const MatrixBatch<const T> & input, const MatrixBatch<T
   else
   {
     SVDLR_CUDA_CHECK(cudaMemcpy(deviceInput.Data(), input.data, deviceInput.Bytes(), cudaMemcpyHostToDevice));
+    // A copy from pageable memory may return before its DMA lands, and the engine's non-blocking streams do not wait
+    // for the legacy stream it ran on (svdlrDevicePoison.h).
+    SVDLR_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   const MatrixBatch<const T> deviceIn{ deviceInput.Data(), input.count, input.rows, input.cols, input.matrixStride };

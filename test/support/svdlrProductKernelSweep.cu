@@ -19,6 +19,7 @@
 // shapes, the naive reference kernel in several block shapes, and cuBLAS's strided-batched GEMM, all on the
 // same factors and timed with CUDA events. A benchmark hook, never used by the engine.
 #include "svdlrCudaCheck.h"
+#include "svdlrDevicePoison.h"
 #include "svdlrCudaDevice.h"
 #include "svdlrCudaHandles.h"
 #include "svdlrCudaTestHooks.h"
@@ -165,7 +166,7 @@ SweepLowRankProductKernels(std::int64_t count, std::int64_t rows, std::int64_t c
     SVDLR_CUDA_CHECK(cudaMemcpy(host.data(), deviceOutput.Data(), deviceOutput.Bytes(), cudaMemcpyDeviceToHost));
     return host;
   };
-  auto poison = [&]() { SVDLR_CUDA_CHECK(cudaMemset(deviceOutput.Data(), 0xFF, deviceOutput.Bytes())); };
+  auto poison = [&]() { svdlr::test::PoisonDeviceBytes(deviceOutput.Data(), deviceOutput.Bytes()); };
 
   std::vector<ProductKernelTiming> timings;
   poison();

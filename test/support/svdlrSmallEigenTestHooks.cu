@@ -18,6 +18,7 @@
 #include "svdlrSmallEigenTestHooks.h"
 
 #include "svdlrCudaCheck.h"
+#include "svdlrDevicePoison.h"
 #include "svdlrCudaDevice.h"
 #include "svdlrCudaHandles.h"
 #include "svdlrDeviceBuffer.h"
@@ -108,10 +109,10 @@ RunSmallEigenSolver(const std::vector<double> & matrices, std::int64_t n, std::i
   SVDLR_CUDA_CHECK(
     cudaMemcpy(deviceMatrices.Data(), matrices.data(), deviceMatrices.Bytes(), cudaMemcpyHostToDevice));
   // Poison what the solver must write (all bits set: NaN), and the workspace too.
-  SVDLR_CUDA_CHECK(cudaMemset(eigenvalues.Data(), 0xFF, eigenvalues.Bytes()));
-  SVDLR_CUDA_CHECK(cudaMemset(vectors.Data(), 0xFF, vectors.Bytes()));
-  SVDLR_CUDA_CHECK(cudaMemset(info.Data(), 0xFF, info.Bytes()));
-  SVDLR_CUDA_CHECK(cudaMemset(workspace.Data(), 0xFF, workspace.Bytes()));
+  svdlr::test::PoisonDeviceBytes(eigenvalues.Data(), eigenvalues.Bytes());
+  svdlr::test::PoisonDeviceBytes(vectors.Data(), vectors.Bytes());
+  svdlr::test::PoisonDeviceBytes(info.Data(), info.Bytes());
+  svdlr::test::PoisonDeviceBytes(workspace.Data(), workspace.Bytes());
   if (!vectorCounts.empty())
   {
     counts.Allocate(ucount);
