@@ -26,6 +26,7 @@ from ._engine import release_cuda_resources as _release_cuda_resources
 from ._batch import find_volumes, reconstruct_many, reconstruct_volume, write_table
 from ._dask import denoise_with_dask, local_cuda_cluster, reconstruct_with_dask
 from ._denoise import local_low_rank_denoising_image_filter
+from ._denoise_batch import denoise_batch
 from ._filter import ReconstructionDetails, svd_low_rank_reconstruction_image_filter
 from ._pipeline import svd_low_rank_reconstruction_pipeline_filter
 
@@ -35,6 +36,7 @@ __all__ = [
     "cuda_backend_built",
     "cuda_device_unusable_reason",
     "cuda_device_usable",
+    "denoise_batch",
     "denoise_with_dask",
     "find_volumes",
     "local_cuda_cluster",
