@@ -216,6 +216,9 @@ BallMask(const std::array<std::size_t, 3> & size, Random & random)
   return mask;
 }
 
+/** The masked run against the unmasked one, inside the mask: rounding only (see the test for what was measured). */
+constexpr double kMaskRoundingBound = 1e-5;
+
 TEST(SVDLowRankLocalDenoise, MaskCopiesOutsideVoxelsAndZeroesTheirMaps)
 {
   Random random;
@@ -228,18 +231,45 @@ TEST(SVDLowRankLocalDenoise, MaskCopiesOutsideVoxelsAndZeroesTheirMaps)
   const Denoised unmasked = Denoise(series.noisy, CpuOptions());
   const auto     inside = static_cast<std::size_t>(std::count_if(mask.begin(), mask.end(), [](auto m) { return m; }));
   EXPECT_EQ(result.report.patches, inside);
+  // Inside, a voxel's patch reads its neighbours whether they are in the mask or not: the unmasked result, up to
+  // rounding, because the CPU kernels slide each patch's Gram matrix from the previous voxel's, and the mask changes
+  // which voxel that was. Outside, the input itself, bit for bit, and zero maps.
+  double largestInside = 0.0, largestDifference = 0.0;
+  std::size_t rankDifferences = 0;
   for (std::size_t v = 0; v < series.noisy.Voxels(); ++v)
   {
     for (std::size_t t = 0; t < kVolumes; ++t)
     {
-      // Inside, a voxel's patch reads its neighbours whether they are in the mask or not: the unmasked result.
-      const float expected = mask[v] ? unmasked.output(v, t) : series.noisy(v, t);
       const float actual = result.output(v, t);
-      ASSERT_EQ(std::memcmp(&actual, &expected, sizeof(float)), 0) << "voxel " << v << " volume " << t;
+      if (mask[v])
+      {
+        largestInside = std::max(largestInside, double(std::fabs(unmasked.output(v, t))));
+        largestDifference = std::max(largestDifference, double(std::fabs(actual - unmasked.output(v, t))));
+      }
+      else
+      {
+        const float expected = series.noisy(v, t);
+        ASSERT_EQ(std::memcmp(&actual, &expected, sizeof(float)), 0) << "voxel " << v << " volume " << t;
+      }
     }
-    EXPECT_EQ(result.sigma[v], mask[v] ? unmasked.sigma[v] : 0.0f);
-    EXPECT_EQ(result.rank[v], mask[v] ? unmasked.rank[v] : 0);
+    if (mask[v])
+    {
+      EXPECT_NEAR(result.sigma[v], unmasked.sigma[v], 1e-5 * unmasked.sigma[v]) << "voxel " << v;
+      rankDifferences += result.rank[v] != unmasked.rank[v] ? 1 : 0;
+    }
+    else
+    {
+      EXPECT_EQ(result.sigma[v], 0.0f);
+      EXPECT_EQ(result.rank[v], 0);
+    }
   }
+  RecordSpread("inside-difference/largest", random.Seed(), largestDifference / largestInside);
+  RecordSpread("inside-rank-differences", random.Seed(), double(rankDifferences));
+  // Measured (test/seed-spread/measure.sh, 2026-11-25): 3,500 seeds bit-identical and 0 rank differences; one seed
+  // of CI's (SVDLR_TEST_SEED=14531601796169269729) 2.5e-9 of the largest value. The bound is float32 rounding
+  // with a wide margin: a wrong voxel or patch would differ by the noise (about 1e-1 of it).
+  EXPECT_LE(largestDifference, kMaskRoundingBound * largestInside);
+  EXPECT_EQ(rankDifferences, 0u);
 }
 
 TEST(SVDLowRankLocalDenoise, KnownSigmaMapIsUsedAndReturned)
