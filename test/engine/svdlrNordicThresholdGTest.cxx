@@ -124,8 +124,15 @@ TEST(SVDLowRankNordicThreshold, LowRankPlusNoiseKeepsItsTrueRank)
     const std::vector<double> input = Pack<double>({ a });
     std::vector<double>       output(input.size());
     const svdlr::Report       report = ReconstructOnCpu(input, output, 1, rows, cols, RankPolicy::Nordic(sigma));
-    EXPECT_EQ(report.ranks[0], k) << rows << " x " << cols;
-    EXPECT_EQ(report.ranks[0], ReferenceNordicRank(ReferenceSvd(a).SingularValues(), rows, cols, sigma));
+    // Every signal component is kept. A noise component may be kept too: the largest noise singular value lies
+    // above the edge for about 13 % of pure-noise matrices of this size (the pure-noise test above), and more often
+    // with signal beside it. The extra count's spread, over 2,000 seeds (test/seed-spread/measure.sh, 2026-11-25):
+    // 0 or 1, never more; the bound follows the margin rule of svdlrTestSeed.h.
+    const std::size_t kept = report.ranks[0];
+    RecordSpread("extra-components", random.Seed(), double(kept) - double(k));
+    EXPECT_GE(kept, k) << rows << " x " << cols;
+    EXPECT_LE(kept, k + 2) << rows << " x " << cols;
+    EXPECT_EQ(kept, ReferenceNordicRank(ReferenceSvd(a).SingularValues(), rows, cols, sigma));
   }
 }
 
