@@ -22,6 +22,7 @@
 // batch mode (--batch, SVDLowRankDenoiseBatch.h) runs on its pipeline's threads.
 #include "SVDLowRankDenoiseBatch.h"
 #include "SVDLowRankDenoiseOptions.h"
+#include "SVDLowRankDenoiseProvenance.h"
 #include "SVDLowRankDenoiseRun.h"
 #include "SVDLowRankDenoiseSummary.h"
 #include "SVDLowRankNiftiHeader.h"
@@ -125,62 +126,6 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
   }
 }
 
-/** The sidecar's record: the options, and what the filter found (`rank` and `sigma` inside the mask). */
-Provenance
-DenoiseProvenance(const DenoiseToolOptions & options, const DenoiseSummary & summary)
-{
-  Provenance provenance;
-  provenance.tool = ToolName;
-  provenance.commandLine = options.run.commandLine;
-  auto & parameters = provenance.parameters;
-  parameters.emplace_back("policy", JsonString(options.policyName));
-  if (options.policy.kind == svdlr::RankPolicy::Kind::FixedRank)
-  {
-    parameters.emplace_back("rank", std::to_string(options.policy.rank));
-  }
-  parameters.emplace_back("patch", "[" + std::to_string(summary.patch[0]) + ", " + std::to_string(summary.patch[1]) +
-                                     ", " + std::to_string(summary.patch[2]) + "]");
-  parameters.emplace_back("stride", std::to_string(options.stride));
-  parameters.emplace_back("aggregation",
-                          JsonString(options.aggregation == itk::LocalLowRankDenoisingEnums::Aggregation::OverlapAverage
-                                       ? "overlap"
-                                       : "centre"));
-  parameters.emplace_back("shrinkage",
-                          JsonString(options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
-                                       ? "frobenius"
-                                       : "hard"));
-  parameters.emplace_back("noiseSigma", options.noiseSigma > 0.0 ? JsonNumber(options.noiseSigma) : "null");
-  parameters.emplace_back("backend", JsonString(svdlr::Name(static_cast<svdlr::Backend>(options.backend))));
-  parameters.emplace_back("device", std::to_string(options.deviceId));
-  parameters.emplace_back("gpuMemoryLimit", options.gpuMemoryLimit > 0 ? std::to_string(options.gpuMemoryLimit) : "null");
-  parameters.emplace_back("outputType", JsonString(options.outputType));
-  parameters.emplace_back("threads", options.run.threads > 0 ? std::to_string(options.run.threads) : "null");
-  for (const std::string * input : { &options.input, &options.mask, &options.noiseSigmaMap })
-  {
-    if (!input->empty())
-    {
-      provenance.inputs.push_back(*input);
-    }
-  }
-  for (const std::string * output : { &options.output, &options.noiseMap, &options.rankMap })
-  {
-    if (!output->empty())
-    {
-      provenance.outputs.push_back(*output);
-    }
-  }
-  const std::size_t voxels = summary.grid[0] * summary.grid[1] * summary.grid[2];
-  provenance.ranks = ValuesInMask(summary.rank, summary.mask, voxels);
-  provenance.sigmas = ValuesInMask(summary.sigma, summary.mask, voxels);
-  std::ostringstream backend;
-  backend << summary.backend;
-  provenance.backend = backend.str();
-  provenance.device = provenance.backend == "CUDA" ? options.deviceId : -1;
-  provenance.notes = summary.notes;
-  provenance.started = RunStartedUtc();
-  provenance.seconds = SecondsSinceRunStart();
-  return provenance;
-}
 
 /** The series must be finite: the first NaN or Inf is named by voxel and volume before any work. */
 template <typename TSeries>
@@ -473,7 +418,7 @@ public:
     };
 
     m_Summary.peakHostBytes = PeakResidentBytes();
-    auto record = DenoiseProvenance(m_Options, m_Summary);
+    auto record = DenoiseProvenance(ToolName, m_Options, m_Summary);
     if (m_Prepared)
     {
       record.parameters.insert(record.parameters.end(), m_Prepared->provenance.begin(), m_Prepared->provenance.end());
