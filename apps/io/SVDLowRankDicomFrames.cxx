@@ -148,6 +148,19 @@ SetGeometry(DicomVolumeImage * image, const DicomFrame & first, std::size_t slic
     direction[i][1] = first.columnDirection[i];
     direction[i][2] = normal[i];
   }
+  // ITK aborts (vnl's assert_finite) when it inverts an index-to-physical matrix, direction times spacing, with a
+  // NaN or Inf in it: a header whose orientation, position or spacing does not make finite numbers (a spacing of
+  // 1e300 times a direction of 10, found by the DICOM fuzzer) is refused by name instead.
+  for (unsigned int i = 0; i < 3; ++i)
+  {
+    for (unsigned int j = 0; j < 3; ++j)
+    {
+      if (!std::isfinite(direction[i][j] * spacing[j]) || !std::isfinite(origin[i]))
+      {
+        throw DicomError(first.Name() + ": its orientation, position or spacing is not a finite number");
+      }
+    }
+  }
   image->SetOrigin(origin);
   image->SetDirection(direction);
   image->Allocate();
