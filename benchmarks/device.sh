@@ -141,6 +141,8 @@ stage_sweeps() {
 stage_denoise() {
   # DENOISE_SIZES names one or more (issue 20's are 96x96x60x65 and 112x112x72x91, a call each with every row).
   # Each size gets an equal share of what is left of DENOISE_BUDGET, so that the last one is not starved.
+  # The 200-volume series: DENOISE_SIZES=176x176x120x200 DENOISE_DWIDENOISE_SLICES=6 DENOISE_ENGINE_REPEAT=1
+  # DENOISE_ROWS=ours-gpu:all:whole,dwidenoise:all:whole (dwidenoise on a slab, extrapolated: end_to_end.py says so).
   local sizes=(${DENOISE_SIZES:-96x96x60x65}) left
   left=${#sizes[@]}
   for size in "${sizes[@]}"; do
@@ -150,6 +152,7 @@ stage_denoise() {
     python3 "$root/benchmarks/denoise/end_to_end.py" --size "$nx" "$ny" "$nz" "$nv" --work "$work/data/$size" \
       --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" --engine "$bin/svdlrDenoiseBenchmark" \
       --dwidenoise "$bin/dwidenoise" --one-core-slices "${DENOISE_ONE_CORE_SLICES:-12}" \
+      --dwidenoise-slices "${DENOISE_DWIDENOISE_SLICES:-0}" --engine-repeat "${DENOISE_ENGINE_REPEAT:-3}" \
       ${DENOISE_ROWS:+--rows "$DENOISE_ROWS"} "--ours-args=${DENOISE_OURS_ARGS:-}" \
       "--dwidenoise-args=${DENOISE_DWIDENOISE_ARGS:-}" \
       --budget "$share" ${DENOISE_GPU_ENGINE_ONLY:+--no-cpu-engine} \
