@@ -202,6 +202,8 @@ __launch_bounds__(kThreads)
 
     // 3. The rest of the trailing matrix, and the next step's product from the updated elements.
     double acc[kRows] = {};
+    // Two columns an iteration: their loads and shuffles in flight together.
+#pragma unroll 2
     for (int l = j + 2 + warp; l < n; l += kWarps)
     {
       const double vl = FromOwningLane(v, l);

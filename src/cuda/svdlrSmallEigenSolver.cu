@@ -429,20 +429,20 @@ LaunchBackTransform(const SmallEigenSolver::Arguments & arguments, const Workspa
   SVDLR_CUDA_CHECK_LAUNCH("BackTransformKernel");
 }
 
-/** SharedFused's block: 4 warps while a lane holds up to 3 rows (n <= 96), else 8. */
+/** SharedFused's block: 4 warps while a lane holds up to 3 rows (n <= 96), else 8; twice that for SharedFusedWide
+ * (more warps an SM where shared memory, not registers, bounds the blocks an SM). */
 constexpr int
-FusedThreads(int n)
+FusedThreads(int n, bool wide)
 {
-  return n <= 96 ? 128 : 256;
+  return (n <= 96 ? 128 : 256) * (wide ? 2 : 1);
 }
 
-template <int kRows>
+template <int kRows, bool kWide>
 void
 LaunchFusedTridiagonalRows(const SmallEigenSolver::Arguments & arguments, const Workspace & w, cudaStream_t stream)
 {
   const int     n = static_cast<int>(arguments.n);
-  constexpr int kThreads = 32 * kRows <= 96 ? 128 : 256;
-  static_assert(kThreads == FusedThreads(32 * kRows), "the launch and the shared memory check agree on the block");
+  constexpr int kThreads = FusedThreads(32 * kRows, kWide);
   const auto        kernel = FusedTridiagonalKernel<kRows, kThreads>;
   const std::size_t bytes = FusedTridiagonalSharedBytes(n, kThreads / 32);
   SVDLR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
@@ -452,6 +452,7 @@ LaunchFusedTridiagonalRows(const SmallEigenSolver::Arguments & arguments, const 
 }
 
 /** SharedFused for n <= 32 kFusedMaxRows: the kernel whose lanes hold ceil(n / 32) rows each. */
+template <bool kWide>
 void
 LaunchFusedTridiagonal(const SmallEigenSolver::Arguments & arguments, const Workspace & w, cudaStream_t stream)
 {
@@ -459,17 +460,17 @@ LaunchFusedTridiagonal(const SmallEigenSolver::Arguments & arguments, const Work
   switch ((arguments.n + 31) / 32)
   {
     case 1:
-      return LaunchFusedTridiagonalRows<1>(arguments, w, stream);
+      return LaunchFusedTridiagonalRows<1, kWide>(arguments, w, stream);
     case 2:
-      return LaunchFusedTridiagonalRows<2>(arguments, w, stream);
+      return LaunchFusedTridiagonalRows<2, kWide>(arguments, w, stream);
     case 3:
-      return LaunchFusedTridiagonalRows<3>(arguments, w, stream);
+      return LaunchFusedTridiagonalRows<3, kWide>(arguments, w, stream);
     case 4:
-      return LaunchFusedTridiagonalRows<4>(arguments, w, stream);
+      return LaunchFusedTridiagonalRows<4, kWide>(arguments, w, stream);
     case 5:
-      return LaunchFusedTridiagonalRows<5>(arguments, w, stream);
+      return LaunchFusedTridiagonalRows<5, kWide>(arguments, w, stream);
     default:
-      return LaunchFusedTridiagonalRows<6>(arguments, w, stream);
+      return LaunchFusedTridiagonalRows<6, kWide>(arguments, w, stream);
   }
 }
 
@@ -531,16 +532,17 @@ SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_
     SVDLR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   };
   const TridiagonalKernel choice = arguments.tuning.tridiagonal;
-  if (choice == TridiagonalKernel::SharedFused && n <= 32 * kFusedMaxRows &&
-      FusedTridiagonalSharedBytes(n, FusedThreads(n) / 32) <= limit)
+  const bool wide = choice == TridiagonalKernel::SharedFusedWide;
+  const bool fused = choice == TridiagonalKernel::SharedFused || wide;
+  if (fused && n <= 32 * kFusedMaxRows && FusedTridiagonalSharedBytes(n, FusedThreads(n, wide) / 32) <= limit)
   {
-    LaunchFusedTridiagonal(arguments, w, stream);
+    wide ? LaunchFusedTridiagonal<true>(arguments, w, stream) : LaunchFusedTridiagonal<false>(arguments, w, stream);
     return;
   }
   const std::size_t vectorBytes = (2 * static_cast<std::size_t>(n) + 2) * sizeof(double);
   const std::size_t packedBytes = static_cast<std::size_t>(n) * (n + 1) / 2 * sizeof(double);
   // SharedFused too large for its full matrix (n = 200 for 200 volumes) takes the packed kernel, as SharedPacked.
-  const bool packed = choice == TridiagonalKernel::SharedPacked || choice == TridiagonalKernel::SharedFused;
+  const bool packed = choice == TridiagonalKernel::SharedPacked || fused;
   if (packed && vectorBytes + packedBytes <= limit)
   {
     const auto launch = [&](auto kernel, int threads, const char * name) {

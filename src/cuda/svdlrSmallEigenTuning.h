@@ -36,9 +36,10 @@ enum class TridiagonalKernel
   SharedLower,     // the matrix in shared memory, the lower triangle only, q threads per row of A v
   SharedPacked,    // as SharedLower, the lower triangle packed (half the shared memory: n = 200 fits, more blocks
                    // an SM), 512 threads a block past n = 96
-  SharedFused      // the matrix in shared memory, both triangles; step j's rank-2 update and step j + 1's A v in
+  SharedFused,     // the matrix in shared memory, both triangles; step j's rank-2 update and step j + 1's A v in
                    // one pass, each lane holding its rows of v and w in registers; two barriers a step
                    // (svdlrFusedTridiagonalKernel.cuh). Past n = 165 (H100) SharedPacked's kernel.
+  SharedFusedWide  // as SharedFused with twice the warps a block (8 up to n = 96)
 };
 
 /** Variants of the solver's kernels, kept side by side so that one device run can time them against each other
@@ -79,7 +80,8 @@ AllSmallEigenTunings()
       }
     }
   }
-  for (const TridiagonalKernel kernel : { TridiagonalKernel::SharedPacked, TridiagonalKernel::SharedFused })
+  for (const TridiagonalKernel kernel :
+       { TridiagonalKernel::SharedPacked, TridiagonalKernel::SharedFused, TridiagonalKernel::SharedFusedWide })
   {
     SmallEigenTuning tuning;
     tuning.tridiagonal = kernel;
@@ -102,6 +104,8 @@ TridiagonalKernelName(TridiagonalKernel kernel)
       return "packed lower";
     case TridiagonalKernel::SharedFused:
       return "fused";
+    case TridiagonalKernel::SharedFusedWide:
+      return "fused wide";
   }
   return "unknown";
 }
