@@ -52,18 +52,71 @@ FromOwningLane(const double (&x)[kRows], int l)
   return __shfl_sync(0xffffffffu, pick, l & 31);
 }
 
-/** One block per matrix, the whole matrix (both triangles) in shared memory, leading dimension n; each warp owns a
- * set of columns and each lane the rows lane + 32 r (r < kRows, n <= 32 kRows), so that every warp holds all of
- * v and w = p - K v for the rows in registers. Step j (reflector H_j = I - tau_j v_j v_j^T, as LAPACK's dsytd2):
+/** The sum over the 32 lanes of each of x[0..kCount), kCount a power of two up to 32, by recursive halving
+ * (kCount - 1 + 5 - log2(kCount) shuffles instead of 5 kCount): returns the sum of x[c] in the lanes whose
+ * (lane >> (5 - log2(kCount))) is c. */
+template <int kCount>
+__device__ __forceinline__ double
+WarpSumsTransposed(double (&x)[kCount], int lane)
+{
+  static_assert(kCount >= 1 && kCount <= 32 && (kCount & (kCount - 1)) == 0, "a power of two up to 32");
+  int count = kCount;
+#pragma unroll
+  for (int width = 16; width >= 1; width /= 2)
+  {
+    if (count > 1)
+    {
+      const int  half = count / 2;
+      const bool upper = (lane & width) != 0;
+#pragma unroll
+      for (int k = 0; k < kCount / 2; ++k)
+      {
+        if (k < half)
+        {
+          const double give = upper ? x[k] : x[k + half];
+          const double keep = upper ? x[k + half] : x[k];
+          x[k] = keep + __shfl_xor_sync(0xffffffffu, give, width);
+        }
+      }
+      count = half;
+    }
+    else
+    {
+      x[0] += __shfl_xor_sync(0xffffffffu, x[0], width);
+    }
+  }
+  return x[0];
+}
+
+/** log2 of the power of two kCount. */
+__host__ __device__ constexpr int
+Log2(int count)
+{
+  return count <= 1 ? 0 : 1 + Log2(count / 2);
+}
+
+__host__ __device__ constexpr int
+PowerOfTwoAtLeast(int count)
+{
+  return count <= 1 ? 1 : 2 * PowerOfTwoAtLeast((count + 1) / 2);
+}
+
+/** One block per matrix, the matrix in shared memory (kPacked = false: both triangles, leading dimension n;
+ * kPacked = true: the lower triangle packed column by column, (i, l) at l (2n - l - 1) / 2 + i, so that n = 200
+ * fits). Each warp owns a set of columns, l = first + warp + kWarps c, and each lane the rows lane + 32 r
+ * (r < kRows, n <= 32 kRows), so that every warp holds all of v and w = p - K v in registers. Step j (reflector
+ * H_j = I - tau_j v_j v_j^T, as LAPACK's dsytd2):
  *  1. every warp sums the warps' partial products into p = tau_j A22 v_j for its rows, reduces K = tau_j/2 p.v and
  *     forms w (no barrier: each warp does it for itself);
  *  2. warp 0 updates column j + 1 (A -= v w^T + w v^T) and forms reflector j + 1 from it; barrier;
- *  3. every warp updates its columns l >= j + 2 and, from each updated element, adds A(i, l) v_{j+1}(l) to its
- *     partial product for step j + 1; the partial products go to shared memory; barrier.
+ *  3. every warp updates its columns l >= j + 2 and, from each updated element, adds to its partial product for
+ *     step j + 1: A(i, l) v_{j+1}(l) to row i, and with the lower triangle only also A(i, l) v_{j+1}(i) to row l
+ *     (summed over the lanes for all of the warp's columns at once: WarpSumsTransposed); the partial products go
+ *     to shared memory; barrier.
  * Rows j + 1 of columns past j + 1 (the upper triangle's copy of column j + 1) are left stale: nothing reads them
  * again. v is double-buffered by the parity of j, so that warp 0 can form the next reflector while the others still
  * read the current one. Outputs as HouseholderTridiagonalKernel's. */
-template <int kRows, int kThreads>
+template <int kRows, int kThreads, bool kPacked>
 __global__ void
 __launch_bounds__(kThreads)
   FusedTridiagonalKernel(double * matrices, int n, std::int64_t count, double * diagonal, double * offDiagonal,
@@ -71,9 +124,13 @@ __launch_bounds__(kThreads)
 {
   static_assert(kThreads % 32 == 0 && kThreads >= 64, "whole warps, at least two");
   constexpr int      kWarps = kThreads / 32;
+  constexpr int      kColumnSlots = (32 * kRows + kWarps - 1) / kWarps; // a warp's columns at most
+  constexpr int      kColumnSums = kPacked ? PowerOfTwoAtLeast(kColumnSlots) : 1;
+  static_assert(kColumnSums <= 32, "one column sum a lane at least");
   extern __shared__ double shared[];
-  double *           a = shared;                       // (n, n)
-  double *           reflectors = a + n * n;           // (2, n): v_j of even and odd j, by absolute row
+  const int          stored = kPacked ? n * (n + 1) / 2 : n * n;
+  double *           a = shared;                       // the matrix
+  double *           reflectors = a + stored;          // (2, n): v_j of even and odd j, by absolute row
   double *           partial = reflectors + 2 * n;     // (kWarps, n): each warp's share of A22 v
   double *           taus = partial + kWarps * n;      // (2): tau_j by the parity of j
   const std::int64_t b = blockIdx.x;
@@ -81,24 +138,25 @@ __launch_bounds__(kThreads)
   const int          lane = tid % 32;
   const int          warp = tid / 32;
   double *           global = matrices + b * static_cast<std::int64_t>(n) * n;
+  const auto         at = [=](int i, int l) -> double & { return a[kPacked ? l * (2 * n - l - 1) / 2 + i : i + n * l]; };
 
   for (int col = warp; col < n; col += kWarps)
   {
-    for (int row = lane; row < n; row += 32)
+    for (int row = (kPacked ? col : 0) + lane; row < n; row += 32)
     {
-      a[row + n * col] = global[row + static_cast<std::int64_t>(n) * col];
+      at(row, col) = global[row + static_cast<std::int64_t>(n) * col];
     }
   }
   __syncthreads();
 
   // Warp 0: the reflector that zeroes column s below row s + 1; v(s + 2 ..) stays in the column (stage 4 reads it).
   const auto formReflector = [&](int s) {
-    const Reflector h = WarpReflector([&](int i) { return a[s + 1 + i + n * s]; }, n - s - 1, lane);
+    const Reflector h = WarpReflector([&](int i) { return at(s + 1 + i, s); }, n - s - 1, lane);
     double *        v = reflectors + (s % 2) * n;
     for (int i = s + 2 + lane; i < n; i += 32)
     {
-      const double x = a[i + n * s] * h.scale;
-      a[i + n * s] = x;
+      const double x = at(i, s) * h.scale;
+      at(i, s) = x;
       v[i] = x;
     }
     if (lane == 0)
@@ -111,6 +169,84 @@ __launch_bounds__(kThreads)
   // v_s(l) for l >= s + 1.
   const auto reflectorAt = [&](int s, int l) { return l == s + 1 ? 1.0 : reflectors[(s % 2) * n + l]; };
 
+  double v[kRows] = {};
+  double w[kRows] = {};
+  // Phase 3 (and, with v = w = 0, the first product): the rank-2 update of rows and columns >= s + 1, then, when
+  // `accumulate`, this warp's share of A22 v_s into partial.
+  const auto sweep = [&](int s, bool accumulate) {
+    const int first = s + 1;
+    double    vs[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+    {
+      const int i = lane + 32 * r;
+      vs[r] = accumulate && i >= first && i < n ? reflectorAt(s, i) : 0.0;
+    }
+    double rowSums[kRows] = {};
+    double columnSums[kColumnSums] = {};
+#pragma unroll
+    for (int c = 0; c < kColumnSlots; ++c)
+    {
+      const int l = first + warp + kWarps * c;
+      if (l >= n)
+      {
+        break;
+      }
+      const double vl = FromOwningLane(v, l);
+      const double wl = FromOwningLane(w, l);
+      const double vsl = accumulate ? reflectorAt(s, l) : 0.0;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+      {
+        const int i = lane + 32 * r;
+        if (i >= (kPacked ? l : first) && i < n)
+        {
+          double &     element = at(i, l);
+          const double x = element - (v[r] * wl + w[r] * vl);
+          element = x;
+          rowSums[r] += x * vsl;
+          if constexpr (kPacked)
+          {
+            if (i > l)
+            {
+              columnSums[c] += x * vs[r];
+            }
+          }
+        }
+      }
+    }
+    if (!accumulate)
+    {
+      return;
+    }
+    double columnSum = 0.0;
+    if constexpr (kPacked)
+    {
+      columnSum = WarpSumsTransposed(columnSums, lane);
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+    {
+      const int i = lane + 32 * r;
+      if (i >= first && i < n)
+      {
+        partial[warp * n + i] = rowSums[r];
+      }
+    }
+    if constexpr (kPacked)
+    {
+      // The lanes whose low bits are zero hold the sum of column slot c.
+      constexpr int kShift = 5 - Log2(kColumnSums);
+      __syncwarp();
+      const int c = lane >> kShift;
+      const int l = first + warp + kWarps * c;
+      if ((lane & ((1 << kShift) - 1)) == 0 && c < kColumnSlots && l < n)
+      {
+        partial[warp * n + l] += columnSum;
+      }
+    }
+  };
+
   if (n >= 3)
   {
     if (warp == 0)
@@ -118,29 +254,7 @@ __launch_bounds__(kThreads)
       formReflector(0);
     }
     __syncthreads();
-    double acc[kRows] = {};
-    for (int l = 1 + warp; l < n; l += kWarps)
-    {
-      const double vl = reflectorAt(0, l);
-#pragma unroll
-      for (int r = 0; r < kRows; ++r)
-      {
-        const int i = lane + 32 * r;
-        if (i >= 1 && i < n)
-        {
-          acc[r] += a[i + n * l] * vl;
-        }
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < kRows; ++r)
-    {
-      const int i = lane + 32 * r;
-      if (i >= 1 && i < n)
-      {
-        partial[warp * n + i] = acc[r];
-      }
-    }
+    sweep(0, true);
     __syncthreads();
   }
 
@@ -148,8 +262,6 @@ __launch_bounds__(kThreads)
   {
     // 1. p, K and w for this warp's rows (rows <= j hold zeros).
     const double t = taus[j % 2];
-    double       v[kRows];
-    double       w[kRows];
     double       dot = 0.0;
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
@@ -189,7 +301,7 @@ __launch_bounds__(kThreads)
         const int i = lane + 32 * r;
         if (i >= l && i < n)
         {
-          a[i + n * l] -= v[r] * wl + w[r];
+          at(i, l) -= v[r] * wl + w[r];
         }
       }
       __syncwarp();
@@ -201,48 +313,16 @@ __launch_bounds__(kThreads)
     __syncthreads();
 
     // 3. The rest of the trailing matrix, and the next step's product from the updated elements.
-    double acc[kRows] = {};
-    // Two columns an iteration: their loads and shuffles in flight together.
-#pragma unroll 2
-    for (int l = j + 2 + warp; l < n; l += kWarps)
-    {
-      const double vl = FromOwningLane(v, l);
-      const double wl = FromOwningLane(w, l);
-      const double nextVl = next ? reflectorAt(j + 1, l) : 0.0;
-      double *     column = a + n * l;
-#pragma unroll
-      for (int r = 0; r < kRows; ++r)
-      {
-        const int i = lane + 32 * r;
-        if (i >= j + 2 && i < n)
-        {
-          const double x = column[i] - (v[r] * wl + w[r] * vl);
-          column[i] = x;
-          acc[r] += x * nextVl;
-        }
-      }
-    }
-    if (next)
-    {
-#pragma unroll
-      for (int r = 0; r < kRows; ++r)
-      {
-        const int i = lane + 32 * r;
-        if (i >= j + 2 && i < n)
-        {
-          partial[warp * n + i] = acc[r];
-        }
-      }
-    }
+    sweep(j + 1, next);
     __syncthreads();
   }
 
   for (int i = tid; i < n; i += kThreads)
   {
-    diagonal[i * count + b] = a[i + n * i];
+    diagonal[i * count + b] = at(i, i);
     if (i >= n - 2)
     {
-      offDiagonal[i * count + b] = i == n - 2 ? a[n - 1 + n * (n - 2)] : 0.0;
+      offDiagonal[i * count + b] = i == n - 2 ? at(n - 1, n - 2) : 0.0;
       tau[i * count + b] = 0.0;
     }
   }
@@ -250,16 +330,18 @@ __launch_bounds__(kThreads)
   {
     for (int row = col + 2 + lane; row < n; row += 32)
     {
-      global[row + static_cast<std::int64_t>(n) * col] = a[row + n * col];
+      global[row + static_cast<std::int64_t>(n) * col] = at(row, col);
     }
   }
 }
 
-/** The shared memory FusedTridiagonalKernel takes for side n with kWarps warps. */
+/** The shared memory FusedTridiagonalKernel takes for side n with `warps` warps. */
 constexpr std::size_t
-FusedTridiagonalSharedBytes(int n, int warps)
+FusedTridiagonalSharedBytes(int n, int warps, bool packed)
 {
-  return (static_cast<std::size_t>(n) * n + static_cast<std::size_t>(2 + warps) * n + 2) * sizeof(double);
+  const std::size_t side = static_cast<std::size_t>(n);
+  return ((packed ? side * (side + 1) / 2 : side * side) + (2 + static_cast<std::size_t>(warps)) * side + 2) *
+         sizeof(double);
 }
 
 } // namespace detail

@@ -34,7 +34,7 @@ namespace
 
 constexpr int kTridiagonalThreads = 128;   // stage 1: one block per matrix
 constexpr int kWideTridiagonalThreads = 512; // stage 1, SharedPacked past n = 96
-constexpr int kFusedMaxRows = 6;           // stage 1, SharedFused: n <= 32 kFusedMaxRows
+constexpr int kFusedMaxRows = 7;           // stage 1, SharedFused: n <= 32 kFusedMaxRows
 constexpr int kScalarThreads = 128;        // stages 2 and 3: one thread per matrix
 constexpr int kBackTransformThreads = 128; // stage 4: one warp per vector
 constexpr std::size_t kAlignment = 256;
@@ -430,21 +430,22 @@ LaunchBackTransform(const SmallEigenSolver::Arguments & arguments, const Workspa
 }
 
 /** SharedFused's block: 4 warps while a lane holds up to 3 rows (n <= 96), else 8; twice that for SharedFusedWide
- * (more warps an SM where shared memory, not registers, bounds the blocks an SM). */
+ * (more warps an SM where shared memory, not registers, bounds the blocks an SM). The packed kernel (n = 200, one
+ * block an SM) always takes 16 warps. */
 constexpr int
-FusedThreads(int n, bool wide)
+FusedThreads(int n, bool wide, bool packed)
 {
-  return (n <= 96 ? 128 : 256) * (wide ? 2 : 1);
+  return packed ? 512 : (n <= 96 ? 128 : 256) * (wide ? 2 : 1);
 }
 
-template <int kRows, bool kWide>
+template <int kRows, bool kWide, bool kPacked>
 void
 LaunchFusedTridiagonalRows(const SmallEigenSolver::Arguments & arguments, const Workspace & w, cudaStream_t stream)
 {
-  const int     n = static_cast<int>(arguments.n);
-  constexpr int kThreads = FusedThreads(32 * kRows, kWide);
-  const auto        kernel = FusedTridiagonalKernel<kRows, kThreads>;
-  const std::size_t bytes = FusedTridiagonalSharedBytes(n, kThreads / 32);
+  const int         n = static_cast<int>(arguments.n);
+  constexpr int     kThreads = FusedThreads(32 * kRows, kWide, kPacked);
+  const auto        kernel = FusedTridiagonalKernel<kRows, kThreads, kPacked>;
+  const std::size_t bytes = FusedTridiagonalSharedBytes(n, kThreads / 32, kPacked);
   SVDLR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   kernel<<<static_cast<unsigned>(arguments.count), kThreads, bytes, stream>>>(
     arguments.matrices, n, arguments.count, w.diagonal, w.offDiagonal, w.tau);
@@ -452,25 +453,27 @@ LaunchFusedTridiagonalRows(const SmallEigenSolver::Arguments & arguments, const 
 }
 
 /** SharedFused for n <= 32 kFusedMaxRows: the kernel whose lanes hold ceil(n / 32) rows each. */
-template <bool kWide>
+template <bool kWide, bool kPacked>
 void
 LaunchFusedTridiagonal(const SmallEigenSolver::Arguments & arguments, const Workspace & w, cudaStream_t stream)
 {
-  static_assert(kFusedMaxRows == 6, "one case a row count");
+  static_assert(kFusedMaxRows == 7, "one case a row count");
   switch ((arguments.n + 31) / 32)
   {
     case 1:
-      return LaunchFusedTridiagonalRows<1, kWide>(arguments, w, stream);
+      return LaunchFusedTridiagonalRows<1, kWide, kPacked>(arguments, w, stream);
     case 2:
-      return LaunchFusedTridiagonalRows<2, kWide>(arguments, w, stream);
+      return LaunchFusedTridiagonalRows<2, kWide, kPacked>(arguments, w, stream);
     case 3:
-      return LaunchFusedTridiagonalRows<3, kWide>(arguments, w, stream);
+      return LaunchFusedTridiagonalRows<3, kWide, kPacked>(arguments, w, stream);
     case 4:
-      return LaunchFusedTridiagonalRows<4, kWide>(arguments, w, stream);
+      return LaunchFusedTridiagonalRows<4, kWide, kPacked>(arguments, w, stream);
     case 5:
-      return LaunchFusedTridiagonalRows<5, kWide>(arguments, w, stream);
+      return LaunchFusedTridiagonalRows<5, kWide, kPacked>(arguments, w, stream);
+    case 6:
+      return LaunchFusedTridiagonalRows<6, kWide, kPacked>(arguments, w, stream);
     default:
-      return LaunchFusedTridiagonalRows<6, kWide>(arguments, w, stream);
+      return LaunchFusedTridiagonalRows<7, kWide, kPacked>(arguments, w, stream);
   }
 }
 
@@ -534,14 +537,24 @@ SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_
   const TridiagonalKernel choice = arguments.tuning.tridiagonal;
   const bool wide = choice == TridiagonalKernel::SharedFusedWide;
   const bool fused = choice == TridiagonalKernel::SharedFused || wide;
-  if (fused && n <= 32 * kFusedMaxRows && FusedTridiagonalSharedBytes(n, FusedThreads(n, wide) / 32) <= limit)
+  const auto fusedFits = [&](bool packed) {
+    return n <= 32 * kFusedMaxRows && FusedTridiagonalSharedBytes(n, FusedThreads(n, wide, packed) / 32, packed) <= limit;
+  };
+  if (fused && fusedFits(false))
   {
-    wide ? LaunchFusedTridiagonal<true>(arguments, w, stream) : LaunchFusedTridiagonal<false>(arguments, w, stream);
+    wide ? LaunchFusedTridiagonal<true, false>(arguments, w, stream)
+         : LaunchFusedTridiagonal<false, false>(arguments, w, stream);
+    return;
+  }
+  if (fused && fusedFits(true))
+  {
+    // Too large for both triangles (n = 200 for 200 volumes): the lower triangle packed, the same kernel wide or not.
+    LaunchFusedTridiagonal<false, true>(arguments, w, stream);
     return;
   }
   const std::size_t vectorBytes = (2 * static_cast<std::size_t>(n) + 2) * sizeof(double);
   const std::size_t packedBytes = static_cast<std::size_t>(n) * (n + 1) / 2 * sizeof(double);
-  // SharedFused too large for its full matrix (n = 200 for 200 volumes) takes the packed kernel, as SharedPacked.
+  // SharedFused too large even for its packed matrix takes the packed three-barrier kernel while that fits.
   const bool packed = choice == TridiagonalKernel::SharedPacked || fused;
   if (packed && vectorBytes + packedBytes <= limit)
   {

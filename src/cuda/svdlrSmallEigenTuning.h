@@ -38,7 +38,8 @@ enum class TridiagonalKernel
                    // an SM), 512 threads a block past n = 96
   SharedFused,     // the matrix in shared memory, both triangles; step j's rank-2 update and step j + 1's A v in
                    // one pass, each lane holding its rows of v and w in registers; two barriers a step
-                   // (svdlrFusedTridiagonalKernel.cuh). Past n = 165 (H100) SharedPacked's kernel.
+                   // (svdlrFusedTridiagonalKernel.cuh). Past n = 165 (H100) the same with the lower triangle
+                   // packed (n <= 223), past that SharedPacked's kernel.
   SharedFusedWide  // as SharedFused with twice the warps a block (8 up to n = 96)
 };
 

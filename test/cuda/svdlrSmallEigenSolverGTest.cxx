@@ -215,7 +215,8 @@ protected:
 };
 
 // Every stage-1 kernel's shapes on the H100: SharedFused's lanes hold 1 (8, 31), 2 (33), 3 (65), 4 (100), 5 (150)
-// and 6 (165) rows; past that SharedFused takes the packed kernel (170) and the packed kernels the global one (256).
+// and 6 (165) rows of the whole matrix, then 6 rows of the packed lower triangle (170; 7 at n = 200 below); past
+// n = 223 the fused and packed tunings take the global kernel (256).
 const std::vector<std::size_t> kSides{ 8, 31, 33, 65, 100, 150, 165, 170, 256 };
 
 std::size_t
