@@ -317,22 +317,8 @@ __launch_bounds__(kThreads)
     __syncthreads();
   }
 
-  for (int i = tid; i < n; i += kThreads)
-  {
-    diagonal[i * count + b] = at(i, i);
-    if (i >= n - 2)
-    {
-      offDiagonal[i * count + b] = i == n - 2 ? at(n - 1, n - 2) : 0.0;
-      tau[i * count + b] = 0.0;
-    }
-  }
-  for (int col = warp; col < n - 2; col += kWarps)
-  {
-    for (int row = col + 2 + lane; row < n; row += 32)
-    {
-      global[row + static_cast<std::int64_t>(n) * col] = at(row, col);
-    }
-  }
+  StoreTridiagonal(at, n, count, b, diagonal, offDiagonal, tau);
+  StoreReflectors(at, n, global);
 }
 
 /** The shared memory FusedTridiagonalKernel takes for side n with `warps` warps. */

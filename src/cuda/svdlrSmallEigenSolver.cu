@@ -236,24 +236,10 @@ __launch_bounds__(kThreads)
     __syncthreads();
   }
 
-  for (int i = tid; i < n; i += kThreads)
-  {
-    diagonal[i * count + b] = at(i, i);
-    if (i >= n - 2)
-    {
-      offDiagonal[i * count + b] = i == n - 2 ? at(n - 1, n - 2) : 0.0;
-      tau[i * count + b] = 0.0;
-    }
-  }
+  StoreTridiagonal(at, n, count, b, diagonal, offDiagonal, tau);
   if (inShared)
   {
-    for (int col = warp; col < n - 2; col += kWarps)
-    {
-      for (int row = col + 2 + lane; row < n; row += 32)
-      {
-        global[row + static_cast<std::int64_t>(n) * col] = at(row, col);
-      }
-    }
+    StoreReflectors(at, n, global);
   }
 }
 
@@ -452,29 +438,19 @@ LaunchFusedTridiagonalRows(const SmallEigenSolver::Arguments & arguments, const 
   SVDLR_CUDA_CHECK_LAUNCH("FusedTridiagonalKernel");
 }
 
-/** SharedFused for n <= 32 kFusedMaxRows: the kernel whose lanes hold ceil(n / 32) rows each. */
-template <bool kWide, bool kPacked>
+/** SharedFused for n <= 32 kFusedMaxRows: the kernel whose lanes hold ceil(n / 32) rows each, kRows and up. */
+template <bool kWide, bool kPacked, int kRows = 1>
 void
 LaunchFusedTridiagonal(const SmallEigenSolver::Arguments & arguments, const Workspace & w, cudaStream_t stream)
 {
-  static_assert(kFusedMaxRows == 7, "one case a row count");
-  switch ((arguments.n + 31) / 32)
+  if constexpr (kRows < kFusedMaxRows)
   {
-    case 1:
-      return LaunchFusedTridiagonalRows<1, kWide, kPacked>(arguments, w, stream);
-    case 2:
-      return LaunchFusedTridiagonalRows<2, kWide, kPacked>(arguments, w, stream);
-    case 3:
-      return LaunchFusedTridiagonalRows<3, kWide, kPacked>(arguments, w, stream);
-    case 4:
-      return LaunchFusedTridiagonalRows<4, kWide, kPacked>(arguments, w, stream);
-    case 5:
-      return LaunchFusedTridiagonalRows<5, kWide, kPacked>(arguments, w, stream);
-    case 6:
-      return LaunchFusedTridiagonalRows<6, kWide, kPacked>(arguments, w, stream);
-    default:
-      return LaunchFusedTridiagonalRows<7, kWide, kPacked>(arguments, w, stream);
+    if (arguments.n > 32 * kRows)
+    {
+      return LaunchFusedTridiagonal<kWide, kPacked, kRows + 1>(arguments, w, stream);
+    }
   }
+  LaunchFusedTridiagonalRows<kRows, kWide, kPacked>(arguments, w, stream);
 }
 
 unsigned
