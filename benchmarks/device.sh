@@ -197,6 +197,11 @@ stage_denoise-kernels() {
   # The same as cuda-bench's first row within a 256 MiB device memory limit: many slabs, small batches.
   one cuda-bench-limit 100 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 2 \
     --cusolver-repeat 0 --device-memory-limit 256M --reference "$data/cpu.f32" --reference-rank "$data/cpu.u16"
+  # 200 volumes (7x7x7 patches, Gram matrices of 200 x 200: issue 20's many-volume case) on a small series, one run
+  # a variant: the stage-1 kernels that keep n = 200 in shared memory against the global-memory default.
+  python3 "$root/benchmarks/make_denoise_series.py" "$data/series200.f32" --size 40 40 24 200
+  one cuda-bench-200 120 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series200.f32" --size 40 40 24 200 \
+    --repeat 2 --cusolver-repeat 0 --variants
   note "cpu (all cores): $(tail -1 "$dir/cpu.log" | cut -c1-300)"
   note "cuda (public API): $(tail -1 "$dir/gpu.log" | cut -c1-300)"
   python3 "$root/benchmarks/denoise_cuda_report.py" "$data" "$dir" 2>&1 | tee -a "$summary"
