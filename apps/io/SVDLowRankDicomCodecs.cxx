@@ -19,6 +19,7 @@
 // syntaxes DCMTK 3.6.7 has no codec for.
 #include "SVDLowRankDicomCodecs.h"
 #include "SVDLowRankDicomTags.h"
+#include "SVDLowRankJpeg2000Header.h"
 
 #include "dcmtk/dcmdata/dccodec.h"
 #include "dcmtk/dcmdata/dcfilefo.h"
@@ -388,6 +389,9 @@ DecodeFramesWithGdcm(DcmFileFormat &     dicom,
   gdcm::Trace::SetDebug(false);
   gdcm::Trace::SetWarning(false);
   gdcm::Trace::SetError(false);
+  // Each frame's SIZ first: GDCM and OpenJPEG must never see a code stream that is cut short in its header or
+  // describes another image than the DICOM header does (they read past their buffers or allocate for it).
+  CheckJpeg2000Frames(dicom, file, frames, rows, columns, bitsAllocated);
   const std::string bytes = ReencodedByDcmtk(dicom, file, syntax);
   // GDCM 3.0.21 also reads outside its buffers on some corrupt JPEG 2000 code streams (a SEGV in
   // JPEG2000Codec::GetHeaderInfo, found by apps/fuzz): it decodes in a child process, so that a crash there is an
