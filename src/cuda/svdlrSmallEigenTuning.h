@@ -45,12 +45,14 @@ enum class TridiagonalKernel
 
 /** Variants of the solver's kernels, kept side by side so that one device run can time them against each other
  * (docs/denoising-cuda.md; benchmarks/device.sh denoise-kernels times them all, the tests check them all against
- * cuSOLVER). The QL defaults are the fastest measured on the H100 (QL in shared memory with fast rotations: 60 ms
- * against 78 ms at 96x96x60x65). A register-column stage 1 was tried and removed: it measured 331 ms against
- * SharedFull's 171 ms, and left QL unconverged on clustered spectra (docs/denoising-cuda.md, version 3). */
+ * cuSOLVER). The defaults are the fastest measured on the H100: SharedFused's stage 1 (135 ms against SharedFull's
+ * 175 ms at 96x96x60x65, n = 65; 375 ms against 947 ms at 40x40x24x200, n = 200, where SharedFull falls back to
+ * global memory), and QL in shared memory with fast rotations (60 ms against 78 ms at n = 65). A register-column
+ * stage 1 was tried and removed: it measured 331 ms against SharedFull's 171 ms, and left QL unconverged on
+ * clustered spectra (docs/denoising-cuda.md, version 3). */
 struct SmallEigenTuning
 {
-  TridiagonalKernel tridiagonal{ TridiagonalKernel::SharedFull };
+  TridiagonalKernel tridiagonal{ TridiagonalKernel::SharedFused };
   bool              sharedQL{ true };      // stage 2 iterates on d and e in shared memory, not in the global workspace
   bool              fastRotation{ true };  // stage 2: one square root and one division per QL rotation
 };
@@ -86,7 +88,10 @@ AllSmallEigenTunings()
   {
     SmallEigenTuning tuning;
     tuning.tridiagonal = kernel;
-    all.push_back(tuning);
+    if (!(tuning == all.front()))
+    {
+      all.push_back(tuning);
+    }
   }
   return all;
 }
