@@ -61,6 +61,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <numeric>
 
 namespace svdlr
 {
@@ -393,14 +394,30 @@ private:
     }
   }
 
-  /** CentreVoxel: each centre's own row, one line of centres of planes [z0, z1) per unit. Returns the patches
-   * computed. */
+  /** CentreVoxel: each centre's own row, one line of centres of planes [z0, z1) per unit, the lines with the most
+   * centres first (in a mask they range from none to the whole line; the last to be handed out then are short, and so
+   * is the wait for them at the step's end). Lines are independent, so their order does not change the result.
+   * Returns the patches computed. */
   std::size_t
   CentrePlanes(std::size_t z0, std::size_t z1)
   {
+    std::vector<std::size_t> lines, centres;
+    for (std::size_t line = z0 * m_Ny; line < z1 * m_Ny; ++line)
+    {
+      const auto first = m_Centres.begin() + static_cast<std::ptrdiff_t>(line * m_Nx);
+      const auto count = static_cast<std::size_t>(std::count(first, first + static_cast<std::ptrdiff_t>(m_Nx), 1));
+      if (count > 0)
+      {
+        lines.push_back(line);
+        centres.push_back(count);
+      }
+    }
+    std::vector<std::size_t> order(lines.size());
+    std::iota(order.begin(), order.end(), std::size_t{ 0 });
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return centres[a] > centres[b]; });
     std::atomic<std::size_t> patches{ 0 };
-    ForEachUnit((z1 - z0) * m_Ny, [&](Lane & lane, std::size_t unit) {
-      const std::size_t z = z0 + unit / m_Ny, y = unit % m_Ny;
+    ForEachUnit(order.size(), [&](Lane & lane, std::size_t unit) {
+      const std::size_t z = lines[order[unit]] / m_Ny, y = lines[order[unit]] % m_Ny;
       PlaneSums &       plane = Plane(z);
       std::size_t       count = 0;
       ForEachCentreOfLine(lane, y, z, 0, m_Nx, [&](std::size_t x, PatchLowRank & patch, const std::int64_t(&start)[3]) {
