@@ -451,7 +451,8 @@ private:
                              [this](std::size_t y, std::size_t z, std::size_t x0, std::size_t x1) {
                                const auto line = m_Centres.begin() + static_cast<std::ptrdiff_t>(m_Nx * (y + m_Ny * z));
                                return std::find(line + x0, line + x1, std::uint8_t{ 1 }) != line + x1;
-                             });
+                             },
+                             m_Workers);
     const std::size_t        values = m_PatchVoxels * m_Nv;
     std::atomic<std::size_t> patches{ 0 };
     ForEachUnit(schedule.Units().size(), [&](Lane & lane, std::size_t index) {

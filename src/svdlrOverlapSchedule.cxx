@@ -36,7 +36,8 @@ BlockExtent(std::size_t patchExtent)
 
 OverlapSchedule::OverlapSchedule(std::size_t nx, std::size_t ny, const std::array<std::size_t, 3> & patch,
                                  std::size_t z0, std::size_t z1, const std::vector<std::int64_t> & patchStartZ,
-                                 const std::function<bool(std::size_t, std::size_t, std::size_t, std::size_t)> & hasCentre)
+                                 const std::function<bool(std::size_t, std::size_t, std::size_t, std::size_t)> & hasCentre,
+                                 std::size_t blocksAtOnce)
   : m_PatchStartZ(patchStartZ)
   , m_PatchZ(patch[2])
 {
@@ -44,6 +45,7 @@ OverlapSchedule::OverlapSchedule(std::size_t nx, std::size_t ny, const std::arra
   m_BlocksX = (nx + blockX - 1) / blockX;
   m_BlocksY = (ny + blockY - 1) / blockY;
   m_Planes = z1 - z0;
+  blocksAtOnce = std::max<std::size_t>(1, blocksAtOnce);
   const std::size_t blocks = m_Planes * m_BlocksY * m_BlocksX;
   m_UnitsPerBlock.assign(blocks, 0);
   m_DonePerBlock.reset(new std::atomic<std::uint32_t>[blocks]);
@@ -56,19 +58,24 @@ OverlapSchedule::OverlapSchedule(std::size_t nx, std::size_t ny, const std::arra
     const std::size_t z = z0 + plane;
     for (std::size_t colour = 0; colour < 4; ++colour)
     {
-      for (std::size_t row = 0; row < blockY; ++row)
+      std::vector<std::array<std::size_t, 2>> blocksOfColour; // (by, bx)
+      for (std::size_t by = colour / 2; by < m_BlocksY; by += 2)
       {
-        for (std::size_t by = colour / 2; by < m_BlocksY; by += 2)
+        for (std::size_t bx = colour % 2; bx < m_BlocksX; bx += 2)
         {
-          const std::size_t y = by * blockY + row;
-          if (y >= ny)
+          blocksOfColour.push_back({ by, bx });
+        }
+      }
+      for (std::size_t first = 0; first < blocksOfColour.size(); first += blocksAtOnce)
+      {
+        const std::size_t last = std::min(blocksOfColour.size(), first + blocksAtOnce);
+        for (std::size_t row = 0; row < blockY; ++row)
+        {
+          for (std::size_t i = first; i < last; ++i)
           {
-            continue;
-          }
-          for (std::size_t bx = colour % 2; bx < m_BlocksX; bx += 2)
-          {
-            const std::size_t x0 = bx * blockX, x1 = std::min(nx, x0 + blockX);
-            if (hasCentre(y, z, x0, x1))
+            const std::size_t by = blocksOfColour[i][0], bx = blocksOfColour[i][1];
+            const std::size_t y = by * blockY + row, x0 = bx * blockX, x1 = std::min(nx, x0 + blockX);
+            if (y < ny && hasCentre(y, z, x0, x1))
             {
               const auto block = static_cast<std::uint32_t>((plane * m_BlocksY + by) * m_BlocksX + bx);
               m_Units.push_back({ z, y, x0, x1, block, m_UnitsPerBlock[block]++ });

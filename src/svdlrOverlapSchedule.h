@@ -46,8 +46,10 @@ struct OverlapUnit
  * A plane of centres is cut into blocks of 2 (ey - 1) rows by 2 (ex - 1) columns, coloured by the parity of their
  * row and column: two blocks of one colour are a block apart, and a patch reaches at most e - 1 voxels beyond its
  * centre, so they never touch the same voxel. The sum order is: plane, colour, block, row of the block, x. Units
- * (the non-empty rows of blocks) are handed out plane by plane, colour by colour, but by row before block, so that
- * units handed out together belong to different blocks of one colour and rarely wait on each other.
+ * (the non-empty rows of blocks) are handed out plane by plane, colour by colour, and within a colour by groups of
+ * blocksAtOnce blocks (the worker count) taken row by row, so that units handed out together belong to different
+ * blocks of one colour and rarely wait on each other, while one worker still walks a block's rows in turn (its
+ * voxel sums stay in cache: handing out a whole colour row by row cost 28 % more in that step on one thread).
  *
  * A worker decomposes its unit's patches at once (the expensive part, which depends on nothing), adding each as
  * it comes while IsTurn says so (the usual case: the units before it were handed out long before), and otherwise
@@ -59,10 +61,12 @@ class OverlapSchedule
 {
 public:
   /** The units of centre planes [z0, z1) of an nx by ny plane; patchStartZ[i] is where the patches of plane z0 + i
-   * start along z; hasCentre(y, z, x0, x1) says whether line (y, z) holds a centre in [x0, x1). */
+   * start along z; hasCentre(y, z, x0, x1) says whether line (y, z) holds a centre in [x0, x1); blocksAtOnce: how
+   * many blocks of a colour are handed out row by row together. */
   OverlapSchedule(std::size_t nx, std::size_t ny, const std::array<std::size_t, 3> & patch, std::size_t z0,
                   std::size_t z1, const std::vector<std::int64_t> & patchStartZ,
-                  const std::function<bool(std::size_t, std::size_t, std::size_t, std::size_t)> & hasCentre);
+                  const std::function<bool(std::size_t, std::size_t, std::size_t, std::size_t)> & hasCentre,
+                  std::size_t blocksAtOnce);
 
   /** In the order they are to be handed out. */
   const std::vector<OverlapUnit> &
