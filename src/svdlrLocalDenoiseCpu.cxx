@@ -458,6 +458,7 @@ private:
     ForEachUnit(schedule.Units().size(), [&](Lane & lane, std::size_t index) {
       const OverlapUnit & unit = schedule.Units()[index];
       std::size_t         count = 0;
+      bool                turn = false;
       try
       {
         lane.pending.clear();
@@ -466,7 +467,8 @@ private:
             const PendingPatch decomposed{ { start[0], start[1], start[2] }, patch.Sigma(),
                                            static_cast<double>(patch.Rank()) };
             ++count;
-            if (lane.pending.empty() && schedule.IsTurn(unit))
+            turn = turn || (lane.pending.empty() && schedule.IsTurn(unit)); // stays true: read the counters once
+            if (turn)
             {
               Accumulate(patch.ApproximateAll(), decomposed); // no copy
               return;
