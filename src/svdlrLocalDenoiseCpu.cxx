@@ -452,7 +452,9 @@ private:
                                const auto line = m_Centres.begin() + static_cast<std::ptrdiff_t>(m_Nx * (y + m_Ny * z));
                                return std::find(line + x0, line + x1, std::uint8_t{ 1 }) != line + x1;
                              },
-                             m_Workers);
+                             // a block's next row is handed out two rounds of workers after the one before it
+                             // (the first wait less often than with one round); a lone worker walks block by block
+                             m_Workers > 1 ? 2 * m_Workers : 1);
     const std::size_t        values = m_PatchVoxels * m_Nv;
     std::atomic<std::size_t> patches{ 0 };
     ForEachUnit(schedule.Units().size(), [&](Lane & lane, std::size_t index) {

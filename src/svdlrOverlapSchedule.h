@@ -47,7 +47,7 @@ struct OverlapUnit
  * row and column: two blocks of one colour are a block apart, and a patch reaches at most e - 1 voxels beyond its
  * centre, so they never touch the same voxel. The sum order is: plane, colour, block, row of the block, x. Units
  * (the non-empty rows of blocks) are handed out plane by plane, colour by colour, and within a colour by groups of
- * blocksAtOnce blocks (the worker count) taken row by row, so that units handed out together belong to different
+ * blocksAtOnce blocks (the CPU denoiser takes twice its worker count) taken row by row, so that units handed out together belong to different
  * blocks of one colour and rarely wait on each other, while one worker still walks a block's rows in turn (its
  * voxel sums stay in cache: handing out a whole colour row by row cost 28 % more in that step on one thread).
  *
