@@ -464,23 +464,23 @@ private:
       try
       {
         lane.pending.clear();
-        ForEachCentreOfLine(
-          lane, unit.y, unit.z, unit.x0, unit.x1, [&](std::size_t, PatchLowRank & patch, const std::int64_t(&start)[3]) {
-            const PendingPatch decomposed{ { start[0], start[1], start[2] }, patch.Sigma(),
-                                           static_cast<double>(patch.Rank()) };
-            ++count;
-            turn = turn || (lane.pending.empty() && schedule.IsTurn(unit)); // stays true: read the counters once
-            if (turn)
-            {
-              Accumulate(patch.ApproximateAll(), decomposed); // no copy
-              return;
-            }
-            const std::size_t slot = lane.pending.size();
-            lane.pending.push_back(decomposed);
-            lane.pendingValues.resize(std::max(lane.pendingValues.size(), (slot + 1) * values));
-            const double * approximation = patch.ApproximateAll();
-            std::copy(approximation, approximation + values, lane.pendingValues.begin() + slot * values);
-          });
+        const auto add = [&](std::size_t, PatchLowRank & patch, const std::int64_t(&start)[3]) {
+          const PendingPatch decomposed{ { start[0], start[1], start[2] }, patch.Sigma(),
+                                         static_cast<double>(patch.Rank()) };
+          ++count;
+          turn = turn || (lane.pending.empty() && schedule.IsTurn(unit)); // stays true: read the counters once
+          if (turn)
+          {
+            Accumulate(patch.ApproximateAll(), decomposed); // no copy
+            return;
+          }
+          const std::size_t slot = lane.pending.size();
+          lane.pending.push_back(decomposed);
+          lane.pendingValues.resize(std::max(lane.pendingValues.size(), (slot + 1) * values));
+          const double * approximation = patch.ApproximateAll();
+          std::copy(approximation, approximation + values, lane.pendingValues.begin() + slot * values);
+        };
+        ForEachCentreOfLine(lane, unit.y, unit.z, unit.x0, unit.x1, add);
       }
       catch (...)
       {

@@ -36,7 +36,8 @@ BlockExtent(std::size_t patchExtent)
 
 OverlapSchedule::OverlapSchedule(std::size_t nx, std::size_t ny, const std::array<std::size_t, 3> & patch,
                                  std::size_t z0, std::size_t z1, const std::vector<std::int64_t> & patchStartZ,
-                                 const std::function<bool(std::size_t, std::size_t, std::size_t, std::size_t)> & hasCentre,
+                                 const std::function<bool(std::size_t, std::size_t, std::size_t, std::size_t)> &
+                                   hasCentre,
                                  std::size_t blocksAtOnce)
   : m_PatchStartZ(patchStartZ)
   , m_PatchZ(patch[2])

@@ -43,19 +43,19 @@ struct OverlapUnit
 
 /** The order in which the CPU denoiser's OverlapAverage adds patches to the voxel sums, and the waits that keep it.
  *
- * A plane of centres is cut into blocks of 2 (ey - 1) rows by 2 (ex - 1) columns, coloured by the parity of their
- * row and column: two blocks of one colour are a block apart, and a patch reaches at most e - 1 voxels beyond its
- * centre, so they never touch the same voxel. The sum order is: plane, colour, block, row of the block, x. Units
- * (the non-empty rows of blocks) are handed out plane by plane, colour by colour, and within a colour by groups of
- * blocksAtOnce blocks (the CPU denoiser takes twice its worker count) taken row by row, so that units handed out together belong to different
- * blocks of one colour and rarely wait on each other, while one worker still walks a block's rows in turn (its
- * voxel sums stay in cache: handing out a whole colour row by row cost 28 % more in that step on one thread).
+ * A plane of centres is cut into blocks of 2 (ey - 1) rows by 2 (ex - 1) columns, coloured by the parity of their row
+ * and column: two blocks of one colour are a block apart, and a patch reaches at most e - 1 voxels beyond its centre,
+ * so they never touch the same voxel. The sum order is: plane, colour, block, row of the block, x. Units (the non-empty
+ * rows of blocks) are handed out plane by plane, colour by colour, and within a colour by groups of blocksAtOnce blocks
+ * (the CPU denoiser takes twice its worker count) taken row by row, so that units handed out together belong to
+ * different blocks of one colour and rarely wait on each other, while one worker still walks a block's rows in turn
+ * (its voxel sums stay in cache: handing out a whole colour row by row cost 28 % more in that step on one thread).
  *
- * A worker decomposes its unit's patches at once (the expensive part, which depends on nothing), adding each as
- * it comes while IsTurn says so (the usual case: the units before it were handed out long before), and otherwise
- * keeping them until WaitForTurn returns, that is until every unit before it in the sum order that touches the
- * same voxels is done; then it calls Done. Each voxel's sum is then formed in the same order whatever the thread count (bit for bit), with no
- * barrier between colours or planes: a worker waits only for a neighbour's additions, a tenth of a unit's time.
+ * A worker decomposes its unit's patches at once (the expensive part, which depends on nothing), adding each as it
+ * comes while IsTurn says so (the usual case: the units before it were handed out long before), and otherwise keeping
+ * them until WaitForTurn returns, that is until every unit before it in the sum order that touches the same voxels is
+ * done; then it calls Done. Each voxel's sum is then formed in the same order whatever the thread count (bit for bit),
+ * with no barrier between colours or planes: a worker waits only for a neighbour's additions, a tenth of a unit's time.
  * No deadlock: a unit waits only on units handed out before it, and the first unit not done waits on none. */
 class OverlapSchedule
 {

@@ -447,7 +447,8 @@ TEST(SVDLowRankLocalDenoise, OverlapAverageInAMaskDoesNotDependOnTheThreadCount)
         options.threads = threads;
         const Denoised many = Denoise(series.noisy, options);
         EXPECT_EQ(one.output.values, many.output.values)
-          << threads << " threads, patch " << patch[0] << "x" << patch[1] << "x" << patch[2] << (masked ? ", masked" : "");
+          << threads << " threads, patch " << patch[0] << "x" << patch[1] << "x" << patch[2]
+          << (masked ? ", masked" : "");
         EXPECT_EQ(one.sigma, many.sigma) << threads << " threads";
         EXPECT_EQ(one.report.patches, many.report.patches) << threads << " threads";
       }
