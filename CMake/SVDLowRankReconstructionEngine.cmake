@@ -25,6 +25,7 @@ set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNames.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrRankPolicy.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrRankSelection.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrOverlapSchedule.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrParallel.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCpuBackend.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCudaWarmUp.cxx

@@ -16,11 +16,10 @@
  *
  *=========================================================================*/
 // DenoiseLocalLowRank on the CPU. Patches are processed by steps of whole planes of centres (fixed z), in
-// increasing z; within a step the lines of centres are spread over the worker threads, each with its own
-// PatchLowRank. The patch work calls no BLAS routine that locks (svdlrPatchKernels.h says why), so the workers do not
-// wait on each other within a step. With CentreVoxel a step holds enough planes for at least
-// kLinesPerWorkerAndStep lines per worker, so that the wait at its end (for the last line) is short; with
-// OverlapAverage it is one plane (see Races).
+// increasing z; within a step the work is handed out unit by unit to the worker threads, each with its own
+// PatchLowRank. The patch work calls no BLAS routine that locks (svdlrPatchKernels.h says why). A step holds enough
+// planes for at least kLinesPerWorkerAndStep lines per worker, so that the wait at its end (for the last unit) is
+// short.
 //
 // Results go through a window of per-plane accumulators (a sum per voxel and volume, a count per voxel, and the
 // maps' sums) before they reach the output. Patch starts never decrease with their centre's z, so once the centres
@@ -35,16 +34,18 @@
 // afresh every few steps and at the start of every line (of a block, with OverlapAverage).
 //
 // Races: with CentreVoxel each voxel receives one row, from its own patch, so threads take whole lines of centres.
-// With OverlapAverage patches overlap, so a plane's centres are cut into blocks of 2 (ey - 1) rows by 2 (ex - 1)
-// columns, and the blocks run in four rounds by the parity of their row and column: two blocks of one round are a
-// whole block apart along y or x, so their patches (which reach e - 1 voxels beyond their block) never touch the
-// same voxel. No locks, and each voxel's sum is formed in the same order whatever the thread count, so the result is
-// reproducible bit for bit. (Blocks of rows alone, in two rounds, kept at most ny / (4 (ey - 1)) workers busy: 6 for
-// 96 rows and 5x5x5 patches. Each block starts its lines with a fresh Gram matrix.)
+// With OverlapAverage patches overlap: OverlapSchedule (svdlrOverlapSchedule.h) cuts a plane into blocks of centres
+// coloured so that blocks of one colour never touch the same voxel, hands out their rows, and makes a worker that
+// has decomposed its row's patches wait until the rows before it in a fixed sum order that touch its voxels are
+// added. Each voxel's sum is formed in the same order whatever the thread count, so the result is reproducible bit
+// for bit. (Before, the colours ran as four rounds per plane with a barrier after each: 240 barriers for 60
+// planes, each round of 36 blocks on 16 workers, which bounded 16 threads at 12x on a whole volume and 8.9x in a
+// brain mask. Each block row starts with a fresh Gram matrix.)
 #include "svdlrLocalDenoiseBackends.h"
 
 #include "svdlrBlasThreads.h"
 #include "svdlrChooseRank.h"
+#include "svdlrOverlapSchedule.h"
 #include "svdlrParallel.h"
 #include "svdlrPatchCentres.h"
 #include "svdlrPatchGeometry.h" // PatchStart
@@ -60,6 +61,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <numeric>
 
 namespace svdlr
 {
@@ -94,6 +96,15 @@ struct PlaneSums
   }
 };
 
+/** A decomposed patch of an OverlapAverage unit, waiting for its turn to be added (its approximation is kept in the
+ * lane). */
+struct PendingPatch
+{
+  std::int64_t start[3];
+  double       sigma;
+  double       rank;
+};
+
 /** One worker's state: its patch solvers (a group of patches is decomposed together), a row buffer, and the
  * centres of the line at hand. */
 struct Lane
@@ -101,6 +112,8 @@ struct Lane
   std::array<std::unique_ptr<PatchLowRank>, kTridiagonalBatch> patches;
   std::vector<double>                                         row;
   std::vector<std::size_t>                                    centres;
+  std::vector<PendingPatch>                                   pending;       // OverlapAverage: the unit's patches
+  std::vector<double>                                         pendingValues; // and their approximations, in turn
 };
 
 class CpuDenoiser
@@ -124,17 +137,13 @@ public:
   {
     m_Centres = PatchCentres(input.size, patch, options.patchStride, options.mask);
     m_Total = static_cast<std::size_t>(std::count(m_Centres.begin(), m_Centres.end(), std::uint8_t{ 1 }));
-    // CentreVoxel: the lines of several planes of centres make one parallel step, so that the workers rarely wait
-    // at its end; the window then also holds those planes. Progress and abort are looked at between steps, so a
-    // volume keeps at least kMinimumSteps of them however many workers there are (on 16 cores a small volume was
-    // one step: one progress report and no chance to abort).
-    m_PlanesPerStep = 1;
-    if (options.aggregation == PatchAggregation::CentreVoxel)
-    {
-      const std::size_t lines = kLinesPerWorkerAndStep * m_Workers;
-      const std::size_t mostPlanes = std::max<std::size_t>(1, m_Nz / kMinimumSteps);
-      m_PlanesPerStep = std::clamp<std::size_t>((lines + m_Ny - 1) / m_Ny, 1, mostPlanes);
-    }
+    // The lines of several planes of centres make one parallel step, so that the workers rarely wait at its end
+    // (with a mask, many lines are empty); the window then also holds those planes. Progress and abort are looked
+    // at between steps, so a volume keeps at least kMinimumSteps of them however many workers there are (on 16
+    // cores a small volume was one step: one progress report and no chance to abort).
+    const std::size_t lines = kLinesPerWorkerAndStep * m_Workers;
+    const std::size_t mostPlanes = std::max<std::size_t>(1, m_Nz / kMinimumSteps);
+    m_PlanesPerStep = std::clamp<std::size_t>((lines + m_Ny - 1) / m_Ny, 1, mostPlanes);
     const std::size_t slots = patch[2] + m_PlanesPerStep - 1;
     m_Slots.reserve(slots);
     for (std::size_t i = 0; i < slots; ++i)
@@ -156,7 +165,7 @@ public:
     for (std::size_t z = 0; z < m_Nz; z += m_PlanesPerStep)
     {
       const std::size_t end = std::min(m_Nz, z + m_PlanesPerStep);
-      done += m_Options.aggregation == PatchAggregation::CentreVoxel ? CentrePlanes(z, end) : OverlapPlane(z);
+      done += m_Options.aggregation == PatchAggregation::CentreVoxel ? CentrePlanes(z, end) : OverlapPlanes(z, end);
       const std::size_t final = end < m_Nz ? static_cast<std::size_t>(Start(2, end)) : m_Nz;
       if (m_Flushed < final)
       {
@@ -169,9 +178,9 @@ public:
   }
 
 private:
-  /** Lines of centres per worker in one parallel step of CentreVoxel (at least; whole planes are taken). */
+  /** Lines of centres per worker in one parallel step (at least; whole planes are taken). */
   static constexpr std::size_t kLinesPerWorkerAndStep = 16;
-  /** The fewest parallel steps of CentreVoxel in a volume of at least this many planes. */
+  /** The fewest parallel steps in a volume of at least this many planes. */
   static constexpr std::size_t kMinimumSteps = 4;
 
   std::int64_t
@@ -385,14 +394,30 @@ private:
     }
   }
 
-  /** CentreVoxel: each centre's own row, one line of centres of planes [z0, z1) per unit. Returns the patches
-   * computed. */
+  /** CentreVoxel: each centre's own row, one line of centres of planes [z0, z1) per unit, the lines with the most
+   * centres first (in a mask they range from none to the whole line; the last to be handed out then are short, and so
+   * is the wait for them at the step's end). Lines are independent, so their order does not change the result.
+   * Returns the patches computed. */
   std::size_t
   CentrePlanes(std::size_t z0, std::size_t z1)
   {
+    std::vector<std::size_t> lines, centres;
+    for (std::size_t line = z0 * m_Ny; line < z1 * m_Ny; ++line)
+    {
+      const auto first = m_Centres.begin() + static_cast<std::ptrdiff_t>(line * m_Nx);
+      const auto count = static_cast<std::size_t>(std::count(first, first + static_cast<std::ptrdiff_t>(m_Nx), 1));
+      if (count > 0)
+      {
+        lines.push_back(line);
+        centres.push_back(count);
+      }
+    }
+    std::vector<std::size_t> order(lines.size());
+    std::iota(order.begin(), order.end(), std::size_t{ 0 });
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return centres[a] > centres[b]; });
     std::atomic<std::size_t> patches{ 0 };
-    ForEachUnit((z1 - z0) * m_Ny, [&](Lane & lane, std::size_t unit) {
-      const std::size_t z = z0 + unit / m_Ny, y = unit % m_Ny;
+    ForEachUnit(order.size(), [&](Lane & lane, std::size_t unit) {
+      const std::size_t z = lines[order[unit]] / m_Ny, y = lines[order[unit]] % m_Ny;
       PlaneSums &       plane = Plane(z);
       std::size_t       count = 0;
       ForEachCentreOfLine(lane, y, z, 0, m_Nx, [&](std::size_t x, PatchLowRank & patch, const std::int64_t(&start)[3]) {
@@ -409,51 +434,79 @@ private:
     return patches;
   }
 
-  /** OverlapAverage: each centre's whole approximation added to every voxel of its patch, by blocks of centres of
-   * 2 (ey - 1) rows and 2 (ex - 1) columns, in four rounds: (even, even) blocks, (even, odd), (odd, even), (odd, odd).
-   * Two blocks of one round are a whole block apart along y or x, and a patch reaches at most e - 1 voxels beyond
-   * its block, so the blocks of a round never touch the same voxel and run in parallel. */
+  /** OverlapAverage, centre planes [z0, z1): each centre's whole approximation added to every voxel of its patch.
+   * Units (rows of blocks of centres) are handed out in OverlapSchedule's order; each worker decomposes its unit's
+   * patches, adds them when its turn has come (keeping them in its lane until then), and lets the units waiting on
+   * it go. Returns the patches
+   * computed. */
   std::size_t
-  OverlapPlane(std::size_t z)
+  OverlapPlanes(std::size_t z0, std::size_t z1)
   {
-    const std::size_t        blockY = std::max<std::size_t>(1, 2 * (m_Patch[1] - 1));
-    const std::size_t        blockX = std::max<std::size_t>(1, 2 * (m_Patch[0] - 1));
-    const std::size_t        blocksY = (m_Ny + blockY - 1) / blockY, blocksX = (m_Nx + blockX - 1) / blockX;
-    std::atomic<std::size_t> patches{ 0 };
-    for (std::size_t parityY = 0; parityY < 2; ++parityY)
+    std::vector<std::int64_t> patchStartZ;
+    for (std::size_t z = z0; z < z1; ++z)
     {
-      for (std::size_t parityX = 0; parityX < 2; ++parityX)
-      {
-        const std::size_t unitsY = (blocksY + 1 - parityY) / 2, unitsX = (blocksX + 1 - parityX) / 2;
-        ForEachUnit(unitsY * unitsX, [&](Lane & lane, std::size_t unit) {
-          const std::size_t firstY = (2 * (unit / unitsX) + parityY) * blockY;
-          const std::size_t firstX = (2 * (unit % unitsX) + parityX) * blockX;
-          const std::size_t lastY = std::min(m_Ny, firstY + blockY), lastX = std::min(m_Nx, firstX + blockX);
-          std::size_t       count = 0;
-          for (std::size_t y = firstY; y < lastY; ++y)
-          {
-            ForEachCentreOfLine(
-              lane, y, z, firstX, lastX, [&](std::size_t, PatchLowRank & patch, const std::int64_t(&start)[3]) {
-                Accumulate(patch, start);
-                ++count;
-              });
-          }
-          patches += count;
-        });
-      }
+      patchStartZ.push_back(Start(2, z));
     }
+    OverlapSchedule schedule(m_Nx, m_Ny, m_Patch, z0, z1, patchStartZ,
+                             [this](std::size_t y, std::size_t z, std::size_t x0, std::size_t x1) {
+                               const auto line = m_Centres.begin() + static_cast<std::ptrdiff_t>(m_Nx * (y + m_Ny * z));
+                               return std::find(line + x0, line + x1, std::uint8_t{ 1 }) != line + x1;
+                             },
+                             // a block's next row is handed out two rounds of workers after the one before it
+                             // (the first wait less often than with one round); a lone worker walks block by block
+                             m_Workers > 1 ? 2 * m_Workers : 1);
+    const std::size_t        values = m_PatchVoxels * m_Nv;
+    std::atomic<std::size_t> patches{ 0 };
+    ForEachUnit(schedule.Units().size(), [&](Lane & lane, std::size_t index) {
+      const OverlapUnit & unit = schedule.Units()[index];
+      std::size_t         count = 0;
+      bool                turn = false;
+      try
+      {
+        lane.pending.clear();
+        const auto add = [&](std::size_t, PatchLowRank & patch, const std::int64_t(&start)[3]) {
+          const PendingPatch decomposed{ { start[0], start[1], start[2] }, patch.Sigma(),
+                                         static_cast<double>(patch.Rank()) };
+          ++count;
+          turn = turn || (lane.pending.empty() && schedule.IsTurn(unit)); // stays true: read the counters once
+          if (turn)
+          {
+            Accumulate(patch.ApproximateAll(), decomposed); // no copy
+            return;
+          }
+          const std::size_t slot = lane.pending.size();
+          lane.pending.push_back(decomposed);
+          lane.pendingValues.resize(std::max(lane.pendingValues.size(), (slot + 1) * values));
+          const double * approximation = patch.ApproximateAll();
+          std::copy(approximation, approximation + values, lane.pendingValues.begin() + slot * values);
+        };
+        ForEachCentreOfLine(lane, unit.y, unit.z, unit.x0, unit.x1, add);
+      }
+      catch (...)
+      {
+        schedule.Abandon();
+        throw;
+      }
+      if (!lane.pending.empty() && !schedule.WaitForTurn(unit))
+      {
+        return; // another worker failed; its error is rethrown
+      }
+      for (std::size_t i = 0; i < lane.pending.size(); ++i)
+      {
+        Accumulate(lane.pendingValues.data() + i * values, lane.pending[i]);
+      }
+      patches += count;
+      schedule.Done(unit);
+    });
     return patches;
   }
 
   void
-  Accumulate(PatchLowRank & patch, const std::int64_t (&start)[3])
+  Accumulate(const double * approximation, const PendingPatch & patch)
   {
-    const double *    approximation = patch.ApproximateAll();
-    const double      sigma = patch.Sigma();
-    const double      rank = static_cast<double>(patch.Rank());
     const std::size_t m = m_PatchVoxels;
-    const std::size_t sx = static_cast<std::size_t>(start[0]), sy = static_cast<std::size_t>(start[1]),
-                      sz = static_cast<std::size_t>(start[2]);
+    const std::size_t sx = static_cast<std::size_t>(patch.start[0]), sy = static_cast<std::size_t>(patch.start[1]),
+                      sz = static_cast<std::size_t>(patch.start[2]);
     for (std::size_t z = sz; z < sz + m_Patch[2]; ++z)
     {
       PlaneSums & plane = Plane(z);
@@ -461,7 +514,7 @@ private:
       {
         for (std::size_t x = sx; x < sx + m_Patch[0]; ++x)
         {
-          const std::size_t row = CasoratiRow(x, y, z, start);
+          const std::size_t row = CasoratiRow(x, y, z, patch.start);
           const std::size_t index = x + m_Nx * y;
           double *          sums = plane.values.data() + index * m_Nv;
           for (std::size_t t = 0; t < m_Nv; ++t)
@@ -469,8 +522,8 @@ private:
             sums[t] += approximation[row + t * m];
           }
           ++plane.counts[index];
-          plane.sigma[index] += sigma;
-          plane.rank[index] += rank;
+          plane.sigma[index] += patch.sigma;
+          plane.rank[index] += patch.rank;
         }
       }
     }

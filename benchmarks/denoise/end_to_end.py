@@ -19,7 +19,9 @@ otherwise, and gives:
             dwidenoise, its VmHWM watched from here; GPU MiB: the tool's memory line (the denoiser's buffers).
 One-thread rows are pinned to one core (sched_setaffinity, ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS=1, -nthreads 1).
 With --one-core-slices K they run on the K central slices of the same phantom (a slab), to fit a time budget; their
-rows say so, and their times compare with each other, not with the full-size rows.
+rows say so, and their times compare with each other, not with the full-size rows; each is paired with the same tool
+on every core on that slab (TOOL:all:REGION:slab, added by itself), and the table ends with the speed-up from one
+thread to every core on the same data.
 With --dwidenoise-slices K the all-core dwidenoise rows run on the K central slices too, for series too long to
 denoise whole within a device call (200 volumes: about 40 minutes on 16 cores); the table then adds dwidenoise's
 whole-volume time extrapolated by slices (its cost is linear in them), marked as an estimate, and our GPU's ratio to it.
@@ -45,9 +47,13 @@ ALL_ROWS = [f"{tool}:{threads}:{region}" for threads in ("all", "1") for tool in
             for region in ("whole", "mask") if not (tool == "ours-gpu" and threads == "1")]
 # The order they run in: the most telling and the cheapest first, our CPU backend on whole volumes (today the slowest
 # by far) last in each group; when the time budget runs out, the rows not started are listed as skipped.
+# With --one-core-slices the one-thread rows run on a slab, so each is paired with the same tool on every core on that
+# slab (TOOL:all:REGION:slab, added by itself): the 1 -> all-cores scaling then compares like with like.
+SLAB_ROWS = [f"{tool}:all:{region}:slab" for tool in TOOLS[:2] for region in ("whole", "mask")]
 RUN_ORDER = ["ours-gpu:all:whole", "ours-gpu:all:mask", "dwidenoise:all:whole", "dwidenoise:all:mask",
-             "ours-cpu:all:mask", "dwidenoise:1:mask", "ours-cpu:1:mask", "dwidenoise:1:whole", "ours-cpu:all:whole",
-             "ours-cpu:1:whole"]
+             "ours-cpu:all:mask", "dwidenoise:all:mask:slab", "dwidenoise:1:mask", "ours-cpu:all:mask:slab",
+             "ours-cpu:1:mask", "dwidenoise:all:whole:slab", "dwidenoise:1:whole", "ours-cpu:all:whole",
+             "ours-cpu:all:whole:slab", "ours-cpu:1:whole"]
 
 
 # The tool's "steps:" line, in its order (apps/tool/SVDLowRankStepTimes.h).
@@ -155,7 +161,7 @@ def summary_value(output, pattern):
 
 
 def run_row(row, data, args, work, log, limit):
-    tool, threads, region = row.split(":")
+    tool, threads, region = row.split(":")[:3]
     n = thread_count(threads)
     cpus = {sorted(os.sched_getaffinity(0))[0]} if n == 1 else None
     out, sigma = (os.path.join(work, f"{row.replace(':', '_')}_{k}.nii.gz") for k in ("out", "sigma"))
@@ -225,6 +231,23 @@ def fmt(value, spec):
     return "—" if value is None else format(value, spec)
 
 
+def scaling(results):
+    """Lines on the speed-up from one thread to every core, for each tool and region whose two rows ran on the same
+    data (the one-thread slab and its all-cores pair, or the full volume when there is no slab): process wall, and
+    for ours the filter too (the part that is threaded; reading and writing are not)."""
+    done = {(r["tool"], r["threads"], r["region"], r["data"]): r for r in results if "wall_s" in r}
+    lines = []
+    for (tool, threads, region, data), one in sorted(done.items()):
+        many = next((r for (t, n, g, d), r in done.items() if (t, g, d) == (tool, region, data) and n > 1), None)
+        if threads != 1 or many is None:
+            continue
+        text = f"- {tool}, {region} ({data}): 1 → {many['threads']} threads {one['wall_s'] / many['wall_s']:.1f}× wall"
+        if one.get("filter_s") and many.get("filter_s"):
+            text += f", {one['filter_s'] / many['filter_s']:.1f}× filter"
+        lines.append(text)
+    return lines
+
+
 def markdown(results, title):
     header = ["tool", "threads", "region", "data", "wall (s)", *(f"{step} (s)" for step in STEPS), "engine (s)",
               "PSNR gain (dB)", "σ error", "host MiB", "GPU MiB"]
@@ -244,6 +267,9 @@ def markdown(results, title):
               "(decoding the inputs; the raw checks; the ITK filter; writing, compression included; verifying and "
               "renaming into place); engine: svdlrDenoiseBenchmark, memory to memory; PSNR gain and σ error inside the "
               "brain mask against the truth; host: peak resident set; GPU: the denoiser's device buffers."]
+    speedups = scaling(results)
+    if speedups:
+        lines += ["", "Scaling, from one thread to every core on the same data:", *speedups]
     return "\n".join(lines) + "\n"
 
 
@@ -284,7 +310,7 @@ def main():
     parser.add_argument("--markdown", help="table (default WORK/end_to_end.md)")
     args = parser.parse_args()
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
-    unknown = sorted(set(rows) - set(ALL_ROWS))
+    unknown = sorted(set(rows) - set(ALL_ROWS) - set(SLAB_ROWS))
     if unknown:
         sys.exit(f"error: unknown rows {unknown}; choose from {ALL_ROWS}")
     if not args.tool:
@@ -303,7 +329,10 @@ def main():
     full = DataSet(prefix, args.work, "full")
     one_core = any(row.split(":")[1] == "1" for row in rows)
     slab = DataSet(prefix, args.work, "slab", args.one_core_slices) if args.one_core_slices and one_core else full
-    peer_rows = any(row.startswith("dwidenoise:all:") for row in rows)
+    if slab is not full:  # each one-thread row's all-cores pair on the slab
+        rows += [f"{tool}:all:{region}:slab" for tool, threads, region in (row.split(":")[:3] for row in rows)
+                 if threads == "1" and f"{tool}:all:{region}:slab" not in rows]
+    peer_rows = any(row.startswith("dwidenoise:all:") and not row.endswith(":slab") for row in rows)
     peer_slab = (DataSet(prefix, args.work, "peerslab", args.dwidenoise_slices)
                  if args.dwidenoise_slices and peer_rows else None)
     print(f"phantom {nx}x{ny}x{nz}x{nv} ready in {time.perf_counter() - start:.1f} s; {os.cpu_count()} cores",
@@ -312,8 +341,9 @@ def main():
     gpu = gpu_present()
     results = []
     for row in sorted(rows, key=RUN_ORDER.index):
-        tool, threads, region = row.split(":")
-        data = slab if threads == "1" else (peer_slab if peer_slab and tool == "dwidenoise" else full)
+        tool, threads, region = row.split(":")[:3]
+        data = (slab if threads == "1" or row.endswith(":slab") else
+                peer_slab if peer_slab and tool == "dwidenoise" else full)
         threads = thread_count(threads)
         remaining = end - time.perf_counter()
         if remaining < 5:
@@ -333,7 +363,7 @@ def main():
         shown = {k: round(v, 3) if isinstance(v, float) else v for k, v in result.items() if k not in ("row", "size")}
         print(f"[{row}] {json.dumps(shown)}", flush=True)
 
-    results.sort(key=lambda r: ALL_ROWS.index(r["row"]))
+    results.sort(key=lambda r: (ALL_ROWS + SLAB_ROWS).index(r["row"]))
     title = (f"### {nx}×{ny}×{nz}×{nv}, {os.cpu_count()} cores" +
              (f" (one-thread rows on the {args.one_core_slices} central slices)" if args.one_core_slices else ""))
     report = {"size": args.size, "cores": os.cpu_count(), "sigma_true": full.sigma, "psnr_noisy_db": full.psnr_noisy,

@@ -421,6 +421,41 @@ TEST(SVDLowRankLocalDenoise, ResultDoesNotDependOnTheThreadCount)
   }
 }
 
+// OverlapAverage's workers add their patches in a fixed order, each waiting only for the neighbours before it
+// (svdlrOverlapSchedule.h): with more workers than a plane has blocks of one colour, with steps of several planes,
+// with a mask that leaves rows and blocks empty and with a patch of unequal extents, a missed wait would lose an
+// addition or change a voxel's sum order.
+TEST(SVDLowRankLocalDenoise, OverlapAverageInAMaskDoesNotDependOnTheThreadCount)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::array<std::size_t, 3> size{ 17, 13, 12 };
+  const NoisySeries                series = LowRankSeries(size, kVolumes, 3, kSigma, 4.0, random);
+  const std::vector<std::uint8_t>  mask = BallMask(size, random);
+  for (const std::array<std::size_t, 3> patch : { std::array<std::size_t, 3>{ 3, 5, 3 }, { 5, 3, 5 } })
+  {
+    for (const bool masked : { true, false })
+    {
+      LocalDenoiseOptions options = CpuOptions();
+      options.aggregation = PatchAggregation::OverlapAverage;
+      options.patchSize = patch;
+      options.mask = masked ? mask.data() : nullptr;
+      options.threads = 1;
+      const Denoised one = Denoise(series.noisy, options);
+      for (const unsigned threads : { 3u, 16u })
+      {
+        options.threads = threads;
+        const Denoised many = Denoise(series.noisy, options);
+        EXPECT_EQ(one.output.values, many.output.values)
+          << threads << " threads, patch " << patch[0] << "x" << patch[1] << "x" << patch[2]
+          << (masked ? ", masked" : "");
+        EXPECT_EQ(one.sigma, many.sigma) << threads << " threads";
+        EXPECT_EQ(one.report.patches, many.report.patches) << threads << " threads";
+      }
+    }
+  }
+}
+
 TEST(SVDLowRankLocalDenoise, DefaultPatchSizeIsTheSmallestOddCubeHoldingTheVolumes)
 {
   using Patch = std::array<std::size_t, 3>;
