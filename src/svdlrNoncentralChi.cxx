@@ -18,13 +18,15 @@
 // The non-central chi model's tables (svdlr/MagnitudeNoise.h).
 #include "svdlr/MagnitudeNoise.h"
 
+#include "svdlrParallel.h"
+
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 namespace svdlr
 {
@@ -42,8 +44,8 @@ constexpr double kTableEnd = 40.0;
 constexpr double kMagnitudeStep = 0.005;
 // The quadrature: nodes every kNodeStep over +-kNodeReach standard deviations of each Gaussian factor. Both
 // integrands are smooth and Gaussian-weighted, where the trapezoidal rule converges fast.
-constexpr double kNodeStep = 0.1;
-constexpr double kNodeReach = 9.0;
+constexpr double kNodeStep = 0.125;
+constexpr double kNodeReach = 8.5;
 
 struct WeightedNodes
 {
@@ -97,23 +99,26 @@ Normalise(WeightedNodes & nodes)
   }
 }
 
-/** E[h(M) | nu] with M = sqrt((nu + x)^2 + r^2). */
-double
-Expectation(const std::function<double(double)> & h, double signal, const WeightedNodes & gaussian,
-            const WeightedNodes & chi)
+/** E[h(M) | nu] and E[h(M)^2 | nu] with M = sqrt((nu + x)^2 + r^2), in one sweep over the nodes. */
+template <typename TFunction>
+std::pair<double, double>
+Moments(const TFunction & h, double signal, const WeightedNodes & gaussian, const WeightedNodes & chi)
 {
-  double sum = 0.0;
+  double first = 0.0, second = 0.0;
   for (std::size_t i = 0; i < gaussian.at.size(); ++i)
   {
     const double a = signal + gaussian.at[i];
-    double       inner = 0.0;
+    double       innerFirst = 0.0, innerSecond = 0.0;
     for (std::size_t j = 0; j < chi.at.size(); ++j)
     {
-      inner += chi.weight[j] * h(std::sqrt(a * a + chi.at[j] * chi.at[j]));
+      const double value = h(std::sqrt(a * a + chi.at[j] * chi.at[j]));
+      innerFirst += chi.weight[j] * value;
+      innerSecond += chi.weight[j] * value * value;
     }
-    sum += gaussian.weight[i] * inner;
+    first += gaussian.weight[i] * innerFirst;
+    second += gaussian.weight[i] * innerSecond;
   }
-  return sum;
+  return { first, second };
 }
 
 /** Piecewise-linear y(x) on increasing xs, for xs.front() <= x <= xs.back(). */
@@ -150,11 +155,11 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
   const double        meanSquareNoise = 2.0 * coils; // E[M^2] = nu^2 + 2N (sigma = 1)
   std::vector<double> spread(count);
   m_Mean.resize(count);
-  for (std::size_t i = 0; i < count; ++i)
-  {
-    m_Mean[i] = Expectation([](double m) { return m; }, m_Signal[i], gaussian, chi);
+  // Each signal node's moments are independent: computed in parallel, each written by one task.
+  detail::StdThreadParallelFor(0, count, [&](std::size_t i) {
+    m_Mean[i] = Moments([](double m) { return m; }, m_Signal[i], gaussian, chi).first;
     spread[i] = std::sqrt(std::max(m_Signal[i] * m_Signal[i] + meanSquareNoise - m_Mean[i] * m_Mean[i], 1e-12));
-  }
+  });
 
   // The first-order stabiliser: g(E[M | nu]) = g(floor) + the integral of dm / sd along the mean; below the floor
   // g(m) = m / sd(0). Tabulated on a uniform magnitude grid that covers the signal table.
@@ -178,12 +183,11 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
   m_Variance.resize(count);
   const auto tabulateMoments = [&] {
     const auto g = [this](double m) { return Stabilise(m); };
-    for (std::size_t i = 0; i < count; ++i)
-    {
-      m_ExpectedStabilised[i] = Expectation(g, m_Signal[i], gaussian, chi);
-      const double square = Expectation([&g](double m) { return g(m) * g(m); }, m_Signal[i], gaussian, chi);
-      m_Variance[i] = std::max(square - m_ExpectedStabilised[i] * m_ExpectedStabilised[i], 1e-12);
-    }
+    detail::StdThreadParallelFor(0, count, [&](std::size_t i) {
+      const auto [mean, square] = Moments(g, m_Signal[i], gaussian, chi);
+      m_ExpectedStabilised[i] = mean;
+      m_Variance[i] = std::max(square - mean * mean, 1e-12);
+    });
   };
   tabulateMoments();
   // Foi's refinement: g <- h(g), h' = 1 / sd[g(M)] along E[g(M)], h linear below E[g(M) | 0] (so h(0) = 0), each
