@@ -109,10 +109,6 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
                        const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options)
 {
   const MagnitudeNoiseOptions & model = options.magnitudeNoise;
-  if (model.coils == 0)
-  {
-    throw Error(ErrorCode::InvalidArgument, "svdlr: the magnitude noise model needs at least 1 coil");
-  }
   const bool knownSigma = options.noiseSigma != nullptr;
   if (!knownSigma && !PatchesHaveSigma(options.policy, false))
   {
@@ -120,7 +116,7 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
                 "svdlr: variance stabilisation and the noise floor need sigma: a known sigma map, or a rank policy "
                 "that estimates it (Marchenko-Pastur or Gavish-Donoho)");
   }
-  NoncentralChiModel::ForCoils(model.coils); // built before the timed work, and its errors first
+  NoncentralChiModel::ForCoils(model.coils); // its errors (the coil count) before any work
   LocalDenoiseOptions plain = options;
   plain.magnitudeNoise = {};
   const std::size_t voxels = input.VoxelCount();

@@ -136,9 +136,10 @@ Interpolate(const std::vector<double> & xs, const std::vector<double> & ys, doub
 NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
   : m_Coils(coils)
 {
-  if (coils == 0)
+  if (coils == 0 || coils > kMaximumCoils)
   {
-    throw Error(ErrorCode::InvalidArgument, "svdlr: the noise model needs at least 1 coil");
+    throw Error(ErrorCode::InvalidArgument, "svdlr: the noise model takes 1 to " + std::to_string(kMaximumCoils) +
+                                              " coils, got " + std::to_string(coils));
   }
   for (double nu = 0.0; nu < kFineEnd - 1e-9; nu += kFineStep)
   {

@@ -26,6 +26,7 @@
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 #include "svdlr/ComplexSeries.h"
+#include "svdlr/MagnitudeNoise.h"
 
 #include <CLI/CLI.hpp>
 
@@ -333,7 +334,7 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
                 "noise scan (default 1: Rician; adaptive or SENSE combination\n"
                 "is 1 too)")
     ->type_name("N")
-    ->check(CLI::Range(1u, 1024u));
+    ->check(CLI::Range(1u, svdlr::kMaximumCoils));
   app.add_flag("--vst", options.vst,
                "magnitude INPUT: variance-stabilise it for the Rician (or\n"
                "non-central chi, --coils) noise before the low-rank step and\n"

@@ -41,6 +41,9 @@
 namespace svdlr
 {
 
+/** The most coils the model takes (its tables grow with sqrt(coils)); more is InvalidArgument. */
+constexpr unsigned kMaximumCoils = 1024;
+
 /** How often Foi's iteration refines the first-order stabiliser (g' = 1 / sd along the mean), each pass rescaling g
  * by the spread it leaves (g <- h(g), h' = 1 / sd[g(M)] along E[g(M)]). Var[g(M) | nu] over nu in [0, 40], measured:
  * first order 0.785 to 1.129 for one coil, 0.878 to 1.056 for four; after 5 passes 0.953 to 1.083 (one coil), 0.970
@@ -57,7 +60,8 @@ class NoncentralChiModel
 public:
   /** `iterations`: Foi's refinements of the first-order stabiliser (ForCoils uses kStabiliserIterations). */
   NoncentralChiModel(unsigned coils, unsigned iterations);
-  /** The model of `coils` coils, built on first use and kept (thread-safe). InvalidArgument for 0 coils. */
+  /** The model of `coils` coils, built on first use and kept (thread-safe). InvalidArgument for 0 coils or more
+   * than kMaximumCoils. */
   static const NoncentralChiModel &
   ForCoils(unsigned coils);
 
