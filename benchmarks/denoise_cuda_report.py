@@ -5,8 +5,9 @@ its GPU stage times, then the CPU and GPU outputs against the clean series and a
 
 usage: denoise_cuda_report.py DATA LOGS
   DATA  series.f32, clean.f32, cpu.f32 / cpu.u16 and gpu.f32 / gpu.u16 (svdlrDenoiseBenchmark --output, --rank-out)
-  LOGS  cuda-bench.log, cuda-bench-overlap.log and cuda-bench-limit.log: svdlrDenoiseCudaBenchmark's JSON lines
-        (other lines are shown); for each, the eigenvectors of the kept ranks against every eigenvector
+  LOGS  cuda-bench.log, cuda-bench-overlap.log, cuda-bench-limit.log and cuda-bench-200.log (200 volumes):
+        svdlrDenoiseCudaBenchmark's JSON lines (other lines are shown); for each, the eigenvectors of the kept ranks
+        against every eigenvector
 """
 import json
 import sys
@@ -68,7 +69,7 @@ def main():
         cpu_ranks = np.fromfile(f"{data}/cpu.u16", np.uint16)
     except OSError:
         cpu_ranks = None
-    for name in ("cuda-bench.log", "cuda-bench-overlap.log", "cuda-bench-limit.log"):
+    for name in ("cuda-bench.log", "cuda-bench-overlap.log", "cuda-bench-limit.log", "cuda-bench-200.log"):
         try:
             rows = variants(f"{logs}/{name}")
         except OSError as error:

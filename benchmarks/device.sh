@@ -141,6 +141,8 @@ stage_sweeps() {
 stage_denoise() {
   # DENOISE_SIZES names one or more (issue 20's are 96x96x60x65 and 112x112x72x91, a call each with every row).
   # Each size gets an equal share of what is left of DENOISE_BUDGET, so that the last one is not starved.
+  # The 200-volume series: DENOISE_SIZES=176x176x120x200 DENOISE_DWIDENOISE_SLICES=6 DENOISE_ENGINE_REPEAT=1
+  # DENOISE_ROWS=ours-gpu:all:whole,dwidenoise:all:whole (dwidenoise on a slab, extrapolated: end_to_end.py says so).
   local sizes=(${DENOISE_SIZES:-96x96x60x65}) left
   left=${#sizes[@]}
   for size in "${sizes[@]}"; do
@@ -150,6 +152,7 @@ stage_denoise() {
     python3 "$root/benchmarks/denoise/end_to_end.py" --size "$nx" "$ny" "$nz" "$nv" --work "$work/data/$size" \
       --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" --engine "$bin/svdlrDenoiseBenchmark" \
       --dwidenoise "$bin/dwidenoise" --one-core-slices "${DENOISE_ONE_CORE_SLICES:-12}" \
+      --dwidenoise-slices "${DENOISE_DWIDENOISE_SLICES:-0}" --engine-repeat "${DENOISE_ENGINE_REPEAT:-3}" \
       ${DENOISE_ROWS:+--rows "$DENOISE_ROWS"} "--ours-args=${DENOISE_OURS_ARGS:-}" \
       "--dwidenoise-args=${DENOISE_DWIDENOISE_ARGS:-}" \
       --budget "$share" ${DENOISE_GPU_ENGINE_ONLY:+--no-cpu-engine} \
@@ -194,6 +197,11 @@ stage_denoise-kernels() {
   # The same as cuda-bench's first row within a 256 MiB device memory limit: many slabs, small batches.
   one cuda-bench-limit 100 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 2 \
     --cusolver-repeat 0 --device-memory-limit 256M --reference "$data/cpu.f32" --reference-rank "$data/cpu.u16"
+  # 200 volumes (7x7x7 patches, Gram matrices of 200 x 200: issue 20's many-volume case) on a small series, one run
+  # a variant: the stage-1 kernels that keep n = 200 in shared memory against the global-memory default.
+  python3 "$root/benchmarks/make_denoise_series.py" "$data/series200.f32" --size 40 40 24 200
+  one cuda-bench-200 120 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series200.f32" --size 40 40 24 200 \
+    --repeat 2 --cusolver-repeat 0 --variants
   note "cpu (all cores): $(tail -1 "$dir/cpu.log" | cut -c1-300)"
   note "cuda (public API): $(tail -1 "$dir/gpu.log" | cut -c1-300)"
   python3 "$root/benchmarks/denoise_cuda_report.py" "$data" "$dir" 2>&1 | tee -a "$summary"

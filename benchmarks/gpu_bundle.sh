@@ -12,7 +12,7 @@
 #                       or skipping
 #   .gpu/data/          Colin27 (ch2, ch2bet) and ITK's BrainProtonDensitySlice.png
 #   .gpu/whl/           Python 3.12 wheels the GPU image lacks: nibabel (the denoise phantom), nanobind (the python
-#                       stage); with --peers also dipy and patch-denoise, with --dask dask and distributed
+#                       stage); with --peers also dipy and patch-denoise, with --dask dask, distributed and dask-cuda
 # The scripts themselves travel with the working tree. Then: device run, carry [".gpu"],
 #   command "bash benchmarks/device.sh STAGE..." (benchmarks/README.md).
 set -euo pipefail
@@ -79,14 +79,18 @@ cp "$SVDLR_ITK_EXAMPLE_DATA_DIR/BrainProtonDensitySlice.png" "$out/data/" 2>/dev
 # benchmarks/denoise/setup_peers.sh pins).
 wheels=(nibabel==5.4.2 nanobind==3.1.0)
 [ $peers = 1 ] && wheels+=(dipy==1.12.1 patch-denoise==1.4.4)
-[ $dask = 1 ] && wheels+=(dask==2026.8.0 distributed==2026.8.0)
+# dask-cuda 26.10 pins dask and distributed to 2026.7.1 (through rapids-dask-dependency, which it never imports).
+# Its other needs the GPU image already has (numba, pynvml, pandas, numpy) except cuda-core, its bindings and zict.
+dask_pins=(dask==2026.7.1 distributed==2026.7.1)
+[ $dask = 1 ] && wheels+=("${dask_pins[@]}" dask-cuda==26.10.0 cuda-core==1.2.2 cuda-bindings==13.5.0
+  cuda-pathfinder==1.9.1 zict==3.0.0)
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   --platform any -d "$out/whl" "${wheels[@]}"
 if [ $dask = 1 ]; then # their dependencies too (cloudpickle, toolz, msgpack, ...)
   python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    -d "$out/whl" dask==2026.8.0 distributed==2026.8.0
+    -d "$out/whl" "${dask_pins[@]}"
 fi
 
 git -C "$root" rev-parse --short HEAD > "$out/commit"

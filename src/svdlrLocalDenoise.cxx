@@ -137,41 +137,13 @@ ValidateViews(const SeriesView<const float> & input, const SeriesView<float> & o
   }
 }
 
-/** options.patchSize, or the default extent for this series fitted to the image. */
+/** options.patchSize, or the default extent for this series fitted to the image, checked. */
 std::array<std::size_t, 3>
 ResolvePatch(const SeriesView<const float> & input, const LocalDenoiseOptions & options)
 {
-  const auto &               size = input.size;
-  std::array<std::size_t, 3> patch = options.patchSize;
-  if (patch == std::array<std::size_t, 3>{ 0, 0, 0 })
-  {
-    // The default cube, shrunk along axes shorter than it to the largest odd extent they hold; the other axes then
-    // grow, two at a time starting with the shortest, until the patch holds as many voxels as there are volumes
-    // again (or the image is exhausted), so that a thin image keeps a usable aspect ratio.
-    patch = DefaultPatchSize(input.volumes);
-    std::array<std::size_t, 3> limit{};
-    for (int axis = 0; axis < 3; ++axis)
-    {
-      limit[axis] = size[axis] % 2 == 1 ? size[axis] : size[axis] - 1;
-      patch[axis] = std::min(patch[axis], limit[axis]);
-    }
-    while (patch[0] * patch[1] * patch[2] < input.volumes)
-    {
-      int grow = -1;
-      for (int axis = 0; axis < 3; ++axis)
-      {
-        if (patch[axis] + 2 <= limit[axis] && (grow < 0 || patch[axis] < patch[grow]))
-        {
-          grow = axis;
-        }
-      }
-      if (grow < 0)
-      {
-        break;
-      }
-      patch[grow] += 2;
-    }
-  }
+  const auto &                     size = input.size;
+  const std::array<std::size_t, 3> patch =
+    PatchSizeUsed({ size[0], size[1], size[2] }, input.volumes, options.patchSize);
   for (int axis = 0; axis < 3; ++axis)
   {
     if (patch[axis] == 0 || patch[axis] % 2 == 0)
@@ -312,6 +284,42 @@ FirstNonFiniteVoxel(const SeriesView<const float> & input, const LocalDenoiseOpt
 }
 
 } // namespace
+
+std::array<std::size_t, 3>
+PatchSizeUsed(const std::array<std::size_t, 3> & size, std::size_t volumes, const std::array<std::size_t, 3> & requested)
+{
+  std::array<std::size_t, 3> patch = requested;
+  if (patch == std::array<std::size_t, 3>{ 0, 0, 0 })
+  {
+    // The default cube, shrunk along axes shorter than it to the largest odd extent they hold; the other axes then
+    // grow, two at a time starting with the shortest, until the patch holds as many voxels as there are volumes
+    // again (or the image is exhausted), so that a thin image keeps a usable aspect ratio.
+    patch = DefaultPatchSize(volumes);
+    std::array<std::size_t, 3> limit{};
+    for (int axis = 0; axis < 3; ++axis)
+    {
+      limit[axis] = size[axis] % 2 == 1 ? size[axis] : size[axis] - 1;
+      patch[axis] = std::min(patch[axis], limit[axis]);
+    }
+    while (patch[0] * patch[1] * patch[2] < volumes)
+    {
+      int grow = -1;
+      for (int axis = 0; axis < 3; ++axis)
+      {
+        if (patch[axis] + 2 <= limit[axis] && (grow < 0 || patch[axis] < patch[grow]))
+        {
+          grow = axis;
+        }
+      }
+      if (grow < 0)
+      {
+        break;
+      }
+      patch[grow] += 2;
+    }
+  }
+  return patch;
+}
 
 std::array<std::size_t, 3>
 DefaultPatchSize(std::size_t volumes)

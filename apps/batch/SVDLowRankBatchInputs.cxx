@@ -70,39 +70,46 @@ MatchesAny(const std::string & relative, const std::vector<std::string> & patter
     patterns.begin(), patterns.end(), [&](const std::string & pattern) { return MatchesPattern(relative, pattern); });
 }
 
+/** Adds every file under `folder` (recursively, hidden entries and `exclude` skipped) to `files`, relative to
+ * `root`. A folder that cannot be listed is a BatchInputError naming it (exit code 3, docs/batch.md): its files
+ * would be left out of the run without a word, and a re-run would not know they were never processed. */
+void
+AddFilesUnder(const fs::path & root, const fs::path & folder, const std::string & exclude,
+              std::vector<std::string> & files)
+{
+  std::error_code         error;
+  fs::directory_iterator it(folder, error);
+  for (; !error && it != fs::directory_iterator(); it.increment(error))
+  {
+    const fs::path & path = it->path();
+    std::error_code  ignored; // a dangling link's status is an error; it is listed all the same
+    if (IsHidden(path) || (!exclude.empty() && fs::equivalent(path, exclude, ignored)))
+    {
+      continue;
+    }
+    if (it->is_directory(ignored) && !it->is_symlink(ignored))
+    {
+      AddFilesUnder(root, path, exclude, files);
+    }
+    // A dangling link (an un-fetched git-annex or DataLad file) is listed too, so that it fails by name.
+    else if (it->is_regular_file(ignored) || (it->is_symlink(ignored) && !fs::exists(path, ignored)))
+    {
+      files.push_back(Generic(path.lexically_relative(root)));
+    }
+  }
+  if (error)
+  {
+    throw BatchInputError("cannot list the folder '" + Generic(folder) + "': " + error.message() +
+                          ", so the volumes in it would be left out");
+  }
+}
+
 /** Every file under `root` (recursively, hidden entries and `exclude` skipped), relative to root, sorted. */
 std::vector<std::string>
 FilesUnder(const fs::path & root, const std::string & exclude)
 {
   std::vector<std::string> files;
-  std::error_code          error;
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, error);
-  if (error)
-  {
-    throw BatchInputError("cannot list '" + root.string() + "': " + error.message());
-  }
-  for (; it != fs::recursive_directory_iterator(); it.increment(error))
-  {
-    if (error)
-    {
-      throw BatchInputError("cannot list '" + root.string() + "': " + error.message());
-    }
-    const fs::path & path = it->path();
-    const bool       excluded = !exclude.empty() && fs::equivalent(path, exclude, error);
-    if (IsHidden(path) || excluded)
-    {
-      if (it->is_directory(error))
-      {
-        it.disable_recursion_pending();
-      }
-      continue;
-    }
-    // A dangling link (an un-fetched git-annex or DataLad file) is listed too, so that it fails by name.
-    if (it->is_regular_file(error) || (it->is_symlink(error) && !fs::exists(path, error)))
-    {
-      files.push_back(Generic(path.lexically_relative(root)));
-    }
-  }
+  AddFilesUnder(root, root, exclude, files);
   std::sort(files.begin(), files.end());
   return files;
 }

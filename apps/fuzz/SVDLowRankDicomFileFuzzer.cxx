@@ -19,12 +19,14 @@
 // (FindDicomSeries), then its volume (ReadDicomSeries: headers, geometry checks, pixels through DCMTK's codecs).
 #include "SVDLowRankDicomSeries.h"
 #include "svdlrFuzzFiles.h"
+#include "svdlrFuzzGdcmChild.h"
 
 extern "C" int
 LLVMFuzzerInitialize(int *, char ***)
 {
   svdlr_fuzz::InitializeQuietly();
   svdlr_io::SilenceDicomWarnings();
+  svdlr_fuzz::ContainGdcmChildren();
   return 0;
 }
 

@@ -20,12 +20,14 @@
 // ordered along the normal and checked against a regular grid, then read.
 #include "SVDLowRankDicomSeries.h"
 #include "svdlrFuzzFiles.h"
+#include "svdlrFuzzGdcmChild.h"
 
 extern "C" int
 LLVMFuzzerInitialize(int *, char ***)
 {
   svdlr_fuzz::InitializeQuietly();
   svdlr_io::SilenceDicomWarnings();
+  svdlr_fuzz::ContainGdcmChildren();
   return 0;
 }
 

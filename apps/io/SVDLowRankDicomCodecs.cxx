@@ -19,6 +19,7 @@
 // syntaxes DCMTK 3.6.7 has no codec for.
 #include "SVDLowRankDicomCodecs.h"
 #include "SVDLowRankDicomTags.h"
+#include "SVDLowRankJpeg2000Header.h"
 
 #include "dcmtk/dcmdata/dccodec.h"
 #include "dcmtk/dcmdata/dcfilefo.h"
@@ -30,10 +31,15 @@
 #include "gdcmTrace.h"
 #include "gdcmTransferSyntax.h"
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <fstream>
 #include <cerrno>
 #include <cstring>
 #include <functional>
@@ -292,6 +298,88 @@ WriteAll(int fd, const void * data, std::size_t size)
   return true;
 }
 
+GdcmChildLimits &
+ChildLimits()
+{
+  static GdcmChildLimits limits;
+  return limits;
+}
+
+/** The child's own state before it decodes: default signal handlers (a crash ends the child, not a handler the
+ * parent installed: the tools' interrupt cleanup, a sanitizer's or libFuzzer's report), its limits, then the
+ * setup hook (which runs within them). */
+void
+PrepareChild(const GdcmChildLimits & limits)
+{
+  for (const int signalNumber : { SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGALRM })
+  {
+    ::signal(signalNumber, SIG_DFL);
+  }
+  if (limits.addressSpaceBytes > 0)
+  {
+    // What the child holds now (a sanitizer's shadow reservation included), from /proc/self/statm's first field.
+    std::size_t    pages = 0;
+    std::ifstream  statm("/proc/self/statm");
+    const long     pageSize = ::sysconf(_SC_PAGESIZE);
+    if (statm >> pages && pageSize > 0)
+    {
+      const rlim_t  bound = static_cast<rlim_t>(pages) * static_cast<rlim_t>(pageSize) + limits.addressSpaceBytes;
+      const rlimit  limit{ bound, bound };
+      ::setrlimit(RLIMIT_AS, &limit);
+    }
+  }
+  if (limits.seconds > 0)
+  {
+    ::alarm(limits.seconds + 1); // the parent kills it at `seconds`; this is in case the parent is gone
+  }
+  if (limits.setup != nullptr)
+  {
+    limits.setup();
+  }
+}
+
+/** Reads `channel` to its end into `received`; false when `seconds` (0: none) passed first. */
+bool
+ReadUntilClosed(int channel, unsigned int seconds, std::string & received)
+{
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  char       buffer[1 << 16];
+  for (;;)
+  {
+    int wait = -1;
+    if (seconds > 0)
+    {
+      const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+      {
+        return false;
+      }
+      wait = static_cast<int>(left.count());
+    }
+    pollfd ready{ channel, POLLIN, 0 };
+    const int polled = ::poll(&ready, 1, wait);
+    if (polled < 0 && errno == EINTR)
+    {
+      continue;
+    }
+    if (polled == 0)
+    {
+      return false;
+    }
+    const ssize_t got = ::read(channel, buffer, sizeof(buffer));
+    if (got < 0 && errno == EINTR)
+    {
+      continue;
+    }
+    if (got <= 0)
+    {
+      return true;
+    }
+    received.append(buffer, static_cast<std::size_t>(got));
+  }
+}
+
 /** Runs `decode` in a child process and returns what it returned (`expectedBytes` of samples), or throws: its
  * DicomError's message when it threw one, and an error naming `file` when the child died (a signal, an abort, a
  * sanitizer's report). The child only decodes and writes to a pipe, then leaves with _exit. */
@@ -311,9 +399,11 @@ InChildProcess(const std::string & file, const std::string & syntax, std::size_t
     ::close(channel[1]);
     throw FileError(file, "cannot start the decoding of its pixel data (" + syntax + "): no process");
   }
+  const GdcmChildLimits limits = ChildLimits();
   if (child == 0)
   {
     ::close(channel[0]);
+    PrepareChild(limits);
     char status = 0;
     std::string payload;
     try
@@ -321,10 +411,17 @@ InChildProcess(const std::string & file, const std::string & syntax, std::size_t
       const std::vector<std::uint8_t> samples = decode();
       payload.assign(samples.begin(), samples.end());
     }
-    catch (const std::exception & error)
+    catch (const DicomError & error)
     {
       status = 1;
       payload = error.what();
+    }
+    catch (const std::exception & error) // std::bad_alloc past the child's address space, GDCM's own
+    {
+      status = 1;
+      payload = FileError(file, "pixel data (" + syntax + ") made GDCM fail while decoding it (" + error.what() +
+                                  "): corrupt?")
+                  .what();
     }
     const bool sent = WriteAll(channel[1], &status, 1) && WriteAll(channel[1], payload.data(), payload.size());
     ::close(channel[1]);
@@ -332,24 +429,20 @@ InChildProcess(const std::string & file, const std::string & syntax, std::size_t
   }
   ::close(channel[1]);
   std::string received;
-  char        buffer[1 << 16];
-  for (;;)
-  {
-    const ssize_t got = ::read(channel[0], buffer, sizeof(buffer));
-    if (got < 0 && errno == EINTR)
-    {
-      continue;
-    }
-    if (got <= 0)
-    {
-      break;
-    }
-    received.append(buffer, static_cast<std::size_t>(got));
-  }
+  const bool  inTime = ReadUntilClosed(channel[0], limits.seconds, received);
   ::close(channel[0]);
+  if (!inTime)
+  {
+    ::kill(child, SIGKILL);
+  }
   int exitStatus = 0;
   while (::waitpid(child, &exitStatus, 0) < 0 && errno == EINTR)
   {
+  }
+  if (!inTime)
+  {
+    throw FileError(file, "pixel data (" + syntax + ") kept GDCM decoding for more than " +
+                            std::to_string(limits.seconds) + " s: corrupt?");
   }
   const bool finished = WIFEXITED(exitStatus) && WEXITSTATUS(exitStatus) == 0 && !received.empty();
   if (!finished)
@@ -373,6 +466,12 @@ InChildProcess(const std::string & file, const std::string & syntax, std::size_t
 
 } // namespace
 
+void
+SetGdcmChildLimits(const GdcmChildLimits & limits)
+{
+  ChildLimits() = limits;
+}
+
 std::vector<std::uint8_t>
 DecodeFramesWithGdcm(DcmFileFormat &     dicom,
                      const std::string & file,
@@ -388,6 +487,9 @@ DecodeFramesWithGdcm(DcmFileFormat &     dicom,
   gdcm::Trace::SetDebug(false);
   gdcm::Trace::SetWarning(false);
   gdcm::Trace::SetError(false);
+  // Each frame's SIZ first: GDCM and OpenJPEG must never see a code stream that is cut short in its header or
+  // describes another image than the DICOM header does (they read past their buffers or allocate for it).
+  CheckJpeg2000Frames(dicom, file, frames, rows, columns, bitsAllocated);
   const std::string bytes = ReencodedByDcmtk(dicom, file, syntax);
   // GDCM 3.0.21 also reads outside its buffers on some corrupt JPEG 2000 code streams (a SEGV in
   // JPEG2000Codec::GetHeaderInfo, found by apps/fuzz): it decodes in a child process, so that a crash there is an

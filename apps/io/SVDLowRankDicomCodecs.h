@@ -110,6 +110,25 @@ DecodeFramesWithGdcm(DcmFileFormat &     dicom,
                      unsigned int        bitsAllocated,
                      std::size_t         frameBytes);
 
+/** How the child process that GDCM decodes in (DecodeFramesWithGdcm) is bounded. The tools leave them as they are;
+ * the fuzz targets set them, so that what GDCM does on a hostile code stream stays the child's death, which the
+ * reader reports as the file's error, and never becomes a finding of the harness that runs the reader. */
+struct GdcmChildLimits
+{
+  /** The child is killed after this many seconds and the file refused; 0: no limit. */
+  unsigned int seconds{ 0 };
+  /** Address space the child may map beyond what it holds when it starts; 0: no limit. An allocation past it
+   * fails in the child (its error, or its death), before anything outside it sees the allocation. */
+  std::size_t addressSpaceBytes{ 0 };
+  /** Called in the child before GDCM, after its signal handlers are reset and the limits set: the fuzz targets
+   * silence their sanitizer's report and libFuzzer's crash callback there. */
+  void (*setup)(){ nullptr };
+};
+
+/** Sets the limits of every later DecodeFramesWithGdcm in this process. */
+void
+SetGdcmChildLimits(const GdcmChildLimits & limits);
+
 /** Puts the native pixel data of `dataset` into the transfer syntax `uid` (from ResolveDicomOutputSyntax)
  * through DCMTK's encoder, ready for saveFile() in that syntax. Throws DicomError when DCMTK cannot. */
 void

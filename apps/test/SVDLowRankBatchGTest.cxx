@@ -22,6 +22,7 @@
 #include "SVDLowRankBatchInputs.h"
 #include "SVDLowRankBatchPipeline.h"
 #include "svdlrTestScratch.h"
+#include "svdlrUnreadableFolder.h"
 #if defined(SVDLR_WITH_CUDA)
 #  include "svdlrCudaTestHooks.h"
 #endif
@@ -131,6 +132,31 @@ TEST_F(SVDLowRankBatchFolders, MissingPathAndClashingOutputsAreRefusedBeforeAnyW
   EXPECT_THROW(FindBatchInputs(selection), BatchInputError);
   selection.paths = { Folder("empty") };
   EXPECT_THROW(FindBatchInputs(selection), BatchInputError);
+}
+
+TEST_F(SVDLowRankBatchFolders, UnreadableSubfolderIsAnErrorNamingIt)
+{
+  const std::string root = Folder("data");
+  Touch(root + "/a.nii.gz");
+  Touch(root + "/locked/b.nii.gz");
+  InputSelection selection;
+  selection.paths = { root };
+  const svdlr_test::UnreadableFolder          locked(root + "/locked");
+  const svdlr_test::WithoutPermissionOverride asAnyUser;
+  if (locked.CanBeListed())
+  {
+    GTEST_SKIP() << "this process lists a folder of mode 000 (root whose CAP_DAC_OVERRIDE cannot be dropped here)";
+  }
+  try
+  {
+    const auto inputs = FindBatchInputs(selection);
+    ADD_FAILURE() << "found " << inputs.size() << " volumes, b.nii.gz left out without a word";
+  }
+  catch (const BatchInputError & error)
+  {
+    EXPECT_NE(std::string(error.what()).find("cannot list the folder '" + root + "/locked'"), std::string::npos)
+      << error.what();
+  }
 }
 
 TEST(SVDLowRankBatchBuffers, LeasesWaitWhileTheBudgetIsTaken)

@@ -20,6 +20,7 @@
 // names that say what was done, and a re-run skips what is complete.
 #include "svdlrTestScratch.h"
 #include "svdlrToolRun.h"
+#include "svdlrUnreadableFolder.h"
 
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
@@ -83,6 +84,21 @@ TEST_F(SVDLowRankBatchTool, BrokenFileFailsAloneSummaryAndExitCodeSaySo)
   EXPECT_EQ(files, 5u); // the three outputs, and the sidecars of the two NIfTI ones
   EXPECT_TRUE(fs::exists(m_Directory / "out/site-a/sub-01/anat/sub-01_T1w_svd-rank5.json"));
   EXPECT_FALSE(fs::exists(m_Directory / "out/site-b/sub-03/anat/sub-03_T1w_svd-rank5.json")); // NRRD: none
+}
+
+TEST_F(SVDLowRankBatchTool, UnreadableSubfolderStopsTheRunBeforeAnyWorkWithExitCode3)
+{
+  const svdlr_test::UnreadableFolder locked(m_Directory / "study/site-b");
+  if (svdlr_test::RunToolWithoutPermissionOverride(m_Directory, "/bin/true", "").exitCode != 0 ||
+      svdlr_test::RunToolWithoutPermissionOverride(m_Directory, "/bin/ls", "study/site-b").exitCode == 0)
+  {
+    GTEST_SKIP() << "a tool run here lists a folder of mode 000 (root without setpriv or CAP_SETPCAP)";
+  }
+  const auto run = svdlr_test::RunToolWithoutPermissionOverride(
+    m_Directory, SVDLR_TOOL, "--batch --rank 5 --backend cpu -o out study");
+  EXPECT_EQ(run.exitCode, 3) << run.out << run.err;
+  EXPECT_NE(run.err.find("cannot list the folder 'study/site-b'"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(m_Directory / "out/site-a")); // site-a's volumes are not done without site-b's
 }
 
 TEST_F(SVDLowRankBatchTool, ReRunSkipsCompleteOutputsAndSucceedsOnceTheBrokenFileIsGone)

@@ -217,17 +217,10 @@ CheckPatch(const DenoiseToolOptions & options, const std::array<std::size_t, 3> 
                        std::to_string(grid[i]) + " voxels)");
     }
   }
-  // The smallest extent of the patch used: the patch given, or the default cube with each axis the image is too
-  // short for cut to the largest odd extent it holds (DefaultPatchSize's rule; the other axes only grow).
-  std::size_t smallest = options.patch[0] > 0 ? std::min({ options.patch[0], options.patch[1], options.patch[2] })
-                                              : svdlr::DefaultPatchSize(volumes)[0];
-  if (options.patch[0] == 0)
-  {
-    for (std::size_t extent : grid)
-    {
-      smallest = std::min(smallest, extent % 2 == 1 ? extent : extent - 1);
-    }
-  }
+  // The smallest extent of the patch the engine will use (its own rule, with the default fitted to the image).
+  const std::array<std::size_t, 3> given{ options.patch[0], options.patch[1], options.patch[2] };
+  const std::array<std::size_t, 3> used = svdlr::PatchSizeUsed(grid, volumes, given);
+  const std::size_t                smallest = std::min({ used[0], used[1], used[2] });
   if (options.stride > smallest)
   {
     throw UsageError("--stride " + std::to_string(options.stride) + " exceeds the smallest patch extent " +

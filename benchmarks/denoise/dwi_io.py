@@ -7,6 +7,10 @@ files P_noisy.f32 (float32) and P_mask.u8 (uint8), little-endian in ITK order: x
 Arrays in memory are numpy (x, y, z[, volume]), as nibabel gives them.
 """
 import json
+import os
+import struct
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import nibabel as nib
 import numpy as np
@@ -30,7 +34,36 @@ def paths(prefix):
 def save_nifti(path, array, affine):
     image = nib.Nifti1Image(np.asarray(array), affine)
     image.header.set_xyzt_units("mm", "sec")
-    nib.save(image, path)
+    if path.endswith(".gz"):
+        gzip_parallel(image.to_bytes(), path)
+    else:
+        nib.save(image, path)
+
+
+def gzip_parallel(data, path, level=1, chunk=1 << 22):
+    """Writes data as one gzip member, its deflate stream cut into chunks compressed on every core (as pigz does):
+    a 3 GB series takes seconds instead of minutes with nibabel's one thread. Level 1, nibabel's own default; the
+    result is an ordinary .nii.gz to every reader. Each chunk but the last ends with a sync flush, so the compressed
+    pieces join byte-aligned into a single valid stream."""
+    view = memoryview(data).cast("B")
+    pieces = [view[i:i + chunk] for i in range(0, len(view), chunk)] or [view]
+
+    def deflate(index):
+        packer = zlib.compressobj(level, zlib.DEFLATED, -15)
+        body = packer.compress(pieces[index])
+        return body + packer.flush(zlib.Z_FINISH if index == len(pieces) - 1 else zlib.Z_SYNC_FLUSH)
+
+    with ThreadPoolExecutor(os.cpu_count()) as pool:
+        crc = pool.submit(zlib.crc32, view)  # zlib releases the GIL: the checksum runs beside the compression
+        bodies = list(pool.map(deflate, range(len(pieces))))
+        checksum = crc.result()
+    partial = path + ".partial"
+    with open(partial, "wb") as f:
+        f.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff")  # magic, deflate, no flags, no time, unknown OS
+        for body in bodies:
+            f.write(body)
+        f.write(struct.pack("<II", checksum, len(view) & 0xFFFFFFFF))
+    os.replace(partial, path)
 
 
 def load_nifti(path, dtype=np.float32):

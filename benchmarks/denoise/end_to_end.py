@@ -26,6 +26,9 @@ GPU time within 1.5x of the magnitude path). Their PSNR is against the noise-fre
 One-thread rows are pinned to one core (sched_setaffinity, ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS=1, -nthreads 1).
 With --one-core-slices K they run on the K central slices of the same phantom (a slab), to fit a time budget; their
 rows say so, and their times compare with each other, not with the full-size rows.
+With --dwidenoise-slices K the all-core dwidenoise rows run on the K central slices too, for series too long to
+denoise whole within a device call (200 volumes: about 40 minutes on 16 cores); the table then adds dwidenoise's
+whole-volume time extrapolated by slices (its cost is linear in them), marked as an estimate, and our GPU's ratio to it.
 """
 import argparse
 import json
@@ -275,6 +278,19 @@ def markdown(results, title):
     return "\n".join(lines) + "\n"
 
 
+def extrapolated(results, nz):
+    """Lines for the dwidenoise rows run on a slab: the whole-volume estimate and our GPU's ratio to it."""
+    lines = []
+    for r in results:
+        if "whole_estimate_s" not in r:
+            continue
+        ours = next((o for o in results if o["row"] == f"ours-gpu:all:{r['region']}" and "wall_s" in o), None)
+        ratio = f"; ours-gpu {ours['wall_s']:.1f} s is {r['whole_estimate_s'] / ours['wall_s']:.1f}x faster" if ours else ""
+        lines.append(f"- dwidenoise, {r['threads']} threads, {r['region']}: {r['wall_s']:.1f} s on the {r['data']}, "
+                     f"so an estimated {r['whole_estimate_s']:.0f} s for all {nz} slices{ratio}")
+    return ("\n" + "\n".join(lines) + "\n") if lines else ""
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, nargs=4, metavar=("NX", "NY", "NZ", "NV"), required=True)
@@ -284,6 +300,8 @@ def main():
                         help=f"comma-separated, from {','.join(ALL_ROWS + COMPLEX_ROWS)} (default: all but the "
                              f"complex phantom's)")
     parser.add_argument("--one-core-slices", type=int, default=0, help="run the one-thread rows on a slab this thick")
+    parser.add_argument("--dwidenoise-slices", type=int, default=0,
+                        help="run the all-core dwidenoise rows on a slab this thick and extrapolate (long series)")
     parser.add_argument("--tool", default=shutil.which("SVDLowRankDenoiseSeries"), help="our tool")
     parser.add_argument("--engine", default=shutil.which("svdlrDenoiseBenchmark"), help="our engine's benchmark")
     parser.add_argument("--dwidenoise", default=shutil.which("dwidenoise"))
@@ -318,6 +336,9 @@ def main():
     full = DataSet.dwi(prefix, args.work, "full")
     one_core = any(row.split(":")[1] == "1" for row in rows)
     slab = DataSet.dwi(prefix, args.work, "slab", args.one_core_slices) if args.one_core_slices and one_core else full
+    peer_rows = any(row.startswith("dwidenoise:all:") for row in rows)
+    peer_slab = (DataSet.dwi(prefix, args.work, "peerslab", args.dwidenoise_slices)
+                 if args.dwidenoise_slices and peer_rows else None)
     complex_data = None
     if any(row in COMPLEX_ROWS for row in rows):
         cx_prefix = os.path.join(args.work, f"cx{nx}x{ny}x{nz}x{nv}")
@@ -333,7 +354,10 @@ def main():
     results = []
     for row in sorted(rows, key=RUN_ORDER.index):
         tool, threads, region = row.split(":")
-        data = complex_data if row in COMPLEX_ROWS else slab if threads == "1" else full
+        if row in COMPLEX_ROWS:
+            data = complex_data
+        else:
+            data = slab if threads == "1" else (peer_slab if peer_slab and tool == "dwidenoise" else full)
         threads = thread_count(threads)
         remaining = end - time.perf_counter()
         if remaining < 5:
@@ -347,6 +371,8 @@ def main():
                       "skipped": "dwidenoise not found"}
         else:
             result = run_row(row, data, args, args.work, log, min(remaining, 1e6))
+            if data is peer_slab and "wall_s" in result:
+                result["whole_estimate_s"] = result["wall_s"] * nz / peer_slab.size[2]
         results.append(result)
         shown = {k: round(v, 3) if isinstance(v, float) else v for k, v in result.items() if k not in ("row", "size")}
         print(f"[{row}] {json.dumps(shown)}", flush=True)
@@ -358,7 +384,7 @@ def main():
               "one_core_slices": args.one_core_slices, "seconds": time.perf_counter() - start, "rows": results}
     with open(args.json or os.path.join(args.work, "end_to_end.json"), "w") as f:
         json.dump(report, f, indent=1)
-    table = markdown(results, title)
+    table = markdown(results, title) + extrapolated(results, nz)
     with open(args.markdown or os.path.join(args.work, "end_to_end.md"), "w") as f:
         f.write(table)
     print(table)

@@ -178,6 +178,12 @@ ResolveShrinkage(Shrinkage requested, const RankPolicy & policy, bool knownSigma
 std::array<std::size_t, 3>
 DefaultPatchSize(std::size_t volumes);
 
+/** The patch extent DenoiseLocalLowRank uses on an image of `size` voxels and `volumes` volumes: `requested` as
+ * given (it checks that), or for {0, 0, 0} DefaultPatchSize fitted to the image as described above. One rule, which
+ * the tools' summaries and Python's BIDS sidecars report. */
+std::array<std::size_t, 3>
+PatchSizeUsed(const std::array<std::size_t, 3> & size, std::size_t volumes, const std::array<std::size_t, 3> & requested);
+
 } // namespace svdlr
 
 #endif

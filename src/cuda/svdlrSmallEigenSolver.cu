@@ -18,6 +18,7 @@
 #include "svdlrSmallEigenSolver.h"
 
 #include "svdlrCudaCheck.h"
+#include "svdlrFusedTridiagonalKernel.cuh"
 #include "svdlrTridiagonalEigen.cuh"
 #include "svdlrWarpReflector.cuh"
 
@@ -32,6 +33,8 @@ namespace
 {
 
 constexpr int kTridiagonalThreads = 128;   // stage 1: one block per matrix
+constexpr int kWideTridiagonalThreads = 512; // stage 1, SharedPacked past n = 96
+constexpr int kFusedMaxRows = 7;           // stage 1, SharedFused: n <= 32 kFusedMaxRows
 constexpr int kScalarThreads = 128;        // stages 2 and 3: one thread per matrix
 constexpr int kBackTransformThreads = 128; // stage 4: one warp per vector
 constexpr std::size_t kAlignment = 256;
@@ -100,14 +103,17 @@ CarveWorkspace(void * base, std::int64_t n, std::int64_t count, std::int64_t max
  * sharedLd > 0: the matrix is copied to shared memory with that leading dimension (odd, so that the 64-bit
  * accesses of a warp walking along a row spread over all banks) and the reflectors are copied back at the end;
  * sharedLd == 0: the block works on the global matrix in place (large n). Shared memory always holds v, p and tau.
+ * kPacked (with kLowerOnly, sharedLd > 0 only): the lower triangle in shared memory packed column by column,
+ * element (i, l), i >= l, at l (2n - l - 1) / 2 + i; sharedLd is then unused.
  * Outputs (interleaved): T's diagonal and off-diagonal, and tau; v_j below row j + 1 stays in column j. */
-template <int kThreads, bool kLowerOnly>
+template <int kThreads, bool kLowerOnly, bool kPacked = false>
 __global__ void
 __launch_bounds__(kThreads)
   HouseholderTridiagonalKernel(double * matrices, int n, std::int64_t count, int sharedLd, double * diagonal,
                                double * offDiagonal, double * tau)
 {
   static_assert(kThreads % 32 == 0 && kThreads >= 64, "whole warps, at least two");
+  static_assert(kLowerOnly || !kPacked, "only a lower triangle is packed");
   constexpr int      kWarps = kThreads / 32;
   extern __shared__ double shared[];
   double *           v = shared;         // (n)
@@ -120,7 +126,11 @@ __launch_bounds__(kThreads)
   double *           global = matrices + b * static_cast<std::int64_t>(n) * n;
   const bool         inShared = sharedLd > 0;
   const int          ld = inShared ? sharedLd : n;
-  double *           a = inShared ? scalar + 2 : global; // (n, n), leading dimension ld
+  double *           a = inShared ? scalar + 2 : global; // (n, n), leading dimension ld, or packed
+  // Where element (i, l) of the matrix is, i >= l unless both triangles are kept.
+  const auto at = [=](int i, int l) -> double & {
+    return a[kPacked ? l * (2 * n - l - 1) / 2 + i : i + ld * l];
+  };
 
   if (inShared)
   {
@@ -128,7 +138,7 @@ __launch_bounds__(kThreads)
     {
       for (int row = kLowerOnly ? col + lane : lane; row < n; row += 32)
       {
-        a[row + ld * col] = global[row + static_cast<std::int64_t>(n) * col];
+        at(row, col) = global[row + static_cast<std::int64_t>(n) * col];
       }
     }
     __syncthreads();
@@ -139,11 +149,11 @@ __launch_bounds__(kThreads)
     if (warp == 0)
     {
       // The reflector that zeroes column j below row j + 1 (LAPACK's dlarfg).
-      const Reflector h = WarpReflector([&](int i) { return a[j + 1 + i + ld * j]; }, n - j - 1, lane);
+      const Reflector h = WarpReflector([&](int i) { return at(j + 1 + i, j); }, n - j - 1, lane);
       for (int i = j + 2 + lane; i < n; i += 32)
       {
-        const double x = a[i + ld * j] * h.scale;
-        a[i + ld * j] = x;
+        const double x = at(i, j) * h.scale;
+        at(i, j) = x;
         v[i] = x;
       }
       if (lane == 0)
@@ -177,7 +187,7 @@ __launch_bounds__(kThreads)
         {
           for (int l = j + 1 + part; l < n; l += q)
           {
-            sum += (l <= i ? a[i + ld * l] : a[l + ld * i]) * v[l];
+            sum += (l <= i ? at(i, l) : at(l, i)) * v[l];
           }
         }
         for (int offset = q / 2; offset > 0; offset /= 2)
@@ -220,30 +230,16 @@ __launch_bounds__(kThreads)
       {
         const double vi = v[i];
         const double wi = p[i] - k * vi;
-        a[i + ld * l] -= vi * wl + wi * vl;
+        at(i, l) -= vi * wl + wi * vl;
       }
     }
     __syncthreads();
   }
 
-  for (int i = tid; i < n; i += kThreads)
-  {
-    diagonal[i * count + b] = a[i + ld * i];
-    if (i >= n - 2)
-    {
-      offDiagonal[i * count + b] = i == n - 2 ? a[n - 1 + ld * (n - 2)] : 0.0;
-      tau[i * count + b] = 0.0;
-    }
-  }
+  StoreTridiagonal(at, n, count, b, diagonal, offDiagonal, tau);
   if (inShared)
   {
-    for (int col = warp; col < n - 2; col += kWarps)
-    {
-      for (int row = col + 2 + lane; row < n; row += 32)
-      {
-        global[row + static_cast<std::int64_t>(n) * col] = a[row + ld * col];
-      }
-    }
+    StoreReflectors(at, n, global);
   }
 }
 
@@ -419,6 +415,44 @@ LaunchBackTransform(const SmallEigenSolver::Arguments & arguments, const Workspa
   SVDLR_CUDA_CHECK_LAUNCH("BackTransformKernel");
 }
 
+/** SharedFused's block: 4 warps while a lane holds up to 3 rows (n <= 96), else 8; twice that for SharedFusedWide
+ * (more warps an SM where shared memory, not registers, bounds the blocks an SM). The packed kernel (n = 200, one
+ * block an SM) always takes 16 warps. */
+constexpr int
+FusedThreads(int n, bool wide, bool packed)
+{
+  return packed ? 512 : (n <= 96 ? 128 : 256) * (wide ? 2 : 1);
+}
+
+template <int kRows, bool kWide, bool kPacked>
+void
+LaunchFusedTridiagonalRows(const SmallEigenSolver::Arguments & arguments, const Workspace & w, cudaStream_t stream)
+{
+  const int         n = static_cast<int>(arguments.n);
+  constexpr int     kThreads = FusedThreads(32 * kRows, kWide, kPacked);
+  const auto        kernel = FusedTridiagonalKernel<kRows, kThreads, kPacked>;
+  const std::size_t bytes = FusedTridiagonalSharedBytes(n, kThreads / 32, kPacked);
+  SVDLR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  kernel<<<static_cast<unsigned>(arguments.count), kThreads, bytes, stream>>>(
+    arguments.matrices, n, arguments.count, w.diagonal, w.offDiagonal, w.tau);
+  SVDLR_CUDA_CHECK_LAUNCH("FusedTridiagonalKernel");
+}
+
+/** SharedFused for n <= 32 kFusedMaxRows: the kernel whose lanes hold ceil(n / 32) rows each, kRows and up. */
+template <bool kWide, bool kPacked, int kRows = 1>
+void
+LaunchFusedTridiagonal(const SmallEigenSolver::Arguments & arguments, const Workspace & w, cudaStream_t stream)
+{
+  if constexpr (kRows < kFusedMaxRows)
+  {
+    if (arguments.n > 32 * kRows)
+    {
+      return LaunchFusedTridiagonal<kWide, kPacked, kRows + 1>(arguments, w, stream);
+    }
+  }
+  LaunchFusedTridiagonalRows<kRows, kWide, kPacked>(arguments, w, stream);
+}
+
 unsigned
 ScalarBlocks(std::int64_t count)
 {
@@ -472,20 +506,61 @@ SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_
   }
   const int n = static_cast<int>(arguments.n);
 
-  // The matrix goes to shared memory when it fits beside v, p and tau.
-  const int         oddLd = n % 2 == 0 ? n + 1 : n;
+  const auto limit = static_cast<std::size_t>(SharedMemoryLimit());
+  const auto setShared = [](auto kernel, std::size_t bytes) {
+    SVDLR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  };
+  const TridiagonalKernel choice = arguments.tuning.tridiagonal;
+  const bool wide = choice == TridiagonalKernel::SharedFusedWide;
+  const bool fused = choice == TridiagonalKernel::SharedFused || wide;
+  const auto fusedFits = [&](bool packed) {
+    return n <= 32 * kFusedMaxRows && FusedTridiagonalSharedBytes(n, FusedThreads(n, wide, packed) / 32, packed) <= limit;
+  };
+  if (fused && fusedFits(false))
+  {
+    wide ? LaunchFusedTridiagonal<true, false>(arguments, w, stream)
+         : LaunchFusedTridiagonal<false, false>(arguments, w, stream);
+    return;
+  }
+  if (fused && fusedFits(true))
+  {
+    // Too large for both triangles (n = 200 for 200 volumes): the lower triangle packed, the same kernel wide or not.
+    LaunchFusedTridiagonal<false, true>(arguments, w, stream);
+    return;
+  }
   const std::size_t vectorBytes = (2 * static_cast<std::size_t>(n) + 2) * sizeof(double);
+  const std::size_t packedBytes = static_cast<std::size_t>(n) * (n + 1) / 2 * sizeof(double);
+  // SharedFused too large even for its packed matrix takes the packed three-barrier kernel while that fits.
+  const bool packed = choice == TridiagonalKernel::SharedPacked || fused;
+  if (packed && vectorBytes + packedBytes <= limit)
+  {
+    const auto launch = [&](auto kernel, int threads, const char * name) {
+      setShared(kernel, vectorBytes + packedBytes);
+      kernel<<<static_cast<unsigned>(arguments.count), threads, vectorBytes + packedBytes, stream>>>(
+        arguments.matrices, n, arguments.count, 1, w.diagonal, w.offDiagonal, w.tau);
+      SVDLR_CUDA_CHECK_LAUNCH(name);
+    };
+    // Past n = 96 a packed matrix takes most of an SM's shared memory: more warps a block hide the latency instead.
+    n <= 96 ? launch(HouseholderTridiagonalKernel<kTridiagonalThreads, true, true>, kTridiagonalThreads,
+                     "HouseholderTridiagonalKernel<packed>")
+            : launch(HouseholderTridiagonalKernel<kWideTridiagonalThreads, true, true>, kWideTridiagonalThreads,
+                     "HouseholderTridiagonalKernel<packed, wide>");
+    return;
+  }
+
+  // The matrix goes to shared memory when it fits beside v, p and tau; past that (and for SharedFused and
+  // SharedPacked past the packed triangle's fit, n > 237 on the H100) the block works on the global matrix in place.
+  const int         oddLd = n % 2 == 0 ? n + 1 : n;
   const std::size_t matrixBytes = static_cast<std::size_t>(oddLd) * n * sizeof(double);
-  const bool        inShared = vectorBytes + matrixBytes <= static_cast<std::size_t>(SharedMemoryLimit());
+  const bool        inShared = vectorBytes + matrixBytes <= limit;
   const std::size_t sharedBytes = vectorBytes + (inShared ? matrixBytes : 0);
   const auto        launch = [&](auto kernel, const char * name) {
-    SVDLR_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sharedBytes)));
+    setShared(kernel, sharedBytes);
     kernel<<<static_cast<unsigned>(arguments.count), kTridiagonalThreads, sharedBytes, stream>>>(
       arguments.matrices, n, arguments.count, inShared ? oddLd : 0, w.diagonal, w.offDiagonal, w.tau);
     SVDLR_CUDA_CHECK_LAUNCH(name);
   };
-  if (arguments.tuning.tridiagonal == TridiagonalKernel::SharedLower)
+  if (choice == TridiagonalKernel::SharedLower || packed)
   {
     launch(HouseholderTridiagonalKernel<kTridiagonalThreads, true>, "HouseholderTridiagonalKernel<lower>");
   }

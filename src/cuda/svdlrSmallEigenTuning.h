@@ -33,7 +33,14 @@ namespace detail
 enum class TridiagonalKernel
 {
   SharedFull,      // the matrix in shared memory, both triangles updated, one thread per row of A v (the first one)
-  SharedLower      // the matrix in shared memory, the lower triangle only, q threads per row of A v
+  SharedLower,     // the matrix in shared memory, the lower triangle only, q threads per row of A v
+  SharedPacked,    // as SharedLower, the lower triangle packed (half the shared memory: n = 200 fits, more blocks
+                   // an SM), 512 threads a block past n = 96
+  SharedFused,     // the matrix in shared memory, both triangles; step j's rank-2 update and step j + 1's A v in
+                   // one pass, each lane holding its rows of v and w in registers; two barriers a step
+                   // (svdlrFusedTridiagonalKernel.cuh). Past n = 165 (H100) the same with the lower triangle
+                   // packed (n <= 223), past that SharedPacked's kernel.
+  SharedFusedWide  // as SharedFused with twice the warps a block (8 up to n = 96)
 };
 
 /** Variants of the solver's kernels, kept side by side so that one device run can time them against each other
@@ -54,7 +61,8 @@ operator==(const SmallEigenTuning & a, const SmallEigenTuning & b)
   return a.tridiagonal == b.tridiagonal && a.sharedQL == b.sharedQL && a.fastRotation == b.fastRotation;
 }
 
-/** Every combination of the variants, the default first. */
+/** The variants, the default first: every combination of the first two stage-1 kernels with the QL options, then
+ * each later stage-1 kernel with the default QL (its stage 2 is the same; one row each keeps the device run short). */
 inline std::vector<SmallEigenTuning>
 AllSmallEigenTunings()
 {
@@ -73,15 +81,41 @@ AllSmallEigenTunings()
       }
     }
   }
+  for (const TridiagonalKernel kernel :
+       { TridiagonalKernel::SharedPacked, TridiagonalKernel::SharedFused, TridiagonalKernel::SharedFusedWide })
+  {
+    SmallEigenTuning tuning;
+    tuning.tridiagonal = kernel;
+    all.push_back(tuning);
+  }
   return all;
+}
+
+/** Stage 1's kernel in a word. */
+inline const char *
+TridiagonalKernelName(TridiagonalKernel kernel)
+{
+  switch (kernel)
+  {
+    case TridiagonalKernel::SharedFull:
+      return "full";
+    case TridiagonalKernel::SharedLower:
+      return "lower";
+    case TridiagonalKernel::SharedPacked:
+      return "packed lower";
+    case TridiagonalKernel::SharedFused:
+      return "fused";
+    case TridiagonalKernel::SharedFusedWide:
+      return "fused wide";
+  }
+  return "unknown";
 }
 
 /** The variant in words, for test traces and benchmark rows. */
 inline std::string
 SmallEigenTuningName(const SmallEigenTuning & tuning)
 {
-  const char * stage1 = tuning.tridiagonal == TridiagonalKernel::SharedFull ? "full" : "lower";
-  return std::string(stage1) + " tridiagonalisation, QL in " + (tuning.sharedQL ? "shared" : "global") + " memory" +
+  return std::string(TridiagonalKernelName(tuning.tridiagonal)) + " tridiagonalisation, QL in " + (tuning.sharedQL ? "shared" : "global") + " memory" +
          (tuning.fastRotation ? ", fast rotations" : "");
 }
 

@@ -18,8 +18,10 @@
 #ifndef svdlr_WarpReflector_cuh
 #define svdlr_WarpReflector_cuh
 
-// What the warps of the small eigen-solver's tridiagonalisation kernels share: a warp sum and a Householder
-// reflector formed by one warp.
+// What the small eigen-solver's tridiagonalisation kernels share: a warp sum, a Householder reflector formed by one
+// warp, and the stores of their results.
+
+#include <cstdint>
 
 namespace svdlr
 {
@@ -67,6 +69,41 @@ WarpReflector(const At & at, int length, int lane)
     h.scale = 1.0 / (alpha - h.beta);
   }
   return h;
+}
+
+/** The end of a stage-1 kernel, by the block's threads: T's diagonal and off-diagonal and the last two (zero) tau
+ * into the interleaved outputs. at(i, l): element (i, l), i >= l, of the reduced matrix. */
+template <typename At>
+__device__ __forceinline__ void
+StoreTridiagonal(const At & at, int n, std::int64_t count, std::int64_t b, double * diagonal, double * offDiagonal,
+                 double * tau)
+{
+  for (int i = threadIdx.x; i < n; i += blockDim.x)
+  {
+    diagonal[i * count + b] = at(i, i);
+    if (i >= n - 2)
+    {
+      offDiagonal[i * count + b] = i == n - 2 ? at(n - 1, n - 2) : 0.0;
+      tau[i * count + b] = 0.0;
+    }
+  }
+}
+
+/** The reflectors v_j(j + 2 ..) back into column j of the caller's matrix (column-major, side n), one warp a column,
+ * for stage 4. */
+template <typename At>
+__device__ __forceinline__ void
+StoreReflectors(const At & at, int n, double * global)
+{
+  const int lane = threadIdx.x % 32;
+  const int warps = blockDim.x / 32;
+  for (int col = threadIdx.x / 32; col < n - 2; col += warps)
+  {
+    for (int row = col + 2 + lane; row < n; row += 32)
+    {
+      global[row + static_cast<std::int64_t>(n) * col] = at(row, col);
+    }
+  }
 }
 
 } // namespace detail

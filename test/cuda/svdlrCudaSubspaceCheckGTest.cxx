@@ -381,15 +381,27 @@ TEST_F(SVDLowRankEngineCuda, ForcedRedoOfDoubleInputUsesTheInputBeforeItIsOverwr
   }
 }
 
-// Through the public API: the subspace solver reports every slice below the resolution as redone, the exact
-// solver never reports a redo, and both meet the bound.
+// Through the public API: the subspace solver's report names exactly the slices that the exact solver redid, the
+// exact solver reports none, and both meet the bound.
+//
+// Which slices are redone is the check's decision on what the block found, not a property of the input alone.
+// These slices' directions 2..8 (sigma 1e-4..5e-5 of sigma_1, so eigenvalues of G at ~1e-8 of its largest) lie
+// below what the block's orthonormalisation resolves, so their Ritz residuals are large and the check fails on
+// nearly every one; but where a slice's random start block happens to keep them, its residuals are small, the
+// check passes it, and it legitimately stays the subspace solver's (the bound below holds for it too). That
+// happened to 1 slice of 16 once on an H100 (seed 15185313466945022380), so "all 16 redone" was luck, not the
+// mechanism. What the mechanism does fix, per slice: a redone slice carries the exact solver's result, all
+// min(rows, cols) singular values, and a slice the check passed carries the block's k + p (Report's contract).
+// The report's count and list are checked against that evidence, slice by slice. The count is bounded below by
+// half the slices only to show that the inputs do exercise the redo: at a pass rate of 1 in 100 (higher than
+// the 1 in ~250 slices seen), 8 or more passes among 16 have a probability of about 1e-12.
 TEST_F(SVDLowRankEngineCuda, ReportCountsRedoneSlicesOnlyForTheSubspaceSolver)
 {
   Random random;
   SCOPED_TRACE(random.SeedTrace());
-  const std::size_t         count = 16, rows = 128, cols = 96, k = 8;
+  const std::size_t         count = 16, rows = 128, cols = 96, k = 8, n = std::min(rows, cols);
   const std::vector<Matrix> matrices =
-    WithSpectrum(count, rows, cols, SpectrumBelowTheResolution(std::min(rows, cols), k), random);
+    WithSpectrum(count, rows, cols, SpectrumBelowTheResolution(n, k), random);
   const std::vector<float>  input = Pack<float>(matrices);
   std::vector<float>        output(input.size());
   for (const svdlr::Solver solver : { svdlr::Solver::Subspace, svdlr::Solver::Exact })
@@ -398,14 +410,35 @@ TEST_F(SVDLowRankEngineCuda, ReportCountsRedoneSlicesOnlyForTheSubspaceSolver)
     options.solver = solver;
     const svdlr::Report report =
       svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(output, count, rows, cols), options);
-    EXPECT_EQ(report.slicesRedone, solver == svdlr::Solver::Subspace ? count : 0u);
+    EXPECT_EQ(report.solver, solver);
     EXPECT_EQ(report.redoneMatrices.size(), report.slicesRedone);
+    EXPECT_TRUE(std::is_sorted(report.redoneMatrices.begin(), report.redoneMatrices.end()));
+    ASSERT_EQ(report.singularValues.size(), count);
+    std::size_t withExactValues = 0;
     for (std::size_t i = 0; i < count; ++i)
     {
+      const bool exactValues = report.singularValues[i].size() == n;
+      withExactValues += exactValues ? 1 : 0;
+      if (solver == svdlr::Solver::Subspace)
+      {
+        EXPECT_EQ(Redone(report, i), exactValues)
+          << "matrix " << i << ": " << report.singularValues[i].size() << " singular values";
+      }
       const ReferenceSvd reference(matrices[i]);
       const double       error = DifferenceNorm(matrices[i].values, output, i * rows * cols);
       EXPECT_TRUE(error <= (1.0 + kBound) * reference.TailNorm(k) || error <= kRoundingFloor * Norm(matrices[i].values))
-        << ToString(solver) << ", matrix " << i;
+        << ToString(solver) << ", matrix " << i << (Redone(report, i) ? " (redone)" : "");
+    }
+    if (solver == svdlr::Solver::Subspace)
+    {
+      EXPECT_EQ(report.slicesRedone, withExactValues);
+      EXPECT_GE(report.slicesRedone, count / 2) << "the check passed most slices below the resolution";
+      std::printf("[ redone   ] %zu of %zu slices below the resolution\n", report.slicesRedone, count);
+    }
+    else
+    {
+      EXPECT_EQ(report.slicesRedone, 0u);
+      EXPECT_EQ(withExactValues, count);
     }
   }
 }

@@ -21,6 +21,7 @@
 #include "svdlr/LocalDenoise.h"
 #include "svdlrLocalDenoiseReference.h"
 #include "svdlrLocalDenoiseRun.h"
+#include "svdlrLocalDenoiseSeriesShape.h"
 #include "svdlrTestSeries.h"
 
 #include <gtest/gtest.h>
@@ -38,9 +39,7 @@ using svdlr::LocalDenoiseOptions;
 using svdlr::PatchAggregation;
 using svdlr::RankPolicy;
 
-constexpr std::array<std::size_t, 3> kSize{ 12, 11, 10 };
-constexpr std::size_t                kVolumes = 30;
-constexpr double                     kSigma = 1.5;
+using namespace svdlr::test::local_denoise_series; // kSize, kVolumes, kSigma
 
 /** The configuration these tests and their measured bounds were written for, dwidenoise's with the Veraart
  * estimator (centre voxel, hard threshold), pinned so that the defaults (svdlrDenoiseDefaultsGTest.cxx) can move

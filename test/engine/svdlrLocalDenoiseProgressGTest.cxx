@@ -18,6 +18,7 @@
 // DenoiseLocalLowRank's progress callback on the CPU backend: it reports every patch, in order, to the end, and
 // returning false from it stops the run with ErrorCode::Aborted.
 #include "svdlr/LocalDenoise.h"
+#include "svdlrLocalDenoiseSeriesShape.h"
 #include "svdlrTestSeries.h"
 
 #include <gtest/gtest.h>
@@ -31,9 +32,7 @@ namespace
 using namespace svdlr::test;
 using svdlr::LocalDenoiseOptions;
 
-constexpr std::array<std::size_t, 3> kSize{ 12, 11, 10 };
-constexpr std::size_t                kVolumes = 30;
-constexpr double                     kSigma = 1.5;
+using namespace svdlr::test::local_denoise_series; // kSize, kVolumes, kSigma
 
 LocalDenoiseOptions
 CpuOptions()
