@@ -36,6 +36,8 @@ set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrLocalDenoiseCpu.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPhaseDemodulation.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNoiseScan.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNoncentralChi.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrMagnitudeNoise.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchCentres.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchLowRank.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchKernels.cxx

@@ -252,6 +252,20 @@ public:
   itkSetMacro(DeviceMemoryLimit, SizeValueType);
   itkGetConstMacro(DeviceMemoryLimit, SizeValueType);
 
+  /** A magnitude input's noise model (svdlr::MagnitudeNoiseOptions, svdlr/MagnitudeNoise.h), all off by default.
+   * StabiliseMagnitude: variance-stabilise for the non-central chi model of Coils coils before the low-rank step
+   * and invert exactly after (Foi 2011). RemoveNoiseFloor: output the signal without the noise floor. Both take σ
+   * from the NoiseSigmaImage, or from a first MP-PCA pass over the magnitude without one (the rank selection must
+   * then estimate σ, else Update() fails). */
+  itkSetMacro(StabiliseMagnitude, bool);
+  itkGetConstMacro(StabiliseMagnitude, bool);
+  itkBooleanMacro(StabiliseMagnitude);
+  itkSetMacro(RemoveNoiseFloor, bool);
+  itkGetConstMacro(RemoveNoiseFloor, bool);
+  itkBooleanMacro(RemoveNoiseFloor);
+  itkSetClampMacro(Coils, unsigned int, 1, NumericTraits<unsigned int>::max());
+  itkGetConstMacro(Coils, unsigned int);
+
   /** Output 1: σ of the patch centred on each voxel (estimated or given); 0 outside the mask. */
   NoiseSigmaImageType *
   GetNoiseSigmaOutput();
@@ -326,6 +340,9 @@ private:
   int                          m_DeviceId{ svdlr::kDefaultDeviceId };
   SizeValueType                m_MaximumPatchesPerBatch{ 0 };
   SizeValueType                m_DeviceMemoryLimit{ 0 };
+  bool                         m_StabiliseMagnitude{ false };
+  bool                         m_RemoveNoiseFloor{ false };
+  unsigned int                 m_Coils{ svdlr::kDefaultCoils };
 
   BackendEnum   m_BackendUsed{ BackendEnum::CPU };
   PatchSizeType m_PatchSizeUsed{ { 0, 0, 0 } };

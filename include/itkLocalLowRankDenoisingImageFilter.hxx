@@ -299,6 +299,9 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   options.shrinkage = LocalLowRankDenoisingBridge::ToEngine(m_Shrinkage);
   options.mask = mask.empty() ? nullptr : mask.data();
   options.noiseSigma = this->GetNoiseSigmaImage() ? this->GetNoiseSigmaImage()->GetBufferPointer() : nullptr;
+  options.magnitudeNoise.stabilise = m_StabiliseMagnitude;
+  options.magnitudeNoise.noiseFloor = m_RemoveNoiseFloor;
+  options.magnitudeNoise.coils = m_Coils;
   options.backend = SVDLowRankEngineBridge::ToEngine(m_Backend);
   options.deviceId = m_DeviceId;
   options.maxPatchesPerBatch = m_MaximumPatchesPerBatch;
@@ -367,6 +370,9 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostr
   os << indent << "NoiseSigma: " << m_NoiseSigma << std::endl;
   os << indent << "Aggregation: " << m_Aggregation << std::endl;
   os << indent << "Shrinkage: " << m_Shrinkage << std::endl;
+  os << indent << "StabiliseMagnitude: " << m_StabiliseMagnitude << std::endl;
+  os << indent << "RemoveNoiseFloor: " << m_RemoveNoiseFloor << std::endl;
+  os << indent << "Coils: " << m_Coils << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;
   os << indent << "DeviceId: " << m_DeviceId << std::endl;
   os << indent << "MaximumPatchesPerBatch: " << m_MaximumPatchesPerBatch << std::endl;

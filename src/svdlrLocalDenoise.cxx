@@ -22,6 +22,7 @@
 #include "svdlrBackendChoice.h"
 #include "svdlrChooseRank.h"
 #include "svdlrLocalDenoiseBackends.h"
+#include "svdlrMagnitudeDenoise.h"
 #include "svdlrParallel.h"
 
 #include <algorithm>
@@ -352,6 +353,10 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
                     const LocalDenoiseMaps & maps, const LocalDenoiseOptions & requested)
 {
   ValidateViews(input, output);
+  if (requested.magnitudeNoise.Active())
+  {
+    return detail::DenoiseMagnitudeSeries(input, output, maps, requested); // which comes back here without it
+  }
   const std::array<std::size_t, 3> patch = ResolvePatch(input, requested);
   ValidateOptions(input, requested, patch);
   // The backends see Hard or OptimalFrobenius only.

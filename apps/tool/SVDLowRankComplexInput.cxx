@@ -26,6 +26,7 @@
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 #include "svdlr/ComplexSeries.h"
+#include "svdlr/MagnitudeNoise.h"
 
 #include <CLI/CLI.hpp>
 
@@ -327,14 +328,46 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
   app.add_option("--noise-scan", options.noiseScan, "a noise-only series (magnitude or complex): sigma from it")
     ->type_name("FILE")
     ->excludes(volumes);
-  app.add_option("--coils", options.coils, "coils of a magnitude noise scan combined by root-sum-of-squares\n(default 1)")
+  app
+    .add_option("--coils", options.coils,
+                "coils combined by root-sum-of-squares in a magnitude series or\n"
+                "noise scan (default 1: Rician; adaptive or SENSE combination\n"
+                "is 1 too)")
     ->type_name("N")
-    ->check(CLI::Range(1u, 1024u));
+    ->check(CLI::Range(1u, svdlr::kMaximumCoils));
+  app.add_flag("--vst", options.vst,
+               "magnitude INPUT: variance-stabilise it for the Rician (or\n"
+               "non-central chi, --coils) noise before the low-rank step and\n"
+               "invert exactly after (Foi 2011); sigma from --noise-sigma,\n"
+               "--known-sigma-map, --noise-volumes, --noise-scan or a first\n"
+               "MP-PCA pass (docs/denoising.md)");
+  app.add_flag("--noise-floor", options.noiseFloor,
+               "magnitude INPUT: output the signal with the noise floor\n"
+               "removed (the expected magnitude inverted), not the magnitude");
+}
+
+const char *
+MagnitudeNoiseLabel(const ComplexInputOptions & options)
+{
+  return options.vst ? (options.noiseFloor ? "vst+noise-floor" : "vst") : options.noiseFloor ? "noise-floor" : "none";
 }
 
 void
-CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma)
+CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma, bool policyEstimatesSigma)
 {
+  if ((options.vst || options.noiseFloor) && (!options.phase.empty() || !options.imaginary.empty()))
+  {
+    throw UsageError(std::string(options.vst ? "--vst" : "--noise-floor") +
+                     " is for a magnitude series: with --phase or --imaginary the phase is removed and the real "
+                     "part's noise is already Gaussian, without a floor");
+  }
+  if ((options.vst || options.noiseFloor) && !knownSigma && options.noiseVolumes == 0 && options.noiseScan.empty() &&
+      !policyEstimatesSigma)
+  {
+    throw UsageError(std::string(options.vst ? "--vst" : "--noise-floor") +
+                     " needs sigma: give --noise-sigma S, --known-sigma-map FILE, --noise-volumes K or --noise-scan "
+                     "FILE, or keep a rank policy that estimates it (the default does)");
+  }
   if ((options.noiseVolumes > 0 || !options.noiseScan.empty()) && knownSigma)
   {
     throw UsageError("give sigma once: --noise-volumes or --noise-scan, or --noise-sigma or --known-sigma-map");

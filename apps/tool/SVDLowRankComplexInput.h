@@ -27,6 +27,7 @@
 
 #include "itkImage.h"
 #include "itkImageIOBase.h"
+#include "svdlr/Defaults.h"
 
 #include <array>
 #include <string>
@@ -54,16 +55,24 @@ struct ComplexInputOptions
   std::array<double, 3> phaseFilter{ { 2.0, 2.0, 0.0 } }; // --phase-filter: Gaussian sigma in voxels, x, y, z
   unsigned              noiseVolumes{ 0 };  // --noise-volumes: the last K volumes hold noise only
   std::string           noiseScan;          // --noise-scan: a separate noise-only series
-  unsigned              coils{ 1 };         // --coils: coils in a root-sum-of-squares magnitude noise scan
+  unsigned              coils{ svdlr::kDefaultCoils }; // --coils: coils combined by root-sum-of-squares
+  bool                  vst{ false };        // --vst: variance-stabilise a magnitude series (non-central chi)
+  bool                  noiseFloor{ false }; // --noise-floor: output the signal without the magnitude's noise floor
 };
 
 /** Adds the options above to the denoiser's command line. */
 void
 AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options);
 
-/** Rules that need only the command line; UsageError. `knownSigma`: --noise-sigma or --known-sigma-map given. */
+/** Rules that need only the command line; UsageError. `knownSigma`: --noise-sigma or --known-sigma-map given;
+ * `policyEstimatesSigma`: the rank policy estimates sigma (--vst and --noise-floor need sigma from somewhere). */
 void
-CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma);
+CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma, bool policyEstimatesSigma);
+
+/** The --vst and --noise-floor model for the engine (svdlr::MagnitudeNoiseOptions's fields), and its label for the
+ * summary and the sidecar: "none", "vst", "vst+noise-floor" or "noise-floor". */
+const char *
+MagnitudeNoiseLabel(const ComplexInputOptions & options);
 
 /** Whether the run takes the complex or noise-scan path (any of the options above, or a complex input file). */
 bool

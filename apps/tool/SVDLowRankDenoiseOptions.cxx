@@ -321,7 +321,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     svdlr::ParseShrinkageName(shrinkage, requestedShrinkage); // a known name: IsMember checked it
   }
   const bool knownSigma = options.noiseSigma > 0.0 || !options.noiseSigmaMap.empty();
-  CheckComplexInputOptions(options.complex, knownSigma);
+  CheckComplexInputOptions(options.complex, knownSigma, svdlr::PatchesHaveSigma(options.policy, false));
   if (svdlr::NeedsGivenSigma(options.policy) && !knownSigma && options.complex.noiseVolumes == 0 &&
       options.complex.noiseScan.empty())
   {

@@ -309,6 +309,9 @@ public:
     m_Filter->SetPatchStride(m_Options.stride);
     m_Filter->SetAggregation(m_Options.aggregation);
     m_Filter->SetShrinkage(m_Options.shrinkage);
+    m_Filter->SetStabiliseMagnitude(m_Options.complex.vst);
+    m_Filter->SetRemoveNoiseFloor(m_Options.complex.noiseFloor);
+    m_Filter->SetCoils(m_Options.complex.coils);
     itk::SVDLowRankEngineBridge::SetRankPolicy(m_Filter.GetPointer(), m_Options.policy);
     m_Filter->SetDeviceMemoryLimit(m_Options.gpuMemoryLimit);
     m_Filter->WarnOnBackendFallbackOff(); // printed as a note of ours

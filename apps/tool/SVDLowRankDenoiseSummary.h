@@ -120,6 +120,13 @@ DescribePolicy(const DenoiseToolOptions & options)
   text += options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
             ? ", optimal Frobenius shrinkage"
             : ", hard threshold";
+  if (options.complex.vst || options.complex.noiseFloor)
+  {
+    text += std::string(options.complex.vst ? ", variance-stabilised" : "") +
+            (options.complex.noiseFloor ? ", noise floor removed" : "") + " (" +
+            (options.complex.coils == 1 ? std::string("Rician") : std::to_string(options.complex.coils) + " coils") +
+            ")";
+  }
   return text;
 }
 

@@ -7,6 +7,14 @@ Methods (every one gets the brain mask, 5x5x5 patches, the signal volumes; the n
   ours-complex         --phase: phase demodulated, the real part denoised (sigma estimated), |real| written
   ours-complex-noise   --phase --noise-volumes K: as above, sigma from the K noise volumes
   ours-magnitude-noise --noise-volumes K on the magnitude alone (Rayleigh-corrected sigma)
+  ours-magnitude-vst   --vst on the magnitude: variance-stabilised for the Rician model, sigma from a first MP-PCA pass,
+                       denoised, inverted exactly (the magnitude's expectation, floor kept)
+  ours-magnitude-vst-floor
+                       --vst --noise-floor: the same, the noise floor removed (the signal nu written)
+  ours-magnitude-vst-noise, ours-magnitude-vst-floor-noise
+                       the same with --noise-volumes K (sigma from the noise volumes, Rayleigh)
+  ours-magnitude-floor-noise
+                       --noise-floor --noise-volumes K without --vst: magnitude MP-PCA, the floor removed from its output
   ours-*-overlap       ours-magnitude, ours-complex and ours-complex-noise with --aggregation overlap (every patch holding a voxel
                        averaged, as patch-denoise recombines)
   ours-complex-noise-nordic[-overlap]
@@ -145,6 +153,15 @@ def main():
                                                                   f"{d}_phase.nii.gz", "--noise-volumes", str(k),
                                                                   "--noise-map", s, "--policy", "nordic",
                                                                   "--shrinkage", "hard", "--aggregation", "overlap"],
+        "ours-magnitude-vst": lambda o, s: ours + [signal["mag"], o, "--noise-map", s, "--vst"],
+        "ours-magnitude-vst-floor": lambda o, s: ours + [signal["mag"], o, "--noise-map", s, "--vst",
+                                                         "--noise-floor"],
+        "ours-magnitude-vst-noise": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--noise-volumes", str(k),
+                                                         "--noise-map", s, "--vst"],
+        "ours-magnitude-vst-floor-noise": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--noise-volumes", str(k),
+                                                               "--noise-map", s, "--vst", "--noise-floor"],
+        "ours-magnitude-floor-noise": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--noise-volumes", str(k),
+                                                           "--noise-map", s, "--noise-floor"],
         "dwidenoise": lambda o, s: ["dwidenoise", signal["mag"], o, "-mask", mask_path, "-extent", "5,5,5",
                                     "-noise", s, "-nthreads", str(args.threads), "-force", "-quiet"],
     }

@@ -17,6 +17,12 @@ otherwise, and gives:
             = the largest clean value in the brain; sigma error = median over the brain of map / true sigma - 1);
   host MiB  the process's peak resident set: ours, the tool's memory line (its VmHWM once the outputs are written);
             dwidenoise, its VmHWM watched from here; GPU MiB: the tool's memory line (the denoiser's buffers).
+Rows on the complex phantom (make_complex_phantom.py, the same --size, anatomy and noise level; not in the default
+set: name them in --rows), ours on the GPU, all cores: cx-magnitude (its magnitude, the tool's defaults), cx-phase
+(--phase: the smooth phase removed on the CPU in the read step, the real part denoised) and cx-vst (--vst on the
+magnitude: stabilised and inverted on the host around the filter's engine call, sigma from a first pass), each whole
+and masked, so that the complex path's time stands beside the magnitude path's on the same data (issue 21's target:
+GPU time within 1.5x of the magnitude path). Their PSNR is against the noise-free magnitude.
 One-thread rows are pinned to one core (sched_setaffinity, ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS=1, -nthreads 1).
 With --one-core-slices K they run on the K central slices of the same phantom (a slab), to fit a time budget; their
 rows say so, and their times compare with each other, not with the full-size rows; each is paired with the same tool
@@ -50,10 +56,15 @@ ALL_ROWS = [f"{tool}:{threads}:{region}" for threads in ("all", "1") for tool in
 # With --one-core-slices the one-thread rows run on a slab, so each is paired with the same tool on every core on that
 # slab (TOOL:all:REGION:slab, added by itself): the 1 -> all-cores scaling then compares like with like.
 SLAB_ROWS = [f"{tool}:all:{region}:slab" for tool in TOOLS[:2] for region in ("whole", "mask")]
-RUN_ORDER = ["ours-gpu:all:whole", "ours-gpu:all:mask", "dwidenoise:all:whole", "dwidenoise:all:mask",
-             "ours-cpu:all:mask", "dwidenoise:all:mask:slab", "dwidenoise:1:mask", "ours-cpu:all:mask:slab",
-             "ours-cpu:1:mask", "dwidenoise:all:whole:slab", "dwidenoise:1:whole", "ours-cpu:all:whole",
-             "ours-cpu:all:whole:slab", "ours-cpu:1:whole"]
+# The complex phantom's rows (named in --rows only): ours on the GPU, magnitude, --phase and --vst.
+COMPLEX_TOOLS = ("ours-gpu-cx-magnitude", "ours-gpu-cx-phase", "ours-gpu-cx-vst")
+COMPLEX_ROWS = [f"{tool}:all:{region}" for tool in COMPLEX_TOOLS for region in ("whole", "mask")]
+COMPLEX_ARGS = {"ours-gpu-cx-magnitude": [], "ours-gpu-cx-phase": ["--phase", "{phase}"], "ours-gpu-cx-vst": ["--vst"]}
+RUN_ORDER = COMPLEX_ROWS + [
+    "ours-gpu:all:whole", "ours-gpu:all:mask", "dwidenoise:all:whole", "dwidenoise:all:mask", "ours-cpu:all:mask",
+    "dwidenoise:all:mask:slab", "dwidenoise:1:mask", "ours-cpu:all:mask:slab", "ours-cpu:1:mask",
+    "dwidenoise:all:whole:slab", "dwidenoise:1:whole", "ours-cpu:all:whole", "ours-cpu:all:whole:slab",
+    "ours-cpu:1:whole"]
 
 
 # The tool's "steps:" line, in its order (apps/tool/SVDLowRankStepTimes.h).
@@ -121,28 +132,44 @@ def run_process(cmd, log, env=None, cpus=None, limit=None):
 
 class DataSet:
     """One phantom (or a slab of it) as the tools read it: .nii.gz series and mask, raw copies for the engine, and
-    the clean series and mask in memory for the scores."""
+    the clean series and mask in memory for the scores; `phase` (the complex phantom's) as .nii.gz when given."""
 
-    def __init__(self, prefix, work, name, slices=None):
-        p = dwi_io.paths(prefix)
-        noisy, affine = dwi_io.load_nifti(p["noisy"])
-        clean = dwi_io.load_nifti(p["clean"])[0]
-        mask = dwi_io.load_nifti(p["mask"], np.uint8)[0]
-        self.sigma = float(dwi_io.load_truth(prefix)["sigma"])
+    def __init__(self, work, name, noisy, affine, clean, mask, sigma, slices=None, phase=None):
         if slices:
             first = max(0, (noisy.shape[2] - slices) // 2)
             noisy, clean, mask = (a[:, :, first:first + slices] for a in (noisy, clean, mask))
+        self.sigma = float(sigma)
         self.label = f"{slices}-slice slab" if slices else "full"
         self.size = list(noisy.shape)
         self.files = {k: os.path.join(work, f"{name}_{k}") for k in ("noisy.nii.gz", "mask.nii.gz", "noisy.f32",
-                                                                       "mask.u8")}
+                                                                       "mask.u8", "phase.nii.gz")}
         dwi_io.save_nifti(self.files["noisy.nii.gz"], noisy, affine)
         dwi_io.save_nifti(self.files["mask.nii.gz"], mask, affine)
         dwi_io.write_raw(self.files["noisy.f32"], noisy, np.float32)
         dwi_io.write_raw(self.files["mask.u8"], mask, np.uint8)
+        if phase is not None:
+            dwi_io.save_nifti(self.files["phase.nii.gz"], phase, affine)
         self.clean, self.mask = clean, mask > 0
         self.peak = float(clean[self.mask].max())
         self.psnr_noisy = psnr(noisy, clean, self.mask, self.peak)
+
+    @classmethod
+    def dwi(cls, prefix, work, name, slices=None):
+        """make_dwi_phantom.py's phantom."""
+        p = dwi_io.paths(prefix)
+        noisy, affine = dwi_io.load_nifti(p["noisy"])
+        return cls(work, name, noisy, affine, dwi_io.load_nifti(p["clean"])[0],
+                   dwi_io.load_nifti(p["mask"], np.uint8)[0], dwi_io.load_truth(prefix)["sigma"], slices)
+
+    @classmethod
+    def complex(cls, prefix, work, name):
+        """make_complex_phantom.py's phantom (no noise volumes): its magnitude and phase."""
+        noisy, affine = dwi_io.load_nifti(f"{prefix}_mag.nii.gz")
+        with open(f"{prefix}_truth.json") as f:
+            sigma = json.load(f)["sigma"]
+        return cls(work, name, noisy, affine, dwi_io.load_nifti(f"{prefix}_truth_mag.nii.gz")[0],
+                   dwi_io.load_nifti(f"{prefix}_mask.nii.gz", np.uint8)[0], sigma,
+                   phase=dwi_io.load_nifti(f"{prefix}_phase.nii.gz")[0])
 
     def score(self, output, sigma_map):
         """PSNR gain and the sigma map's median relative error, inside the brain mask."""
@@ -176,8 +203,9 @@ def run_row(row, data, args, work, log, limit):
         cmd = [args.dwidenoise, data.files["noisy.nii.gz"], out, "-noise", sigma, "-nthreads", str(n), "-quiet",
                "-force"] + args.dwidenoise_args.split() + (["-mask", data.files["mask.nii.gz"]] if masked else [])
     else:
+        extra = [a.format(phase=data.files["phase.nii.gz"]) for a in COMPLEX_ARGS.get(tool, [])]
         cmd = [args.tool, data.files["noisy.nii.gz"], out, "--noise-map", sigma, "--overwrite", "--backend",
-               "cuda" if tool == "ours-gpu" else "cpu"] + args.ours_args.split() + (
+               "cuda" if tool.startswith("ours-gpu") else "cpu"] + extra + args.ours_args.split() + (
                    ["--mask", data.files["mask.nii.gz"]] if masked else [])
     code, output, wall, host_mib = run_process(cmd, log, env, cpus, limit)
     if code != 0:
@@ -195,7 +223,7 @@ def run_row(row, data, args, work, log, limit):
         result["host_watched_mib"] = result["host_mib"]
         result["host_mib"] = summary_value(output, r"^memory:\s+peak host ([0-9.]+) MiB") or host_mib
         patch = re.search(r"^patch:\s+(\d+) x (\d+) x (\d+)", output, re.MULTILINE)
-        if tool == "ours-gpu" or args.cpu_engine:
+        if tool == "ours-gpu" or (tool == "ours-cpu" and args.cpu_engine):
             result["engine_s"] = run_engine(tool, n, masked, patch.groups() if patch else None, data, args, log, env,
                                             cpus, limit - wall)
     return result
@@ -270,6 +298,10 @@ def markdown(results, title):
     speedups = scaling(results)
     if speedups:
         lines += ["", "Scaling, from one thread to every core on the same data:", *speedups]
+    if any(r["row"] in COMPLEX_ROWS for r in results):
+        lines += ["", "ours-gpu-cx-*: the complex phantom at the same size (make_complex_phantom.py): its magnitude, "
+                      "--phase (the demodulation falls in the read step) and --vst (the transforms in the filter step, "
+                      "with a first pass for sigma); PSNR gain over that phantom's noisy magnitude."]
     return "\n".join(lines) + "\n"
 
 
@@ -291,7 +323,9 @@ def main():
     parser.add_argument("--size", type=int, nargs=4, metavar=("NX", "NY", "NZ", "NV"), required=True)
     parser.add_argument("--work", required=True, help="folder for the phantom, the outputs and the logs")
     parser.add_argument("--colin27", help="folder with ch2.nii.gz and ch2bet.nii.gz (make_dwi_phantom.py's default)")
-    parser.add_argument("--rows", default=",".join(ALL_ROWS), help=f"comma-separated, from {','.join(ALL_ROWS)}")
+    parser.add_argument("--rows", default=",".join(ALL_ROWS),
+                        help=f"comma-separated, from {','.join(ALL_ROWS + COMPLEX_ROWS)} (default: all but the "
+                             f"complex phantom's)")
     parser.add_argument("--one-core-slices", type=int, default=0, help="run the one-thread rows on a slab this thick")
     parser.add_argument("--dwidenoise-slices", type=int, default=0,
                         help="run the all-core dwidenoise rows on a slab this thick and extrapolate (long series)")
@@ -310,9 +344,9 @@ def main():
     parser.add_argument("--markdown", help="table (default WORK/end_to_end.md)")
     args = parser.parse_args()
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
-    unknown = sorted(set(rows) - set(ALL_ROWS) - set(SLAB_ROWS))
+    unknown = sorted(set(rows) - set(ALL_ROWS + SLAB_ROWS + COMPLEX_ROWS))
     if unknown:
-        sys.exit(f"error: unknown rows {unknown}; choose from {ALL_ROWS}")
+        sys.exit(f"error: unknown rows {unknown}; choose from {ALL_ROWS + COMPLEX_ROWS}")
     if not args.tool:
         sys.exit("error: SVDLowRankDenoiseSeries not found: pass --tool")
     os.makedirs(args.work, exist_ok=True)
@@ -326,15 +360,23 @@ def main():
         cmd = [sys.executable, os.path.join(HERE, "make_dwi_phantom.py"), "--size", *map(str, args.size), "--out",
                prefix] + (["--colin27", args.colin27] if args.colin27 else [])
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    full = DataSet(prefix, args.work, "full")
+    full = DataSet.dwi(prefix, args.work, "full")
     one_core = any(row.split(":")[1] == "1" for row in rows)
-    slab = DataSet(prefix, args.work, "slab", args.one_core_slices) if args.one_core_slices and one_core else full
+    slab = DataSet.dwi(prefix, args.work, "slab", args.one_core_slices) if args.one_core_slices and one_core else full
     if slab is not full:  # each one-thread row's all-cores pair on the slab
         rows += [f"{tool}:all:{region}:slab" for tool, threads, region in (row.split(":")[:3] for row in rows)
                  if threads == "1" and f"{tool}:all:{region}:slab" not in rows]
     peer_rows = any(row.startswith("dwidenoise:all:") and not row.endswith(":slab") for row in rows)
-    peer_slab = (DataSet(prefix, args.work, "peerslab", args.dwidenoise_slices)
+    peer_slab = (DataSet.dwi(prefix, args.work, "peerslab", args.dwidenoise_slices)
                  if args.dwidenoise_slices and peer_rows else None)
+    complex_data = None
+    if any(row in COMPLEX_ROWS for row in rows):
+        cx_prefix = os.path.join(args.work, f"cx{nx}x{ny}x{nz}x{nv}")
+        if not os.path.exists(f"{cx_prefix}_truth.json"):
+            cmd = [sys.executable, os.path.join(HERE, "make_complex_phantom.py"), "--size", *map(str, args.size),
+                   "--out", cx_prefix] + (["--colin27", args.colin27] if args.colin27 else [])
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        complex_data = DataSet.complex(cx_prefix, args.work, "cx")
     print(f"phantom {nx}x{ny}x{nz}x{nv} ready in {time.perf_counter() - start:.1f} s; {os.cpu_count()} cores",
           flush=True)
 
@@ -342,14 +384,17 @@ def main():
     results = []
     for row in sorted(rows, key=RUN_ORDER.index):
         tool, threads, region = row.split(":")[:3]
-        data = (slab if threads == "1" or row.endswith(":slab") else
-                peer_slab if peer_slab and tool == "dwidenoise" else full)
+        if row in COMPLEX_ROWS:
+            data = complex_data
+        else:
+            data = (slab if threads == "1" or row.endswith(":slab") else
+                    peer_slab if peer_slab and tool == "dwidenoise" else full)
         threads = thread_count(threads)
         remaining = end - time.perf_counter()
         if remaining < 5:
             result = {"row": row, "tool": tool, "threads": threads, "region": region, "data": data.label,
                       "skipped": "not started: the time budget (--budget) ran out"}
-        elif tool == "ours-gpu" and not gpu:
+        elif tool.startswith("ours-gpu") and not gpu:
             result = {"row": row, "tool": tool, "threads": threads, "region": region, "data": data.label,
                       "skipped": "no GPU here (nvidia-smi lists none)"}
         elif tool == "dwidenoise" and not args.dwidenoise:
@@ -363,7 +408,7 @@ def main():
         shown = {k: round(v, 3) if isinstance(v, float) else v for k, v in result.items() if k not in ("row", "size")}
         print(f"[{row}] {json.dumps(shown)}", flush=True)
 
-    results.sort(key=lambda r: (ALL_ROWS + SLAB_ROWS).index(r["row"]))
+    results.sort(key=lambda r: (ALL_ROWS + SLAB_ROWS + COMPLEX_ROWS).index(r["row"]))
     title = (f"### {nx}×{ny}×{nz}×{nv}, {os.cpu_count()} cores" +
              (f" (one-thread rows on the {args.one_core_slices} central slices)" if args.one_core_slices else ""))
     report = {"size": args.size, "cores": os.cpu_count(), "sigma_true": full.sigma, "psnr_noisy_db": full.psnr_noisy,

@@ -49,6 +49,10 @@ constexpr PatchAggregation kDefaultPatchAggregation = PatchAggregation::OverlapA
  * Only an explicit OptimalFrobenius without σ is an error. */
 constexpr Shrinkage kDefaultShrinkage = Shrinkage::Auto;
 
+/** Coils combined by root-sum-of-squares in a magnitude series or noise scan, when none is given: 1, the Rician
+ * case (a single coil, or coils combined with their phases, e.g. by adaptive combination or SENSE). */
+constexpr unsigned kDefaultCoils = 1;
+
 /** The CUDA device used when none is named. */
 constexpr int kDefaultDeviceId = 0;
 

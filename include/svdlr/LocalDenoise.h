@@ -65,6 +65,25 @@ struct SeriesView
   }
 };
 
+/** A magnitude series' noise model (svdlr/MagnitudeNoise.h): what DenoiseLocalLowRank does before and after the
+ * low-rank step. Each voxel's sigma is the σ map given (options.noiseSigma) or, without one, the σ map of a first
+ * pass over the magnitude with the rank policy, which must then estimate σ (InvalidArgument otherwise). */
+struct MagnitudeNoiseOptions
+{
+  /** Variance-stabilise the magnitude for the non-central chi model, denoise, and invert exactly (Foi 2011). */
+  bool stabilise{ false };
+  /** Output the signal with the noise floor removed (nu) instead of the magnitude's expectation. */
+  bool noiseFloor{ false };
+  /** Coils combined by root-sum-of-squares (1: Rician). */
+  unsigned coils{ kDefaultCoils };
+
+  bool
+  Active() const
+  {
+    return stabilise || noiseFloor;
+  }
+};
+
 struct LocalDenoiseOptions
 {
   /** How each patch's rank is chosen. Default: DefaultDenoisePolicy(), Marchenko-Pastur (MP-PCA) with the
@@ -92,6 +111,8 @@ struct LocalDenoiseOptions
    * the noise bulk, σ(√voxels + √volumes), and Nordic the same edge, for which σ is required; FixedRank and
    * EnergyFraction choose their rank as usual and use σ only for the shrinkage and the map). Must be finite and >= 0. */
   const float * noiseSigma{ nullptr };
+  /** Magnitude input: variance stabilisation and noise-floor removal; off by default. */
+  MagnitudeNoiseOptions magnitudeNoise{};
 
   Backend          backend{ Backend::Auto };
   int              deviceId{ 0 };

@@ -41,6 +41,9 @@ def local_low_rank_denoising_image_filter(
     phase_filter: Optional[Sequence[float]] = None,
     complex_output: str = "magnitude",
     preset: Optional[str] = None,
+    vst: bool = False,
+    noise_floor: bool = False,
+    coils: Optional[int] = None,
 ) -> Union[Any, Tuple[Any, Any, Any]]:
     """Denoises a 4D series (diffusion, fMRI, multi-echo MRI) by local low-rank approximation: MP-PCA.
 
@@ -123,6 +126,18 @@ def local_low_rank_denoising_image_filter(
         Named settings of ``policy``, ``aggregation`` and ``shrinkage`` (``_engine.DENOISE_PRESETS``), which the
         keywords given override: "dwidenoise" is MRtrix3 dwidenoise 3.0's default ("mp-cg", "centre", "hard"),
         equal to its output to 1e-4; "default" the defaults.
+    vst : bool
+        A magnitude series: variance-stabilise it for its Rician noise (non-central chi with ``coils`` coils)
+        before the low-rank step and invert exactly after (Foi 2011), so that the low-SNR voxels are denoised
+        without the noise floor's bias. sigma from ``noise_sigma``, else from a first MP-PCA pass over the
+        magnitude. Not with ``phase`` or a complex series (their real part has Gaussian noise already).
+        docs/denoising.md, "Magnitude data: the noise floor".
+    noise_floor : bool
+        A magnitude series: return the signal with the noise floor removed (the expected magnitude inverted)
+        rather than the magnitude; with or without ``vst``.
+    coils : int
+        Coils combined by root-sum-of-squares in the magnitude (None: the engine's default, 1, Rician; also right
+        for adaptive or SENSE combination).
     return_maps : bool
         Also return the noise map (float32: sigma of each voxel's patch) and the rank map (uint16: the rank it
         kept), as 3D ``itk.Image`` objects with the series' spatial geometry for ITK series, else as arrays of
@@ -172,6 +187,9 @@ def local_low_rank_denoising_image_filter(
 
     array = np.asarray(array)
     complex_input = phase is not None or np.iscomplexobj(array)
+    if complex_input and (vst or noise_floor):
+        raise ValueError("svdlr: vst and noise_floor are for magnitude series; with a phase or a complex series the "
+                         "phase is removed and the real part's noise is already Gaussian, without a floor")
     if complex_output not in ("magnitude", "real", "complex"):
         raise ValueError(f"svdlr: complex_output must be 'magnitude', 'real' or 'complex', got {complex_output!r}")
     if complex_output != "magnitude" and not complex_input:
@@ -212,6 +230,9 @@ def local_low_rank_denoising_image_filter(
             threads=int(threads),
             progress=progress,
             preset=preset,
+            vst=bool(vst),
+            noise_floor=bool(noise_floor),
+            **({} if coils is None else {"coils": int(coils)}),
         )
     except ValueError as error:
         voxel = getattr(error, "voxel", None)

@@ -316,12 +316,27 @@ DenoiseArray(SeriesArray                               series,
              std::optional<std::string>                gpuMemoryLimit,
              std::int64_t                              threads,
              nb::object                                progress,
-             std::optional<std::string>                preset)
+             std::optional<std::string>                preset,
+             bool                                      vst,
+             bool                                      noiseFloor,
+             std::int64_t                              coils)
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
     preset, patchSize, patchStride, aggregation, shrinkage, policy, rank, energyFraction, backend, deviceId,
     maxPatchesPerBatch, gpuMemoryLimit, threads);
+  if (coils < 1 || coils > static_cast<std::int64_t>(UINT_MAX))
+  {
+    ThrowValueError("coils must be >= 1, got " + std::to_string(coils));
+  }
+  options.magnitudeNoise.stabilise = vst;
+  options.magnitudeNoise.noiseFloor = noiseFloor;
+  options.magnitudeNoise.coils = static_cast<unsigned>(coils);
+  if (options.magnitudeNoise.Active() && !noiseSigma && !PatchesHaveSigma(options.policy, false))
+  {
+    ThrowValueError(std::string(vst ? "vst" : "noise_floor") +
+                    " needs sigma: give noise_sigma, or keep a policy that estimates it (the default does)");
+  }
 
   std::vector<std::size_t> shape(4);
   for (std::size_t i = 0; i < 4; ++i)
@@ -446,6 +461,13 @@ progress : callable(done, total), optional
 preset : one of DENOISE_PRESETS, optional
     Named settings of policy, aggregation and shrinkage, which the keywords given override: "default" (the
     defaults) or "dwidenoise" (MRtrix3 dwidenoise 3.0's default output: "mp-cg", "centre", "hard").
+vst : bool
+    A magnitude series: variance-stabilise it for the Rician (non-central chi with `coils` coils) noise before the
+    low-rank step and invert exactly after (Foi 2011); sigma from noise_sigma, else from a first pass of the policy.
+noise_floor : bool
+    A magnitude series: return the signal with the noise floor removed rather than the magnitude's expectation.
+coils : int >= 1
+    Coils combined by root-sum-of-squares (1: Rician, also for adaptive or SENSE combination).
 
 Returns
 -------
@@ -491,6 +513,9 @@ DefineDenoise(nb::module_ & module)
              "threads"_a = 0,
              "progress"_a = nb::none(),
              "preset"_a = nb::none(),
+             "vst"_a = false,
+             "noise_floor"_a = false,
+             "coils"_a = kDefaultCoils,
              DenoiseDoc);
   nb::list presets;
   for (const std::string & name : DenoisePresetNameList())

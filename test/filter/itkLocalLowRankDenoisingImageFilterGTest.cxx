@@ -584,3 +584,57 @@ TEST_F(LocalLowRankDenoising, AbortStopsTheUpdate)
 }
 
 } // namespace
+
+namespace
+{
+
+/** |series| as a magnitude: a positive low-rank signal plus Gaussian noise, taken in absolute value. */
+svdlr::test::Series
+MagnitudeOf(const svdlr::test::Series & series)
+{
+  svdlr::test::Series magnitude = series;
+  for (float & value : magnitude.values)
+  {
+    value = std::abs(value);
+  }
+  return magnitude;
+}
+
+} // namespace
+
+TEST_F(LocalLowRankDenoising, MagnitudeNoiseSettingsReachTheEngine)
+{
+  const svdlr::test::Series magnitude = MagnitudeOf(m_Series.noisy);
+  auto                      filter = Filter4D::New();
+  filter->SetInput(ToImage(magnitude));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->StabiliseMagnitudeOn();
+  filter->RemoveNoiseFloorOn();
+  filter->SetCoils(3);
+  filter->Update();
+
+  svdlr::test::Series        expected = svdlr::test::EmptySeries(magnitude.size, magnitude.volumes);
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  options.magnitudeNoise.stabilise = true;
+  options.magnitudeNoise.noiseFloor = true;
+  options.magnitudeNoise.coils = 3;
+  svdlr::DenoiseLocalLowRank(magnitude.View(), expected.View(), {}, options);
+  const float * output = filter->GetOutput()->GetBufferPointer();
+  double      changed = 0.0;
+  for (std::size_t i = 0; i < expected.values.size(); ++i)
+  {
+    ASSERT_EQ(output[i], expected.values[i]) << "element " << i;
+    changed += std::abs(output[i] - magnitude.values[i]);
+  }
+  EXPECT_GT(changed, 0.0);
+}
+
+TEST_F(LocalLowRankDenoising, StabilisingWithoutSigmaIsRefused)
+{
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(MagnitudeOf(m_Series.noisy)));
+  filter->SetRank(3);
+  filter->StabiliseMagnitudeOn();
+  EXPECT_NE(UpdateError(filter.GetPointer()).find("need sigma"), std::string::npos);
+}

@@ -1,0 +1,185 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The magnitude noise model applied to series (svdlr/MagnitudeNoise.h), and DenoiseLocalLowRank's magnitude path:
+// sigma, stabilise, denoise, invert (svdlrMagnitudeDenoise.h).
+#include "svdlr/MagnitudeNoise.h"
+
+#include "svdlrComplexSeriesDetail.h"
+#include "svdlrMagnitudeDenoise.h"
+#include "svdlrParallel.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace svdlr
+{
+namespace
+{
+
+/** out(v, t) = sigma(v) f(in(v, t) / sigma(v)) for every voxel (in parallel over voxels); a copy where sigma is 0. */
+template <typename TFunction>
+void
+ApplyPerVoxel(const SeriesView<const float> & in, const float * sigma, const SeriesView<float> & out,
+              unsigned threads, const char * what, const TFunction & f)
+{
+  detail::RequireSeries(in, what);
+  detail::RequireSameShape(in, out, "the output");
+  if (!sigma)
+  {
+    throw Error(ErrorCode::InvalidArgument, std::string("svdlr: ") + what + " needs sigma per voxel");
+  }
+  const std::size_t voxels = in.VoxelCount();
+  for (std::size_t v = 0; v < voxels; ++v)
+  {
+    if (!(std::isfinite(sigma[v]) && sigma[v] >= 0.0f))
+    {
+      throw Error(ErrorCode::InvalidArgument, "svdlr: sigma must be finite and >= 0, got " +
+                                                std::to_string(sigma[v]) + " at voxel " + std::to_string(v));
+    }
+  }
+  constexpr std::size_t kVoxelsPerTask = 4096;
+  const std::size_t     tasks = (voxels + kVoxelsPerTask - 1) / kVoxelsPerTask;
+  detail::StdThreadParallelFor(threads, tasks, [&](std::size_t task) {
+    const std::size_t end = std::min(voxels, (task + 1) * kVoxelsPerTask);
+    for (std::size_t v = task * kVoxelsPerTask; v < end; ++v)
+    {
+      const double s = sigma[v];
+      for (std::size_t t = 0; t < in.volumes; ++t)
+      {
+        const double value = in.data[detail::ElementOffset(in, v, t)];
+        out.data[detail::ElementOffset(out, v, t)] = static_cast<float>(s > 0.0 ? s * f(value / s) : value);
+      }
+    }
+  });
+}
+
+} // namespace
+
+void
+StabiliseMagnitude(const SeriesView<const float> & magnitude, const float * sigma, unsigned coils,
+                   const SeriesView<float> & out, unsigned threads)
+{
+  const NoncentralChiModel & model = NoncentralChiModel::ForCoils(coils);
+  ApplyPerVoxel(magnitude, sigma, out, threads, "the variance-stabilising transform",
+                [&model](double m) { return model.Stabilise(m); });
+}
+
+void
+UnstabiliseMagnitude(const SeriesView<const float> & denoised, const float * sigma, unsigned coils,
+                     MagnitudeEstimate estimate, const SeriesView<float> & out, unsigned threads)
+{
+  const NoncentralChiModel & model = NoncentralChiModel::ForCoils(coils);
+  const bool                 toSignal = estimate == MagnitudeEstimate::Signal;
+  ApplyPerVoxel(denoised, sigma, out, threads, "the inverse variance-stabilising transform", [&](double d) {
+    const double signal = model.SignalFromExpectedStabilised(d);
+    return toSignal ? signal : model.MeanMagnitude(signal);
+  });
+}
+
+void
+CorrectNoiseFloor(const SeriesView<const float> & magnitude, const float * sigma, unsigned coils,
+                  const SeriesView<float> & out, unsigned threads)
+{
+  const NoncentralChiModel & model = NoncentralChiModel::ForCoils(coils);
+  ApplyPerVoxel(magnitude, sigma, out, threads, "the noise-floor correction",
+                [&model](double m) { return model.SignalFromMeanMagnitude(m); });
+}
+
+namespace detail
+{
+
+LocalDenoiseReport
+DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<float> & output,
+                       const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options)
+{
+  const MagnitudeNoiseOptions & model = options.magnitudeNoise;
+  const bool knownSigma = options.noiseSigma != nullptr;
+  if (!knownSigma && !PatchesHaveSigma(options.policy, false))
+  {
+    throw Error(ErrorCode::InvalidArgument,
+                "svdlr: variance stabilisation and the noise floor need sigma: a known sigma map, or a rank policy "
+                "that estimates it (Marchenko-Pastur or Gavish-Donoho)");
+  }
+  NoncentralChiModel::ForCoils(model.coils); // its errors (the coil count) before any work
+  LocalDenoiseOptions plain = options;
+  plain.magnitudeNoise = {};
+  const std::size_t voxels = input.VoxelCount();
+  const unsigned    threads = WorkerCount(options.threads);
+
+  // Each voxel's sigma, 0 outside the mask, where every transform is then the identity and the series is copied.
+  std::vector<float> sigma(voxels, 0.0f);
+  std::vector<float> estimated;
+  LocalDenoiseMaps   outMaps = maps;
+  if (!outMaps.noiseSigma)
+  {
+    estimated.resize(voxels);
+    outMaps.noiseSigma = estimated.data();
+  }
+  if (!model.stabilise)
+  {
+    // The floor alone: one pass over the magnitude, whose sigma (given or estimated) then places the floor.
+    LocalDenoiseReport report = DenoiseLocalLowRank(input, output, outMaps, plain);
+    for (std::size_t v = 0; v < voxels; ++v)
+    {
+      sigma[v] = options.mask && !options.mask[v] ? 0.0f : outMaps.noiseSigma[v];
+    }
+    CorrectNoiseFloor(output, sigma.data(), model.coils, output, threads);
+    return report;
+  }
+
+  // A compact copy of the input, stabilised in place (the input may be the output).
+  std::vector<float>      work(voxels * input.volumes);
+  const SeriesView<float> stabilised{ work.data(), input.size, input.volumes,
+                                      { 1, static_cast<std::ptrdiff_t>(input.size[0]),
+                                        static_cast<std::ptrdiff_t>(input.size[0] * input.size[1]),
+                                        static_cast<std::ptrdiff_t>(voxels) } };
+  for (std::size_t t = 0; t < input.volumes; ++t)
+  {
+    for (std::size_t v = 0; v < voxels; ++v)
+    {
+      work[v + t * voxels] = input.data[ElementOffset(input, v, t)];
+    }
+  }
+  if (knownSigma)
+  {
+    std::copy(options.noiseSigma, options.noiseSigma + voxels, sigma.begin());
+  }
+  else
+  {
+    // sigma from a first pass over the magnitude (its output is replaced below).
+    LocalDenoiseMaps firstMaps;
+    firstMaps.noiseSigma = sigma.data();
+    DenoiseLocalLowRank(input, output, firstMaps, plain);
+  }
+  for (std::size_t v = 0; options.mask && v < voxels; ++v)
+  {
+    sigma[v] = options.mask[v] ? sigma[v] : 0.0f;
+  }
+  StabiliseMagnitude(stabilised, sigma.data(), model.coils, stabilised, threads);
+  // The stabilised noise has about the magnitude's sigma everywhere: a known sigma stays known; an estimated one is
+  // estimated again, now without the floor's bias.
+  LocalDenoiseReport report = DenoiseLocalLowRank(stabilised, output, outMaps, plain);
+  UnstabiliseMagnitude(output, sigma.data(), model.coils,
+                       model.noiseFloor ? MagnitudeEstimate::Signal : MagnitudeEstimate::ExpectedMagnitude, output,
+                       threads);
+  return report;
+}
+
+} // namespace detail
+} // namespace svdlr
