@@ -333,9 +333,7 @@ public:
     m_Options.deviceId = deviceId;
     m_Filter->SetBackend(backend);
     m_Filter->SetDeviceId(deviceId);
-    auto inputs = ComplexInputFiles(m_Options.complex);
-    inputs.insert(inputs.end(), { m_Options.input, m_Options.mask, m_Options.noiseSigmaMap });
-    StartSha256Of(inputs); // the sidecar's checksums, beside the filter
+    StartSha256Of(SidecarInputs(m_Options)); // started by PrepareSeriesDenoising: waits for nothing
     const auto start = std::chrono::steady_clock::now();
     {
       ProgressBar progress(m_Filter, progressBar);
@@ -530,7 +528,7 @@ SeriesFloatBytes(const std::string & path)
 }
 
 std::unique_ptr<SeriesDenoising>
-PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce)
+PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool warmDevice)
 {
   std::error_code error;
   const bool      dicomFolder = fs::is_directory(options.input, error);
@@ -542,6 +540,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce)
   CheckInputExists(options.noiseSigmaMap, "noise map");
   auto outputs = std::make_unique<Outputs>(options.overwrite);
   ReserveOutputs(options, *outputs);
+  StartSha256Of(SidecarInputs(options)); // beside the checks and the reading, not after the filter
   {
     StepTimer timer(outputs->steps.checks);
     if (!options.mask.empty())
@@ -572,6 +571,11 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce)
 #endif
 
   const auto io = ReadSeriesHeader(options.input);
+  if (warmDevice)
+  {
+    const std::size_t volumes = io->GetNumberOfDimensions() == 4 ? io->GetDimensions(3) : io->GetNumberOfComponents();
+    svdlr::StartCudaDenoiseWarmUp(volumes, WarmUpOptions(options)); // beside the decompression below
+  }
   if (ComplexInputRequested(options.complex, io->GetPixelType()))
   {
     std::shared_ptr<const PreparedSeries> prepared;
@@ -619,7 +623,7 @@ int
 RunTool(const DenoiseToolOptions & options)
 {
   const bool talk = !options.run.quiet && !options.run.json;
-  const auto series = PrepareSeriesDenoising(options, talk);
+  const auto series = PrepareSeriesDenoising(options, talk, true);
   series->Denoise(options.backend, options.deviceId, talk);
   const std::string provenance = series->Write();
   if (options.run.json)
