@@ -31,7 +31,7 @@ namespace svdlr_io
 {
 
 /** The gzip level of the NIfTI outputs when none is asked for. libdeflate's level 1 is both the fastest and, on
- * noisy MRI, the smallest: measured on a 96x96x60x65 DWI phantom (docs/performance.md), the denoised float32 series
+ * noisy MRI, the smallest: measured on a 96x96x60x65 DWI phantom (docs/command-line.md), the denoised float32 series
  * compresses to 86.37% at level 1 (137 MB/s a core), 86.52% at 4 (103 MB/s) and 86.45% with zlib's default 6
  * (31 MB/s); the int16 noisy series to 61.2% at 1 (143 MB/s), 62.9% at 4 and 62.6% with zlib 6 (15 MB/s). Only
  * maps of few distinct values (a noise map: 8.2% against 5.4%) compress better higher up, and they are small. */

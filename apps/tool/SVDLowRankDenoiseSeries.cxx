@@ -83,6 +83,8 @@ struct Outputs
   itk::IOComponentEnum inputComponent{ itk::IOComponentEnum::FLOAT };
   /** Where the run's time goes (the summary's "steps:" line). */
   StepTimes steps;
+  /** Every value of the series file was scanned for NaN and Inf by the up-front check (CheckInputFileUpFront). */
+  bool seriesScannedUpFront{ false };
 
   explicit Outputs(bool overwrite)
     : staged(overwrite)
@@ -267,6 +269,7 @@ public:
       throw InputError("'" + m_Options.input +
                        "' holds 1 volume: a local low-rank denoiser needs a series of at least 2");
     }
+    if (!m_Outputs->seriesScannedUpFront)
     {
       StepTimer timer(m_Outputs->steps.checks);
       CheckFinite(*series, m_Options.input);
@@ -589,7 +592,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   }
   {
     StepTimer timer(outputs->steps.checks);
-    CheckInputFileUpFront(options.input, "series", true);
+    outputs->seriesScannedUpFront = CheckInputFileUpFront(options.input, "series", true);
   }
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();
