@@ -39,6 +39,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace svdlr_io
@@ -78,6 +79,29 @@ WriteNiftiGzFile(const std::string & path, std::vector<unsigned char> header, By
 std::optional<std::vector<unsigned char>>
 NiftiHeaderForSizes(const std::string & small, const std::vector<std::uint64_t> & sizes, std::size_t pixelBytes);
 
+/** A file a writer leaves beside its output for a moment: listed as a partial output (removed on a signal) while this
+ * lives, removed when it goes, whatever happened. */
+class ScratchFile
+{
+public:
+  explicit ScratchFile(std::string path)
+    : m_Path(std::move(path))
+  {
+    ListPartialOutput(m_Path);
+  }
+  ~ScratchFile()
+  {
+    std::remove(m_Path.c_str());
+    UnlistPartialOutput(m_Path);
+  }
+  ScratchFile(const ScratchFile &) = delete;
+  ScratchFile &
+  operator=(const ScratchFile &) = delete;
+
+private:
+  std::string m_Path;
+};
+
 /** The header ITK's NIfTI writer gives `image` (see NiftiHeaderForSizes), through a copy of at most 2 voxels along
  * each axis with the same geometry and metadata written to `scratch`, which is removed. */
 template <typename TImage>
@@ -99,22 +123,9 @@ ItkNiftiHeaderOf(const TImage & image, const std::string & scratch)
   small->SetDirection(image.GetDirection());
   small->SetMetaDataDictionary(image.GetMetaDataDictionary());
   small->Allocate(true);
-  ListPartialOutput(scratch);
-  std::optional<std::vector<unsigned char>> header;
-  try
-  {
-    itk::WriteImage(small.GetPointer(), scratch, false);
-    header = NiftiHeaderForSizes(scratch, sizes, sizeof(typename TImage::PixelType));
-  }
-  catch (...)
-  {
-    std::remove(scratch.c_str());
-    UnlistPartialOutput(scratch);
-    throw;
-  }
-  std::remove(scratch.c_str());
-  UnlistPartialOutput(scratch);
-  return header;
+  const ScratchFile listed(scratch);
+  itk::WriteImage(small.GetPointer(), scratch, false);
+  return NiftiHeaderForSizes(scratch, sizes, sizeof(typename TImage::PixelType));
 }
 
 /** Compresses the uncompressed NIfTI file `plain` into `compressed` (header fields set, members on the global ITK
@@ -183,21 +194,12 @@ WriteImageFile(const TImage * image, const std::string & path, const ImageWriteS
     }
   }
   const std::string plain = UncompressedSiblingOf(path);
-  ListPartialOutput(plain);
   bool compressed = false;
-  try
   {
+    const ScratchFile listed(plain);
     itk::WriteImage(image, plain, false);
     compressed = CompressNiftiFile(plain, path, settings);
   }
-  catch (...)
-  {
-    std::remove(plain.c_str());
-    UnlistPartialOutput(plain);
-    throw;
-  }
-  std::remove(plain.c_str());
-  UnlistPartialOutput(plain);
   if (!compressed)
   {
     // No room for the uncompressed file: ITK's own writer, compressing as it writes (on one thread), as before.

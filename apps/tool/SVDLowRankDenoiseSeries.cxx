@@ -336,7 +336,7 @@ public:
     m_Options.deviceId = deviceId;
     m_Filter->SetBackend(backend);
     m_Filter->SetDeviceId(deviceId);
-    StartSha256Of(SidecarInputs(m_Options)); // started by PrepareSeriesDenoising: waits for nothing
+    StartSha256Of(SidecarInputs(m_Options)); // already started for a series file; a DICOM or complex input starts here
     const auto start = std::chrono::steady_clock::now();
     {
       ProgressBar progress(m_Filter, progressBar);
@@ -543,7 +543,6 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   CheckInputExists(options.noiseSigmaMap, "noise map");
   auto outputs = std::make_unique<Outputs>(options.overwrite);
   ReserveOutputs(options, *outputs);
-  StartSha256Of(SidecarInputs(options)); // beside the checks and the reading, not after the filter
   {
     StepTimer timer(outputs->steps.checks);
     if (!options.mask.empty())
@@ -594,6 +593,9 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
     StepTimer timer(outputs->steps.checks);
     outputs->seriesScannedUpFront = CheckInputFileUpFront(options.input, "series", true);
   }
+  // The sidecar's checksums from here on, beside the read and the filter (not beside the decompression above, which
+  // they would slow where cores are few).
+  StartSha256Of(SidecarInputs(options));
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();
   outputs->inputComponent = io->GetComponentType();
