@@ -480,7 +480,8 @@ TEST(SVDLowRankCudaWarmUp, DenoiseWarmUpOfAHugeClaimAllocatesLittleAndLeavesTheC
   svdlr::WaitForCudaWarmUp();
   rusage after{};
   getrusage(RUSAGE_SELF, &after);
-  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 100L * 1024) << "KiB of peak resident memory added by the warm-up";
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 500L * 1024) << "KiB of peak resident memory added by the warm-up "
+                                                               "(a CUDA context included, where there is a GPU)";
 
   const std::array<std::size_t, 3> size{ { 7, 6, 5 } };
   const std::size_t                volumes = 8, voxels = 7 * 6 * 5;
