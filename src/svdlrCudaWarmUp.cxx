@@ -18,11 +18,16 @@
 
 // StartCudaWarmUp: the CUDA backend's one-time set-up on a background thread (see svdlr/Engine.h for why).
 #include "svdlr/Engine.h"
+#include "svdlr/LocalDenoise.h"
 
 #include "svdlrBackends.h"
 #include "svdlrCudaWarmUp.h"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <cstdlib>
 #include <mutex>
 #include <random>
@@ -61,6 +66,9 @@ constexpr std::size_t kWarmUpElements = std::size_t{ 1 } << 24;
 // Each side of a warm-up matrix is at most this long, whatever the input's header claims: the warm-up's memory is
 // bounded by constants (16 x 1024 x 1024 doubles, 128 MiB at most), never sized by the input alone.
 constexpr std::size_t kWarmUpSide = 1024;
+// The denoiser's warm-up series: at most this many volumes, patches of at most this odd extent.
+constexpr std::size_t kWarmUpVolumes = 256;
+constexpr std::size_t kWarmUpPatchSide = 15;
 
 template <typename T>
 void
@@ -98,20 +106,16 @@ JoinAtExit()
 
 } // namespace
 
-void
-StartCudaWarmUp(std::size_t count, std::size_t rows, std::size_t cols, const Options & options, bool doublePrecision)
+namespace
 {
-  if (options.backend == Backend::CPU || !detail::CudaCompiledIn() || count == 0 || rows == 0 || cols == 0)
-  {
-    return;
-  }
+
+/** Runs `warmUp` on the warm-up thread, unless the user opted out, one already runs, or `deviceId` is warm. */
+void
+StartWarmUpThread(int deviceId, std::function<void()> warmUp)
+{
   if (const char * setting = std::getenv("SVDLR_CUDA_WARMUP"); setting != nullptr && std::string(setting) == "0")
   {
     return; // the user's opt-out, and how docs/performance.md measures what the warm-up saves
-  }
-  if (options.backend == Backend::Auto && detail::AutoPrefersCpuWhenCold(count, rows, cols, options))
-  {
-    return; // Auto will run this job on the CPU: warming the GPU would only delay the exit
   }
   WarmUpState &                     state = State();
   const std::lock_guard<std::mutex> lock(state.mutex);
@@ -119,7 +123,7 @@ StartCudaWarmUp(std::size_t count, std::size_t rows, std::size_t cols, const Opt
   {
     return;
   }
-  if (std::find(state.warmDevices.begin(), state.warmDevices.end(), options.deviceId) != state.warmDevices.end())
+  if (std::find(state.warmDevices.begin(), state.warmDevices.end(), deviceId) != state.warmDevices.end())
   {
     return;
   }
@@ -127,18 +131,11 @@ StartCudaWarmUp(std::size_t count, std::size_t rows, std::size_t cols, const Opt
   static const int registered = std::atexit(JoinAtExit);
   (void)registered;
   state.running = true;
-  state.thread = std::thread([=] {
+  state.thread = std::thread([warmUp = std::move(warmUp)] {
     t_InsideWarmUp = true;
     try
     {
-      if (doublePrecision)
-      {
-        RunWarmUp<double>(count, rows, cols, options);
-      }
-      else
-      {
-        RunWarmUp<float>(count, rows, cols, options);
-      }
+      warmUp();
     }
     catch (...)
     {
@@ -147,6 +144,79 @@ StartCudaWarmUp(std::size_t count, std::size_t rows, std::size_t cols, const Opt
     const std::lock_guard<std::mutex> done(State().mutex);
     State().running = false;
   });
+}
+
+/** The denoiser once on a small random series of `volumes` volumes, with `options`' patch, policy and aggregation:
+ * a cube of the patch's extent plus 4 along each axis. */
+void
+RunDenoiseWarmUp(std::size_t volumes, LocalDenoiseOptions options)
+{
+  std::string why;
+  if (!detail::CudaDeviceReady(options.deviceId, why))
+  {
+    return;
+  }
+  // Bounded by constants whatever the header claims (at most 19^3 voxels of 256 volumes, 7 MiB): the same kernels
+  // and handles as the real series, on less.
+  volumes = std::min<std::size_t>(volumes, kWarmUpVolumes);
+  std::array<std::size_t, 3> patch = options.patchSize[0] > 0 ? options.patchSize : DefaultPatchSize(volumes);
+  for (std::size_t & extent : patch)
+  {
+    extent = std::min(extent, kWarmUpPatchSide);
+  }
+  const std::array<std::size_t, 3> size{ { patch[0] + 4, patch[1] + 4, patch[2] + 4 } };
+  const std::size_t                voxels = size[0] * size[1] * size[2];
+  std::vector<float>               series(voxels * volumes), sigma(voxels);
+  std::vector<std::uint16_t>       rank(voxels);
+  std::mt19937                     generator(20261126u);
+  std::normal_distribution<float>  normal;
+  std::generate(series.begin(), series.end(), [&] { return 100.0f + normal(generator); });
+  const auto                       stride = [](std::size_t n) { return static_cast<std::ptrdiff_t>(n); };
+  const std::array<std::ptrdiff_t, 4> strides{ { 1, stride(size[0]), stride(size[0] * size[1]), stride(voxels) } };
+  const SeriesView<const float>    input{ series.data(), size, volumes, strides };
+  const SeriesView<float>          output{ series.data(), size, volumes, strides };
+  options.backend = Backend::CUDA;
+  options.mask = nullptr;
+  options.noiseSigma = nullptr;
+  options.parallelFor = {};
+  options.progress = {};
+  (void)DenoiseLocalLowRank(input, output, LocalDenoiseMaps{ sigma.data(), rank.data() }, options);
+  detail::NoteCudaDeviceWarm(options.deviceId);
+}
+
+} // namespace
+
+void
+StartCudaWarmUp(std::size_t count, std::size_t rows, std::size_t cols, const Options & options, bool doublePrecision)
+{
+  if (options.backend == Backend::CPU || !detail::CudaCompiledIn() || count == 0 || rows == 0 || cols == 0)
+  {
+    return;
+  }
+  if (options.backend == Backend::Auto && detail::AutoPrefersCpuWhenCold(count, rows, cols, options))
+  {
+    return; // Auto will run this job on the CPU: warming the GPU would only delay the exit
+  }
+  StartWarmUpThread(options.deviceId, [=] {
+    if (doublePrecision)
+    {
+      RunWarmUp<double>(count, rows, cols, options);
+    }
+    else
+    {
+      RunWarmUp<float>(count, rows, cols, options);
+    }
+  });
+}
+
+void
+StartCudaDenoiseWarmUp(std::size_t volumes, const LocalDenoiseOptions & options)
+{
+  if (options.backend == Backend::CPU || !detail::CudaCompiledIn() || volumes < 2)
+  {
+    return;
+  }
+  StartWarmUpThread(options.deviceId, [=] { RunDenoiseWarmUp(volumes, options); });
 }
 
 void

@@ -43,7 +43,7 @@ struct BatchOptions : PipelineOptions
 {
   svdlr::RankPolicy policy{};
   svdlr::Solver     solver{ svdlr::Solver::Auto };
-  int               compressionLevel{ 0 }; // the writers' (gzip 1-9 for .nii.gz); 0: ITK's default
+  int               compressionLevel{ 0 }; // the writers' (gzip 1-9 for .nii.gz); 0: svdlr_io::kDefaultGzipLevel
   unsigned          threads{ 0 };          // the CPU solver's threads (--nthreads); 0: every core
 };
 

@@ -20,8 +20,11 @@
 #include <libdeflate.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -121,85 +124,185 @@ Crc32(std::uint32_t crc, const unsigned char * bytes, std::size_t size)
   return libdeflate_crc32(crc, bytes, size);
 }
 
+namespace
+{
+
+/** How many CompressGzip calls run now, for their share of the threads. */
+std::atomic<unsigned> g_RunningCompressions{ 0 };
+
+struct RunningCompression
+{
+  RunningCompression() { ++g_RunningCompressions; }
+  ~RunningCompression() { --g_RunningCompressions; }
+  RunningCompression(const RunningCompression &) = delete;
+  RunningCompression &
+  operator=(const RunningCompression &) = delete;
+};
+
+/** `parts` cut into members: kGzipMemberBytes each, the last of each part shorter; one empty member for no bytes at
+ * all, so that the file is still gzip. */
+std::vector<ByteSpan>
+MembersOf(const std::vector<ByteSpan> & parts)
+{
+  std::vector<ByteSpan> members;
+  for (const ByteSpan & part : parts)
+  {
+    for (std::size_t offset = 0; offset < part.size; offset += kGzipMemberBytes)
+    {
+      members.push_back({ part.data + offset, std::min(kGzipMemberBytes, part.size - offset) });
+    }
+  }
+  if (members.empty())
+  {
+    members.push_back({ nullptr, 0 });
+  }
+  return members;
+}
+
+std::unique_ptr<libdeflate_compressor, FreeCompressor>
+NewCompressor(int level)
+{
+  std::unique_ptr<libdeflate_compressor, FreeCompressor> deflater(libdeflate_alloc_compressor(level));
+  if (!deflater)
+  {
+    throw std::runtime_error("cannot allocate a gzip compressor (out of memory)");
+  }
+  return deflater;
+}
+
+/** Compresses `member` into `out` (grown to the bound). */
+std::size_t
+CompressMember(libdeflate_compressor * deflater, const ByteSpan & member, std::vector<unsigned char> & out)
+{
+  out.resize(std::max(out.size(), libdeflate_gzip_compress_bound(deflater, member.size)));
+  const std::size_t made = libdeflate_gzip_compress(deflater, member.data, member.size, out.data(), out.size());
+  if (made == 0)
+  {
+    throw std::runtime_error("gzip compression failed"); // the bound makes this unreachable
+  }
+  return made;
+}
+
+} // namespace
+
 void
-CompressGzip(const std::function<std::size_t(unsigned char *, std::size_t)> & read,
+CompressGzip(const std::vector<ByteSpan> &                                  parts,
              int                                                            level,
              unsigned                                                       threads,
-             const std::function<void(const unsigned char *, std::size_t)> &  write)
+             const std::function<void(const unsigned char *, std::size_t)> & write)
 {
-  threads = std::max(threads, 1u);
   level = level > 0 ? std::min(level, 12) : kDefaultGzipLevel;
+  const RunningCompression running;
+  const std::vector<ByteSpan> members = MembersOf(parts);
+  threads = std::max(1u, threads / std::max(1u, g_RunningCompressions.load()));
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, members.size()));
+  if (threads == 1)
+  {
+    const auto                 deflater = NewCompressor(level);
+    std::vector<unsigned char> out;
+    for (const ByteSpan & member : members)
+    {
+      const std::size_t made = CompressMember(deflater.get(), member, out);
+      write(out.data(), made);
+    }
+    return;
+  }
+  // Workers take the members in order and compress each into a slot of a ring; this thread writes the slots in order
+  // as they fill, so that writing overlaps compressing and at most `window` members wait in memory.
   struct Slot
   {
-    std::unique_ptr<libdeflate_compressor, FreeCompressor> deflater;
-    std::vector<unsigned char>                             input;
-    std::vector<unsigned char>                             output;
-    std::size_t                                            filled{ 0 };
-    std::size_t                                            made{ 0 };
+    std::vector<unsigned char> out;
+    std::size_t                made{ 0 };
+    bool                       ready{ false };
   };
-  std::vector<Slot> slots(threads);
-  for (Slot & slot : slots)
-  {
-    slot.deflater.reset(libdeflate_alloc_compressor(level));
-    if (!slot.deflater)
+  const std::size_t       window = 2 * std::size_t{ threads };
+  std::vector<Slot>       slots(window);
+  std::mutex              mutex;
+  std::condition_variable changed;
+  std::size_t             next = 0, written = 0;
+  bool                    stop = false;
+  std::exception_ptr      failure;
+  const auto              work = [&] {
+    try
     {
-      throw std::runtime_error("cannot allocate a gzip compressor (out of memory)");
-    }
-    slot.input.resize(kGzipMemberBytes);
-    slot.output.resize(libdeflate_gzip_compress_bound(slot.deflater.get(), kGzipMemberBytes));
-  }
-  bool more = true;
-  bool any = false;
-  while (more)
-  {
-    // A wave: one member per thread, read in order here, compressed together, written in order.
-    unsigned used = 0;
-    for (; used < threads && more; ++used)
-    {
-      Slot & slot = slots[used];
-      slot.filled = 0;
-      while (slot.filled < slot.input.size())
+      const auto deflater = NewCompressor(level);
+      for (;;)
       {
-        const std::size_t got = read(slot.input.data() + slot.filled, slot.input.size() - slot.filled);
-        if (got == 0)
+        std::size_t k = 0;
         {
-          more = false;
-          break;
+          std::unique_lock<std::mutex> lock(mutex);
+          changed.wait(lock, [&] { return stop || next >= members.size() || next < written + window; });
+          if (stop || next >= members.size())
+          {
+            return;
+          }
+          k = next++;
         }
-        slot.filled += got;
+        Slot &            slot = slots[k % window];
+        const std::size_t made = CompressMember(deflater.get(), members[k], slot.out);
+        {
+          const std::lock_guard<std::mutex> lock(mutex);
+          slot.made = made;
+          slot.ready = true;
+        }
+        changed.notify_all();
       }
-      if (slot.filled == 0 && any)
-      {
-        break; // the end fell on a member's boundary
-      }
-      any = true;
     }
-    const auto compress = [&slots](unsigned i) {
-      Slot & slot = slots[i];
-      slot.made = libdeflate_gzip_compress(
-        slot.deflater.get(), slot.input.data(), slot.filled, slot.output.data(), slot.output.size());
-    };
-    std::vector<std::thread> workers;
-    for (unsigned i = 1; i < used; ++i)
+    catch (...)
     {
-      workers.emplace_back(compress, i);
+      const std::lock_guard<std::mutex> lock(mutex);
+      failure = failure ? failure : std::current_exception();
+      stop = true;
+      changed.notify_all();
     }
-    if (used > 0)
+  };
+  std::vector<std::thread> workers;
+  const auto               finish = [&] {
     {
-      compress(0);
+      const std::lock_guard<std::mutex> lock(mutex);
+      stop = true;
     }
+    changed.notify_all();
     for (std::thread & worker : workers)
     {
       worker.join();
     }
-    for (unsigned i = 0; i < used; ++i)
+  };
+  try
+  {
+    for (unsigned t = 0; t < threads; ++t)
     {
-      if (slots[i].made == 0)
-      {
-        throw std::runtime_error("gzip compression failed"); // the bound makes this unreachable
-      }
-      write(slots[i].output.data(), slots[i].made);
+      workers.emplace_back(work);
     }
+    for (std::size_t k = 0; k < members.size(); ++k)
+    {
+      Slot & slot = slots[k % window];
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return slot.ready || stop; });
+        if (!slot.ready)
+        {
+          break; // a worker failed
+        }
+      }
+      write(slot.out.data(), slot.made);
+      {
+        const std::lock_guard<std::mutex> lock(mutex);
+        slot.ready = false;
+        ++written;
+      }
+      changed.notify_all();
+    }
+  }
+  catch (...)
+  {
+    finish();
+    throw;
+  }
+  finish();
+  if (failure)
+  {
+    std::rethrow_exception(failure);
   }
 }
 

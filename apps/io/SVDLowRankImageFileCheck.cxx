@@ -233,13 +233,14 @@ CheckDataPresent(const std::string & path, std::uint64_t offset, std::uint64_t r
   }
 }
 
-void
+bool
 CheckNifti(const std::string & path, ImageFileScan scan)
 {
   if (scan != ImageFileScan::Structure)
   {
     // Decompressed once, checked, and kept for the read that follows when there is one.
-    if (auto file = LoadNiftiFile(path))
+    auto file = LoadNiftiFile(path);
+    if (file)
     {
       CheckNiftiValues(*file, path);
       if (scan == ImageFileScan::ValuesForRead)
@@ -247,7 +248,7 @@ CheckNifti(const std::string & path, ImageFileScan scan)
         KeepForRead(path, std::make_shared<const NiftiFileBytes>(std::move(*file)));
       }
     }
-    return;
+    return file.has_value();
   }
   const std::vector<unsigned char> head = ReadDecompressedHead(path, kNiftiHeaderBytes);
   const auto                       header = ParseNiftiHeader(head.data(), head.size());
@@ -255,6 +256,7 @@ CheckNifti(const std::string & path, ImageFileScan scan)
   {
     CheckDataPresent(path, header->voxOffset, header->DataBytes(), true);
   }
+  return false;
 }
 
 /** The text header of an MHA or NRRD file as key -> value, and where the data after it starts. */
@@ -437,13 +439,13 @@ HasCheckedImageFormat(const std::string & path)
   return false;
 }
 
-void
+bool
 CheckImageFile(const std::string & path, ImageFileScan scan)
 {
   const std::string name = Lower(path);
   if (EndsWith(name, ".nii") || EndsWith(name, ".nii.gz"))
   {
-    CheckNifti(path, scan);
+    return CheckNifti(path, scan);
   }
   else if (EndsWith(name, ".mha") || EndsWith(name, ".mhd"))
   {
@@ -453,6 +455,7 @@ CheckImageFile(const std::string & path, ImageFileScan scan)
   {
     CheckNrrd(path);
   }
+  return false;
 }
 
 } // namespace svdlr_io

@@ -58,8 +58,9 @@ enum class ImageFileScan
  * (.nii, .nii.gz), MHA/MHD or NRRD file is shorter than its header says; with ImageFileScan::Values also throws
  * NonFiniteImageFile for a NaN or Inf voxel of a floating-point NIfTI file. Files of other formats, and headers
  * it does not understand, pass: ITK's own reader judges them. ImageFileScan::ValuesForRead decompresses a NIfTI file
- * once and keeps it for the read that follows (SVDLowRankNiftiRead.h). */
-void
+ * once and keeps it for the read that follows (SVDLowRankNiftiRead.h). Returns whether every value was scanned (a
+ * single-file NIfTI file with ImageFileScan::Values or ValuesForRead): a caller then need not scan the image read. */
+bool
 CheckImageFile(const std::string & path, ImageFileScan scan = ImageFileScan::Structure);
 
 /** The first `count` bytes of the file's stream (decompressed when gzip), fewer when it is shorter. */

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fcntl.h>
 #include <limits>
 #include <map>
@@ -122,6 +123,31 @@ KeptFiles()
   return files;
 }
 
+/** Whether any of the `count` stored IEEE values (TBits: their bits, 32 or 64) at `data` is NaN or Inf: all
+ * exponent bits set. No early exit, and the byte order tested once, so that the loop vectorizes. */
+template <typename TBits>
+bool
+AnyNonFinite(const unsigned char * data, std::uint64_t count, bool swapped)
+{
+  constexpr TBits exponent = static_cast<TBits>(sizeof(TBits) == 4 ? 0x7f800000u : 0x7ff0000000000000u);
+  unsigned        found = 0;
+  if (!swapped)
+  {
+    for (std::uint64_t i = 0; i < count; ++i)
+    {
+      TBits bits;
+      std::memcpy(&bits, data + i * sizeof(TBits), sizeof(TBits));
+      found |= (bits & exponent) == exponent;
+    }
+    return found != 0;
+  }
+  for (std::uint64_t i = 0; i < count; ++i)
+  {
+    found |= (StoredValue<TBits>(data + i * sizeof(TBits), true) & exponent) == exponent;
+  }
+  return found != 0;
+}
+
 } // namespace
 
 std::shared_ptr<const NiftiFileBytes>
@@ -207,12 +233,24 @@ CheckNiftiValues(const NiftiFileBytes & file, const std::string & path)
   }
   const unsigned char * data = file.stream.data() + header.voxOffset;
   const std::uint64_t   values = header.DataBytes() / size;
-  std::uint64_t         bad = values;
-  for (std::uint64_t i = 0; i < values && bad == values; ++i)
+  // Whole blocks first, with no early exit inside one (so that the loop vectorizes); the first bad value is then
+  // looked for in the block that has one.
+  const auto nonFiniteIn = [&](std::uint64_t first, std::uint64_t count) {
+    return size == 4 ? AnyNonFinite<std::uint32_t>(data + first * 4, count, header.swapped)
+                     : AnyNonFinite<std::uint64_t>(data + first * 8, count, header.swapped);
+  };
+  constexpr std::uint64_t block = 4096;
+  std::uint64_t           bad = values;
+  for (std::uint64_t first = 0; first < values && bad == values; first += block)
   {
-    const bool finite = size == 4 ? std::isfinite(StoredValue<float>(data + i * 4, header.swapped))
-                                  : std::isfinite(StoredValue<double>(data + i * 8, header.swapped));
-    bad = finite ? bad : i;
+    const std::uint64_t count = std::min(block, values - first);
+    if (nonFiniteIn(first, count))
+    {
+      for (std::uint64_t i = first; i < first + count && bad == values; ++i)
+      {
+        bad = nonFiniteIn(i, 1) ? i : bad;
+      }
+    }
   }
   if (bad == values)
   {

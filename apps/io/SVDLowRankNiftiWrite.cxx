@@ -21,12 +21,14 @@
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiRead.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <unistd.h>
@@ -142,49 +144,22 @@ PatchNiftiFileHeader(const std::string & path, const NiftiHeaderFields & fields)
   }
 }
 
-bool
-CompressNiftiFile(const std::string & plain, const std::string & compressed, const ImageWriteSettings & settings)
+void
+WriteNiftiGzFile(const std::string & path, std::vector<unsigned char> header, ByteSpan pixels,
+                 const ImageWriteSettings & settings)
 {
+  if (settings.niftiFields && header.size() >= kNifti1HeaderSize)
+  {
+    PatchNiftiHeaderFields(header.data(), *settings.niftiFields); // leaves a NIfTI-2 header as it is
+  }
   WriteRecord record;
-  try
-  {
-    CheckImageFile(plain); // ITK's writer only prints a full disk: a short file is caught here
-  }
-  catch (const IncompleteImageFile &)
-  {
-    return false;
-  }
-  Descriptor    in{ ::open(plain.c_str(), O_RDONLY | O_CLOEXEC) };
-  Descriptor    out{ ::open(compressed.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) };
-  if (in.fd < 0 || out.fd < 0)
+  Descriptor  out{ ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) };
+  if (out.fd < 0)
   {
     record.failure = "cannot open it: " + std::string(std::strerror(errno));
-    Record(compressed, record);
-    return true;
+    Record(path, record);
+    return;
   }
-  bool first = true;
-  const auto read = [&](unsigned char * buffer, std::size_t size) -> std::size_t {
-    std::size_t filled = 0;
-    while (filled < size)
-    {
-      const ssize_t got = ::read(in.fd, buffer + filled, size - filled);
-      if (got < 0 && errno == EINTR)
-      {
-        continue;
-      }
-      if (got <= 0)
-      {
-        break;
-      }
-      filled += static_cast<std::size_t>(got);
-    }
-    if (first && settings.niftiFields && filled >= kNifti1HeaderSize)
-    {
-      PatchNiftiHeaderFields(buffer, *settings.niftiFields); // leaves a NIfTI-2 header as it is
-    }
-    first = false;
-    return filled;
-  };
   const auto write = [&](const unsigned char * data, std::size_t size) {
     if (!record.failure.empty())
     {
@@ -198,14 +173,100 @@ CompressNiftiFile(const std::string & plain, const std::string & compressed, con
     record.bytes += size;
     record.crc = Crc32(record.crc, data, size);
   };
-  const unsigned threads = std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
-  CompressGzip(read, settings.gzipLevel, threads, write);
+  CompressGzip({ { header.data(), header.size() }, pixels },
+               settings.gzipLevel,
+               std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads()),
+               write);
   if (::close(out.fd) != 0 && record.failure.empty())
   {
     record.failure = std::string("closing it failed: ") + std::strerror(errno);
   }
   out.fd = -1;
-  Record(compressed, record);
+  Record(path, record);
+}
+
+std::optional<std::vector<unsigned char>>
+NiftiHeaderForSizes(const std::string & small, const std::vector<std::uint64_t> & sizes, std::size_t pixelBytes)
+{
+  std::ifstream              file(small, std::ios::binary);
+  std::vector<unsigned char> bytes(kNiftiHeaderBytes);
+  file.read(reinterpret_cast<char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(file.gcount()));
+  const auto header = ParseNiftiHeader(bytes.data(), bytes.size());
+  if (!header || header->version != 1 || header->swapped || !header->singleFile ||
+      header->bitpix != static_cast<int>(8 * pixelBytes) || header->voxOffset < kNifti1HeaderSize ||
+      header->voxOffset > (std::uint64_t{ 1 } << 20))
+  {
+    return std::nullopt;
+  }
+  // Everything up to the pixels (the extensions, if ITK wrote any), read whole.
+  bytes.resize(static_cast<std::size_t>(header->voxOffset));
+  file.clear();
+  file.seekg(0);
+  if (!file.read(reinterpret_cast<char *>(bytes.data()), static_cast<std::streamsize>(bytes.size())))
+  {
+    return std::nullopt;
+  }
+  constexpr std::size_t dimOffset = 40; // short dim[8]
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+  {
+    if (static_cast<int>(i) >= header->dimensions)
+    {
+      if (sizes[i] != 1)
+      {
+        return std::nullopt; // an axis niftilib dropped that is not 1 long
+      }
+      continue;
+    }
+    if (sizes[i] > 32767 || (sizes[i] > 1 && header->extents[i] != 2) || (sizes[i] <= 1 && header->extents[i] != 1))
+    {
+      return std::nullopt;
+    }
+    const auto value = static_cast<std::int16_t>(sizes[i]);
+    std::memcpy(bytes.data() + dimOffset + 2 * (i + 1), &value, sizeof(value));
+  }
+  return bytes;
+}
+
+bool
+CompressNiftiFile(const std::string & plain, const std::string & compressed, const ImageWriteSettings & settings)
+{
+  try
+  {
+    CheckImageFile(plain); // ITK's writer only prints a full disk: a short file is caught here
+  }
+  catch (const IncompleteImageFile &)
+  {
+    return false;
+  }
+  // The plain file mapped and compressed where it lies, its header a member of its own.
+  Descriptor  in{ ::open(plain.c_str(), O_RDONLY | O_CLOEXEC) };
+  struct stat status
+  {};
+  if (in.fd < 0 || ::fstat(in.fd, &status) != 0 || status.st_size < static_cast<off_t>(kNifti1HeaderSize))
+  {
+    return false;
+  }
+  const auto size = static_cast<std::size_t>(status.st_size);
+  void *     mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, in.fd, 0);
+  if (mapped == MAP_FAILED)
+  {
+    return false;
+  }
+  const auto * bytes = static_cast<const unsigned char *>(mapped);
+  const auto   header = ParseNiftiHeader(bytes, std::min(size, kNiftiHeaderBytes));
+  const std::size_t split = header && header->voxOffset <= size ? static_cast<std::size_t>(header->voxOffset) : 0;
+  try
+  {
+    WriteNiftiGzFile(compressed, std::vector<unsigned char>(bytes, bytes + split), { bytes + split, size - split },
+                     settings);
+  }
+  catch (...)
+  {
+    ::munmap(mapped, size);
+    throw;
+  }
+  ::munmap(mapped, size);
   return true;
 }
 
@@ -241,19 +302,14 @@ RewriteNiftiGzHeaderFields(const std::string & path, const NiftiHeaderFields & f
   const std::string rewritten = path + ".header";
   Descriptor        out{ ::open(rewritten.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) };
   int               error = out.fd < 0 ? errno : 0;
-  std::size_t       position = 0;
   if (error == 0)
   {
-    CompressGzip(
-      [&](unsigned char * buffer, std::size_t size) {
-        const std::size_t count = std::min(size, file->stream.size() - position);
-        std::memcpy(buffer, file->stream.data() + position, count);
-        position += count;
-        return count;
-      },
-      gzipLevel,
-      std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads()),
-      [&](const unsigned char * data, std::size_t size) { error = error != 0 ? error : WriteAll(out.fd, data, size); });
+    CompressGzip({ { file->stream.data(), file->stream.size() } },
+                 gzipLevel,
+                 std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads()),
+                 [&](const unsigned char * data, std::size_t size) {
+                   error = error != 0 ? error : WriteAll(out.fd, data, size);
+                 });
   }
   if (out.fd >= 0 && ::close(out.fd) != 0 && error == 0)
   {

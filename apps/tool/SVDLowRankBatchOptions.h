@@ -42,7 +42,7 @@ struct BatchToolOptions
   unsigned int             writers{ 0 };
   double                   memoryMiB{ 0 };         // 0: the pipeline's default budget
   std::string              table;                  // --table: the per-item table as TSV
-  int                      compressionLevel{ 0 };  // --compression-level: the writers' gzip level; 0: ITK's
+  int                      compressionLevel{ 0 };  // --compression-level: the writers' gzip level; 0: kDefaultGzipLevel
 };
 
 /** The help group of batch mode's options. */

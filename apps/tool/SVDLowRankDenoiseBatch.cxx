@@ -162,7 +162,7 @@ public:
     // fails: another series may be reading into it meanwhile.
     std::error_code error;
     fs::create_directories(fs::path(options.output).parent_path(), error);
-    staged->steps = PrepareSeriesDenoising(options, false);
+    staged->steps = PrepareSeriesDenoising(options, false, false);
     return staged;
   }
   void

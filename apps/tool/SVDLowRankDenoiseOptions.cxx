@@ -344,4 +344,30 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   return options;
 }
 
+std::vector<std::string>
+SidecarInputs(const DenoiseToolOptions & options)
+{
+  auto inputs = ComplexInputFiles(options.complex);
+  inputs.insert(inputs.end(), { options.input, options.mask, options.noiseSigmaMap });
+  return inputs;
+}
+
+svdlr::LocalDenoiseOptions
+WarmUpOptions(const DenoiseToolOptions & options)
+{
+  svdlr::LocalDenoiseOptions engine;
+  engine.policy = options.policy;
+  for (unsigned int i = 0; i < 3; ++i)
+  {
+    engine.patchSize[i] = options.patch[i];
+  }
+  engine.patchStride = options.stride;
+  engine.aggregation = itk::LocalLowRankDenoisingBridge::ToEngine(options.aggregation);
+  engine.shrinkage = itk::LocalLowRankDenoisingBridge::ToEngine(options.shrinkage);
+  engine.backend = itk::SVDLowRankEngineBridge::ToEngine(options.backend);
+  engine.deviceId = options.deviceId;
+  engine.deviceMemoryLimit = options.gpuMemoryLimit;
+  return engine;
+}
+
 } // namespace svdlr_tools

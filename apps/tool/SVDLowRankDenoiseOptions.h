@@ -31,6 +31,7 @@
 #include "itkSVDLowRankReconstructionEnums.h"
 #include "svdlr/Defaults.h"
 #include "svdlr/Engine.h"
+#include "svdlr/LocalDenoise.h"
 
 #include <array>
 #include <cstddef>
@@ -81,6 +82,16 @@ struct DenoiseToolOptions
 /** Parses the command line. Throws UsageError with CLI11's or our own message. */
 DenoiseToolOptions
 ParseDenoiseToolOptions(int argc, const char * const argv[]);
+
+/** The inputs the sidecar names with their checksums: the series (and its complex parts), the mask, the known-sigma
+ * map; "" where not given. */
+std::vector<std::string>
+SidecarInputs(const DenoiseToolOptions & options);
+
+/** The engine options that pick the GPU's set-up for svdlr::StartCudaDenoiseWarmUp: device, patch, policy,
+ * aggregation, shrinkage, memory limit, as the filter will hand them to the engine. */
+svdlr::LocalDenoiseOptions
+WarmUpOptions(const DenoiseToolOptions & options);
 
 } // namespace svdlr_tools
 

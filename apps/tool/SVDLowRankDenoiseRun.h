@@ -57,9 +57,12 @@ public:
 
 /** The first step for `options` (input, outputs, maps and the filter's parameters). Throws UsageError (an output in
  * the way, a patch larger than the image), svdlr_io::OutputInTheWay, or InputError (an input that cannot be read,
- * is not a series, or holds NaN or Inf). `announce`: print the volumes of a DICOM series as they are grouped. */
+ * is not a series, or holds NaN or Inf). `announce`: print the volumes of a DICOM series as they are grouped. `warmDevice`: start
+ * the GPU's set-up (svdlr::StartCudaDenoiseWarmUp) once the series' header is read, so that it overlaps the reading
+ * (one series run; batch mode's workers warm their own devices). The sidecar's checksums of a series file's inputs
+ * start here too, once it is checked, beside its read. */
 std::unique_ptr<SeriesDenoising>
-PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce);
+PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool warmDevice);
 
 /** The bytes a series file's pixels take as float32 (read from its header), 0 when not known (a DICOM folder). */
 std::size_t

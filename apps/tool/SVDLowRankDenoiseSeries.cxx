@@ -83,6 +83,8 @@ struct Outputs
   itk::IOComponentEnum inputComponent{ itk::IOComponentEnum::FLOAT };
   /** Where the run's time goes (the summary's "steps:" line). */
   StepTimes steps;
+  /** Every value of the series file was scanned for NaN and Inf by the up-front check (CheckInputFileUpFront). */
+  bool seriesScannedUpFront{ false };
 
   explicit Outputs(bool overwrite)
     : staged(overwrite)
@@ -260,6 +262,7 @@ public:
       throw InputError("'" + m_Options.input +
                        "' holds 1 volume: a local low-rank denoiser needs a series of at least 2");
     }
+    if (!m_Outputs->seriesScannedUpFront)
     {
       StepTimer timer(m_Outputs->steps.checks);
       CheckFinite(*series, m_Options.input);
@@ -329,9 +332,7 @@ public:
     m_Options.deviceId = deviceId;
     m_Filter->SetBackend(backend);
     m_Filter->SetDeviceId(deviceId);
-    auto inputs = ComplexInputFiles(m_Options.complex);
-    inputs.insert(inputs.end(), { m_Options.input, m_Options.mask, m_Options.noiseSigmaMap });
-    StartSha256Of(inputs); // the sidecar's checksums, beside the filter
+    StartSha256Of(SidecarInputs(m_Options)); // already started for a series file; a DICOM or complex input starts here
     const auto start = std::chrono::steady_clock::now();
     {
       ProgressBar progress(m_Filter, progressBar);
@@ -526,7 +527,7 @@ SeriesFloatBytes(const std::string & path)
 }
 
 std::unique_ptr<SeriesDenoising>
-PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce)
+PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool warmDevice)
 {
   std::error_code error;
   const bool      dicomFolder = fs::is_directory(options.input, error);
@@ -568,6 +569,11 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce)
 #endif
 
   const auto io = ReadSeriesHeader(options.input);
+  if (warmDevice)
+  {
+    const std::size_t volumes = io->GetNumberOfDimensions() == 4 ? io->GetDimensions(3) : io->GetNumberOfComponents();
+    svdlr::StartCudaDenoiseWarmUp(volumes, WarmUpOptions(options)); // beside the decompression below
+  }
   if (ComplexInputRequested(options.complex, io->GetPixelType()))
   {
     std::shared_ptr<const PreparedSeries> prepared;
@@ -581,8 +587,11 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce)
   }
   {
     StepTimer timer(outputs->steps.checks);
-    CheckInputFileUpFront(options.input, "series", true);
+    outputs->seriesScannedUpFront = CheckInputFileUpFront(options.input, "series", true);
   }
+  // The sidecar's checksums from here on, beside the read and the filter (not beside the decompression above, which
+  // they would slow where cores are few).
+  StartSha256Of(SidecarInputs(options));
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();
   outputs->inputComponent = io->GetComponentType();
@@ -615,7 +624,7 @@ int
 RunTool(const DenoiseToolOptions & options)
 {
   const bool talk = !options.run.quiet && !options.run.json;
-  const auto series = PrepareSeriesDenoising(options, talk);
+  const auto series = PrepareSeriesDenoising(options, talk, true);
   series->Denoise(options.backend, options.deviceId, talk);
   const std::string provenance = series->Write();
   if (options.run.json)

@@ -168,7 +168,7 @@ Reconstruct(const TImage *                input,
 
 template <typename TPixel, unsigned int Dimension>
 int
-ReconstructFile(const ToolOptions & options)
+ReconstructFile(const ToolOptions & options, bool scannedUpFront)
 {
   using ImageType = itk::Image<TPixel, Dimension>;
   auto reader = svdlr_io::ImageReaderFor<ImageType>(options.Input()); // a NIfTI file checked up front: read once
@@ -187,28 +187,31 @@ ReconstructFile(const ToolOptions & options)
   return Reconstruct(input.GetPointer(), options.Input(), OutputKind::File, options, nullptr, [&] {
     readOrThrow([&] { reader->Update(); });
     input->DisconnectPipeline(); // the filter must not run the reader again
-    const auto        extent = input->GetLargestPossibleRegion().GetSize();
-    const std::size_t size[3] = { extent[0], extent[1], Dimension == 3 ? extent[Dimension - 1] : 1 };
-    CheckFinitePixelsUpFront(input->GetBufferPointer(), size, options.Input(), "input");
+    if (!scannedUpFront) // else every value was scanned before the read (CheckInputFileUpFront)
+    {
+      const auto        extent = input->GetLargestPossibleRegion().GetSize();
+      const std::size_t size[3] = { extent[0], extent[1], Dimension == 3 ? extent[Dimension - 1] : 1 };
+      CheckFinitePixelsUpFront(input->GetBufferPointer(), size, options.Input(), "input");
+    }
   });
 }
 
 template <unsigned int Dimension>
 int
-ReconstructFileOfType(itk::IOComponentEnum component, const ToolOptions & options)
+ReconstructFileOfType(itk::IOComponentEnum component, const ToolOptions & options, bool scannedUpFront)
 {
   switch (component)
   {
     case itk::IOComponentEnum::UCHAR:
-      return ReconstructFile<unsigned char, Dimension>(options);
+      return ReconstructFile<unsigned char, Dimension>(options, scannedUpFront);
     case itk::IOComponentEnum::SHORT:
-      return ReconstructFile<short, Dimension>(options);
+      return ReconstructFile<short, Dimension>(options, scannedUpFront);
     case itk::IOComponentEnum::USHORT:
-      return ReconstructFile<unsigned short, Dimension>(options);
+      return ReconstructFile<unsigned short, Dimension>(options, scannedUpFront);
     case itk::IOComponentEnum::DOUBLE:
-      return ReconstructFile<double, Dimension>(options);
+      return ReconstructFile<double, Dimension>(options, scannedUpFront);
     default: // other types are processed and written as float
-      return ReconstructFile<float, Dimension>(options);
+      return ReconstructFile<float, Dimension>(options, scannedUpFront);
   }
 }
 
@@ -239,7 +242,7 @@ ReconstructImageFile(const ToolOptions & options)
   {
     throw InputError("cannot read '" + path + "': " + error.GetDescription());
   }
-  CheckInputFileUpFront(path, "input", true);
+  const bool scannedUpFront = CheckInputFileUpFront(path, "input", true);
   if (io->GetNumberOfComponents() != 1)
   {
     throw InputError("'" + path + "' has " + std::to_string(io->GetNumberOfComponents()) +
@@ -248,11 +251,11 @@ ReconstructImageFile(const ToolOptions & options)
   const unsigned int dimension = io->GetNumberOfDimensions();
   if (dimension == 2 || (dimension == 3 && io->GetDimensions(2) == 1))
   {
-    return ReconstructFileOfType<2>(io->GetComponentType(), options);
+    return ReconstructFileOfType<2>(io->GetComponentType(), options, scannedUpFront);
   }
   if (dimension == 3)
   {
-    return ReconstructFileOfType<3>(io->GetComponentType(), options);
+    return ReconstructFileOfType<3>(io->GetComponentType(), options, scannedUpFront);
   }
   throw InputError("'" + path + "' has " + std::to_string(dimension) +
                    " dimensions; 2D images and 3D volumes are supported");

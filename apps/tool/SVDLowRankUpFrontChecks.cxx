@@ -80,13 +80,14 @@ CheckFigureUpFront(const std::string &              figure,
   CheckOutputFileUpFront(figure, "figure", overwrite, inputs);
 }
 
-void
+bool
 CheckInputFileUpFront(const std::string & path, const char * what, bool finite)
 {
   try
   {
-    svdlr_io::CheckImageFile(path,
-                             finite ? svdlr_io::ImageFileScan::ValuesForRead : svdlr_io::ImageFileScan::Structure);
+    return svdlr_io::CheckImageFile(
+             path, finite ? svdlr_io::ImageFileScan::ValuesForRead : svdlr_io::ImageFileScan::Structure) &&
+           finite;
   }
   catch (const svdlr_io::IncompleteImageFile & error)
   {

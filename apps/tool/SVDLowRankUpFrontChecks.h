@@ -49,8 +49,10 @@ CheckFigureUpFront(const std::string &              figure,
                    const std::vector<std::string> & inputs);
 
 /** The input image file `what` at `path` holds the pixel data its header promises (IncompleteImageFile) and, when
- * `finite` and it is a floating-point NIfTI file, no NaN or Inf. Throws InputError (exit 3). */
-void
+ * `finite` and it is a floating-point NIfTI file, no NaN or Inf. Throws InputError (exit 3). Returns whether every
+ * value was scanned here (a single-file NIfTI file, decompressed once for this scan and the read that follows): the
+ * one rule by which both tools skip CheckFinitePixelsUpFront's second scan of the image read. */
+bool
 CheckInputFileUpFront(const std::string & path, const char * what, bool finite);
 
 /** The pixels of an image read through ITK (MHA, NRRD...: formats whose reader keeps NaN and Inf) are finite;

@@ -160,6 +160,15 @@ LocalDenoiseReport
 DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<float> & output,
                     const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options);
 
+/** StartCudaWarmUp for the denoiser: starts the CUDA backend's one-time set-up (the context, the denoiser's handles
+ * and kernels) on a background thread by denoising a small random series of `volumes` volumes with `options`' patch,
+ * policy, aggregation, shrinkage and device, and returns at once. A tool calls it once the series' header is read and
+ * before its pixels are decompressed, so that the set-up (most of the difference between a cold filter and a warm
+ * engine) overlaps the reading. The next DenoiseLocalLowRank waits for it. Does nothing when options.backend is CPU,
+ * the build has no CUDA, SVDLR_CUDA_WARMUP=0, or a warm-up runs already; its errors are dropped. */
+void
+StartCudaDenoiseWarmUp(std::size_t volumes, const LocalDenoiseOptions & options);
+
 /** Whether the patches have a noise level σ: the policy estimates one (GavishDonoho, MarchenkoPastur) or one is
  * known (`knownSigma`: a σ map, or a σ the caller will pass as one). */
 bool

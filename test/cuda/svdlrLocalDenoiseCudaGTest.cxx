@@ -230,6 +230,19 @@ TEST_F(LocalDenoiseCuda, DefaultsEqualCpu)
   ExpectGpuEqualsCpu(input, masked);
 }
 
+TEST_F(LocalDenoiseCuda, RunWhileTheDenoiseWarmUpRunsWaitsForItAndEqualsCpu)
+{
+  // The tool starts the warm-up from the header and denoises once the pixels are read: the real run waits for the
+  // warm-up (same device, same kernels) and gives the CPU's result.
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series input = LowRankPlusNoise({ 12, 11, 10 }, 30, 3, m_Random);
+  LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CUDA;
+  svdlr::StartCudaDenoiseWarmUp(30, options);
+  ExpectGpuEqualsCpu(input, options);
+  svdlr::WaitForCudaWarmUp();
+}
+
 TEST_F(LocalDenoiseCuda, VectorImageLayoutAndInPlaceEqualCpu)
 {
   SCOPED_TRACE(m_Random.SeedTrace());

@@ -20,6 +20,7 @@
 #include "svdlr/Engine.h"
 #include "svdlrBlasCore.h"
 #include "svdlrCudaWarmUp.h"
+#include "svdlr/LocalDenoise.h"
 #include "svdlrTestBatches.h"
 #include "svdlrTestMatrices.h"
 
@@ -464,6 +465,42 @@ TEST(SVDLowRankCudaWarmUp, HugeInputClaimAllocatesLittleAndEndsSoon)
   getrusage(RUSAGE_SELF, &after);
   EXPECT_LT(seconds, 10.0);
   EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 500L * 1024) << "KiB of peak resident memory added by the warm-up";
+}
+
+// The denoiser's warm-up, started from a header's claims before the pixels are read: nothing allocated before a
+// device is found, a bound of its own after, and without a device the real call on the CPU is untouched.
+TEST(SVDLowRankCudaWarmUp, DenoiseWarmUpOfAHugeClaimAllocatesLittleAndLeavesTheCpuRunAlone)
+{
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::Auto;
+  options.patchSize = { 99, 99, 99 };
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  svdlr::StartCudaDenoiseWarmUp(32767, options);
+  svdlr::WaitForCudaWarmUp();
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 500L * 1024) << "KiB of peak resident memory added by the warm-up "
+                                                               "(a CUDA context included, where there is a GPU)";
+
+  const std::array<std::size_t, 3> size{ { 7, 6, 5 } };
+  const std::size_t                volumes = 8, voxels = 7 * 6 * 5;
+  std::vector<float>               series(voxels * volumes);
+  for (std::size_t i = 0; i < series.size(); ++i)
+  {
+    series[i] = 10.0f + static_cast<float>((i * 7919) % 101) / 50.0f;
+  }
+  const std::array<std::ptrdiff_t, 4> strides{ { 1, 7, 42, 210 } };
+  std::vector<float>                  cold(series.size()), warm(series.size());
+  svdlr::LocalDenoiseOptions          cpu;
+  cpu.backend = svdlr::Backend::CPU;
+  cpu.threads = 1;
+  (void)svdlr::DenoiseLocalLowRank({ series.data(), size, volumes, strides }, { cold.data(), size, volumes, strides },
+                                   {}, cpu);
+  svdlr::StartCudaDenoiseWarmUp(volumes, cpu); // the CPU backend: nothing to warm
+  (void)svdlr::DenoiseLocalLowRank({ series.data(), size, volumes, strides }, { warm.data(), size, volumes, strides },
+                                   {}, cpu);
+  EXPECT_EQ(cold, warm);
 }
 
 TEST(SVDLowRankBlasCore, GenericOpenBlasKernelsAreReplacedOnlyByWhatTheCpuRuns)
