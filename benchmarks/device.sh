@@ -144,15 +144,18 @@ stage_denoise() {
   # DENOISE_SIZES names one or more (issue 20's are 96x96x60x65 and 112x112x72x91, a call each with every row).
   # Each size gets an equal share of what is left of DENOISE_BUDGET, so that the last one is not starved.
   # The 200-volume series: DENOISE_SIZES=176x176x120x200 DENOISE_DWIDENOISE_SLICES=6 DENOISE_ENGINE_REPEAT=1
-  # DENOISE_ROWS=ours-gpu:all:whole,dwidenoise:all:whole (dwidenoise on a slab, extrapolated: end_to_end.py says so).
-  local sizes=(${DENOISE_SIZES:-96x96x60x65}) left
+  # DENOISE_ROWS=ours-gpu:all:whole,dwidenoise:all:whole (dwidenoise on a slab, extrapolated: end_to_end.py says so);
+  # DENOISE_NO_ENGINE=1 leaves out the memory-to-memory engine rows (a minute at that size).
+  local sizes=(${DENOISE_SIZES:-96x96x60x65}) left engine=$bin/svdlrDenoiseBenchmark
+  [ -z "${DENOISE_NO_ENGINE:-}" ] || engine=""
   left=${#sizes[@]}
   for size in "${sizes[@]}"; do
     read -r nx ny nz nv <<< "${size//x/ }"
     local share=$(( (${DENOISE_BUDGET:-560} - ($(date +%s) - started)) / left ))
     left=$(( left - 1 ))
     python3 "$root/benchmarks/denoise/end_to_end.py" --size "$nx" "$ny" "$nz" "$nv" --work "$work/data/$size" \
-      --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" --engine "$bin/svdlrDenoiseBenchmark" \
+      --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" \
+      --engine "$engine" \
       --dwidenoise "$bin/dwidenoise" --one-core-slices "${DENOISE_ONE_CORE_SLICES:-12}" \
       --dwidenoise-slices "${DENOISE_DWIDENOISE_SLICES:-0}" --engine-repeat "${DENOISE_ENGINE_REPEAT:-3}" \
       ${DENOISE_ROWS:+--rows "$DENOISE_ROWS"} "--ours-args=${DENOISE_OURS_ARGS:-}" \

@@ -56,6 +56,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 namespace
 {
@@ -585,13 +586,17 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
     return std::make_unique<SeriesDenoisingOf<Series4D>>(
       options, std::move(outputs), prepared->series, options.input + " (" + prepared->description + ")", prepared);
   }
+  // The sidecar's checksums, on their own thread: beside the decompression where cores allow (after it, a fast GPU
+  // filter left the write waiting for them: 1.04 s against 0.17 s on the H100), after it on two cores or fewer.
+  if (std::thread::hardware_concurrency() > 2)
+  {
+    StartSha256Of(SidecarInputs(options));
+  }
   {
     StepTimer timer(outputs->steps.checks);
     outputs->seriesScannedUpFront = CheckInputFileUpFront(options.input, "series", true);
   }
-  // The sidecar's checksums from here on, beside the read and the filter (not beside the decompression above, which
-  // they would slow where cores are few).
-  StartSha256Of(SidecarInputs(options));
+  StartSha256Of(SidecarInputs(options)); // started above where cores allow: StartSha256Of starts each path once
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();
   outputs->inputComponent = io->GetComponentType();
