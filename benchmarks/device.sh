@@ -143,7 +143,7 @@ stage_sweeps() {
 stage_denoise() {
   # DENOISE_SIZES names one or more (issue 20's are 96x96x60x65 and 112x112x72x91, a call each with every row).
   # Each size gets an equal share of what is left of DENOISE_BUDGET, so that the last one is not starved.
-  # The 200-volume series: DENOISE_SIZES=176x176x120x200 DENOISE_DWIDENOISE_SLICES=6 DENOISE_ENGINE_REPEAT=1
+  # The 200-volume series: DENOISE_SIZES=176x176x120x200 DENOISE_DWIDENOISE_SLICES=8 DENOISE_ENGINE_REPEAT=1
   # DENOISE_ROWS=ours-gpu:all:whole,dwidenoise:all:whole (dwidenoise on a slab, extrapolated: end_to_end.py says so);
   # DENOISE_NO_ENGINE=1 leaves out the memory-to-memory engine rows (a minute at that size).
   local sizes=(${DENOISE_SIZES:-96x96x60x65}) left engine=$bin/svdlrDenoiseBenchmark

@@ -328,7 +328,9 @@ def main():
                              f"complex phantom's)")
     parser.add_argument("--one-core-slices", type=int, default=0, help="run the one-thread rows on a slab this thick")
     parser.add_argument("--dwidenoise-slices", type=int, default=0,
-                        help="run the all-core dwidenoise rows on a slab this thick and extrapolate (long series)")
+                        help="run the all-core dwidenoise rows on a slab this thick and extrapolate (long series); "
+                        "at least dwidenoise's patch extent (7 for 200 volumes): on a thinner slab dwidenoise 3.0.3 "
+                        "crashes (SIGSEGV, seen on the H100 machine with 4 slices)")
     parser.add_argument("--tool", default=shutil.which("SVDLowRankDenoiseSeries"), help="our tool")
     parser.add_argument("--engine", default=shutil.which("svdlrDenoiseBenchmark"), help="our engine's benchmark")
     parser.add_argument("--dwidenoise", default=shutil.which("dwidenoise"))
