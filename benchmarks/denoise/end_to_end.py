@@ -60,8 +60,9 @@ SLAB_ROWS = [f"{tool}:all:{region}:slab" for tool in TOOLS[:2] for region in ("w
 COMPLEX_TOOLS = ("ours-gpu-cx-magnitude", "ours-gpu-cx-phase", "ours-gpu-cx-vst")
 COMPLEX_ROWS = [f"{tool}:all:{region}" for tool in COMPLEX_TOOLS for region in ("whole", "mask")]
 COMPLEX_ARGS = {"ours-gpu-cx-magnitude": [], "ours-gpu-cx-phase": ["--phase", "{phase}"], "ours-gpu-cx-vst": ["--vst"]}
-RUN_ORDER = COMPLEX_ROWS + [
-    "ours-gpu:all:whole", "ours-gpu:all:mask", "dwidenoise:all:whole", "dwidenoise:all:mask", "ours-cpu:all:mask",
+RUN_ORDER = [
+    "ours-gpu:all:whole", "ours-gpu:all:mask", "dwidenoise:all:whole", "dwidenoise:all:mask", *COMPLEX_ROWS,
+    "ours-cpu:all:mask",
     "dwidenoise:all:mask:slab", "dwidenoise:1:mask", "ours-cpu:all:mask:slab", "ours-cpu:1:mask",
     "dwidenoise:all:whole:slab", "dwidenoise:1:whole", "ours-cpu:all:whole", "ours-cpu:all:whole:slab",
     "ours-cpu:1:whole"]
