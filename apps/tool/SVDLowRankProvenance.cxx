@@ -17,6 +17,7 @@
  *=========================================================================*/
 #include "SVDLowRankProvenance.h"
 
+#include "SVDLowRankSha256.h"
 #include "SVDLowRankStagedOutput.h"
 #include "svdlrBuildInfo.h" // SVDLR_VERSION, SVDLR_GIT_DESCRIBE: generated at build time (apps/CMakeLists.txt)
 
@@ -44,111 +45,6 @@ namespace
 {
 namespace fs = std::filesystem;
 
-/** SHA-256 (FIPS 180-4), fed in pieces. The sidecar names its inputs by content, so that a reader can tell whether
- * a file is the one that was processed; no library the module already links offers it. */
-class Sha256
-{
-public:
-  void
-  Add(const unsigned char * data, std::size_t size)
-  {
-    m_Length += size;
-    while (size > 0)
-    {
-      const std::size_t take = std::min(size, m_Block.size() - m_Filled);
-      std::copy(data, data + take, m_Block.begin() + m_Filled);
-      m_Filled += take;
-      data += take;
-      size -= take;
-      if (m_Filled == m_Block.size())
-      {
-        Compress();
-        m_Filled = 0;
-      }
-    }
-  }
-
-  std::string
-  Hex()
-  {
-    const std::uint64_t bits = m_Length * 8;
-    const unsigned char one = 0x80, zero = 0;
-    Add(&one, 1);
-    while (m_Filled != 56)
-    {
-      Add(&zero, 1);
-    }
-    unsigned char length[8];
-    for (int i = 0; i < 8; ++i)
-    {
-      length[i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
-    }
-    Add(length, 8);
-    std::ostringstream hex;
-    for (std::uint32_t word : m_State)
-    {
-      hex << std::hex << std::setw(8) << std::setfill('0') << word;
-    }
-    return hex.str();
-  }
-
-private:
-  static std::uint32_t
-  Rotate(std::uint32_t x, int n)
-  {
-    return (x >> n) | (x << (32 - n));
-  }
-
-  void
-  Compress()
-  {
-    static constexpr std::uint32_t K[64] = {
-      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-      0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-      0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-      0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-      0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-      0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2
-    };
-    std::uint32_t w[64];
-    for (int i = 0; i < 16; ++i)
-    {
-      w[i] = (std::uint32_t(m_Block[4 * i]) << 24) | (std::uint32_t(m_Block[4 * i + 1]) << 16) |
-             (std::uint32_t(m_Block[4 * i + 2]) << 8) | std::uint32_t(m_Block[4 * i + 3]);
-    }
-    for (int i = 16; i < 64; ++i)
-    {
-      const std::uint32_t s0 = Rotate(w[i - 15], 7) ^ Rotate(w[i - 15], 18) ^ (w[i - 15] >> 3);
-      const std::uint32_t s1 = Rotate(w[i - 2], 17) ^ Rotate(w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    std::array<std::uint32_t, 8> v = m_State; // a, b, c, d, e, f, g, h
-    for (int i = 0; i < 64; ++i)
-    {
-      const std::uint32_t s1 = Rotate(v[4], 6) ^ Rotate(v[4], 11) ^ Rotate(v[4], 25);
-      const std::uint32_t choose = (v[4] & v[5]) ^ (~v[4] & v[6]);
-      const std::uint32_t t1 = v[7] + s1 + choose + K[i] + w[i];
-      const std::uint32_t s0 = Rotate(v[0], 2) ^ Rotate(v[0], 13) ^ Rotate(v[0], 22);
-      const std::uint32_t majority = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
-      std::rotate(v.rbegin(), v.rbegin() + 1, v.rend()); // h = g, g = f, ..., b = a
-      v[4] += t1;
-      v[0] = t1 + s0 + majority;
-    }
-    for (int i = 0; i < 8; ++i)
-    {
-      m_State[i] += v[i];
-    }
-  }
-
-  std::array<std::uint32_t, 8> m_State{ { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c,
-                                          0x1f83d9ab, 0x5be0cd19 } };
-  std::array<unsigned char, 64> m_Block{};
-  std::size_t                   m_Filled{ 0 };
-  std::uint64_t                 m_Length{ 0 };
-};
-
 void
 AddFile(Sha256 & hash, const fs::path & file)
 {
@@ -157,11 +53,11 @@ AddFile(Sha256 & hash, const fs::path & file)
   {
     throw std::runtime_error("cannot read '" + file.string() + "' to checksum it");
   }
-  std::vector<char> buffer(1 << 20);
+  std::vector<char> buffer(std::size_t{ 4 } << 20); // large reads go straight from the file, past the stream's buffer
   while (stream)
   {
     stream.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    hash.Add(reinterpret_cast<const unsigned char *>(buffer.data()), static_cast<std::size_t>(stream.gcount()));
+    hash.Add(buffer.data(), static_cast<std::size_t>(stream.gcount()));
   }
 }
 
@@ -309,7 +205,7 @@ ComputeSha256(const std::string & path)
     for (const auto & file : files)
     {
       const std::string name = file.lexically_relative(path).generic_string();
-      hash.Add(reinterpret_cast<const unsigned char *>(name.c_str()), name.size() + 1); // with its '\0'
+      hash.Add(name.c_str(), name.size() + 1); // with its '\0'
       AddFile(hash, file);
     }
   }
