@@ -186,16 +186,24 @@ DemodulatePhase(const SeriesView<const float> & real, const SeriesView<const flo
                     static_cast<std::ptrdiff_t>(v));
       }
     }
-    std::vector<double> smoothRe = re, smoothIm = im, scratch(voxels);
+    // The first pass reads re and im themselves, not copies of them.
+    std::vector<double> smoothRe(voxels), smoothIm(voxels), scratch(voxels);
+    bool                smoothed = false;
     for (unsigned axis = 0; axis < 3; ++axis)
     {
       if (kernels[axis].size() > 1)
       {
-        SmoothAlongAxis(smoothRe, scratch, real.size, axis, kernels[axis]);
+        SmoothAlongAxis(smoothed ? smoothRe : re, scratch, real.size, axis, kernels[axis]);
         smoothRe.swap(scratch);
-        SmoothAlongAxis(smoothIm, scratch, real.size, axis, kernels[axis]);
+        SmoothAlongAxis(smoothed ? smoothIm : im, scratch, real.size, axis, kernels[axis]);
         smoothIm.swap(scratch);
+        smoothed = true;
       }
+    }
+    if (!smoothed)
+    {
+      smoothRe = re;
+      smoothIm = im;
     }
     // Leave the voxel itself out (the kernel's centre weight is 1): its phase then does not depend on its own
     // noise, so Re(z e^{-i phi}) keeps Gaussian noise of sigma, without a bias towards |noise| at low SNR.
