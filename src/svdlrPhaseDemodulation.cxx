@@ -55,14 +55,47 @@ HalfGaussian(double sigma)
   return weights;
 }
 
+/** out = in convolved along x (stride 1) with `half`, row by row: each output value is summed in one register, in
+ * the order of SmoothAlongAxis's planes (q rising from 0), so the two give the same bits. Along x the plane loop
+ * below would run its inner loop over one value, which made the x pass most of the read step's time. */
+void
+SmoothAlongRows(const std::vector<double> & in, std::vector<double> & out, std::size_t length,
+                const std::vector<double> & half)
+{
+  const std::size_t rows = in.size() / length;
+  const std::size_t radius = half.size() - 1;
+  for (std::size_t r = 0; r < rows; ++r)
+  {
+    const double * row = in.data() + r * length;
+    double *       target = out.data() + r * length;
+    for (std::size_t p = 0; p < length; ++p)
+    {
+      const std::size_t first = p >= radius ? p - radius : 0;
+      const std::size_t last = std::min(p + radius, length - 1);
+      double            sum = 0.0;
+      for (std::size_t q = first; q <= last; ++q)
+      {
+        sum += half[q > p ? q - p : p - q] * row[q];
+      }
+      target[p] = sum;
+    }
+  }
+}
+
 /** out = in convolved along `axis` with the symmetric kernel `half` (cut at the image's borders). The image is
  * x fastest; along an axis of stride S and length n it is a run of blocks of n planes of S values, and each output
- * plane is a weighted sum of whole input planes, so the inner loop runs over S contiguous values. */
+ * plane is a weighted sum of whole input planes, so the inner loop runs over S contiguous values (along x, S is 1:
+ * SmoothAlongRows). */
 void
 SmoothAlongAxis(const std::vector<double> & in, std::vector<double> & out, const std::array<std::size_t, 3> & size,
                 unsigned axis, const std::vector<double> & half)
 {
-  const std::size_t stride = axis == 0 ? 1 : axis == 1 ? size[0] : size[0] * size[1];
+  if (axis == 0)
+  {
+    SmoothAlongRows(in, out, size[0], half);
+    return;
+  }
+  const std::size_t stride = axis == 1 ? size[0] : size[0] * size[1];
   const std::size_t length = size[axis];
   const std::size_t blocks = in.size() / (stride * length);
   const std::size_t radius = half.size() - 1;
@@ -153,21 +186,30 @@ DemodulatePhase(const SeriesView<const float> & real, const SeriesView<const flo
                     static_cast<std::ptrdiff_t>(v));
       }
     }
-    std::vector<double> smoothRe = re, smoothIm = im, scratch(voxels);
+    // The first pass reads re and im themselves, not copies of them.
+    std::vector<double> smoothRe(voxels), smoothIm(voxels), scratch(voxels);
+    bool                smoothed = false;
     for (unsigned axis = 0; axis < 3; ++axis)
     {
       if (kernels[axis].size() > 1)
       {
-        SmoothAlongAxis(smoothRe, scratch, real.size, axis, kernels[axis]);
+        SmoothAlongAxis(smoothed ? smoothRe : re, scratch, real.size, axis, kernels[axis]);
         smoothRe.swap(scratch);
-        SmoothAlongAxis(smoothIm, scratch, real.size, axis, kernels[axis]);
+        SmoothAlongAxis(smoothed ? smoothIm : im, scratch, real.size, axis, kernels[axis]);
         smoothIm.swap(scratch);
+        smoothed = true;
       }
+    }
+    if (!smoothed)
+    {
+      smoothRe = re;
+      smoothIm = im;
     }
     // Leave the voxel itself out (the kernel's centre weight is 1): its phase then does not depend on its own
     // noise, so Re(z e^{-i phi}) keeps Gaussian noise of sigma, without a bias towards |noise| at low SNR.
     // (cos, sin) of phi is the unit vector of the others' sum: no trigonometry but the phase's own atan2.
-    std::vector<double> cosine(voxels), sine(voxels);
+    // Written over the low-passed parts, which are read only here: two volumes fewer to allocate and fault in.
+    std::vector<double> &cosine = smoothRe, &sine = smoothIm;
     for (std::size_t v = 0; v < voxels; ++v)
     {
       const double a = smoothRe[v] - re[v], b = smoothIm[v] - im[v];

@@ -25,6 +25,7 @@
 
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
+#include "itkSVDLowRankEngineBridge.h"
 #include "svdlr/ComplexSeries.h"
 #include "svdlr/MagnitudeNoise.h"
 
@@ -33,6 +34,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <future>
 #include <sstream>
 
 namespace svdlr_tools
@@ -161,6 +163,16 @@ LastVolumes(const SeriesImage & image, std::size_t volumes)
   return out;
 }
 
+/** ITK's thread pool (--nthreads sets its size) as a ParallelFor over volumes: each volume's values depend on that
+ * volume alone, so the result is the same on any number of threads. */
+svdlr::ParallelFor
+VolumeParallelFor()
+{
+  return [threader = itk::MultiThreaderBase::New()](std::size_t n, const std::function<void(std::size_t)> & body) {
+    itk::SVDLowRankEngineBridge::MakeParallelFor(threader.GetPointer())(n, body);
+  };
+}
+
 /** Runs an engine call; its NaN/Inf and argument errors are the input's (exit code 3). */
 template <typename TCall>
 auto
@@ -199,18 +211,24 @@ ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const Comple
     prepared.description = "complex series";
     return { real, imag };
   }
-  auto first = ReadInputImage<SeriesImage>(input, "series");
+  // The second image (imaginary part or phase) is read and decompressed on its own thread, beside the first.
+  const bool  imaginaryGiven = !options.imaginary.empty();
+  const auto &secondPath = imaginaryGiven ? options.imaginary : options.phase;
+  const char *secondWhat = imaginaryGiven ? "imaginary part" : "phase";
+  auto        secondRead = std::async(std::launch::async, [&secondPath, secondWhat] {
+    return ReadInputImage<SeriesImage>(secondPath, secondWhat);
+  });
+  auto       first = ReadInputImage<SeriesImage>(input, "series");
+  auto       second = secondRead.get();
   const auto volumes = first->GetLargestPossibleRegion().GetSize()[3];
-  if (!options.imaginary.empty())
+  CheckShape(*first, *second, volumes, secondPath, secondWhat);
+  if (imaginaryGiven)
   {
-    auto imag = ReadInputImage<SeriesImage>(options.imaginary, "imaginary part");
-    CheckShape(*first, *imag, volumes, options.imaginary, "imaginary part");
     prepared.description = "real and imaginary parts";
-    return { first, imag };
+    return { first, second };
   }
   // Magnitude and phase.
-  auto       phase = ReadInputImage<SeriesImage>(options.phase, "phase");
-  CheckShape(*first, *phase, volumes, options.phase, "phase");
+  const auto phase = second;
   const auto count = phase->GetLargestPossibleRegion().GetNumberOfPixels();
   const auto [low, high] = std::minmax_element(phase->GetBufferPointer(), phase->GetBufferPointer() + count);
   if (!std::isfinite(*low) || !std::isfinite(*high))
@@ -226,14 +244,20 @@ ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const Comple
             << unit.meaning << " (--phase-units " << unit.name << ")";
     throw InputError(message.str());
   }
-  auto imag = SeriesLike(*first, volumes);
-  for (std::size_t i = 0; i < count; ++i)
-  {
-    const double angle = phase->GetBufferPointer()[i] * unit.scale + unit.offset;
-    const double magnitude = first->GetBufferPointer()[i];
-    first->GetBufferPointer()[i] = static_cast<float>(magnitude * std::cos(angle));
-    imag->GetBufferPointer()[i] = static_cast<float>(magnitude * std::sin(angle));
-  }
+  auto              imag = SeriesLike(*first, volumes);
+  const std::size_t perVolume = count / volumes;
+  float * const     magnitudes = first->GetBufferPointer(); // becomes the real part
+  const float *     angles = phase->GetBufferPointer();
+  float * const     imaginary = imag->GetBufferPointer();
+  VolumeParallelFor()(volumes, [&](std::size_t t) {
+    for (std::size_t i = t * perVolume; i < (t + 1) * perVolume; ++i)
+    {
+      const double angle = angles[i] * unit.scale + unit.offset;
+      const double magnitude = magnitudes[i];
+      magnitudes[i] = static_cast<float>(magnitude * std::cos(angle));
+      imaginary[i] = static_cast<float>(magnitude * std::sin(angle));
+    }
+  });
   prepared.description = std::string("magnitude and phase (") + unit.name + ")";
   prepared.provenance.emplace_back("phaseUnits", JsonString(unit.name));
   return { first, imag };
@@ -463,6 +487,7 @@ PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, con
   prepared.phase = SeriesLike(*first, signal);
   svdlr::PhaseDemodulationOptions demodulation;
   demodulation.filterSigma = options.phaseFilter;
+  demodulation.parallelFor = VolumeParallelFor();
   Engine([&] {
     svdlr::DemodulatePhase(InputView(*first), InputView(*imag), OutputView(*prepared.phase),
                            OutputView(*prepared.series), {}, demodulation);

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -138,6 +139,83 @@ TEST(SVDLowRankPhaseDemodulation, MatchesAFloat64DirectSumOnRandomData)
     }
   EXPECT_LT(worstPhase, 1e-5);
   EXPECT_LT(worstValue, 1e-4); // values of about 5: float32 rounding
+}
+
+/** Random real and imaginary parts, about (5, -2) with unit noise. */
+std::pair<Series, Series>
+RandomComplexSeries(Random & random, std::array<std::size_t, 3> size, std::size_t volumes)
+{
+  Series real = EmptySeries(size, volumes), imag = EmptySeries(size, volumes);
+  for (std::size_t i = 0; i < real.values.size(); ++i)
+  {
+    real.values[i] = float(5.0 + random.Normal());
+    imag.values[i] = float(-2.0 + random.Normal());
+  }
+  return { real, imag };
+}
+
+/** Whether two series hold the same bits. */
+bool
+SameBits(const Series & a, const Series & b)
+{
+  return a.values.size() == b.values.size() &&
+         std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)) == 0;
+}
+
+TEST(SVDLowRankPhaseDemodulation, VolumesOnManyThreadsGiveTheOneThreadResultBitForBit)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  // x shorter than the kernel (radius 6) cuts it at both borders of every row.
+  const auto [real, imag] = RandomComplexSeries(random, { 5, 13, 4 }, 9);
+  PhaseDemodulationOptions options;
+  options.filterSigma = { 2.0, 1.5, 0.8 };
+  options.threads = 1;
+  const Demodulated one = Demodulate(real, imag, options);
+  for (unsigned threads : { 2u, 4u, 9u, 16u })
+  {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    options.threads = threads;
+    const Demodulated many = Demodulate(real, imag, options);
+    EXPECT_TRUE(SameBits(one.phase, many.phase));
+    EXPECT_TRUE(SameBits(one.real, many.real));
+    EXPECT_TRUE(SameBits(one.imag, many.imag));
+  }
+}
+
+TEST(SVDLowRankPhaseDemodulation, SmoothingAlongXGivesTheBitsOfSmoothingAlongYOnTheTransposedImage)
+{
+  // Along x each row is summed in a register, along y whole rows at a time: the same sums in the same order.
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const std::size_t nx = 17, ny = 8;
+  const auto [real, imag] = RandomComplexSeries(random, { nx, ny, 2 }, 3);
+  Series transposedReal = EmptySeries({ ny, nx, 2 }, 3), transposedImag = EmptySeries({ ny, nx, 2 }, 3);
+  const auto transposed = [&](std::size_t v) {
+    const std::size_t x = v % nx, y = v / nx % ny, z = v / (nx * ny);
+    return y + ny * (x + nx * z);
+  };
+  for (std::size_t t = 0; t < real.volumes; ++t)
+    for (std::size_t v = 0; v < real.Voxels(); ++v)
+    {
+      transposedReal(transposed(v), t) = real(v, t);
+      transposedImag(transposed(v), t) = imag(v, t);
+    }
+  PhaseDemodulationOptions alongX, alongY;
+  alongX.filterSigma = { 2.5, 0.0, 0.0 };
+  alongY.filterSigma = { 0.0, 2.5, 0.0 };
+  const Demodulated x = Demodulate(real, imag, alongX);
+  const Demodulated y = Demodulate(transposedReal, transposedImag, alongY);
+  std::size_t differing = 0;
+  for (std::size_t t = 0; t < real.volumes; ++t)
+    for (std::size_t v = 0; v < real.Voxels(); ++v)
+    {
+      const std::size_t w = transposed(v);
+      const float along[3] = { x.phase(v, t), x.real(v, t), x.imag(v, t) };
+      const float across[3] = { y.phase(w, t), y.real(w, t), y.imag(w, t) };
+      differing += std::memcmp(along, across, sizeof(along)) != 0;
+    }
+  EXPECT_EQ(differing, 0u);
 }
 
 TEST(SVDLowRankPhaseDemodulation, RemovesALinearPhaseAwayFromTheBordersAndAConstantOneEverywhere)
