@@ -386,6 +386,7 @@ python_package() {
   cmake -S "$root/python" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSVDLR_USE_CUDA=ON \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DPython_EXECUTABLE="$(command -v python3)" -DBLA_VENDOR=OpenBLAS \
     -DCMAKE_LIBRARY_PATH="$lapack" -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$unpacked/lib" \
+    -DSVDLR_LIBDEFLATE_INCLUDE_DIR="$unpacked/include" -DSVDLR_LIBDEFLATE_LIBRARY="$unpacked/lib/libdeflate.so.0" \
     -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$unpacked/lib" > "$dir/configure.log" 2>&1 &&
     cmake --build "$build" -j "$(nproc)" > "$dir/build.log" 2>&1 ||
     { note "the extension did not build: $(grep -m3 -i 'error' "$dir/configure.log" "$dir/build.log")"; return 1; }

@@ -58,8 +58,12 @@ rm -rf "$out"
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
 bash "${SVDLR_GPU_BUNDLE:-/work/shared/tools/gpu-bundle.sh}" "$staging" "${found[@]}" "$dwidenoise" > /dev/null
-mkdir -p "$out/data" "$out/whl"
-tar -cJf "$out/binlib.tar.xz" -C "$staging" bin lib share env.sh
+# libdeflate's header: the GPU machine has its library (carried in lib/) but no -dev package, and device.sh builds the
+# Python extension there, whose file checks use it.
+mkdir -p "$out/data" "$out/whl" "$staging/include"
+cp "$(echo '#include <libdeflate.h>' | cpp -H -o /dev/null 2>&1 | awk '/libdeflate.h/ {print $2; exit}')" \
+  "$staging/include/" || { echo "error: no libdeflate.h here (scripts/install-deps.sh installs libdeflate-dev)" >&2; exit 1; }
+tar -cJf "$out/binlib.tar.xz" -C "$staging" bin lib share include env.sh
 
 # Test data (test/test-data.env) and the tools and examples the app suites start by their build paths.
 # shellcheck disable=SC1090 # the test data's paths, one place (test/test-data.env)
