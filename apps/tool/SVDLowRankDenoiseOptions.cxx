@@ -370,4 +370,28 @@ WarmUpOptions(const DenoiseToolOptions & options)
   return engine;
 }
 
+void
+CheckPatch(const DenoiseToolOptions & options, const std::array<std::size_t, 3> & grid, std::size_t volumes)
+{
+  const char * axes = "xyz";
+  for (unsigned int i = 0; i < 3; ++i)
+  {
+    if (options.patch[i] > grid[i])
+    {
+      throw UsageError("--patch " + std::to_string(options.patch[0]) + "," + std::to_string(options.patch[1]) + "," +
+                       std::to_string(options.patch[2]) + " is larger than the image along " + axes[i] + " (" +
+                       std::to_string(grid[i]) + " voxels)");
+    }
+  }
+  // The smallest extent of the patch the engine will use (its own rule, with the default fitted to the image).
+  const std::array<std::size_t, 3> given{ options.patch[0], options.patch[1], options.patch[2] };
+  const std::array<std::size_t, 3> used = svdlr::PatchSizeUsed(grid, volumes, given);
+  const std::size_t                smallest = std::min({ used[0], used[1], used[2] });
+  if (options.stride > smallest)
+  {
+    throw UsageError("--stride " + std::to_string(options.stride) + " exceeds the smallest patch extent " +
+                     std::to_string(smallest) + ": patches would leave gaps");
+  }
+}
+
 } // namespace svdlr_tools
