@@ -41,6 +41,9 @@ class DenoiseOptions:
     backend: str = "auto"
     device_id: int = 0
     threads: int = 0
+    vst: bool = False  # variance-stabilise the magnitude for its Rician / non-central chi noise
+    noise_floor: bool = False  # return the signal with the noise floor removed
+    coils: Optional[int] = None  # coils combined by root-sum-of-squares (None: the engine's default, 1)
 
     def keywords(self) -> Dict[str, Any]:
         """Keywords of :func:`local_low_rank_denoising_image_filter` for a nibabel array (x, y, z, volumes)."""
@@ -48,7 +51,8 @@ class DenoiseOptions:
                     patch_stride=int(self.stride), aggregation=self.aggregation, shrinkage=self.shrinkage,
                     policy=self.policy, rank=self.rank, energy_fraction=self.energy_fraction,
                     noise_sigma=self.noise_sigma, backend=self.backend,
-                    device_id=int(self.device_id), threads=int(self.threads))
+                    device_id=int(self.device_id), threads=int(self.threads), vst=bool(self.vst),
+                    noise_floor=bool(self.noise_floor), coils=None if self.coils is None else int(self.coils))
 
     def policy_used(self) -> str:
         """The rank policy's name: the one given, else the one a parameter implies, else the engine's default."""

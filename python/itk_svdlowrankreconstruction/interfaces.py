@@ -51,6 +51,10 @@ class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
                                  f"known or estimated (default: {_engine.DEFAULT_DENOISE_SHRINKAGE})")
     backend = traits.Enum(*_engine.BACKENDS, usedefault=True, desc="auto (the GPU when usable), cpu or cuda")
     device_id = traits.Int(0, usedefault=True, desc="CUDA device")
+    vst = traits.Bool(False, usedefault=True,
+                      desc="variance-stabilise the magnitude for its Rician (non-central chi) noise, invert after")
+    noise_floor = traits.Bool(False, usedefault=True, desc="output the signal with the noise floor removed")
+    coils = traits.Int(desc="coils combined by root-sum-of-squares, for vst and noise_floor (default 1)")
 
 
 class DenoiseSeriesOutputSpec(TraitedSpec):
@@ -88,7 +92,8 @@ class DenoiseSeries(SimpleInterface):
                               policy=policy, rank=defined.get("fixed_rank"),
                               energy_fraction=defined.get("energy_fraction"),
                               noise_sigma=defined.get("noise_sigma"), backend=defined["backend"],
-                              device_id=defined["device_id"], threads=defined["nthreads"])
+                              device_id=defined["device_id"], threads=defined["nthreads"], vst=defined["vst"],
+                              noise_floor=defined["noise_floor"], coils=defined.get("coils"))
 
     def _run_interface(self, runtime):
         out_file, noise, rank = self._path("out_file", "denoised"), self._path("noise", "noise"), \

@@ -35,6 +35,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -537,6 +538,35 @@ DefineDenoise(nb::module_ & module)
     "shrinkage"_a, "policy"_a, "known_sigma"_a,
     "The shrinkage a denoising run uses, \"hard\" or \"frobenius\": \"auto\" resolved by the engine's rule\n"
     "(svdlr::ResolveShrinkage: optimal shrinkage where the patches have sigma, the hard threshold otherwise).");
+  module.def(
+    "patch_size_used",
+    [](const std::vector<std::int64_t> & shape, std::int64_t volumes,
+       const std::optional<std::vector<std::int64_t>> & requested) {
+      if (shape.size() != 3 || (requested && requested->size() != 3) || volumes < 1)
+      {
+        ThrowValueError("patch_size_used takes the 3 spatial extents, the volume count (>= 1) and optionally the 3 "
+                        "patch extents asked for");
+      }
+      // Array order in and out, the engine's (x = the last spatial array axis) inside, as denoise_local_low_rank.
+      std::array<std::size_t, 3> size{};
+      std::array<std::size_t, 3> asked{};
+      for (int i = 0; i < 3; ++i)
+      {
+        if (shape[2 - i] < 1 || (requested && (*requested)[2 - i] < 0))
+        {
+          ThrowValueError("patch_size_used: extents must be >= 1 (patch extents >= 0)");
+        }
+        size[i] = static_cast<std::size_t>(shape[2 - i]);
+        asked[i] = requested ? static_cast<std::size_t>((*requested)[2 - i]) : 0;
+      }
+      const std::array<std::size_t, 3> used = PatchSizeUsed(size, static_cast<std::size_t>(volumes), asked);
+      return std::vector<std::int64_t>{ static_cast<std::int64_t>(used[2]), static_cast<std::int64_t>(used[1]),
+                                        static_cast<std::int64_t>(used[0]) };
+    },
+    "shape"_a, "volumes"_a, "requested"_a = nb::none(),
+    "The patch extent a denoising run uses on a series of this spatial shape and volume count (array order):\n"
+    "`requested` as given, or for None the default cube fitted to the image (svdlr::PatchSizeUsed, the one rule\n"
+    "the engine and the tools use). The BIDS App records it in each run's sidecar.");
 }
 
 } // namespace python

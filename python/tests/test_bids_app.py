@@ -89,6 +89,7 @@ def test_app_writes_derivatives_of_every_dwi_run_and_names_the_broken_one(raw, t
         assert sidecar["SoftwareVersion"] == _engine.__version__
         assert sidecar["DenoisingParameters"]["policy"] == _engine.DEFAULT_DENOISE_POLICY
         assert sidecar["DenoisingParameters"]["backend"] == "cpu"
+        assert sidecar["DenoisingParameters"]["patch"] == [3, 3, 3]  # the default used: the least odd cube >= 12
         assert sidecar["NoiseSigma"]["median"] == pytest.approx(float(np.median(noise.get_fdata())), rel=1e-6)
         assert sidecar["RankKept"]["min"] >= 1
 
@@ -175,6 +176,26 @@ def test_exp2_is_cordero_grande_in_the_sidecar_and_the_boilerplate(raw, tmp_path
     assert sidecar["DenoisingParameters"]["policy"] == "mp-cg"
     assert "Cordero-Grande" in (out / "logs" / "CITATION.md").read_text()
     assert bids.main([str(root), str(out), "participant", "--policy", "fixed"]) == _engine.EXIT_USAGE  # no --rank
+
+
+def test_vst_and_noise_floor_reach_the_denoiser_the_sidecar_and_the_boilerplate(raw, tmp_path):
+    root, _, _ = raw
+    plain, stabilised = tmp_path / "plain", tmp_path / "vst"
+    common = ["participant", "--participant-label", "02", "--backend", "cpu", "--no-reports", "--quiet"]
+    assert bids.main([str(root), str(plain), *common]) == _engine.EXIT_SOME_FAILED  # sub-02's broken run
+    assert bids.main([str(root), str(stabilised), *common, "--vst", "--noise-floor", "--coils", "4"]) == \
+        _engine.EXIT_SOME_FAILED
+    relative = GOOD_DWI[2]
+    sidecar = json.loads((stabilised / _derivative(relative, "denoised", ".json")).read_text())
+    parameters = sidecar["DenoisingParameters"]
+    assert (parameters["vst"], parameters["noise_floor"], parameters["coils"]) == (True, True, 4)
+    citation = (stabilised / "logs" / "CITATION.md").read_text()
+    assert "variance-stabilised" in citation and "non-central chi (4 coils)" in citation and "[foi2011]" in citation
+    # The transforms ran: removing a 4-coil floor lowers the mean of every voxel against the plain run's output.
+    before = nibabel.load(str(plain / _derivative(relative, "denoised"))).get_fdata()
+    after = nibabel.load(str(stabilised / _derivative(relative, "denoised"))).get_fdata()
+    assert after.mean() < before.mean()
+    assert bids.main([str(root), str(tmp_path / "bad"), *common, "--coils", "0"]) == _engine.EXIT_USAGE
 
 
 def test_without_matplotlib_a_run_is_done_without_its_reportlet_and_says_so(raw, tmp_path, monkeypatch):

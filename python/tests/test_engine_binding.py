@@ -251,3 +251,22 @@ def test_engine_releases_the_gil_while_it_works(rng):
     if timing["engine"] < 0.1:
         pytest.skip(f"the engine call took only {timing['engine']:.3f} s, too short to tell")
     assert longest_stall < 0.5 * timing["engine"]
+
+
+@pytest.mark.parametrize(("shape", "volumes", "requested", "used"), [
+    ((40, 40, 40), 65, None, [5, 5, 5]),  # the least odd cube of at least 65 voxels
+    ((40, 40, 40), 200, None, [7, 7, 7]),
+    ((40, 40, 3), 65, None, [5, 5, 3]),  # a thin image: the short axis cut to 3, 75 voxels already enough
+    ((10, 10, 1), 65, None, [9, 9, 1]),  # cut to 1: the others grow two at a time, to 81 voxels
+    ((40, 40, 40), 65, (3, 5, 7), [3, 5, 7]),  # a patch given is the patch used
+])
+def test_patch_size_used_is_the_engines_rule_in_array_order(shape, volumes, requested, used):
+    assert _engine.patch_size_used(list(shape), volumes, None if requested is None else list(requested)) == used
+
+
+def test_patch_size_used_refuses_what_is_not_a_series():
+    with pytest.raises(ValueError, match="patch_size_used"):
+        _engine.patch_size_used([10, 10], 5)
+    with pytest.raises(ValueError, match="patch_size_used"):
+        _engine.patch_size_used([10, 10, 10], 0)
+

@@ -21,6 +21,10 @@ _REFERENCES = {
                   "2017;63(4):2137-2152. doi:10.1109/TIT.2017.2653801",
     "mccormick2014": "McCormick M, Liu X, Jomier J, Marion C, Ibanez L. ITK: enabling reproducible research and open "
                      "science. Front Neuroinform. 2014;8:13. doi:10.3389/fninf.2014.00013",
+    "foi2011": "Foi A. Noise estimation and removal in MR imaging: the variance-stabilization approach. In: 2011 IEEE "
+               "International Symposium on Biomedical Imaging: From Nano to Macro. 2011:1809-1814",
+    "koay2006": "Koay CG, Basser PJ. Analytically exact correction scheme for signal extraction from noisy magnitude MR "
+                "signals. J Magn Reson. 2006;179(2):317-322",
 }
 
 
@@ -65,6 +69,17 @@ def methods_text(options: DenoiseOptions, version: str, datatypes: List[str]) ->
     text += (" Each voxel took the value of its own patch's reconstruction." if aggregation == "centre" and
              options.stride == 1 else " Each voxel took the mean of the reconstructions of the patches "
              "holding it.")
+    coils = options.coils or 1
+    noise = "Rician" if coils == 1 else f"non-central chi ({coils} coils)"
+    if options.vst:
+        cite.append("foi2011")
+        text += (f" Before the low-rank step the magnitude was variance-stabilised for its {noise} noise, and after "
+                 "it transformed back with the exact unbiased inverse [foi2011]" +
+                 (", giving the signal with the noise floor removed." if options.noise_floor else "."))
+    elif options.noise_floor:
+        cite.append("koay2006")
+        text += (f" The {noise} noise floor was then removed from the denoised magnitude by inverting its expected "
+                 "value [koay2006].")
     cite.append("mccormick2014")
     ordered = list(dict.fromkeys(cite))
     references = "\n".join(f"- [{key}] {_REFERENCES[key]}" for key in ordered)

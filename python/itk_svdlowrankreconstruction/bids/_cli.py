@@ -106,6 +106,13 @@ def _parser() -> argparse.ArgumentParser:
     denoiser.add_argument("--rank", type=_positive_int, help="the rank every patch keeps (implies --policy fixed)")
     denoiser.add_argument("--energy-fraction", type=float, help="with --policy energy")
     denoiser.add_argument("--noise-sigma", type=float, help="a known sigma for every voxel, not estimated")
+    denoiser.add_argument("--vst", action="store_true",
+                          help="variance-stabilise the magnitude for its Rician (non-central chi) noise before the "
+                               "low-rank step and invert after")
+    denoiser.add_argument("--noise-floor", action="store_true",
+                          help="write the signal with the magnitude's noise floor removed")
+    denoiser.add_argument("--coils", type=_positive_int,
+                          help="coils combined by root-sum-of-squares, for --vst and --noise-floor (default 1)")
     denoiser.add_argument("--backend", choices=list(_engine.BACKENDS), default="auto")
     denoiser.add_argument("--device", type=int, default=0, help="CUDA device")
     denoiser.add_argument("--devices", type=_device_list, metavar="LIST",
@@ -130,7 +137,8 @@ def _options(arguments: argparse.Namespace) -> DenoiseOptions:
     return DenoiseOptions(patch=arguments.patch, stride=arguments.stride, aggregation=arguments.aggregation,
                           shrinkage=arguments.shrinkage, policy=policy, rank=arguments.rank,
                           energy_fraction=arguments.energy_fraction, noise_sigma=arguments.noise_sigma,
-                          backend=arguments.backend, device_id=arguments.device, threads=arguments.nthreads)
+                          backend=arguments.backend, device_id=arguments.device, threads=arguments.nthreads,
+                          vst=arguments.vst, noise_floor=arguments.noise_floor, coils=arguments.coils)
 
 
 def _print_row(row: dict) -> None:

@@ -104,10 +104,12 @@ def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, option
         elif result.report is not None:
             write_reportlet(result.report, outputs.figure, run.relative.split("/")[-1])
     parameters = options.record()
-    if parameters["policy"] is None:
-        from .._engine import DEFAULT_DENOISE_POLICY  # noqa: PLC0415
+    from .._engine import DEFAULT_DENOISE_POLICY, patch_size_used  # noqa: PLC0415
 
+    if parameters["policy"] is None:
         parameters["policy"] = "fixed" if options.rank is not None else DEFAULT_DENOISE_POLICY
+    if parameters["patch"] is None and len(result.shape) == 4:  # the default, as the engine fitted it to this run
+        parameters["patch"] = list(patch_size_used(list(result.shape[:3]), result.shape[3]))
     _outputs.write_json_atomically(
         _outputs.series_sidecar(run, parameters, result.rank, result.sigma, result.seconds, version),
         outputs.sidecar)
