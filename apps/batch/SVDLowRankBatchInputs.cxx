@@ -16,6 +16,8 @@
  *
  *=========================================================================*/
 #include "SVDLowRankBatchInputs.h"
+
+#include "SVDLowRankFolderFiles.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomSeries.h"
 #endif
@@ -50,13 +52,6 @@ EndsWith(const std::string & text, const std::string & suffix)
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-bool
-IsHidden(const fs::path & path)
-{
-  const std::string name = path.filename().string();
-  return !name.empty() && name[0] == '.';
-}
-
 std::string
 Generic(const fs::path & path)
 {
@@ -70,46 +65,25 @@ MatchesAny(const std::string & relative, const std::vector<std::string> & patter
     patterns.begin(), patterns.end(), [&](const std::string & pattern) { return MatchesPattern(relative, pattern); });
 }
 
-/** Adds every file under `folder` (recursively, hidden entries and `exclude` skipped) to `files`, relative to
- * `root`. A folder that cannot be listed is a BatchInputError naming it (exit code 3, docs/batch.md): its files
- * would be left out of the run without a word, and a re-run would not know they were never processed. */
-void
-AddFilesUnder(const fs::path & root, const fs::path & folder, const std::string & exclude,
-              std::vector<std::string> & files)
-{
-  std::error_code         error;
-  fs::directory_iterator it(folder, error);
-  for (; !error && it != fs::directory_iterator(); it.increment(error))
-  {
-    const fs::path & path = it->path();
-    std::error_code  ignored; // a dangling link's status is an error; it is listed all the same
-    if (IsHidden(path) || (!exclude.empty() && fs::equivalent(path, exclude, ignored)))
-    {
-      continue;
-    }
-    if (it->is_directory(ignored) && !it->is_symlink(ignored))
-    {
-      AddFilesUnder(root, path, exclude, files);
-    }
-    // A dangling link (an un-fetched git-annex or DataLad file) is listed too, so that it fails by name.
-    else if (it->is_regular_file(ignored) || (it->is_symlink(ignored) && !fs::exists(path, ignored)))
-    {
-      files.push_back(Generic(path.lexically_relative(root)));
-    }
-  }
-  if (error)
-  {
-    throw BatchInputError("cannot list the folder '" + Generic(folder) + "': " + error.message() +
-                          ", so the volumes in it would be left out");
-  }
-}
-
-/** Every file under `root` (recursively, hidden entries and `exclude` skipped), relative to root, sorted. */
+/** Every file under `root` (svdlr_io::FilesUnder: hidden entries and `exclude` skipped), relative to root, sorted. A
+ * folder that cannot be listed is a BatchInputError naming it (exit code 3, docs/batch.md): its files would be left
+ * out of the run without a word, and a re-run would not know they were never processed. */
 std::vector<std::string>
 FilesUnder(const fs::path & root, const std::string & exclude)
 {
   std::vector<std::string> files;
-  AddFilesUnder(root, root, exclude, files);
+  try
+  {
+    for (const fs::path & file : svdlr_io::FilesUnder(root, exclude))
+    {
+      files.push_back(Generic(file.lexically_relative(root)));
+    }
+  }
+  catch (const svdlr_io::UnlistableFolder & unlistable)
+  {
+    throw BatchInputError("cannot list the folder '" + Generic(unlistable.Folder()) + "': " + unlistable.Reason() +
+                          ", so the volumes in it would be left out");
+  }
   std::sort(files.begin(), files.end());
   return files;
 }

@@ -18,6 +18,7 @@
 // Finding DICOM series among files and folders, listing them and choosing one; DCMTK codec set-up.
 #include "SVDLowRankDicomSeries.h"
 #include "SVDLowRankDicomTags.h"
+#include "SVDLowRankFolderFiles.h"
 
 #include "dcmtk/dcmdata/dcrledrg.h"
 #include "dcmtk/dcmdata/dcrleerg.h"
@@ -44,19 +45,12 @@ namespace
 {
 namespace fs = std::filesystem;
 
-bool
-IsHidden(const fs::path & path)
-{
-  const std::string name = path.filename().string();
-  return !name.empty() && name.front() == '.';
-}
-
 /** The files under `path` (itself, if it is a file), sorted. Hidden files and folders are not looked at, as in the
  * batch's search: .git and .datalad, macOS's ._IM0001.dcm and .DS_Store, a staged output's temporaries. A dangling
  * link (an un-fetched git-annex or DataLad file) is listed, so that it fails by name. A folder that cannot be listed
  * is a DicomError: its files might be slices of a series. */
 std::vector<std::string>
-FilesUnder(const std::string & path)
+SearchedFiles(const std::string & path)
 {
   std::error_code error;
   if (fs::is_regular_file(path, error))
@@ -68,27 +62,17 @@ FilesUnder(const std::string & path)
     throw DicomError(path + ": no such file or folder");
   }
   std::vector<std::string> files;
-  fs::recursive_directory_iterator it(path, error);
-  for (const fs::recursive_directory_iterator end; !error && it != end; it.increment(error))
+  try
   {
-    std::error_code ignored; // a dangling link's status is an error; it is listed all the same
-    if (IsHidden(it->path()))
+    for (const fs::path & file : svdlr_io::FilesUnder(path))
     {
-      if (it->is_directory(ignored))
-      {
-        it.disable_recursion_pending();
-      }
-      continue;
-    }
-    if (it->is_regular_file(ignored) || (it->is_symlink(ignored) && !fs::exists(it->path(), ignored)))
-    {
-      files.push_back(it->path().string());
+      files.push_back(file.string());
     }
   }
-  if (error)
+  catch (const UnlistableFolder & unlistable)
   {
-    throw DicomError(path + ": not every folder under it can be listed (" + error.message() +
-                     "), so the files of a series may be missing");
+    throw DicomError(path + ": not every folder under it can be listed ('" + unlistable.Folder().string() + "': " +
+                     unlistable.Reason() + "), so the files of a series may be missing");
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -231,7 +215,7 @@ FindDicomSeries(const std::vector<std::string> & paths, DicomSearchNotes * notes
   {
     std::error_code error;
     const bool      explicitFile = fs::is_regular_file(path, error);
-    for (const std::string & file : FilesUnder(path))
+    for (const std::string & file : SearchedFiles(path))
     {
       const bool preamble = HasDicomPreamble(file);
       if (!explicitFile && !preamble && !MayBeDicomWithoutPreamble(file))
