@@ -3,7 +3,8 @@
 """One NIfTI series file in, its denoised series and noise and rank maps out: the per-series step that the BIDS App
 (:mod:`.bids`), its Dask path and the Nipype interface (:mod:`.interfaces`) share.
 
-Reading and writing go through nibabel (headers, affines and sform/qform codes kept; the data in float32), the
+Headers, affines and sform/qform codes go through nibabel; the voxels are read and .nii.gz files written by the
+tools' own reader and writer (decompressed once, compressed on every core; the data in float32), the
 denoising through :func:`local_low_rank_denoising_image_filter`. Every file is written under a hidden temporary name
 beside its target, checked, then renamed (the rules of :mod:`._batch`), so that an output that exists is complete."""
 
@@ -118,10 +119,27 @@ def _read_spatial(path: str, shape: Tuple[int, ...], name: str) -> np.ndarray:
     return data
 
 
-def _write_nifti(data: np.ndarray, source: Any, dtype: Any, temporary: str) -> None:
+def _nifti_header_bytes(header: Any) -> bytes:
+    """What precedes the voxels in a single-file NIfTI-1 file with ``header``: the header, the extension flag and any
+    extensions, padded to its vox_offset (as nibabel writes them)."""
+    import io  # noqa: PLC0415
+
+    buffer = io.BytesIO()
+    header["vox_offset"] = 0  # nibabel sets the smallest offset that holds the extensions
+    header.write_to(buffer)
+    offset = int(header["vox_offset"])
+    return buffer.getvalue().ljust(offset, b"\0")
+
+
+def _write_nifti(data: np.ndarray, source: Any, dtype: Any, temporary: str) -> bool:
+    """Writes ``data`` with ``source``'s header and affine to ``temporary``. A .nii.gz goes through the tools' gzip
+    writer (compressed on every core, every write checked: returns True); anything else through nibabel (returns
+    False: the caller checks what it wrote)."""
     import nibabel  # noqa: PLC0415
 
     header = source.header.copy()
+    if header.endianness != nibabel.volumeutils.native_code:
+        header = header.as_byteswapped(nibabel.volumeutils.native_code)
     header.set_data_dtype(dtype)
     header.set_slope_inter(1.0, 0.0)
     if data.ndim == 3:
@@ -130,7 +148,13 @@ def _write_nifti(data: np.ndarray, source: Any, dtype: Any, temporary: str) -> N
     # Keep the source's codes: nibabel would otherwise take them from the affine it was given.
     image.set_sform(source.affine, int(source.header["sform_code"]))
     image.set_qform(source.affine, int(source.header["qform_code"]))
-    nibabel.save(image, temporary)
+    if not temporary.lower().endswith(".nii.gz") or not isinstance(source, nibabel.Nifti1Image):
+        nibabel.save(image, temporary)
+        return False
+    image.update_header()
+    voxels = np.asarray(image.dataobj, dtype=dtype).ravel(order="F")  # x fastest, a view when already so
+    _engine.write_gzip_file(temporary, _nifti_header_bytes(image.header), voxels)
+    return True
 
 
 def _report_data(noisy: np.ndarray, denoised: np.ndarray, sigma: np.ndarray, rank: np.ndarray,
@@ -161,14 +185,18 @@ def read_series(input_path: str, *, mask_path: Optional[str] = None, sigma_map_p
     """The first step of :func:`denoise_nifti`: reads and checks the series, its mask and its known sigma map."""
     import nibabel  # noqa: PLC0415
 
-    from ._engine import check_image_file  # noqa: PLC0415
+    from ._engine import check_image_file, load_nifti_float32  # noqa: PLC0415
 
     options = options or DenoiseOptions()
     start = time.perf_counter()
-    check_image_file(input_path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
+    # The tools' reader: decompressed once, truncation and NaN/Inf checked, scaled as the tools scale; nibabel then
+    # reads only the header. Files it leaves to ITK (NIfTI-2, .hdr/.img) take nibabel's read after the same checks.
+    voxels = load_nifti_float32(input_path)
+    if voxels is None:
+        check_image_file(input_path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
     try:
         source = nibabel.load(input_path)
-        noisy = np.asanyarray(source.dataobj, dtype=np.float32)
+        noisy = voxels.T if voxels is not None else np.asanyarray(source.dataobj, dtype=np.float32)
     except Exception as error:  # nibabel raises its own errors, zlib and EOF errors for a file that is no image
         raise OSError(f"cannot read '{input_path}': {str(error).strip() or type(error).__name__}") from error
     if noisy.ndim != 4:
@@ -210,8 +238,8 @@ def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, ra
                 continue
             temporary = _temporary_for(target)
             staged.append((temporary, target))
-            _write_nifti(data, source, dtype, temporary)
-            _verify_written(temporary, target)
+            if not _write_nifti(data, source, dtype, temporary):
+                _verify_written(temporary, target)
         for temporary, target in staged:  # the three appear together: renamed once all are written
             _move_into_place(temporary, target, overwrite=True)
     finally:
