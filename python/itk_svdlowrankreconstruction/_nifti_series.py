@@ -11,6 +11,7 @@ beside its target, checked, then renamed (the rules of :mod:`._batch`), so that 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, Optional, Sequence, Tuple
@@ -209,16 +210,32 @@ def read_series(input_path: str, *, mask_path: Optional[str] = None, sigma_map_p
     return ReadSeries(source, noisy, mask, known_sigma, start)
 
 
+#: One lock per device ("cpu", or a CUDA device number): a process denoises one series at a time on each.
+_DEVICE_LOCKS: Dict[Any, threading.Lock] = {}
+_DEVICE_LOCKS_GUARD = threading.Lock()
+
+
+def _device_lock(options: DenoiseOptions) -> threading.Lock:
+    """The lock of the device ``options`` run on. Threads that read and write series (a Dask worker's, the batch
+    pipeline's) then overlap their files with one series on each device, instead of sharing a GPU's cached buffers
+    or oversubscribing the cores ("auto" is counted as the device it would pick first, CUDA device 0 or the CPU)."""
+    key: Any = "cpu" if options.backend == "cpu" else int(options.device_id)
+    with _DEVICE_LOCKS_GUARD:
+        return _DEVICE_LOCKS.setdefault(key, threading.Lock())
+
+
 def denoise_series(series: ReadSeries, options: Optional[DenoiseOptions] = None) -> Tuple[np.ndarray, ...]:
     """The second step of :func:`denoise_nifti`: (denoised, sigma map, rank map), on ``options``' backend and
-    device."""
+    device, one series at a time on each device of this process."""
     from ._denoise import local_low_rank_denoising_image_filter  # noqa: PLC0415
 
-    keywords = (options or DenoiseOptions()).keywords()
+    options = options or DenoiseOptions()
+    keywords = options.keywords()
     if series.known_sigma is not None:
         keywords["noise_sigma"] = np.asarray(series.known_sigma, dtype=np.float32)
-    return local_low_rank_denoising_image_filter(series.noisy, mask=series.mask, volume_axis=-1, return_maps=True,
-                                                 **keywords)
+    with _device_lock(options):
+        return local_low_rank_denoising_image_filter(series.noisy, mask=series.mask, volume_axis=-1,
+                                                     return_maps=True, **keywords)
 
 
 def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, rank: np.ndarray, output_path: str, *,

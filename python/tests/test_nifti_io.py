@@ -114,3 +114,34 @@ def test_a_series_written_reads_back_with_the_sources_header(tmp_path, big_endia
             assert float(image.header["pixdim"][4]) == 2.5
         assert image.header.get_slope_inter() in ((1.0, 0.0), (None, None))
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".")]  # no temporary left
+
+
+def test_a_device_denoises_one_series_at_a_time_and_devices_run_side_by_side(monkeypatch):
+    import threading
+    import time
+
+    from itk_svdlowrankreconstruction import _denoise, _nifti_series
+
+    active, most, guard = {}, {}, threading.Lock()
+
+    def fake_filter(noisy, *, device_id=0, backend="auto", **_):
+        key = "cpu" if backend == "cpu" else device_id
+        with guard:
+            active[key] = active.get(key, 0) + 1
+            most[key] = max(most.get(key, 0), active[key])
+            most["all"] = max(most.get("all", 0), sum(active.values()))
+        time.sleep(0.2)
+        with guard:
+            active[key] -= 1
+        return noisy, noisy[..., 0], noisy[..., 0]
+
+    monkeypatch.setattr(_denoise, "local_low_rank_denoising_image_filter", fake_filter)
+    series = _nifti_series.ReadSeries(None, np.zeros((2, 2, 2, 3), np.float32), None, None, 0.0)
+    options = [_nifti_series.DenoiseOptions(backend="cuda", device_id=d) for d in (0, 0, 1, 1)]
+    threads = [threading.Thread(target=_nifti_series.denoise_series, args=(series, o)) for o in options]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == 1 and most[1] == 1  # each device: one series at a time
+    assert most["all"] == 2  # the two devices at once
