@@ -131,20 +131,24 @@ ViewOf(T * data, const std::size_t * shape, const std::int64_t * strides, const 
   return view;
 }
 
-/** A new C-ordered NumPy array; `data` receives its buffer (uninitialised). */
+/** A new NumPy array, C-ordered or (`fortran`) with its first axis fastest; `data` receives its buffer
+ * (uninitialised). */
 template <typename T>
 nb::object
-NewNumpyArray(const std::vector<std::size_t> & shape, T *& data)
+NewNumpyArray(const std::vector<std::size_t> & shape, T *& data, bool fortran = false)
 {
-  std::size_t elements = 1;
-  for (std::size_t extent : shape)
+  std::size_t               elements = 1;
+  std::vector<std::int64_t> strides(shape.size());
+  for (std::size_t k = 0; k < shape.size(); ++k)
   {
-    elements *= extent;
+    const std::size_t i = fortran ? k : shape.size() - 1 - k;
+    strides[i] = static_cast<std::int64_t>(elements);
+    elements *= shape[i];
   }
   std::unique_ptr<T[]> buffer(new T[std::max<std::size_t>(elements, 1)]);
   nb::capsule          owner(buffer.get(), [](void * p) noexcept { delete[] static_cast<T *>(p); });
   data = buffer.release();
-  return nb::ndarray<nb::numpy, T>(data, shape.size(), shape.data(), owner).cast();
+  return nb::ndarray<nb::numpy, T>(data, shape.size(), shape.data(), owner, strides.data()).cast();
 }
 
 /** A 3D input on the spatial grid (mask, noise_sigma): its shape must be the spatial shape. */
@@ -373,18 +377,24 @@ DenoiseArray(SeriesArray                               series,
   }
   const SeriesView<const float> input = ViewOf(series.data(), shape.data(), inputStrides, axes);
 
+  // The denoised series takes the input's memory order when it is Fortran's (nibabel's arrays, x fastest), so that
+  // writing it to NIfTI (x fastest too) needs no transposing copy of the whole series; otherwise C order.
+  const bool fortran = inputStrides[0] == 1 && inputStrides[1] == static_cast<std::int64_t>(shape[0]) &&
+                       inputStrides[2] == static_cast<std::int64_t>(shape[0] * shape[1]) &&
+                       inputStrides[3] == static_cast<std::int64_t>(shape[0] * shape[1] * shape[2]);
   float *      denoisedData = nullptr;
-  nb::object   denoised = NewNumpyArray(shape, denoisedData);
+  nb::object   denoised = NewNumpyArray(shape, denoisedData, fortran);
   std::int64_t outputStrides[4];
-  for (std::int64_t i = 3, stride = 1; i >= 0; --i)
+  for (std::int64_t k = 0, stride = 1; k < 4; ++k)
   {
+    const std::int64_t i = fortran ? k : 3 - k;
     outputStrides[i] = stride;
-    stride *= static_cast<std::int64_t>(shape[i]);
+    stride *= static_cast<std::int64_t>(shape[static_cast<std::size_t>(i)]);
   }
   const SeriesView<float> output = ViewOf(denoisedData, shape.data(), outputStrides, axes);
 
   LocalDenoiseMaps maps;
-  nb::object       sigmaMap = NewNumpyArray(grid, maps.noiseSigma);
+  nb::object       sigmaMap = NewNumpyArray(grid, maps.noiseSigma); // the engine fills maps in C order
   nb::object       rankMap = NewNumpyArray(grid, maps.rank);
 
   ProgressRelay relay(std::move(progress));

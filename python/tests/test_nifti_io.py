@@ -145,3 +145,17 @@ def test_a_device_denoises_one_series_at_a_time_and_devices_run_side_by_side(mon
         thread.join()
     assert most[0] == 1 and most[1] == 1  # each device: one series at a time
     assert most["all"] == 2  # the two devices at once
+
+
+def test_the_denoised_series_keeps_nibabels_memory_order_and_the_same_values():
+    from itk_svdlowrankreconstruction import local_low_rank_denoising_image_filter
+
+    seed = 11
+    print(f"seed {seed}")
+    rng = np.random.default_rng(seed)
+    series = rng.normal(10, 1, size=(9, 8, 7, 12)).astype(np.float32)
+    fortran = np.asfortranarray(series)
+    out_c = local_low_rank_denoising_image_filter(series, volume_axis=-1, backend="cpu")
+    out_f = local_low_rank_denoising_image_filter(fortran, volume_axis=-1, backend="cpu")
+    assert out_c.flags.c_contiguous and out_f.flags.f_contiguous  # a NIfTI write of out_f copies nothing
+    np.testing.assert_array_equal(out_c, out_f)
