@@ -47,22 +47,25 @@ def generate(work, subjects, size, sigma, seed):
     return relatives
 
 
-def timed(command, log):
+def timed(command, log, env=None):
     start = time.perf_counter()
     with open(log, "w") as out:
-        rc = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT)
+        rc = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     return rc, time.perf_counter() - start
 
 
-def batch_run(args, devices):
-    name = "cpu" if devices == "cpu" else "gpu-" + devices.replace(",", "-")
+def batch_run(args, devices, full_exit=False):
+    """One batch process; `full_exit`: with SVDLR_FULL_EXIT=1, the process's teardown kept (SVDLowRankProcessExit.h),
+    to measure what skipping it saves."""
+    name = ("cpu" if devices == "cpu" else "gpu-" + devices.replace(",", "-")) + ("-full-exit" if full_exit else "")
     out = os.path.join(args.work, "out-" + name)
     table = os.path.join(args.work, name + ".tsv")
     subprocess.call(["rm", "-rf", out])
     backend = ["--backend", "cpu"] if devices == "cpu" else ["--backend", "cuda", "--devices", devices]
     command = [args.tool, "--batch", os.path.join(args.work, "runs.tsv"), "--output-dir", out, "--table", table,
                *backend, *args.tool_args.split()]
-    rc, seconds = timed(command, os.path.join(args.work, name + ".log"))
+    env = {**os.environ, "SVDLR_FULL_EXIT": "1"} if full_exit else None
+    rc, seconds = timed(command, os.path.join(args.work, name + ".log"), env)
     done = 0
     if os.path.exists(table):  # a run refused before any work (no such device) writes none
         with open(table) as rows:
@@ -74,8 +77,10 @@ def batch_run(args, devices):
     if rc not in (0, 4):  # refused as a whole: say why
         summary += lines[-3:]
     subprocess.call(["rm", "-rf", out])  # disk: 20 float32 series are 2.9 GB
+    own = [line for line in summary if line.startswith("time:")]
+    tool_wall = float(own[0].split()[1]) if own else float("nan")  # "time:     7.44 s wall, ..."
     return {"run": name, "command": " ".join(command), "exit": rc, "done": done, "seconds": seconds,
-            "series_per_s": done / seconds, "summary": summary}
+            "tool_wall": tool_wall, "series_per_s": done / seconds, "summary": summary}
 
 
 def dwidenoise_runs(args, relatives):
@@ -106,6 +111,8 @@ def main():
     parser.add_argument("--dwidenoise", help="MRtrix3 dwidenoise; left out: no comparison")
     parser.add_argument("--dwidenoise-subjects", type=int, default=3)
     parser.add_argument("--dwidenoise-threads", type=int, default=16)
+    parser.add_argument("--full-exit-twins", action="store_true",
+                        help="run each again with SVDLR_FULL_EXIT=1 (the process teardown kept)")
     parser.add_argument("--json")
     args = parser.parse_args()
 
@@ -117,9 +124,12 @@ def main():
     print(f"{args.subjects} subjects of {size} int16 .nii.gz generated in {time.perf_counter() - start:.1f} s")
 
     runs = [batch_run(args, devices) for devices in args.devices]
-    print("\n| run | exit | series done | wall (s) | series/s | DWI volumes/s |\n|---|---|---|---|---|---|")
+    if args.full_exit_twins:
+        runs += [batch_run(args, devices, full_exit=True) for devices in args.devices]
+    print("\n| run | exit | series done | wall (s) | the tool's own wall (s) | series/s | DWI volumes/s |\n"
+          "|---|---|---|---|---|---|---|")
     for run in runs:
-        print(f"| batch {run['run']} | {run['exit']} | {run['done']} | {run['seconds']:.2f} | "
+        print(f"| batch {run['run']} | {run['exit']} | {run['done']} | {run['seconds']:.2f} | {run['tool_wall']:.2f} | "
               f"{run['series_per_s']:.3f} | {run['series_per_s'] * volumes:.1f} |")
     result = {"subjects": args.subjects, "size": args.size, "runs": runs}
     if args.dwidenoise:
@@ -127,7 +137,7 @@ def main():
         per_subject = sum(times) / len(times)
         result["dwidenoise"] = {"subjects_timed": len(times), "seconds": times, "threads": args.dwidenoise_threads}
         print(f"| dwidenoise -nthreads {args.dwidenoise_threads}, {len(times)} of the {args.subjects} subjects, one "
-              f"process each | 0 | {len(times)} | {sum(times):.2f} | {1 / per_subject:.3f} | "
+              f"process each | 0 | {len(times)} | {sum(times):.2f} | | {1 / per_subject:.3f} | "
               f"{volumes / per_subject:.1f} |")
     print()
     for run in runs:

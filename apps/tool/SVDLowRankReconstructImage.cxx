@@ -19,6 +19,7 @@
 // Reads a 2D image or 3D volume (an image file ITK reads, a DICOM series, a folder of PNG slices), replaces
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
+#include "SVDLowRankProcessExit.h"
 #include "SVDLowRankPngStack.h"
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankReconstructBatch.h"
@@ -571,10 +572,9 @@ RunTool(const ToolOptions & options)
   }
 }
 
-} // namespace
-
+/** The tool, from its arguments to its exit code. */
 int
-main(int argc, char * argv[])
+ToolMain(int argc, char * argv[])
 {
   svdlr_io::InstallInterruptCleanup("SVDLowRankReconstructImage", ExitInterrupted);
   std::cout << std::unitbuf; // every line reaches a pipeline's log as it is written, and none is lost to a signal
@@ -630,4 +630,12 @@ main(int argc, char * argv[])
     std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
     return ExitFailure;
   }
+}
+
+} // namespace
+
+int
+main(int argc, char * argv[])
+{
+  return svdlr_tools::EndProcess(ToolMain(argc, argv));
 }
