@@ -47,25 +47,24 @@ def generate(work, subjects, size, sigma, seed):
     return relatives
 
 
-def timed(command, log, env=None):
+def timed(command, log):
     start = time.perf_counter()
     with open(log, "w") as out:
-        rc = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+        rc = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT)
     return rc, time.perf_counter() - start
 
 
-def batch_run(args, devices, full_exit=False):
-    """One batch process; `full_exit`: with SVDLR_FULL_EXIT=1, the process's teardown kept (SVDLowRankProcessExit.h),
-    to measure what skipping it saves."""
-    name = ("cpu" if devices == "cpu" else "gpu-" + devices.replace(",", "-")) + ("-full-exit" if full_exit else "")
+def batch_run(args, devices):
+    """One batch process: its wall time, and the tool's own (from the pipeline's start; the difference is the
+    process's start and end)."""
+    name = "cpu" if devices == "cpu" else "gpu-" + devices.replace(",", "-")
     out = os.path.join(args.work, "out-" + name)
     table = os.path.join(args.work, name + ".tsv")
     subprocess.call(["rm", "-rf", out])
     backend = ["--backend", "cpu"] if devices == "cpu" else ["--backend", "cuda", "--devices", devices]
     command = [args.tool, "--batch", os.path.join(args.work, "runs.tsv"), "--output-dir", out, "--table", table,
                *backend, *args.tool_args.split()]
-    env = {**os.environ, "SVDLR_FULL_EXIT": "1"} if full_exit else None
-    rc, seconds = timed(command, os.path.join(args.work, name + ".log"), env)
+    rc, seconds = timed(command, os.path.join(args.work, name + ".log"))
     done = 0
     if os.path.exists(table):  # a run refused before any work (no such device) writes none
         with open(table) as rows:
@@ -111,8 +110,6 @@ def main():
     parser.add_argument("--dwidenoise", help="MRtrix3 dwidenoise; left out: no comparison")
     parser.add_argument("--dwidenoise-subjects", type=int, default=3)
     parser.add_argument("--dwidenoise-threads", type=int, default=16)
-    parser.add_argument("--full-exit-twins", action="store_true",
-                        help="run each again with SVDLR_FULL_EXIT=1 (the process teardown kept)")
     parser.add_argument("--json")
     args = parser.parse_args()
 
@@ -124,8 +121,6 @@ def main():
     print(f"{args.subjects} subjects of {size} int16 .nii.gz generated in {time.perf_counter() - start:.1f} s")
 
     runs = [batch_run(args, devices) for devices in args.devices]
-    if args.full_exit_twins:
-        runs += [batch_run(args, devices, full_exit=True) for devices in args.devices]
     print("\n| run | exit | series done | wall (s) | the tool's own wall (s) | series/s | DWI volumes/s |\n"
           "|---|---|---|---|---|---|---|")
     for run in runs:

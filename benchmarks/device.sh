@@ -96,8 +96,7 @@ stage_sanitizers() {
     [ -z "${SANITIZERS:-}" ] || [[ " $SANITIZERS " == *" $name "* ]] || continue
     local extra=()
     [ "$tool" = memcheck ] && extra=(--leak-check full)
-    # SVDLR_FULL_EXIT: a tool a suite starts keeps its teardown, which the leak check needs (SVDLowRankProcessExit.h).
-    SVDLR_FULL_EXIT=1 one "$name" "$limit" compute-sanitizer --tool "$tool" "${extra[@]}" "$bin/$suite" --gtest_brief=1 \
+    one "$name" "$limit" compute-sanitizer --tool "$tool" "${extra[@]}" "$bin/$suite" --gtest_brief=1 \
       --gtest_filter="$filter"
     note "$name (rc $rc, $took s): $(grep -E 'ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) ' \
       "$dir/$name.log" | tr '\n' ' ')"
@@ -372,7 +371,6 @@ stage_denoise-batch() {
   python3 "$root/benchmarks/denoise_batch.py" --tool "$bin/SVDLowRankDenoiseSeries" --work "$b" \
     --size ${size//x/ } --subjects "${SUBJECTS:-20}" --devices "${devices[@]}" --dwidenoise "$bin/dwidenoise" \
     --dwidenoise-subjects "${DWIDENOISE_SUBJECTS:-3}" --dwidenoise-threads 16 --json "$dir/denoise-batch.json" \
-    ${DENOISE_BATCH_FULL_EXIT:+--full-exit-twins} \
     2>&1 | tee "$dir/denoise-batch.log" | tee -a "$summary"
   cp "$b"/*.log "$b"/*.tsv "$dir/" 2>/dev/null
   rm -rf "$b" # disk: the series and their outputs

@@ -20,7 +20,6 @@
 // volume) and the optional mask and known noise map, checks them, denoises, writes the series and the maps it was
 // asked for together (apps/io's StagedFiles), and prints a summary: the steps of SVDLowRankDenoiseRun.h, which
 // batch mode (--batch, SVDLowRankDenoiseBatch.h) runs on its pipeline's threads.
-#include "SVDLowRankProcessExit.h"
 #include "SVDLowRankDenoiseBatch.h"
 #include "SVDLowRankDenoiseOptions.h"
 #include "SVDLowRankDenoiseProvenance.h"
@@ -619,9 +618,10 @@ RunTool(const DenoiseToolOptions & options)
   return ExitSuccess;
 }
 
-/** The tool, from its arguments to its exit code. */
+} // namespace
+
 int
-ToolMain(int argc, char * argv[])
+main(int argc, char * argv[])
 {
   svdlr_io::InstallInterruptCleanup(ToolName, ExitInterrupted);
   std::cout << std::unitbuf; // every line reaches a pipeline's log as it is written, and none is lost to a signal
@@ -682,12 +682,4 @@ ToolMain(int argc, char * argv[])
     std::cerr << ToolName << ": " << error.what() << "\n";
     return ExitFailure;
   }
-}
-
-} // namespace
-
-int
-main(int argc, char * argv[])
-{
-  return svdlr_tools::EndProcess(ToolMain(argc, argv));
 }

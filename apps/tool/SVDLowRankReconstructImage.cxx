@@ -19,7 +19,6 @@
 // Reads a 2D image or 3D volume (an image file ITK reads, a DICOM series, a folder of PNG slices), replaces
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
-#include "SVDLowRankProcessExit.h"
 #include "SVDLowRankPngStack.h"
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankReconstructBatch.h"
@@ -572,9 +571,10 @@ RunTool(const ToolOptions & options)
   }
 }
 
-/** The tool, from its arguments to its exit code. */
+} // namespace
+
 int
-ToolMain(int argc, char * argv[])
+main(int argc, char * argv[])
 {
   svdlr_io::InstallInterruptCleanup("SVDLowRankReconstructImage", ExitInterrupted);
   std::cout << std::unitbuf; // every line reaches a pipeline's log as it is written, and none is lost to a signal
@@ -630,12 +630,4 @@ ToolMain(int argc, char * argv[])
     std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
     return ExitFailure;
   }
-}
-
-} // namespace
-
-int
-main(int argc, char * argv[])
-{
-  return svdlr_tools::EndProcess(ToolMain(argc, argv));
 }
