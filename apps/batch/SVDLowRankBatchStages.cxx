@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <unistd.h>
@@ -151,11 +152,15 @@ ResolveBackend(const PipelineOptions & options, svdlr::Backend & backend, std::v
 BatchSummary
 RunPipeline(BatchJob & job, const PipelineOptions & options)
 {
-  BatchSummary summary;
-  ResolveBackend(options, summary.backend, summary.devices, summary.notes);
-  const bool        onGpu = summary.backend == svdlr::Backend::CUDA;
+  BatchSummary      summary;
   const std::size_t count = job.Count();
   const auto        start = Clock::now();
+  // Which devices can be used is found while the readers start: on a GPU host it costs the driver's start and a
+  // context per device (0.7-1.0 s measured on two H200s, before this ran beside the reading), time in which the
+  // first series are read. The workers start once it is known.
+  std::future<void> resolving = std::async(std::launch::async, [&] {
+    ResolveBackend(options, summary.backend, summary.devices, summary.notes);
+  });
 
   std::vector<VolumeResult> & results = summary.volumes;
   results.resize(count);
@@ -190,13 +195,13 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
     }
   }
 
-  std::vector<Worker> workers;
-  for (std::size_t w = 0; w < (onGpu ? summary.devices.size() : 1); ++w)
-  {
-    workers.push_back({ w, summary.backend, onGpu ? summary.devices[w] : -1 });
-  }
-  const unsigned hardware = HardwareThreads();
-  summary.readers = options.readers > 0 ? options.readers : DefaultReaders(hardware, workers.size());
+  // The readers' count and the buffers' pinning are decided before the devices are known: from the devices asked
+  // for (one when all are: DefaultReaders gives a GPU host's cores/4 whatever the count), and pinned unless the CPU
+  // was asked for (a pool that cannot pin falls back to pageable memory).
+  const bool        gpuAskedFor = options.backend != svdlr::Backend::CPU;
+  const std::size_t workersAskedFor = gpuAskedFor ? std::max<std::size_t>(1, options.devices.size()) : 1;
+  const unsigned    hardware = HardwareThreads();
+  summary.readers = options.readers > 0 ? options.readers : DefaultReaders(hardware, workersAskedFor);
   // Writing (compressing) is the slowest step of most items: the writers get the cores the readers leave. The
   // GPU workers mostly wait for their device; a CPU worker shares the cores with them.
   summary.writers = options.writers > 0 ? options.writers : std::max(1u, hardware - std::min(hardware - 1, summary.readers));
@@ -204,11 +209,9 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
   summary.writers = std::max(1u, std::min<unsigned>(summary.writers, static_cast<unsigned>(todo.size())));
 
   HostBufferPool          pool(options.memoryBudget > 0 ? options.memoryBudget : DefaultBudget(job.LeasesBuffers()),
-                               onGpu && job.LeasesBuffers());
+                               gpuAskedFor && job.LeasesBuffers());
   WorkQueue<InFlight>      toWork(summary.readers);
-  WorkQueue<InFlight>      toWrite(workers.size());
   std::atomic<std::size_t> next{ 0 };
-  std::vector<double>      workerSeconds(workers.size(), 0.0);
 
   const auto reader = [&] {
     for (std::size_t k = next++; k < todo.size(); k = next++)
@@ -229,6 +232,37 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
     }
     toWork.ProducerDone();
   };
+  std::vector<std::thread> threads;
+  for (unsigned r = 0; r < (todo.empty() ? 0u : summary.readers); ++r)
+  {
+    threads.emplace_back(reader);
+  }
+  try
+  {
+    resolving.get();
+  }
+  catch (...)
+  {
+    // No worker will come: the readers stop after the series they hold, whose buffers go back as they are dropped.
+    next = todo.size();
+    while (toWork.Pop())
+    {
+    }
+    for (auto & thread : threads)
+    {
+      thread.join();
+    }
+    throw;
+  }
+  const bool          onGpu = summary.backend == svdlr::Backend::CUDA;
+  std::vector<Worker> workers;
+  for (std::size_t w = 0; w < (onGpu ? summary.devices.size() : 1); ++w)
+  {
+    workers.push_back({ w, summary.backend, onGpu ? summary.devices[w] : -1 });
+  }
+  WorkQueue<InFlight> toWrite(workers.size());
+  std::vector<double> workerSeconds(workers.size(), 0.0);
+
   const auto worker = [&](const Worker & where) {
     while (auto item = toWork.Pop())
     {
@@ -275,11 +309,6 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
 
   if (!todo.empty())
   {
-    std::vector<std::thread> threads;
-    for (unsigned r = 0; r < summary.readers; ++r)
-    {
-      threads.emplace_back(reader);
-    }
     for (const Worker & where : workers)
     {
       threads.emplace_back(worker, where);
