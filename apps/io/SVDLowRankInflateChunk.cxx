@@ -31,16 +31,22 @@ namespace
 
 /** Room kept free past the output's end: a longest match (258) written 8 bytes at a time. */
 constexpr std::size_t kSlack = 258 + 16;
+constexpr std::uint64_t kLitLenMask = (1u << kLitLenTableBits) - 1;
 
 /** The decoder of one chunk: its output goes 16 bits wide into `symbols` while back-references may reach the unknown
  * window (or its markers), then into `bytes`. */
 class ChunkInflater
 {
 public:
-  explicit ChunkInflater(const ChunkRequest & request)
+  ChunkInflater(const ChunkRequest & request, InflatedChunk recycled)
     : m_Request(request)
     , m_In(request.data, request.size, request.start.bit)
-  {}
+    , m_Chunk(std::move(recycled))
+  {
+    m_Chunk.symbols.clear();
+    m_Chunk.bytes.clear();
+    m_Chunk.bytesWindow = 0;
+  }
 
   InflatedChunk
   Run();
@@ -166,15 +172,37 @@ ChunkInflater::HuffmanBlock(const BlockTables & tables, RawVector<T> & out, std:
       o = out.data();
       room = out.size();
     }
-    // 56 bits hold a literal/length code (15), its extra bits (5), a distance code (15) and its extra bits (13).
+    // 56 bits hold a literal/length code (15), its extra bits (5), a distance code (15) and its extra bits (13), or
+    // three literals (45): noisy images are mostly literals, decoded here without a refill between them.
     m_In.Refill();
+    std::uint64_t bits = m_In.Peek();
+    Entry         e = tables.litlen[bits & kLitLenMask];
+    if (KindOf(e) == kLiteral)
+    {
+      unsigned taken = CodeLength(e);
+      o[pos++] = static_cast<T>(ValueOf(e));
+      e = tables.litlen[(bits >> taken) & kLitLenMask];
+      if (KindOf(e) == kLiteral)
+      {
+        o[pos++] = static_cast<T>(ValueOf(e));
+        taken += CodeLength(e);
+        e = tables.litlen[(bits >> taken) & kLitLenMask];
+        if (KindOf(e) == kLiteral)
+        {
+          o[pos++] = static_cast<T>(ValueOf(e));
+          taken += CodeLength(e);
+        }
+      }
+      m_In.Drop(taken);
+      continue;
+    }
     unsigned used = 0;
-    Entry    e = Lookup(tables.litlen.data(), kLitLenTableBits, m_In.Peek(), used);
+    e = Lookup(tables.litlen.data(), kLitLenTableBits, bits, used);
     m_In.Drop(used);
     const std::uint32_t kind = KindOf(e);
     if (kind == kLiteral)
     {
-      o[pos++] = static_cast<T>(ValueOf(e));
+      o[pos++] = static_cast<T>(ValueOf(e)); // a literal of a code longer than the primary table
       continue;
     }
     if (kind != kLengthOrDistance)
@@ -254,7 +282,8 @@ void
 ChunkInflater::NarrowToBytes()
 {
   // The last 32 KiB hold no marker: they become the byte output's window, and the rest goes out as bytes.
-  m_Chunk.bytes.resize(std::max<std::size_t>(kWindowBytes + kSlack + 4096, 2 * m_SymbolsUsed));
+  m_Chunk.bytes.resize(
+    std::max({ m_Chunk.bytes.capacity(), kWindowBytes + kSlack + 4096, 2 * m_SymbolsUsed }));
   std::copy(m_Chunk.symbols.data() + m_SymbolsUsed - kWindowBytes, m_Chunk.symbols.data() + m_SymbolsUsed,
             m_Chunk.bytes.data());
   m_Chunk.bytesWindow = kWindowBytes;
@@ -276,14 +305,16 @@ ChunkInflater::Run()
   m_Wide = !r.windowKnown;
   const std::size_t guess = r.stopFrom == UINT64_MAX ? std::size_t{ 1 } << 16
                                                      : static_cast<std::size_t>((r.stopFrom - r.start.bit) / 4);
+  // At least the room the recycled chunk had (uninitialized, so resizing within it costs nothing).
   if (m_Wide)
   {
-    m_Chunk.symbols.resize(std::min<std::size_t>(guess, std::size_t{ 1 } << 20) + kSlack);
+    m_Chunk.symbols.resize(
+      std::max(m_Chunk.symbols.capacity(), std::min<std::size_t>(guess, std::size_t{ 1 } << 20) + kSlack));
   }
   else
   {
     const std::size_t window = std::min(r.windowSize, kWindowBytes);
-    m_Chunk.bytes.resize(window + guess + kSlack);
+    m_Chunk.bytes.resize(std::max(m_Chunk.bytes.capacity(), window + guess + kSlack));
     std::copy(r.window + (r.windowSize - window), r.window + r.windowSize, m_Chunk.bytes.data());
     m_Chunk.bytesWindow = window;
     m_BytesUsed = window;
@@ -320,8 +351,9 @@ ChunkInflater::Run()
           ok = m_Wide ? StoredBlock(m_Chunk.symbols, m_SymbolsUsed) : StoredBlock(m_Chunk.bytes, m_BytesUsed);
           break;
         case 1:
-          ok = m_Wide ? HuffmanBlock(FixedTables(), m_Chunk.symbols, m_SymbolsUsed)
-                      : HuffmanBlock(FixedTables(), m_Chunk.bytes, m_BytesUsed);
+          ok = (final || !r.fixedOnlyIfFinal) &&
+               (m_Wide ? HuffmanBlock(FixedTables(), m_Chunk.symbols, m_SymbolsUsed)
+                       : HuffmanBlock(FixedTables(), m_Chunk.bytes, m_BytesUsed));
           break;
         case 2:
           ok = ReadDynamicHeader(m_In, m_Tables) &&
@@ -361,9 +393,9 @@ ChunkInflater::Run()
 } // namespace
 
 InflatedChunk
-InflateChunk(const ChunkRequest & request)
+InflateChunk(const ChunkRequest & request, InflatedChunk recycled)
 {
-  ChunkInflater inflater(request);
+  ChunkInflater inflater(request, std::move(recycled));
   return inflater.Run();
 }
 
@@ -376,6 +408,7 @@ ConfirmBlockStart(const unsigned char * data, std::size_t size, const BlockBound
   trial.start = candidate;
   trial.windowKnown = false;
   trial.stopAfterOutput = 64 << 10;
+  trial.fixedOnlyIfFinal = true;
   trial.mostOutput = std::size_t{ 16 } << 20; // past a block this large the search would only move on to the next
   const InflatedChunk block = InflateChunk(trial);
   if (block.end != ChunkEnd::Boundary)
@@ -396,7 +429,7 @@ ConfirmBlockStart(const unsigned char * data, std::size_t size, const BlockBound
                                    0xffff;
     }
     case 1:
-      return !in.Overrun();
+      return (header & 1u) != 0 && !in.Overrun();
     case 2:
     {
       BlockTables tables;

@@ -120,16 +120,19 @@ struct ChunkRequest
   std::uint64_t         stopAfterOutput{ UINT64_MAX }; // stop (ChunkEnd::Boundary) at the first boundary past this
                                                         // much output, whatever block follows: the trial decode
   const std::atomic<bool> * cancel{ nullptr };    // when it turns true: an error at the next block boundary
+  bool fixedOnlyIfFinal{ false }; // a non-final fixed-Huffman block is an error: the trial decode (ConfirmBlockStart)
 };
 
-/** Decodes `request`'s chunk. */
+/** Decodes `request`'s chunk, into the memory of `recycled` (a chunk done with: its pages are already mapped). */
 InflatedChunk
-InflateChunk(const ChunkRequest & request);
+InflateChunk(const ChunkRequest & request, InflatedChunk recycled = {});
 
 /** Whether the blocks from `candidate` on decode, as real ones would, for 64 KiB of output (or to the stream's end),
- * and are followed by a valid block header (any type, final or not): the confirmation of a block start the search
- * found. A false start in random data (a stored block's data) rarely passes two headers; one that does is found out
- * when the chunk before does not stop on it. */
+ * and are followed by a valid block header: the confirmation of a block start the search found. Fixed-Huffman blocks
+ * count only as the final block: arbitrary bytes decode as one too often (a stored block's LEN read one byte early,
+ * 00 ff | ff 00, lands in the block's data, and noisy int16 data then passes as fixed-Huffman blocks about one time in
+ * three), while zlib and libdeflate write them only for short blocks, which end streams. A false start that passes
+ * all the same is found out when the chunk before does not stop on it. */
 bool
 ConfirmBlockStart(const unsigned char * data, std::size_t size, const BlockBoundary & candidate);
 

@@ -208,6 +208,8 @@ private:
   Decode(std::size_t k);
   void
   CopyOut(std::size_t k);
+  InflatedChunk
+  Spare();
   std::uint64_t
   NominalEnd(std::size_t k) const
   {
@@ -257,6 +259,7 @@ private:
   std::size_t                  m_NextToDecode{ 0 };
   std::size_t                  m_Freed{ 0 };   // chunks copied out (or dropped)
   std::deque<std::size_t>      m_ToCopy;      // placed chunks, for the workers to copy out
+  std::vector<InflatedChunk>   m_Spares;      // chunks copied out, whose memory the next decodes reuse
   std::size_t                  m_Copying{ 0 }; // copies queued or running
   bool                         m_EndedInFirstChunk{ false };
 };
@@ -306,6 +309,19 @@ MemberPipeline::Work()
   }
 }
 
+InflatedChunk
+MemberPipeline::Spare()
+{
+  const std::lock_guard<std::mutex> lock(m_Mutex);
+  if (m_Spares.empty())
+  {
+    return {};
+  }
+  InflatedChunk spare = std::move(m_Spares.back());
+  m_Spares.pop_back();
+  return spare;
+}
+
 void
 MemberPipeline::Decode(std::size_t k)
 {
@@ -314,7 +330,7 @@ MemberPipeline::Decode(std::size_t k)
   {
     inflate::ChunkRequest r = Request({ 0, false }, 0);
     r.windowKnown = true; // the stream's start: nothing before it
-    slot.chunk = inflate::InflateChunk(r);
+    slot.chunk = inflate::InflateChunk(r, Spare());
     return;
   }
   const std::uint64_t from = std::uint64_t{ m_ChunkBytes } * 8 * k;
@@ -326,7 +342,7 @@ MemberPipeline::Decode(std::size_t k)
   }
   inflate::ChunkRequest r = Request(*start, k);
   r.windowKnown = false;
-  slot.chunk = inflate::InflateChunk(r);
+  slot.chunk = inflate::InflateChunk(r, Spare());
 }
 
 void
@@ -337,6 +353,8 @@ MemberPipeline::CopyOut(std::size_t k)
   unsigned char *     to = m_Out.data() + m_Produced + slot.offset;
   slot.resolved = ResolveOutput(slot.chunk, slot.window, 0, static_cast<std::size_t>(size), to);
   slot.crc = Crc32(0, to, static_cast<std::size_t>(size)); // beside the copy, while the bytes are in cache
+  const std::lock_guard<std::mutex> lock(m_Mutex);
+  m_Spares.push_back(std::move(slot.chunk));
   slot.chunk = InflatedChunk{};
 }
 
@@ -371,7 +389,7 @@ MemberPipeline::Place(std::uint64_t & made, std::uint32_t & crc, std::uint64_t &
       r.windowKnown = true;
       r.window = window.Known();
       r.windowSize = window.size;
-      slot.chunk = inflate::InflateChunk(r);
+      slot.chunk = inflate::InflateChunk(r, std::move(slot.chunk));
       ok = slot.chunk.end != ChunkEnd::Error;
     }
     slot.offset = total;
@@ -444,7 +462,7 @@ GunzipMember(const unsigned char *        member,
 {
   GunzipMemberResult result;
   const auto         header = GzipHeaderBytes(member, size);
-  if (!header || threads < 2 || size - *header < std::max<std::size_t>(settings.minimumBytes, 1))
+  if (!header || threads < 1 || size - *header < std::max<std::size_t>(settings.minimumBytes, 1))
   {
     return result;
   }

@@ -65,7 +65,8 @@ struct GunzipMemberResult
   bool        endedInFirstChunk{ false }; // the member was smaller than a chunk: its file holds small members
 };
 
-/** Decodes the gzip member at `member` (`size` bytes to the end of the file) on `threads` threads into `out` from
+/** Decodes the gzip member at `member` (`size` bytes to the end of the file) on `threads` threads (DecompressGzip asks
+ * for two or more; one is for the benchmark, which times the chunk decoder alone) into `out` from
  * `produced` on, growing `out` when the member is larger than the room left (never beyond `mostOutput` bytes). */
 GunzipMemberResult
 GunzipMember(const unsigned char *        member,

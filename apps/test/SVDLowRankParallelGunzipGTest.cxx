@@ -193,7 +193,8 @@ protected:
         EXPECT_TRUE(ours.bytes == serial.bytes) << label; // no tolerance: every byte
         if (threads > 1 && chunksDoTheWork && file.size() > 2 * chunk)
         {
-          EXPECT_EQ(report.members, 1u) << label << ": the member went back to libdeflate";
+          EXPECT_EQ(report.members, 1u) << label << ": the member went back to libdeflate (" << report.chunks
+                                        << " chunks, " << report.catchUps << " decoded again)";
         }
       }
     }
