@@ -45,7 +45,8 @@ programs=(test/svdlrCudaBackendGTest test/svdlrLocalDenoiseCudaGTest test/svdlrE
   apps/SVDLowRankDenoiseSeries
   apps/DicomSeriesExample examples/LocalLowRankDenoisingExample examples/ReaderFilterWriterExample
   benchmarks/svdlrBenchmark benchmarks/svdlrKernelBenchmark benchmarks/svdlrDenoiseBenchmark
-  benchmarks/svdlrDenoiseCudaBenchmark benchmarks/svdlrEigenProbe benchmarks/svdlrStartupProbe)
+  benchmarks/svdlrDenoiseCudaBenchmark benchmarks/svdlrEigenProbe benchmarks/svdlrStartupProbe
+  benchmarks/svdlrGunzipBenchmark)
 found=()
 for program in "${programs[@]}"; do
   if [ -x "$build/$program" ]; then found+=("$build/$program"); else echo "note: no $build/$program" >&2; fi

@@ -292,7 +292,23 @@ MemberPipeline::Work()
         k = m_NextToDecode++;
       }
     }
-    copy ? CopyOut(k) : Decode(k);
+    try
+    {
+      copy ? CopyOut(k) : Decode(k);
+    }
+    catch (...)
+    {
+      // Out of memory: the chunk counts as undecodable (the calling thread decodes its range or gives up), or as not
+      // copied out (the member goes to libdeflate).
+      if (copy)
+      {
+        m_Slots[k].resolved = false;
+      }
+      else
+      {
+        m_Slots[k].chunk = InflatedChunk{}; // ChunkEnd::Error
+      }
+    }
     {
       const std::lock_guard<std::mutex> lock(m_Mutex);
       if (copy)
@@ -466,22 +482,26 @@ GunzipMember(const unsigned char *        member,
   {
     return result;
   }
-  GunzipReport      scratch;
-  GunzipReport &    told = report != nullptr ? *report : scratch;
-  const std::size_t deflateSize = size - *header;
   // A few chunks a thread, so that the last ones do not leave threads idle, of 1 to 8 MiB (smaller chunks search and
   // resolve more for the same output).
+  const std::size_t deflateBytes = size - *header;
   const std::size_t chunkBytes =
     settings.chunkBytes > 0 ? settings.chunkBytes
-                            : std::clamp<std::size_t>(deflateSize / (3 * std::size_t{ threads }), std::size_t{ 1 } << 20,
+                            : std::clamp<std::size_t>(deflateBytes / (3 * std::size_t{ threads }), std::size_t{ 1 } << 20,
                                                       std::size_t{ 8 } << 20);
+  if (deflateBytes <= chunkBytes)
+  {
+    return result; // one chunk: libdeflate is faster at it
+  }
+  GunzipReport      scratch;
+  GunzipReport &    told = report != nullptr ? *report : scratch;
   std::uint64_t made = 0, streamEnd = 0;
   std::uint32_t crc = 0;
   bool          placed = false, small = false;
   {
-    MemberPipeline pipeline(member + *header, deflateSize, chunkBytes, threads, out, produced, mostOutput);
+    MemberPipeline pipeline(member + *header, deflateBytes, chunkBytes, threads, out, produced, mostOutput);
     told.threads = threads;
-    told.chunks += (deflateSize + chunkBytes - 1) / chunkBytes;
+    told.chunks += (deflateBytes + chunkBytes - 1) / chunkBytes;
     placed = pipeline.Place(made, crc, streamEnd, told);
     small = pipeline.EndedInFirstChunk();
   }
