@@ -238,9 +238,9 @@ ReadDynamicHeader(BitReader & in, BlockTables & tables)
   static constexpr std::array<std::uint8_t, 19> kPrecodeOrder = { 16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
                                                                   11, 4,  12, 3, 13, 2, 14, 1, 15 };
   std::array<std::uint8_t, 19> precodeLengths{};
-  in.Refill();
   for (unsigned i = 0; i < precodeCount; ++i)
   {
+    in.Refill(); // 19 lengths of 3 bits are more than one refill holds
     precodeLengths[kPrecodeOrder[i]] = static_cast<std::uint8_t>(in.Take(3));
   }
   std::array<Entry, 1u << kPrecodeTableBits> precode{};
