@@ -136,7 +136,7 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
       {
         in += member.used;
         produced += member.made;
-        // A file of members smaller than a chunk (ours, bgzip's) gains nothing from chunks: libdeflate decodes the rest.
+        // Members smaller than a chunk (ours, bgzip's) gain nothing from chunks: libdeflate decodes the rest.
         parallel = !member.endedInFirstChunk;
         continue;
       }

@@ -70,9 +70,9 @@ struct Decompressed
 
 /** Decompresses every member of the gzip file `compressed` into one buffer; `expected`, the size the caller expects
  * (the header's promise), sizes the buffer first, and it doubles when a member does not fit (files over 4 GiB
- * included: no ISIZE is trusted for the size). Bytes after the last member that do not start another one are ignored, as zlib's gzread does.
- * A member of more than `settings.minimumBytes` is decoded on several threads (SVDLowRankParallelGunzip.h); the
- * result is libdeflate's, byte for byte, whichever way it was decoded. */
+ * included: no ISIZE is trusted for the size). Bytes after the last member that do not start another one are
+ * ignored, as zlib's gzread does. A member of more than `settings.minimumBytes` is decoded on several threads
+ * (SVDLowRankParallelGunzip.h); the result is libdeflate's, byte for byte, whichever way it was decoded. */
 Decompressed
 DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t expected);
 Decompressed
@@ -97,8 +97,8 @@ Crc32Combine(std::uint32_t crcA, std::uint32_t crcB, std::uint64_t sizeB);
  * kDefaultGzipLevel), and hands the members to `write` in order, each whole, as they are ready. The members are
  * compressed on `threads` threads, shared equally with the gzip jobs that run at the same time (a batch's
  * writers and readers: the one rule for how many threads a compression or a decompression runs on, whoever calls
- * it), while `write` writes the earlier ones; at most two per thread wait to be written. Throws std::runtime_error when libdeflate cannot allocate; what `write` throws passes
- * through. */
+ * it), while `write` writes the earlier ones; at most two per thread wait to be written. Throws std::runtime_error
+ * when libdeflate cannot allocate; what `write` throws passes through. */
 void
 CompressGzip(const std::vector<ByteSpan> &                                  parts,
              int                                                            level,

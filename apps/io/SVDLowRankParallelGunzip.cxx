@@ -41,6 +41,9 @@ using inflate::InflatedChunk;
 using inflate::kMarkerBase;
 using inflate::kWindowBytes;
 
+constexpr std::size_t kSmallestChunk = std::size_t{ 1 } << 20;
+constexpr std::size_t kLargestChunk = std::size_t{ 8 } << 20;
+
 /** The bytes of the gzip header (RFC 1952 2.3) before the DEFLATE stream; nullopt for anything unusual (a header
  * CRC, reserved flags, a header that does not end), which libdeflate then judges. */
 std::optional<std::size_t>
@@ -350,7 +353,8 @@ MemberPipeline::Decode(std::size_t k)
     return;
   }
   const std::uint64_t from = std::uint64_t{ m_ChunkBytes } * 8 * k;
-  const auto          start = FindBlockStart(m_Deflate, m_Size, from, from + std::uint64_t{ m_ChunkBytes } * 8, m_Abandon);
+  const auto          start =
+    FindBlockStart(m_Deflate, m_Size, from, from + std::uint64_t{ m_ChunkBytes } * 8, m_Abandon);
   if (!start)
   {
     slot.chunk.end = ChunkEnd::Error; // no start found: the chunk before is decoded on through this one's range
@@ -486,9 +490,9 @@ GunzipMember(const unsigned char *        member,
   // resolve more for the same output).
   const std::size_t deflateBytes = size - *header;
   const std::size_t chunkBytes =
-    settings.chunkBytes > 0 ? settings.chunkBytes
-                            : std::clamp<std::size_t>(deflateBytes / (3 * std::size_t{ threads }), std::size_t{ 1 } << 20,
-                                                      std::size_t{ 8 } << 20);
+    settings.chunkBytes > 0
+      ? settings.chunkBytes
+      : std::clamp<std::size_t>(deflateBytes / (3 * std::size_t{ threads }), kSmallestChunk, kLargestChunk);
   if (deflateBytes <= chunkBytes)
   {
     return result; // one chunk: libdeflate is faster at it
