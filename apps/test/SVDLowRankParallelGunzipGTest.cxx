@@ -21,7 +21,7 @@
 // threads and chunks small enough that two cores see many boundaries; truncated and corrupt files get libdeflate's
 // answer; a false block start is found out and decoded past.
 #include "SVDLowRankGzip.h"
-#include "svdlrTestSeed.h"
+#include "svdlrTestScratch.h"
 
 #include <gtest/gtest.h>
 #include <libdeflate.h>
@@ -162,16 +162,15 @@ Repetitive(std::mt19937 & random, std::size_t size)
   return bytes;
 }
 
-class ParallelGunzip : public ::testing::Test
+/** The fixture's seed (printed, and again on failure; SVDLR_TEST_SEED replays it) draws every test's data. */
+class ParallelGunzip : public svdlr_test::RandomTest
 {
 protected:
   void
   SetUp() override
   {
-    m_Seed = svdlr::test::FreshSeed();
-    m_Random.seed(static_cast<std::mt19937::result_type>(m_Seed));
+    RandomTest::SetUp();
     std::cout << "seed: " << svdlr::test::SeedTrace(m_Seed) << std::endl;
-    m_Trace = std::make_unique<::testing::ScopedTrace>(__FILE__, __LINE__, svdlr::test::SeedTrace(m_Seed));
   }
 
   /** Every thread count and chunk size give the serial bytes; with dynamic blocks, the chunks did the work. */
@@ -200,9 +199,6 @@ protected:
     }
   }
 
-  std::uint64_t                           m_Seed{ 0 };
-  std::mt19937                            m_Random;
-  std::unique_ptr<::testing::ScopedTrace> m_Trace;
 };
 
 TEST_F(ParallelGunzip, Crc32CombineEqualsTheCrcOfTheWhole)
