@@ -33,6 +33,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace
@@ -249,6 +250,25 @@ TEST_F(ParallelGunzip, StoredAndFixedHuffmanBlocksDecodeAsLibdeflateDoes)
   // those are decoded on by the chunk before: the same bytes either way.
   ExpectParallelEqualsSerial(ZlibGzip(int16, 0), int16, "zlib level 0 (stored blocks)", true);
   ExpectParallelEqualsSerial(ZlibGzip(int16, 6, Z_FIXED), int16, "zlib Z_FIXED (fixed-Huffman blocks)", false);
+}
+
+TEST_F(ParallelGunzip, EveryReaderGetsChunksForALargeMember)
+{
+  // What LoadNiftiFile calls: no settings, so the member's size and the hardware threads decide.
+  if (std::thread::hardware_concurrency() < 2)
+  {
+    GTEST_SKIP() << "one hardware thread: the read stays with libdeflate";
+  }
+  const Bytes                  data = NoisyFloat32(m_Random, 6 << 20);
+  const Bytes                  file = ZlibGzip(data, 6);
+  svdlr_io::GunzipReport       report;
+  const svdlr_io::Decompressed ours =
+    svdlr_io::DecompressGzip(file.data(), file.size(), data.size(), svdlr_io::GunzipSettings{}, &report);
+  ASSERT_GT(file.size(), svdlr_io::kParallelGunzipMinimumBytes + (std::size_t{ 1 } << 20));
+  EXPECT_TRUE(ours.complete);
+  EXPECT_TRUE(ours.bytes == data);
+  EXPECT_EQ(report.members, 1u) << report.chunks << " chunks, " << report.catchUps << " decoded again";
+  EXPECT_TRUE(svdlr_io::DecompressGzip(file.data(), file.size(), data.size()).bytes == data);
 }
 
 /** A noisy int16 member and its data, for the damaged-file tests. */
