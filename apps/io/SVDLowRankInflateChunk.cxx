@@ -159,13 +159,23 @@ template <typename T>
 bool
 ChunkInflater::HuffmanBlock(const BlockTables & tables, RawVector<T> & out, std::size_t & pos)
 {
+  // The reader and the output position in locals: bytes written through `o` may alias any member, so that kept in
+  // members they would be stored and loaded again around every literal.
+  BitReader   in = m_In;
+  std::size_t at = pos;
   T *         o = out.data();
   std::size_t room = out.size();
+  const auto  finish = [&](bool ok) {
+    m_In = in;
+    pos = at;
+    return ok;
+  };
   for (;;)
   {
-    if (room - pos < kSlack)
+    if (room - at < kSlack)
     {
-      if (!Grow(out, pos))
+      finish(true);
+      if (!Grow(out, at))
       {
         return false;
       }
@@ -174,54 +184,54 @@ ChunkInflater::HuffmanBlock(const BlockTables & tables, RawVector<T> & out, std:
     }
     // 56 bits hold a literal/length code (15), its extra bits (5), a distance code (15) and its extra bits (13), or
     // three literals (45): noisy images are mostly literals, decoded here without a refill between them.
-    m_In.Refill();
-    std::uint64_t bits = m_In.Peek();
-    Entry         e = tables.litlen[bits & kLitLenMask];
+    in.Refill();
+    const std::uint64_t bits = in.Peek();
+    Entry               e = tables.litlen[bits & kLitLenMask];
     if (KindOf(e) == kLiteral)
     {
       unsigned taken = CodeLength(e);
-      o[pos++] = static_cast<T>(ValueOf(e));
+      o[at++] = static_cast<T>(ValueOf(e));
       e = tables.litlen[(bits >> taken) & kLitLenMask];
       if (KindOf(e) == kLiteral)
       {
-        o[pos++] = static_cast<T>(ValueOf(e));
+        o[at++] = static_cast<T>(ValueOf(e));
         taken += CodeLength(e);
         e = tables.litlen[(bits >> taken) & kLitLenMask];
         if (KindOf(e) == kLiteral)
         {
-          o[pos++] = static_cast<T>(ValueOf(e));
+          o[at++] = static_cast<T>(ValueOf(e));
           taken += CodeLength(e);
         }
       }
-      m_In.Drop(taken);
+      in.Drop(taken);
       continue;
     }
     unsigned used = 0;
     e = Lookup(tables.litlen.data(), kLitLenTableBits, bits, used);
-    m_In.Drop(used);
+    in.Drop(used);
     const std::uint32_t kind = KindOf(e);
     if (kind == kLiteral)
     {
-      o[pos++] = static_cast<T>(ValueOf(e)); // a literal of a code longer than the primary table
+      o[at++] = static_cast<T>(ValueOf(e)); // a literal of a code longer than the primary table
       continue;
     }
     if (kind != kLengthOrDistance)
     {
-      return kind == kEndOfBlock && !m_In.Overrun();
+      return finish(kind == kEndOfBlock && !in.Overrun());
     }
-    const std::size_t length = ValueOf(e) + m_In.Take(ExtraBits(e));
-    e = Lookup(tables.distance.data(), kDistanceTableBits, m_In.Peek(), used);
-    m_In.Drop(used);
+    const std::size_t length = ValueOf(e) + in.Take(ExtraBits(e));
+    e = Lookup(tables.distance.data(), kDistanceTableBits, in.Peek(), used);
+    in.Drop(used);
     if (KindOf(e) != kLengthOrDistance)
     {
-      return false;
+      return finish(false);
     }
-    const std::size_t distance = ValueOf(e) + m_In.Take(ExtraBits(e));
-    if (!CopyMatch(o, pos, distance, length) || m_In.Overrun())
+    const std::size_t distance = ValueOf(e) + in.Take(ExtraBits(e));
+    if (!CopyMatch(o, at, distance, length) || in.Overrun())
     {
-      return false;
+      return finish(false);
     }
-    pos += length;
+    at += length;
   }
 }
 
