@@ -309,6 +309,25 @@ LooksLikeStoredLength(const unsigned char * data, std::size_t size, std::uint64_
   return (length ^ check) == 0xffff;
 }
 
+std::uint64_t
+BitsAt(const unsigned char * data, std::size_t size, std::uint64_t bit)
+{
+  const std::uint64_t byte = bit / 8;
+  std::uint64_t       word = 0;
+  if (byte + 8 <= size)
+  {
+    std::memcpy(&word, data + byte, 8);
+  }
+  else
+  {
+    for (std::uint64_t i = 0; byte + i < size && i < 8; ++i)
+    {
+      word |= std::uint64_t{ data[byte + i] } << (8 * i);
+    }
+  }
+  return word >> (bit % 8);
+}
+
 bool
 LooksLikeDynamicHeader(const unsigned char * data, std::size_t size, std::uint64_t bit, BlockTables & scratch)
 {
@@ -316,16 +335,28 @@ LooksLikeDynamicHeader(const unsigned char * data, std::size_t size, std::uint64
   {
     return false;
   }
-  // The cheap tests first: BFINAL 0 and BTYPE 10 (binary 100 in stream order), then the counts, then the Kraft sum
-  // of the precode; only the few offsets that pass build tables.
-  std::uint32_t       first = 0;
-  const std::uint64_t byte = bit / 8;
-  for (unsigned i = 0; i < 4 && byte + i < size; ++i)
-  {
-    first |= static_cast<std::uint32_t>(data[byte + i]) << (8 * i);
-  }
-  first >>= bit % 8;
+  // The cheap tests first, on every bit offset the search tries: BFINAL 0 and BTYPE 10 (binary 100 in stream order),
+  // the counts, then the Kraft sum of the precode (complete: 2^-length summing to 1); only the few offsets that pass
+  // read the code lengths and build tables.
+  const std::uint64_t first = BitsAt(data, size, bit);
   if ((first & 7u) != 4u || ((first >> 3) & 31u) > 29 || ((first >> 8) & 31u) > 29)
+  {
+    return false;
+  }
+  const unsigned      precodeCount = 4 + static_cast<unsigned>((first >> 13) & 15u);
+  std::uint64_t       lengths = BitsAt(data, size, bit + 17); // 18 lengths and more
+  unsigned            kraft = 0; // in units of 2^-7
+  for (unsigned i = 0; i < precodeCount; ++i)
+  {
+    if (i == 18)
+    {
+      lengths = BitsAt(data, size, bit + 17 + 3 * 18);
+    }
+    const unsigned length = static_cast<unsigned>(lengths & 7u);
+    lengths >>= 3;
+    kraft += length != 0 ? 128u >> length : 0u;
+  }
+  if (kraft != 128)
   {
     return false;
   }

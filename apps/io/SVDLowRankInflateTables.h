@@ -221,6 +221,10 @@ ReadDynamicHeader(BitReader & in, BlockTables & tables);
 bool
 LooksLikeStoredLength(const unsigned char * data, std::size_t size, std::uint64_t byte);
 
+/** At least 56 bits of `data` from `bit` on (zeros past the end): what the block-start search tests first. */
+std::uint64_t
+BitsAt(const unsigned char * data, std::size_t size, std::uint64_t bit);
+
 /** Whether a non-final dynamic block with a valid and complete header starts at `bit`. */
 bool
 LooksLikeDynamicHeader(const unsigned char * data, std::size_t size, std::uint64_t bit, BlockTables & scratch);

@@ -80,23 +80,32 @@ FindBlockStart(const unsigned char * data, std::size_t size, std::uint64_t from,
 {
   inflate::BlockTables scratch;
   to = std::min<std::uint64_t>(to, std::uint64_t{ size } * 8);
-  for (std::uint64_t bit = from; bit < to; ++bit)
+  for (std::uint64_t byte = from / 8; byte * 8 < to; ++byte)
   {
-    if (bit % 8 == 0)
+    if (cancel.load(std::memory_order_relaxed))
     {
-      if (cancel.load(std::memory_order_relaxed))
-      {
-        return std::nullopt;
-      }
-      if (inflate::LooksLikeStoredLength(data, size, bit / 8) && inflate::ConfirmBlockStart(data, size, { bit, true }))
-      {
-        return BlockBoundary{ bit, true };
-      }
+      return std::nullopt;
     }
-    if (inflate::LooksLikeDynamicHeader(data, size, bit, scratch) &&
-        inflate::ConfirmBlockStart(data, size, { bit, false }))
+    if (byte * 8 >= from && inflate::LooksLikeStoredLength(data, size, byte) &&
+        inflate::ConfirmBlockStart(data, size, { byte * 8, true }))
     {
-      return BlockBoundary{ bit, false };
+      return BlockBoundary{ byte * 8, true };
+    }
+    // The eight bit offsets of this byte from one word: most fail on BFINAL 0, BTYPE 10 and the code counts, tested
+    // here before the header is read.
+    const std::uint64_t word = inflate::BitsAt(data, size, byte * 8);
+    for (unsigned shift = 0; shift < 8; ++shift)
+    {
+      const std::uint64_t bits = word >> shift, bit = byte * 8 + shift;
+      if ((bits & 7u) != 4u || ((bits >> 3) & 31u) > 29 || ((bits >> 8) & 31u) > 29 || bit < from || bit >= to)
+      {
+        continue;
+      }
+      if (inflate::LooksLikeDynamicHeader(data, size, bit, scratch) &&
+          inflate::ConfirmBlockStart(data, size, { bit, false }))
+      {
+        return BlockBoundary{ bit, false };
+      }
     }
   }
   return std::nullopt;
