@@ -26,6 +26,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -169,13 +170,13 @@ WindowAfter(const InflatedChunk & chunk, const Window & before, Window & after)
 /** One chunk on its way: decoded, placed in order, copied out. */
 struct Slot
 {
-  InflatedChunk chunk;
-  bool          decoded{ false };
-  Window        window;       // the 32 KiB before it, once placed
-  std::uint64_t offset{ 0 };  // where its output goes, from `produced`
-  std::uint64_t size{ 0 };
-  std::uint32_t crc{ 0 };
-  bool          resolved{ true };
+  InflatedChunk           chunk;
+  bool                    decoded{ false };
+  std::unique_ptr<Window> window;      // the 32 KiB before it, from its placing to its copy (not for every chunk)
+  std::uint64_t           offset{ 0 }; // where its output goes, from `produced`
+  std::uint64_t           size{ 0 };
+  std::uint32_t           crc{ 0 };
+  bool                    resolved{ true };
 };
 
 /** The chunks of one member, decoded by workers and placed in order by the calling thread. */
@@ -380,7 +381,8 @@ MemberPipeline::CopyOut(std::size_t k)
   Slot &              slot = m_Slots[k];
   const std::uint64_t size = slot.chunk.Size();
   unsigned char *     to = m_Out.data() + m_Produced + slot.offset;
-  slot.resolved = ResolveOutput(slot.chunk, slot.window, 0, static_cast<std::size_t>(size), to);
+  slot.resolved = ResolveOutput(slot.chunk, *slot.window, 0, static_cast<std::size_t>(size), to);
+  slot.window.reset();
   slot.crc = Crc32(0, to, static_cast<std::size_t>(size)); // beside the copy, while the bytes are in cache
   const std::lock_guard<std::mutex> lock(m_Mutex);
   m_Spares.push_back(std::move(slot.chunk));
@@ -424,8 +426,8 @@ MemberPipeline::Place(std::uint64_t & made, std::uint32_t & crc, std::uint64_t &
     slot.offset = total;
     slot.size = slot.chunk.Size();
     total += slot.size;
-    slot.window = window;
-    ok = ok && total <= m_MostOutput && WindowAfter(slot.chunk, slot.window, window);
+    slot.window = std::make_unique<Window>(window);
+    ok = ok && total <= m_MostOutput && WindowAfter(slot.chunk, *slot.window, window);
     if (!ok)
     {
       break;
