@@ -17,6 +17,7 @@
  *=========================================================================*/
 #include "SVDLowRankInflateChunk.h"
 
+#include "SVDLowRankGzip.h"
 #include "SVDLowRankInflateTables.h"
 
 #include <algorithm>
@@ -409,26 +410,52 @@ InflateChunk(const ChunkRequest & request, InflatedChunk recycled)
   return inflater.Run();
 }
 
+namespace
+{
+
+/** Whether a DEFLATE stream that ends at `end` (bytes) ends its gzip member as a real one would: its trailer's 8 bytes
+ * end the file or another member starts after them. A false block start in the middle of the data that happens to
+ * decode to a final block does not. */
 bool
-ConfirmBlockStart(const unsigned char * data, std::size_t size, const BlockBoundary & candidate)
+EndsTheMember(const unsigned char * data, std::size_t size, std::uint64_t end)
+{
+  return end + 8 == size || (end + 8 < size && StartsGzipMember(data + end + 8, size - (end + 8)));
+}
+
+/** The trial decode from `start`: `stopAfterOutput` bytes and on to the next boundary, or to the stream's end. */
+InflatedChunk
+Trial(const unsigned char * data, std::size_t size, const BlockBoundary & start, std::uint64_t stopAfterOutput)
 {
   ChunkRequest trial;
   trial.data = data;
   trial.size = size;
-  trial.start = candidate;
+  trial.start = start;
   trial.windowKnown = false;
-  trial.stopAfterOutput = 64 << 10;
+  trial.stopAfterOutput = stopAfterOutput;
   trial.fixedOnlyIfFinal = true;
   trial.mostOutput = std::size_t{ 16 } << 20; // past a block this large the search would only move on to the next
-  const InflatedChunk block = InflateChunk(trial);
+  return InflateChunk(trial);
+}
+
+} // namespace
+
+bool
+ConfirmBlockStart(const unsigned char * data, std::size_t size, const BlockBoundary & candidate)
+{
+  const InflatedChunk block = Trial(data, size, candidate, 64 << 10);
   if (block.end != ChunkEnd::Boundary)
   {
-    return block.end == ChunkEnd::StreamEnd;
+    return block.end == ChunkEnd::StreamEnd && EndsTheMember(data, size, block.stop.bit / 8);
   }
-  // The next header must be one a decoder takes: any type but 11, a stored block's LEN and NLEN agreeing, a dynamic
-  // block's codes complete.
-  BitReader in(data, size, block.stop.bit);
+  // The next header must be one a decoder takes: a non-final stored block's LEN and NLEN agreeing, a non-final
+  // dynamic block's codes complete, or a final block of any type that ends the member.
+  BitReader           in(data, size, block.stop.bit);
   const std::uint32_t header = in.Take(3);
+  if ((header & 1u) != 0)
+  {
+    const InflatedChunk last = Trial(data, size, block.stop, UINT64_MAX);
+    return last.end == ChunkEnd::StreamEnd && EndsTheMember(data, size, last.stop.bit / 8);
+  }
   switch (header >> 1)
   {
     case 0:
@@ -438,15 +465,13 @@ ConfirmBlockStart(const unsigned char * data, std::size_t size, const BlockBound
       return byte + 4 <= size && ((data[byte] | (data[byte + 1] << 8)) ^ (data[byte + 2] | (data[byte + 3] << 8))) ==
                                    0xffff;
     }
-    case 1:
-      return (header & 1u) != 0 && !in.Overrun();
     case 2:
     {
       BlockTables tables;
       return ReadDynamicHeader(in, tables);
     }
     default:
-      return false;
+      return false; // 11, or a non-final fixed-Huffman block (ConfirmBlockStart's comment says why)
   }
 }
 

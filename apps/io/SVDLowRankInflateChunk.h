@@ -127,12 +127,13 @@ struct ChunkRequest
 InflatedChunk
 InflateChunk(const ChunkRequest & request, InflatedChunk recycled = {});
 
-/** Whether the blocks from `candidate` on decode, as real ones would, for 64 KiB of output (or to the stream's end),
- * and are followed by a valid block header: the confirmation of a block start the search found. Fixed-Huffman blocks
- * count only as the final block: arbitrary bytes decode as one too often (a stored block's LEN read one byte early,
- * 00 ff | ff 00, lands in the block's data, and noisy int16 data then passes as fixed-Huffman blocks about one time in
- * three), while zlib and libdeflate write them only for short blocks, which end streams. A false start that passes
- * all the same is found out when the chunk before does not stop on it. */
+/** Whether the blocks from `candidate` on decode, as real ones would, for 64 KiB of output and are followed by a valid
+ * block header, or decode to a final block that ends the gzip member (its trailer ends the file or another member
+ * follows it): the confirmation of a block start the search found (`data` is the DEFLATE stream, `size` counts to the
+ * file's end). Fixed-Huffman blocks count only as the final block: arbitrary bytes decode as one too often (a stored
+ * block's LEN read one byte early, 00 ff | ff 00, lands in the block's data, and noisy int16 data then passes as
+ * fixed-Huffman blocks about one time in three), while zlib and libdeflate write them only for short blocks, which
+ * end streams. A false start that passes all the same is found out when the chunk before does not stop on it. */
 bool
 ConfirmBlockStart(const unsigned char * data, std::size_t size, const BlockBoundary & candidate);
 
