@@ -72,7 +72,8 @@ one() {
 stage_tests() {
   local suites=${SUITES:-svdlrCudaBackendGTest svdlrLocalDenoiseCudaGTest itkLocalLowRankDenoisingImageFilterGTest
     itkSVDLowRankReconstructionImageFilterGTest svdlrEngineGTest svdlrLocalDenoiseGTest SVDLowRankDenoiseSeriesGTest
-    SVDLowRankToolGTest SVDLowRankBatchGTest SVDLowRankBatchToolGTest SVDLowRankDenoiseBatchGTest}
+    SVDLowRankToolGTest SVDLowRankBatchGTest SVDLowRankBatchToolGTest SVDLowRankDenoiseBatchGTest
+    SVDLowRankParallelGunzipGTest}
   for suite in $suites; do
     [ -x "$bin/$suite" ] || { note "$suite: not in the bundle"; continue; }
     one "$suite" "${SUITE_LIMIT:-240}" "$bin/$suite" --gtest_brief=1
