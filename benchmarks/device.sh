@@ -15,6 +15,7 @@
 #   denoise-batch the denoiser's batch mode: 20 DWI subjects on --devices 0 and 0,1, and dwidenoise on 3 of them
 #   python        builds the Python extension there and times it against the C++ engine
 #   bids-app      the BIDS App over 20 dwi subjects: 1 and 2 GPUs in one process and through Dask, against dwidenoise
+#   gunzip        the .nii.gz read's decompression: libdeflate on one thread against one member on 1..16 threads
 # Everything goes to a work folder; $OUT gets summary.md (every stage's lines and times), details.tar.gz (logs and
 # results) and the denoising figure when made: a device call brings back only a few files.
 set -uo pipefail
@@ -23,7 +24,7 @@ bundle=$(cd "${SVDLR_BUNDLE:-$root/.gpu}" 2>/dev/null && pwd) ||
   { echo "no bundle: run benchmarks/gpu_bundle.sh here" >&2; exit 2; }
 out=${OUT:-/tmp/svdlr-device/out}
 work=${SVDLR_DEVICE_WORK:-/tmp/svdlr-device}
-known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask denoise-batch python bids-app "
+known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask denoise-batch python bids-app gunzip "
 [ $# -gt 0 ] || { echo "usage: $0 STAGE... (from:$known)" >&2; exit 2; }
 for stage in "$@"; do [[ "$known" == *" $stage "* ]] || { echo "unknown stage '$stage' (from:$known)" >&2; exit 2; }; done
 mkdir -p "$out" "$work"
@@ -71,7 +72,8 @@ one() {
 stage_tests() {
   local suites=${SUITES:-svdlrCudaBackendGTest svdlrLocalDenoiseCudaGTest itkLocalLowRankDenoisingImageFilterGTest
     itkSVDLowRankReconstructionImageFilterGTest svdlrEngineGTest svdlrLocalDenoiseGTest SVDLowRankDenoiseSeriesGTest
-    SVDLowRankToolGTest SVDLowRankBatchGTest SVDLowRankBatchToolGTest SVDLowRankDenoiseBatchGTest}
+    SVDLowRankToolGTest SVDLowRankBatchGTest SVDLowRankBatchToolGTest SVDLowRankDenoiseBatchGTest
+    SVDLowRankParallelGunzipGTest}
   for suite in $suites; do
     [ -x "$bin/$suite" ] || { note "$suite: not in the bundle"; continue; }
     one "$suite" "${SUITE_LIMIT:-240}" "$bin/$suite" --gtest_brief=1
@@ -414,6 +416,37 @@ stage_bids-app() {
     python3 "$root/benchmarks/bids_app_session.py" --phantom "$b/phantom$size" --subjects "${SUBJECTS:-20}" \
     --work "$b" --dwidenoise "$bin/dwidenoise" --dwidenoise-subjects "${DWIDENOISE_SUBJECTS:-2}" 2>&1 |
     tee "$dir/session.log" | grep -E '^(#|-|  )' | tee -a "$summary"
+}
+
+# The .nii.gz read's decompression (apps/io/SVDLowRankParallelGunzip.h) on the denoise phantom (make_denoise_series.py)
+# as scanners, dcm2niix and `gzip -6` write it: one gzip member at zlib level 6, float32 and rounded to int16, at
+# 96x96x60x65 and 112x112x72x91. svdlrGunzipBenchmark checks every result against libdeflate's, byte for byte.
+stage_gunzip() {
+  local data=$work/data/gunzip case size kind name
+  mkdir -p "$data"
+  for case in 96x96x60x65:float32 96x96x60x65:int16 112x112x72x91:float32; do
+    size=${case%%:*} kind=${case##*:} name=phantom${size}_$kind
+    if [ ! -f "$data/$name.nii.gz" ]; then
+      # shellcheck disable=SC2046 # the four sizes, as four arguments
+      python3 "$root/benchmarks/make_denoise_series.py" "$data/series.f32" --size $(tr x ' ' <<< "$size") &&
+        python3 -c '
+import gzip, sys
+import nibabel as nib, numpy as np
+raw, out, size, kind = sys.argv[1:]
+series = np.fromfile(raw, dtype="<f4").reshape([int(n) for n in size.split("x")][::-1]).transpose()
+if kind == "int16":
+    series = np.clip(np.rint(series), -32768, 32767).astype(np.int16)
+nib.save(nib.Nifti1Image(series, np.eye(4)), out[:-3])
+with open(out[:-3], "rb") as f:
+    payload = f.read()
+with open(out, "wb") as f:
+    f.write(gzip.compress(payload, compresslevel=6))  # one member, as gzip -6 writes it
+' "$data/series.f32" "$data/$name.nii.gz" "$size" "$kind" > "$dir/make-$name.log" 2>&1
+      rm -f "$data/series.f32" "$data/$name.nii"
+    fi
+    one "$name" 200 "$bin/svdlrGunzipBenchmark" "$data/$name.nii.gz" --threads 1,2,4,8,16 --repeat 5
+    note "$(cat "$dir/$name.log") (rc $rc)"
+  done
 }
 
 for stage in "$@"; do

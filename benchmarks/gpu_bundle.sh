@@ -41,11 +41,13 @@ grep -q '^CMAKE_CUDA_ARCHITECTURES:.*=.*90' "$build/CMakeCache.txt" ||
 programs=(test/svdlrCudaBackendGTest test/svdlrLocalDenoiseCudaGTest test/svdlrEngineGTest test/svdlrLocalDenoiseGTest
   test/itkSVDLowRankReconstructionImageFilterGTest test/itkLocalLowRankDenoisingImageFilterGTest
   apps/test/SVDLowRankDenoiseSeriesGTest apps/test/SVDLowRankToolGTest apps/test/SVDLowRankBatchGTest
-  apps/test/SVDLowRankBatchToolGTest apps/test/SVDLowRankDenoiseBatchGTest apps/SVDLowRankReconstructImage
+  apps/test/SVDLowRankBatchToolGTest apps/test/SVDLowRankDenoiseBatchGTest apps/test/SVDLowRankParallelGunzipGTest
+  apps/SVDLowRankReconstructImage
   apps/SVDLowRankDenoiseSeries
   apps/DicomSeriesExample examples/LocalLowRankDenoisingExample examples/ReaderFilterWriterExample
   benchmarks/svdlrBenchmark benchmarks/svdlrKernelBenchmark benchmarks/svdlrDenoiseBenchmark
-  benchmarks/svdlrDenoiseCudaBenchmark benchmarks/svdlrEigenProbe benchmarks/svdlrStartupProbe)
+  benchmarks/svdlrDenoiseCudaBenchmark benchmarks/svdlrEigenProbe benchmarks/svdlrStartupProbe
+  benchmarks/svdlrGunzipBenchmark)
 found=()
 for program in "${programs[@]}"; do
   if [ -x "$build/$program" ]; then found+=("$build/$program"); else echo "note: no $build/$program" >&2; fi

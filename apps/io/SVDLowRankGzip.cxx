@@ -50,6 +50,27 @@ struct FreeCompressor
   }
 };
 
+/** How many gzip jobs (CompressGzip and DecompressGzip calls) run now, for their share of the threads. */
+std::atomic<unsigned> g_RunningGzipJobs{ 0 };
+
+/** A gzip job while it runs: it counts in every job's share of the threads. */
+struct RunningGzipJob
+{
+  RunningGzipJob() { ++g_RunningGzipJobs; }
+  ~RunningGzipJob() { --g_RunningGzipJobs; }
+  RunningGzipJob(const RunningGzipJob &) = delete;
+  RunningGzipJob &
+  operator=(const RunningGzipJob &) = delete;
+};
+
+/** The one thread rule of gzip jobs: an equal share of `threads` with the jobs running now (a batch's readers and
+ * writers), at least one. */
+unsigned
+ShareOfThreads(unsigned threads)
+{
+  return std::max(1u, threads / std::max(1u, g_RunningGzipJobs.load()));
+}
+
 } // namespace
 
 bool
@@ -71,8 +92,21 @@ GzipMemberSize(std::uint32_t isize, std::uint64_t atLeast)
   return periods > (UINT64_MAX - isize) / Period ? UINT64_MAX : isize + periods * Period;
 }
 
+std::uint64_t
+MostDecompressedBytes(std::size_t compressed)
+{
+  return static_cast<std::uint64_t>(compressed) * 1032 + 64;
+}
+
 Decompressed
 DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t expected)
+{
+  return DecompressGzip(compressed, size, expected, GunzipSettings{});
+}
+
+Decompressed
+DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t expected,
+               const GunzipSettings & settings, GunzipReport * report)
 {
   Decompressed result;
   std::unique_ptr<libdeflate_decompressor, FreeDecompressor> inflater(libdeflate_alloc_decompressor());
@@ -86,15 +120,33 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
   }
   std::vector<unsigned char> & out = result.bytes;
   out.resize(std::max<std::uint64_t>(expected, 1));
-  std::size_t   in = 0, produced = 0;
-  std::uint64_t tries = 0;
+  std::size_t          in = 0, produced = 0;
+  std::uint64_t        tries = 0;
+  const RunningGzipJob running;
+  const unsigned       threads =
+    settings.threads > 0 ? settings.threads : ShareOfThreads(std::max(1u, std::thread::hardware_concurrency()));
+  bool parallel = threads > 1;
   while (in < size && StartsGzipMember(compressed + in, size - in))
   {
+    if (parallel && tries == 0)
+    {
+      const GunzipMemberResult member = GunzipMember(
+        compressed + in, size - in, out, produced, MostDecompressedBytes(size - in), threads, settings, report);
+      if (member.done)
+      {
+        in += member.used;
+        produced += member.made;
+        // Members smaller than a chunk (ours, bgzip's) gain nothing from chunks: libdeflate decodes the rest.
+        parallel = !member.endedInFirstChunk;
+        continue;
+      }
+      parallel = false; // given up: libdeflate decodes this member and the rest, as it always did
+    }
     std::size_t     used = 0, made = 0;
     const auto code = libdeflate_gzip_decompress_ex(
       inflater.get(), compressed + in, size - in, out.data() + produced, out.size() - produced, &used, &made);
-    // Deflate expands at most 1032 to 1: what is left of the file cannot hold more than this.
-    const std::uint64_t most = static_cast<std::uint64_t>(size - in) * 1032 + 64;
+    // What is left of the file cannot hold more than this.
+    const std::uint64_t most = MostDecompressedBytes(size - in);
     const std::uint64_t room = out.size() - produced;
     if (code == LIBDEFLATE_INSUFFICIENT_SPACE && room < most && ++tries < 64)
     {
@@ -127,17 +179,46 @@ Crc32(std::uint32_t crc, const unsigned char * bytes, std::size_t size)
 namespace
 {
 
-/** How many CompressGzip calls run now, for their share of the threads. */
-std::atomic<unsigned> g_RunningCompressions{ 0 };
+/** The CRC-32 polynomial, bit-reversed as gzip's CRC runs (the bit for x^0 is the highest). */
+constexpr std::uint32_t kCrcPolynomial = 0xedb88320u;
 
-struct RunningCompression
+/** a(x) b(x) modulo the CRC polynomial, both bit-reversed. */
+std::uint32_t
+MultiplyModCrc(std::uint32_t a, std::uint32_t b)
 {
-  RunningCompression() { ++g_RunningCompressions; }
-  ~RunningCompression() { --g_RunningCompressions; }
-  RunningCompression(const RunningCompression &) = delete;
-  RunningCompression &
-  operator=(const RunningCompression &) = delete;
-};
+  std::uint32_t product = 0;
+  for (std::uint32_t bit = 0x80000000u; bit != 0; bit >>= 1)
+  {
+    if ((a & bit) != 0)
+    {
+      product ^= b;
+    }
+    b = (b & 1u) != 0 ? (b >> 1) ^ kCrcPolynomial : b >> 1; // b(x) x
+  }
+  return product;
+}
+
+} // namespace
+
+std::uint32_t
+Crc32Combine(std::uint32_t crcA, std::uint32_t crcB, std::uint64_t sizeB)
+{
+  // A CRC is linear over GF(2): appending B's bytes multiplies A's register by x^(8 sizeB) and adds B's own CRC (the
+  // pre- and post-conditioning of both cancel). x^(8 sizeB) by squaring, from x^8.
+  std::uint32_t shift = 0x80000000u, power = 0x00800000u; // x^0 and x^8
+  for (std::uint64_t n = sizeB; n != 0; n >>= 1)
+  {
+    if ((n & 1u) != 0)
+    {
+      shift = MultiplyModCrc(shift, power);
+    }
+    power = MultiplyModCrc(power, power);
+  }
+  return MultiplyModCrc(crcA, shift) ^ crcB;
+}
+
+namespace
+{
 
 /** `parts` cut into members: kGzipMemberBytes each, the last of each part shorter; one empty member for no bytes at
  * all, so that the file is still gzip. */
@@ -192,9 +273,9 @@ CompressGzip(const std::vector<ByteSpan> &                                  part
              const std::function<void(const unsigned char *, std::size_t)> & write)
 {
   level = level > 0 ? std::min(level, 12) : kDefaultGzipLevel;
-  const RunningCompression running;
+  const RunningGzipJob        running;
   const std::vector<ByteSpan> members = MembersOf(parts);
-  threads = std::max(1u, threads / std::max(1u, g_RunningCompressions.load()));
+  threads = ShareOfThreads(threads);
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, members.size()));
   if (threads == 1)
   {

@@ -18,9 +18,12 @@
 #ifndef SVDLowRankGzip_h
 #define SVDLowRankGzip_h
 
-// gzip (RFC 1952) through libdeflate, whole buffers at a time: decompression about twice as fast as zlib's, and
-// compression in independent members on several threads. A file of several members (ours, bgzip's, pigz
+// gzip (RFC 1952) through libdeflate, whole buffers at a time: decompression about twice as fast as zlib's (and a
+// large member on several threads: SVDLowRankParallelGunzip.h), and compression in independent members on several
+// threads. A file of several members (ours, bgzip's, pigz
 // --independent's) is one valid gzip stream to zlib's gzread, Python's gzip, nibabel, ITK and MRtrix3.
+
+#include "SVDLowRankParallelGunzip.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -67,21 +70,35 @@ struct Decompressed
 
 /** Decompresses every member of the gzip file `compressed` into one buffer; `expected`, the size the caller expects
  * (the header's promise), sizes the buffer first, and it doubles when a member does not fit (files over 4 GiB
- * included: no ISIZE is trusted for the size). Bytes after the last member that do not start another one are ignored, as zlib's gzread does. */
+ * included: no ISIZE is trusted for the size). Bytes after the last member that do not start another one are
+ * ignored, as zlib's gzread does. A member of more than `settings.minimumBytes` is decoded on several threads
+ * (SVDLowRankParallelGunzip.h); the result is libdeflate's, byte for byte, whichever way it was decoded. */
 Decompressed
 DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t expected);
+Decompressed
+DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t expected,
+               const GunzipSettings & settings, GunzipReport * report = nullptr);
+
+/** The most bytes `compressed` bytes of gzip can decompress to: DEFLATE expands at most 1032 to 1. */
+std::uint64_t
+MostDecompressedBytes(std::size_t compressed);
+
 
 /** The CRC-32 of gzip and zlib, continued from `crc` (0 to start). */
 std::uint32_t
 Crc32(std::uint32_t crc, const unsigned char * bytes, std::size_t size);
 
+/** The CRC-32 of A followed by B from A's CRC, B's CRC and B's size: chunks checked on several threads, then joined. */
+std::uint32_t
+Crc32Combine(std::uint32_t crcA, std::uint32_t crcB, std::uint64_t sizeB);
+
 /** Compresses `parts`, each cut into gzip members of kGzipMemberBytes (a member never spans two parts: a NIfTI
  * header is a member of its own, and the pixels are compressed where they lie), at `level` (1 to 12; 0:
  * kDefaultGzipLevel), and hands the members to `write` in order, each whole, as they are ready. The members are
- * compressed on `threads` threads, shared equally with the compressions that run at the same time (a batch's
- * writers: the one rule for how many threads a write compresses on, whoever calls it), while `write` writes the
- * earlier ones; at most two per thread wait to be written. Throws std::runtime_error when libdeflate cannot allocate; what `write` throws passes
- * through. */
+ * compressed on `threads` threads, shared equally with the gzip jobs that run at the same time (a batch's
+ * writers and readers: the one rule for how many threads a compression or a decompression runs on, whoever calls
+ * it), while `write` writes the earlier ones; at most two per thread wait to be written. Throws std::runtime_error
+ * when libdeflate cannot allocate; what `write` throws passes through. */
 void
 CompressGzip(const std::vector<ByteSpan> &                                  parts,
              int                                                            level,
