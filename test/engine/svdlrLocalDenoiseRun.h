@@ -70,6 +70,8 @@ inline ReferenceSettings SettingsOf(const LocalDenoiseOptions &options,
   settings.aggregation = options.aggregation;
   settings.stride = options.patchStride;
   settings.knownSigma = options.noiseSigma;
+  if (options.patchShape == PatchShape::Sphere)
+    settings.sphereRadius = options.patchRadius; // the sphere tests give their radius
   return settings;
 }
 
