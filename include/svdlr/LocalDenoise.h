@@ -22,10 +22,11 @@
 // multi-echo), the MP-PCA method of Veraart et al. (2016) that MRtrix3's dwidenoise implements.
 //
 // For every voxel v, the patch P(v) is a box of voxels around v (shifted inward at the image's borders so
-// that it always lies inside, as dwidenoise does). Its Casorati matrix X(v) has one row per patch voxel and one
-// column per volume. X(v) is replaced by its low-rank approximation, with the rank (and the noise level) chosen
-// by options.policy, and the denoised series takes, per voxel, either the row of its own patch (CentreVoxel, as
-// dwidenoise) or the average of the rows of every patch that contains it (OverlapAverage).
+// that it always lies inside, as dwidenoise does), or a sphere around v (SpherePatch below). Its Casorati matrix
+// X(v) has one row per patch voxel and one column per volume. X(v) is replaced by its low-rank approximation, with
+// the rank (and the noise level) chosen by options.policy, and the denoised series takes, per voxel, either the row
+// of its own patch (CentreVoxel, as dwidenoise) or the mean of the rows of every patch that contains it
+// (OverlapAverage), which may be weighted by each patch's rank or by the voxel's distance from its centre.
 //
 // Like Engine.h, this header holds no ITK and no CUDA type.
 
