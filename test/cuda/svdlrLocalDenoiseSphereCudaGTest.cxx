@@ -90,17 +90,10 @@ TEST_F(LocalDenoiseCuda, SphereAcrossManySlabsAndBatchesEqualsCpu)
   for (const auto aggregation : kEveryAggregation)
   {
     SCOPED_TRACE(std::string("aggregation ") + svdlr::AggregationName(aggregation));
-    const LocalDenoiseOptions        options = SphereOptions(aggregation, 0.0);
-    const Result                     cpu = Denoise(input, options, svdlr::Backend::CPU);
-    svdlr::detail::LocalDenoiseShape shape;
-    shape.nx = 12, shape.ny = 11, shape.nz = 14, shape.volumes = 22;
-    shape.ex = cpu.report.patchSize[0], shape.ey = cpu.report.patchSize[1], shape.ez = cpu.report.patchSize[2];
-    shape.patchVoxels = static_cast<std::int64_t>(cpu.report.patchVoxels);
-    shape.overlap = aggregation != PatchAggregation::CentreVoxel;
-    shape.maxVectors = 22;
-    svdlr::detail::LocalDenoiseCudaTuning tuning;
-    tuning.availableBytes = 2 * svdlr::detail::SlabSlotBytes(shape, shape.ez) + 100 * 1024;
-    svdlr::detail::LocalDenoiseCudaTrace trace;
+    const LocalDenoiseOptions                   options = SphereOptions(aggregation, 0.0);
+    const Result                                cpu = Denoise(input, options, svdlr::Backend::CPU);
+    const svdlr::detail::LocalDenoiseCudaTuning tuning = OnePlanePerSlabTuning(input, cpu, options);
+    svdlr::detail::LocalDenoiseCudaTrace        trace;
     const Result gpu = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
     EXPECT_GE(trace.slabs, 7u) << "the plan did not shrink its slabs";
     ExpectSameResult(gpu, cpu, input);
