@@ -626,10 +626,8 @@ DefineDenoise(nb::module_ & module)
       return nb::make_tuple(sphere.radius, sphere.voxels);
     },
     "shape"_a, "volumes"_a, "radius"_a = 0.0,
-    "The spherical patch a denoising run uses on a series of this spatial shape (array order) and volume count:
-"
-    "(radius, voxels), for `radius` as given or, for 0, the default (svdlr::SpherePatchUsed, the one rule the
-"
+    "The spherical patch a denoising run uses on a series of this spatial shape (array order) and volume count:\n"
+    "(radius, voxels), for `radius` as given or, for 0, the default (svdlr::SpherePatchUsed, the one rule the\n"
     "engine and the tools use). The BIDS App records it in each run's sidecar.");
 }
 
