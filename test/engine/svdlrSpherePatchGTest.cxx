@@ -145,39 +145,6 @@ SphereOptions(PatchAggregation aggregation, double radius)
   return options;
 }
 
-/** The largest relative difference per voxel between the engine's series and the float64 reference's, the
- * largest relative difference of σ, and the voxels whose rank differs. */
-struct ReferenceDistance
-{
-  double      value{ 0.0 };
-  double      sigma{ 0.0 };
-  std::size_t ranks{ 0 };
-};
-
-ReferenceDistance
-DistanceToReference(const Series & input, const LocalDenoiseOptions & options, const std::array<std::size_t, 3> & box)
-{
-  const Denoised        result = Denoise(input, options);
-  const ReferenceResult reference = ReferenceDenoise(input, SettingsOf(options, box));
-  EXPECT_EQ(result.report.patchSize, box);
-  const std::size_t voxels = input.Voxels();
-  ReferenceDistance distance;
-  for (std::size_t v = 0; v < voxels; ++v)
-  {
-    double difference = 0.0, norm = 0.0;
-    for (std::size_t t = 0; t < input.volumes; ++t)
-    {
-      const double d = double(result.output(v, t)) - reference.values[v + t * voxels];
-      difference += d * d;
-      norm += reference.values[v + t * voxels] * reference.values[v + t * voxels];
-    }
-    distance.value = std::max(distance.value, std::sqrt(difference / std::max(norm, 1e-300)));
-    distance.sigma = std::max(distance.sigma, std::abs(result.sigma[v] - reference.sigma[v]) / reference.sigma[v]);
-    distance.ranks += result.rank[v] != static_cast<std::uint16_t>(std::lround(reference.rank[v]));
-  }
-  return distance;
-}
-
 // Against the float64 reference, every aggregation on a sphere on both sides of the Gram matrix. Measured over
 // 200 seeds (test/seed-spread/measure.sh, 2026-11-26; the largest over the 8 runs of a seed; min..max, mean, sd):
 // the relative difference per voxel 3.7e-8..4.5e-8, 3.9e-8, 1.4e-9; σ 4.4e-8..5.4e-8, 4.7e-8, 1.7e-9; ranks always
