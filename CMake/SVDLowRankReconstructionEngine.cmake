@@ -39,6 +39,8 @@ set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNoncentralChi.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrMagnitudeNoise.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchCentres.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrSpherePatch.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchGather.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchLowRank.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchKernels.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrTridiagonalEigenvalues.cxx

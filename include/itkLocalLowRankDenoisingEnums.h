@@ -31,11 +31,22 @@ class LocalLowRankDenoisingEnums
 {
 public:
   /** How a voxel's denoised signal is formed: from the patch centred on it (CentreVoxel, as MRtrix3's dwidenoise
-   * does), or as the mean over every patch that holds it (OverlapAverage, which also allows a patch stride). */
+   * does), or as the mean over every patch that holds it (OverlapAverage, which also allows a patch stride),
+   * weighted by 1 / (1 + the patch's rank) (OverlapRankWeighted) or by a Gaussian of the voxel's distance from the
+   * patch's centre voxel, FWHM 2 voxels (OverlapGaussianWeighted): svdlr/DenoiseChoices.h. */
   enum class Aggregation : uint8_t
   {
     CentreVoxel,
-    OverlapAverage
+    OverlapAverage,
+    OverlapRankWeighted,
+    OverlapGaussianWeighted
+  };
+
+  /** The patch: a box of PatchSize (Cuboid) or the voxels within PatchRadius of the centre (Sphere). */
+  enum class PatchShape : uint8_t
+  {
+    Cuboid,
+    Sphere
   };
 
   /** What becomes of the singular values a patch keeps: kept as they are (Hard, a truncated SVD), or shrunk by
@@ -58,8 +69,25 @@ operator<<(std::ostream & out, const LocalLowRankDenoisingEnums::Aggregation val
       return out << "CentreVoxel";
     case LocalLowRankDenoisingEnums::Aggregation::OverlapAverage:
       return out << "OverlapAverage";
+    case LocalLowRankDenoisingEnums::Aggregation::OverlapRankWeighted:
+      return out << "OverlapRankWeighted";
+    case LocalLowRankDenoisingEnums::Aggregation::OverlapGaussianWeighted:
+      return out << "OverlapGaussianWeighted";
   }
   return out << "INVALID VALUE FOR LocalLowRankDenoisingEnums::Aggregation";
+}
+
+inline std::ostream &
+operator<<(std::ostream & out, const LocalLowRankDenoisingEnums::PatchShape value)
+{
+  switch (value)
+  {
+    case LocalLowRankDenoisingEnums::PatchShape::Cuboid:
+      return out << "Cuboid";
+    case LocalLowRankDenoisingEnums::PatchShape::Sphere:
+      return out << "Sphere";
+  }
+  return out << "INVALID VALUE FOR LocalLowRankDenoisingEnums::PatchShape";
 }
 
 inline std::ostream &

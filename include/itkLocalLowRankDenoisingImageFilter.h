@@ -36,20 +36,31 @@ namespace itk
  * (svdlr/Defaults.h) and the tools can convert what they parse. */
 namespace LocalLowRankDenoisingBridge
 {
+// The enums list their values in the engine's order (tested: LocalLowRankDenoising.EnumsMapToTheEngineAndBack).
 constexpr svdlr::PatchAggregation
 ToEngine(LocalLowRankDenoisingEnums::Aggregation aggregation)
 {
-  return aggregation == LocalLowRankDenoisingEnums::Aggregation::OverlapAverage
-           ? svdlr::PatchAggregation::OverlapAverage
-           : svdlr::PatchAggregation::CentreVoxel;
+  return static_cast<svdlr::PatchAggregation>(aggregation);
 }
 
 constexpr LocalLowRankDenoisingEnums::Aggregation
 FromEngine(svdlr::PatchAggregation aggregation)
 {
-  return aggregation == svdlr::PatchAggregation::OverlapAverage
-           ? LocalLowRankDenoisingEnums::Aggregation::OverlapAverage
-           : LocalLowRankDenoisingEnums::Aggregation::CentreVoxel;
+  return static_cast<LocalLowRankDenoisingEnums::Aggregation>(aggregation);
+}
+
+constexpr svdlr::PatchShape
+ToEngine(LocalLowRankDenoisingEnums::PatchShape shape)
+{
+  return shape == LocalLowRankDenoisingEnums::PatchShape::Sphere ? svdlr::PatchShape::Sphere
+                                                                 : svdlr::PatchShape::Cuboid;
+}
+
+constexpr LocalLowRankDenoisingEnums::PatchShape
+FromEngine(svdlr::PatchShape shape)
+{
+  return shape == svdlr::PatchShape::Sphere ? LocalLowRankDenoisingEnums::PatchShape::Sphere
+                                            : LocalLowRankDenoisingEnums::PatchShape::Cuboid;
 }
 
 constexpr svdlr::Shrinkage
@@ -193,6 +204,7 @@ public:
   using RankSelectionEnum = SVDLowRankReconstructionEnums::RankSelection;
   using MarchenkoPasturEstimatorEnum = SVDLowRankReconstructionEnums::MarchenkoPasturEstimator;
   using AggregationEnum = LocalLowRankDenoisingEnums::Aggregation;
+  using PatchShapeEnum = LocalLowRankDenoisingEnums::PatchShape;
   using ShrinkageEnum = LocalLowRankDenoisingEnums::Shrinkage;
 
   /** Optional: voxels where the mask is 0 are copied unchanged and get σ = 0 and rank 0 in the maps. */
@@ -208,9 +220,17 @@ public:
   itkSetMacro(PatchSize, PatchSizeType);
   itkGetConstMacro(PatchSize, PatchSizeType);
 
-  /** Patches are centred on every PatchStride-th voxel (default 1). Above 1 it needs OverlapAverage. */
+  /** Patches are centred on every PatchStride-th voxel (default 1). Above 1 it needs an overlap aggregation and a
+   * cuboid. */
   itkSetMacro(PatchStride, unsigned int);
   itkGetConstMacro(PatchStride, unsigned int);
+
+  /** Cuboid (the default; PatchSize) or Sphere (PatchRadius; PatchSize must stay 0): svdlr::SpherePatchUsed. */
+  itkSetEnumMacro(PatchShape, PatchShapeEnum);
+  itkGetEnumMacro(PatchShape, PatchShapeEnum);
+  /** A sphere's radius in voxels; 0 (the default): the smallest shell holding 20/17 voxels per volume. */
+  itkSetMacro(PatchRadius, double);
+  itkGetConstMacro(PatchRadius, double);
 
   /** How each patch's rank is chosen (default MarchenkoPastur, with the CorderoGrande2019 estimator: dwidenoise
    * 3.0's default, `-estimator Exp2`; Veraart2016 is its Exp1; svdlr/Defaults.h holds both defaults).
@@ -232,7 +252,8 @@ public:
   svdlrSetRankParameterMacro(NoiseSigma, double, GavishDonoho);
   itkGetConstMacro(NoiseSigma, double);
 
-  /** How a voxel's signal is formed: OverlapAverage (the default) or CentreVoxel (dwidenoise's). */
+  /** How a voxel's signal is formed: OverlapAverage (the default), CentreVoxel (dwidenoise's), or a weighted overlap
+   * (OverlapRankWeighted, OverlapGaussianWeighted: LocalLowRankDenoisingEnums). */
   itkSetEnumMacro(Aggregation, AggregationEnum);
   itkGetEnumMacro(Aggregation, AggregationEnum);
   /** Auto (the default): OptimalFrobenius where the patches have σ (a noise policy or a NoiseSigmaImage), Hard
@@ -288,6 +309,9 @@ public:
   itkGetConstMacro(WarnOnBackendFallback, bool);
   itkBooleanMacro(WarnOnBackendFallback);
   itkGetConstMacro(PatchSizeUsed, PatchSizeType);
+  /** After Update(): a sphere's radius used (0 for a cuboid) and the voxels of each patch. */
+  itkGetConstMacro(PatchRadiusUsed, double);
+  itkGetConstMacro(PatchVoxelsUsed, SizeValueType);
   /** After Update(): the shrinkage used, Hard or OptimalFrobenius (what Auto resolved to). */
   itkGetEnumMacro(ShrinkageUsed, ShrinkageEnum);
   /** After Update(): the bytes of device memory the CUDA backend's buffers took; 0 when the CPU did the work. */
@@ -327,6 +351,8 @@ private:
 
   PatchSizeType                m_PatchSize{ { 0, 0, 0 } };
   unsigned int                 m_PatchStride{ 1 };
+  PatchShapeEnum               m_PatchShape{ LocalLowRankDenoisingBridge::FromEngine(svdlr::kDefaultPatchShape) };
+  double                       m_PatchRadius{ 0.0 };
   // The defaults are the engine's (svdlr/Defaults.h), as for every interface.
   RankSelectionEnum m_RankSelection{ SVDLowRankEngineBridge::FromEngine(svdlr::DefaultDenoisePolicy().kind) };
   MarchenkoPasturEstimatorEnum m_MarchenkoPasturEstimator{ SVDLowRankEngineBridge::FromEngine(
@@ -346,6 +372,8 @@ private:
 
   BackendEnum   m_BackendUsed{ BackendEnum::CPU };
   PatchSizeType m_PatchSizeUsed{ { 0, 0, 0 } };
+  double        m_PatchRadiusUsed{ 0.0 };
+  SizeValueType m_PatchVoxelsUsed{ 0 };
   ShrinkageEnum m_ShrinkageUsed{ ShrinkageEnum::Hard };
   SizeValueType m_PeakDeviceBytesUsed{ 0 };
   bool          m_FallbackWarned{ false };

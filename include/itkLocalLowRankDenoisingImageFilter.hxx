@@ -148,11 +148,23 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::VerifyPreconditions
   {
     itkExceptionMacro("PatchStride must be at least 1, got " << m_PatchStride);
   }
-  if (m_PatchStride > 1 && m_Aggregation != AggregationEnum::OverlapAverage)
+  if (m_PatchStride > 1 && m_Aggregation == AggregationEnum::CentreVoxel)
   {
     itkExceptionMacro("PatchStride " << m_PatchStride
                                      << " leaves voxels without a patch of their own: it needs Aggregation "
-                                        "OverlapAverage");
+                                        "OverlapAverage (or a weighted overlap)");
+  }
+  if (m_PatchShape == PatchShapeEnum::Sphere && m_PatchSize != PatchSizeType{ { 0, 0, 0 } })
+  {
+    itkExceptionMacro("PatchShape Sphere takes PatchRadius, not PatchSize (got " << m_PatchSize << ")");
+  }
+  if (m_PatchShape == PatchShapeEnum::Cuboid && m_PatchRadius != 0.0)
+  {
+    itkExceptionMacro("PatchRadius " << m_PatchRadius << " needs PatchShape Sphere");
+  }
+  if (!(std::isfinite(m_PatchRadius) && m_PatchRadius >= 0.0))
+  {
+    itkExceptionMacro("PatchRadius must be finite and >= 0, got " << m_PatchRadius);
   }
   if (m_DeviceId < 0)
   {
@@ -295,6 +307,8 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
     options.patchSize[i] = m_PatchSize[i];
   }
   options.patchStride = m_PatchStride;
+  options.patchShape = LocalLowRankDenoisingBridge::ToEngine(m_PatchShape);
+  options.patchRadius = m_PatchRadius;
   options.aggregation = LocalLowRankDenoisingBridge::ToEngine(m_Aggregation);
   options.shrinkage = LocalLowRankDenoisingBridge::ToEngine(m_Shrinkage);
   options.mask = mask.empty() ? nullptr : mask.data();
@@ -346,6 +360,8 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   {
     m_PatchSizeUsed[i] = report.patchSize[i];
   }
+  m_PatchRadiusUsed = report.patchRadius;
+  m_PatchVoxelsUsed = static_cast<SizeValueType>(report.patchVoxels);
   m_ShrinkageUsed = LocalLowRankDenoisingBridge::FromEngine(report.shrinkage);
 
   m_BackendNotes = report.notes;
@@ -363,6 +379,8 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostr
   Superclass::PrintSelf(os, indent);
   os << indent << "PatchSize: " << m_PatchSize << std::endl;
   os << indent << "PatchStride: " << m_PatchStride << std::endl;
+  os << indent << "PatchShape: " << m_PatchShape << std::endl;
+  os << indent << "PatchRadius: " << m_PatchRadius << std::endl;
   os << indent << "RankSelection: " << m_RankSelection << std::endl;
   os << indent << "MarchenkoPasturEstimator: " << m_MarchenkoPasturEstimator << std::endl;
   os << indent << "Rank: " << m_Rank << std::endl;

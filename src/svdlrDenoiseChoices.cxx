@@ -30,11 +30,15 @@ template <typename TValue> struct Spelling {
 
 constexpr Spelling<PatchAggregation> kAggregations[] = {
     {PatchAggregation::CentreVoxel, "centre"},
-    {PatchAggregation::OverlapAverage, "overlap"}};
+    {PatchAggregation::OverlapAverage, "overlap"},
+    {PatchAggregation::OverlapRankWeighted, "rank"},
+    {PatchAggregation::OverlapGaussianWeighted, "gaussian"}};
 constexpr Spelling<Shrinkage> kShrinkages[] = {
     {Shrinkage::Hard, "hard"},
     {Shrinkage::OptimalFrobenius, "frobenius"},
     {Shrinkage::Auto, "auto"}};
+constexpr Spelling<PatchShape> kPatchShapes[] = {{PatchShape::Cuboid, "cuboid"},
+                                                 {PatchShape::Sphere, "sphere"}};
 
 template <typename TValue, std::size_t N>
 const char *NameOf(const Spelling<TValue> (&table)[N], TValue value) {
@@ -76,6 +80,16 @@ const char *AggregationName(PatchAggregation aggregation) {
 const char *ShrinkageName(Shrinkage shrinkage) {
   return NameOf(kShrinkages, shrinkage);
 }
+
+const char *PatchShapeName(PatchShape shape) {
+  return NameOf(kPatchShapes, shape);
+}
+
+bool ParsePatchShapeName(const std::string &name, PatchShape &value) {
+  return Parse(kPatchShapes, name, value);
+}
+
+std::vector<std::string> PatchShapeNameList() { return NamesOf(kPatchShapes); }
 
 bool ParseAggregationName(const std::string &name, PatchAggregation &value) {
   return Parse(kAggregations, name, value);

@@ -137,11 +137,64 @@ ValidateViews(const SeriesView<const float> & input, const SeriesView<float> & o
   }
 }
 
-/** options.patchSize, or the default extent for this series fitted to the image, checked. */
+void
+CheckPatchSize(std::size_t voxels, std::size_t volumes)
+{
+  constexpr std::size_t lapackLimit = static_cast<std::size_t>(std::numeric_limits<int>::max() / 8);
+  if (voxels > lapackLimit || volumes > lapackLimit || voxels * volumes > lapackLimit)
+  {
+    ThrowInvalid("a patch of " + std::to_string(voxels) + " voxels x " + std::to_string(volumes) +
+                 " volumes is too large");
+  }
+}
+
+/** A sphere's extent (SpherePatchUsed), checked: its options and its voxel count. */
+std::array<std::size_t, 3>
+ResolveSphere(const SeriesView<const float> & input, const LocalDenoiseOptions & options, std::size_t & voxels)
+{
+  if (options.patchSize != std::array<std::size_t, 3>{ 0, 0, 0 })
+  {
+    ThrowInvalid("a spherical patch takes a radius, not a patch extent (give patchSize {0, 0, 0})");
+  }
+  if (!(std::isfinite(options.patchRadius) && options.patchRadius >= 0.0))
+  {
+    ThrowInvalid("patch radius must be finite and >= 0 (0: the default), got " + std::to_string(options.patchRadius));
+  }
+  if (options.patchStride != 1)
+  {
+    ThrowInvalid("a spherical patch takes patch stride 1: a sphere does not fill the box that stride's coverage "
+                 "rule assumes");
+  }
+  const SpherePatch sphere = SpherePatchUsed(input.size, input.volumes, options.patchRadius);
+  voxels = sphere.voxels;
+  if (voxels < 2)
+  {
+    ThrowInvalid("a patch needs at least 2 voxels, got " + std::to_string(voxels) + " within radius " +
+                 std::to_string(options.patchRadius));
+  }
+  return sphere.extent;
+}
+
+/** options.patchSize, or the default extent for this series fitted to the image, checked; or a sphere's box. */
 std::array<std::size_t, 3>
 ResolvePatch(const SeriesView<const float> & input, const LocalDenoiseOptions & options)
 {
-  const auto &                     size = input.size;
+  const auto & size = input.size;
+  if (options.patchShape != PatchShape::Cuboid && options.patchShape != PatchShape::Sphere)
+  {
+    ThrowInvalid("unknown patch shape " + std::to_string(static_cast<int>(options.patchShape)));
+  }
+  std::size_t voxels = 0;
+  if (options.patchShape == PatchShape::Sphere)
+  {
+    const std::array<std::size_t, 3> box = ResolveSphere(input, options, voxels);
+    CheckPatchSize(voxels, input.volumes);
+    return box;
+  }
+  if (options.patchRadius != 0.0)
+  {
+    ThrowInvalid("a patch radius needs PatchShape::Sphere (a cuboid takes patchSize)");
+  }
   const std::array<std::size_t, 3> patch =
     PatchSizeUsed({ size[0], size[1], size[2] }, input.volumes, options.patchSize);
   for (int axis = 0; axis < 3; ++axis)
@@ -157,18 +210,13 @@ ResolvePatch(const SeriesView<const float> & input, const LocalDenoiseOptions & 
                    " exceeds the image's " + std::to_string(size[axis]) + " voxels");
     }
   }
-  const std::size_t voxels = patch[0] * patch[1] * patch[2];
+  voxels = patch[0] * patch[1] * patch[2];
   if (voxels < 2)
   {
     ThrowInvalid("a patch needs at least 2 voxels, got " + std::to_string(patch[0]) + " x " +
                  std::to_string(patch[1]) + " x " + std::to_string(patch[2]));
   }
-  constexpr std::size_t lapackLimit = static_cast<std::size_t>(std::numeric_limits<int>::max() / 8);
-  if (voxels > lapackLimit || input.volumes > lapackLimit || voxels * input.volumes > lapackLimit)
-  {
-    ThrowInvalid("a patch of " + std::to_string(voxels) + " voxels x " + std::to_string(input.volumes) +
-                 " volumes is too large");
-  }
+  CheckPatchSize(voxels, input.volumes);
   return patch;
 }
 
@@ -176,7 +224,9 @@ void
 ValidateOptions(const SeriesView<const float> & input, const LocalDenoiseOptions & options,
                 const std::array<std::size_t, 3> & patch)
 {
-  if (options.aggregation != PatchAggregation::CentreVoxel && options.aggregation != PatchAggregation::OverlapAverage)
+  if (options.aggregation != PatchAggregation::CentreVoxel && options.aggregation != PatchAggregation::OverlapAverage &&
+      options.aggregation != PatchAggregation::OverlapRankWeighted &&
+      options.aggregation != PatchAggregation::OverlapGaussianWeighted)
   {
     ThrowInvalid("unknown patch aggregation " + std::to_string(static_cast<int>(options.aggregation)));
   }
@@ -192,7 +242,8 @@ ValidateOptions(const SeriesView<const float> & input, const LocalDenoiseOptions
   if (options.patchStride > 1 && options.aggregation == PatchAggregation::CentreVoxel)
   {
     ThrowInvalid("a patch stride above 1 (" + std::to_string(options.patchStride) +
-                 ") leaves voxels without their own patch: it needs PatchAggregation::OverlapAverage");
+                 ") leaves voxels without their own patch: it needs an overlap aggregation (OverlapAverage or a "
+                 "weighted one)");
   }
   const std::size_t smallest = *std::min_element(patch.begin(), patch.end());
   if (options.patchStride > smallest)
@@ -372,6 +423,17 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
 
   LocalDenoiseReport report;
   report.patchSize = patch;
+  report.patchShape = options.patchShape;
+  if (options.patchShape == PatchShape::Sphere)
+  {
+    const SpherePatch sphere = SpherePatchUsed(input.size, input.volumes, options.patchRadius);
+    report.patchRadius = sphere.radius;
+    report.patchVoxels = sphere.voxels;
+  }
+  else
+  {
+    report.patchVoxels = patch[0] * patch[1] * patch[2];
+  }
   report.shrinkage = options.shrinkage;
   report.backend = detail::RunOnChosenBackend(
     options.backend,

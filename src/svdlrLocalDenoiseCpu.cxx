@@ -41,7 +41,15 @@
 // for bit. (Before, the colours ran as four rounds per plane with a barrier after each: 240 barriers for 60
 // planes, each round of 36 blocks on 16 workers, which bounded 16 threads at 12x on a whole volume and 8.9x in a
 // brain mask. Each block row starts with a fresh Gram matrix.)
+//
+// Spherical patches (svdlrSpherePatch.h) are gathered voxel by voxel from the sorted offset table, and their Gram
+// matrices formed afresh: the sliding update needs a patch that changes by one column of voxels. Their box plays the
+// cuboid's part in the window and the schedule. Overlap aggregations add weight × row (svdlrAggregationWeight.h) and
+// divide by the sum of the weights; OverlapAverage's weight is 1, so its sums are the plain mean's, bit for bit.
 #include "svdlrLocalDenoiseBackends.h"
+
+#include "svdlrAggregationWeight.h"
+#include "svdlrPatchGather.h"
 
 #include "svdlrBlasThreads.h"
 #include "svdlrChooseRank.h"
@@ -70,17 +78,18 @@ namespace detail
 namespace
 {
 
-/** The sums of one plane of voxels: voxel-major values (voxel * volumes + t) and per-voxel counts and map sums. */
+/** The sums of one plane of voxels: voxel-major weighted values (voxel * volumes + t) and per-voxel sums of the
+ * weights and of the weighted maps. */
 struct PlaneSums
 {
-  std::vector<double>        values;
-  std::vector<std::uint32_t> counts;
-  std::vector<double>        sigma;
-  std::vector<double>        rank;
+  std::vector<double> values;
+  std::vector<double> weights;
+  std::vector<double> sigma;
+  std::vector<double> rank;
 
   PlaneSums(std::size_t voxels, std::size_t volumes)
     : values(voxels * volumes, 0.0)
-    , counts(voxels, 0)
+    , weights(voxels, 0.0)
     , sigma(voxels, 0.0)
     , rank(voxels, 0.0)
   {}
@@ -88,9 +97,9 @@ struct PlaneSums
   void
   Reset(std::size_t first, std::size_t count)
   {
-    const std::size_t volumes = values.size() / counts.size();
+    const std::size_t volumes = values.size() / weights.size();
     std::fill_n(values.begin() + first * volumes, count * volumes, 0.0);
-    std::fill_n(counts.begin() + first, count, 0u);
+    std::fill_n(weights.begin() + first, count, 0.0);
     std::fill_n(sigma.begin() + first, count, 0.0);
     std::fill_n(rank.begin() + first, count, 0.0);
   }
@@ -101,8 +110,9 @@ struct PlaneSums
 struct PendingPatch
 {
   std::int64_t start[3];
+  std::int64_t centre[3];
   double       sigma;
-  double       rank;
+  int          rank;
 };
 
 /** One worker's state: its patch solvers (a group of patches is decomposed together), a row buffer, and the
@@ -130,7 +140,9 @@ public:
     , m_Ny(input.size[1])
     , m_Nz(input.size[2])
     , m_Nv(input.volumes)
-    , m_PatchVoxels(patch[0] * patch[1] * patch[2])
+    , m_Sphere(options.patchShape == PatchShape::Sphere)
+    , m_Gather(input, patch, options)
+    , m_PatchVoxels(m_Gather.Voxels())
     , m_Workers(WorkerCount(options.threads))
     , m_Lanes(m_Workers)
     , m_InPlace(static_cast<const void *>(input.data) == static_cast<const void *>(output.data))
@@ -165,7 +177,7 @@ public:
     for (std::size_t z = 0; z < m_Nz; z += m_PlanesPerStep)
     {
       const std::size_t end = std::min(m_Nz, z + m_PlanesPerStep);
-      done += m_Options.aggregation == PatchAggregation::CentreVoxel ? CentrePlanes(z, end) : OverlapPlanes(z, end);
+      done += IsOverlapAggregation(m_Options.aggregation) ? OverlapPlanes(z, end) : CentrePlanes(z, end);
       const std::size_t final = end < m_Nz ? static_cast<std::size_t>(Start(2, end)) : m_Nz;
       if (m_Flushed < final)
       {
@@ -275,6 +287,11 @@ private:
       }
     }
     const std::int64_t   sy = Start(1, y), sz = Start(2, z);
+    if (m_Sphere)
+    {
+      ForEachSphereCentre(lane, y, z, emit);
+      return;
+    }
     const PatchLowRank * previous = nullptr;
     std::int64_t         previousStart = -1;
     for (std::size_t next = 0; next < lane.centres.size();)
@@ -312,12 +329,12 @@ private:
           const int         first = static_cast<int>((entering % m_Patch[0]) * m_Patch[1] * m_Patch[2]);
           const int         count = static_cast<int>(m_Patch[1] * m_Patch[2]);
           patch.RemoveRows(first, count);
-          GatherColumns(start, entering, entering + 1, patch.Casorati());
+          m_Gather.Columns(start, entering, entering + 1, patch.Casorati());
           patch.AddRows(first, count);
         }
         else
         {
-          GatherColumns(start, static_cast<std::size_t>(starts[j]), static_cast<std::size_t>(starts[j]) + m_Patch[0],
+          m_Gather.Columns(start, static_cast<std::size_t>(starts[j]), static_cast<std::size_t>(starts[j]) + m_Patch[0],
                         patch.Casorati());
           patch.FormGram();
         }
@@ -344,52 +361,33 @@ private:
     }
   }
 
-  /** Writes the columns [x0, x1) of the patch starting at `start` into X (column-major (m, volumes), rows as
-   * CasoratiRow says). */
+  /** ForEachCentreOfLine for spherical patches: lane.centres' patches gathered from the offset table, decomposed
+   * kTridiagonalBatch at a time. */
+  template <typename TEmit>
   void
-  GatherColumns(const std::int64_t (&start)[3], std::size_t x0, std::size_t x1, double * x) const
+  ForEachSphereCentre(Lane & lane, std::size_t y, std::size_t z, TEmit && emit)
   {
-    const auto &      s = m_Input.strides;
-    const std::size_t m = m_PatchVoxels;
-    const std::size_t ey = m_Patch[1], ez = m_Patch[2];
-    const float *     origin = m_Input.data + start[1] * s[1] + start[2] * s[2];
-    if (std::abs(s[3]) >= std::abs(s[0]))
+    for (std::size_t next = 0; next < lane.centres.size();)
     {
-      // Volumes far apart (itk::Image): runs along x are contiguous, so walk them volume by volume.
-      for (std::size_t t = 0; t < m_Nv; ++t)
+      const std::size_t count = std::min<std::size_t>(kTridiagonalBatch, lane.centres.size() - next);
+      PatchLowRank *    group[kTridiagonalBatch];
+      for (std::size_t j = 0; j < count; ++j)
       {
-        double *      column = x + t * m;
-        const float * volume = origin + static_cast<std::ptrdiff_t>(t) * s[3];
-        for (std::size_t k = 0; k < ez; ++k)
-        {
-          for (std::size_t j = 0; j < ey; ++j)
-          {
-            const float *     run = volume + static_cast<std::ptrdiff_t>(k) * s[2] + static_cast<std::ptrdiff_t>(j) * s[1];
-            const std::size_t offset = j + ey * k;
-            for (std::size_t i = x0; i < x1; ++i)
-            {
-              column[(i % m_Patch[0]) * ey * ez + offset] = run[static_cast<std::ptrdiff_t>(i) * s[0]];
-            }
-          }
-        }
+        group[j] = lane.patches[j].get();
+        m_Gather.Sphere({ static_cast<std::int64_t>(lane.centres[next + j]), static_cast<std::int64_t>(y),
+                           static_cast<std::int64_t>(z) },
+                         group[j]->Casorati());
+        group[j]->FormGram();
+        group[j]->Tridiagonalize();
       }
-      return;
-    }
-    // Volumes adjacent (itk::VectorImage): each voxel's series is contiguous.
-    for (std::size_t k = 0; k < ez; ++k)
-    {
-      for (std::size_t j = 0; j < ey; ++j)
+      PatchLowRank::FinishEigenvalues(group, static_cast<int>(count));
+      for (std::size_t j = 0; j < count; ++j, ++next)
       {
-        for (std::size_t i = x0; i < x1; ++i)
-        {
-          const float * series = origin + static_cast<std::ptrdiff_t>(k) * s[2] + static_cast<std::ptrdiff_t>(j) * s[1] +
-                                 static_cast<std::ptrdiff_t>(i) * s[0];
-          const std::size_t row = (i % m_Patch[0]) * ey * ez + j + ey * k;
-          for (std::size_t t = 0; t < m_Nv; ++t)
-          {
-            x[row + t * m] = series[static_cast<std::ptrdiff_t>(t) * s[3]];
-          }
-        }
+        const std::size_t  x = lane.centres[next];
+        const std::int64_t start[3] = { Start(0, x), Start(1, y), Start(2, z) };
+        const std::size_t  voxel = x + m_Nx * (y + m_Ny * z);
+        group[j]->Choose(m_Options.noiseSigma != nullptr ? static_cast<double>(m_Options.noiseSigma[voxel]) : -1.0);
+        emit(x, *group[j], start);
       }
     }
   }
@@ -421,10 +419,11 @@ private:
       PlaneSums &       plane = Plane(z);
       std::size_t       count = 0;
       ForEachCentreOfLine(lane, y, z, 0, m_Nx, [&](std::size_t x, PatchLowRank & patch, const std::int64_t(&start)[3]) {
-        patch.ApproximateRow(static_cast<int>(CasoratiRow(x, y, z, start)), lane.row.data());
+        // A sphere's centre voxel is its row 0 (svdlrSpherePatch.h).
+        patch.ApproximateRow(m_Sphere ? 0 : static_cast<int>(CasoratiRow(x, y, z, start)), lane.row.data());
         const std::size_t index = x + m_Nx * y;
         std::copy(lane.row.begin(), lane.row.end(), plane.values.begin() + index * m_Nv);
-        plane.counts[index] = 1;
+        plane.weights[index] = 1.0;
         plane.sigma[index] = patch.Sigma();
         plane.rank[index] = static_cast<double>(patch.Rank());
         ++count;
@@ -464,9 +463,12 @@ private:
       try
       {
         lane.pending.clear();
-        const auto add = [&](std::size_t, PatchLowRank & patch, const std::int64_t(&start)[3]) {
-          const PendingPatch decomposed{ { start[0], start[1], start[2] }, patch.Sigma(),
-                                         static_cast<double>(patch.Rank()) };
+        const auto add = [&](std::size_t x, PatchLowRank & patch, const std::int64_t(&start)[3]) {
+          const PendingPatch decomposed{ { start[0], start[1], start[2] },
+                                         { static_cast<std::int64_t>(x), static_cast<std::int64_t>(unit.y),
+                                           static_cast<std::int64_t>(unit.z) },
+                                         patch.Sigma(),
+                                         static_cast<int>(patch.Rank()) };
           ++count;
           turn = turn || (lane.pending.empty() && schedule.IsTurn(unit)); // stays true: read the counters once
           if (turn)
@@ -501,29 +503,46 @@ private:
     return patches;
   }
 
+  /** Adds one patch's approximation to the sums of its voxels, each row weighted (AggregationWeight). */
   void
   Accumulate(const double * approximation, const PendingPatch & patch)
   {
     const std::size_t m = m_PatchVoxels;
+    const auto        add = [&](std::size_t row, std::size_t x, std::size_t y, std::size_t z) {
+      const std::int64_t dx = static_cast<std::int64_t>(x) - patch.centre[0];
+      const std::int64_t dy = static_cast<std::int64_t>(y) - patch.centre[1];
+      const std::int64_t dz = static_cast<std::int64_t>(z) - patch.centre[2];
+      const double       weight =
+        AggregationWeight(m_Options.aggregation, patch.rank, static_cast<double>(dx * dx + dy * dy + dz * dz));
+      PlaneSums &       plane = Plane(z);
+      const std::size_t index = x + m_Nx * y;
+      double *          sums = plane.values.data() + index * m_Nv;
+      for (std::size_t t = 0; t < m_Nv; ++t)
+      {
+        sums[t] += weight * approximation[row + t * m];
+      }
+      plane.weights[index] += weight;
+      plane.sigma[index] += weight * patch.sigma;
+      plane.rank[index] += weight * static_cast<double>(patch.rank);
+    };
+    if (m_Sphere)
+    {
+      m_Gather.ForEachSphereRow({ patch.centre[0], patch.centre[1], patch.centre[2] },
+                       [&](std::int64_t row, std::int64_t x, std::int64_t y, std::int64_t z) {
+                         add(static_cast<std::size_t>(row), static_cast<std::size_t>(x), static_cast<std::size_t>(y),
+                             static_cast<std::size_t>(z));
+                       });
+      return;
+    }
     const std::size_t sx = static_cast<std::size_t>(patch.start[0]), sy = static_cast<std::size_t>(patch.start[1]),
                       sz = static_cast<std::size_t>(patch.start[2]);
     for (std::size_t z = sz; z < sz + m_Patch[2]; ++z)
     {
-      PlaneSums & plane = Plane(z);
       for (std::size_t y = sy; y < sy + m_Patch[1]; ++y)
       {
         for (std::size_t x = sx; x < sx + m_Patch[0]; ++x)
         {
-          const std::size_t row = CasoratiRow(x, y, z, patch.start);
-          const std::size_t index = x + m_Nx * y;
-          double *          sums = plane.values.data() + index * m_Nv;
-          for (std::size_t t = 0; t < m_Nv; ++t)
-          {
-            sums[t] += approximation[row + t * m];
-          }
-          ++plane.counts[index];
-          plane.sigma[index] += patch.sigma;
-          plane.rank[index] += patch.rank;
+          add(CasoratiRow(x, y, z, patch.start), x, y, z);
         }
       }
     }
@@ -545,11 +564,11 @@ private:
       const auto value = [&](std::size_t x, std::size_t t) -> float {
         const std::size_t index = rowStart + x;
         const std::size_t voxel = index + m_Nx * m_Ny * z;
-        if (!Inside(voxel) || plane.counts[index] == 0) // the centres cover every voxel inside; never 0 there
+        if (!Inside(voxel) || plane.weights[index] == 0.0) // the centres cover every voxel inside; never 0 there
         {
           return inRow[static_cast<std::ptrdiff_t>(x) * si[0] + static_cast<std::ptrdiff_t>(t) * si[3]];
         }
-        return static_cast<float>(plane.values[index * m_Nv + t] / plane.counts[index]);
+        return static_cast<float>(plane.values[index * m_Nv + t] / plane.weights[index]);
       };
       const bool skipOutside = m_InPlace; // the voxel already holds its input
       const auto write = [&](std::size_t x, std::size_t t) {
@@ -583,14 +602,14 @@ private:
       {
         const std::size_t index = rowStart + x;
         const std::size_t voxel = index + m_Nx * m_Ny * z;
-        const bool        covered = Inside(voxel) && plane.counts[index] > 0;
+        const bool        covered = Inside(voxel) && plane.weights[index] > 0.0;
         if (m_Maps.noiseSigma != nullptr)
         {
-          m_Maps.noiseSigma[voxel] = covered ? static_cast<float>(plane.sigma[index] / plane.counts[index]) : 0.0f;
+          m_Maps.noiseSigma[voxel] = covered ? static_cast<float>(plane.sigma[index] / plane.weights[index]) : 0.0f;
         }
         if (m_Maps.rank != nullptr)
         {
-          const double rank = covered ? std::round(plane.rank[index] / plane.counts[index]) : 0.0;
+          const double rank = covered ? std::round(plane.rank[index] / plane.weights[index]) : 0.0;
           m_Maps.rank[voxel] = static_cast<std::uint16_t>(std::min(rank, 65535.0));
         }
       }
@@ -604,6 +623,8 @@ private:
   const LocalDenoiseOptions &     m_Options;
   const std::array<std::size_t, 3> m_Patch;
   const std::size_t               m_Nx, m_Ny, m_Nz, m_Nv;
+  const bool                      m_Sphere;
+  const PatchGather               m_Gather;
   const std::size_t               m_PatchVoxels;
   const unsigned                  m_Workers;
   std::vector<Lane>               m_Lanes;

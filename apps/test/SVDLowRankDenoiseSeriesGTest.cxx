@@ -243,6 +243,28 @@ TEST_F(DenoiseTool, GivesTheFilterOwnPixelsForTheSameParameters)
             1e-5 * m_Series.sigma);
 }
 
+TEST_F(DenoiseTool, ASphereWithRankWeightsGivesTheFilterOwnPixels)
+{
+  const auto run = Run("--backend cpu --patch-radius 1.5 --aggregation rank dwi.nii.gz out.mha");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  // Radius 1.5: the 19 voxels of |d|² <= 2, in a 3 x 3 x 3 box.
+  EXPECT_NE(run.out.find("patch:    sphere of radius 1.5, 19 voxels (box 3 x 3 x 3), stride 1, overlap weighted by "
+                         "1/(1+rank)"),
+            std::string::npos)
+    << run.out;
+  auto filter = itk::LocalLowRankDenoisingImageFilter<Series4D>::New();
+  filter->SetInput(itk::ReadImage<Series4D>(Path("dwi.nii.gz")));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->SetPatchShape(itk::LocalLowRankDenoisingEnums::PatchShape::Sphere);
+  filter->SetPatchRadius(1.5);
+  filter->SetAggregation(itk::LocalLowRankDenoisingEnums::Aggregation::OverlapRankWeighted);
+  filter->Update();
+  const auto output = itk::ReadImage<Series4D>(Path("out.mha"));
+  EXPECT_EQ(RmsDifference(output->GetBufferPointer(), filter->GetOutput()->GetBufferPointer(),
+                          m_Series.noisy.values.size()),
+            0.0);
+}
+
 /** The filter's output for `input` with the aggregation, shrinkage and Marchenko-Pastur estimator given. */
 Series4D::Pointer
 FilterOutput(const Series4D * input, itk::LocalLowRankDenoisingEnums::Aggregation aggregation,
@@ -444,6 +466,11 @@ TEST_F(DenoiseTool, BadCommandLinesExitWithTwoAndWriteNothing)
                                   "--stride 2 --aggregation centre dwi.nii.gz out.nii.gz",
                                   "--stride 5 --patch 3,3,3 dwi.nii.gz out.nii.gz",
                                   "--aggregation middle dwi.nii.gz out.nii.gz",
+                                  "--patch-shape ball dwi.nii.gz out.nii.gz",
+                                  "--patch-shape sphere --patch 3 dwi.nii.gz out.nii.gz",
+                                  "--patch-shape cuboid --patch-radius 2 dwi.nii.gz out.nii.gz",
+                                  "--patch-radius 0.5 dwi.nii.gz out.nii.gz",
+                                  "--patch-shape sphere --stride 2 dwi.nii.gz out.nii.gz",
                                   "--shrinkage soft dwi.nii.gz out.nii.gz",
                                   "--rank 3 --policy mp dwi.nii.gz out.nii.gz",
                                   "--policy fixed dwi.nii.gz out.nii.gz",

@@ -131,6 +131,8 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   app.footer(std::string(Footer) + DescribeSingleDashAliases(DwidenoiseAliases()) + "\n" + ExitCodeTable());
 
   std::string patch;
+  std::string patchShape;
+  double      patchRadius = 0.0;
   std::string aggregation;
   std::string shrinkage;
   std::string policy;
@@ -163,6 +165,17 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
                  "patch extent in voxels along x, y, z, each odd (P: P,P,P); default: the\n"
                  "smallest cube of at least as many voxels as volumes (5,5,5 for 65)")
     ->type_name("PX,PY,PZ");
+  app.add_option("--patch-shape", patchShape,
+                 std::string("cuboid (--patch) or sphere (--patch-radius; MRtrix3 dwidenoise2's\n"
+                             "default) (default: ") +
+                   svdlr::PatchShapeName(svdlr::kDefaultPatchShape) + ")")
+    ->check(CLI::IsMember(svdlr::PatchShapeNameList()));
+  auto * radiusOption =
+    app.add_option("--patch-radius", patchRadius,
+                   "a sphere's radius in voxels (implies --patch-shape sphere); default:\n"
+                   "the smallest holding 20/17 voxels per volume (sqrt 6, 81, for 65)")
+      ->type_name("R")
+      ->check(NumberValidator("a finite number >= 1", [](double r) { return r >= 1.0 && std::isfinite(r); }));
   auto * strideOption =
     app.add_option("--stride", options.stride,
                    "centre patches on every N-th voxel (default 1; above 1 needs\n"
@@ -175,7 +188,9 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   app
     .add_option("--aggregation", aggregation,
                 std::string("centre: from the voxel's own patch (dwidenoise); overlap:\n"
-                            "the mean over every patch holding it (default: ") +
+                            "the mean over every patch holding it; rank: that mean weighted\n"
+                            "by 1/(1+rank); gaussian: weighted by the distance from each\n"
+                            "patch's centre (FWHM 2 voxels; dwidenoise2's) (default: ") +
                   svdlr::AggregationName(svdlr::kDefaultPatchAggregation) + ")")
     ->check(CLI::IsMember(svdlr::AggregationNameList()));
   app
@@ -300,12 +315,31 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     svdlr::ParseAggregationName(aggregation, engineAggregation); // a known name: IsMember checked it
   }
   options.aggregation = itk::LocalLowRankDenoisingBridge::FromEngine(engineAggregation);
-  if (options.stride > 1 && engineAggregation != svdlr::PatchAggregation::OverlapAverage)
+  if (options.stride > 1 && engineAggregation == svdlr::PatchAggregation::CentreVoxel)
   {
     throw UsageError("--stride " + std::to_string(options.stride) +
                      " leaves voxels without a patch of their own: it needs --aggregation overlap" +
                      (aggregation.empty() ? " (--preset " + options.preset + " sets centre)" : std::string()));
   }
+  svdlr::PatchShape engineShape = radiusOption->count() > 0 ? svdlr::PatchShape::Sphere : svdlr::kDefaultPatchShape;
+  if (!patchShape.empty())
+  {
+    svdlr::ParsePatchShapeName(patchShape, engineShape); // a known name: IsMember checked it
+  }
+  if (engineShape == svdlr::PatchShape::Sphere && !patch.empty())
+  {
+    throw UsageError("--patch sets a cuboid's extent; a sphere takes --patch-radius");
+  }
+  if (engineShape != svdlr::PatchShape::Sphere && radiusOption->count() > 0)
+  {
+    throw UsageError("--patch-radius needs --patch-shape sphere");
+  }
+  if (engineShape == svdlr::PatchShape::Sphere && options.stride > 1)
+  {
+    throw UsageError("--stride " + std::to_string(options.stride) + " needs a cuboid patch: a sphere takes stride 1");
+  }
+  options.patchShape = itk::LocalLowRankDenoisingBridge::FromEngine(engineShape);
+  options.patchRadius = patchRadius;
   if (strideOption->count() > 0 && !patch.empty())
   {
     const unsigned int smallest = std::min({ options.patch[0], options.patch[1], options.patch[2] });
@@ -362,6 +396,8 @@ WarmUpOptions(const DenoiseToolOptions & options)
     engine.patchSize[i] = options.patch[i];
   }
   engine.patchStride = options.stride;
+  engine.patchShape = itk::LocalLowRankDenoisingBridge::ToEngine(options.patchShape);
+  engine.patchRadius = options.patchRadius;
   engine.aggregation = itk::LocalLowRankDenoisingBridge::ToEngine(options.aggregation);
   engine.shrinkage = itk::LocalLowRankDenoisingBridge::ToEngine(options.shrinkage);
   engine.backend = itk::SVDLowRankEngineBridge::ToEngine(options.backend);
@@ -373,6 +409,10 @@ WarmUpOptions(const DenoiseToolOptions & options)
 void
 CheckPatch(const DenoiseToolOptions & options, const std::array<std::size_t, 3> & grid, std::size_t volumes)
 {
+  if (options.patchShape == itk::LocalLowRankDenoisingEnums::PatchShape::Sphere)
+  {
+    return; // a sphere is cut to the image (svdlr::SpherePatchUsed), and takes stride 1 (checked with the options)
+  }
   const char * axes = "xyz";
   for (unsigned int i = 0; i < 3; ++i)
   {

@@ -53,6 +53,10 @@ struct DenoiseToolOptions
 
   std::array<unsigned int, 3> patch{ { 0, 0, 0 } }; // 0, 0, 0: the engine's default cube
   unsigned int                stride{ 1 };
+  // --patch-shape, --patch-radius (0: the engine's default sphere)
+  itk::LocalLowRankDenoisingEnums::PatchShape patchShape{ itk::LocalLowRankDenoisingBridge::FromEngine(
+    svdlr::kDefaultPatchShape) };
+  double patchRadius{ 0.0 };
   std::string                 preset;   // --preset: its name, or "" (the defaults)
   // The settings in force after the preset and the options given (ParseDenoiseToolOptions): the shrinkage is
   // resolved, Hard or OptimalFrobenius, never Auto.

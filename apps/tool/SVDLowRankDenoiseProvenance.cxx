@@ -40,6 +40,10 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
   parameters.emplace_back("patch", "[" + std::to_string(summary.patch[0]) + ", " + std::to_string(summary.patch[1]) +
                                      ", " + std::to_string(summary.patch[2]) + "]");
   parameters.emplace_back("stride", std::to_string(options.stride));
+  parameters.emplace_back("patchShape",
+                          JsonString(svdlr::PatchShapeName(itk::LocalLowRankDenoisingBridge::ToEngine(options.patchShape))));
+  parameters.emplace_back("patchRadius", summary.patchRadius > 0.0 ? JsonNumber(summary.patchRadius) : "null");
+  parameters.emplace_back("patchVoxels", std::to_string(summary.patchVoxels));
   // The engine's names, as --aggregation and --shrinkage spell them (the shrinkage is resolved: never "auto").
   parameters.emplace_back("aggregation",
                           JsonString(svdlr::AggregationName(itk::LocalLowRankDenoisingBridge::ToEngine(options.aggregation))));

@@ -286,6 +286,8 @@ public:
     }
     m_Filter->SetPatchSize(patch);
     m_Filter->SetPatchStride(m_Options.stride);
+    m_Filter->SetPatchShape(m_Options.patchShape);
+    m_Filter->SetPatchRadius(m_Options.patchRadius);
     m_Filter->SetAggregation(m_Options.aggregation);
     m_Filter->SetShrinkage(m_Options.shrinkage);
     m_Filter->SetStabiliseMagnitude(m_Options.complex.vst);
@@ -330,6 +332,8 @@ public:
     {
       m_Summary.patch[i] = m_Filter->GetPatchSizeUsed()[i];
     }
+    m_Summary.patchRadius = m_Filter->GetPatchRadiusUsed();
+    m_Summary.patchVoxels = static_cast<std::size_t>(m_Filter->GetPatchVoxelsUsed());
     m_Summary.mask = m_Mask ? m_Mask->GetBufferPointer() : nullptr;
     m_Summary.sigma = m_Filter->GetNoiseSigmaOutput()->GetBufferPointer();
     m_Summary.rank = m_Filter->GetRankOutput()->GetBufferPointer();

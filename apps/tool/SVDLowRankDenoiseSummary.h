@@ -30,6 +30,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iomanip>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -44,7 +45,9 @@ struct DenoiseSummary
   std::array<std::size_t, 3>                  grid{ { 0, 0, 0 } };
   std::size_t                                 volumes{ 0 };
   itk::SVDLowRankReconstructionEnums::Backend backend{ itk::SVDLowRankReconstructionEnums::Backend::CPU };
-  std::array<std::size_t, 3>                  patch{ { 0, 0, 0 } };
+  std::array<std::size_t, 3>                  patch{ { 0, 0, 0 } }; // a sphere's: its box
+  double                                      patchRadius{ 0.0 };       // a sphere's; 0 for a cuboid
+  std::size_t                                 patchVoxels{ 0 };
   const DenoiseToolOptions *                  options{ nullptr };
   const unsigned char *                       mask{ nullptr }; // grid voxels, x fastest; null: every voxel
   const float *                               sigma{ nullptr };
@@ -130,6 +133,39 @@ DescribePolicy(const DenoiseToolOptions & options)
   return text;
 }
 
+/** "5 x 5 x 5 voxels", or "sphere of radius 2.45, 81 voxels (box 5 x 5 x 5)". */
+inline std::string
+DescribePatch(const DenoiseSummary & summary)
+{
+  std::ostringstream text;
+  if (summary.patchRadius > 0.0)
+  {
+    text << "sphere of radius " << std::setprecision(3) << summary.patchRadius << ", " << summary.patchVoxels
+         << " voxels (box " << summary.patch[0] << " x " << summary.patch[1] << " x " << summary.patch[2] << ")";
+  }
+  else
+  {
+    text << summary.patch[0] << " x " << summary.patch[1] << " x " << summary.patch[2] << " voxels";
+  }
+  return text.str();
+}
+
+inline const char *
+DescribeAggregation(itk::LocalLowRankDenoisingEnums::Aggregation aggregation)
+{
+  switch (aggregation)
+  {
+    case itk::LocalLowRankDenoisingEnums::Aggregation::CentreVoxel:
+      return "centre voxel";
+    case itk::LocalLowRankDenoisingEnums::Aggregation::OverlapRankWeighted:
+      return "overlap weighted by 1/(1+rank)";
+    case itk::LocalLowRankDenoisingEnums::Aggregation::OverlapGaussianWeighted:
+      return "overlap weighted by a Gaussian of the distance (FWHM 2 voxels)";
+    default:
+      return "overlap average";
+  }
+}
+
 inline void
 PrintDenoiseSummary(std::ostream & out, const DenoiseSummary & summary)
 {
@@ -145,11 +181,8 @@ PrintDenoiseSummary(std::ostream & out, const DenoiseSummary & summary)
   out << "input:    " << summary.input << " (" << summary.grid[0] << " x " << summary.grid[1] << " x "
       << summary.grid[2] << " voxels, " << summary.volumes << " volumes)\n"
       << "backend:  " << summary.backend << "\n"
-      << "patch:    " << summary.patch[0] << " x " << summary.patch[1] << " x " << summary.patch[2] << " voxels, stride "
-      << options.stride << ", "
-      << (options.aggregation == itk::LocalLowRankDenoisingEnums::Aggregation::OverlapAverage ? "overlap average"
-                                                                                               : "centre voxel")
-      << "\n"
+      << "patch:    " << DescribePatch(summary) << ", stride " << options.stride << ", "
+      << DescribeAggregation(options.aggregation) << "\n"
       << "policy:   " << DescribePolicy(options) << "\n"
       << "sigma:    " << (sigmaKnown ? DescribeDistribution(sigma) + where : "not estimated (fixed rank)") << "\n"
       << "rank:     " << DescribeDistribution(ValuesInMask(summary.rank, summary.mask, voxels)) << "\n"

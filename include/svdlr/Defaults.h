@@ -44,6 +44,16 @@ constexpr std::size_t kDefaultRank = 20;
 constexpr MarchenkoPasturEstimator kDefaultMarchenkoPasturEstimator = MarchenkoPasturEstimator::CorderoGrande2019;
 /** Each voxel takes the mean over every patch that holds it. */
 constexpr PatchAggregation kDefaultPatchAggregation = PatchAggregation::OverlapAverage;
+/** Patches are cuboids (dwidenoise's); PatchShape::Sphere measured no better on the phantoms of docs/denoising.md
+ * ("Patch shape and weighted aggregation"). */
+constexpr PatchShape kDefaultPatchShape = PatchShape::Cuboid;
+/** A sphere of default radius holds at least this many voxels per volume (MRtrix3 dwidenoise2's default
+ * -radius_ratio, 1 / 0.85 ~ 1.18), as numerator / denominator so that the rule is exact in integers. */
+constexpr std::size_t kSphereVoxelsPerVolumeNumerator = 20;
+constexpr std::size_t kSphereVoxelsPerVolumeDenominator = 17;
+/** PatchAggregation::OverlapGaussianWeighted's width: full width at half maximum, in voxels (dwidenoise2's: twice
+ * the voxel size). A contribution from a voxel one voxel from its patch's centre counts half. */
+constexpr double kGaussianAggregationFwhm = 2.0;
 /** Optimal Frobenius shrinkage wherever the patches have σ (a noise policy, a known σ map or value), hard
  * thresholding where they have none (FixedRank, EnergyFraction without σ): see ResolveShrinkage (LocalDenoise.h).
  * Only an explicit OptimalFrobenius without σ is an error. */

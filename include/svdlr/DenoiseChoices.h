@@ -38,11 +38,30 @@ namespace svdlr {
 enum class MarchenkoPasturEstimator { Veraart2016, CorderoGrande2019 };
 
 /** How a voxel's denoised signal is formed from the patches' low-rank
- * approximations. */
+ * approximations. The three overlap modes take a weighted mean of the rows of
+ * every computed patch that contains the voxel (Manjón et al. 2013's
+ * "overcomplete local PCA"; MRtrix3 dwidenoise2's -aggregator); the weight of
+ * a contribution is AggregationWeight (src/svdlrAggregationWeight.h). */
 enum class PatchAggregation {
-  CentreVoxel,   // the row of the patch centred on the voxel (dwidenoise)
-  OverlapAverage // the mean of the rows of every computed patch that contains
-                 // the voxel
+  CentreVoxel,        // the row of the patch centred on the voxel (dwidenoise)
+  OverlapAverage,     // weight 1 (dwidenoise2's "uniform")
+  OverlapRankWeighted, // weight 1 / (1 + the patch's rank): low-rank patches
+                       // count more (dwidenoise2's "invl0", DIPY's weighting)
+  OverlapGaussianWeighted // weight exp(-d² / (2 s²)), d the voxel's distance
+                          // from the voxel the patch was centred on, s from
+                          // kGaussianAggregationFwhm (dwidenoise2's "gaussian")
+};
+
+/** Whether a voxel's signal is a mean over every patch that holds it. */
+inline bool IsOverlapAggregation(PatchAggregation aggregation) {
+  return aggregation != PatchAggregation::CentreVoxel;
+}
+
+/** The shape of a patch: the voxels whose series form its Casorati matrix. */
+enum class PatchShape {
+  Cuboid, // a box of odd extents (dwidenoise's -extent)
+  Sphere  // the voxels within a radius of the centre voxel (dwidenoise2's
+          // default -shape); LocalDenoise.h's SpherePatch says which
 };
 
 /** What happens to the singular values that the rank keeps. */
@@ -54,18 +73,21 @@ enum class Shrinkage {
        // (ResolveShrinkage)
 };
 
-/** The spellings of the tools and Python: "centre", "overlap"; "hard",
- * "frobenius", "auto". */
+/** The spellings of the tools and Python: "centre", "overlap", "rank",
+ * "gaussian"; "hard", "frobenius", "auto"; "cuboid", "sphere". */
 const char *AggregationName(PatchAggregation aggregation);
 const char *ShrinkageName(Shrinkage shrinkage);
+const char *PatchShapeName(PatchShape shape);
 /** Set `value` and return true for a known spelling; return false (value
  * untouched) otherwise. */
 bool ParseAggregationName(const std::string &name, PatchAggregation &value);
 bool ParseShrinkageName(const std::string &name, Shrinkage &value);
+bool ParsePatchShapeName(const std::string &name, PatchShape &value);
 /** Every spelling, in declaration order, for CLI11's IsMember, help texts and
  * messages. */
 std::vector<std::string> AggregationNameList();
 std::vector<std::string> ShrinkageNameList();
+std::vector<std::string> PatchShapeNameList();
 
 } // namespace svdlr
 

@@ -22,10 +22,11 @@
 // multi-echo), the MP-PCA method of Veraart et al. (2016) that MRtrix3's dwidenoise implements.
 //
 // For every voxel v, the patch P(v) is a box of voxels around v (shifted inward at the image's borders so
-// that it always lies inside, as dwidenoise does). Its Casorati matrix X(v) has one row per patch voxel and one
-// column per volume. X(v) is replaced by its low-rank approximation, with the rank (and the noise level) chosen
-// by options.policy, and the denoised series takes, per voxel, either the row of its own patch (CentreVoxel, as
-// dwidenoise) or the average of the rows of every patch that contains it (OverlapAverage).
+// that it always lies inside, as dwidenoise does), or a sphere around v (SpherePatch below). Its Casorati matrix
+// X(v) has one row per patch voxel and one column per volume. X(v) is replaced by its low-rank approximation, with
+// the rank (and the noise level) chosen by options.policy, and the denoised series takes, per voxel, either the row
+// of its own patch (CentreVoxel, as dwidenoise) or the mean of the rows of every patch that contains it
+// (OverlapAverage), which may be weighted by each patch's rank or by the voxel's distance from its centre.
 //
 // Like Engine.h, this header holds no ITK and no CUDA type.
 
@@ -93,11 +94,18 @@ struct LocalDenoiseOptions
   /** Patch extent in voxels along x, y, z, each odd and >= 1. {0, 0, 0}: the smallest cube of odd side whose voxel
    * count is at least the number of volumes (5x5x5 for 65 volumes), as dwidenoise chooses. */
   std::array<std::size_t, 3> patchSize{ 0, 0, 0 };
+  /** Cuboid (patchSize) or Sphere (patchRadius; patchSize must then be {0, 0, 0}): see SpherePatchUsed. */
+  PatchShape patchShape{ kDefaultPatchShape };
+  /** Sphere only, in voxels: the patch holds the voxels whose offset d from the centre has |d| <= patchRadius.
+   * 0: DefaultSphereRadius's rule. Must be finite and >= 0; a cuboid takes 0 only. */
+  double patchRadius{ 0.0 };
   /** Patches are centred on every `patchStride`-th voxel along each axis (1: every voxel), and on the last voxel of
    * each axis. A stride above 1 needs OverlapAverage, which then covers the voxels between centres, and may not
    * exceed the smallest patch extent (patches would leave gaps). With a mask, a voxel inside it that no grid patch
    * covers gets a patch of its own. */
   std::size_t      patchStride{ 1 };
+  /** CentreVoxel, or the weighted mean over every patch holding the voxel (DenoiseChoices.h). With a weighting, σ
+   * and rank maps are the same weighted means as the signal. */
   PatchAggregation aggregation{ kDefaultPatchAggregation };
   /** Auto (the default): ResolveShrinkage's rule. OptimalFrobenius asked for explicitly needs σ: a noise policy
    * or a σ map. */
@@ -127,8 +135,8 @@ struct LocalDenoiseOptions
 };
 
 /** Optional per-voxel maps, each VoxelCount() values, x fastest; a null pointer skips that map. With CentreVoxel a
- * voxel's values are those of the patch centred on it; with OverlapAverage, the mean over the patches that contain
- * it (the rank rounded to the nearest integer), as for its signal. Voxels outside the mask get 0. */
+ * voxel's values are those of the patch centred on it; with an overlap aggregation, the mean over the patches that
+ * contain it weighted as its signal is (the rank rounded to the nearest integer). Voxels outside the mask get 0. */
 struct LocalDenoiseMaps
 {
   float *         noiseSigma{ nullptr }; // σ estimated or given; 0 where the policy does not model noise
@@ -139,7 +147,10 @@ struct LocalDenoiseMaps
 struct LocalDenoiseReport
 {
   Backend                    backend{ Backend::CPU };
-  std::array<std::size_t, 3> patchSize{ 0, 0, 0 }; // the patch extent used
+  std::array<std::size_t, 3> patchSize{ 0, 0, 0 }; // the patch extent used (a sphere's: its bounding box)
+  PatchShape                 patchShape{ PatchShape::Cuboid };
+  double                     patchRadius{ 0.0 }; // a sphere's radius used, in voxels; 0 for a cuboid
+  std::size_t                patchVoxels{ 0 };   // voxels per patch: rows of each Casorati matrix
   Shrinkage                  shrinkage{ Shrinkage::Hard }; // the shrinkage used: Auto resolved (ResolveShrinkage)
   std::size_t                patches{ 0 };         // patches computed
   /** The device memory the CUDA backend's buffers took (slabs, batch, mask and σ map) in the run that produced
@@ -192,6 +203,32 @@ DefaultPatchSize(std::size_t volumes);
  * the tools' summaries and Python's BIDS sidecars report. */
 std::array<std::size_t, 3>
 PatchSizeUsed(const std::array<std::size_t, 3> & size, std::size_t volumes, const std::array<std::size_t, 3> & requested);
+
+/** The radius that LocalDenoiseOptions::patchRadius = 0 stands for with PatchShape::Sphere, for a series of
+ * `volumes` volumes: the smallest √k (k = 1, 2, 3, ...) whose sphere holds at least 20/17 (1 / 0.85) voxels per
+ * volume (kSphereVoxelsPerVolumeNumerator / Denominator, dwidenoise2's ratio): √6, 81 voxels, for 65 volumes. */
+double
+DefaultSphereRadius(std::size_t volumes);
+
+/** A spherical patch as DenoiseLocalLowRank uses it on an image of `size` voxels. Its box is the cuboid patch of
+ * extent 2 floor(radius) + 1 along each axis (cut to the largest odd extent the image holds along a shorter axis),
+ * shifted inward at the borders as a cuboid is (PatchStart). Its voxels are the `voxels` voxels of that box nearest
+ * to the centre voxel, ties broken by the offset's (z, y, x) order, where `voxels` counts the offsets d of the
+ * unshifted box with |d| <= radius. Away from the borders that is the sphere itself; near a border the patch keeps
+ * its voxel count and takes the nearest voxels inside the image instead of those beyond it (dwidenoise2 grows its
+ * sphere there alike). The centre voxel is always the patch's first row. */
+struct SpherePatch
+{
+  std::array<std::size_t, 3> extent{ 0, 0, 0 };
+  double                     radius{ 0.0 };
+  std::size_t                voxels{ 0 };
+};
+
+/** The sphere DenoiseLocalLowRank uses for `requestedRadius` (0: the default rule, whose radius then grows past
+ * DefaultSphereRadius while the image's short axes cut the sphere below its voxels per volume, up to the whole box).
+ * One rule, which the tools' summaries and Python's BIDS sidecars report. The caller checks that voxels >= 2. */
+SpherePatch
+SpherePatchUsed(const std::array<std::size_t, 3> & size, std::size_t volumes, double requestedRadius);
 
 } // namespace svdlr
 

@@ -24,6 +24,8 @@ def local_low_rank_denoising_image_filter(
     noise_sigma: Any = None,
     patch_size: Optional[Sequence[int]] = None,
     patch_stride: int = 1,
+    patch_shape: Optional[str] = None,
+    patch_radius: float = 0.0,
     aggregation: Optional[str] = None,
     shrinkage: Optional[str] = None,
     policy: Optional[str] = None,
@@ -77,9 +79,17 @@ def local_low_rank_denoising_image_filter(
         to the image.
     patch_stride : int >= 1
         Patches are centred on every ``patch_stride``-th voxel; above 1 it needs aggregation "overlap".
-    aggregation : "centre" or "overlap", optional
+    patch_shape : "cuboid" or "sphere", optional
+        "cuboid" (the default): ``patch_size``; "sphere": the voxels within ``patch_radius`` of the centre voxel
+        (MRtrix3 dwidenoise2's default shape), the nearest ones inside the image near its borders.
+    patch_radius : float >= 0
+        A sphere's radius in voxels (implies ``patch_shape="sphere"``); 0: the smallest holding 20/17 voxels per
+        volume (sqrt(6), 81 voxels, for 65 volumes).
+    aggregation : "centre", "overlap", "rank" or "gaussian", optional
         "overlap" (the default): the mean over every patch holding the voxel; "centre" (as dwidenoise): each
-        voxel takes the row of its own patch.
+        voxel takes the row of its own patch; "rank": the mean weighted by 1 / (1 + the patch's rank);
+        "gaussian": weighted by a Gaussian of the voxel's distance from each patch's centre voxel (FWHM 2 voxels,
+        as dwidenoise2's). The noise and rank maps are weighted alike.
     shrinkage : "auto", "hard" or "frobenius", optional
         "frobenius": Gavish & Donoho's optimal shrinker of the singular values kept (needs sigma: a noise policy
         or ``noise_sigma``); "hard": kept as they are; "auto" (the default): "frobenius" where sigma is estimated
@@ -216,6 +226,8 @@ def local_low_rank_denoising_image_filter(
             volume_axis=int(axis),
             patch_size=None if patch_size is None else [int(p) for p in patch_size],
             patch_stride=int(patch_stride),
+            patch_shape=patch_shape,
+            patch_radius=float(patch_radius),
             aggregation=aggregation,
             shrinkage=shrinkage,
             policy=policy,

@@ -34,6 +34,8 @@ class DenoiseOptions:
 
     patch: Optional[Tuple[int, int, int]] = None  # along x, y, z
     stride: int = 1
+    patch_shape: Optional[str] = None  # "cuboid" (patch) or "sphere" (patch_radius); None: the engine's default
+    patch_radius: float = 0.0  # a sphere's radius in voxels; 0: the engine's default sphere
     aggregation: Optional[str] = None
     shrinkage: Optional[str] = None
     policy: Optional[str] = None
@@ -50,7 +52,8 @@ class DenoiseOptions:
     def keywords(self) -> Dict[str, Any]:
         """Keywords of :func:`local_low_rank_denoising_image_filter` for a nibabel array (x, y, z, volumes)."""
         return dict(patch_size=None if self.patch is None else tuple(int(p) for p in self.patch),
-                    patch_stride=int(self.stride), aggregation=self.aggregation, shrinkage=self.shrinkage,
+                    patch_stride=int(self.stride), patch_shape=self.patch_shape,
+                    patch_radius=float(self.patch_radius), aggregation=self.aggregation, shrinkage=self.shrinkage,
                     policy=self.policy, rank=self.rank, energy_fraction=self.energy_fraction,
                     noise_sigma=self.noise_sigma, backend=self.backend,
                     device_id=int(self.device_id), threads=int(self.threads), vst=bool(self.vst),
@@ -69,11 +72,18 @@ class DenoiseOptions:
         return _engine.shrinkage_used(self.shrinkage or _engine.DEFAULT_DENOISE_SHRINKAGE, self.policy_used(),
                                       self.noise_sigma is not None)
 
+    def shape_used(self) -> str:
+        """"cuboid" or "sphere": the shape given, else "sphere" for a radius, else the engine's default."""
+        if self.patch_shape:
+            return self.patch_shape
+        return "sphere" if self.patch_radius > 0.0 else _engine.DEFAULT_PATCH_SHAPE
+
     def record(self) -> Dict[str, Any]:
         """The options for a sidecar (None: the engine's default; the aggregation and shrinkage as used)."""
         record = asdict(self)
         record["patch"] = None if self.patch is None else list(self.patch)
         record["aggregation"] = self.aggregation or _engine.DEFAULT_DENOISE_AGGREGATION
+        record["patch_shape"] = self.shape_used()
         record["shrinkage"] = self.shrinkage_used()
         return record
 

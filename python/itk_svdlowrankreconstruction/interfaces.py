@@ -44,8 +44,12 @@ class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
     fixed_rank = traits.Int(desc="the rank every patch keeps (policy fixed); dwidenoise's 'rank' is the rank map")
     energy_fraction = traits.Float(desc="with policy energy")
     stride = traits.Int(1, usedefault=True, desc="centre patches on every N-th voxel")
-    aggregation = traits.Enum("centre", "overlap",
-                              desc=f"centre or overlap (default: {_engine.DEFAULT_DENOISE_AGGREGATION})")
+    aggregation = traits.Enum(*_engine.AGGREGATIONS,
+                              desc="centre, overlap, or overlap weighted by rank or by a Gaussian of the distance "
+                                   f"(default: {_engine.DEFAULT_DENOISE_AGGREGATION})")
+    patch_shape = traits.Enum(*_engine.PATCH_SHAPES,
+                              desc=f"cuboid (extent) or sphere (patch_radius) (default: {_engine.DEFAULT_PATCH_SHAPE})")
+    patch_radius = traits.Float(desc="a sphere's radius in voxels (implies patch_shape sphere)")
     shrinkage = traits.Enum("auto", "hard", "frobenius",
                             desc="hard, Gavish-Donoho's shrinker (frobenius), or auto: frobenius where sigma is "
                                  f"known or estimated (default: {_engine.DEFAULT_DENOISE_SHRINKAGE})")
@@ -88,6 +92,7 @@ class DenoiseSeries(SimpleInterface):
                 raise ValueError(f"estimator {defined['estimator']} contradicts policy {policy}")
             policy = estimated
         return DenoiseOptions(patch=defined.get("extent"), stride=defined["stride"],
+                              patch_shape=defined.get("patch_shape"), patch_radius=defined.get("patch_radius", 0.0),
                               aggregation=defined.get("aggregation"), shrinkage=defined.get("shrinkage"),
                               policy=policy, rank=defined.get("fixed_rank"),
                               energy_fraction=defined.get("energy_fraction"),

@@ -30,7 +30,10 @@
 #include "svdlr/LocalDenoise.h"
 #include "svdlr/Names.h"
 
+#include <cmath>
+
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -213,6 +216,8 @@ LocalDenoiseOptions
 MakeOptions(const std::optional<std::string> &         preset,
             const std::optional<std::vector<std::int64_t>> & patchSize,
             std::int64_t                               patchStride,
+            const std::optional<std::string> &         patchShape,
+            double                                     patchRadius,
             const std::optional<std::string> &         aggregation,
             const std::optional<std::string> &         shrinkage,
             const std::optional<std::string> &         policy,
@@ -263,9 +268,31 @@ MakeOptions(const std::optional<std::string> &         preset,
     ThrowValueError("patch_stride must be >= 1, got " + std::to_string(patchStride));
   }
   options.patchStride = static_cast<std::size_t>(patchStride);
+  if (patchShape && !ParsePatchShapeName(*patchShape, options.patchShape))
+  {
+    ThrowValueError("patch_shape must be \"cuboid\" or \"sphere\", got \"" + *patchShape + "\"");
+  }
+  if (!(std::isfinite(patchRadius) && patchRadius >= 0.0))
+  {
+    ThrowValueError("patch_radius must be finite and >= 0 (0: the default sphere), got " + std::to_string(patchRadius));
+  }
+  if (patchRadius > 0.0 && !patchShape)
+  {
+    options.patchShape = PatchShape::Sphere; // a radius implies a sphere
+  }
+  if (options.patchShape == PatchShape::Sphere && patchSize)
+  {
+    ThrowValueError("patch_size sets a cuboid's extent; a sphere takes patch_radius");
+  }
+  if (options.patchShape == PatchShape::Cuboid && patchRadius > 0.0)
+  {
+    ThrowValueError("patch_radius needs patch_shape \"sphere\"");
+  }
+  options.patchRadius = patchRadius;
   if (aggregation && !ParseAggregationName(*aggregation, options.aggregation))
   {
-    ThrowValueError("aggregation must be \"centre\" or \"overlap\", got \"" + *aggregation + "\"");
+    ThrowValueError("aggregation must be \"centre\", \"overlap\", \"rank\" or \"gaussian\", got \"" +
+                    *aggregation + "\"");
   }
   if (shrinkage && !ParseShrinkageName(*shrinkage, options.shrinkage))
   {
@@ -308,6 +335,8 @@ DenoiseArray(SeriesArray                               series,
              std::int64_t                              volumeAxis,
              std::optional<std::vector<std::int64_t>>  patchSize,
              std::int64_t                              patchStride,
+             std::optional<std::string>                patchShape,
+             double                                    patchRadius,
              std::optional<std::string>                aggregation,
              std::optional<std::string>                shrinkage,
              std::optional<std::string>                policy,
@@ -328,7 +357,7 @@ DenoiseArray(SeriesArray                               series,
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
-    preset, patchSize, patchStride, aggregation, shrinkage, policy, rank, energyFraction, backend, deviceId,
+    preset, patchSize, patchStride, patchShape, patchRadius, aggregation, shrinkage, policy, rank, energyFraction, backend, deviceId,
     maxPatchesPerBatch, gpuMemoryLimit, threads);
   if (coils < 1 || coils > static_cast<std::int64_t>(UINT_MAX))
   {
@@ -442,9 +471,17 @@ patch_size : 3 odd ints, optional
     Patch extent along the spatial axes. Default: the smallest cube holding at least as many voxels as there are
     volumes (5 x 5 x 5 for 65 volumes), fitted to the image.
 patch_stride : int >= 1
-    Patches are centred on every patch_stride-th voxel; above 1 it needs aggregation "overlap".
-aggregation : "centre" or "overlap", optional
-    "overlap" (the default): the mean over every patch holding the voxel; "centre": its own patch (dwidenoise).
+    Patches are centred on every patch_stride-th voxel; above 1 it needs an overlap aggregation and a cuboid.
+patch_shape : "cuboid" or "sphere", optional
+    "cuboid" (the default): patch_size; "sphere": the voxels within patch_radius of the centre voxel (MRtrix3
+    dwidenoise2's default shape), the nearest ones inside the image near its borders.
+patch_radius : float >= 0
+    A sphere's radius in voxels (a radius implies patch_shape "sphere"); 0: the smallest holding 20/17 voxels per
+    volume (sqrt(6), 81 voxels, for 65 volumes).
+aggregation : "centre", "overlap", "rank" or "gaussian", optional
+    "overlap" (the default): the mean over every patch holding the voxel; "centre": its own patch (dwidenoise);
+    "rank": that mean weighted by 1 / (1 + the patch's rank); "gaussian": weighted by exp(-d^2 / (2 s^2)), d the
+    voxel's distance from the patch's centre voxel, FWHM 2 voxels (dwidenoise2's). The maps are weighted alike.
 shrinkage : "auto", "hard" or "frobenius", optional
     "frobenius": Gavish-Donoho's optimal shrinker of the kept singular values (needs sigma: a noise policy or
     noise_sigma); "auto" (the default): "frobenius" where sigma is estimated or given, "hard" otherwise.
@@ -510,6 +547,8 @@ DefineDenoise(nb::module_ & module)
              "volume_axis"_a = 0,
              "patch_size"_a = nb::none(),
              "patch_stride"_a = 1,
+             "patch_shape"_a = nb::none(),
+             "patch_radius"_a = 0.0,
              "aggregation"_a = nb::none(),
              "shrinkage"_a = nb::none(),
              "policy"_a = nb::none(),
@@ -577,6 +616,29 @@ DefineDenoise(nb::module_ & module)
     "The patch extent a denoising run uses on a series of this spatial shape and volume count (array order):\n"
     "`requested` as given, or for None the default cube fitted to the image (svdlr::PatchSizeUsed, the one rule\n"
     "the engine and the tools use). The BIDS App records it in each run's sidecar.");
+  module.def(
+    "sphere_patch_used",
+    [](const std::vector<std::int64_t> & shape, std::int64_t volumes, double radius) {
+      if (shape.size() != 3 || volumes < 1 || !(std::isfinite(radius) && radius >= 0.0))
+      {
+        ThrowValueError("sphere_patch_used takes the 3 spatial extents, the volume count (>= 1) and a radius >= 0");
+      }
+      std::array<std::size_t, 3> size{};
+      for (int i = 0; i < 3; ++i)
+      {
+        if (shape[2 - i] < 1)
+        {
+          ThrowValueError("sphere_patch_used: extents must be >= 1");
+        }
+        size[i] = static_cast<std::size_t>(shape[2 - i]);
+      }
+      const SpherePatch sphere = SpherePatchUsed(size, static_cast<std::size_t>(volumes), radius);
+      return nb::make_tuple(sphere.radius, sphere.voxels);
+    },
+    "shape"_a, "volumes"_a, "radius"_a = 0.0,
+    "The spherical patch a denoising run uses on a series of this spatial shape (array order) and volume count:\n"
+    "(radius, voxels), for `radius` as given or, for 0, the default (svdlr::SpherePatchUsed, the one rule the\n"
+    "engine and the tools use). The BIDS App records it in each run's sidecar.");
 }
 
 } // namespace python

@@ -110,6 +110,19 @@ NB_MODULE(_engine, module)
   module.attr("DEFAULT_DENOISE_POLICY") = svdlr::PolicyName(svdlr::DefaultDenoisePolicy());
   module.attr("DEFAULT_DENOISE_AGGREGATION") = svdlr::AggregationName(svdlr::kDefaultPatchAggregation);
   module.attr("DEFAULT_DENOISE_SHRINKAGE") = svdlr::ShrinkageName(svdlr::kDefaultShrinkage);
+  module.attr("DEFAULT_PATCH_SHAPE") = svdlr::PatchShapeName(svdlr::kDefaultPatchShape);
+  // Every spelling, for the BIDS App's and the Nipype interface's choices.
+  nb::list aggregations, shapes;
+  for (const std::string & name : svdlr::AggregationNameList())
+  {
+    aggregations.append(nb::str(name.c_str()));
+  }
+  for (const std::string & name : svdlr::PatchShapeNameList())
+  {
+    shapes.append(nb::str(name.c_str()));
+  }
+  module.attr("AGGREGATIONS") = nb::tuple(aggregations);
+  module.attr("PATCH_SHAPES") = nb::tuple(shapes);
   // The tools' exit codes (apps/tool/SVDLowRankExitCodes.h), for Python's command-line entry points (svdlr-bids).
   module.attr("EXIT_SUCCESS") = svdlr_tools::ExitSuccess;
   module.attr("EXIT_FAILURE") = svdlr_tools::ExitFailure;

@@ -198,6 +198,23 @@ def test_vst_and_noise_floor_reach_the_denoiser_the_sidecar_and_the_boilerplate(
     assert bids.main([str(root), str(tmp_path / "bad"), *common, "--coils", "0"]) == _engine.EXIT_USAGE
 
 
+def test_a_sphere_with_gaussian_weights_reaches_the_sidecar_and_the_boilerplate(raw, tmp_path):
+    root, _, _ = raw
+    out = tmp_path / "out"
+    assert bids.main([str(root), str(out), "participant", "--participant-label", "02", "--backend", "cpu",
+                      "--no-reports", "--quiet", "--patch-shape", "sphere", "--aggregation", "gaussian"]) == \
+        _engine.EXIT_SOME_FAILED  # sub-02's broken run
+    parameters = json.loads((out / _derivative(GOOD_DWI[2], "denoised", ".json")).read_text())["DenoisingParameters"]
+    image = nibabel.load(str(out / _derivative(GOOD_DWI[2], "denoised")))
+    radius, voxels = _engine.sphere_patch_used(list(image.shape[:3]), image.shape[3])
+    assert (parameters["patch_shape"], parameters["aggregation"]) == ("sphere", "gaussian")
+    assert (parameters["patch_radius"], parameters["patch_voxels"]) == (radius, voxels)
+    citation = (out / "logs" / "CITATION.md").read_text()
+    assert "spherical patch" in citation and "[manjon2013]" in citation
+    assert bids.main([str(root), str(tmp_path / "bad"), "participant", "--aggregation", "median"]) == \
+        _engine.EXIT_USAGE
+
+
 def test_without_matplotlib_a_run_is_done_without_its_reportlet_and_says_so(raw, tmp_path, monkeypatch):
     root, _, _ = raw
     from itk_svdlowrankreconstruction.bids import _runner

@@ -316,6 +316,21 @@ def test_maps_of_another_shape_are_refused(series):
         denoise(noisy, noise_sigma=negative)
 
 
+def test_spheres_and_weighted_aggregations_denoise_and_report_their_patch(series):
+    clean, noisy = series
+    plain = denoise(noisy, backend="cpu")
+    for keywords in ({"patch_shape": "sphere"}, {"patch_radius": 2.0, "aggregation": "rank"},
+                     {"aggregation": "gaussian"}, {"patch_shape": "sphere", "aggregation": "gaussian"}):
+        result = denoise(noisy, backend="cpu", **keywords)
+        assert rms(result, clean) < 0.7 * rms(noisy, clean), keywords
+        assert not np.array_equal(result, plain), keywords  # the keywords reached the engine
+    radius, voxels = _engine.sphere_patch_used(list(noisy.shape[1:]), noisy.shape[0])
+    # 30 volumes want 20/17 x 30 = 35.3 voxels: |d|² <= 4 holds 33, |d|² <= 5 holds 57.
+    assert radius == pytest.approx(np.sqrt(5.0)) and voxels == 57
+    assert set(_engine.AGGREGATIONS) == {"centre", "overlap", "rank", "gaussian"}
+    assert set(_engine.PATCH_SHAPES) == {"cuboid", "sphere"}
+
+
 @pytest.mark.parametrize(
     "options, message",
     [
@@ -332,6 +347,11 @@ def test_maps_of_another_shape_are_refused(series):
         ({"patch_size": (4, 3, 3)}, "odd"),
         ({"patch_size": (3, 3, 15)}, "larger than the image|exceeds"),
         ({"backend": "gpu"}, "backend must be"),
+        ({"patch_shape": "ball"}, "patch_shape must be"),
+        ({"patch_shape": "sphere", "patch_size": (3, 3, 3)}, "a sphere takes patch_radius"),
+        ({"patch_shape": "cuboid", "patch_radius": 2.0}, "needs patch_shape"),
+        ({"patch_radius": -1.0}, "patch_radius must be"),
+        ({"patch_radius": 2.0, "patch_stride": 2}, "stride"),
         ({"volume_axis": 4}, "volume_axis must be"),
     ],
 )

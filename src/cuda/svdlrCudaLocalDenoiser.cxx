@@ -43,6 +43,7 @@
 #include "svdlrPatchCentres.h"
 #include "svdlrProgress.h"
 #include "svdlrSmallEigenSolver.h"
+#include "svdlrSphereOrder.h"
 
 #include <algorithm>
 #include <chrono>
@@ -59,8 +60,11 @@ namespace detail
 namespace
 {
 
+/** The series and the patch; a sphere's voxel count and table size (the table's device address comes with the
+ * fixed buffers). */
 DenoiseGeometry
-GeometryOf(const SeriesView<const float> & input, const std::array<std::size_t, 3> & patch)
+GeometryOf(const SeriesView<const float> & input, const std::array<std::size_t, 3> & patch,
+           const LocalDenoiseOptions & options, const std::vector<PatchOffset> & sphereOrder)
 {
   DenoiseGeometry geometry;
   geometry.nx = static_cast<std::int64_t>(input.size[0]);
@@ -70,6 +74,12 @@ GeometryOf(const SeriesView<const float> & input, const std::array<std::size_t, 
   geometry.ex = static_cast<std::int64_t>(patch[0]);
   geometry.ey = static_cast<std::int64_t>(patch[1]);
   geometry.ez = static_cast<std::int64_t>(patch[2]);
+  if (options.patchShape == PatchShape::Sphere)
+  {
+    geometry.sphereVoxels =
+      static_cast<std::int64_t>(SpherePatchUsed(input.size, input.volumes, options.patchRadius).voxels);
+    geometry.sphereOrderSize = static_cast<std::int64_t>(sphereOrder.size());
+  }
   return geometry;
 }
 
@@ -111,7 +121,8 @@ public:
     , m_Trace(trace)
     , m_Workers(WorkerCount(options.threads))
     , m_ParallelFor(ParallelForOrThreads(options.parallelFor, m_Workers))
-    , m_Geometry(GeometryOf(input, patch))
+    , m_SphereOrder(options.patchShape == PatchShape::Sphere ? SphereOffsetOrder(patch) : std::vector<PatchOffset>{})
+    , m_Geometry(GeometryOf(input, patch, options, m_SphereOrder))
     , m_N(m_Geometry.GramSide())
     , m_MaxVectors(MaxVectorsFor(options.policy, m_N))
     , m_UseCusolver(tuning.cusolver || !SmallEigenSolver::CanImplement(m_N, 1))
@@ -125,7 +136,8 @@ public:
     m_Shape.ex = m_Geometry.ex;
     m_Shape.ey = m_Geometry.ey;
     m_Shape.ez = m_Geometry.ez;
-    m_Shape.overlap = options.aggregation == PatchAggregation::OverlapAverage;
+    m_Shape.patchVoxels = m_Geometry.sphereVoxels;
+    m_Shape.overlap = IsOverlapAggregation(options.aggregation);
     m_Shape.maxVectors = m_MaxVectors;
     m_Shape.maps = maps.noiseSigma != nullptr || maps.rank != nullptr;
   }
@@ -192,7 +204,8 @@ private:
   {
     GroupCentresByPlane();
     const std::size_t voxels = static_cast<std::size_t>(m_Geometry.nz * PlaneVoxels());
-    const std::size_t fixedBytes = FixedBytes(voxels, m_Options.mask != nullptr, m_Options.noiseSigma != nullptr);
+    const std::size_t fixedBytes =
+      FixedBytes(voxels, m_Options.mask != nullptr, m_Options.noiseSigma != nullptr, m_SphereOrder.size());
     PlanSlabsAndBatches(fixedBytes);
     ReserveBuffers(fixedBytes);
     UploadFixedInputs();
@@ -308,10 +321,12 @@ private:
           .hostBytes);
     }
     const std::size_t voxels = static_cast<std::size_t>(m_Geometry.nz * PlaneVoxels());
-    m_Fixed = CarveFixed(m_Resources->fixed.Data(), voxels, m_Options.mask != nullptr, m_Options.noiseSigma != nullptr);
+    m_Fixed = CarveFixed(
+      m_Resources->fixed.Data(), voxels, m_Options.mask != nullptr, m_Options.noiseSigma != nullptr, m_SphereOrder.size());
+    m_Geometry.sphereOrder = m_Fixed.sphereOrder;
   }
 
-  /** The status flags' initial values, the mask and the σ map, on the device. */
+  /** The status flags' initial values, the mask, the σ map and a sphere's offset table, on the device. */
   void
   UploadFixedInputs()
   {
@@ -327,6 +342,11 @@ private:
     {
       SVDLR_CUDA_CHECK(
         cudaMemcpyAsync(m_Fixed.sigma, m_Options.noiseSigma, voxels * sizeof(float), cudaMemcpyHostToDevice, compute));
+    }
+    if (m_Fixed.sphereOrder != nullptr)
+    {
+      SVDLR_CUDA_CHECK(cudaMemcpyAsync(m_Fixed.sphereOrder, m_SphereOrder.data(),
+                                       m_SphereOrder.size() * sizeof(PatchOffset), cudaMemcpyHostToDevice, compute));
     }
     // Those copies are from pageable memory; finish them before the host buffers can go away.
     SVDLR_CUDA_CHECK(cudaStreamSynchronize(compute));
@@ -434,7 +454,7 @@ private:
                                          voxels * static_cast<std::size_t>(nv) * sizeof(double),
                                          cudaMemcpyDeviceToDevice, compute));
         SVDLR_CUDA_CHECK(cudaMemcpyAsync(
-          b.sums.counts, from.sums.counts + offset, voxels * sizeof(unsigned), cudaMemcpyDeviceToDevice, compute));
+          b.sums.weights, from.sums.weights + offset, voxels * sizeof(double), cudaMemcpyDeviceToDevice, compute));
         SVDLR_CUDA_CHECK(cudaMemcpyAsync(
           b.sums.sigma, from.sums.sigma + offset, voxels * sizeof(double), cudaMemcpyDeviceToDevice, compute));
         SVDLR_CUDA_CHECK(cudaMemcpyAsync(
@@ -445,7 +465,7 @@ private:
     const std::size_t rest = static_cast<std::size_t>((window.planes - carried) * planeVoxels);
     SVDLR_CUDA_CHECK(cudaMemsetAsync(b.sums.values + done * static_cast<std::size_t>(nv), 0,
                                      rest * static_cast<std::size_t>(nv) * sizeof(double), compute));
-    SVDLR_CUDA_CHECK(cudaMemsetAsync(b.sums.counts + done, 0, rest * sizeof(unsigned), compute));
+    SVDLR_CUDA_CHECK(cudaMemsetAsync(b.sums.weights + done, 0, rest * sizeof(double), compute));
     SVDLR_CUDA_CHECK(cudaMemsetAsync(b.sums.sigma + done, 0, rest * sizeof(double), compute));
     SVDLR_CUDA_CHECK(cudaMemsetAsync(b.sums.rank + done, 0, rest * sizeof(double), compute));
   }
@@ -459,7 +479,7 @@ private:
     MarkStage(StageClock::Gram);
     const BasisView basis = m_UseCusolver ? SolveWithCusolver(batch) : SolveWithOwnSolver(batch);
     LaunchPatchApproximation(slab.slab, m_Geometry, window, batch, basis, m_Batch.ranks, m_Batch.sigmas,
-                             m_Batch.weights, static_cast<int>(m_MaxVectors), m_Shape.overlap, m_Batch.scratch,
+                             m_Batch.weights, static_cast<int>(m_MaxVectors), m_Options.aggregation, m_Batch.scratch,
                              slab.sums, compute);
     MarkStage(StageClock::Approximation);
   }
@@ -604,7 +624,7 @@ private:
   std::size_t
   ScratchPerPatch() const
   {
-    return PatchApproximationScratchBytes(m_Geometry, m_Shape.overlap, static_cast<int>(m_MaxVectors));
+    return PatchApproximationScratchBytes(m_Geometry, m_Options.aggregation, static_cast<int>(m_MaxVectors));
   }
 
   std::size_t
@@ -626,7 +646,8 @@ private:
   const unsigned                  m_Workers;
   const ParallelFor               m_ParallelFor;
 
-  const DenoiseGeometry m_Geometry;
+  const std::vector<PatchOffset> m_SphereOrder; // spheres: the offsets in the order patches take them
+  DenoiseGeometry                m_Geometry;    // its sphereOrder set once the fixed buffers are carved
   const std::int64_t    m_N;          // the Gram matrices' side
   const std::int64_t    m_MaxVectors; // eigenvectors kept per patch at most
   const bool            m_UseCusolver;

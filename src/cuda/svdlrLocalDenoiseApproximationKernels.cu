@@ -19,6 +19,7 @@
 // approximation from its kept eigenvectors and weights, into the slab's sums.
 #include "svdlrLocalDenoiseKernels.cuh"
 
+#include "svdlrAggregationWeight.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrLocalDenoisePatchPlace.cuh"
 #include "svdlr/Engine.h"
@@ -43,15 +44,15 @@ constexpr std::size_t kApproximationSharedBytes = 96 * 1024;       // the factor
  *   volume side (n = N): F = X B W (rows R x rank, R the rows wanted), approximation row r = F(r, :) Bᵀ;
  *   voxel side  (n = M): F = Xᵀ B W (N x rank),                         approximation row r = B(r, :) Fᵀ.
  * Rows wanted: the centre's (CentreVoxel) or all M (overlap). Shared memory holds each patch row's voxel index in
- * the window, then F when it fits (else F goes to the patch's global scratch). X is read from the slab (L1/L2).
- * Contributions go to the window's sums: plain stores for the centre (each voxel is the centre of one patch),
- * atomics for overlap. */
+ * the window and its aggregation weight (svdlrAggregationWeight.h), then F when it fits (else F goes to the patch's
+ * global scratch). X is read from the slab (L1/L2). Contributions go to the window's sums: plain stores for the
+ * centre (each voxel is the centre of one patch), weighted atomics for overlap. */
 __global__ void
 __launch_bounds__(kApproximationThreads)
   PatchApproximationKernel(const float * __restrict__ slab, DenoiseGeometry g, SlabWindow w, PatchBatch batch,
                            BasisView basis, const int * __restrict__ ranks, const double * __restrict__ sigmas,
-                           const double * __restrict__ weights, int maxVectors, bool overlap, double * scratch,
-                           std::int64_t scratchStride, SlabSums sums)
+                           const double * __restrict__ weights, int maxVectors, PatchAggregation aggregation,
+                           bool overlap, double * scratch, std::int64_t scratchStride, SlabSums sums)
 {
   extern __shared__ double shared[];
   const std::int64_t b = blockIdx.x;
@@ -63,7 +64,8 @@ __launch_bounds__(kApproximationThreads)
   const int          rank = ranks[b];
   const double *     w8 = weights + b * maxVectors;
   auto *             voxelOf = reinterpret_cast<std::int64_t *>(shared); // (m): window voxel of each patch row
-  double *           factor = scratch != nullptr ? scratch + b * scratchStride : shared + m;
+  double *           rowWeight = shared + m;                             // (m): its aggregation weight
+  double *           factor = scratch != nullptr ? scratch + b * scratchStride : shared + 2 * m;
   const int          rowsWanted = overlap ? m : 1;
   const int          centreRow = static_cast<int>(place.centreRow);
   const auto         rowOf = [&](int i) { return overlap ? i : centreRow; };
@@ -74,9 +76,11 @@ __launch_bounds__(kApproximationThreads)
   };
   const auto x = [&](int r, int t) { return static_cast<double>(slab[voxelOf[r] * volumes + t]); };
 
+  FillPatchVoxels(g, w, place, voxelOf);
+  __syncthreads();
   for (int r = threadIdx.x; r < m; r += kApproximationThreads)
   {
-    voxelOf[r] = WindowVoxel(g, w, place, r);
+    rowWeight[r] = overlap ? AggregationWeight(aggregation, rank, DistanceFromCentre2(g, w, place, voxelOf[r])) : 1.0;
   }
   __syncthreads();
 
@@ -118,10 +122,11 @@ __launch_bounds__(kApproximationThreads)
       value += volumeSide ? factor[i * rank + c] * basisAt(t, c) : basisAt(r, c) * factor[t * rank + c];
     }
     const std::int64_t voxel = voxelOf[r];
+    const double       weight = rowWeight[r];
     double *           target = sums.values + voxel * volumes + t;
     if (overlap)
     {
-      atomicAdd(target, value);
+      atomicAdd(target, weight * value);
     }
     else
     {
@@ -131,13 +136,13 @@ __launch_bounds__(kApproximationThreads)
     {
       if (overlap)
       {
-        atomicAdd(sums.counts + voxel, 1u);
-        atomicAdd(sums.sigma + voxel, sigma);
-        atomicAdd(sums.rank + voxel, static_cast<double>(rank));
+        atomicAdd(sums.weights + voxel, weight);
+        atomicAdd(sums.sigma + voxel, weight * sigma);
+        atomicAdd(sums.rank + voxel, weight * static_cast<double>(rank));
       }
       else
       {
-        sums.counts[voxel] = 1u;
+        sums.weights[voxel] = 1.0;
         sums.sigma[voxel] = sigma;
         sums.rank[voxel] = static_cast<double>(rank);
       }
@@ -145,11 +150,11 @@ __launch_bounds__(kApproximationThreads)
   }
 }
 
-/** Shared memory for the window voxel of each patch row. */
+/** Shared memory for the window voxel and the weight of each patch row. */
 std::size_t
 OffsetBytes(const DenoiseGeometry & geometry)
 {
-  return static_cast<std::size_t>(geometry.PatchVoxels()) * sizeof(std::int64_t);
+  return static_cast<std::size_t>(geometry.PatchVoxels()) * (sizeof(std::int64_t) + sizeof(double));
 }
 
 std::size_t
@@ -162,22 +167,23 @@ FactorBytes(const DenoiseGeometry & geometry, bool overlap, int maxVectors)
 } // namespace
 
 std::size_t
-PatchApproximationScratchBytes(const DenoiseGeometry & geometry, bool overlap, int maxVectors)
+PatchApproximationScratchBytes(const DenoiseGeometry & geometry, PatchAggregation aggregation, int maxVectors)
 {
-  const std::size_t bytes = FactorBytes(geometry, overlap, maxVectors);
+  const std::size_t bytes = FactorBytes(geometry, IsOverlapAggregation(aggregation), maxVectors);
   return OffsetBytes(geometry) + bytes <= kApproximationSharedBytes ? 0 : bytes;
 }
 
 void
 LaunchPatchApproximation(const float * slab, const DenoiseGeometry & geometry, const SlabWindow & window,
                          const PatchBatch & batch, const BasisView & basis, const int * ranks, const double * sigmas,
-                         const double * weights, int maxVectors, bool overlap, void * scratch, const SlabSums & sums,
-                         cudaStream_t stream)
+                         const double * weights, int maxVectors, PatchAggregation aggregation, void * scratch,
+                         const SlabSums & sums, cudaStream_t stream)
 {
   if (batch.count == 0)
   {
     return;
   }
+  const bool overlap = IsOverlapAggregation(aggregation);
   const std::size_t factorBytes = FactorBytes(geometry, overlap, maxVectors);
   const std::size_t offsetBytes = OffsetBytes(geometry);
   const bool        inShared = offsetBytes + factorBytes <= kApproximationSharedBytes;
@@ -189,7 +195,8 @@ LaunchPatchApproximation(const float * slab, const DenoiseGeometry & geometry, c
   {
     throw Error(ErrorCode::InvalidArgument,
                 "svdlr: the CUDA local denoiser takes patches of at most " +
-                  std::to_string(kApproximationSharedBytes / sizeof(std::int64_t)) + " voxels, got " +
+                  std::to_string(kApproximationSharedBytes / (sizeof(std::int64_t) + sizeof(double))) +
+                  " voxels, got " +
                   std::to_string(geometry.PatchVoxels()));
   }
   const std::size_t sharedBytes = offsetBytes + (inShared ? factorBytes : 0);
@@ -205,6 +212,7 @@ LaunchPatchApproximation(const float * slab, const DenoiseGeometry & geometry, c
     sigmas,
     weights,
     maxVectors,
+    aggregation,
     overlap,
     inShared ? nullptr : static_cast<double *>(scratch),
     static_cast<std::int64_t>(factorBytes / sizeof(double)),

@@ -32,7 +32,7 @@ CarveSlab(unsigned char * base, std::int64_t planes, std::int64_t planeVoxels, s
   b.packedIn = carve.Take<float>(elements);
   b.slab = carve.Take<float>(elements);
   b.sums.values = carve.Take<double>(elements);
-  b.sums.counts = carve.Take<unsigned>(voxels);
+  b.sums.weights = carve.Take<double>(voxels);
   b.sums.sigma = carve.Take<double>(voxels);
   b.sums.rank = carve.Take<double>(voxels);
   b.packedOut = carve.Take<float>(elements);
@@ -67,20 +67,21 @@ CarveBatch(unsigned char * base, std::int64_t batch, std::int64_t n, std::int64_
 }
 
 std::size_t
-FixedBytes(std::size_t voxels, bool mask, bool sigma)
+FixedBytes(std::size_t voxels, bool mask, bool sigma, std::size_t sphereOffsets)
 {
   return AlignedBytes(4 * sizeof(unsigned long long)) + (mask ? AlignedBytes(voxels) : 0) +
-         (sigma ? AlignedBytes(voxels * sizeof(float)) : 0);
+         (sigma ? AlignedBytes(voxels * sizeof(float)) : 0) + AlignedBytes(sphereOffsets * sizeof(PatchOffset));
 }
 
 FixedBuffers
-CarveFixed(unsigned char * base, std::size_t voxels, bool mask, bool sigma)
+CarveFixed(unsigned char * base, std::size_t voxels, bool mask, bool sigma, std::size_t sphereOffsets)
 {
   Carver       carve(base);
   FixedBuffers fixed;
   fixed.flags = carve.Take<unsigned long long>(4);
   fixed.mask = mask ? carve.Take<std::uint8_t>(voxels) : nullptr;
   fixed.sigma = sigma ? carve.Take<float>(voxels) : nullptr;
+  fixed.sphereOrder = sphereOffsets > 0 ? carve.Take<PatchOffset>(sphereOffsets) : nullptr;
   return fixed;
 }
 

@@ -100,20 +100,22 @@ CarveBatch(unsigned char * base, std::int64_t batch, std::int64_t n, std::int64_
            std::size_t scratchPerPatch, std::size_t solverBytes);
 
 /** The run's fixed device inputs: the status flags (2 slots, 2: first non-finite voxel, solver failures), and the
- * mask and σ map when the options give them (null otherwise). */
+ * mask, σ map and a sphere's offset table (svdlrSpherePatch.h) when the run has them (null otherwise). */
 struct FixedBuffers
 {
   unsigned long long * flags{ nullptr };
   std::uint8_t *       mask{ nullptr };
   float *              sigma{ nullptr };
+  PatchOffset *        sphereOrder{ nullptr };
 };
 
-/** Device bytes of the fixed buffers for a series of `voxels` voxels. */
+/** Device bytes of the fixed buffers for a series of `voxels` voxels and a sphere table of `sphereOffsets` entries
+ * (0 for cuboids). */
 std::size_t
-FixedBytes(std::size_t voxels, bool mask, bool sigma);
+FixedBytes(std::size_t voxels, bool mask, bool sigma, std::size_t sphereOffsets);
 
 FixedBuffers
-CarveFixed(unsigned char * base, std::size_t voxels, bool mask, bool sigma);
+CarveFixed(unsigned char * base, std::size_t voxels, bool mask, bool sigma, std::size_t sphereOffsets);
 
 } // namespace detail
 } // namespace svdlr

@@ -48,7 +48,7 @@ __launch_bounds__(kGramThreads)
   PatchGramKernel(const float * __restrict__ slab, DenoiseGeometry g, SlabWindow w, PatchBatch batch,
                   double * __restrict__ gram, int kChunk)
 {
-  extern __shared__ double staged[];
+  extern __shared__ double staged[]; // (kChunk, ldY), then the window voxel of each patch row
   const std::int64_t      b = blockIdx.x;
   const PatchPlace        place = PlacePatch(g, batch.centres[b]);
   const bool              volumeSide = g.VolumeSide();
@@ -59,6 +59,8 @@ __launch_bounds__(kGramThreads)
   const int               tiles = tilesPerSide * (tilesPerSide + 1) / 2;
   const std::int64_t      volumes = g.volumes;
   double *                out = gram + b * static_cast<std::int64_t>(n) * n;
+  auto *                  voxelOf = reinterpret_cast<std::int64_t *>(staged + static_cast<std::int64_t>(kChunk) * ldY);
+  FillPatchVoxels(g, w, place, voxelOf); // read after the first chunk's barrier
 
   for (int round = 0; round * kGramThreads < tiles; ++round)
   {
@@ -89,7 +91,7 @@ __launch_bounds__(kGramThreads)
         // Y(k, t) = X(k0 + k, t): along t, a voxel's series is contiguous in the slab.
         for (int k = warp; k < rows; k += kWarps)
         {
-          const float * series = slab + WindowVoxel(g, w, place, k0 + k) * volumes;
+          const float * series = slab + voxelOf[k0 + k] * volumes;
           for (int t = lane; t < ldY; t += 32)
           {
             staged[k * ldY + t] = t < n ? static_cast<double>(series[t]) : 0.0;
@@ -101,7 +103,7 @@ __launch_bounds__(kGramThreads)
         // Y(k, r) = X(r, k0 + k): read along k (contiguous), write along the staged column.
         for (int r = warp; r < ldY; r += kWarps)
         {
-          const float * series = r < n ? slab + WindowVoxel(g, w, place, r) * volumes + k0 : nullptr;
+          const float * series = r < n ? slab + voxelOf[r] * volumes + k0 : nullptr;
           for (int k = lane; k < rows; k += 32)
           {
             staged[k * ldY + r] = r < n ? static_cast<double>(series[k]) : 0.0;
@@ -171,7 +173,8 @@ LaunchPatchGram(const float * slab, const DenoiseGeometry & geometry, const Slab
   const std::int64_t ldY = (n + kGramTile - 1) / kGramTile * kGramTile;
   const std::int64_t fit = std::max<std::int64_t>(1, static_cast<std::int64_t>(kGramSharedBytes / sizeof(double)) / ldY);
   const int          chunk = static_cast<int>(std::min(depth, fit));
-  const std::size_t  bytes = static_cast<std::size_t>(chunk) * static_cast<std::size_t>(ldY) * sizeof(double);
+  const std::size_t  bytes = static_cast<std::size_t>(chunk) * static_cast<std::size_t>(ldY) * sizeof(double) +
+                       static_cast<std::size_t>(geometry.PatchVoxels()) * sizeof(std::int64_t);
   SVDLR_CUDA_CHECK(
     cudaFuncSetAttribute(PatchGramKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   PatchGramKernel<<<static_cast<unsigned>(batch.count), kGramThreads, bytes, stream>>>(

@@ -35,6 +35,7 @@
 // Every launcher checks its launch. All sizes and offsets are 64-bit. No ITK header.
 
 #include "svdlrPatchGeometry.h" // SVDLR_HOST_DEVICE
+#include "svdlrSpherePatch.h"   // PatchOffset
 
 #include "svdlr/RankPolicy.h"
 
@@ -55,7 +56,12 @@ struct DenoiseGeometry
 {
   std::int64_t nx{ 0 }, ny{ 0 }, nz{ 0 };
   std::int64_t volumes{ 0 };
-  std::int64_t ex{ 0 }, ey{ 0 }, ez{ 0 }; // patch extent
+  std::int64_t ex{ 0 }, ey{ 0 }, ez{ 0 }; // patch extent (a sphere's box)
+  /** Spheres (svdlrSpherePatch.h): their voxel count, and the device table of offsets they walk; 0 and null for
+   * cuboids, whose rows are their whole box. */
+  std::int64_t        sphereVoxels{ 0 };
+  const PatchOffset * sphereOrder{ nullptr };
+  std::int64_t        sphereOrderSize{ 0 };
 
   SVDLR_HOST_DEVICE std::int64_t
   PlaneVoxels() const
@@ -65,7 +71,7 @@ struct DenoiseGeometry
   SVDLR_HOST_DEVICE std::int64_t
   PatchVoxels() const
   {
-    return ex * ey * ez;
+    return sphereVoxels > 0 ? sphereVoxels : ex * ey * ez;
   }
   SVDLR_HOST_DEVICE bool
   VolumeSide() const
@@ -104,14 +110,15 @@ struct PatchBatch
   std::int64_t         count{ 0 };
 };
 
-/** The per-voxel accumulators of a slab window, as the CPU backend's PlaneSums: the sum of the approximations'
- * rows (voxel-major, volumes fastest), the number of patches that gave one, and the sums of their σ and rank. */
+/** The per-voxel accumulators of a slab window, as the CPU backend's PlaneSums: the weighted sum of the
+ * approximations' rows (voxel-major, volumes fastest), the sum of the weights (svdlrAggregationWeight.h; 1 per patch
+ * for CentreVoxel and OverlapAverage), and the weighted sums of their σ and rank. */
 struct SlabSums
 {
-  double *   values{ nullptr }; // (planes * nx * ny, volumes)
-  unsigned * counts{ nullptr }; // (planes * nx * ny)
-  double *   sigma{ nullptr };
-  double *   rank{ nullptr };
+  double * values{ nullptr };  // (planes * nx * ny, volumes)
+  double * weights{ nullptr }; // (planes * nx * ny)
+  double * sigma{ nullptr };
+  double * rank{ nullptr };
 };
 
 /** What ChoosePatchRanks needs of LocalDenoiseOptions (plain values, for the device). */
@@ -156,21 +163,22 @@ LaunchChoosePatchRanks(const double * eigenvalues, const float * knownSigma, con
 /** Bytes of the per-patch scratch that PatchApproximation needs when its factor does not fit in shared memory
  * (0 when it fits). */
 std::size_t
-PatchApproximationScratchBytes(const DenoiseGeometry & geometry, bool overlap, int maxVectors);
+PatchApproximationScratchBytes(const DenoiseGeometry & geometry, PatchAggregation aggregation, int maxVectors);
 
 /** The low-rank approximation of each patch, X B W Bᵀ (volume side) or B W Bᵀ X (voxel side) with B the kept
  * eigenvectors and W the weights, into the sums: its centre's row only (CentreVoxel, plain stores: each voxel is
- * the centre of one patch), or every row (overlap: atomic additions). scratch: PatchApproximationScratchBytes per
- * patch, or null when that is 0. */
+ * the centre of one patch), or every row times its aggregation weight (the overlap modes: atomic additions).
+ * scratch: PatchApproximationScratchBytes per patch, or null when that is 0. */
 void
 LaunchPatchApproximation(const float * slab, const DenoiseGeometry & geometry, const SlabWindow & window,
                          const PatchBatch & batch, const BasisView & basis, const int * ranks, const double * sigmas,
-                         const double * weights, int maxVectors, bool overlap, void * scratch, const SlabSums & sums,
-                         cudaStream_t stream);
+                         const double * weights, int maxVectors, PatchAggregation aggregation, void * scratch,
+                         const SlabSums & sums, cudaStream_t stream);
 
-/** Planes [outFirst, outFirst + outPlanes) of the window, final: the mean of the rows summed (voxels inside the
- * mask that patches covered), else the input, into packedOut (`layout`, those planes only); and the maps for those
- * planes (null to skip): σ the mean of the patches' σ, rank the rounded mean of their ranks, 0 where not covered. */
+/** Planes [outFirst, outFirst + outPlanes) of the window, final: the weighted mean of the rows summed (voxels
+ * inside the mask that patches covered), else the input, into packedOut (`layout`, those planes only); and the maps
+ * for those planes (null to skip): σ the weighted mean of the patches' σ, rank the rounded weighted mean of their
+ * ranks, 0 where not covered. */
 void
 LaunchFinaliseSlab(const float * slab, const SlabSums & sums, const DenoiseGeometry & geometry,
                    const SlabWindow & window, std::int64_t outFirst, std::int64_t outPlanes, const std::uint8_t * mask,

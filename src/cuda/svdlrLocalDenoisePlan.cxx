@@ -47,7 +47,7 @@ SlabSlotBytes(const LocalDenoiseShape & shape, std::int64_t planes)
   bytes += AlignedBytes(voxels * volumes * sizeof(float));          // packed input
   bytes += AlignedBytes(voxels * volumes * sizeof(float));          // compute-layout input
   bytes += AlignedBytes(voxels * volumes * sizeof(double));         // sums of the rows
-  bytes += AlignedBytes(voxels * sizeof(unsigned));                 // counts
+  bytes += AlignedBytes(voxels * sizeof(double));                   // weights
   bytes += 2 * AlignedBytes(voxels * sizeof(double));               // sums of σ and rank
   bytes += AlignedBytes(voxels * volumes * sizeof(float));          // packed output
   bytes += AlignedBytes(voxels * (sizeof(float) + sizeof(std::uint16_t))); // maps
@@ -60,7 +60,7 @@ BatchBytes(const LocalDenoiseShape & shape, std::int64_t batch, const std::funct
            std::size_t scratchPerPatch)
 {
   const std::size_t b = static_cast<std::size_t>(batch);
-  const std::size_t m = static_cast<std::size_t>(shape.ex * shape.ey * shape.ez);
+  const std::size_t m = static_cast<std::size_t>(shape.patchVoxels > 0 ? shape.patchVoxels : shape.ex * shape.ey * shape.ez);
   const std::size_t n = std::min(m, static_cast<std::size_t>(shape.volumes));
   const std::size_t k = static_cast<std::size_t>(std::max<std::int64_t>(shape.maxVectors, 1));
   std::size_t       bytes = 0;

@@ -56,7 +56,8 @@ struct LocalDenoiseShape
   std::int64_t nx{ 0 }, ny{ 0 }, nz{ 0 };
   std::int64_t volumes{ 0 };
   std::int64_t ex{ 0 }, ey{ 0 }, ez{ 0 };
-  bool         overlap{ false };  // OverlapAverage
+  std::int64_t patchVoxels{ 0 };  // rows per patch: a sphere's voxels; 0: the whole box (a cuboid)
+  bool         overlap{ false };  // an overlap aggregation
   std::int64_t maxVectors{ 0 };   // eigenvectors kept per patch at most (the rank's upper bound)
   bool         maps{ false };     // σ or rank map asked for
 };

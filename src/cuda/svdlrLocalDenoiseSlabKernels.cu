@@ -94,19 +94,19 @@ __launch_bounds__(256) UnpackVolumesInnerKernel(const float * __restrict__ packe
 // ---------------------------------------------------------------------------------------------------------------
 // FinaliseSlab
 
-/** One value of the denoised series: the mean of the rows summed, or the input where nothing was (outside the
- * mask, or never covered). */
+/** One value of the denoised series: the weighted mean of the rows summed, or the input where nothing was (outside
+ * the mask, or never covered). */
 __device__ inline float
 FinalValue(const float * slab, const SlabSums & sums, const std::uint8_t * mask, std::int64_t localVoxel,
            std::int64_t globalVoxel, std::int64_t volumes, std::int64_t t)
 {
-  const bool     inside = mask == nullptr || mask[globalVoxel] != 0;
-  const unsigned count = sums.counts[localVoxel];
-  if (!inside || count == 0)
+  const bool   inside = mask == nullptr || mask[globalVoxel] != 0;
+  const double weight = sums.weights[localVoxel];
+  if (!inside || weight == 0.0)
   {
     return slab[localVoxel * volumes + t];
   }
-  return static_cast<float>(sums.values[localVoxel * volumes + t] / count);
+  return static_cast<float>(sums.values[localVoxel * volumes + t] / weight);
 }
 
 /** Output planes in VolumesOuter layout: [v][t] sums -> [t][v] packed, through a shared tile as in UnpackSlab.
@@ -167,15 +167,15 @@ __launch_bounds__(256)
   for (std::int64_t v = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; v < voxels; v += stride)
   {
     const std::int64_t local = localOffset + v;
-    const unsigned     count = sums.counts[local];
-    const bool         covered = (mask == nullptr || mask[globalOffset + v] != 0) && count > 0;
+    const double       weight = sums.weights[local];
+    const bool         covered = (mask == nullptr || mask[globalOffset + v] != 0) && weight > 0.0;
     if (sigmaMap != nullptr)
     {
-      sigmaMap[v] = covered ? static_cast<float>(sums.sigma[local] / count) : 0.0f;
+      sigmaMap[v] = covered ? static_cast<float>(sums.sigma[local] / weight) : 0.0f;
     }
     if (rankMap != nullptr)
     {
-      const double rank = covered ? round(sums.rank[local] / count) : 0.0; // half away from 0, as std::round
+      const double rank = covered ? round(sums.rank[local] / weight) : 0.0; // half away from 0, as std::round
       rankMap[v] = static_cast<std::uint16_t>(fmin(rank, 65535.0));
     }
   }

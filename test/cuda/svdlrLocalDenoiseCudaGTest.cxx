@@ -350,17 +350,11 @@ TEST_F(LocalDenoiseCuda, PlanForcedIntoLittleMemoryStillEqualsCpu)
   {
     LocalDenoiseOptions options = WrittenForOptions();
     options.aggregation = aggregation;
-    const Result                          cpu = Denoise(input, options, svdlr::Backend::CPU);
-    svdlr::detail::LocalDenoiseShape      shape;
-    shape.nx = 12, shape.ny = 11, shape.nz = 14, shape.volumes = 22;
-    shape.ex = cpu.report.patchSize[0], shape.ey = cpu.report.patchSize[1], shape.ez = cpu.report.patchSize[2];
-    shape.overlap = aggregation == PatchAggregation::OverlapAverage;
-    shape.maxVectors = 22;
-    svdlr::detail::LocalDenoiseCudaTuning tuning;
+    const Result cpu = Denoise(input, options, svdlr::Backend::CPU);
     // Two slab slots of one centre plane (a window of ez planes), and 100 KB for a batch: a handful of patches
     // (about 14 KB each at n = 22), too little to widen the slabs.
-    tuning.availableBytes = 2 * svdlr::detail::SlabSlotBytes(shape, shape.ez) + 100 * 1024;
-    svdlr::detail::LocalDenoiseCudaTrace trace;
+    const svdlr::detail::LocalDenoiseCudaTuning tuning = OnePlanePerSlabTuning(input, cpu, options);
+    svdlr::detail::LocalDenoiseCudaTrace        trace;
     const Result gpu = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
     EXPECT_GE(trace.slabs, 7u) << "the plan did not shrink its slabs (4 by default)";
     EXPECT_LE(trace.batchSize, 16u);

@@ -24,6 +24,7 @@
 #include "svdlrCudaTestFixture.h"
 
 #include "cuda/svdlrLocalDenoiseCuda.h"
+#include "cuda/svdlrLocalDenoisePlan.h"
 #include "svdlr/Engine.h"
 #include "svdlr/LocalDenoise.h"
 
@@ -204,6 +205,26 @@ struct Result
   std::vector<std::uint16_t> rank;
   svdlr::LocalDenoiseReport  report;
 };
+
+/** As if the GPU had room for little more than one plane of `input` at a time: two slab slots of one centre plane
+ * (a window of the patch's extent in planes) and 100 KB for a batch, for the patch `cpu` (the CPU's run) used. */
+inline svdlr::detail::LocalDenoiseCudaTuning
+OnePlanePerSlabTuning(const Series & input, const Result & cpu, const LocalDenoiseOptions & options)
+{
+  svdlr::detail::LocalDenoiseShape shape;
+  shape.nx = static_cast<std::int64_t>(input.size[0]);
+  shape.ny = static_cast<std::int64_t>(input.size[1]);
+  shape.nz = static_cast<std::int64_t>(input.size[2]);
+  shape.volumes = static_cast<std::int64_t>(input.volumes);
+  shape.ex = cpu.report.patchSize[0], shape.ey = cpu.report.patchSize[1], shape.ez = cpu.report.patchSize[2];
+  shape.patchVoxels =
+    options.patchShape == svdlr::PatchShape::Sphere ? static_cast<std::int64_t>(cpu.report.patchVoxels) : 0;
+  shape.overlap = svdlr::IsOverlapAggregation(options.aggregation);
+  shape.maxVectors = shape.volumes;
+  svdlr::detail::LocalDenoiseCudaTuning tuning;
+  tuning.availableBytes = 2 * svdlr::detail::SlabSlotBytes(shape, shape.ez) + 100 * 1024;
+  return tuning;
+}
 
 inline Result
 Denoise(const Series & input, LocalDenoiseOptions options, svdlr::Backend backend)

@@ -21,13 +21,17 @@
 // A float64 reference of DenoiseLocalLowRank written independently of the engine: a naive loop over the centres,
 // each patch's Casorati matrix built explicitly and decomposed by a full SVD (LAPACK dgesvd, not the engine's Gram
 // path). Only the rank rules are shared with the engine (svdlrNoiseThreshold.h), as the rule is what it tests.
+// A spherical patch is found here by sorting every voxel of its box by distance (SphereVoxelsByBruteForce), and
+// the aggregation weights are written out as LocalDenoise.h documents them, not taken from the engine.
 
 #include "svdlrLapack.h"
 #include "svdlrNoiseThreshold.h"
 #include "svdlrTestSeries.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 namespace svdlr
 {
@@ -49,14 +53,60 @@ struct ReferenceSettings
   PatchAggregation           aggregation{ PatchAggregation::CentreVoxel };
   std::size_t                stride{ 1 };
   const float *              knownSigma{ nullptr };
+  double                     sphereRadius{ 0.0 }; // > 0: a sphere of this radius, `patch` its box
 };
+
+/** The voxels (linear indices) of the sphere of `radius` centred on c whose box of extent e starts at s: the box's
+ * voxels sorted by squared distance from c, then by (dz, dy, dx), the first as many as the unshifted box holds
+ * within the radius. */
+inline std::vector<std::size_t>
+SphereVoxelsByBruteForce(const std::array<std::size_t, 3> & size, const std::array<std::size_t, 3> & e,
+                         double radius, const std::array<std::size_t, 3> & c, const std::array<std::size_t, 3> & s)
+{
+  std::size_t within = 0;
+  const auto  half = [&](int axis) { return static_cast<long>(e[axis] / 2); };
+  for (long z = -half(2); z <= half(2); ++z)
+    for (long y = -half(1); y <= half(1); ++y)
+      for (long x = -half(0); x <= half(0); ++x)
+        within += std::sqrt(double(x * x + y * y + z * z)) <= radius + 1e-9;
+  std::vector<std::tuple<long, long, long, long, std::size_t>> candidates; // d², dz, dy, dx, voxel
+  for (std::size_t k = 0; k < e[2]; ++k)
+    for (std::size_t j = 0; j < e[1]; ++j)
+      for (std::size_t i = 0; i < e[0]; ++i)
+      {
+        const long dx = long(s[0] + i) - long(c[0]), dy = long(s[1] + j) - long(c[1]), dz = long(s[2] + k) - long(c[2]);
+        candidates.emplace_back(dx * dx + dy * dy + dz * dz, dz, dy, dx, s[0] + i + size[0] * (s[1] + j + size[1] * (s[2] + k)));
+      }
+  std::sort(candidates.begin(), candidates.end());
+  std::vector<std::size_t> voxels;
+  for (std::size_t i = 0; i < within; ++i)
+    voxels.push_back(std::get<4>(candidates[i]));
+  return voxels;
+}
+
+/** A contribution's weight, as LocalDenoise.h and DenoiseChoices.h document it (the Gaussian of FWHM 2 voxels is
+ * 2^-d²). */
+inline double
+ReferenceWeight(PatchAggregation aggregation, int rank, double distance2)
+{
+  if (aggregation == PatchAggregation::OverlapRankWeighted)
+    return 1.0 / (1.0 + rank);
+  if (aggregation == PatchAggregation::OverlapGaussianWeighted)
+    return std::pow(2.0, -distance2);
+  return 1.0;
+}
 
 inline ReferenceResult
 ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
 {
   const auto &      size = series.size;
   const auto &      e = settings.patch;
-  const std::size_t voxels = series.Voxels(), n = series.volumes, m = e[0] * e[1] * e[2];
+  const bool        sphere = settings.sphereRadius > 0.0;
+  const std::size_t voxels = series.Voxels(), n = series.volumes;
+  const std::size_t m = sphere ? SphereVoxelsByBruteForce(size, e, settings.sphereRadius, { e[0] / 2, e[1] / 2, e[2] / 2 },
+                                                          { 0, 0, 0 })
+                                   .size()
+                               : e[0] * e[1] * e[2];
   const std::size_t p = std::min(m, n);
   ReferenceResult   result;
   result.values.assign(voxels * n, 0.0);
@@ -81,10 +131,13 @@ ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
         const std::size_t sx = first(cx, e[0], size[0]), sy = first(cy, e[1], size[1]), sz = first(cz, e[2], size[2]);
         // X: (m, n) column-major, patch voxels x fastest.
         std::vector<std::size_t> patchVoxels;
-        for (std::size_t k = 0; k < e[2]; ++k)
-          for (std::size_t j = 0; j < e[1]; ++j)
-            for (std::size_t i = 0; i < e[0]; ++i)
-              patchVoxels.push_back(sx + i + size[0] * (sy + j + size[1] * (sz + k)));
+        if (sphere)
+          patchVoxels = SphereVoxelsByBruteForce(size, e, settings.sphereRadius, { cx, cy, cz }, { sx, sy, sz });
+        else
+          for (std::size_t k = 0; k < e[2]; ++k)
+            for (std::size_t j = 0; j < e[1]; ++j)
+              for (std::size_t i = 0; i < e[0]; ++i)
+                patchVoxels.push_back(sx + i + size[0] * (sy + j + size[1] * (sz + k)));
         std::vector<double> x(m * n);
         for (std::size_t t = 0; t < n; ++t)
           for (std::size_t i = 0; i < m; ++i)
@@ -137,7 +190,8 @@ ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
 
         if (settings.aggregation == PatchAggregation::CentreVoxel)
         {
-          const std::size_t row = (cx - sx) + e[0] * ((cy - sy) + e[1] * (cz - sz));
+          const std::size_t row = static_cast<std::size_t>(
+            std::find(patchVoxels.begin(), patchVoxels.end(), centre) - patchVoxels.begin());
           for (std::size_t t = 0; t < n; ++t)
             result.values[centre + t * voxels] = approximation(row, t);
           result.sigma[centre] = decided.sigma;
@@ -148,11 +202,14 @@ ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
         for (std::size_t i = 0; i < m; ++i)
         {
           const std::size_t v = patchVoxels[i];
+          const double      dx = double(v % size[0]) - double(cx), dy = double(v / size[0] % size[1]) - double(cy),
+                       dz = double(v / (size[0] * size[1])) - double(cz);
+          const double weight = ReferenceWeight(settings.aggregation, decided.rank, dx * dx + dy * dy + dz * dz);
           for (std::size_t t = 0; t < n; ++t)
-            result.values[v + t * voxels] += approximation(i, t);
-          result.sigma[v] += decided.sigma;
-          result.rank[v] += decided.rank;
-          counts[v] += 1.0;
+            result.values[v + t * voxels] += weight * approximation(i, t);
+          result.sigma[v] += weight * decided.sigma;
+          result.rank[v] += weight * decided.rank;
+          counts[v] += weight;
         }
       }
   for (std::size_t v = 0; v < voxels; ++v)

@@ -638,3 +638,46 @@ TEST_F(LocalLowRankDenoising, StabilisingWithoutSigmaIsRefused)
   filter->StabiliseMagnitudeOn();
   EXPECT_NE(UpdateError(filter.GetPointer()).find("need sigma"), std::string::npos);
 }
+
+namespace
+{
+
+TEST(LocalLowRankDenoisingEnums, EnumsMapToTheEngineAndBack)
+{
+  using Aggregation = itk::LocalLowRankDenoisingEnums::Aggregation;
+  using Shape = itk::LocalLowRankDenoisingEnums::PatchShape;
+  namespace bridge = itk::LocalLowRankDenoisingBridge;
+  const std::pair<Aggregation, svdlr::PatchAggregation> aggregations[] = {
+    { Aggregation::CentreVoxel, svdlr::PatchAggregation::CentreVoxel },
+    { Aggregation::OverlapAverage, svdlr::PatchAggregation::OverlapAverage },
+    { Aggregation::OverlapRankWeighted, svdlr::PatchAggregation::OverlapRankWeighted },
+    { Aggregation::OverlapGaussianWeighted, svdlr::PatchAggregation::OverlapGaussianWeighted }
+  };
+  for (const auto & [itkValue, engineValue] : aggregations)
+  {
+    EXPECT_EQ(bridge::ToEngine(itkValue), engineValue);
+    EXPECT_EQ(bridge::FromEngine(engineValue), itkValue);
+  }
+  EXPECT_EQ(bridge::ToEngine(Shape::Sphere), svdlr::PatchShape::Sphere);
+  EXPECT_EQ(bridge::FromEngine(svdlr::PatchShape::Cuboid), Shape::Cuboid);
+}
+
+} // namespace
+
+TEST_F(LocalLowRankDenoising, ASphereWithGaussianWeightsReachesTheEngineAndReportsItsPatch)
+{
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->SetPatchShape(itk::LocalLowRankDenoisingEnums::PatchShape::Sphere);
+  filter->SetAggregation(itk::LocalLowRankDenoisingEnums::Aggregation::OverlapGaussianWeighted);
+  filter->Update();
+  const auto & size = m_Series.noisy.size;
+  const svdlr::SpherePatch sphere = svdlr::SpherePatchUsed({ size[0], size[1], size[2] }, m_Series.noisy.volumes, 0.0);
+  EXPECT_EQ(filter->GetPatchVoxelsUsed(), sphere.voxels);
+  EXPECT_EQ(filter->GetPatchRadiusUsed(), sphere.radius);
+  EXPECT_LT(RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean),
+            RmsError(m_Series.noisy.values.data(), m_Series.clean));
+  filter->SetPatchSize({ { 3, 3, 3 } }); // a sphere takes a radius
+  EXPECT_NE(UpdateError(filter).find("takes PatchRadius"), std::string::npos);
+}

@@ -25,6 +25,8 @@ _REFERENCES = {
                "International Symposium on Biomedical Imaging: From Nano to Macro. 2011:1809-1814",
     "koay2006": "Koay CG, Basser PJ. Analytically exact correction scheme for signal extraction from noisy magnitude MR "
                 "signals. J Magn Reson. 2006;179(2):317-322",
+    "manjon2013": "Manjón JV, Coupé P, Concha L, Buades A, Collins DL, Robles M. Diffusion weighted image denoising "
+                  "using overcomplete local PCA. PLoS One. 2013;8(9):e73021. doi:10.1371/journal.pone.0073021",
 }
 
 
@@ -55,8 +57,12 @@ def methods_text(options: DenoiseOptions, version: str, datatypes: List[str]) ->
     """The methods paragraph for these options, then its references, in Markdown."""
     cite: List[str] = []
     kinds = " and ".join({"dwi": "diffusion-weighted", "func": "functional (BOLD)"}[d] for d in datatypes)
-    patch = ("a patch of {}x{}x{} voxels".format(*options.patch) if options.patch else
-             "the smallest cubic patch holding at least as many voxels as the series has volumes")
+    if options.shape_used() == "sphere":
+        patch = (f"a spherical patch of radius {options.patch_radius:g} voxels" if options.patch_radius > 0.0 else
+                 "the smallest spherical patch holding at least 20/17 as many voxels as the series has volumes")
+    else:
+        patch = ("a patch of {}x{}x{} voxels".format(*options.patch) if options.patch else
+                 "the smallest cubic patch holding at least as many voxels as the series has volumes")
     text = (f"The {kinds} series were denoised with svdlr-bids {version} (svdlowrankreconstruction, built on the "
             f"ITK-free engine of the ITK [mccormick2014] remote module SVDLowRankReconstruction) by local low-rank "
             f"approximation: around every voxel, {patch} formed a matrix of patch voxels by volumes, whose "
@@ -66,9 +72,14 @@ def methods_text(options: DenoiseOptions, version: str, datatypes: List[str]) ->
         text += (" The singular values kept were shrunk with Gavish and Donoho's optimal shrinker for the Frobenius "
                  "loss [gavish2017].")
     aggregation = options.aggregation or _engine.DEFAULT_DENOISE_AGGREGATION
+    weighting = {"rank": ", weighted by 1/(1 + the patch's rank) [manjon2013]",
+                 "gaussian": ", weighted by a Gaussian of the voxel's distance from the patch's centre (FWHM 2 "
+                             "voxels) [manjon2013]"}.get(aggregation, "")
+    if weighting:
+        cite.append("manjon2013")
     text += (" Each voxel took the value of its own patch's reconstruction." if aggregation == "centre" and
              options.stride == 1 else " Each voxel took the mean of the reconstructions of the patches "
-             "holding it.")
+             f"holding it{weighting}.")
     coils = options.coils or 1
     noise = "Rician" if coils == 1 else f"non-central chi ({coils} coils)"
     if options.vst:

@@ -96,7 +96,14 @@ def _parser() -> argparse.ArgumentParser:
                           help="patch extent in voxels (odd); default: the smallest cube of at least as many "
                                "voxels as volumes")
     denoiser.add_argument("--stride", type=_positive_int, default=1, help="centre patches on every N-th voxel")
-    denoiser.add_argument("--aggregation", choices=["centre", "overlap"])
+    denoiser.add_argument("--patch-shape", choices=list(_engine.PATCH_SHAPES),
+                          help=f"cuboid (--patch) or sphere (--patch-radius) (default {_engine.DEFAULT_PATCH_SHAPE})")
+    denoiser.add_argument("--patch-radius", type=float, default=0.0, metavar="R",
+                          help="a sphere's radius in voxels (implies --patch-shape sphere); default: the smallest "
+                               "holding 20/17 voxels per volume")
+    denoiser.add_argument("--aggregation", choices=list(_engine.AGGREGATIONS),
+                          help="centre, overlap, or overlap weighted by 1/(1+rank) (rank) or by a Gaussian of the "
+                               f"distance, FWHM 2 voxels (gaussian) (default {_engine.DEFAULT_DENOISE_AGGREGATION})")
     denoiser.add_argument("--shrinkage", choices=["auto", "hard", "frobenius"],
                           help=f"default {_engine.DEFAULT_DENOISE_SHRINKAGE}")
     denoiser.add_argument("--policy", choices=list(_engine.POLICIES),
@@ -134,7 +141,8 @@ def _options(arguments: argparse.Namespace) -> DenoiseOptions:
         if policy and policy != _ESTIMATORS[arguments.estimator]:
             raise _UsageError(f"--estimator {arguments.estimator} contradicts --policy {policy}")
         policy = _ESTIMATORS[arguments.estimator]
-    return DenoiseOptions(patch=arguments.patch, stride=arguments.stride, aggregation=arguments.aggregation,
+    return DenoiseOptions(patch=arguments.patch, stride=arguments.stride, patch_shape=arguments.patch_shape,
+                          patch_radius=arguments.patch_radius, aggregation=arguments.aggregation,
                           shrinkage=arguments.shrinkage, policy=policy, rank=arguments.rank,
                           energy_fraction=arguments.energy_fraction, noise_sigma=arguments.noise_sigma,
                           backend=arguments.backend, device_id=arguments.device, threads=arguments.nthreads,

@@ -104,11 +104,14 @@ def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, option
         elif result.report is not None:
             write_reportlet(result.report, outputs.figure, run.relative.split("/")[-1])
     parameters = options.record()
-    from .._engine import DEFAULT_DENOISE_POLICY, patch_size_used  # noqa: PLC0415
+    from .._engine import DEFAULT_DENOISE_POLICY, patch_size_used, sphere_patch_used  # noqa: PLC0415
 
     if parameters["policy"] is None:
         parameters["policy"] = "fixed" if options.rank is not None else DEFAULT_DENOISE_POLICY
-    if parameters["patch"] is None and len(result.shape) == 4:  # the default, as the engine fitted it to this run
+    if options.shape_used() == "sphere" and len(result.shape) == 4:  # as the engine fitted it to this run
+        parameters["patch_radius"], parameters["patch_voxels"] = sphere_patch_used(
+            list(result.shape[:3]), result.shape[3], options.patch_radius)
+    elif parameters["patch"] is None and len(result.shape) == 4:  # the default, as the engine fitted it to this run
         parameters["patch"] = list(patch_size_used(list(result.shape[:3]), result.shape[3]))
     _outputs.write_json_atomically(
         _outputs.series_sidecar(run, parameters, result.rank, result.sigma, result.seconds, version),
