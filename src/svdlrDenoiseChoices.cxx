@@ -35,6 +35,10 @@ constexpr Spelling<Shrinkage> kShrinkages[] = {
     {Shrinkage::Hard, "hard"},
     {Shrinkage::OptimalFrobenius, "frobenius"},
     {Shrinkage::Auto, "auto"}};
+constexpr Spelling<Demean> kDemeans[] = {{Demean::None, "none"},
+                                         {Demean::All, "all"},
+                                         {Demean::Shells, "shells"},
+                                         {Demean::Echoes, "echoes"}};
 
 template <typename TValue, std::size_t N>
 const char *NameOf(const Spelling<TValue> (&table)[N], TValue value) {
@@ -76,6 +80,14 @@ const char *AggregationName(PatchAggregation aggregation) {
 const char *ShrinkageName(Shrinkage shrinkage) {
   return NameOf(kShrinkages, shrinkage);
 }
+
+const char *DemeanName(Demean demean) { return NameOf(kDemeans, demean); }
+
+bool ParseDemeanName(const std::string &name, Demean &value) {
+  return Parse(kDemeans, name, value);
+}
+
+std::vector<std::string> DemeanNameList() { return NamesOf(kDemeans); }
 
 bool ParseAggregationName(const std::string &name, PatchAggregation &value) {
   return Parse(kAggregations, name, value);

@@ -49,6 +49,12 @@ constexpr PatchAggregation kDefaultPatchAggregation = PatchAggregation::OverlapA
  * Only an explicit OptimalFrobenius without σ is an error. */
 constexpr Shrinkage kDefaultShrinkage = Shrinkage::Auto;
 
+/** No demeaning unless asked for: per-shell demeaning changed the benchmark phantoms' PSNR by too little, and not
+ * on every one, to be a default (docs/denoising.md, "Demeaning"). */
+constexpr Demean kDefaultDemean = Demean::None;
+/** b-values closer than this (s/mm²) to their neighbour in sorted order are one shell: MRtrix3's BValueEpsilon. */
+constexpr double kShellBValueTolerance = 80.0;
+
 /** Coils combined by root-sum-of-squares in a magnitude series or noise scan, when none is given: 1, the Rician
  * case (a single coil, or coils combined with their phases, e.g. by adaptive combination or SENSE). */
 constexpr unsigned kDefaultCoils = 1;
