@@ -78,6 +78,7 @@ struct Outputs
   std::string           series;
   std::string           noiseMap; // "" when not asked for
   std::string           rankMap;
+  std::vector<std::string> echoSeries; // --echo-output's, in echo order
   /** The provenance sidecars of the NIfTI outputs: the output they describe, and their temporary name. */
   std::vector<std::pair<std::string, std::string>> sidecars;
   /** The input's pixel type, for --output-type same; float when not known (a DICOM series). */
@@ -125,6 +126,17 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
     if (IsNiftiPath(*target))
     {
       outputs.sidecars.emplace_back(*target, outputs.staged.Add(SidecarPathFor(*target)));
+    }
+  }
+  for (const std::string & target : options.multiEcho.echoOutputs)
+  {
+    std::vector<std::string> inputs{ options.input, options.mask, options.noiseSigmaMap };
+    inputs.insert(inputs.end(), options.multiEcho.echoes.begin(), options.multiEcho.echoes.end());
+    CheckOutputFileUpFront(target, "echo output", options.overwrite, inputs);
+    outputs.echoSeries.push_back(outputs.staged.Add(target));
+    if (IsNiftiPath(target))
+    {
+      outputs.sidecars.emplace_back(target, outputs.staged.Add(SidecarPathFor(target)));
     }
   }
 }
@@ -219,10 +231,12 @@ public:
                     std::unique_ptr<Outputs>                outputs,
                     typename TSeries::Pointer               given = nullptr,
                     const std::string &                     inputName = {},
-                    std::shared_ptr<const PreparedSeries> prepared = nullptr) // complex or noise-scan input
+                    std::shared_ptr<const PreparedSeries> prepared = nullptr, // complex or noise-scan input
+                    std::shared_ptr<const EchoStack>      stack = nullptr)    // multi-echo input
     : m_Options(options)
     , m_Outputs(std::move(outputs))
     , m_Prepared(std::move(prepared))
+    , m_Stack(std::move(stack))
   {
     typename TSeries::Pointer series = given;
     if (!series)
@@ -278,6 +292,8 @@ public:
       m_Filter->SetNoiseSigmaImage(m_Prepared->sigma); // from the noise volumes or scan
     }
     CheckPatch(m_Options, grid, volumes);
+    const std::size_t echoes = m_Stack ? m_Stack->echoes : 1;
+    m_Filter->SetVolumeGroups(VolumeGroupsFor(m_Options.multiEcho, m_Options.input, volumes, echoes));
 
     typename Filter::PatchSizeType patch;
     for (unsigned int i = 0; i < 3; ++i)
@@ -298,6 +314,7 @@ public:
     m_Summary.input = inputName.empty() ? m_Options.input : inputName;
     m_Summary.grid = grid;
     m_Summary.volumes = volumes;
+    m_Summary.echoes = echoes;
     m_Summary.options = &m_Options;
   }
 
@@ -354,8 +371,13 @@ public:
       {
         m_Prepared->Write(m_Filter->GetOutput(), outputs.series, component, settings); // |real|, real or complex
       }
+      else if (m_Stack)
+      {
+        WriteEchoStack(*m_Stack, m_Filter->GetOutput(), outputs.series, outputs.echoSeries, m_Options.input,
+                       m_Options.multiEcho, component); // the input's shape: 5D, or one file per echo
+      }
     }
-    if (!m_Prepared)
+    if (!m_Prepared && !m_Stack)
     {
       WriteInComponentType(m_Filter->GetOutput(), outputs.series, component, settings);
     }
@@ -425,6 +447,7 @@ private:
   DenoiseToolOptions                    m_Options;
   std::unique_ptr<Outputs>              m_Outputs;
   std::shared_ptr<const PreparedSeries> m_Prepared;
+  std::shared_ptr<const EchoStack>      m_Stack;
   typename Filter::Pointer           m_Filter{ Filter::New() };
   MaskImage::Pointer                 m_Mask;
   DenoiseSummary                     m_Summary;
@@ -575,6 +598,19 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();
   outputs->inputComponent = io->GetComponentType();
+  CheckNotSingleEchoFiveD(options.input);
+  if (MultiEchoRequested(options.multiEcho, dimension) && components == 1 && dimension <= 5)
+  {
+    std::shared_ptr<const EchoStack> stack;
+    {
+      StepTimer timer(outputs->steps.read);
+      stack = std::make_shared<const EchoStack>(ReadEchoStack(options.input, options.multiEcho));
+    }
+    outputs->seriesScannedUpFront = false; // the echoes after the first are checked with the stack
+    return std::make_unique<SeriesDenoisingOf<Series4D>>(options, std::move(outputs), stack->series,
+                                                         options.input + " (" + stack->description + ")", nullptr,
+                                                         stack);
+  }
   if (dimension == 4 && components == 1)
   {
     return std::make_unique<SeriesDenoisingOf<Series4D>>(options, std::move(outputs));

@@ -42,7 +42,8 @@ struct DenoiseSummary
 {
   std::string                                 input;
   std::array<std::size_t, 3>                  grid{ { 0, 0, 0 } };
-  std::size_t                                 volumes{ 0 };
+  std::size_t                                 volumes{ 0 }; // every echo's, stacked
+  std::size_t                                 echoes{ 1 };
   itk::SVDLowRankReconstructionEnums::Backend backend{ itk::SVDLowRankReconstructionEnums::Backend::CPU };
   std::array<std::size_t, 3>                  patch{ { 0, 0, 0 } };
   const DenoiseToolOptions *                  options{ nullptr };

@@ -88,6 +88,11 @@ struct EchoStack
 bool
 MultiEchoRequested(const MultiEchoOptions & options, unsigned int dimension);
 
+/** InputError when `path` is a NIfTI file whose header says 5 or more dimensions but 1 along the fifth: ITK reads it
+ * as 4D, and a series meant as multi-echo would be denoised as one echo without a word. */
+void
+CheckNotSingleEchoFiveD(const std::string & path);
+
 /** Reads INPUT (5D, or 4D with --echo files) into one stack. InputError: a 5D image of one echo, echoes whose
  * grids, volume counts or geometry differ (named), a file that cannot be read. */
 EchoStack
