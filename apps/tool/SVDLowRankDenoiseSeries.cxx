@@ -45,8 +45,6 @@
 #include "itkLocalLowRankDenoisingImageFilter.h"
 #include "svdlr/LocalDenoise.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -110,14 +108,15 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
   const std::pair<const std::string *, std::string *> wanted[] = { { &options.output, &outputs.series },
                                                                    { &options.noiseMap, &outputs.noiseMap },
                                                                    { &options.rankMap, &outputs.rankMap } };
+  std::vector<std::string> inputs{ options.input, options.mask, options.noiseSigmaMap };
+  inputs.insert(inputs.end(), options.multiEcho.echoes.begin(), options.multiEcho.echoes.end());
   for (const auto & [target, temporary] : wanted)
   {
     if (target->empty())
     {
       continue;
     }
-    CheckOutputFileUpFront(
-      *target, "output", options.overwrite, { options.input, options.mask, options.noiseSigmaMap });
+    CheckOutputFileUpFront(*target, "output", options.overwrite, inputs);
     if (!itk::ImageIOFactory::CreateImageIO(target->c_str(), itk::ImageIOFactory::IOFileModeEnum::WriteMode))
     {
       throw UsageError("no ITK writer for '" + *target + "': give an image file extension (.nii.gz, .mha, .nrrd)");
@@ -130,8 +129,6 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
   }
   for (const std::string & target : options.multiEcho.echoOutputs)
   {
-    std::vector<std::string> inputs{ options.input, options.mask, options.noiseSigmaMap };
-    inputs.insert(inputs.end(), options.multiEcho.echoes.begin(), options.multiEcho.echoes.end());
     CheckOutputFileUpFront(target, "echo output", options.overwrite, inputs);
     outputs.echoSeries.push_back(outputs.staged.Add(target));
     if (IsNiftiPath(target))
@@ -197,25 +194,6 @@ UniformMap(const TSeries & series, float value)
   map->Allocate();
   map->FillBuffer(value);
   return map;
-}
-
-/** The largest resident set this process has had so far. Linux's VmHWM first: getrusage's ru_maxrss also counts
- * the parent's resident set copied at fork, before exec (a tool started from a Python script holding a series would
- * report the script's size); getrusage where there is no /proc. */
-std::size_t
-PeakResidentBytes()
-{
-  std::ifstream status("/proc/self/status");
-  std::string   line;
-  while (std::getline(status, line))
-  {
-    if (line.rfind("VmHWM:", 0) == 0)
-    {
-      return static_cast<std::size_t>(std::stoull(line.substr(6))) * 1024; // "VmHWM:   123456 kB"
-    }
-  }
-  rusage usage{};
-  return getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<std::size_t>(usage.ru_maxrss) * 1024 : 0;
 }
 
 /** The steps of SeriesDenoising for a series of type TSeries (a 4D image, or a 3D image of one component per volume):

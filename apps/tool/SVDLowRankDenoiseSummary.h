@@ -26,10 +26,13 @@
 
 #include "svdlr/Names.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -57,6 +60,25 @@ struct DenoiseSummary
   std::size_t                                 peakDeviceBytes{ 0 }; // the CUDA denoiser's buffers; 0 on the CPU
   std::string                                 notes;                // the filter's, e.g. why the CPU was used
 };
+
+/** The largest resident set this process has had so far. Linux's VmHWM first: getrusage's ru_maxrss also counts
+ * the parent's resident set copied at fork, before exec (a tool started from a Python script holding a series would
+ * report the script's size); getrusage where there is no /proc. */
+inline std::size_t
+PeakResidentBytes()
+{
+  std::ifstream status("/proc/self/status");
+  std::string   line;
+  while (std::getline(status, line))
+  {
+    if (line.rfind("VmHWM:", 0) == 0)
+    {
+      return static_cast<std::size_t>(std::stoull(line.substr(6))) * 1024; // "VmHWM:   123456 kB"
+    }
+  }
+  rusage usage{};
+  return getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<std::size_t>(usage.ru_maxrss) * 1024 : 0;
+}
 
 /** "812.3 MiB" */
 inline std::string
