@@ -20,6 +20,7 @@
 // result echo by echo; --demean echoes and shells give the engine's result with the groups of svdlr/VolumeGroups.h;
 // echoes that differ, a 5D image of one echo and b-values of the wrong count are refused with exit code 3 (and bad
 // command lines with 2), leaving nothing written.
+#include "svdlrDenoiseToolFixture.h"
 #include "svdlrTestScratch.h"
 #include "svdlrTestSeries.h"
 #include "svdlrToolRun.h"
@@ -44,13 +45,13 @@ using Series5D = itk::Image<float, 5>;
 constexpr std::size_t kVolumesPerEcho = 12;
 constexpr std::size_t kEchoes = 3;
 
-class MultiEchoDenoiseTool : public RandomTest
+class MultiEchoDenoiseTool : public DenoiseToolTest
 {
 protected:
   void
   SetUp() override
   {
-    RandomTest::SetUp();
+    DenoiseToolTest::SetUp();
     svdlr::test::Random random(m_Seed);
     // Each echo the same low-rank signal on a baseline, decaying with the echo (T2*), plus noise of sigma 1.
     const auto signal = svdlr::test::LowRankSeries(m_Size, kVolumesPerEcho, 2, 1.0, 3.0, random);
@@ -105,21 +106,7 @@ protected:
     itk::WriteImage(image, Path(name));
   }
 
-  ToolRun
-  Run(const std::string & arguments)
-  {
-    return RunToolIn(m_Directory, SVDLR_DENOISE_TOOL, "--backend cpu --quiet " + arguments);
-  }
 
-  void
-  ExpectRefused(const std::string & arguments, int exitCode, const std::string & message)
-  {
-    const auto before = Listing(m_Directory);
-    const auto run = Run(arguments);
-    EXPECT_EQ(run.exitCode, exitCode) << arguments << "\n" << run.err;
-    EXPECT_EQ(Listing(m_Directory), before) << arguments;
-    EXPECT_NE(run.err.find(message), std::string::npos) << arguments << "\n" << run.err;
-  }
 
   /** The engine run on the stacked echoes with the tool's defaults and `groups`. */
   std::vector<float>

@@ -121,26 +121,32 @@ TEST(SVDLowRankDemean, GroupsFollowTheChoiceAndRefuseCountsThatDoNotFit)
   EXPECT_TRUE(refused(Demean::Echoes, 7, 2, {}));                // echoes of unequal length
 }
 
+/** A rank-3 series of kSize with the interleaved groups' offsets on it. */
+Series
+OffsetLowRankSeries(const std::vector<std::uint32_t> & groups, Random & random)
+{
+  NoisySeries series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
+  AddGroupOffsets(series.noisy, groups, kOffsetScale);
+  return series.noisy;
+}
+
 TEST(SVDLowRankDemean, DemeanedSeriesMatchesFloat64ReferenceWhenVolumesAreTheSmallerSide)
 {
   Random random;
   SCOPED_TRACE(random.SeedTrace());
-  NoisySeries                      series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
   const std::vector<std::uint32_t> groups = InterleavedGroups(kVolumes);
-  AddGroupOffsets(series.noisy, groups, kOffsetScale);
-  ExpectMatchesReference(series.noisy, CpuOptions(groups), { 5, 5, 5 }); // 125 voxels x 30 volumes, 27 of noise
+  // 125 voxels x 30 volumes: 27 dimensions of noise, 3 eigenvalues made zero.
+  ExpectMatchesReference(OffsetLowRankSeries(groups, random), CpuOptions(groups), { 5, 5, 5 });
 }
 
 TEST(SVDLowRankDemean, DemeanedSeriesMatchesFloat64ReferenceWhenVoxelsAreTheSmallerSide)
 {
   Random random;
   SCOPED_TRACE(random.SeedTrace());
-  NoisySeries                      series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
   const std::vector<std::uint32_t> groups = InterleavedGroups(kVolumes);
-  AddGroupOffsets(series.noisy, groups, kOffsetScale);
-  LocalDenoiseOptions options = CpuOptions(groups);
+  LocalDenoiseOptions              options = CpuOptions(groups);
   options.patchSize = { 3, 3, 3 }; // 27 voxels x 30 volumes: 27 dimensions of noise, none of them made zero
-  ExpectMatchesReference(series.noisy, options, { 3, 3, 3 });
+  ExpectMatchesReference(OffsetLowRankSeries(groups, random), options, { 3, 3, 3 });
 }
 
 TEST(SVDLowRankDemean, DemeanedOverlapWithOptimalShrinkageMatchesReference)
@@ -161,18 +167,17 @@ TEST(SVDLowRankDemean, InPlaceAndMaskedRunsKeepTheirContracts)
 {
   Random random;
   SCOPED_TRACE(random.SeedTrace());
-  NoisySeries                      series = LowRankSeries(kSize, kVolumes, 3, kSigma, 4.0, random);
   const std::vector<std::uint32_t> groups = InterleavedGroups(kVolumes);
-  AddGroupOffsets(series.noisy, groups, kOffsetScale);
-  std::vector<std::uint8_t> mask(series.noisy.Voxels());
+  const Series                     noisy = OffsetLowRankSeries(groups, random);
+  std::vector<std::uint8_t>        mask(noisy.Voxels());
   for (std::size_t v = 0; v < mask.size(); ++v)
   {
     mask[v] = v % 7 != 0;
   }
   LocalDenoiseOptions options = CpuOptions(groups);
   options.mask = mask.data();
-  const Denoised apart = Denoise(series.noisy, options);
-  Series         inPlace = series.noisy;
+  const Denoised apart = Denoise(noisy, options);
+  Series         inPlace = noisy;
   svdlr::DenoiseLocalLowRank(inPlace.View(), inPlace.View(), {}, options);
   for (std::size_t v = 0; v < mask.size(); ++v)
   {
@@ -182,8 +187,8 @@ TEST(SVDLowRankDemean, InPlaceAndMaskedRunsKeepTheirContracts)
       {
         // Outside the mask: the input bit for bit (apart), and up to the float32 rounding of subtracting and adding
         // the mean, a few ulps of the offsets' scale (in place).
-        ASSERT_EQ(apart.output(v, t), series.noisy(v, t)) << "voxel " << v << " volume " << t;
-        ASSERT_NEAR(inPlace(v, t), series.noisy(v, t), kOffsetRounding) << "voxel " << v;
+        ASSERT_EQ(apart.output(v, t), noisy(v, t)) << "voxel " << v << " volume " << t;
+        ASSERT_NEAR(inPlace(v, t), noisy(v, t), kOffsetRounding) << "voxel " << v;
       }
       else
       {
