@@ -138,7 +138,6 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
   }
 }
 
-
 /** The series must be finite: the first NaN or Inf is named by voxel and volume before any work. */
 template <typename TSeries>
 void
@@ -548,7 +547,9 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   const auto io = ReadSeriesHeader(options.input);
   if (warmDevice)
   {
-    const std::size_t volumes = io->GetNumberOfDimensions() == 4 ? io->GetDimensions(3) : io->GetNumberOfComponents();
+    const unsigned    dimensions = io->GetNumberOfDimensions(); // 5: a multi-echo series, its echoes stacked
+    const std::size_t volumes = dimensions < 4 ? io->GetNumberOfComponents()
+                                               : io->GetDimensions(3) * (dimensions == 5 ? io->GetDimensions(4) : 1);
     svdlr::StartCudaDenoiseWarmUp(volumes, WarmUpOptions(options)); // beside the decompression below
   }
   // The sidecar's checksums, on their own thread: beside the decompression where cores allow (after it, a fast GPU
