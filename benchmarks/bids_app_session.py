@@ -53,7 +53,8 @@ def timed_cli(raw: Path, out: Path, *options: str) -> float:
 
 
 def dask_workers(gpus: int, folder: Path):
-    """A scheduler and one worker per GPU, each seeing only its GPU (what dask_cuda.LocalCUDACluster does)."""
+    """A scheduler and one worker per GPU, each seeing only its GPU and running THREADS_PER_GPU_WORKER tasks at once
+    (what svdlr.local_cuda_cluster() starts through dask_cuda.LocalCUDACluster)."""
     scheduler_file = folder / "scheduler.json"
     scheduler_file.unlink(missing_ok=True)
     processes = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--no-dashboard",
@@ -63,10 +64,12 @@ def dask_workers(gpus: int, folder: Path):
         if scheduler_file.exists() and scheduler_file.stat().st_size:
             break
         time.sleep(0.1)
+    from itk_svdlowrankreconstruction._dask import THREADS_PER_GPU_WORKER
+
     for gpu in range(gpus):
         processes.append(subprocess.Popen(
             [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file),
-             "--nthreads", "1", "--nworkers", "1", "--name", f"gpu{gpu}", "--no-dashboard"],
+             "--nthreads", str(THREADS_PER_GPU_WORKER), "--nworkers", "1", "--name", f"gpu{gpu}", "--no-dashboard"],
             env={**os.environ, "CUDA_VISIBLE_DEVICES": str(gpu)}, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL))
     return scheduler_file, processes

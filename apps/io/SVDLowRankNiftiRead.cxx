@@ -18,6 +18,7 @@
 #include "SVDLowRankNiftiRead.h"
 
 #include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankNiftiVoxels.h"
 
 #include "itkImageIOFactory.h"
 
@@ -78,63 +79,6 @@ BytesOf(itk::IOComponentEnum component)
       return 4;
     default:
       return 8;
-  }
-}
-
-/** One on-disk value, in this machine's byte order. */
-template <typename T>
-T
-ValueAt(const unsigned char * data, std::size_t i, bool swapped)
-{
-  return StoredValue<T>(data + i * sizeof(T), swapped);
-}
-
-/** niftilib's nifti_read_buffer: NaN and Inf of a floating-point file read as 0. */
-template <typename T>
-T
-Cleaned(T value)
-{
-  if constexpr (std::is_floating_point_v<T>)
-  {
-    return std::isfinite(value) ? value : T{ 0 };
-  }
-  return value;
-}
-
-/** NiftiImageIO::Read for `count` scalars of on-disk type TDisk: as they are (and then rescaled in their own type),
- * or, when ITK promoted an integer type to float for the rescale, cast to float first (its CastCopy), then rescaled
- * in double (its RescaleFunction). */
-template <typename TDisk>
-void
-Convert(const unsigned char * data, std::size_t count, bool swapped, bool toFloat, bool rescale, double slope,
-        double intercept, void * buffer)
-{
-  const auto scaled = [&](auto value) {
-    using T = decltype(value);
-    double tmp = static_cast<double>(value) * slope;
-    tmp += intercept;
-    return static_cast<T>(tmp);
-  };
-  if (toFloat)
-  {
-    auto * out = static_cast<float *>(buffer);
-    for (std::size_t i = 0; i < count; ++i)
-    {
-      const float value = static_cast<float>(ValueAt<TDisk>(data, i, swapped));
-      out[i] = rescale ? scaled(value) : value;
-    }
-    return;
-  }
-  auto * out = static_cast<TDisk *>(buffer);
-  if (!swapped && !rescale && !std::is_floating_point_v<TDisk>)
-  {
-    std::memcpy(out, data, count * sizeof(TDisk));
-    return;
-  }
-  for (std::size_t i = 0; i < count; ++i)
-  {
-    const TDisk value = Cleaned(ValueAt<TDisk>(data, i, swapped));
-    out[i] = rescale ? scaled(value) : value;
   }
 }
 
@@ -218,13 +162,9 @@ NiftiBytesImageIO::ReadFrom(const NiftiFileBytes & file, void * buffer)
   {
     return false;
   }
-  // The slope and intercept as NiftiImageIO::ReadImageInformation sets them, and its MustRescale().
-  constexpr double epsilon = std::numeric_limits<double>::epsilon();
-  const double     slope = std::abs(header.sclSlope) < epsilon ? 1.0 : header.sclSlope;
-  const double     intercept = header.sclInter;
-  const bool       rescale = std::abs(slope) > epsilon && (std::abs(slope - 1.0) > epsilon || std::abs(intercept) > epsilon);
+  const NiftiRescale r = RescaleOf(header);
   const bool       integer = onDisk != itk::IOComponentEnum::FLOAT && onDisk != itk::IOComponentEnum::DOUBLE;
-  const bool       toFloat = rescale && integer;
+  const bool       toFloat = r.rescale && integer;
   if (this->GetComponentType() != (toFloat ? itk::IOComponentEnum::FLOAT : onDisk))
   {
     return false; // not what ITK told the reader it would give
@@ -235,34 +175,34 @@ NiftiBytesImageIO::ReadFrom(const NiftiFileBytes & file, void * buffer)
   switch (onDisk)
   {
     case itk::IOComponentEnum::UCHAR:
-      Convert<std::uint8_t>(data, n, swapped, toFloat, rescale, slope, intercept, buffer);
+      ConvertNiftiVoxels<std::uint8_t>(data, n, swapped, toFloat, r, buffer);
       break;
     case itk::IOComponentEnum::CHAR:
-      Convert<std::int8_t>(data, n, swapped, toFloat, rescale, slope, intercept, buffer);
+      ConvertNiftiVoxels<std::int8_t>(data, n, swapped, toFloat, r, buffer);
       break;
     case itk::IOComponentEnum::SHORT:
-      Convert<std::int16_t>(data, n, swapped, toFloat, rescale, slope, intercept, buffer);
+      ConvertNiftiVoxels<std::int16_t>(data, n, swapped, toFloat, r, buffer);
       break;
     case itk::IOComponentEnum::USHORT:
-      Convert<std::uint16_t>(data, n, swapped, toFloat, rescale, slope, intercept, buffer);
+      ConvertNiftiVoxels<std::uint16_t>(data, n, swapped, toFloat, r, buffer);
       break;
     case itk::IOComponentEnum::INT:
-      Convert<std::int32_t>(data, n, swapped, toFloat, rescale, slope, intercept, buffer);
+      ConvertNiftiVoxels<std::int32_t>(data, n, swapped, toFloat, r, buffer);
       break;
     case itk::IOComponentEnum::UINT:
-      Convert<std::uint32_t>(data, n, swapped, toFloat, rescale, slope, intercept, buffer);
+      ConvertNiftiVoxels<std::uint32_t>(data, n, swapped, toFloat, r, buffer);
       break;
     case itk::IOComponentEnum::LONGLONG:
-      Convert<std::int64_t>(data, n, swapped, toFloat, rescale, slope, intercept, buffer);
+      ConvertNiftiVoxels<std::int64_t>(data, n, swapped, toFloat, r, buffer);
       break;
     case itk::IOComponentEnum::ULONGLONG:
-      Convert<std::uint64_t>(data, n, swapped, toFloat, rescale, slope, intercept, buffer);
+      ConvertNiftiVoxels<std::uint64_t>(data, n, swapped, toFloat, r, buffer);
       break;
     case itk::IOComponentEnum::FLOAT:
-      Convert<float>(data, n, swapped, false, rescale, slope, intercept, buffer);
+      ConvertNiftiVoxels<float>(data, n, swapped, false, r, buffer);
       break;
     default:
-      Convert<double>(data, n, swapped, false, rescale, slope, intercept, buffer);
+      ConvertNiftiVoxels<double>(data, n, swapped, false, r, buffer);
   }
   return true;
 }

@@ -18,6 +18,7 @@
 #include "SVDLowRankNiftiWrite.h"
 
 #include "SVDLowRankGzip.h"
+#include "SVDLowRankGzipFile.h"
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiRead.h"
 
@@ -40,12 +41,7 @@ namespace
 {
 
 /** What CompressNiftiFile wrote to a file: its size and CRC-32, or why it failed. */
-struct WriteRecord
-{
-  std::uint64_t bytes{ 0 };
-  std::uint32_t crc{ 0 };
-  std::string   failure; // "" when every byte was written
-};
+using WriteRecord = GzipFileWrite;
 
 std::mutex &
 RecordsMutex()
@@ -66,40 +62,6 @@ Record(const std::string & path, WriteRecord record)
 {
   std::lock_guard<std::mutex> lock(RecordsMutex());
   Records()[path] = std::move(record);
-}
-
-/** A file descriptor closed on every path. */
-struct Descriptor
-{
-  int fd{ -1 };
-  ~Descriptor()
-  {
-    if (fd >= 0)
-    {
-      ::close(fd);
-    }
-  }
-};
-
-/** Writes every byte or returns errno. */
-int
-WriteAll(int fd, const unsigned char * data, std::size_t size)
-{
-  while (size > 0)
-  {
-    const ssize_t done = ::write(fd, data, size);
-    if (done < 0)
-    {
-      if (errno == EINTR)
-      {
-        continue;
-      }
-      return errno;
-    }
-    data += done;
-    size -= static_cast<std::size_t>(done);
-  }
-  return 0;
 }
 
 } // namespace
@@ -128,7 +90,7 @@ UncompressedSiblingOf(const std::string & path)
 void
 PatchNiftiFileHeader(const std::string & path, const NiftiHeaderFields & fields)
 {
-  Descriptor    file{ ::open(path.c_str(), O_RDWR | O_CLOEXEC) };
+  OwnedDescriptor file{ ::open(path.c_str(), O_RDWR | O_CLOEXEC) };
   unsigned char header[kNifti1HeaderSize];
   if (file.fd < 0 || ::pread(file.fd, header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header)))
   {
@@ -152,37 +114,11 @@ WriteNiftiGzFile(const std::string & path, std::vector<unsigned char> header, By
   {
     PatchNiftiHeaderFields(header.data(), *settings.niftiFields); // leaves a NIfTI-2 header as it is
   }
-  WriteRecord record;
-  Descriptor  out{ ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) };
-  if (out.fd < 0)
-  {
-    record.failure = "cannot open it: " + std::string(std::strerror(errno));
-    Record(path, record);
-    return;
-  }
-  const auto write = [&](const unsigned char * data, std::size_t size) {
-    if (!record.failure.empty())
-    {
-      return; // the disk is full: the rest is not written
-    }
-    if (const int error = WriteAll(out.fd, data, size))
-    {
-      record.failure = std::string("writing it failed: ") + std::strerror(error);
-      return;
-    }
-    record.bytes += size;
-    record.crc = Crc32(record.crc, data, size);
-  };
-  CompressGzip({ { header.data(), header.size() }, pixels },
-               settings.gzipLevel,
-               std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads()),
-               write);
-  if (::close(out.fd) != 0 && record.failure.empty())
-  {
-    record.failure = std::string("closing it failed: ") + std::strerror(errno);
-  }
-  out.fd = -1;
-  Record(path, record);
+  Record(path,
+         WriteGzipFile(path,
+                       { { header.data(), header.size() }, pixels },
+                       settings.gzipLevel,
+                       std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads())));
 }
 
 std::optional<std::vector<unsigned char>>
@@ -240,7 +176,7 @@ CompressNiftiFile(const std::string & plain, const std::string & compressed, con
     return false;
   }
   // The plain file mapped and compressed where it lies, its header a member of its own.
-  Descriptor  in{ ::open(plain.c_str(), O_RDONLY | O_CLOEXEC) };
+  OwnedDescriptor in{ ::open(plain.c_str(), O_RDONLY | O_CLOEXEC) };
   struct stat status
   {};
   if (in.fd < 0 || ::fstat(in.fd, &status) != 0 || status.st_size < static_cast<off_t>(kNifti1HeaderSize))
@@ -300,7 +236,7 @@ RewriteNiftiGzHeaderFields(const std::string & path, const NiftiHeaderFields & f
     throw std::runtime_error("cannot rewrite '" + path + "' with the input's NIfTI header fields");
   }
   const std::string rewritten = path + ".header";
-  Descriptor        out{ ::open(rewritten.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) };
+  OwnedDescriptor out{ ::open(rewritten.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) };
   int               error = out.fd < 0 ? errno : 0;
   if (error == 0)
   {
@@ -308,7 +244,7 @@ RewriteNiftiGzHeaderFields(const std::string & path, const NiftiHeaderFields & f
                  gzipLevel,
                  std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads()),
                  [&](const unsigned char * data, std::size_t size) {
-                   error = error != 0 ? error : WriteAll(out.fd, data, size);
+                   error = error != 0 ? error : WriteAllBytes(out.fd, data, size);
                  });
   }
   if (out.fd >= 0 && ::close(out.fd) != 0 && error == 0)
@@ -349,7 +285,7 @@ CheckRecordedWrite(const std::string & path)
     return record.failure;
   }
   // What reached the disk is read back: its size and CRC-32 must be those of what was written.
-  Descriptor                 file{ ::open(path.c_str(), O_RDONLY | O_CLOEXEC) };
+  OwnedDescriptor file{ ::open(path.c_str(), O_RDONLY | O_CLOEXEC) };
   std::vector<unsigned char> buffer(std::size_t{ 1 } << 22);
   std::uint64_t              bytes = 0;
   std::uint32_t              crc = 0;

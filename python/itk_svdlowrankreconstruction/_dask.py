@@ -17,13 +17,20 @@ from ._batch import plan, policy_keywords, reconstruct_volume
 from ._filter import with_policy
 
 
+#: Threads of each GPU worker: while one run is on the GPU, one is read and one written (a device runs one series at
+#: a time: _nifti_series.denoise_series), as the batch pipeline overlaps them in one process.
+THREADS_PER_GPU_WORKER = 3
+
+
 def local_cuda_cluster(**cluster_options: Any) -> Any:
     """A ``distributed.Client`` on ``dask_cuda.LocalCUDACluster``: one worker per GPU of this host, each seeing
-    only its own GPU (so ``device_id`` 0 on every worker). ``cluster_options`` go to LocalCUDACluster
-    (e.g. ``CUDA_VISIBLE_DEVICES="0,1"``). Needs the ``dask-cuda`` package."""
+    only its own GPU (so ``device_id`` 0 on every worker) and running :data:`THREADS_PER_GPU_WORKER` tasks at once.
+    ``cluster_options`` go to LocalCUDACluster (e.g. ``CUDA_VISIBLE_DEVICES="0,1"``, ``threads_per_worker``).
+    Needs the ``dask-cuda`` package."""
     from dask_cuda import LocalCUDACluster  # noqa: PLC0415
     from distributed import Client  # noqa: PLC0415
 
+    cluster_options.setdefault("threads_per_worker", THREADS_PER_GPU_WORKER)
     return Client(LocalCUDACluster(**cluster_options))
 
 

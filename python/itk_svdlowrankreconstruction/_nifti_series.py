@@ -3,13 +3,15 @@
 """One NIfTI series file in, its denoised series and noise and rank maps out: the per-series step that the BIDS App
 (:mod:`.bids`), its Dask path and the Nipype interface (:mod:`.interfaces`) share.
 
-Reading and writing go through nibabel (headers, affines and sform/qform codes kept; the data in float32), the
+Headers, affines and sform/qform codes go through nibabel; the voxels are read and .nii.gz files written by the
+tools' own reader and writer (decompressed once, compressed on every core; the data in float32), the
 denoising through :func:`local_low_rank_denoising_image_filter`. Every file is written under a hidden temporary name
 beside its target, checked, then renamed (the rules of :mod:`._batch`), so that an output that exists is complete."""
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, Optional, Sequence, Tuple
@@ -121,10 +123,27 @@ def _read_spatial(path: str, shape: Tuple[int, ...], name: str) -> np.ndarray:
     return data
 
 
-def _write_nifti(data: np.ndarray, source: Any, dtype: Any, temporary: str) -> None:
+def _nifti_header_bytes(header: Any) -> bytes:
+    """What precedes the voxels in a single-file NIfTI-1 file with ``header``: the header, the extension flag and any
+    extensions, padded to its vox_offset (as nibabel writes them)."""
+    import io  # noqa: PLC0415
+
+    buffer = io.BytesIO()
+    header["vox_offset"] = 0  # nibabel sets the smallest offset that holds the extensions
+    header.write_to(buffer)
+    offset = int(header["vox_offset"])
+    return buffer.getvalue().ljust(offset, b"\0")
+
+
+def _write_nifti(data: np.ndarray, source: Any, dtype: Any, temporary: str) -> bool:
+    """Writes ``data`` with ``source``'s header and affine to ``temporary``. A .nii.gz goes through the tools' gzip
+    writer (compressed on every core, every write checked: returns True); anything else through nibabel (returns
+    False: the caller checks what it wrote)."""
     import nibabel  # noqa: PLC0415
 
     header = source.header.copy()
+    if header.endianness != nibabel.volumeutils.native_code:
+        header = header.as_byteswapped(nibabel.volumeutils.native_code)
     header.set_data_dtype(dtype)
     header.set_slope_inter(1.0, 0.0)
     if data.ndim == 3:
@@ -133,7 +152,13 @@ def _write_nifti(data: np.ndarray, source: Any, dtype: Any, temporary: str) -> N
     # Keep the source's codes: nibabel would otherwise take them from the affine it was given.
     image.set_sform(source.affine, int(source.header["sform_code"]))
     image.set_qform(source.affine, int(source.header["qform_code"]))
-    nibabel.save(image, temporary)
+    if not temporary.lower().endswith(".nii.gz") or not isinstance(source, nibabel.Nifti1Image):
+        nibabel.save(image, temporary)
+        return False
+    image.update_header()
+    voxels = np.asarray(image.dataobj, dtype=dtype).ravel(order="F")  # x fastest, a view when already so
+    _engine.write_gzip_file(temporary, _nifti_header_bytes(image.header), voxels)
+    return True
 
 
 def _report_data(noisy: np.ndarray, denoised: np.ndarray, sigma: np.ndarray, rank: np.ndarray,
@@ -164,14 +189,19 @@ class ReadSeries:
 
 
 def _load(path: str) -> Tuple[Any, np.ndarray]:
+    """(nibabel image, float32 voxels) of ``path``. The tools' reader: decompressed once, truncation and NaN/Inf
+    checked, scaled as the tools scale; nibabel then reads only the header. Files it leaves to ITK (NIfTI-2,
+    .hdr/.img) take nibabel's read after the same checks."""
     import nibabel  # noqa: PLC0415
 
-    from ._engine import check_image_file  # noqa: PLC0415
+    from ._engine import check_image_file, load_nifti_float32  # noqa: PLC0415
 
-    check_image_file(path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
+    voxels = load_nifti_float32(path)
+    if voxels is None:
+        check_image_file(path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
     try:
         source = nibabel.load(path)
-        return source, np.asanyarray(source.dataobj, dtype=np.float32)
+        return source, voxels.T if voxels is not None else np.asanyarray(source.dataobj, dtype=np.float32)
     except Exception as error:  # nibabel raises its own errors, zlib and EOF errors for a file that is no image
         raise OSError(f"cannot read '{path}': {str(error).strip() or type(error).__name__}") from error
 
@@ -229,19 +259,35 @@ def read_series(input_path: str, *, mask_path: Optional[str] = None, sigma_map_p
     return ReadSeries(source, noisy, mask, known_sigma, start, echo_sources, echoes, five_d, bvalues)
 
 
+#: One lock per device ("cpu", or a CUDA device number): a process denoises one series at a time on each.
+_DEVICE_LOCKS: Dict[Any, threading.Lock] = {}
+_DEVICE_LOCKS_GUARD = threading.Lock()
+
+
+def _device_lock(options: DenoiseOptions) -> threading.Lock:
+    """The lock of the device ``options`` run on. Threads that read and write series (a Dask worker's, the batch
+    pipeline's) then overlap their files with one series on each device, instead of sharing a GPU's cached buffers
+    or oversubscribing the cores ("auto" is counted as the device it would pick first, CUDA device 0 or the CPU)."""
+    key: Any = "cpu" if options.backend == "cpu" else int(options.device_id)
+    with _DEVICE_LOCKS_GUARD:
+        return _DEVICE_LOCKS.setdefault(key, threading.Lock())
+
+
 def denoise_series(series: ReadSeries, options: Optional[DenoiseOptions] = None) -> Tuple[np.ndarray, ...]:
     """The second step of :func:`denoise_nifti`: (denoised, sigma map, rank map), on ``options``' backend and
-    device."""
+    device, one series at a time on each device of this process."""
     from ._denoise import local_low_rank_denoising_image_filter  # noqa: PLC0415
 
-    keywords = (options or DenoiseOptions()).keywords()
+    options = options or DenoiseOptions()
+    keywords = options.keywords()
     if series.known_sigma is not None:
         keywords["noise_sigma"] = np.asarray(series.known_sigma, dtype=np.float32)
     keywords["echoes"] = series.echoes
     if series.bvalues is not None:
         keywords["bvalues"] = list(series.bvalues) * series.echoes  # every echo has the run's b-values
-    return local_low_rank_denoising_image_filter(series.noisy, mask=series.mask, volume_axis=-1, return_maps=True,
-                                                 **keywords)
+    with _device_lock(options):
+        return local_low_rank_denoising_image_filter(series.noisy, mask=series.mask, volume_axis=-1,
+                                                     return_maps=True, **keywords)
 
 
 def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, rank: np.ndarray, output_path: str, *,
@@ -269,8 +315,8 @@ def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, ra
                 continue
             temporary = _temporary_for(target)
             staged.append((temporary, target))
-            _write_nifti(data, header_source, dtype, temporary)
-            _verify_written(temporary, target)
+            if not _write_nifti(data, header_source, dtype, temporary):
+                _verify_written(temporary, target)
         for temporary, target in staged:  # the three appear together: renamed once all are written
             _move_into_place(temporary, target, overwrite=True)
     finally:

@@ -20,6 +20,7 @@
 #include "svdlrPyBatchPipeline.h"
 #include "svdlrPyComplex.h"
 #include "svdlrPyDenoise.h"
+#include "svdlrPyNiftiIO.h"
 #include "svdlrPyRankPolicy.h"
 #include "svdlrPyReconstruct.h"
 #include "svdlrPySliceStack.h"
@@ -53,6 +54,7 @@ NB_MODULE(_engine, module)
   svdlr::python::DefineBatchRules(module);
   svdlr::python::DefineBatchPipeline(module);
   svdlr::python::DefineRankPolicy(module);
+  svdlr::python::DefineNiftiIO(module);
 
   module.def("cuda_backend_built", &svdlr::CudaBackendBuilt, "True when this build has the CUDA backend compiled in.");
   module.def("cuda_device_count", &svdlr::CudaDeviceCount,

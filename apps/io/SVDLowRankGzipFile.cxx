@@ -1,0 +1,89 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "SVDLowRankGzipFile.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace svdlr_io
+{
+
+OwnedDescriptor::~OwnedDescriptor()
+{
+  if (fd >= 0)
+  {
+    ::close(fd);
+  }
+}
+
+int
+WriteAllBytes(int fd, const unsigned char * data, std::size_t size)
+{
+  while (size > 0)
+  {
+    const ssize_t done = ::write(fd, data, size);
+    if (done < 0)
+    {
+      if (errno == EINTR)
+      {
+        continue;
+      }
+      return errno;
+    }
+    data += done;
+    size -= static_cast<std::size_t>(done);
+  }
+  return 0;
+}
+
+GzipFileWrite
+WriteGzipFile(const std::string & path, const std::vector<ByteSpan> & parts, int level, unsigned threads)
+{
+  GzipFileWrite   record;
+  OwnedDescriptor out{ ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) };
+  if (out.fd < 0)
+  {
+    record.failure = "cannot open it: " + std::string(std::strerror(errno));
+    return record;
+  }
+  const auto write = [&](const unsigned char * data, std::size_t size) {
+    if (!record.failure.empty())
+    {
+      return; // the disk is full: the rest is not written
+    }
+    if (const int error = WriteAllBytes(out.fd, data, size))
+    {
+      record.failure = std::string("writing it failed: ") + std::strerror(error);
+      return;
+    }
+    record.bytes += size;
+    record.crc = Crc32(record.crc, data, size);
+  };
+  CompressGzip(parts, level, threads, write);
+  const int closed = ::close(out.fd);
+  out.fd = -1;
+  if (closed != 0 && record.failure.empty())
+  {
+    record.failure = std::string("closing it failed: ") + std::strerror(errno);
+  }
+  return record;
+}
+
+} // namespace svdlr_io

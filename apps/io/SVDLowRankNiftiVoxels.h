@@ -1,0 +1,120 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankNiftiVoxels_h
+#define SVDLowRankNiftiVoxels_h
+
+// A NIfTI file's voxels as ITK 5.2's NiftiImageIO::Read gives them: swapped to this machine's order, NaN and Inf of
+// a floating-point file read as 0 (niftilib), and scl_slope / scl_inter applied by ITK's rule. ITK-free, so that the
+// tools' reader (SVDLowRankNiftiRead.h) and the Python extension's reader (python/src/svdlrPyNiftiIO.cpp) share it
+// and give the denoiser the same numbers.
+
+#include "SVDLowRankNiftiBytes.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace svdlr_io
+{
+
+/** scl_slope and scl_inter as NiftiImageIO::ReadImageInformation sets them, and its MustRescale(). */
+struct NiftiRescale
+{
+  double slope{ 1.0 };
+  double intercept{ 0.0 };
+  bool   rescale{ false };
+};
+
+inline NiftiRescale
+RescaleOf(const NiftiHeader & header)
+{
+  constexpr double epsilon = std::numeric_limits<double>::epsilon();
+  NiftiRescale     r;
+  r.slope = std::abs(header.sclSlope) < epsilon ? 1.0 : header.sclSlope;
+  r.intercept = header.sclInter;
+  r.rescale = std::abs(r.slope) > epsilon && (std::abs(r.slope - 1.0) > epsilon || std::abs(r.intercept) > epsilon);
+  return r;
+}
+
+/** One on-disk value, in this machine's byte order. */
+template <typename T>
+T
+NiftiValueAt(const unsigned char * data, std::size_t i, bool swapped)
+{
+  return StoredValue<T>(data + i * sizeof(T), swapped);
+}
+
+/** niftilib's nifti_read_buffer: NaN and Inf of a floating-point file read as 0. */
+template <typename T>
+T
+CleanedNiftiValue(T value)
+{
+  if constexpr (std::is_floating_point_v<T>)
+  {
+    return std::isfinite(value) ? value : T{ 0 };
+  }
+  return value;
+}
+
+/** NiftiImageIO::Read for `count` scalars of on-disk type TDisk: as they are (and then rescaled in their own type),
+ * or, when ITK promoted an integer type to float for the rescale (`toFloat`), cast to float first (its CastCopy),
+ * then rescaled in double (its RescaleFunction). `buffer` holds TDisk, or float when `toFloat`. */
+template <typename TDisk>
+void
+ConvertNiftiVoxels(const unsigned char * data, std::size_t count, bool swapped, bool toFloat, const NiftiRescale & r,
+                   void * buffer)
+{
+  const auto scaled = [&](auto value) {
+    using T = decltype(value);
+    double tmp = static_cast<double>(value) * r.slope;
+    tmp += r.intercept;
+    return static_cast<T>(tmp);
+  };
+  if (toFloat)
+  {
+    auto * out = static_cast<float *>(buffer);
+    for (std::size_t i = 0; i < count; ++i)
+    {
+      const float value = static_cast<float>(NiftiValueAt<TDisk>(data, i, swapped));
+      out[i] = r.rescale ? scaled(value) : value;
+    }
+    return;
+  }
+  auto * out = static_cast<TDisk *>(buffer);
+  if (!swapped && !r.rescale && !std::is_floating_point_v<TDisk>)
+  {
+    std::memcpy(out, data, count * sizeof(TDisk));
+    return;
+  }
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    const TDisk value = CleanedNiftiValue(NiftiValueAt<TDisk>(data, i, swapped));
+    out[i] = r.rescale ? scaled(value) : value;
+  }
+}
+
+/** The voxels of `file` as ITK 5.2 reads them into a float image (its read, then a cast to float), into `out`
+ * (header.Voxels() floats). False, writing nothing, for what the tools' reader leaves to ITK's own Read: not a
+ * single-file NIfTI-1 of one of the ten scalar types, or a vox_offset ITK refuses. */
+bool
+NiftiVoxelsAsFloat(const NiftiFileBytes & file, float * out);
+
+} // namespace svdlr_io
+
+#endif
