@@ -49,8 +49,8 @@ constexpr PatchAggregation kDefaultPatchAggregation = PatchAggregation::OverlapA
  * Only an explicit OptimalFrobenius without σ is an error. */
 constexpr Shrinkage kDefaultShrinkage = Shrinkage::Auto;
 
-/** No demeaning unless asked for: per-shell demeaning changed the benchmark phantoms' PSNR by too little, and not
- * on every one, to be a default (docs/denoising.md, "Demeaning"). */
+/** No demeaning unless asked for: demeaning lowered the PSNR on every benchmark phantom measured, per shell most
+ * (docs/denoising.md, "Demeaning and multi-echo series"), since each group's mean comes back with its noise. */
 constexpr Demean kDefaultDemean = Demean::None;
 /** b-values closer than this (s/mm²) to their neighbour in sorted order are one shell: MRtrix3's BValueEpsilon. */
 constexpr double kShellBValueTolerance = 80.0;
