@@ -191,8 +191,8 @@ NoiseShapeOf(int voxels, int volumes, int removed)
 /** ChooseRank for a patch whose Gram eigenvalues (ascending, min(rows, volumes) of them) hold the noise of `shape`:
  * the rule of both denoiser backends (PatchLowRank::Choose, ChoosePatchRanksKernel). */
 SVDLR_HOST_DEVICE inline NoiseRank
-ChoosePatchRank(const RankPolicy & policy, const double * eigenvaluesAscending, int count, const PatchNoiseShape & shape,
-                double givenSigma, double marchenkoPasturMedian)
+ChoosePatchRank(const RankPolicy & policy, const double * eigenvaluesAscending, int count,
+                const PatchNoiseShape & shape, double givenSigma, double marchenkoPasturMedian)
 {
   return ChooseRank(policy,
                     GramEigenvaluesAscending{ eigenvaluesAscending + shape.dropped, count - shape.dropped },

@@ -408,11 +408,13 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
   // Demeaned into the output, which the backends then denoise in place; the means come back after, also when a
   // backend throws, so that an in-place input is left as it was (up to the rounding of subtracting and adding).
   const detail::VolumeGroupMeans means(
-    input, options.volumeGroups, detail::ParallelForOrThreads(options.parallelFor, detail::WorkerCount(options.threads)));
+    input,
+    options.volumeGroups,
+    detail::ParallelForOrThreads(options.parallelFor, detail::WorkerCount(options.threads)));
   means.Subtract(input, output);
   options.removedVolumeDimensions += means.Groups();
   options.volumeGroups = nullptr;
-  const bool                      inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
+  const bool inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
   const SeriesView<const float> * original = inPlace ? nullptr : &input;
   try
   {

@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <vector>
 
 namespace
@@ -249,6 +250,11 @@ TEST_F(MultiEchoDenoiseTool, BadEchoesAndBValuesAreRefusedByName)
   }
   ExpectRefused("echo1.nii.gz o1.nii.gz --demean shells --bval few.bval", 3, "hold 3 values for 12 volumes");
   ExpectRefused("echo1.nii.gz o1.nii.gz --bval few.bval", 2, "--bval goes with --demean shells");
+
+  // NaN in a further echo is named by that echo's file, before any work.
+  m_Stacked[m_Stacked.size() / kEchoes + 5] = std::numeric_limits<float>::quiet_NaN();
+  WriteEcho("nan.nii.gz", 1, kVolumesPerEcho);
+  ExpectRefused("echo1.nii.gz o1.nii.gz --echo nan.nii.gz --echo-output o2.nii.gz", 3, "'nan.nii.gz'");
 
   // A 5D image of one echo: ITK would read it as 4D, so its header is looked at.
   auto one = Series5D::New();

@@ -585,7 +585,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
       StepTimer timer(outputs->steps.read);
       stack = std::make_shared<const EchoStack>(ReadEchoStack(options.input, options.multiEcho));
     }
-    outputs->seriesScannedUpFront = false; // the echoes after the first are checked with the stack
+    outputs->seriesScannedUpFront = CheckEchoFilesUpFront(options.multiEcho) && outputs->seriesScannedUpFront;
     return std::make_unique<SeriesDenoisingOf<Series4D>>(options, std::move(outputs), stack->series,
                                                          options.input + " (" + stack->description + ")", nullptr,
                                                          stack);

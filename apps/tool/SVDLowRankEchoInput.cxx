@@ -25,6 +25,7 @@
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankReadInput.h"
+#include "SVDLowRankUpFrontChecks.h"
 
 #include "CLI/CLI.hpp"
 #include "svdlr/Engine.h"
@@ -239,6 +240,17 @@ CheckNotSingleEchoFiveD(const std::string & path)
     throw InputError("'" + path + "' is a 5D image of 1 echo: a multi-echo series needs at least 2 along its fifth "
                      "axis (a single echo is a 4D series)");
   }
+}
+
+bool
+CheckEchoFilesUpFront(const MultiEchoOptions & options)
+{
+  bool scanned = true;
+  for (const std::string & echo : options.echoes)
+  {
+    scanned = CheckInputFileUpFront(echo, "echo", true) && scanned;
+  }
+  return scanned;
 }
 
 EchoStack

@@ -93,6 +93,11 @@ MultiEchoRequested(const MultiEchoOptions & options, unsigned int dimension);
 void
 CheckNotSingleEchoFiveD(const std::string & path);
 
+/** The --echo files' up-front checks (CheckInputFileUpFront: complete, and no NaN or Inf, named by file, voxel and
+ * volume). Returns whether every value of every echo was scanned. Throws InputError. */
+bool
+CheckEchoFilesUpFront(const MultiEchoOptions & options);
+
 /** Reads INPUT (5D, or 4D with --echo files) into one stack. InputError: a 5D image of one echo, echoes whose
  * grids, volume counts or geometry differ (named), a file that cannot be read. */
 EchoStack

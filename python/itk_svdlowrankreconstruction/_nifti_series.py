@@ -349,9 +349,9 @@ def denoise_nifti(
     0; ``sigma_map_path``: a known sigma per voxel (3D), in place of the estimate. ``report_volume``: keep a
     :class:`ReportData` of that volume for a reportlet. A multi-echo series (a 5D file, or ``input_path`` with
     ``echo_paths``, written to ``output_path`` and ``echo_output_paths``) is denoised jointly, its echoes stacked on
-    the volume axis. ``bval_path``: the b-values, for ``options.demean == "shells"``. Its three steps (:func:`read_series`,
-    :func:`denoise_series`, :func:`write_series`) are what the batch pipeline runs on its threads
-    (:mod:`._denoise_batch`).
+    the volume axis. ``bval_path``: the b-values, for ``options.demean == "shells"``. Its three steps
+    (:func:`read_series`, :func:`denoise_series`, :func:`write_series`) are what the batch pipeline runs on its
+    threads (:mod:`._denoise_batch`).
 
     Raises OSError for a file cut short or that is no image (naming it), ValueError for NaN or Inf in it, a series
     that is not 4D or a mask or sigma map of another grid, and the denoiser's own errors."""

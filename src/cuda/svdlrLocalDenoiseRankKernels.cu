@@ -71,7 +71,8 @@ __launch_bounds__(kScalarThreads)
     double       weight = 1.0;
     if (rule.optimalShrinkage)
     {
-      weight = singular > 0.0 ? OptimalFrobeniusShrinkage(singular, decided.sigma, shape.rows, shape.cols) / singular : 0.0;
+      weight =
+        singular > 0.0 ? OptimalFrobeniusShrinkage(singular, decided.sigma, shape.rows, shape.cols) / singular : 0.0;
     }
     weights[b * maxVectors + j] = weight;
   }

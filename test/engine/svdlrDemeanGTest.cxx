@@ -234,12 +234,15 @@ MeanSigmaOverTrue(const Series & noisy, const LocalDenoiseOptions & options)
 }
 
 // Pure noise of σ kSigma, 16x16x14 voxels, 30 volumes in 3 interleaved groups with offsets of 40 σ; 5x5x5 patches,
-// Marchenko-Pastur (Cordero-Grande), overlap average: the mean σ over the interior, over 500 seeds
-// (test/seed-spread/measure.sh, 2026-11-26; min..max, mean, standard deviation):
-//   demeaned, fitted as 125 x 27                       MEASURED_DEMEANED
-//   not demeaned, no offsets (the plain fit)           MEASURED_PLAIN
-//   demeaned by the caller, fitted as 125 x 30         MEASURED_UNCORRECTED
-// Bounds by the margin rule of svdlrTestSeed.h.
+// the default policy (Marchenko-Pastur, Cordero-Grande) and aggregation: the mean σ/σtrue over the interior, over
+// 500 seeds (test/seed-spread/measure.sh, 2026-11-26, this 2-core machine; min..max, mean, standard deviation):
+//   demeaned, fitted as 125 x 27                    0.9899..1.0066, 0.9980, 0.0029
+//   not demeaned, no offsets (the plain fit)        0.9908..1.0064, 0.9981, 0.0026
+//   demeaned minus plain, same noise                -0.0031..0.0024, 0.0000, 0.0009
+//   demeaned by the caller, fitted as 125 x 30      0.0051..0.0388, 0.0174, 0.0058
+// Bounds by the margin rule of svdlrTestSeed.h: demeaned within 2 % of the truth (0.018 and 0.022 from the mean,
+// against 0.012 and 0.013 the rule asks), within 0.006 of the plain fit (0.0047 asked), and without the correction
+// below 0.1 (0.049 asked): the correction is what takes σ from 2 % of the truth to it.
 TEST(SVDLowRankDemean, PureNoiseSigmaIsUnbiasedWithDemeaning)
 {
   Random random;
@@ -286,8 +289,8 @@ TEST(SVDLowRankDemean, PureNoiseSigmaIsUnbiasedWithDemeaning)
   std::cout << "seed " << random.Seed() << ": mean sigma/true demeaned " << demeaned << ", plain " << plain
             << ", uncorrected " << uncorrected << "\n";
   EXPECT_NEAR(demeaned, 1.0, 0.02);
-  EXPECT_NEAR(demeaned, plain, 0.02);
-  EXPECT_LT(uncorrected, 0.95); // without the correction, biased low by more than the tolerance
+  EXPECT_NEAR(demeaned, plain, 0.006);
+  EXPECT_LT(uncorrected, 0.1); // without the correction the zero eigenvalues pull the fitted bulk to nothing
 }
 
 } // namespace
