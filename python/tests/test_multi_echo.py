@@ -125,3 +125,19 @@ def test_bids_app_denoises_a_multi_echo_run_jointly_with_one_derivative_per_echo
     assert bids.main([str(root), str(out), "participant", "--datatype", "func", "--backend", "cpu", "--no-reports",
                       "--demean", "echoes", "--quiet"]) == _engine.EXIT_SUCCESS
     assert before == {p: (out / p).stat().st_mtime_ns for p in all_files(out) if p.startswith("sub-")}
+
+
+def test_shells_come_from_the_bval_file_and_a_missing_one_is_named(rng, tmp_path):
+    from bids_dataset import BVALS  # noqa: PLC0415
+
+    series = 50.0 + low_rank_signal(rng) + rng.normal(0.0, SIGMA, SHAPE)
+    write_nifti(tmp_path / "dwi.nii.gz", series)
+    (tmp_path / "dwi.bval").write_text(" ".join(str(b) for b in BVALS) + "\n")
+    options = DenoiseOptions(backend="cpu", demean="shells")
+    denoise_nifti(str(tmp_path / "dwi.nii.gz"), str(tmp_path / "out.nii.gz"), options=options,
+                  bval_path=str(tmp_path / "dwi.bval"))
+    expected = _joint([series], demean="shells", bvalues=BVALS)
+    np.testing.assert_allclose(np.asarray(nibabel.load(str(tmp_path / "out.nii.gz")).dataobj), expected, atol=1e-5)
+    assert len(set(_engine.shell_groups(BVALS))) == 3  # b=0, 1000, 2000
+    with pytest.raises(ValueError, match="needs the b-values"):
+        denoise_nifti(str(tmp_path / "dwi.nii.gz"), str(tmp_path / "out2.nii.gz"), options=options)
