@@ -38,6 +38,8 @@ set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNoiseScan.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNoncentralChi.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrMagnitudeNoise.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrVolumeGroupMeans.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrVolumeGroups.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchCentres.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrSpherePatch.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchGather.cxx

@@ -28,6 +28,7 @@
 #include <array>
 #include <string>
 #include <cstdint>
+#include <vector>
 
 namespace itk
 {
@@ -287,6 +288,25 @@ public:
   itkSetClampMacro(Coils, unsigned int, 1, NumericTraits<unsigned int>::max());
   itkGetConstMacro(Coils, unsigned int);
 
+  /** Demeaning before the low-rank step (svdlr::LocalDenoiseOptions::volumeGroups): the group of each volume,
+   * 0 .. groups - 1 (svdlr::DemeanGroups builds them from a Demean choice, b-values or an echo count); each voxel's
+   * mean over each group is subtracted first and added back after, and the noise fit counts one degree of freedom
+   * fewer per group. Empty (the default): none. Its length must be the series' volume count, checked by Update(). */
+  void
+  SetVolumeGroups(const std::vector<std::uint32_t> & groups)
+  {
+    if (groups != m_VolumeGroups)
+    {
+      m_VolumeGroups = groups;
+      this->Modified();
+    }
+  }
+  const std::vector<std::uint32_t> &
+  GetVolumeGroups() const
+  {
+    return m_VolumeGroups;
+  }
+
   /** Output 1: σ of the patch centred on each voxel (estimated or given); 0 outside the mask. */
   NoiseSigmaImageType *
   GetNoiseSigmaOutput();
@@ -369,6 +389,7 @@ private:
   bool                         m_StabiliseMagnitude{ false };
   bool                         m_RemoveNoiseFloor{ false };
   unsigned int                 m_Coils{ svdlr::kDefaultCoils };
+  std::vector<std::uint32_t>   m_VolumeGroups;
 
   BackendEnum   m_BackendUsed{ BackendEnum::CPU };
   PatchSizeType m_PatchSizeUsed{ { 0, 0, 0 } };

@@ -316,6 +316,15 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   options.magnitudeNoise.stabilise = m_StabiliseMagnitude;
   options.magnitudeNoise.noiseFloor = m_RemoveNoiseFloor;
   options.magnitudeNoise.coils = m_Coils;
+  if (!m_VolumeGroups.empty())
+  {
+    if (m_VolumeGroups.size() != in.volumes)
+    {
+      itkExceptionMacro("VolumeGroups holds " << m_VolumeGroups.size() << " groups for a series of " << in.volumes
+                                              << " volumes: one per volume");
+    }
+    options.volumeGroups = m_VolumeGroups.data();
+  }
   options.backend = SVDLowRankEngineBridge::ToEngine(m_Backend);
   options.deviceId = m_DeviceId;
   options.maxPatchesPerBatch = m_MaximumPatchesPerBatch;
@@ -391,6 +400,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostr
   os << indent << "StabiliseMagnitude: " << m_StabiliseMagnitude << std::endl;
   os << indent << "RemoveNoiseFloor: " << m_RemoveNoiseFloor << std::endl;
   os << indent << "Coils: " << m_Coils << std::endl;
+  os << indent << "VolumeGroups: " << m_VolumeGroups.size() << " volumes" << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;
   os << indent << "DeviceId: " << m_DeviceId << std::endl;
   os << indent << "MaximumPatchesPerBatch: " << m_MaximumPatchesPerBatch << std::endl;

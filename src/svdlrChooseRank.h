@@ -167,6 +167,41 @@ ChooseRank(const RankPolicy & policy, const TSpectrum & spectrum, int rows, int 
   return { 0, 0.0 };
 }
 
+/** The shape whose noise a patch's spectrum holds: a voxels x volumes Casorati matrix from which `removed`
+ * dimensions of the volume axis were projected out (demeaning: one per group of volumes) holds the noise of a
+ * voxels x (volumes - removed) matrix, and min(voxels, volumes) - min(voxels, volumes - removed) of its smallest
+ * eigenvalues are zero but for rounding. The noise rules must see that shape, not the matrix's: fitted as
+ * voxels x volumes, the zeros and the narrower bulk bias σ low. */
+struct PatchNoiseShape
+{
+  int rows;    // voxels
+  int cols;    // volumes - removed
+  int dropped; // the smallest eigenvalues the projection made zero, left out of the fit
+};
+
+SVDLR_HOST_DEVICE inline PatchNoiseShape
+NoiseShapeOf(int voxels, int volumes, int removed)
+{
+  const int cols = volumes - removed;
+  const int full = voxels < volumes ? voxels : volumes;
+  const int kept = voxels < cols ? voxels : cols;
+  return { voxels, cols, full - kept };
+}
+
+/** ChooseRank for a patch whose Gram eigenvalues (ascending, min(rows, volumes) of them) hold the noise of `shape`:
+ * the rule of both denoiser backends (PatchLowRank::Choose, ChoosePatchRanksKernel). */
+SVDLR_HOST_DEVICE inline NoiseRank
+ChoosePatchRank(const RankPolicy & policy, const double * eigenvaluesAscending, int count,
+                const PatchNoiseShape & shape, double givenSigma, double marchenkoPasturMedian)
+{
+  return ChooseRank(policy,
+                    GramEigenvaluesAscending{ eigenvaluesAscending + shape.dropped, count - shape.dropped },
+                    shape.rows,
+                    shape.cols,
+                    givenSigma,
+                    marchenkoPasturMedian);
+}
+
 } // namespace detail
 } // namespace svdlr
 

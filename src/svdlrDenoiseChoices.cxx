@@ -39,6 +39,10 @@ constexpr Spelling<Shrinkage> kShrinkages[] = {
     {Shrinkage::Auto, "auto"}};
 constexpr Spelling<PatchShape> kPatchShapes[] = {{PatchShape::Cuboid, "cuboid"},
                                                  {PatchShape::Sphere, "sphere"}};
+constexpr Spelling<Demean> kDemeans[] = {{Demean::None, "none"},
+                                         {Demean::All, "all"},
+                                         {Demean::Shells, "shells"},
+                                         {Demean::Echoes, "echoes"}};
 
 template <typename TValue, std::size_t N>
 const char *NameOf(const Spelling<TValue> (&table)[N], TValue value) {
@@ -90,6 +94,13 @@ bool ParsePatchShapeName(const std::string &name, PatchShape &value) {
 }
 
 std::vector<std::string> PatchShapeNameList() { return NamesOf(kPatchShapes); }
+const char *DemeanName(Demean demean) { return NameOf(kDemeans, demean); }
+
+bool ParseDemeanName(const std::string &name, Demean &value) {
+  return Parse(kDemeans, name, value);
+}
+
+std::vector<std::string> DemeanNameList() { return NamesOf(kDemeans); }
 
 bool ParseAggregationName(const std::string &name, PatchAggregation &value) {
   return Parse(kAggregations, name, value);

@@ -24,6 +24,7 @@
 #include "svdlrLocalDenoiseBackends.h"
 #include "svdlrMagnitudeDenoise.h"
 #include "svdlrParallel.h"
+#include "svdlrVolumeGroupMeans.h"
 
 #include <algorithm>
 #include <cmath>
@@ -268,6 +269,17 @@ ValidateOptions(const SeriesView<const float> & input, const LocalDenoiseOptions
     ThrowInvalid("OptimalFrobenius shrinkage needs σ: use a Gavish-Donoho or Marchenko-Pastur policy, or give a "
                  "known σ map");
   }
+  std::size_t removed = options.removedVolumeDimensions;
+  if (options.volumeGroups != nullptr)
+  {
+    removed += detail::CheckedGroupCount(options.volumeGroups, input.volumes);
+  }
+  if (removed + 2 > input.volumes)
+  {
+    ThrowInvalid("demeaning leaves " + std::to_string(input.volumes - std::min(removed, input.volumes)) + " of " +
+                 std::to_string(input.volumes) + " volume dimensions (" + std::to_string(removed) +
+                 " removed): at least 2 must remain");
+  }
   if (options.deviceId < 0)
   {
     ThrowInvalid("device id must be >= 0, got " + std::to_string(options.deviceId));
@@ -435,19 +447,47 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
     report.patchVoxels = patch[0] * patch[1] * patch[2];
   }
   report.shrinkage = options.shrinkage;
-  report.backend = detail::RunOnChosenBackend(
-    options.backend,
-    options.deviceId,
-    false, // Auto's cold-start rule is for slice batches; a 4D series is never small enough to matter
-    [&] {
-      report.backend = Backend::CUDA;
-      detail::RunLocalDenoiseCuda(input, output, maps, options, patch, report);
-    },
-    [&] {
-      report.backend = Backend::CPU;
-      detail::RunLocalDenoiseCpu(input, output, maps, options, patch, report);
-    },
-    report.notes);
+  const auto run = [&](const SeriesView<const float> & series) {
+    report.backend = detail::RunOnChosenBackend(
+      options.backend,
+      options.deviceId,
+      false, // Auto's cold-start rule is for slice batches; a 4D series is never small enough to matter
+      [&] {
+        report.backend = Backend::CUDA;
+        detail::RunLocalDenoiseCuda(series, output, maps, options, patch, report);
+      },
+      [&] {
+        report.backend = Backend::CPU;
+        detail::RunLocalDenoiseCpu(series, output, maps, options, patch, report);
+      },
+      report.notes);
+  };
+  if (options.volumeGroups == nullptr)
+  {
+    run(input);
+    return report;
+  }
+  // Demeaned into the output, which the backends then denoise in place; the means come back after, also when a
+  // backend throws, so that an in-place input is left as it was (up to the rounding of subtracting and adding).
+  const detail::VolumeGroupMeans means(
+    input,
+    options.volumeGroups,
+    detail::ParallelForOrThreads(options.parallelFor, detail::WorkerCount(options.threads)));
+  means.Subtract(input, output);
+  options.removedVolumeDimensions += means.Groups();
+  options.volumeGroups = nullptr;
+  const bool inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
+  const SeriesView<const float> * original = inPlace ? nullptr : &input;
+  try
+  {
+    run(output);
+  }
+  catch (...)
+  {
+    means.AddBack(output, nullptr, original);
+    throw;
+  }
+  means.AddBack(output, options.mask, original);
   return report;
 }
 

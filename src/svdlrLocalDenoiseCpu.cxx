@@ -164,7 +164,9 @@ public:
     }
     if (NeedsMarchenkoPasturMedian(options.policy, options.noiseSigma != nullptr))
     {
-      m_Median = MarchenkoPasturMedian(NoiseAspectRatio(static_cast<int>(m_PatchVoxels), static_cast<int>(m_Nv)));
+      const PatchNoiseShape shape = NoiseShapeOf(static_cast<int>(m_PatchVoxels), static_cast<int>(m_Nv),
+                                                 static_cast<int>(options.removedVolumeDimensions));
+      m_Median = MarchenkoPasturMedian(NoiseAspectRatio(shape.rows, shape.cols));
     }
     m_ParallelFor = ParallelForOrThreads(options.parallelFor, m_Workers);
   }

@@ -243,8 +243,8 @@ PatchLowRank::Choose(double knownSigma)
   {
     return;
   }
-  const NoiseRank decided = ChooseRank(
-    m_Options.policy, GramEigenvaluesAscending{ m_Eigen.data(), m_P }, m_M, m_N, knownSigma, m_Median);
+  const PatchNoiseShape shape = NoiseShapeOf(m_M, m_N, static_cast<int>(m_Options.removedVolumeDimensions));
+  const NoiseRank decided = ChoosePatchRank(m_Options.policy, m_Eigen.data(), m_P, shape, knownSigma, m_Median);
   const std::size_t previousRank = m_Chosen ? m_Rank : static_cast<std::size_t>(-1);
   m_Rank = static_cast<std::size_t>(decided.rank);
   m_Sigma = decided.sigma;
@@ -261,7 +261,7 @@ PatchLowRank::Choose(double knownSigma)
     double       weight = 1.0;
     if (m_Options.shrinkage == Shrinkage::OptimalFrobenius)
     {
-      weight = singular > 0.0 ? OptimalFrobeniusShrinkage(singular, m_Sigma, m_M, m_N) / singular : 0.0;
+      weight = singular > 0.0 ? OptimalFrobeniusShrinkage(singular, m_Sigma, shape.rows, shape.cols) / singular : 0.0;
     }
     m_Weights[j] = weight;
   }

@@ -19,6 +19,7 @@
 // complex64 give the engine's own result (phase demodulation, then the local denoiser on the real part); noise
 // volumes and noise scans give the known sigma and leave the output; bad phases and sizes are refused with exit
 // code 3 (and bad command lines with 2), leaving nothing written.
+#include "svdlrDenoiseToolFixture.h"
 #include "svdlrTestScratch.h"
 #include "svdlrTestSeries.h"
 #include "svdlrToolRun.h"
@@ -64,13 +65,13 @@ Median(std::vector<double> values)
   return values[values.size() / 2];
 }
 
-class ComplexDenoiseTool : public RandomTest
+class ComplexDenoiseTool : public DenoiseToolTest
 {
 protected:
   void
   SetUp() override
   {
-    RandomTest::SetUp();
+    DenoiseToolTest::SetUp();
     svdlr::test::Random random(m_Seed); // the fixture's seed, printed on failure, replays the series
     // A low-rank real signal with complex noise of sigma 2, turned by a smooth phase that changes
     // with each volume, and kNoiseVolumes noise-only volumes at the end.
@@ -126,22 +127,7 @@ protected:
     itk::WriteImage(image, Path(name));
   }
 
-  ToolRun
-  Run(const std::string & arguments)
-  {
-    return RunToolIn(m_Directory, SVDLR_DENOISE_TOOL, "--backend cpu --quiet " + arguments);
-  }
 
-  ToolRun
-  ExpectRefused(const std::string & arguments, int exitCode, const std::string & message)
-  {
-    const auto before = Listing(m_Directory);
-    const auto run = Run(arguments);
-    EXPECT_EQ(run.exitCode, exitCode) << arguments << "\n" << run.err;
-    EXPECT_EQ(Listing(m_Directory), before) << arguments;
-    EXPECT_NE(run.err.find(message), std::string::npos) << arguments << "\n" << run.err;
-    return run;
-  }
 
   std::vector<float>
   Values(const std::string & name)

@@ -240,6 +240,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   AddOutputTypeOption(app, options.outputType);
   AddRunOptions(app, options.run);
   AddComplexInputOptions(app, options.complex);
+  AddMultiEchoOptions(app, options.multiEcho);
   AddBatchOptions(app, options.batch,
                   "every INPUT is a series file, a folder searched for series files,\n"
                   "or a list (.txt, .tsv: a series per line, then optionally its mask\n"
@@ -367,6 +368,8 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     throw UsageError("--phase, --imaginary, --noise-volumes, --noise-scan and --complex-output take one series, not "
                      "--batch (a complex64 series in a batch is demodulated with the defaults)");
   }
+  CheckMultiEchoOptions(options.multiEcho, options.batch.enabled,
+                        ComplexInputRequested(options.complex, itk::IOPixelEnum::SCALAR));
   if (requestedShrinkage == svdlr::Shrinkage::OptimalFrobenius && !svdlr::PatchesHaveSigma(options.policy, knownSigma))
   {
     throw UsageError("--shrinkage frobenius needs sigma: a noise policy (" + svdlr::NoiseRankNames() +
@@ -383,6 +386,7 @@ SidecarInputs(const DenoiseToolOptions & options)
 {
   auto inputs = ComplexInputFiles(options.complex);
   inputs.insert(inputs.end(), { options.input, options.mask, options.noiseSigmaMap });
+  inputs.insert(inputs.end(), options.multiEcho.echoes.begin(), options.multiEcho.echoes.end());
   return inputs;
 }
 

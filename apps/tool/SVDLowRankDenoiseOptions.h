@@ -24,6 +24,7 @@
 #include "SVDLowRankBatchOptions.h"
 #include "SVDLowRankCommonOptions.h"
 #include "SVDLowRankComplexInput.h"
+#include "SVDLowRankEchoInput.h"
 #include "SVDLowRankExitCodes.h"
 
 #include "itkLocalLowRankDenoisingEnums.h"
@@ -73,6 +74,7 @@ struct DenoiseToolOptions
   std::string                                  outputType{ svdlr::kDefaultOutputTypeName }; // float32 or same
   RunOptions                                   run; // --quiet, --json, --nthreads
   ComplexInputOptions                          complex; // --phase, --imaginary, --noise-volumes, --noise-scan...
+  MultiEchoOptions                             multiEcho; // --demean, --bval, --echo, --echo-output
 
   // Batch mode (SVDLowRankDenoiseBatch.h): many series in one run, each written under the output folder.
   BatchToolOptions         batch;     // --batch (implied by --glob), the pipeline's options

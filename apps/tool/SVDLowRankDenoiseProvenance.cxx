@@ -52,6 +52,8 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
   parameters.emplace_back("noiseSigma", options.noiseSigma > 0.0 ? JsonNumber(options.noiseSigma) : "null");
   parameters.emplace_back("magnitudeNoise", JsonString(MagnitudeNoiseLabel(options.complex)));
   parameters.emplace_back("coils", std::to_string(options.complex.coils));
+  parameters.emplace_back("demean", JsonString(options.multiEcho.demean));
+  parameters.emplace_back("echoes", std::to_string(summary.echoes));
   parameters.emplace_back("backend", JsonString(svdlr::Name(static_cast<svdlr::Backend>(options.backend))));
   parameters.emplace_back("device", std::to_string(options.deviceId));
   parameters.emplace_back("gpuMemoryLimit", options.gpuMemoryLimit > 0 ? std::to_string(options.gpuMemoryLimit) : "null");

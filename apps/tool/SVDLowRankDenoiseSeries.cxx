@@ -45,8 +45,6 @@
 #include "itkLocalLowRankDenoisingImageFilter.h"
 #include "svdlr/LocalDenoise.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -78,6 +76,7 @@ struct Outputs
   std::string           series;
   std::string           noiseMap; // "" when not asked for
   std::string           rankMap;
+  std::vector<std::string> echoSeries; // --echo-output's, in echo order
   /** The provenance sidecars of the NIfTI outputs: the output they describe, and their temporary name. */
   std::vector<std::pair<std::string, std::string>> sidecars;
   /** The input's pixel type, for --output-type same; float when not known (a DICOM series). */
@@ -109,14 +108,15 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
   const std::pair<const std::string *, std::string *> wanted[] = { { &options.output, &outputs.series },
                                                                    { &options.noiseMap, &outputs.noiseMap },
                                                                    { &options.rankMap, &outputs.rankMap } };
+  std::vector<std::string> inputs{ options.input, options.mask, options.noiseSigmaMap };
+  inputs.insert(inputs.end(), options.multiEcho.echoes.begin(), options.multiEcho.echoes.end());
   for (const auto & [target, temporary] : wanted)
   {
     if (target->empty())
     {
       continue;
     }
-    CheckOutputFileUpFront(
-      *target, "output", options.overwrite, { options.input, options.mask, options.noiseSigmaMap });
+    CheckOutputFileUpFront(*target, "output", options.overwrite, inputs);
     if (!itk::ImageIOFactory::CreateImageIO(target->c_str(), itk::ImageIOFactory::IOFileModeEnum::WriteMode))
     {
       throw UsageError("no ITK writer for '" + *target + "': give an image file extension (.nii.gz, .mha, .nrrd)");
@@ -127,8 +127,16 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
       outputs.sidecars.emplace_back(*target, outputs.staged.Add(SidecarPathFor(*target)));
     }
   }
+  for (const std::string & target : options.multiEcho.echoOutputs)
+  {
+    CheckOutputFileUpFront(target, "echo output", options.overwrite, inputs);
+    outputs.echoSeries.push_back(outputs.staged.Add(target));
+    if (IsNiftiPath(target))
+    {
+      outputs.sidecars.emplace_back(target, outputs.staged.Add(SidecarPathFor(target)));
+    }
+  }
 }
-
 
 /** The series must be finite: the first NaN or Inf is named by voxel and volume before any work. */
 template <typename TSeries>
@@ -187,25 +195,6 @@ UniformMap(const TSeries & series, float value)
   return map;
 }
 
-/** The largest resident set this process has had so far. Linux's VmHWM first: getrusage's ru_maxrss also counts
- * the parent's resident set copied at fork, before exec (a tool started from a Python script holding a series would
- * report the script's size); getrusage where there is no /proc. */
-std::size_t
-PeakResidentBytes()
-{
-  std::ifstream status("/proc/self/status");
-  std::string   line;
-  while (std::getline(status, line))
-  {
-    if (line.rfind("VmHWM:", 0) == 0)
-    {
-      return static_cast<std::size_t>(std::stoull(line.substr(6))) * 1024; // "VmHWM:   123456 kB"
-    }
-  }
-  rusage usage{};
-  return getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<std::size_t>(usage.ru_maxrss) * 1024 : 0;
-}
-
 /** The steps of SeriesDenoising for a series of type TSeries (a 4D image, or a 3D image of one component per volume):
  * the series read from options.input, or `given` (already read, from DICOM), which the summary calls `inputName`. */
 template <typename TSeries>
@@ -219,10 +208,12 @@ public:
                     std::unique_ptr<Outputs>                outputs,
                     typename TSeries::Pointer               given = nullptr,
                     const std::string &                     inputName = {},
-                    std::shared_ptr<const PreparedSeries> prepared = nullptr) // complex or noise-scan input
+                    std::shared_ptr<const PreparedSeries> prepared = nullptr, // complex or noise-scan input
+                    std::shared_ptr<const EchoStack>      stack = nullptr)    // multi-echo input
     : m_Options(options)
     , m_Outputs(std::move(outputs))
     , m_Prepared(std::move(prepared))
+    , m_Stack(std::move(stack))
   {
     typename TSeries::Pointer series = given;
     if (!series)
@@ -278,6 +269,8 @@ public:
       m_Filter->SetNoiseSigmaImage(m_Prepared->sigma); // from the noise volumes or scan
     }
     CheckPatch(m_Options, grid, volumes);
+    const std::size_t echoes = m_Stack ? m_Stack->echoes : 1;
+    m_Filter->SetVolumeGroups(VolumeGroupsFor(m_Options.multiEcho, m_Options.input, volumes, echoes));
 
     typename Filter::PatchSizeType patch;
     for (unsigned int i = 0; i < 3; ++i)
@@ -300,6 +293,7 @@ public:
     m_Summary.input = inputName.empty() ? m_Options.input : inputName;
     m_Summary.grid = grid;
     m_Summary.volumes = volumes;
+    m_Summary.echoes = echoes;
     m_Summary.options = &m_Options;
   }
 
@@ -358,8 +352,13 @@ public:
       {
         m_Prepared->Write(m_Filter->GetOutput(), outputs.series, component, settings); // |real|, real or complex
       }
+      else if (m_Stack)
+      {
+        WriteEchoStack(*m_Stack, m_Filter->GetOutput(), outputs.series, outputs.echoSeries, m_Options.input,
+                       m_Options.multiEcho, component); // the input's shape: 5D, or one file per echo
+      }
     }
-    if (!m_Prepared)
+    if (!m_Prepared && !m_Stack)
     {
       WriteInComponentType(m_Filter->GetOutput(), outputs.series, component, settings);
     }
@@ -429,6 +428,7 @@ private:
   DenoiseToolOptions                    m_Options;
   std::unique_ptr<Outputs>              m_Outputs;
   std::shared_ptr<const PreparedSeries> m_Prepared;
+  std::shared_ptr<const EchoStack>      m_Stack;
   typename Filter::Pointer           m_Filter{ Filter::New() };
   MaskImage::Pointer                 m_Mask;
   DenoiseSummary                     m_Summary;
@@ -551,7 +551,9 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   const auto io = ReadSeriesHeader(options.input);
   if (warmDevice)
   {
-    const std::size_t volumes = io->GetNumberOfDimensions() == 4 ? io->GetDimensions(3) : io->GetNumberOfComponents();
+    const unsigned    dimensions = io->GetNumberOfDimensions(); // 5: a multi-echo series, its echoes stacked
+    const std::size_t volumes = dimensions < 4 ? io->GetNumberOfComponents()
+                                               : io->GetDimensions(3) * (dimensions == 5 ? io->GetDimensions(4) : 1);
     svdlr::StartCudaDenoiseWarmUp(volumes, WarmUpOptions(options)); // beside the decompression below
   }
   // The sidecar's checksums, on their own thread: beside the decompression where cores allow (after it, a fast GPU
@@ -579,6 +581,19 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();
   outputs->inputComponent = io->GetComponentType();
+  CheckNotSingleEchoFiveD(options.input);
+  if (MultiEchoRequested(options.multiEcho, dimension) && components == 1 && dimension <= 5)
+  {
+    std::shared_ptr<const EchoStack> stack;
+    {
+      StepTimer timer(outputs->steps.read);
+      stack = std::make_shared<const EchoStack>(ReadEchoStack(options.input, options.multiEcho));
+    }
+    outputs->seriesScannedUpFront = CheckEchoFilesUpFront(options.multiEcho) && outputs->seriesScannedUpFront;
+    return std::make_unique<SeriesDenoisingOf<Series4D>>(options, std::move(outputs), stack->series,
+                                                         options.input + " (" + stack->description + ")", nullptr,
+                                                         stack);
+  }
   if (dimension == 4 && components == 1)
   {
     return std::make_unique<SeriesDenoisingOf<Series4D>>(options, std::move(outputs));

@@ -26,11 +26,14 @@
 
 #include "svdlr/Names.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iomanip>
+#include <fstream>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -43,7 +46,8 @@ struct DenoiseSummary
 {
   std::string                                 input;
   std::array<std::size_t, 3>                  grid{ { 0, 0, 0 } };
-  std::size_t                                 volumes{ 0 };
+  std::size_t                                 volumes{ 0 }; // every echo's, stacked
+  std::size_t                                 echoes{ 1 };
   itk::SVDLowRankReconstructionEnums::Backend backend{ itk::SVDLowRankReconstructionEnums::Backend::CPU };
   std::array<std::size_t, 3>                  patch{ { 0, 0, 0 } }; // a sphere's: its box
   double                                      patchRadius{ 0.0 };       // a sphere's; 0 for a cuboid
@@ -59,6 +63,25 @@ struct DenoiseSummary
   std::size_t                                 peakDeviceBytes{ 0 }; // the CUDA denoiser's buffers; 0 on the CPU
   std::string                                 notes;                // the filter's, e.g. why the CPU was used
 };
+
+/** The largest resident set this process has had so far. Linux's VmHWM first: getrusage's ru_maxrss also counts
+ * the parent's resident set copied at fork, before exec (a tool started from a Python script holding a series would
+ * report the script's size); getrusage where there is no /proc. */
+inline std::size_t
+PeakResidentBytes()
+{
+  std::ifstream status("/proc/self/status");
+  std::string   line;
+  while (std::getline(status, line))
+  {
+    if (line.rfind("VmHWM:", 0) == 0)
+    {
+      return static_cast<std::size_t>(std::stoull(line.substr(6))) * 1024; // "VmHWM:   123456 kB"
+    }
+  }
+  rusage usage{};
+  return getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<std::size_t>(usage.ru_maxrss) * 1024 : 0;
+}
 
 /** "812.3 MiB" */
 inline std::string

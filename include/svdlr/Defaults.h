@@ -59,6 +59,12 @@ constexpr double kGaussianAggregationFwhm = 2.0;
  * Only an explicit OptimalFrobenius without σ is an error. */
 constexpr Shrinkage kDefaultShrinkage = Shrinkage::Auto;
 
+/** No demeaning unless asked for: demeaning lowered the PSNR on every benchmark phantom measured, per shell most
+ * (docs/denoising.md, "Demeaning and multi-echo series"), since each group's mean comes back with its noise. */
+constexpr Demean kDefaultDemean = Demean::None;
+/** b-values closer than this (s/mm²) to their neighbour in sorted order are one shell: MRtrix3's BValueEpsilon. */
+constexpr double kShellBValueTolerance = 80.0;
+
 /** Coils combined by root-sum-of-squares in a magnitude series or noise scan, when none is given: 1, the Rician
  * case (a single coil, or coils combined with their phases, e.g. by adaptive combination or SENSE). */
 constexpr unsigned kDefaultCoils = 1;

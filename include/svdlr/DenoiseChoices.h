@@ -73,21 +73,37 @@ enum class Shrinkage {
        // (ResolveShrinkage)
 };
 
+/** Which volumes share a mean that is subtracted from each voxel's series
+ * before the low-rank step and added back after (svdlr/VolumeGroups.h), as
+ * dwidenoise2's -demean: a group's mean is a per-voxel offset that the
+ * low-rank step would otherwise spend a component on. */
+enum class Demean {
+  None,   // nothing subtracted
+  All,    // one mean over the whole series (dwidenoise2's "all")
+  Shells, // one mean per b-value shell (dwidenoise2's "shells")
+  Echoes  // one mean per echo of a multi-echo series (dwidenoise2's
+          // "volume_groups" for a 5D series)
+};
+
 /** The spellings of the tools and Python: "centre", "overlap", "rank",
- * "gaussian"; "hard", "frobenius", "auto"; "cuboid", "sphere". */
+ * "gaussian"; "hard", "frobenius", "auto"; "cuboid", "sphere"; "none", "all",
+ * "shells", "echoes". */
 const char *AggregationName(PatchAggregation aggregation);
 const char *ShrinkageName(Shrinkage shrinkage);
 const char *PatchShapeName(PatchShape shape);
+const char *DemeanName(Demean demean);
 /** Set `value` and return true for a known spelling; return false (value
  * untouched) otherwise. */
 bool ParseAggregationName(const std::string &name, PatchAggregation &value);
 bool ParseShrinkageName(const std::string &name, Shrinkage &value);
 bool ParsePatchShapeName(const std::string &name, PatchShape &value);
+bool ParseDemeanName(const std::string &name, Demean &value);
 /** Every spelling, in declaration order, for CLI11's IsMember, help texts and
  * messages. */
 std::vector<std::string> AggregationNameList();
 std::vector<std::string> ShrinkageNameList();
 std::vector<std::string> PatchShapeNameList();
+std::vector<std::string> DemeanNameList();
 
 } // namespace svdlr
 

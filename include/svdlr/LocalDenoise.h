@@ -121,6 +121,17 @@ struct LocalDenoiseOptions
   const float * noiseSigma{ nullptr };
   /** Magnitude input: variance stabilisation and noise-floor removal; off by default. */
   MagnitudeNoiseOptions magnitudeNoise{};
+  /** Optional, `volumes` values: the group of each volume, 0 .. groups - 1, each group holding at least one volume
+   * (svdlr/VolumeGroups.h's DemeanGroups builds them). Each voxel's mean over each group's volumes is subtracted
+   * before the low-rank step, on the host for either backend, and added back after; the noise fit then counts one
+   * degree of freedom fewer per group (removedVolumeDimensions). Null: no demeaning. */
+  const std::uint32_t * volumeGroups{ nullptr };
+  /** Dimensions of the volume axis that were projected out of the series before the low-rank step (one per group
+   * demeaned; a caller that demeaned the series itself says so here): each patch's noise is fitted as that of a
+   * voxels x (volumes - removedVolumeDimensions) matrix, and the smallest eigenvalues that the projection made zero
+   * are left out of the fit. Without it the Marchenko-Pastur fit of a demeaned series is biased low. The front end
+   * adds volumeGroups' groups to it; at least 2 dimensions must remain. */
+  std::size_t removedVolumeDimensions{ 0 };
 
   Backend          backend{ Backend::Auto };
   int              deviceId{ 0 };

@@ -46,6 +46,9 @@ def local_low_rank_denoising_image_filter(
     vst: bool = False,
     noise_floor: bool = False,
     coils: Optional[int] = None,
+    demean: Optional[str] = None,
+    bvalues: Optional[Sequence[float]] = None,
+    echoes: int = 1,
 ) -> Union[Any, Tuple[Any, Any, Any]]:
     """Denoises a 4D series (diffusion, fMRI, multi-echo MRI) by local low-rank approximation: MP-PCA.
 
@@ -148,6 +151,16 @@ def local_low_rank_denoising_image_filter(
     coils : int
         Coils combined by root-sum-of-squares in the magnitude (None: the engine's default, 1, Rician; also right
         for adaptive or SENSE combination).
+    demean : str
+        Subtract each voxel's mean over groups of volumes before the low-rank step and add it back after, with the
+        noise fit told of the degrees of freedom removed (dwidenoise2's -demean): "none" (the default), "all",
+        "shells" (groups of ``bvalues``, one per volume; b-values within 80 s/mm^2 are one shell) or "echoes" (a
+        multi-echo series of ``echoes`` echoes stacked echo after echo on the volume axis).
+    bvalues : sequence of float
+        The b-value of each volume, for ``demean="shells"``.
+    echoes : int
+        The number of echoes stacked on the volume axis (a multi-echo series denoised jointly), for
+        ``demean="echoes"``.
     return_maps : bool
         Also return the noise map (float32: sigma of each voxel's patch) and the rank map (uint16: the rank it
         kept), as 3D ``itk.Image`` objects with the series' spatial geometry for ITK series, else as arrays of
@@ -219,6 +232,9 @@ def local_low_rank_denoising_image_filter(
         raise TypeError(f"svdlr: dtype {array.dtype} is not supported; give real numbers")
     array = np.asarray(array, dtype=np.float32)  # no copy for float32, whatever the strides
     spatial_shape = tuple(n for i, n in enumerate(array.shape) if i != axis % 4)
+    _check_integer("echoes", echoes, 1)
+    groups = _engine.demean_groups(demean or _engine.DEFAULT_DEMEAN, int(array.shape[axis % 4]), int(echoes),
+                                   None if bvalues is None else [float(b) for b in bvalues])
 
     try:
         denoised, noise_map, rank_map = _engine.denoise_local_low_rank(
@@ -245,6 +261,7 @@ def local_low_rank_denoising_image_filter(
             vst=bool(vst),
             noise_floor=bool(noise_floor),
             **({} if coils is None else {"coils": int(coils)}),
+            volume_groups=list(groups) if groups else None,
         )
     except ValueError as error:
         voxel = getattr(error, "voxel", None)

@@ -47,6 +47,9 @@ class DenoiseRun:
     noise_map: Optional[str] = None  # where the sigma map is written
     rank_map: Optional[str] = None  # where the rank map is written
     report_volume: Optional[int] = None  # keep a reportlet's data of this volume (SeriesResult.report)
+    echoes: Tuple[str, ...] = ()  # the further echoes of a multi-echo series, denoised jointly with it
+    echo_outputs: Tuple[str, ...] = ()  # where they are written, in the same order
+    bval: Optional[str] = None  # the b-values, for demean="shells"
 
 
 RunSpec = Union[str, os.PathLike, Dict[str, Any], DenoiseRun]
@@ -95,7 +98,8 @@ class _Steps:
     def read(self, index: int) -> Tuple[Tuple[int, Any], int]:
         run = self.runs[index]
         series = self._keeping_failure(index, lambda: read_series(
-            run.series, mask_path=run.mask, sigma_map_path=run.known_sigma_map, options=self.options))
+            run.series, mask_path=run.mask, sigma_map_path=run.known_sigma_map, options=self.options,
+            echo_paths=run.echoes, bval_path=run.bval))
         return (index, series), 2 * series.noisy.nbytes  # the series and its denoised copy
 
     def work(self, staged: Tuple[int, Any], device: int) -> Tuple[Any, Dict[str, Any]]:
@@ -108,12 +112,12 @@ class _Steps:
     def write(self, index: int, staged: Tuple[int, Any, Tuple[Any, ...]]) -> None:
         _, series, (denoised, sigma, rank) = staged
         run = self.runs[index]
-        for target in (run.output, run.noise_map, run.rank_map):
+        for target in (run.output, run.noise_map, run.rank_map) + tuple(run.echo_outputs):
             if target is not None:
                 os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         self.outcomes[index] = self._keeping_failure(index, lambda: write_series(
             series, denoised, sigma, rank, run.output, noise_map_path=run.noise_map, rank_map_path=run.rank_map,
-            report_volume=run.report_volume))
+            report_volume=run.report_volume, echo_output_paths=run.echo_outputs))
 
 
 def _with_result(row: Dict[str, Any], steps: _Steps) -> Dict[str, Any]:
@@ -207,8 +211,11 @@ def denoise_on_pipeline(devices: Optional[Sequence[int]] = None, **pipeline: Any
     of :func:`denoise_batch` (backend, readers, writers, memory_bytes)."""
 
     def batch(jobs: Sequence[Any], options: DenoiseOptions) -> Iterator[tuple]:
+        # A job without the multi-echo fields (one of an older DenoiseBatch caller) is one series.
         steps = _Steps([DenoiseRun(series=job.input, output=job.denoised, noise_map=job.noise, rank_map=job.rank,
-                                   report_volume=job.report_volume) for job in jobs], options)
+                                   report_volume=job.report_volume, echoes=tuple(getattr(job, "echo_inputs", ())),
+                                   echo_outputs=tuple(getattr(job, "echo_denoised", ())),
+                                   bval=getattr(job, "bval", None)) for job in jobs], options)
         finished: "queue.Queue[Optional[int]]" = queue.Queue()
         refused: List[BaseException] = []
 

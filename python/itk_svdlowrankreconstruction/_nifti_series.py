@@ -48,6 +48,7 @@ class DenoiseOptions:
     vst: bool = False  # variance-stabilise the magnitude for its Rician / non-central chi noise
     noise_floor: bool = False  # return the signal with the noise floor removed
     coils: Optional[int] = None  # coils combined by root-sum-of-squares (None: the engine's default, 1)
+    demean: Optional[str] = None  # "none", "all", "shells" (from the run's b-values), "echoes" (None: "none")
 
     def keywords(self) -> Dict[str, Any]:
         """Keywords of :func:`local_low_rank_denoising_image_filter` for a nibabel array (x, y, z, volumes)."""
@@ -57,7 +58,8 @@ class DenoiseOptions:
                     policy=self.policy, rank=self.rank, energy_fraction=self.energy_fraction,
                     noise_sigma=self.noise_sigma, backend=self.backend,
                     device_id=int(self.device_id), threads=int(self.threads), vst=bool(self.vst),
-                    noise_floor=bool(self.noise_floor), coils=None if self.coils is None else int(self.coils))
+                    noise_floor=bool(self.noise_floor), coils=None if self.coils is None else int(self.coils),
+                    demean=self.demean)
 
     def policy_used(self) -> str:
         """The rank policy's name: the one given, else the one a parameter implies, else the engine's default."""
@@ -85,6 +87,7 @@ class DenoiseOptions:
         record["aggregation"] = self.aggregation or _engine.DEFAULT_DENOISE_AGGREGATION
         record["patch_shape"] = self.shape_used()
         record["shrinkage"] = self.shrinkage_used()
+        record["demean"] = self.demean or _engine.DEFAULT_DEMEAN
         return record
 
 
@@ -185,39 +188,85 @@ class ReadSeries:
     """A series read and checked, with its mask and known sigma map: what :func:`denoise_series` takes."""
 
     source: Any  # the nibabel image: header and affine for the outputs
-    noisy: np.ndarray  # float32, (x, y, z, volumes)
+    noisy: np.ndarray  # float32, (x, y, z, volumes); a multi-echo series' echoes stacked echo after echo
     mask: Optional[np.ndarray]
     known_sigma: Optional[np.ndarray]
     start: float  # when reading began (perf_counter), for SeriesResult.seconds
+    echo_sources: Tuple[Any, ...] = ()  # the nibabel images of the echoes after the first (echo files)
+    echoes: int = 1  # echoes stacked in `noisy`
+    five_d: bool = False  # the input was one 5D image (x, y, z, t, echo): the output is written 5D
+    bvalues: Optional[Sequence[float]] = None  # one per volume of an echo, for demean="shells"
 
 
-def read_series(input_path: str, *, mask_path: Optional[str] = None, sigma_map_path: Optional[str] = None,
-                options: Optional[DenoiseOptions] = None) -> ReadSeries:
-    """The first step of :func:`denoise_nifti`: reads and checks the series, its mask and its known sigma map."""
+def _load(path: str) -> Tuple[Any, np.ndarray]:
+    """(nibabel image, float32 voxels) of ``path``. The tools' reader: decompressed once, truncation and NaN/Inf
+    checked, scaled as the tools scale; nibabel then reads only the header. Files it leaves to ITK (NIfTI-2,
+    .hdr/.img) take nibabel's read after the same checks."""
     import nibabel  # noqa: PLC0415
 
     from ._engine import check_image_file, load_nifti_float32  # noqa: PLC0415
 
+    voxels = load_nifti_float32(path)
+    if voxels is None:
+        check_image_file(path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
+    try:
+        source = nibabel.load(path)
+        return source, voxels.T if voxels is not None else np.asanyarray(source.dataobj, dtype=np.float32)
+    except Exception as error:  # nibabel raises its own errors, zlib and EOF errors for a file that is no image
+        raise OSError(f"cannot read '{path}': {str(error).strip() or type(error).__name__}") from error
+
+
+def _stacked_echoes(input_path: str, source: Any, first: np.ndarray,
+                    echo_paths: Sequence[str]) -> Tuple[np.ndarray, Tuple[Any, ...]]:
+    """The echo files after ``input_path`` read and checked against it (shape and affine), stacked after it."""
+    sources, arrays = [], [first]
+    for number, path in enumerate(echo_paths, start=2):
+        echo_source, data = _load(path)
+        if data.shape != first.shape:
+            raise ValueError(f"echo {number} '{path}' has shape {data.shape}, echo 1 '{input_path}' {first.shape}: "
+                             "every echo must have the same voxel grid and volumes")
+        if not np.allclose(echo_source.affine, source.affine, atol=1e-4):
+            raise ValueError(f"echo {number} '{path}' has another affine than echo 1 '{input_path}': every echo "
+                             "must have the same geometry")
+        sources.append(echo_source)
+        arrays.append(data)
+    return np.concatenate(arrays, axis=3), tuple(sources)
+
+
+def read_series(input_path: str, *, mask_path: Optional[str] = None, sigma_map_path: Optional[str] = None,
+                options: Optional[DenoiseOptions] = None, echo_paths: Sequence[str] = (),
+                bval_path: Optional[str] = None) -> ReadSeries:
+    """The first step of :func:`denoise_nifti`: reads and checks the series, its mask and its known sigma map.
+    A multi-echo series is one 5D file (x, y, z, t, echo) or ``input_path`` and ``echo_paths`` (the further echoes,
+    in order); its echoes are stacked on the volume axis, echo after echo. ``bval_path``: the b-values, for
+    ``options.demean == "shells"``."""
     options = options or DenoiseOptions()
     start = time.perf_counter()
-    # The tools' reader: decompressed once, truncation and NaN/Inf checked, scaled as the tools scale; nibabel then
-    # reads only the header. Files it leaves to ITK (NIfTI-2, .hdr/.img) take nibabel's read after the same checks.
-    voxels = load_nifti_float32(input_path)
-    if voxels is None:
-        check_image_file(input_path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
-    try:
-        source = nibabel.load(input_path)
-        noisy = voxels.T if voxels is not None else np.asanyarray(source.dataobj, dtype=np.float32)
-    except Exception as error:  # nibabel raises its own errors, zlib and EOF errors for a file that is no image
-        raise OSError(f"cannot read '{input_path}': {str(error).strip() or type(error).__name__}") from error
+    source, noisy = _load(input_path)
+    echoes, five_d, echo_sources = 1, False, ()
+    if noisy.ndim == 5 and not echo_paths:
+        if noisy.shape[4] < 2:
+            raise ValueError(f"'{input_path}' is a 5D image of 1 echo (shape {noisy.shape}): a multi-echo series "
+                             "needs at least 2 along its fifth axis")
+        echoes, five_d = int(noisy.shape[4]), True
+        noisy = np.concatenate([noisy[..., e] for e in range(echoes)], axis=3)
     if noisy.ndim != 4:
-        raise ValueError(f"'{input_path}' has {noisy.ndim} dimensions (shape {noisy.shape}); a 4D series is needed")
+        raise ValueError(f"'{input_path}' has {noisy.ndim} dimensions (shape {noisy.shape}); a 4D series (or a 5D "
+                         "multi-echo series) is needed")
+    if echo_paths:
+        noisy, echo_sources = _stacked_echoes(input_path, source, noisy, echo_paths)
+        echoes = 1 + len(echo_paths)
     spatial = noisy.shape[:3]
     mask = _read_spatial(mask_path, spatial, "the mask") if mask_path else None
     known_sigma = _read_spatial(sigma_map_path, spatial, "the sigma map") if sigma_map_path else None
     if known_sigma is not None and options.noise_sigma is not None:
         raise ValueError("give a known sigma as a number or as a map, not both")
-    return ReadSeries(source, noisy, mask, known_sigma, start)
+    bvalues = None
+    if (options.demean or "") == "shells":
+        if bval_path is None:
+            raise ValueError(f"demean 'shells' needs the b-values of '{input_path}': none were found")
+        bvalues = [float(v) for v in np.loadtxt(bval_path, ndmin=1).ravel()]
+    return ReadSeries(source, noisy, mask, known_sigma, start, echo_sources, echoes, five_d, bvalues)
 
 
 #: One lock per device ("cpu", or a CUDA device number): a process denoises one series at a time on each.
@@ -243,6 +292,9 @@ def denoise_series(series: ReadSeries, options: Optional[DenoiseOptions] = None)
     keywords = options.keywords()
     if series.known_sigma is not None:
         keywords["noise_sigma"] = np.asarray(series.known_sigma, dtype=np.float32)
+    keywords["echoes"] = series.echoes
+    if series.bvalues is not None:
+        keywords["bvalues"] = list(series.bvalues) * series.echoes  # every echo has the run's b-values
     with _device_lock(options):
         return local_low_rank_denoising_image_filter(series.noisy, mask=series.mask, volume_axis=-1,
                                                      return_maps=True, **keywords)
@@ -250,22 +302,30 @@ def denoise_series(series: ReadSeries, options: Optional[DenoiseOptions] = None)
 
 def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, rank: np.ndarray, output_path: str, *,
                  noise_map_path: Optional[str] = None, rank_map_path: Optional[str] = None,
-                 report_volume: Optional[int] = None) -> SeriesResult:
-    """The last step of :func:`denoise_nifti`: writes the outputs, all renamed into place once all are written."""
+                 report_volume: Optional[int] = None, echo_output_paths: Sequence[str] = ()) -> SeriesResult:
+    """The last step of :func:`denoise_nifti`: writes the outputs, all renamed into place once all are written.
+    A multi-echo series is written in its input's shape: one 5D file, or echo 1 at ``output_path`` and the further
+    echoes at ``echo_output_paths``, each with its own input's header."""
     from ._batch import _move_into_place, _temporary_for, _verify_written  # noqa: PLC0415
 
     noisy, source = series.noisy, series.source
     inside = (series.mask != 0) if series.mask is not None else np.ones(noisy.shape[:3], dtype=bool)
-    targets = [(denoised, np.float32, output_path), (sigma, np.float32, noise_map_path),
-               (rank, np.uint16, rank_map_path)]
+    if len(echo_output_paths) != len(series.echo_sources):
+        raise ValueError(f"{len(series.echo_sources) + 1} echo files read, {len(echo_output_paths) + 1} outputs given")
+    per_echo = np.split(denoised, series.echoes, axis=3)
+    first = np.stack(per_echo, axis=4) if series.five_d else per_echo[0]
+    targets = [(first, np.float32, output_path, source), (sigma, np.float32, noise_map_path, source),
+               (rank, np.uint16, rank_map_path, source)]
+    targets += [(data, np.float32, path, echo_source)
+                for data, path, echo_source in zip(per_echo[1:], echo_output_paths, series.echo_sources)]
     staged = []
     try:
-        for data, dtype, target in targets:
+        for data, dtype, target, header_source in targets:
             if target is None:
                 continue
             temporary = _temporary_for(target)
             staged.append((temporary, target))
-            if not _write_nifti(data, source, dtype, temporary):
+            if not _write_nifti(data, header_source, dtype, temporary):
                 _verify_written(temporary, target)
         for temporary, target in staged:  # the three appear together: renamed once all are written
             _move_into_place(temporary, target, overwrite=True)
@@ -290,20 +350,26 @@ def denoise_nifti(
     sigma_map_path: Optional[str] = None,
     options: Optional[DenoiseOptions] = None,
     report_volume: Optional[int] = None,
+    echo_paths: Sequence[str] = (),
+    echo_output_paths: Sequence[str] = (),
+    bval_path: Optional[str] = None,
 ) -> SeriesResult:
     """Denoises the 4D NIfTI series ``input_path`` into ``output_path`` (float32), with the noise map (float32) and
     rank map (uint16) when their paths are given; files there are replaced. ``mask_path``: denoise where it is not
     0; ``sigma_map_path``: a known sigma per voxel (3D), in place of the estimate. ``report_volume``: keep a
-    :class:`ReportData` of that volume for a reportlet. Its three steps (:func:`read_series`,
-    :func:`denoise_series`, :func:`write_series`) are what the batch pipeline runs on its threads
-    (:mod:`._denoise_batch`).
+    :class:`ReportData` of that volume for a reportlet. A multi-echo series (a 5D file, or ``input_path`` with
+    ``echo_paths``, written to ``output_path`` and ``echo_output_paths``) is denoised jointly, its echoes stacked on
+    the volume axis. ``bval_path``: the b-values, for ``options.demean == "shells"``. Its three steps
+    (:func:`read_series`, :func:`denoise_series`, :func:`write_series`) are what the batch pipeline runs on its
+    threads (:mod:`._denoise_batch`).
 
     Raises OSError for a file cut short or that is no image (naming it), ValueError for NaN or Inf in it, a series
     that is not 4D or a mask or sigma map of another grid, and the denoiser's own errors."""
-    series = read_series(input_path, mask_path=mask_path, sigma_map_path=sigma_map_path, options=options)
+    series = read_series(input_path, mask_path=mask_path, sigma_map_path=sigma_map_path, options=options,
+                         echo_paths=echo_paths, bval_path=bval_path)
     denoised, sigma, rank = denoise_series(series, options)
     return write_series(series, denoised, sigma, rank, output_path, noise_map_path=noise_map_path,
-                        rank_map_path=rank_map_path, report_volume=report_volume)
+                        rank_map_path=rank_map_path, report_volume=report_volume, echo_output_paths=echo_output_paths)
 
 
 def _remove_quietly(path: str) -> None:

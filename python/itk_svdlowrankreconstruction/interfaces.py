@@ -59,6 +59,9 @@ class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
                       desc="variance-stabilise the magnitude for its Rician (non-central chi) noise, invert after")
     noise_floor = traits.Bool(False, usedefault=True, desc="output the signal with the noise floor removed")
     coils = traits.Int(desc="coils combined by root-sum-of-squares, for vst and noise_floor (default 1)")
+    demean = traits.Enum(*_engine.DEMEAN_CHOICES, desc="subtract each voxel's mean over all volumes, each b-value "
+                         "shell (in_bval) or each echo before the low-rank step, add it back after (default: none)")
+    in_bval = File(exists=True, desc="the b-values (FSL .bval), for demean='shells'")
 
 
 class DenoiseSeriesOutputSpec(TraitedSpec):
@@ -98,7 +101,8 @@ class DenoiseSeries(SimpleInterface):
                               energy_fraction=defined.get("energy_fraction"),
                               noise_sigma=defined.get("noise_sigma"), backend=defined["backend"],
                               device_id=defined["device_id"], threads=defined["nthreads"], vst=defined["vst"],
-                              noise_floor=defined["noise_floor"], coils=defined.get("coils"))
+                              noise_floor=defined["noise_floor"], coils=defined.get("coils"),
+                              demean=defined.get("demean"))
 
     def _run_interface(self, runtime):
         out_file, noise, rank = self._path("out_file", "denoised"), self._path("noise", "noise"), \
@@ -106,7 +110,8 @@ class DenoiseSeries(SimpleInterface):
         result = denoise_nifti(self.inputs.in_file, out_file, noise_map_path=noise, rank_map_path=rank,
                                mask_path=self.inputs.mask if isdefined(self.inputs.mask) else None,
                                sigma_map_path=self.inputs.sigma_map if isdefined(self.inputs.sigma_map) else None,
-                               options=self._options())
+                               options=self._options(),
+                               bval_path=self.inputs.in_bval if isdefined(self.inputs.in_bval) else None)
         self._results.update(out_file=out_file, noise=noise, rank=rank, sigma_median=result.sigma["median"],
                              rank_median=result.rank["median"])
         return runtime

@@ -29,6 +29,7 @@
 #include "svdlr/DenoisePresets.h"
 #include "svdlr/LocalDenoise.h"
 #include "svdlr/Names.h"
+#include "svdlr/VolumeGroups.h"
 
 #include <cmath>
 
@@ -353,7 +354,8 @@ DenoiseArray(SeriesArray                               series,
              std::optional<std::string>                preset,
              bool                                      vst,
              bool                                      noiseFloor,
-             std::int64_t                              coils)
+             std::int64_t                              coils,
+             std::optional<std::vector<std::int64_t>>  volumeGroups)
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
@@ -397,6 +399,26 @@ DenoiseArray(SeriesArray                               series,
       }
     }
     options.noiseSigma = sigma;
+  }
+
+  std::vector<std::uint32_t> groups;
+  if (volumeGroups)
+  {
+    const std::size_t volumes = shape[axes.volume];
+    if (volumeGroups->size() != volumes)
+    {
+      ThrowValueError("volume_groups holds " + std::to_string(volumeGroups->size()) + " groups for " +
+                      std::to_string(volumes) + " volumes: one per volume");
+    }
+    for (const std::int64_t group : *volumeGroups)
+    {
+      if (group < 0 || group >= static_cast<std::int64_t>(volumes))
+      {
+        ThrowValueError("volume_groups must be 0 .. groups - 1, got " + std::to_string(group));
+      }
+      groups.push_back(static_cast<std::uint32_t>(group));
+    }
+    options.volumeGroups = groups.data();
   }
 
   std::int64_t inputStrides[4];
@@ -516,6 +538,10 @@ noise_floor : bool
     A magnitude series: return the signal with the noise floor removed rather than the magnitude's expectation.
 coils : int >= 1
     Coils combined by root-sum-of-squares (1: Rician, also for adaptive or SENSE combination).
+volume_groups : sequence of int, optional
+    The group of each volume (0 .. groups - 1; demean_groups builds them): each voxel's mean over each group is
+    subtracted before the low-rank step and added back after, and the noise fit counts one degree of freedom fewer
+    per group. None: no demeaning.
 
 Returns
 -------
@@ -566,7 +592,64 @@ DefineDenoise(nb::module_ & module)
              "vst"_a = false,
              "noise_floor"_a = false,
              "coils"_a = kDefaultCoils,
+             "volume_groups"_a = nb::none(),
              DenoiseDoc);
+  module.def(
+    "demean_groups",
+    [](const std::string & demean, std::int64_t volumes, std::int64_t echoes,
+       std::optional<std::vector<double>> bvalues) {
+      Demean choice{};
+      if (!ParseDemeanName(demean, choice))
+      {
+        std::string names;
+        for (const std::string & name : DemeanNameList())
+        {
+          names += (names.empty() ? "" : ", ") + name;
+        }
+        ThrowValueError("demean must be one of " + names + ", got \"" + demean + "\"");
+      }
+      if (volumes < 0 || echoes < 1)
+      {
+        ThrowValueError("volumes must be >= 0 and echoes >= 1");
+      }
+      try
+      {
+        return DemeanGroups(choice, static_cast<std::size_t>(volumes), static_cast<std::size_t>(echoes),
+                            bvalues.value_or(std::vector<double>{}));
+      }
+      catch (const Error & error)
+      {
+        RaiseEngineError(error);
+      }
+    },
+    "demean"_a, "volumes"_a, "echoes"_a = 1, "bvalues"_a = nb::none(),
+    "The group of each volume that `demean` (\"none\", \"all\", \"shells\", \"echoes\") stands for, the engine's\n"
+    "rule (svdlr::DemeanGroups): [] for none; for shells, one b-value per volume; for echoes, `echoes` >= 2 equal\n"
+    "blocks of volumes stacked echo after echo. ValueError for counts that do not fit.");
+  module.def(
+    "shell_groups",
+    [](const std::vector<double> & bvalues, double tolerance) {
+      try
+      {
+        return ShellGroups(bvalues, tolerance);
+      }
+      catch (const Error & error)
+      {
+        RaiseEngineError(error);
+      }
+    },
+    "bvalues"_a, "tolerance"_a = kShellBValueTolerance,
+    "The shell of each volume: b-values within `tolerance` s/mm^2 of their sorted neighbour are one shell (MRtrix3's\n"
+    "rule), shells numbered from the lowest b-value (svdlr::ShellGroups).");
+  {
+    nb::list names;
+    for (const std::string & name : DemeanNameList())
+    {
+      names.append(nb::str(name.c_str()));
+    }
+    module.attr("DEMEAN_CHOICES") = nb::tuple(names);
+    module.attr("DEFAULT_DEMEAN") = DemeanName(kDefaultDemean);
+  }
   nb::list presets;
   for (const std::string & name : DenoisePresetNameList())
   {

@@ -99,10 +99,12 @@ RankRuleFor(const LocalDenoiseOptions & options, const DenoiseGeometry & geometr
   PatchRankRule rule;
   rule.policy = options.policy;
   rule.optimalShrinkage = options.shrinkage == Shrinkage::OptimalFrobenius;
+  rule.removed = static_cast<int>(options.removedVolumeDimensions);
   if (NeedsMarchenkoPasturMedian(options.policy, options.noiseSigma != nullptr))
   {
-    rule.median = MarchenkoPasturMedian(
-      NoiseAspectRatio(static_cast<int>(geometry.PatchVoxels()), static_cast<int>(geometry.volumes)));
+    const PatchNoiseShape shape =
+      NoiseShapeOf(static_cast<int>(geometry.PatchVoxels()), static_cast<int>(geometry.volumes), rule.removed);
+    rule.median = MarchenkoPasturMedian(NoiseAspectRatio(shape.rows, shape.cols));
   }
   return rule;
 }

@@ -127,6 +127,7 @@ struct PatchRankRule
   RankPolicy policy{};      // read on the device by ChooseRank (svdlrChooseRank.h)
   double     median{ 0.0 }; // MarchenkoPasturMedian(β), where NeedsMarchenkoPasturMedian
   bool       optimalShrinkage{ false };
+  int        removed{ 0 }; // LocalDenoiseOptions::removedVolumeDimensions (NoiseShapeOf)
 };
 
 /** Where a patch's eigenvectors are: column c (eigenvector of the (c+1)-th largest eigenvalue) of patch b starts at

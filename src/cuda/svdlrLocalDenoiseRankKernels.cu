@@ -54,8 +54,8 @@ __launch_bounds__(kScalarThreads)
   const int      volumes = static_cast<int>(g.volumes);
   const double * lambda = eigenvalues + b * n;
   const double   sigmaGiven = knownSigma != nullptr ? static_cast<double>(knownSigma[batch.centres[b]]) : -1.0;
-  const NoiseRank decided =
-    ChooseRank(rule.policy, GramEigenvaluesAscending{ lambda, n }, m, volumes, sigmaGiven, rule.median);
+  const PatchNoiseShape shape = NoiseShapeOf(m, volumes, rule.removed);
+  const NoiseRank       decided = ChoosePatchRank(rule.policy, lambda, n, shape, sigmaGiven, rule.median);
   int rank = max(0, min(decided.rank, maxVectors));
   if (info != nullptr && info[b] != 0)
   {
@@ -71,7 +71,8 @@ __launch_bounds__(kScalarThreads)
     double       weight = 1.0;
     if (rule.optimalShrinkage)
     {
-      weight = singular > 0.0 ? OptimalFrobeniusShrinkage(singular, decided.sigma, m, volumes) / singular : 0.0;
+      weight =
+        singular > 0.0 ? OptimalFrobeniusShrinkage(singular, decided.sigma, shape.rows, shape.cols) / singular : 0.0;
     }
     weights[b * maxVectors + j] = weight;
   }

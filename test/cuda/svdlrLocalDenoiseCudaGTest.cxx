@@ -214,6 +214,36 @@ TEST_F(LocalDenoiseCuda, OtherPoliciesAndShrinkageEqualCpu)
   ExpectGpuEqualsCpu(input, shrunk);
 }
 
+// Demeaning (LocalDenoiseOptions::volumeGroups) happens on the host before either backend; the GPU's rank rule gets
+// the dimensions it removed (PatchRankRule::removed), so its σ, ranks and series equal the CPU's, for patches with
+// more voxels than volumes (zero eigenvalues left out) and fewer (none to leave out).
+TEST_F(LocalDenoiseCuda, DemeanedSeriesEqualsCpu)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  Series                     input = LowRankPlusNoise({ 14, 13, 12 }, 30, 3, m_Random);
+  std::vector<std::uint32_t> groups(input.volumes);
+  for (std::size_t t = 0; t < groups.size(); ++t)
+  {
+    groups[t] = t % 6 == 0 ? 0u : 1u + static_cast<std::uint32_t>(t % 2);
+  }
+  for (std::size_t z = 0; z < input.size[2]; ++z)
+    for (std::size_t y = 0; y < input.size[1]; ++y)
+      for (std::size_t x = 0; x < input.size[0]; ++x)
+        for (std::size_t t = 0; t < input.volumes; ++t)
+        {
+          const double offset = 30.0 * (1.0 + 0.3 * std::sin(0.3 * double(x) + 0.2 * double(y + z))) / (1.0 + groups[t]);
+          input.At(x, y, z, t) += static_cast<float>(offset);
+        }
+  for (const std::array<std::size_t, 3> patch : { std::array<std::size_t, 3>{ 5, 5, 5 },
+                                                  std::array<std::size_t, 3>{ 3, 3, 3 } })
+  {
+    LocalDenoiseOptions options;
+    options.patchSize = patch;
+    options.volumeGroups = groups.data();
+    ExpectGpuEqualsCpu(input, options);
+  }
+}
+
 TEST_F(LocalDenoiseCuda, DefaultsEqualCpu)
 {
   // The defaults (overlap average, optimal shrinkage, Cordero-Grande's estimator), with and without a mask.

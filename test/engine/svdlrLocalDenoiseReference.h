@@ -23,6 +23,9 @@
 // path). Only the rank rules are shared with the engine (svdlrNoiseThreshold.h), as the rule is what it tests.
 // A spherical patch is found here by sorting every voxel of its box by distance (SphereVoxelsByBruteForce), and
 // the aggregation weights are written out as LocalDenoise.h documents them, not taken from the engine.
+// With volume groups, each voxel's group means are taken in float64 and subtracted from the series first, each patch
+// is fitted as a voxels x (volumes - groups) matrix without its smallest eigenvalues that the demeaning made zero,
+// and the means are added back at the end: derived here on its own, not through the engine's NoiseShapeOf.
 
 #include "svdlrLapack.h"
 #include "svdlrNoiseThreshold.h"
@@ -54,6 +57,7 @@ struct ReferenceSettings
   std::size_t                stride{ 1 };
   const float *              knownSigma{ nullptr };
   double                     sphereRadius{ 0.0 }; // > 0: a sphere of this radius, `patch` its box
+  std::vector<std::uint32_t> groups; // per volume, 0 .. G - 1; empty: no demeaning
 };
 
 /** The voxels (linear indices) of the sphere of `radius` centred on c whose box of extent e starts at s: the box's
@@ -113,6 +117,21 @@ ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
   result.sigma.assign(voxels, 0.0);
   result.rank.assign(voxels, 0.0);
   std::vector<double> counts(voxels, 0.0);
+  std::size_t         groupCount = 0;
+  for (const std::uint32_t g : settings.groups)
+    groupCount = std::max<std::size_t>(groupCount, g + 1);
+  std::vector<double> means(voxels * groupCount, 0.0), members(groupCount, 0.0);
+  for (const std::uint32_t g : settings.groups)
+    members[g] += 1.0;
+  for (std::size_t v = 0; v < voxels; ++v)
+    for (std::size_t t = 0; t < n && groupCount > 0; ++t)
+      means[v * groupCount + settings.groups[t]] += double(series(v, t)) / members[settings.groups[t]];
+  const auto demeaned = [&](std::size_t v, std::size_t t) {
+    return double(series(v, t)) - (groupCount > 0 ? means[v * groupCount + settings.groups[t]] : 0.0);
+  };
+  // The noise left after demeaning spans volumes - groups dimensions of the volume axis.
+  const std::size_t noiseCols = n - groupCount;
+  const std::size_t noiseP = std::min(m, noiseCols);
 
   const auto onGrid = [&](std::size_t i, std::size_t extent) { return i % settings.stride == 0 || i + 1 == extent; };
   const auto first = [](std::size_t c, std::size_t extent, std::size_t length) {
@@ -141,7 +160,7 @@ ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
         std::vector<double> x(m * n);
         for (std::size_t t = 0; t < n; ++t)
           for (std::size_t i = 0; i < m; ++i)
-            x[i + t * m] = series(patchVoxels[i], t);
+            x[i + t * m] = demeaned(patchVoxels[i], t);
         std::vector<double> a(x), s(p), u(m * p), vt(p * n);
         double              query = 0.0;
         detail::lapack::gesvd(int(m), int(n), a.data(), s.data(), u.data(), vt.data(), &query, -1);
@@ -150,23 +169,23 @@ ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
                                   int(work.size())) != 0)
           throw std::runtime_error("reference dgesvd failed");
 
-        std::vector<double> eigenvalues(p);
-        for (std::size_t i = 0; i < p; ++i)
-          eigenvalues[i] = s[p - 1 - i] * s[p - 1 - i];
+        std::vector<double> eigenvalues(noiseP); // the largest noiseP, ascending
+        for (std::size_t i = 0; i < noiseP; ++i)
+          eigenvalues[i] = s[noiseP - 1 - i] * s[noiseP - 1 - i];
         const double    known = settings.knownSigma ? double(settings.knownSigma[centre]) : -1.0;
-        const int       rows = int(m), cols = int(n);
+        const int       rows = int(m), cols = int(noiseCols);
         detail::NoiseRank decided{ 0, known >= 0.0 ? known : 0.0 };
         if (settings.policy.kind == RankPolicy::Kind::FixedRank)
-          decided.rank = int(std::min<std::size_t>(settings.policy.rank, p));
+          decided.rank = int(std::min<std::size_t>(settings.policy.rank, noiseP));
         else if (settings.policy.kind == RankPolicy::Kind::MarchenkoPastur)
-          decided = known >= 0.0 ? detail::RankAboveThreshold(eigenvalues.data(), int(p),
+          decided = known >= 0.0 ? detail::RankAboveThreshold(eigenvalues.data(), int(noiseP),
                                                               detail::MarchenkoPasturUpperEdge(known, rows, cols), known)
-                                 : detail::MarchenkoPasturRank(eigenvalues.data(), int(p), rows, cols,
+                                 : detail::MarchenkoPasturRank(eigenvalues.data(), int(noiseP), rows, cols,
                                                                settings.policy.estimator);
         else if (settings.policy.kind == RankPolicy::Kind::GavishDonoho)
-          decided = known >= 0.0 ? detail::RankAboveThreshold(eigenvalues.data(), int(p),
+          decided = known >= 0.0 ? detail::RankAboveThreshold(eigenvalues.data(), int(noiseP),
                                                               detail::GavishDonohoThreshold(known, rows, cols), known)
-                                 : detail::GavishDonohoRank(eigenvalues.data(), int(p), rows, cols,
+                                 : detail::GavishDonohoRank(eigenvalues.data(), int(noiseP), rows, cols,
                                                             settings.policy.noiseSigma);
         else
           throw std::runtime_error("reference: policy not covered");
@@ -217,7 +236,8 @@ ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
     if (counts[v] == 0.0)
       throw std::runtime_error("reference: a voxel is in no patch");
     for (std::size_t t = 0; t < n; ++t)
-      result.values[v + t * voxels] /= counts[v];
+      result.values[v + t * voxels] =
+        result.values[v + t * voxels] / counts[v] + (groupCount > 0 ? means[v * groupCount + settings.groups[t]] : 0.0);
     result.sigma[v] /= counts[v];
     result.rank[v] /= counts[v];
   }

@@ -62,8 +62,12 @@ inline Denoised Denoise(const Series &input,
 }
 
 inline ReferenceSettings SettingsOf(const LocalDenoiseOptions &options,
-                                    const std::array<std::size_t, 3> &patch) {
+                                    const std::array<std::size_t, 3> &patch,
+                                    std::size_t volumes) {
   ReferenceSettings settings;
+  if (options.volumeGroups != nullptr) {
+    settings.groups.assign(options.volumeGroups, options.volumeGroups + volumes);
+  }
   settings.patch = patch;
   settings.policy = options.policy;
   settings.shrinkage = options.shrinkage;
@@ -88,7 +92,7 @@ inline ReferenceDistance DistanceToReference(const Series &input,
                                              const std::array<std::size_t, 3> &patch) {
   const Denoised result = Denoise(input, options);
   const ReferenceResult reference =
-      ReferenceDenoise(input, SettingsOf(options, patch));
+      ReferenceDenoise(input, SettingsOf(options, patch, input.volumes));
   EXPECT_EQ(result.report.patchSize, patch);
   const std::size_t voxels = input.Voxels();
   ReferenceDistance distance;

@@ -24,6 +24,7 @@
 #include "itkNiftiImageIOFactory.h"
 #include "itkSVDLowRankReconstructionImageFilter.h"
 #include "svdlrTestData.h"
+#include "svdlr/VolumeGroups.h"
 #include "svdlrTestSeries.h"
 
 #include <gtest/gtest.h>
@@ -680,4 +681,29 @@ TEST_F(LocalLowRankDenoising, ASphereWithGaussianWeightsReachesTheEngineAndRepor
             RmsError(m_Series.noisy.values.data(), m_Series.clean));
   filter->SetPatchSize({ { 3, 3, 3 } }); // a sphere takes a radius
   EXPECT_NE(UpdateError(filter).find("takes PatchRadius"), std::string::npos);
+}
+
+TEST_F(LocalLowRankDenoising, VolumeGroupsReachTheEngineAndMustHaveOnePerVolume)
+{
+  const std::vector<std::uint32_t> groups =
+    svdlr::DemeanGroups(svdlr::Demean::Echoes, m_Series.noisy.volumes, 2, {}); // two "echoes" of 12 volumes
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->SetVolumeGroups(groups);
+  filter->Update();
+
+  svdlr::test::Series        expected = svdlr::test::EmptySeries(m_Series.noisy.size, m_Series.noisy.volumes);
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  options.volumeGroups = groups.data();
+  svdlr::DenoiseLocalLowRank(m_Series.noisy.View(), expected.View(), {}, options);
+  const float * output = filter->GetOutput()->GetBufferPointer();
+  for (std::size_t i = 0; i < expected.values.size(); ++i)
+  {
+    ASSERT_EQ(output[i], expected.values[i]) << "element " << i;
+  }
+
+  filter->SetVolumeGroups(std::vector<std::uint32_t>(groups.begin(), groups.end() - 1));
+  EXPECT_NE(UpdateError(filter.GetPointer()).find("one per volume"), std::string::npos);
 }

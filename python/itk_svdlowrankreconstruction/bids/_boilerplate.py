@@ -91,6 +91,14 @@ def methods_text(options: DenoiseOptions, version: str, datatypes: List[str]) ->
         cite.append("koay2006")
         text += (f" The {noise} noise floor was then removed from the denoised magnitude by inverting its expected "
                  "value [koay2006].")
+    demean = options.demean or _engine.DEFAULT_DEMEAN
+    if demean != "none":
+        groups = {"all": "all its volumes", "shells": "each b-value shell", "echoes": "each echo"}[demean]
+        text += (f" Each voxel's mean over {groups} was subtracted before the low-rank step and added back after, "
+                 "the noise level being fitted with one degree of freedom fewer per mean removed.")
+    if "func" in datatypes:
+        text += (" The echoes of a multi-echo run were denoised jointly, stacked on the volume axis of one patch "
+                 "matrix.")
     cite.append("mccormick2014")
     ordered = list(dict.fromkeys(cite))
     references = "\n".join(f"- [{key}] {_REFERENCES[key]}" for key in ordered)

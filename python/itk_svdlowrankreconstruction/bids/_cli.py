@@ -120,6 +120,10 @@ def _parser() -> argparse.ArgumentParser:
                           help="write the signal with the magnitude's noise floor removed")
     denoiser.add_argument("--coils", type=_positive_int,
                           help="coils combined by root-sum-of-squares, for --vst and --noise-floor (default 1)")
+    denoiser.add_argument("--demean", choices=list(_engine.DEMEAN_CHOICES),
+                          help="subtract each voxel's mean over groups of volumes before the low-rank step and add "
+                               "it back after: all, shells (dwi, from the run's .bval), echoes (multi-echo func "
+                               f"runs, denoised jointly) or none (default {_engine.DEFAULT_DEMEAN})")
     denoiser.add_argument("--backend", choices=list(_engine.BACKENDS), default="auto")
     denoiser.add_argument("--device", type=int, default=0, help="CUDA device")
     denoiser.add_argument("--devices", type=_device_list, metavar="LIST",
@@ -146,7 +150,8 @@ def _options(arguments: argparse.Namespace) -> DenoiseOptions:
                           shrinkage=arguments.shrinkage, policy=policy, rank=arguments.rank,
                           energy_fraction=arguments.energy_fraction, noise_sigma=arguments.noise_sigma,
                           backend=arguments.backend, device_id=arguments.device, threads=arguments.nthreads,
-                          vst=arguments.vst, noise_floor=arguments.noise_floor, coils=arguments.coils)
+                          vst=arguments.vst, noise_floor=arguments.noise_floor, coils=arguments.coils,
+                          demean=arguments.demean)
 
 
 def _print_row(row: dict) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 #: The datatypes the App denoises, and the suffix of the runs it takes in each.
@@ -41,6 +41,8 @@ class Run:
     metadata: Dict[str, object] = field(default_factory=dict, compare=False, hash=False)
     bval: Optional[str] = None
     bvec: Optional[str] = None
+    #: A multi-echo run's further echoes (echo-2, echo-3...), denoised jointly with this one, its first echo.
+    echoes: Tuple["Run", ...] = field(default=(), compare=False, hash=False)
 
     @property
     def subject(self) -> str:
@@ -133,6 +135,31 @@ def _metadata(paths: Sequence[str]) -> Dict[str, object]:
     return merged
 
 
+def _echo_number(run: Run) -> Optional[int]:
+    label = dict(run.entities).get("echo")
+    return int(label) if label is not None and label.isdigit() else None
+
+
+def group_echoes(runs: Sequence[Run]) -> List[Run]:
+    """The runs with the echoes of each multi-echo run gathered into its first echo (:attr:`Run.echoes`): runs of
+    one folder whose names differ only in a numeric ``echo`` entity, two or more of them, ordered by echo number.
+    The denoiser takes them as one series (a 5D series, echo after echo); every other run is left as it is."""
+    groups: Dict[Tuple[str, str, Tuple[Tuple[str, str], ...]], List[Run]] = {}
+    for run in runs:
+        if _echo_number(run) is not None:
+            key = (os.path.dirname(run.path), run.suffix, tuple(e for e in run.entities if e[0] != "echo"))
+            groups.setdefault(key, []).append(run)
+    grouped: Dict[str, Run] = {}
+    members = set()
+    for echoes in groups.values():
+        if len(echoes) < 2:
+            continue
+        echoes.sort(key=_echo_number)
+        grouped[echoes[0].path] = replace(echoes[0], echoes=tuple(echoes[1:]))
+        members.update(run.path for run in echoes[1:])
+    return [grouped.get(run.path, run) for run in runs if run.path not in members]
+
+
 def find_runs(
     bids_dir: str,
     *,
@@ -140,7 +167,8 @@ def find_runs(
     session_labels: Optional[Sequence[str]] = None,
     datatypes: Sequence[str] = DEFAULT_DATATYPES,
 ) -> List[Run]:
-    """Every run of ``datatypes`` (dwi; func's bold runs) under ``bids_dir``, in path order.
+    """Every run of ``datatypes`` (dwi; func's bold runs) under ``bids_dir``, in path order, the echoes of a
+    multi-echo run gathered into its first (:func:`group_echoes`).
 
     ``participant_labels`` and ``session_labels`` (with or without their "sub-"/"ses-" prefix) narrow the search;
     a participant label that names no subject raises LookupError. A sidecar that is not valid JSON raises
@@ -174,4 +202,4 @@ def find_runs(
                 runs.append(Run(path=path, relative=os.path.relpath(path, bids_dir).replace(os.sep, "/"),
                                 datatype=datatype, suffix=suffix, entities=entities, metadata=metadata,
                                 bval=bval[-1] if bval else None, bvec=bvec[-1] if bvec else None))
-    return runs
+    return group_echoes(runs)

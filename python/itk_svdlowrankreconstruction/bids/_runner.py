@@ -41,6 +41,9 @@ class SeriesJob:
     noise: str
     rank: str
     report_volume: Optional[int]
+    echo_inputs: Tuple[str, ...] = ()  # a multi-echo run's further echoes, denoised jointly with `input`
+    echo_denoised: Tuple[str, ...] = ()  # where they are written
+    bval: Optional[str] = None  # the b-values, for demean="shells"
 
 
 #: The denoising step: jobs in; out, as each series finishes (in any order), its index among the jobs and its
@@ -53,7 +56,8 @@ DenoiseBatch = Callable[[Sequence[SeriesJob], DenoiseOptions], Iterator[Outcome]
 def _denoise_job(job: SeriesJob, options: DenoiseOptions) -> Union[SeriesResult, Exception]:
     try:
         return denoise_nifti(job.input, job.denoised, noise_map_path=job.noise, rank_map_path=job.rank,
-                             options=options, report_volume=job.report_volume)
+                             options=options, report_volume=job.report_volume, echo_paths=job.echo_inputs,
+                             echo_output_paths=job.echo_denoised, bval_path=job.bval)
     except Exception as error:  # one series' failure is its result, not the end of the batch
         return error
 
@@ -83,20 +87,35 @@ def _bvals(run: Run) -> Optional[List[float]]:
 
 
 def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, options: DenoiseOptions, reports: bool,
-            version: str) -> str:
-    """Everything after the images; the series' sidecar last. Returns a note for the row ("" when none)."""
+            version: str, echo_outputs: Sequence[_outputs.RunOutputs] = ()) -> str:
+    """Everything after the images; the series' sidecar last. Returns a note for the row ("" when none). A
+    multi-echo run's further echoes come first, each with the joint noise and rank maps and a sidecar naming every
+    echo's raw file; the first echo's sidecar, last, marks the run complete."""
+    sources = [_outputs.raw_uri(r) for r in (run,) + run.echoes]
+    for echo, echo_output in zip(run.echoes, echo_outputs):
+        _outputs.copy_atomically(outputs.noise, echo_output.noise)
+        _outputs.copy_atomically(outputs.rank, echo_output.rank)
+        _finish_one(echo, echo_output, result, options, False, version, sources)
+    note = _finish_one(run, outputs, result, options, reports, version, sources)
+    echoes = f"denoised jointly with {len(run.echoes)} further echo(es)" if run.echoes else ""
+    return "; ".join(n for n in (echoes, note) if n)
+
+
+def _finish_one(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, options: DenoiseOptions, reports: bool,
+                version: str, sources: Sequence[str]) -> str:
     notes = []
     if run.bval and run.bvec:
         _outputs.copy_atomically(run.bval, outputs.bval)
         _outputs.copy_atomically(run.bvec, outputs.bvec)
     elif run.datatype == "dwi":
         notes.append("no .bval/.bvec found for this run: none written beside it")
-    _outputs.write_json_atomically(
-        _outputs.map_sidecar(run, "Noise level sigma of each voxel's patch, as the denoiser estimated or was given "
-                                  "it", "same as the series", version), _outputs.map_sidecar_path(outputs.noise))
-    _outputs.write_json_atomically(
-        _outputs.map_sidecar(run, "Number of components each voxel's patch kept (its rank)", "components", version),
-        _outputs.map_sidecar_path(outputs.rank))
+    noise_sidecar = _outputs.map_sidecar(run, "Noise level sigma of each voxel's patch, as the denoiser estimated or "
+                                              "was given it", "same as the series", version)
+    rank_sidecar = _outputs.map_sidecar(run, "Number of components each voxel's patch kept (its rank)", "components",
+                                        version)
+    for sidecar, image in ((noise_sidecar, outputs.noise), (rank_sidecar, outputs.rank)):
+        sidecar["Sources"] = list(sources)
+        _outputs.write_json_atomically(sidecar, _outputs.map_sidecar_path(image))
     if reports:
         missing = matplotlib_missing()
         if missing:
@@ -113,9 +132,9 @@ def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, option
             list(result.shape[:3]), result.shape[3], options.patch_radius)
     elif parameters["patch"] is None and len(result.shape) == 4:  # the default, as the engine fitted it to this run
         parameters["patch"] = list(patch_size_used(list(result.shape[:3]), result.shape[3]))
-    _outputs.write_json_atomically(
-        _outputs.series_sidecar(run, parameters, result.rank, result.sigma, result.seconds, version),
-        outputs.sidecar)
+    sidecar = _outputs.series_sidecar(run, parameters, result.rank, result.sigma, result.seconds, version)
+    sidecar["Sources"] = list(sources)
+    _outputs.write_json_atomically(sidecar, outputs.sidecar)
     return "; ".join(notes)
 
 
@@ -138,7 +157,8 @@ def process_runs(
     pending = []
     for index, run in enumerate(runs):
         outputs = _outputs.outputs_for(run, output_dir)
-        if not overwrite and _outputs.is_complete(outputs):
+        echo_outputs = tuple(_outputs.outputs_for(echo, output_dir) for echo in run.echoes)
+        if not overwrite and all(_outputs.is_complete(o) for o in (outputs,) + echo_outputs):
             rows[index] = _row(run, "skipped", outputs.denoised, message="outputs exist")
             continue
         try:
@@ -147,17 +167,19 @@ def process_runs(
             rows[index] = _row(run, "failed", outputs.denoised, message=_failure(run, error))
             continue
         os.makedirs(os.path.dirname(outputs.denoised), exist_ok=True)
-        pending.append((index, run, outputs, SeriesJob(run.path, outputs.denoised, outputs.noise, outputs.rank,
-                                                       volume)))
+        pending.append((index, run, outputs, echo_outputs,
+                        SeriesJob(run.path, outputs.denoised, outputs.noise, outputs.rank, volume,
+                                  tuple(echo.path for echo in run.echoes), tuple(o.denoised for o in echo_outputs),
+                                  run.bval)))
     start = time.perf_counter()
     for position, result in denoise_batch([job for *_, job in pending], options):
-        index, run, outputs, _ = pending[position]
+        index, run, outputs, echo_outputs, _ = pending[position]
         if isinstance(result, Exception):
             rows[index] = _row(run, "failed", outputs.denoised, time.perf_counter() - start,
                                message=_failure(run, result))
             continue
         try:
-            note = _finish(run, outputs, result, options, reports, __version__)
+            note = _finish(run, outputs, result, options, reports, __version__, echo_outputs)
             rows[index] = _row(run, "done", outputs.denoised, result.seconds, result, note)
         except Exception as error:  # a sidecar or figure that cannot be written fails this run only
             rows[index] = _row(run, "failed", outputs.denoised, result.seconds, result, _failure(run, error))
