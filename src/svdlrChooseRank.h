@@ -167,6 +167,25 @@ ChooseRank(const RankPolicy & policy, const TSpectrum & spectrum, int rows, int 
   return { 0, 0.0 };
 }
 
+/** The denoisers' rule for one patch: ChooseRank, then σ measured as `estimator` says (DenoiseChoices.h). The
+ * refit applies only where σ came from the spectrum (a noise policy that estimates it, no σ given) and the patch has
+ * noise (σ > 0: NoiseFreeRank's patches keep σ 0); the rank stays the policy's. The CPU denoiser
+ * (PatchLowRank::Choose) and the CUDA denoiser's kernel (ChoosePatchRanksKernel) both call this. */
+template <typename TSpectrum>
+SVDLR_HOST_DEVICE NoiseRank
+ChoosePatchRank(const RankPolicy & policy, NoiseEstimator estimator, const TSpectrum & spectrum, int rows, int cols,
+                double givenSigma, double marchenkoPasturMedian)
+{
+  NoiseRank decided = ChooseRank(policy, spectrum, rows, cols, givenSigma, marchenkoPasturMedian);
+  const bool estimated = givenSigma < 0.0 && (policy.kind == RankPolicy::Kind::MarchenkoPastur ||
+                                              (policy.kind == RankPolicy::Kind::GavishDonoho && !(policy.noiseSigma > 0.0)));
+  if (estimator == NoiseEstimator::ResidualRefit && estimated && decided.sigma > 0.0)
+  {
+    decided.sigma = ResidualNoiseSigma(spectrum, spectrum.count, rows, cols, decided.rank, decided.sigma);
+  }
+  return decided;
+}
+
 } // namespace detail
 } // namespace svdlr
 

@@ -243,8 +243,13 @@ PatchLowRank::Choose(double knownSigma)
   {
     return;
   }
-  const NoiseRank decided = ChooseRank(
-    m_Options.policy, GramEigenvaluesAscending{ m_Eigen.data(), m_P }, m_M, m_N, knownSigma, m_Median);
+  const NoiseRank decided = ChoosePatchRank(m_Options.policy,
+                                            m_Options.noiseEstimator,
+                                            GramEigenvaluesAscending{ m_Eigen.data(), m_P },
+                                            m_M,
+                                            m_N,
+                                            knownSigma,
+                                            m_Median);
   const std::size_t previousRank = m_Chosen ? m_Rank : static_cast<std::size_t>(-1);
   m_Rank = static_cast<std::size_t>(decided.rank);
   m_Sigma = decided.sigma;

@@ -42,6 +42,8 @@ constexpr std::size_t kDefaultRank = 20;
  * its name comes from the policy table): Cordero-Grande 2019, dwidenoise 3.0's default (Exp2). Under overlap and
  * optimal shrinkage the two estimators differ by at most 0.006 dB; Exp2 gives each patch the σ dwidenoise gives. */
 constexpr MarchenkoPasturEstimator kDefaultMarchenkoPasturEstimator = MarchenkoPasturEstimator::CorderoGrande2019;
+/** How a patch's σ is measured once its rank is chosen (DenoiseChoices.h's NoiseEstimator). */
+constexpr NoiseEstimator kDefaultNoiseEstimator = NoiseEstimator::MarchenkoPasturMean;
 /** Each voxel takes the mean over every patch that holds it. */
 constexpr PatchAggregation kDefaultPatchAggregation = PatchAggregation::OverlapAverage;
 /** Optimal Frobenius shrinkage wherever the patches have σ (a noise policy, a known σ map or value), hard

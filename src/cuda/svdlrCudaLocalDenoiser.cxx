@@ -88,6 +88,7 @@ RankRuleFor(const LocalDenoiseOptions & options, const DenoiseGeometry & geometr
 {
   PatchRankRule rule;
   rule.policy = options.policy;
+  rule.noiseEstimator = options.noiseEstimator;
   rule.optimalShrinkage = options.shrinkage == Shrinkage::OptimalFrobenius;
   if (NeedsMarchenkoPasturMedian(options.policy, options.noiseSigma != nullptr))
   {

@@ -35,7 +35,7 @@ constexpr int kScalarThreads = 128; // one thread per patch
 // ---------------------------------------------------------------------------------------------------------------
 // ChoosePatchRanks
 
-/** One thread per patch: the rank rule every backend runs (ChooseRank, svdlrChooseRank.h), then the weights of
+/** One thread per patch: the rank rule every backend runs (ChoosePatchRank, svdlrChooseRank.h), then the weights of
  * PatchLowRank::Choose (svdlrPatchLowRank.cxx). */
 __global__ void
 __launch_bounds__(kScalarThreads)
@@ -54,8 +54,8 @@ __launch_bounds__(kScalarThreads)
   const int      volumes = static_cast<int>(g.volumes);
   const double * lambda = eigenvalues + b * n;
   const double   sigmaGiven = knownSigma != nullptr ? static_cast<double>(knownSigma[batch.centres[b]]) : -1.0;
-  const NoiseRank decided =
-    ChooseRank(rule.policy, GramEigenvaluesAscending{ lambda, n }, m, volumes, sigmaGiven, rule.median);
+  const NoiseRank decided = ChoosePatchRank(
+    rule.policy, rule.noiseEstimator, GramEigenvaluesAscending{ lambda, n }, m, volumes, sigmaGiven, rule.median);
   int rank = max(0, min(decided.rank, maxVectors));
   if (info != nullptr && info[b] != 0)
   {

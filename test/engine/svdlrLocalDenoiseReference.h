@@ -49,7 +49,21 @@ struct ReferenceSettings
   PatchAggregation           aggregation{ PatchAggregation::CentreVoxel };
   std::size_t                stride{ 1 };
   const float *              knownSigma{ nullptr };
+  NoiseEstimator             noiseEstimator{ NoiseEstimator::MarchenkoPasturMean };
 };
+
+/** The residual refit of σ, written here from the singular values of the reference's own SVD (descending): the
+ * squares of those after the `rank` kept, summed in long double, over (rows - rank)(cols - rank). */
+inline double
+ReferenceResidualSigma(const std::vector<double> & singularDescending, int rows, int cols, int rank)
+{
+  long double residual = 0.0L;
+  for (std::size_t j = static_cast<std::size_t>(rank); j < singularDescending.size(); ++j)
+  {
+    residual += (long double)singularDescending[j] * (long double)singularDescending[j];
+  }
+  return double(std::sqrt(residual / ((long double)(rows - rank) * (long double)(cols - rank))));
+}
 
 inline ReferenceResult
 ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
@@ -117,6 +131,12 @@ ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
                                                             settings.policy.noiseSigma);
         else
           throw std::runtime_error("reference: policy not covered");
+        const bool estimated = known < 0.0 && (settings.policy.kind == RankPolicy::Kind::MarchenkoPastur ||
+                                               (settings.policy.kind == RankPolicy::Kind::GavishDonoho &&
+                                                !(settings.policy.noiseSigma > 0.0)));
+        if (settings.noiseEstimator == NoiseEstimator::ResidualRefit && estimated && decided.sigma > 0.0 &&
+            decided.rank < int(p))
+          decided.sigma = ReferenceResidualSigma(s, rows, cols, decided.rank);
 
         // Auto shrinks optimally where the patch has σ: a noise policy, or a known σ.
         const bool hasSigma = settings.knownSigma != nullptr ||

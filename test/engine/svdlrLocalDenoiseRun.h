@@ -70,6 +70,7 @@ inline ReferenceSettings SettingsOf(const LocalDenoiseOptions &options,
   settings.aggregation = options.aggregation;
   settings.stride = options.patchStride;
   settings.knownSigma = options.noiseSigma;
+  settings.noiseEstimator = options.noiseEstimator;
   return settings;
 }
 
