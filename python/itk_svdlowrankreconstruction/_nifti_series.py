@@ -44,6 +44,7 @@ class DenoiseOptions:
     vst: bool = False  # variance-stabilise the magnitude for its Rician / non-central chi noise
     noise_floor: bool = False  # return the signal with the noise floor removed
     coils: Optional[int] = None  # coils combined by root-sum-of-squares (None: the engine's default, 1)
+    noise_estimator: Optional[str] = None  # "mp" or "residual" (None: the engine's default)
 
     def keywords(self) -> Dict[str, Any]:
         """Keywords of :func:`local_low_rank_denoising_image_filter` for a nibabel array (x, y, z, volumes)."""
@@ -52,7 +53,8 @@ class DenoiseOptions:
                     policy=self.policy, rank=self.rank, energy_fraction=self.energy_fraction,
                     noise_sigma=self.noise_sigma, backend=self.backend,
                     device_id=int(self.device_id), threads=int(self.threads), vst=bool(self.vst),
-                    noise_floor=bool(self.noise_floor), coils=None if self.coils is None else int(self.coils))
+                    noise_floor=bool(self.noise_floor), coils=None if self.coils is None else int(self.coils),
+                    noise_estimator=self.noise_estimator)
 
     def policy_used(self) -> str:
         """The rank policy's name: the one given, else the one a parameter implies, else the engine's default."""
@@ -73,6 +75,7 @@ class DenoiseOptions:
         record["patch"] = None if self.patch is None else list(self.patch)
         record["aggregation"] = self.aggregation or _engine.DEFAULT_DENOISE_AGGREGATION
         record["shrinkage"] = self.shrinkage_used()
+        record["noise_estimator"] = self.noise_estimator or _engine.DEFAULT_DENOISE_NOISE_ESTIMATOR
         return record
 
 

@@ -320,7 +320,8 @@ DenoiseArray(SeriesArray                               series,
              std::optional<std::string>                preset,
              bool                                      vst,
              bool                                      noiseFloor,
-             std::int64_t                              coils)
+             std::int64_t                              coils,
+             std::optional<std::string>                noiseEstimator)
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
@@ -333,6 +334,10 @@ DenoiseArray(SeriesArray                               series,
   options.magnitudeNoise.stabilise = vst;
   options.magnitudeNoise.noiseFloor = noiseFloor;
   options.magnitudeNoise.coils = static_cast<unsigned>(coils);
+  if (noiseEstimator && !ParseNoiseEstimatorName(*noiseEstimator, options.noiseEstimator))
+  {
+    ThrowValueError("noise_estimator must be \"mp\" or \"residual\", got \"" + *noiseEstimator + "\"");
+  }
   if (options.magnitudeNoise.Active() && !noiseSigma && !PatchesHaveSigma(options.policy, false))
   {
     ThrowValueError(std::string(vst ? "vst" : "noise_floor") +
@@ -460,7 +465,7 @@ threads : int
 progress : callable(done, total), optional
     Called between batches with the GIL held; raise from it to stop. Ctrl-C stops the work at the next batch.
 preset : one of DENOISE_PRESETS, optional
-    Named settings of policy, aggregation and shrinkage, which the keywords given override: "default" (the
+    Named settings of policy, aggregation, shrinkage and noise_estimator, which the keywords given override: "default" (the
     defaults) or "dwidenoise" (MRtrix3 dwidenoise 3.0's default output: "mp-cg", "centre", "hard").
 vst : bool
     A magnitude series: variance-stabilise it for the Rician (non-central chi with `coils` coils) noise before the
@@ -469,6 +474,10 @@ noise_floor : bool
     A magnitude series: return the signal with the noise floor removed rather than the magnitude's expectation.
 coils : int >= 1
     Coils combined by root-sum-of-squares (1: Rician, also for adaptive or SENSE combination).
+noise_estimator : "mp" or "residual", optional
+    How each patch's sigma is measured once its rank is chosen, where the policy estimates sigma: "mp" the
+    Marchenko-Pastur fit's mean (dwidenoise's), "residual" the energy outside the kept rank over its degrees of
+    freedom, (voxels - rank)(volumes - rank). Default: DEFAULT_DENOISE_NOISE_ESTIMATOR, or the preset's.
 
 Returns
 -------
@@ -517,6 +526,7 @@ DefineDenoise(nb::module_ & module)
              "vst"_a = false,
              "noise_floor"_a = false,
              "coils"_a = kDefaultCoils,
+             "noise_estimator"_a = nb::none(),
              DenoiseDoc);
   nb::list presets;
   for (const std::string & name : DenoisePresetNameList())

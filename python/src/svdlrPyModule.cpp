@@ -108,6 +108,13 @@ NB_MODULE(_engine, module)
   module.attr("DEFAULT_DENOISE_POLICY") = svdlr::PolicyName(svdlr::DefaultDenoisePolicy());
   module.attr("DEFAULT_DENOISE_AGGREGATION") = svdlr::AggregationName(svdlr::kDefaultPatchAggregation);
   module.attr("DEFAULT_DENOISE_SHRINKAGE") = svdlr::ShrinkageName(svdlr::kDefaultShrinkage);
+  module.attr("DEFAULT_DENOISE_NOISE_ESTIMATOR") = svdlr::NoiseEstimatorName(svdlr::kDefaultNoiseEstimator);
+  nb::list noiseEstimators;
+  for (const std::string & name : svdlr::NoiseEstimatorNameList())
+  {
+    noiseEstimators.append(nb::str(name.c_str()));
+  }
+  module.attr("NOISE_ESTIMATORS") = nb::tuple(noiseEstimators);
   // The tools' exit codes (apps/tool/SVDLowRankExitCodes.h), for Python's command-line entry points (svdlr-bids).
   module.attr("EXIT_SUCCESS") = svdlr_tools::ExitSuccess;
   module.attr("EXIT_FAILURE") = svdlr_tools::ExitFailure;
