@@ -58,6 +58,15 @@ public:
     OptimalFrobenius,
     Auto
   };
+
+  /** How a patch's σ is measured once its rank is chosen, where the rank selection estimates σ
+   * (svdlr::NoiseEstimator): MarchenkoPasturMean, the selection's own σ (MP-PCA's, as dwidenoise), or
+   * ResidualRefit, the energy outside the kept rank over its (rows - rank)(cols - rank) degrees of freedom. */
+  enum class NoiseEstimator : uint8_t
+  {
+    MarchenkoPasturMean,
+    ResidualRefit
+  };
 };
 
 inline std::ostream &
@@ -103,6 +112,19 @@ operator<<(std::ostream & out, const LocalLowRankDenoisingEnums::Shrinkage value
       return out << "Auto";
   }
   return out << "INVALID VALUE FOR LocalLowRankDenoisingEnums::Shrinkage";
+}
+
+inline std::ostream &
+operator<<(std::ostream & out, const LocalLowRankDenoisingEnums::NoiseEstimator value)
+{
+  switch (value)
+  {
+    case LocalLowRankDenoisingEnums::NoiseEstimator::MarchenkoPasturMean:
+      return out << "MarchenkoPasturMean";
+    case LocalLowRankDenoisingEnums::NoiseEstimator::ResidualRefit:
+      return out << "ResidualRefit";
+  }
+  return out << "INVALID VALUE FOR LocalLowRankDenoisingEnums::NoiseEstimator";
 }
 
 } // namespace itk

@@ -91,6 +91,21 @@ FromEngine(svdlr::Shrinkage shrinkage)
       return LocalLowRankDenoisingEnums::Shrinkage::Auto;
   }
 }
+constexpr svdlr::NoiseEstimator
+ToEngine(LocalLowRankDenoisingEnums::NoiseEstimator estimator)
+{
+  return estimator == LocalLowRankDenoisingEnums::NoiseEstimator::ResidualRefit
+           ? svdlr::NoiseEstimator::ResidualRefit
+           : svdlr::NoiseEstimator::MarchenkoPasturMean;
+}
+
+constexpr LocalLowRankDenoisingEnums::NoiseEstimator
+FromEngine(svdlr::NoiseEstimator estimator)
+{
+  return estimator == svdlr::NoiseEstimator::ResidualRefit
+           ? LocalLowRankDenoisingEnums::NoiseEstimator::ResidualRefit
+           : LocalLowRankDenoisingEnums::NoiseEstimator::MarchenkoPasturMean;
+}
 } // namespace LocalLowRankDenoisingBridge
 
 /** How LocalLowRankDenoisingImageFilter sees a series type: a 4D itk::Image (x, y, z, volume), or a 3D
@@ -207,6 +222,7 @@ public:
   using AggregationEnum = LocalLowRankDenoisingEnums::Aggregation;
   using PatchShapeEnum = LocalLowRankDenoisingEnums::PatchShape;
   using ShrinkageEnum = LocalLowRankDenoisingEnums::Shrinkage;
+  using NoiseEstimatorEnum = LocalLowRankDenoisingEnums::NoiseEstimator;
 
   /** Optional: voxels where the mask is 0 are copied unchanged and get σ = 0 and rank 0 in the maps. */
   itkSetInputMacro(MaskImage, MaskImageType);
@@ -261,6 +277,10 @@ public:
    * otherwise (a fixed rank, an energy fraction); an explicit OptimalFrobenius without σ fails in Update(). */
   itkSetEnumMacro(Shrinkage, ShrinkageEnum);
   itkGetEnumMacro(Shrinkage, ShrinkageEnum);
+  /** How each patch's σ is measured once its rank is chosen, where the rank selection estimates it (default
+   * svdlr::kDefaultNoiseEstimator; MarchenkoPasturMean is dwidenoise's). A NoiseSigmaImage is never refit. */
+  itkSetEnumMacro(NoiseEstimator, NoiseEstimatorEnum);
+  itkGetEnumMacro(NoiseEstimator, NoiseEstimatorEnum);
 
   itkSetEnumMacro(Backend, BackendEnum);
   itkGetEnumMacro(Backend, BackendEnum);
@@ -382,6 +402,7 @@ private:
   double                       m_NoiseSigma{ 0.0 };
   AggregationEnum m_Aggregation{ LocalLowRankDenoisingBridge::FromEngine(svdlr::kDefaultPatchAggregation) };
   ShrinkageEnum                m_Shrinkage{ LocalLowRankDenoisingBridge::FromEngine(svdlr::kDefaultShrinkage) };
+  NoiseEstimatorEnum m_NoiseEstimator{ LocalLowRankDenoisingBridge::FromEngine(svdlr::kDefaultNoiseEstimator) };
   BackendEnum                  m_Backend{ BackendEnum::Auto };
   int                          m_DeviceId{ svdlr::kDefaultDeviceId };
   SizeValueType                m_MaximumPatchesPerBatch{ 0 };

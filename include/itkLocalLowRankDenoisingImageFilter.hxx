@@ -311,6 +311,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   options.patchRadius = m_PatchRadius;
   options.aggregation = LocalLowRankDenoisingBridge::ToEngine(m_Aggregation);
   options.shrinkage = LocalLowRankDenoisingBridge::ToEngine(m_Shrinkage);
+  options.noiseEstimator = LocalLowRankDenoisingBridge::ToEngine(m_NoiseEstimator);
   options.mask = mask.empty() ? nullptr : mask.data();
   options.noiseSigma = this->GetNoiseSigmaImage() ? this->GetNoiseSigmaImage()->GetBufferPointer() : nullptr;
   options.magnitudeNoise.stabilise = m_StabiliseMagnitude;
@@ -397,6 +398,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostr
   os << indent << "NoiseSigma: " << m_NoiseSigma << std::endl;
   os << indent << "Aggregation: " << m_Aggregation << std::endl;
   os << indent << "Shrinkage: " << m_Shrinkage << std::endl;
+  os << indent << "NoiseEstimator: " << m_NoiseEstimator << std::endl;
   os << indent << "StabiliseMagnitude: " << m_StabiliseMagnitude << std::endl;
   os << indent << "RemoveNoiseFloor: " << m_RemoveNoiseFloor << std::endl;
   os << indent << "Coils: " << m_Coils << std::endl;

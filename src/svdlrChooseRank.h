@@ -188,18 +188,33 @@ NoiseShapeOf(int voxels, int volumes, int removed)
   return { voxels, cols, full - kept };
 }
 
-/** ChooseRank for a patch whose Gram eigenvalues (ascending, min(rows, volumes) of them) hold the noise of `shape`:
- * the rule of both denoiser backends (PatchLowRank::Choose, ChoosePatchRanksKernel). */
+/** The denoisers' rule for one patch whose Gram eigenvalues (ascending, `count` of them) hold the noise of `shape`:
+ * ChooseRank on the spectrum without the eigenvalues the demeaning made zero, then σ measured as `estimator` says
+ * (DenoiseChoices.h). The refit applies only where σ came from the spectrum (a noise policy that estimates it, no σ
+ * given) and the patch has noise (σ > 0: NoiseFreeRank's patches keep σ 0); the rank stays the policy's. The CPU
+ * denoiser (PatchLowRank::Choose) and the CUDA denoiser's kernel (ChoosePatchRanksKernel) both call this. */
 SVDLR_HOST_DEVICE inline NoiseRank
-ChoosePatchRank(const RankPolicy & policy, const double * eigenvaluesAscending, int count,
+ChoosePatchRank(const RankPolicy & policy, NoiseEstimator estimator, const double * eigenvaluesAscending, int count,
                 const PatchNoiseShape & shape, double givenSigma, double marchenkoPasturMedian)
 {
-  return ChooseRank(policy,
-                    GramEigenvaluesAscending{ eigenvaluesAscending + shape.dropped, count - shape.dropped },
-                    shape.rows,
-                    shape.cols,
-                    givenSigma,
-                    marchenkoPasturMedian);
+  const GramEigenvaluesAscending spectrum{ eigenvaluesAscending + shape.dropped, count - shape.dropped };
+  NoiseRank decided = ChooseRank(policy, spectrum, shape.rows, shape.cols, givenSigma, marchenkoPasturMedian);
+  const bool estimated = givenSigma < 0.0 && (policy.kind == RankPolicy::Kind::MarchenkoPastur ||
+                                              (policy.kind == RankPolicy::Kind::GavishDonoho && !(policy.noiseSigma > 0.0)));
+  if (estimator == NoiseEstimator::ResidualRefit && estimated && decided.sigma > 0.0)
+  {
+    decided.sigma = ResidualNoiseSigma(spectrum, spectrum.count, shape.rows, shape.cols, decided.rank, decided.sigma);
+  }
+  return decided;
+}
+
+/** ChoosePatchRank for a patch of `rows` voxels and `cols` volumes with nothing projected out. */
+SVDLR_HOST_DEVICE inline NoiseRank
+ChoosePatchRank(const RankPolicy & policy, NoiseEstimator estimator, const GramEigenvaluesAscending & spectrum,
+                int rows, int cols, double givenSigma, double marchenkoPasturMedian)
+{
+  return ChoosePatchRank(
+    policy, estimator, spectrum.values, spectrum.count, NoiseShapeOf(rows, cols, 0), givenSigma, marchenkoPasturMedian);
 }
 
 } // namespace detail

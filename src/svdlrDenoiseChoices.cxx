@@ -43,6 +43,9 @@ constexpr Spelling<Demean> kDemeans[] = {{Demean::None, "none"},
                                          {Demean::All, "all"},
                                          {Demean::Shells, "shells"},
                                          {Demean::Echoes, "echoes"}};
+constexpr Spelling<NoiseEstimator> kNoiseEstimators[] = {
+    {NoiseEstimator::MarchenkoPasturMean, "mp"},
+    {NoiseEstimator::ResidualRefit, "residual"}};
 
 template <typename TValue, std::size_t N>
 const char *NameOf(const Spelling<TValue> (&table)[N], TValue value) {
@@ -102,6 +105,18 @@ bool ParseDemeanName(const std::string &name, Demean &value) {
 
 std::vector<std::string> DemeanNameList() { return NamesOf(kDemeans); }
 
+const char *NoiseEstimatorName(NoiseEstimator estimator) {
+  return NameOf(kNoiseEstimators, estimator);
+}
+
+bool ParseNoiseEstimatorName(const std::string &name, NoiseEstimator &value) {
+  return Parse(kNoiseEstimators, name, value);
+}
+
+std::vector<std::string> NoiseEstimatorNameList() {
+  return NamesOf(kNoiseEstimators);
+}
+
 bool ParseAggregationName(const std::string &name, PatchAggregation &value) {
   return Parse(kAggregations, name, value);
 }
@@ -120,10 +135,12 @@ const std::vector<DenoisePreset> &DenoisePresets() {
   static const std::vector<DenoisePreset> presets{
       {"default",
        "the defaults, the best configuration docs/denoising.md measured",
-       DefaultDenoisePolicy(), kDefaultPatchAggregation, kDefaultShrinkage},
+       DefaultDenoisePolicy(), kDefaultPatchAggregation, kDefaultShrinkage,
+       kDefaultNoiseEstimator},
       {"dwidenoise", "MRtrix3 dwidenoise 3.0's default output, for parity",
        RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::CorderoGrande2019),
-       PatchAggregation::CentreVoxel, Shrinkage::Hard},
+       PatchAggregation::CentreVoxel, Shrinkage::Hard,
+       NoiseEstimator::MarchenkoPasturMean},
   };
   return presets;
 }
@@ -148,7 +165,8 @@ std::vector<std::string> DenoisePresetNameList() {
 std::string DenoisePresetSettings(const DenoisePreset &preset) {
   return std::string("aggregation ") + AggregationName(preset.aggregation) +
          ", shrinkage " + ShrinkageName(preset.shrinkage) + ", policy " +
-         PolicyName(preset.policy);
+         PolicyName(preset.policy) + ", noise estimator " +
+         NoiseEstimatorName(preset.noiseEstimator);
 }
 
 void ApplyDenoisePreset(const DenoisePreset &preset,
@@ -156,6 +174,7 @@ void ApplyDenoisePreset(const DenoisePreset &preset,
   options.policy = preset.policy;
   options.aggregation = preset.aggregation;
   options.shrinkage = preset.shrinkage;
+  options.noiseEstimator = preset.noiseEstimator;
 }
 
 } // namespace svdlr

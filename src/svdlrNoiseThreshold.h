@@ -277,6 +277,32 @@ MarchenkoPasturRank(const TEigenvalues & eigenvaluesAscending, int count, int ro
   return { count - noise, sqrt(sigma2) };
 }
 
+/** σ refit over the noise once the rank is chosen (NoiseEstimator::ResidualRefit): the energy left outside the
+ * `rank` kept components, the count - rank smallest eigenvalues, over the degrees of freedom a rank-r fit of a
+ * rows x cols matrix leaves, (rows - rank)(cols - rank) = rows·cols - r(rows + cols - r) (a rank-r matrix has
+ * r(rows + cols - r) free parameters: a linear model's residual variance). For Y = X + E with rank(X) = r and the
+ * subspaces found, the residual is E projected on a (rows - r) x (cols - r) space, whose expected energy is
+ * σ²(rows - r)(cols - r). The Marchenko-Pastur mean divides the same energy by (count - r)·max(rows, cols) and so
+ * comes out low by the factor sqrt((n - r) / n), n = max(rows, cols): 1.6 % for a 125 x 65 patch that keeps 4.
+ * Returns `fallback` where nothing is left to refit (rank >= count) or the residual is not positive. */
+template <typename TEigenvalues>
+SVDLR_HOST_DEVICE double
+ResidualNoiseSigma(const TEigenvalues & eigenvaluesAscending, int count, int rows, int cols, int rank, double fallback)
+{
+  if (rank < 0 || rank >= count || rank >= rows || rank >= cols)
+  {
+    return fallback;
+  }
+  double residual = 0.0;
+  for (int i = 0; i < count - rank; ++i)
+  {
+    const double value = double(eigenvaluesAscending[i]);
+    residual += value > 0.0 ? value : 0.0;
+  }
+  const double freedom = double(rows - rank) * double(cols - rank);
+  return residual > 0.0 ? sqrt(residual / freedom) : fallback;
+}
+
 /** Gavish & Donoho (2017), the shrinker optimal in Frobenius loss: in units of σ√n a singular value y >= 1 + √β
  * becomes sqrt((y² - β - 1)² - 4β) / y, and those inside the bulk become 0. σ <= 0 leaves y unchanged. */
 SVDLR_HOST_DEVICE inline double

@@ -244,7 +244,8 @@ PatchLowRank::Choose(double knownSigma)
     return;
   }
   const PatchNoiseShape shape = NoiseShapeOf(m_M, m_N, static_cast<int>(m_Options.removedVolumeDimensions));
-  const NoiseRank decided = ChoosePatchRank(m_Options.policy, m_Eigen.data(), m_P, shape, knownSigma, m_Median);
+  const NoiseRank       decided =
+    ChoosePatchRank(m_Options.policy, m_Options.noiseEstimator, m_Eigen.data(), m_P, shape, knownSigma, m_Median);
   const std::size_t previousRank = m_Chosen ? m_Rank : static_cast<std::size_t>(-1);
   m_Rank = static_cast<std::size_t>(decided.rank);
   m_Sigma = decided.sigma;

@@ -319,6 +319,32 @@ TEST_F(DenoiseTool, OptionsGivenOverrideThePreset)
   EXPECT_NE(run.out.find("Marchenko-Pastur (Veraart 2016), hard threshold"), std::string::npos) << run.out;
 }
 
+TEST_F(DenoiseTool, NoiseEstimatorGivesTheFiltersSigmaMapAndOverridesThePreset)
+{
+  const auto run = Run("--backend cpu --preset dwidenoise --noise-estimator residual --noise-map sigma.mha --json "
+                       "dwi.nii.gz out.mha");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("\"noiseEstimator\": \"residual\""), std::string::npos) << run.out;
+
+  auto filter = itk::LocalLowRankDenoisingImageFilter<Series4D>::New();
+  filter->SetInput(m_Noisy);
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->SetAggregation(itk::LocalLowRankDenoisingEnums::Aggregation::CentreVoxel);
+  filter->SetShrinkage(itk::LocalLowRankDenoisingEnums::Shrinkage::Hard);
+  filter->SetMarchenkoPasturEstimator(itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019);
+  filter->SetNoiseEstimator(itk::LocalLowRankDenoisingEnums::NoiseEstimator::ResidualRefit);
+  filter->Update();
+  using SigmaMap = itk::Image<float, 3>;
+  const auto        sigma = itk::ReadImage<SigmaMap>(Path("sigma.mha"));
+  const std::size_t voxels = m_Series.noisy.Voxels();
+  EXPECT_TRUE(std::equal(sigma->GetBufferPointer(), sigma->GetBufferPointer() + voxels,
+                         filter->GetNoiseSigmaOutput()->GetBufferPointer()));
+
+  const auto byDefault = Run("--backend cpu --preset dwidenoise --json dwi.nii.gz default.mha");
+  ASSERT_EQ(byDefault.exitCode, 0) << byDefault.err;
+  EXPECT_NE(byDefault.out.find("\"noiseEstimator\": \"mp\""), std::string::npos) << byDefault.out;
+}
+
 TEST_F(DenoiseTool, AFixedRankWithoutSigmaFallsBackToTheHardThreshold)
 {
   const auto run = Run("--backend cpu --rank 2 dwi.nii.gz out.mha");
@@ -472,6 +498,7 @@ TEST_F(DenoiseTool, BadCommandLinesExitWithTwoAndWriteNothing)
                                   "--patch-radius 0.5 dwi.nii.gz out.nii.gz",
                                   "--patch-shape sphere --stride 2 dwi.nii.gz out.nii.gz",
                                   "--shrinkage soft dwi.nii.gz out.nii.gz",
+                                  "--noise-estimator exp2 dwi.nii.gz out.nii.gz",
                                   "--rank 3 --policy mp dwi.nii.gz out.nii.gz",
                                   "--policy fixed dwi.nii.gz out.nii.gz",
                                   "--rank 0 dwi.nii.gz out.nii.gz",

@@ -110,7 +110,8 @@ ParsePatch(const std::string & text)
 std::string
 PresetHelp()
 {
-  std::string text = "named settings of --policy, --aggregation and --shrinkage;\n"
+  std::string text = "named settings of --policy, --aggregation, --shrinkage and\n"
+                     "--noise-estimator;\n"
                      "options given explicitly override them:";
   for (const svdlr::DenoisePreset & preset : svdlr::DenoisePresets())
   {
@@ -200,6 +201,15 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
                             "where sigma is known or estimated, else hard (default: ") +
                   svdlr::ShrinkageName(svdlr::kDefaultShrinkage) + ")")
     ->check(CLI::IsMember(svdlr::ShrinkageNameList()));
+  std::string noiseEstimator;
+  app
+    .add_option("--noise-estimator", noiseEstimator,
+                std::string("how each patch's sigma is measured once its rank is chosen:\n"
+                            "mp: the Marchenko-Pastur fit's mean (dwidenoise's); residual: the\n"
+                            "energy outside the kept rank over its degrees of freedom,\n"
+                            "(voxels - rank)(volumes - rank) (default: ") +
+                  svdlr::NoiseEstimatorName(svdlr::kDefaultNoiseEstimator) + ")")
+    ->check(CLI::IsMember(svdlr::NoiseEstimatorNameList()));
   auto * policyOption = AddRankPolicyOption(app, policy, "--policy",
                       std::string("how each patch's rank is chosen: mp (Marchenko-Pastur, Veraart\n"
                                   "2016), mp-cg (Cordero-Grande 2019), gd (Gavish-Donoho), nordic\n"
@@ -350,6 +360,12 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
                        std::to_string(smallest) + ": patches would leave gaps");
     }
   }
+  svdlr::NoiseEstimator engineNoiseEstimator = preset.noiseEstimator;
+  if (!noiseEstimator.empty())
+  {
+    svdlr::ParseNoiseEstimatorName(noiseEstimator, engineNoiseEstimator); // a known name: IsMember checked it
+  }
+  options.noiseEstimator = itk::LocalLowRankDenoisingBridge::FromEngine(engineNoiseEstimator);
   svdlr::Shrinkage requestedShrinkage = preset.shrinkage;
   if (!shrinkage.empty())
   {
@@ -404,6 +420,7 @@ WarmUpOptions(const DenoiseToolOptions & options)
   engine.patchRadius = options.patchRadius;
   engine.aggregation = itk::LocalLowRankDenoisingBridge::ToEngine(options.aggregation);
   engine.shrinkage = itk::LocalLowRankDenoisingBridge::ToEngine(options.shrinkage);
+  engine.noiseEstimator = itk::LocalLowRankDenoisingBridge::ToEngine(options.noiseEstimator);
   engine.backend = itk::SVDLowRankEngineBridge::ToEngine(options.backend);
   engine.deviceId = options.deviceId;
   engine.deviceMemoryLimit = options.gpuMemoryLimit;

@@ -65,6 +65,8 @@ struct DenoiseToolOptions
     svdlr::kDefaultPatchAggregation) };
   itk::LocalLowRankDenoisingEnums::Shrinkage shrinkage{ itk::LocalLowRankDenoisingBridge::FromEngine(
     svdlr::ResolveShrinkage(svdlr::kDefaultShrinkage, svdlr::DefaultDenoisePolicy(), false)) };
+  itk::LocalLowRankDenoisingEnums::NoiseEstimator noiseEstimator{ itk::LocalLowRankDenoisingBridge::FromEngine(
+    svdlr::kDefaultNoiseEstimator) };
   svdlr::RankPolicy                          policy{ svdlr::DefaultDenoisePolicy() }; // rank in policy.rank
   std::string                                policyName{ svdlr::PolicyName(svdlr::DefaultDenoisePolicy()) };
   itk::SVDLowRankReconstructionEnums::Backend  backend{ itk::SVDLowRankReconstructionEnums::Backend::Auto };

@@ -49,6 +49,8 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
                           JsonString(svdlr::AggregationName(itk::LocalLowRankDenoisingBridge::ToEngine(options.aggregation))));
   parameters.emplace_back("shrinkage",
                           JsonString(svdlr::ShrinkageName(itk::LocalLowRankDenoisingBridge::ToEngine(options.shrinkage))));
+  parameters.emplace_back("noiseEstimator",
+                          JsonString(svdlr::NoiseEstimatorName(itk::LocalLowRankDenoisingBridge::ToEngine(options.noiseEstimator))));
   parameters.emplace_back("noiseSigma", options.noiseSigma > 0.0 ? JsonNumber(options.noiseSigma) : "null");
   parameters.emplace_back("magnitudeNoise", JsonString(MagnitudeNoiseLabel(options.complex)));
   parameters.emplace_back("coils", std::to_string(options.complex.coils));

@@ -283,6 +283,7 @@ public:
     m_Filter->SetPatchRadius(m_Options.patchRadius);
     m_Filter->SetAggregation(m_Options.aggregation);
     m_Filter->SetShrinkage(m_Options.shrinkage);
+    m_Filter->SetNoiseEstimator(m_Options.noiseEstimator);
     m_Filter->SetStabiliseMagnitude(m_Options.complex.vst);
     m_Filter->SetRemoveNoiseFloor(m_Options.complex.noiseFloor);
     m_Filter->SetCoils(m_Options.complex.coils);

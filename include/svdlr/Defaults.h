@@ -42,6 +42,11 @@ constexpr std::size_t kDefaultRank = 20;
  * its name comes from the policy table): Cordero-Grande 2019, dwidenoise 3.0's default (Exp2). Under overlap and
  * optimal shrinkage the two estimators differ by at most 0.006 dB; Exp2 gives each patch the σ dwidenoise gives. */
 constexpr MarchenkoPasturEstimator kDefaultMarchenkoPasturEstimator = MarchenkoPasturEstimator::CorderoGrande2019;
+/** How a patch's σ is measured once its rank is chosen (DenoiseChoices.h's NoiseEstimator): the policy's own, the
+ * Marchenko-Pastur mean, as dwidenoise. The residual refit removes its -2 % bias on Gaussian noise but not the larger
+ * low bias of magnitude (Rician) data, and its larger σ shrinks the default's output 0.02-0.07 dB more
+ * (docs/denoising.md, "The noise estimator"), so it is an option. */
+constexpr NoiseEstimator kDefaultNoiseEstimator = NoiseEstimator::MarchenkoPasturMean;
 /** Each voxel takes the mean over every patch that holds it. */
 constexpr PatchAggregation kDefaultPatchAggregation = PatchAggregation::OverlapAverage;
 /** Patches are cuboids (dwidenoise's); PatchShape::Sphere measured no better on the phantoms of docs/denoising.md

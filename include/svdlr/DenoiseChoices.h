@@ -37,6 +37,18 @@ namespace svdlr {
  * components. */
 enum class MarchenkoPasturEstimator { Veraart2016, CorderoGrande2019 };
 
+/** How a patch's σ is measured once its rank is chosen, where σ is estimated
+ * from the spectrum (Marchenko-Pastur and Gavish-Donoho without a σ given).
+ * MarchenkoPasturMean: the policy's own σ (MP: the mean of the noise
+ *   eigenvalues over the larger dimension, as dwidenoise; GD: from the median
+ *   singular value). It is biased low by about 2 % on Gaussian noise.
+ * ResidualRefit: σ² = (sum of the count - rank smallest Gram eigenvalues) /
+ *   ((rows - rank)(cols - rank)), the energy left outside the kept rank over
+ *   the degrees of freedom a rank-r fit leaves, as in a linear model's residual
+ *   variance (docs/denoising.md, "The noise estimator"). The rank is the
+ *   policy's; only σ (the map and the shrinkage) changes. */
+enum class NoiseEstimator { MarchenkoPasturMean, ResidualRefit };
+
 /** How a voxel's denoised signal is formed from the patches' low-rank
  * approximations. The three overlap modes take a weighted mean of the rows of
  * every computed patch that contains the voxel (Manjón et al. 2013's
@@ -92,18 +104,22 @@ const char *AggregationName(PatchAggregation aggregation);
 const char *ShrinkageName(Shrinkage shrinkage);
 const char *PatchShapeName(PatchShape shape);
 const char *DemeanName(Demean demean);
+/** "mp", "residual". */
+const char *NoiseEstimatorName(NoiseEstimator estimator);
 /** Set `value` and return true for a known spelling; return false (value
  * untouched) otherwise. */
 bool ParseAggregationName(const std::string &name, PatchAggregation &value);
 bool ParseShrinkageName(const std::string &name, Shrinkage &value);
 bool ParsePatchShapeName(const std::string &name, PatchShape &value);
 bool ParseDemeanName(const std::string &name, Demean &value);
+bool ParseNoiseEstimatorName(const std::string &name, NoiseEstimator &value);
 /** Every spelling, in declaration order, for CLI11's IsMember, help texts and
  * messages. */
 std::vector<std::string> AggregationNameList();
 std::vector<std::string> ShrinkageNameList();
 std::vector<std::string> PatchShapeNameList();
 std::vector<std::string> DemeanNameList();
+std::vector<std::string> NoiseEstimatorNameList();
 
 } // namespace svdlr
 

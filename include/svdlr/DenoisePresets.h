@@ -21,8 +21,8 @@
 // The local denoiser's presets, in one table (src/svdlrDenoisePresets.cxx):
 // named configurations that the tool's
 // --preset and Python's preset= apply before the options given explicitly,
-// which override them. Each sets the rank policy, the aggregation and the
-// shrinkage; the patch extent of every preset is the engine's default rule
+// which override them. Each sets the rank policy, the aggregation, the
+// shrinkage and the noise estimator; the patch extent of every preset is the engine's default rule
 // (DefaultPatchSize: the smallest odd cube of at least as many voxels as
 // volumes, dwidenoise's rule) and the stride 1. ITK-free.
 
@@ -40,6 +40,7 @@ struct DenoisePreset {
   RankPolicy policy;
   PatchAggregation aggregation;
   Shrinkage shrinkage;
+  NoiseEstimator noiseEstimator;
 };
 
 /** Every preset, in the order --help lists them: "default" (the defaults of
@@ -51,10 +52,10 @@ const DenoisePreset *FindDenoisePreset(const std::string &name);
 /** The presets' names, in order. */
 std::vector<std::string> DenoisePresetNameList();
 /** What the preset sets, in the options' spellings: "aggregation overlap,
- * shrinkage auto, policy mp-cg". */
+ * shrinkage auto, policy mp-cg, noise estimator residual". */
 std::string DenoisePresetSettings(const DenoisePreset &preset);
-/** Sets the policy, aggregation and shrinkage of `options` to the preset's (the
- * rest is untouched). */
+/** Sets the policy, aggregation, shrinkage and noise estimator of `options` to
+ * the preset's (the rest is untouched). */
 void ApplyDenoisePreset(const DenoisePreset &preset,
                         LocalDenoiseOptions &options);
 

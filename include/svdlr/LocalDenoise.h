@@ -110,6 +110,9 @@ struct LocalDenoiseOptions
   /** Auto (the default): ResolveShrinkage's rule. OptimalFrobenius asked for explicitly needs σ: a noise policy
    * or a σ map. */
   Shrinkage shrinkage{ kDefaultShrinkage };
+  /** How each patch's σ is measured once its rank is chosen, where the policy estimates σ (DenoiseChoices.h):
+   * the policy's own σ (MarchenkoPasturMean, dwidenoise's) or the residual refit. A known σ map is never refit. */
+  NoiseEstimator noiseEstimator{ kDefaultNoiseEstimator };
   /** Optional, VoxelCount() bytes, x fastest: voxels where the mask is 0 are copied unchanged and get σ = 0 and
    * rank 0 in the maps; patches are centred only on voxels inside the mask (but read every voxel they cover). */
   const std::uint8_t * mask{ nullptr };

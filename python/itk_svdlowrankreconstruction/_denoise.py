@@ -49,6 +49,7 @@ def local_low_rank_denoising_image_filter(
     demean: Optional[str] = None,
     bvalues: Optional[Sequence[float]] = None,
     echoes: int = 1,
+    noise_estimator: Optional[str] = None,
 ) -> Union[Any, Tuple[Any, Any, Any]]:
     """Denoises a 4D series (diffusion, fMRI, multi-echo MRI) by local low-rank approximation: MP-PCA.
 
@@ -136,7 +137,8 @@ def local_low_rank_denoising_image_filter(
         With a phase or a complex series: the magnitude of the denoised real part (the default), the real part
         itself (phase removed), or the complex series with the smooth phase put back (complex64; NumPy only).
     preset : "default" or "dwidenoise", optional
-        Named settings of ``policy``, ``aggregation`` and ``shrinkage`` (``_engine.DENOISE_PRESETS``), which the
+        Named settings of ``policy``, ``aggregation``, ``shrinkage`` and ``noise_estimator``
+        (``_engine.DENOISE_PRESETS``), which the
         keywords given override: "dwidenoise" is MRtrix3 dwidenoise 3.0's default ("mp-cg", "centre", "hard"),
         equal to its output to 1e-4; "default" the defaults.
     vst : bool
@@ -161,6 +163,11 @@ def local_low_rank_denoising_image_filter(
     echoes : int
         The number of echoes stacked on the volume axis (a multi-echo series denoised jointly), for
         ``demean="echoes"``.
+    noise_estimator : "mp" or "residual", optional
+        How each patch's sigma is measured once its rank is chosen, where the policy estimates sigma: "mp" the
+        Marchenko-Pastur fit's mean (dwidenoise's; about 2 % low on Gaussian noise), "residual" the energy outside
+        the kept rank over its degrees of freedom, (voxels - rank)(volumes - rank) (docs/denoising.md, "The noise
+        estimator"). None: ``_engine.DEFAULT_DENOISE_NOISE_ESTIMATOR``, or the preset's.
     return_maps : bool
         Also return the noise map (float32: sigma of each voxel's patch) and the rank map (uint16: the rank it
         kept), as 3D ``itk.Image`` objects with the series' spatial geometry for ITK series, else as arrays of
@@ -262,6 +269,7 @@ def local_low_rank_denoising_image_filter(
             noise_floor=bool(noise_floor),
             **({} if coils is None else {"coils": int(coils)}),
             volume_groups=list(groups) if groups else None,
+            noise_estimator=noise_estimator,
         )
     except ValueError as error:
         voxel = getattr(error, "voxel", None)

@@ -48,7 +48,8 @@ class DenoiseOptions:
     vst: bool = False  # variance-stabilise the magnitude for its Rician / non-central chi noise
     noise_floor: bool = False  # return the signal with the noise floor removed
     coils: Optional[int] = None  # coils combined by root-sum-of-squares (None: the engine's default, 1)
-    demean: Optional[str] = None  # "none", "all", "shells" (from the run's b-values), "echoes" (None: "none")
+    demean: Optional[str] = None  # "none", "all", "shells" (from the run's b-values), "echoes" (None: "none",
+    noise_estimator: Optional[str] = None  # "mp" or "residual" (None: the engine's default)
 
     def keywords(self) -> Dict[str, Any]:
         """Keywords of :func:`local_low_rank_denoising_image_filter` for a nibabel array (x, y, z, volumes)."""
@@ -59,7 +60,8 @@ class DenoiseOptions:
                     noise_sigma=self.noise_sigma, backend=self.backend,
                     device_id=int(self.device_id), threads=int(self.threads), vst=bool(self.vst),
                     noise_floor=bool(self.noise_floor), coils=None if self.coils is None else int(self.coils),
-                    demean=self.demean)
+                    demean=self.demean,
+                    noise_estimator=self.noise_estimator)
 
     def policy_used(self) -> str:
         """The rank policy's name: the one given, else the one a parameter implies, else the engine's default."""
@@ -88,6 +90,7 @@ class DenoiseOptions:
         record["patch_shape"] = self.shape_used()
         record["shrinkage"] = self.shrinkage_used()
         record["demean"] = self.demean or _engine.DEFAULT_DEMEAN
+        record["noise_estimator"] = self.noise_estimator or _engine.DEFAULT_DENOISE_NOISE_ESTIMATOR
         return record
 
 

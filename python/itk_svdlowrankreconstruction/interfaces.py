@@ -53,6 +53,10 @@ class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
     shrinkage = traits.Enum("auto", "hard", "frobenius",
                             desc="hard, Gavish-Donoho's shrinker (frobenius), or auto: frobenius where sigma is "
                                  f"known or estimated (default: {_engine.DEFAULT_DENOISE_SHRINKAGE})")
+    noise_estimator = traits.Enum(*_engine.NOISE_ESTIMATORS,
+                                  desc="how each patch's sigma is measured once its rank is chosen: mp "
+                                       "(dwidenoise's) or residual (the energy outside the kept rank over its "
+                                       f"degrees of freedom; default: {_engine.DEFAULT_DENOISE_NOISE_ESTIMATOR})")
     backend = traits.Enum(*_engine.BACKENDS, usedefault=True, desc="auto (the GPU when usable), cpu or cuda")
     device_id = traits.Int(0, usedefault=True, desc="CUDA device")
     vst = traits.Bool(False, usedefault=True,
@@ -102,7 +106,8 @@ class DenoiseSeries(SimpleInterface):
                               noise_sigma=defined.get("noise_sigma"), backend=defined["backend"],
                               device_id=defined["device_id"], threads=defined["nthreads"], vst=defined["vst"],
                               noise_floor=defined["noise_floor"], coils=defined.get("coils"),
-                              demean=defined.get("demean"))
+                              demean=defined.get("demean"),
+                              noise_estimator=defined.get("noise_estimator"))
 
     def _run_interface(self, runtime):
         out_file, noise, rank = self._path("out_file", "denoised"), self._path("noise", "noise"), \

@@ -355,7 +355,8 @@ DenoiseArray(SeriesArray                               series,
              bool                                      vst,
              bool                                      noiseFloor,
              std::int64_t                              coils,
-             std::optional<std::vector<std::int64_t>>  volumeGroups)
+             std::optional<std::vector<std::int64_t>>  volumeGroups,
+             std::optional<std::string>                noiseEstimator)
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
@@ -368,6 +369,10 @@ DenoiseArray(SeriesArray                               series,
   options.magnitudeNoise.stabilise = vst;
   options.magnitudeNoise.noiseFloor = noiseFloor;
   options.magnitudeNoise.coils = static_cast<unsigned>(coils);
+  if (noiseEstimator && !ParseNoiseEstimatorName(*noiseEstimator, options.noiseEstimator))
+  {
+    ThrowValueError("noise_estimator must be \"mp\" or \"residual\", got \"" + *noiseEstimator + "\"");
+  }
   if (options.magnitudeNoise.Active() && !noiseSigma && !PatchesHaveSigma(options.policy, false))
   {
     ThrowValueError(std::string(vst ? "vst" : "noise_floor") +
@@ -529,7 +534,7 @@ threads : int
 progress : callable(done, total), optional
     Called between batches with the GIL held; raise from it to stop. Ctrl-C stops the work at the next batch.
 preset : one of DENOISE_PRESETS, optional
-    Named settings of policy, aggregation and shrinkage, which the keywords given override: "default" (the
+    Named settings of policy, aggregation, shrinkage and noise_estimator, which the keywords given override: "default" (the
     defaults) or "dwidenoise" (MRtrix3 dwidenoise 3.0's default output: "mp-cg", "centre", "hard").
 vst : bool
     A magnitude series: variance-stabilise it for the Rician (non-central chi with `coils` coils) noise before the
@@ -542,6 +547,10 @@ volume_groups : sequence of int, optional
     The group of each volume (0 .. groups - 1; demean_groups builds them): each voxel's mean over each group is
     subtracted before the low-rank step and added back after, and the noise fit counts one degree of freedom fewer
     per group. None: no demeaning.
+noise_estimator : "mp" or "residual", optional
+    How each patch's sigma is measured once its rank is chosen, where the policy estimates sigma: "mp" the
+    Marchenko-Pastur fit's mean (dwidenoise's), "residual" the energy outside the kept rank over its degrees of
+    freedom, (voxels - rank)(volumes - rank). Default: DEFAULT_DENOISE_NOISE_ESTIMATOR, or the preset's.
 
 Returns
 -------
@@ -593,6 +602,7 @@ DefineDenoise(nb::module_ & module)
              "noise_floor"_a = false,
              "coils"_a = kDefaultCoils,
              "volume_groups"_a = nb::none(),
+             "noise_estimator"_a = nb::none(),
              DenoiseDoc);
   module.def(
     "demean_groups",

@@ -123,6 +123,13 @@ NB_MODULE(_engine, module)
   }
   module.attr("AGGREGATIONS") = nb::tuple(aggregations);
   module.attr("PATCH_SHAPES") = nb::tuple(shapes);
+  module.attr("DEFAULT_DENOISE_NOISE_ESTIMATOR") = svdlr::NoiseEstimatorName(svdlr::kDefaultNoiseEstimator);
+  nb::list noiseEstimators;
+  for (const std::string & name : svdlr::NoiseEstimatorNameList())
+  {
+    noiseEstimators.append(nb::str(name.c_str()));
+  }
+  module.attr("NOISE_ESTIMATORS") = nb::tuple(noiseEstimators);
   // The tools' exit codes (apps/tool/SVDLowRankExitCodes.h), for Python's command-line entry points (svdlr-bids).
   module.attr("EXIT_SUCCESS") = svdlr_tools::ExitSuccess;
   module.attr("EXIT_FAILURE") = svdlr_tools::ExitFailure;

@@ -215,6 +215,22 @@ def test_a_sphere_with_gaussian_weights_reaches_the_sidecar_and_the_boilerplate(
         _engine.EXIT_USAGE
 
 
+def test_noise_estimator_reaches_the_denoiser_the_sidecar_and_the_boilerplate(raw, tmp_path):
+    root, _, _ = raw
+    plain, refit = tmp_path / "plain", tmp_path / "refit"
+    common = ["participant", "--participant-label", "02", "--backend", "cpu", "--no-reports", "--quiet"]
+    assert bids.main([str(root), str(plain), *common]) == _engine.EXIT_SOME_FAILED  # sub-02's broken run
+    assert bids.main([str(root), str(refit), *common, "--noise-estimator", "residual"]) == _engine.EXIT_SOME_FAILED
+    relative = GOOD_DWI[2]
+    sidecar = json.loads((refit / _derivative(relative, "denoised", ".json")).read_text())
+    assert sidecar["DenoisingParameters"]["noise_estimator"] == "residual"
+    assert "degrees of freedom" in (refit / "logs" / "CITATION.md").read_text()
+    default = json.loads((plain / _derivative(relative, "denoised", ".json")).read_text())
+    assert default["DenoisingParameters"]["noise_estimator"] == _engine.DEFAULT_DENOISE_NOISE_ESTIMATOR
+    assert sidecar["NoiseSigma"]["median"] > default["NoiseSigma"]["median"]
+    assert bids.main([str(root), str(tmp_path / "bad"), *common, "--noise-estimator", "exp2"]) == _engine.EXIT_USAGE
+
+
 def test_without_matplotlib_a_run_is_done_without_its_reportlet_and_says_so(raw, tmp_path, monkeypatch):
     root, _, _ = raw
     from itk_svdlowrankreconstruction.bids import _runner

@@ -98,6 +98,7 @@ RankRuleFor(const LocalDenoiseOptions & options, const DenoiseGeometry & geometr
 {
   PatchRankRule rule;
   rule.policy = options.policy;
+  rule.noiseEstimator = options.noiseEstimator;
   rule.optimalShrinkage = options.shrinkage == Shrinkage::OptimalFrobenius;
   rule.removed = static_cast<int>(options.removedVolumeDimensions);
   if (NeedsMarchenkoPasturMedian(options.policy, options.noiseSigma != nullptr))

@@ -124,7 +124,8 @@ struct SlabSums
 /** What ChoosePatchRanks needs of LocalDenoiseOptions (plain values, for the device). */
 struct PatchRankRule
 {
-  RankPolicy policy{};      // read on the device by ChooseRank (svdlrChooseRank.h)
+  RankPolicy     policy{};  // read on the device by ChoosePatchRank (svdlrChooseRank.h)
+  NoiseEstimator noiseEstimator{ kDefaultNoiseEstimator };
   double     median{ 0.0 }; // MarchenkoPasturMedian(β), where NeedsMarchenkoPasturMedian
   bool       optimalShrinkage{ false };
   int        removed{ 0 }; // LocalDenoiseOptions::removedVolumeDimensions (NoiseShapeOf)

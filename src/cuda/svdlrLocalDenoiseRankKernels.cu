@@ -35,7 +35,7 @@ constexpr int kScalarThreads = 128; // one thread per patch
 // ---------------------------------------------------------------------------------------------------------------
 // ChoosePatchRanks
 
-/** One thread per patch: the rank rule every backend runs (ChooseRank, svdlrChooseRank.h), then the weights of
+/** One thread per patch: the rank rule every backend runs (ChoosePatchRank, svdlrChooseRank.h), then the weights of
  * PatchLowRank::Choose (svdlrPatchLowRank.cxx). */
 __global__ void
 __launch_bounds__(kScalarThreads)
@@ -55,7 +55,8 @@ __launch_bounds__(kScalarThreads)
   const double * lambda = eigenvalues + b * n;
   const double   sigmaGiven = knownSigma != nullptr ? static_cast<double>(knownSigma[batch.centres[b]]) : -1.0;
   const PatchNoiseShape shape = NoiseShapeOf(m, volumes, rule.removed);
-  const NoiseRank       decided = ChoosePatchRank(rule.policy, lambda, n, shape, sigmaGiven, rule.median);
+  const NoiseRank       decided =
+    ChoosePatchRank(rule.policy, rule.noiseEstimator, lambda, n, shape, sigmaGiven, rule.median);
   int rank = max(0, min(decided.rank, maxVectors));
   if (info != nullptr && info[b] != 0)
   {

@@ -17,7 +17,8 @@
  *=========================================================================*/
 // The local denoiser's CUDA backend against its CPU backend, which defines the semantics: the same σ map, rank
 // map and denoised series, to float rounding, on fresh random low-rank-plus-noise series, for both aggregations,
-// with and without a mask, with a known σ map (every noise policy, NORDIC's threshold too), in both memory layouts and in place, with the series cut into many
+// with and without a mask, with a known σ map (every noise policy, NORDIC's threshold too), with the residual
+// noise estimator, in both memory layouts and in place, with the series cut into many
 // slabs and batches, and with our eigen-solver or cuSOLVER's. The slab plan's invariants are checked on the host
 // (no GPU needed); every other test skips, saying why, without a usable CUDA device.
 #include "svdlrLocalDenoiseCudaTesting.h"
@@ -241,6 +242,33 @@ TEST_F(LocalDenoiseCuda, DemeanedSeriesEqualsCpu)
     options.patchSize = patch;
     options.volumeGroups = groups.data();
     ExpectGpuEqualsCpu(input, options);
+  }
+}
+
+TEST_F(LocalDenoiseCuda, ResidualNoiseEstimatorEqualsCpu)
+{
+  // The residual refit of σ (svdlr::NoiseEstimator::ResidualRefit) runs in ChoosePatchRank, on the device as on the
+  // host: the same σ map, ranks and series for the policies that estimate σ, both aggregations, and with a mask.
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series              input = LowRankPlusNoise({ 12, 13, 11 }, 28, 3, m_Random);
+  std::vector<std::uint8_t> mask(input.Voxels());
+  for (std::size_t v = 0; v < mask.size(); ++v)
+  {
+    mask[v] = (v / 5) % 4 != 0;
+  }
+  for (const auto policy : { svdlr::RankPolicy::MarchenkoPastur(svdlr::MarchenkoPasturEstimator::CorderoGrande2019),
+                             svdlr::RankPolicy::MarchenkoPastur(), svdlr::RankPolicy::GavishDonoho() })
+  {
+    for (const auto aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
+    {
+      LocalDenoiseOptions options = WrittenForOptions();
+      options.policy = policy;
+      options.aggregation = aggregation;
+      options.noiseEstimator = svdlr::NoiseEstimator::ResidualRefit;
+      ExpectGpuEqualsCpu(input, options);
+      options.mask = mask.data();
+      ExpectGpuEqualsCpu(input, options);
+    }
   }
 }
 

@@ -44,6 +44,13 @@ constexpr std::array<std::size_t, 3> kSize{9, 8, 7};
 constexpr std::size_t kVolumes = 30; // the default patch: 5 x 5 x 5
 constexpr double kSigma = 1.5;
 
+/** The noise estimator that is not the default, to see a preset set it back. */
+svdlr::NoiseEstimator OtherThanDefaultEstimator() {
+  return svdlr::kDefaultNoiseEstimator == svdlr::NoiseEstimator::ResidualRefit
+             ? svdlr::NoiseEstimator::MarchenkoPasturMean
+             : svdlr::NoiseEstimator::ResidualRefit;
+}
+
 LocalDenoiseOptions DefaultsOnCpu() {
   LocalDenoiseOptions options; // the defaults, untouched but for the backend
   options.backend = svdlr::Backend::CPU;
@@ -163,19 +170,23 @@ TEST(SVDLowRankDenoisePresets, DefaultPresetIsTheDefaults) {
                                      // them back
   fromPreset.shrinkage = Shrinkage::Hard;
   fromPreset.policy = RankPolicy::Fixed(4);
+  fromPreset.noiseEstimator =
+      OtherThanDefaultEstimator(); // moved away as well
   svdlr::ApplyDenoisePreset(*svdlr::FindDenoisePreset("default"), fromPreset);
   const LocalDenoiseOptions defaults;
   EXPECT_EQ(fromPreset.aggregation, defaults.aggregation);
   EXPECT_EQ(fromPreset.shrinkage, defaults.shrinkage);
   EXPECT_EQ(fromPreset.policy.kind, defaults.policy.kind);
   EXPECT_EQ(fromPreset.policy.estimator, defaults.policy.estimator);
+  EXPECT_EQ(fromPreset.noiseEstimator, defaults.noiseEstimator);
 }
 
 TEST(SVDLowRankDenoisePresets, DwidenoiseIsCentreVoxelHardThresholdAndExp2) {
   const svdlr::DenoisePreset *preset = svdlr::FindDenoisePreset("dwidenoise");
   ASSERT_NE(preset, nullptr);
   EXPECT_EQ(svdlr::DenoisePresetSettings(*preset),
-            "aggregation centre, shrinkage hard, policy mp-cg");
+            "aggregation centre, shrinkage hard, policy mp-cg, noise estimator mp");
+  EXPECT_EQ(preset->noiseEstimator, svdlr::NoiseEstimator::MarchenkoPasturMean);
   Random random;
   SCOPED_TRACE(random.SeedTrace());
   const NoisySeries series =
@@ -197,6 +208,16 @@ TEST(SVDLowRankDenoiseChoices, NamesRoundTrip) {
     ASSERT_TRUE(svdlr::ParseShrinkageName(name, value)) << name;
     EXPECT_EQ(svdlr::ShrinkageName(value), name);
   }
+  EXPECT_EQ(svdlr::NoiseEstimatorNameList(),
+            (std::vector<std::string>{"mp", "residual"}));
+  for (const std::string &name : svdlr::NoiseEstimatorNameList()) {
+    svdlr::NoiseEstimator value{};
+    ASSERT_TRUE(svdlr::ParseNoiseEstimatorName(name, value)) << name;
+    EXPECT_EQ(svdlr::NoiseEstimatorName(value), name);
+  }
+  svdlr::NoiseEstimator kept = svdlr::NoiseEstimator::ResidualRefit;
+  EXPECT_FALSE(svdlr::ParseNoiseEstimatorName("exp2", kept));
+  EXPECT_EQ(kept, svdlr::NoiseEstimator::ResidualRefit);
   PatchAggregation untouched = PatchAggregation::OverlapAverage;
   EXPECT_FALSE(svdlr::ParseAggregationName("center", untouched));
   EXPECT_EQ(untouched, PatchAggregation::OverlapAverage);

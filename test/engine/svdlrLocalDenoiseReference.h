@@ -58,7 +58,7 @@ struct ReferenceSettings
   const float *              knownSigma{ nullptr };
   double                     sphereRadius{ 0.0 }; // > 0: a sphere of this radius, `patch` its box
   std::vector<std::uint32_t> groups; // per volume, 0 .. G - 1; empty: no demeaning
-};
+  NoiseEstimator             noiseEstimator{ NoiseEstimator::MarchenkoPasturMean };
 
 /** The voxels (linear indices) of the sphere of `radius` centred on c whose box of extent e starts at s: the box's
  * voxels sorted by squared distance from c, then by (dz, dy, dx), the first as many as the unshifted box holds
@@ -98,6 +98,20 @@ ReferenceWeight(PatchAggregation aggregation, int rank, double distance2)
   if (aggregation == PatchAggregation::OverlapGaussianWeighted)
     return std::pow(2.0, -distance2);
   return 1.0;
+}
+};
+
+/** The residual refit of σ, written here from the singular values of the reference's own SVD (descending): the
+ * squares of those after the `rank` kept, summed in long double, over (rows - rank)(cols - rank). */
+inline double
+ReferenceResidualSigma(const std::vector<double> & singularDescending, int rows, int cols, int rank)
+{
+  long double residual = 0.0L;
+  for (std::size_t j = static_cast<std::size_t>(rank); j < singularDescending.size(); ++j)
+  {
+    residual += (long double)singularDescending[j] * (long double)singularDescending[j];
+  }
+  return double(std::sqrt(residual / ((long double)(rows - rank) * (long double)(cols - rank))));
 }
 
 inline ReferenceResult
@@ -189,6 +203,12 @@ ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
                                                             settings.policy.noiseSigma);
         else
           throw std::runtime_error("reference: policy not covered");
+        const bool estimated = known < 0.0 && (settings.policy.kind == RankPolicy::Kind::MarchenkoPastur ||
+                                               (settings.policy.kind == RankPolicy::Kind::GavishDonoho &&
+                                                !(settings.policy.noiseSigma > 0.0)));
+        if (settings.noiseEstimator == NoiseEstimator::ResidualRefit && estimated && decided.sigma > 0.0 &&
+            decided.rank < int(p))
+          decided.sigma = ReferenceResidualSigma(s, rows, cols, decided.rank);
 
         // Auto shrinks optimally where the patch has σ: a noise policy, or a known σ.
         const bool hasSigma = settings.knownSigma != nullptr ||

@@ -76,6 +76,7 @@ inline ReferenceSettings SettingsOf(const LocalDenoiseOptions &options,
   settings.knownSigma = options.noiseSigma;
   if (options.patchShape == PatchShape::Sphere)
     settings.sphereRadius = options.patchRadius; // the sphere tests give their radius
+  settings.noiseEstimator = options.noiseEstimator;
   return settings;
 }
 

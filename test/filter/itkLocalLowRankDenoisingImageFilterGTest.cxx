@@ -371,6 +371,47 @@ TEST(LocalLowRankDenoisingDefaults, AreTheEnginesOverlapAutoShrinkageAndCorderoG
   const svdlr::LocalDenoiseOptions engine;
   EXPECT_EQ(itk::LocalLowRankDenoisingBridge::ToEngine(filter->GetAggregation()), engine.aggregation);
   EXPECT_EQ(itk::LocalLowRankDenoisingBridge::ToEngine(filter->GetShrinkage()), engine.shrinkage);
+  EXPECT_EQ(itk::LocalLowRankDenoisingBridge::ToEngine(filter->GetNoiseEstimator()), engine.noiseEstimator);
+}
+
+TEST_F(LocalLowRankDenoising, NoiseEstimatorReachesTheEngine)
+{
+  // The residual refit raises each patch's σ above the Marchenko-Pastur mean (by sqrt(n / (n - r)) for the same
+  // noise eigenvalues, where the patch keeps r > 0), and the filter's σ map and output are the engine's with that option.
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->SetNoiseEstimator(itk::LocalLowRankDenoisingEnums::NoiseEstimator::ResidualRefit);
+  filter->Update();
+
+  const std::size_t          voxels = m_Series.noisy.Voxels();
+  svdlr::test::Series        expected = svdlr::test::EmptySeries(m_Series.noisy.size, m_Series.noisy.volumes);
+  std::vector<float>         refit(voxels), mean(voxels);
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  options.noiseEstimator = svdlr::NoiseEstimator::ResidualRefit;
+  svdlr::LocalDenoiseMaps maps;
+  maps.noiseSigma = refit.data();
+  svdlr::DenoiseLocalLowRank(m_Series.noisy.View(), expected.View(), maps, options);
+  options.noiseEstimator = svdlr::NoiseEstimator::MarchenkoPasturMean;
+  maps.noiseSigma = mean.data();
+  svdlr::test::Series other = svdlr::test::EmptySeries(m_Series.noisy.size, m_Series.noisy.volumes);
+  svdlr::DenoiseLocalLowRank(m_Series.noisy.View(), other.View(), maps, options);
+
+  const float * sigma = filter->GetNoiseSigmaOutput()->GetBufferPointer();
+  const float * output = filter->GetOutput()->GetBufferPointer();
+  for (std::size_t i = 0; i < expected.values.size(); ++i)
+  {
+    ASSERT_EQ(output[i], expected.values[i]) << "element " << i;
+  }
+  std::size_t higher = 0;
+  for (std::size_t v = 0; v < voxels; ++v)
+  {
+    ASSERT_EQ(sigma[v], refit[v]) << "voxel " << v;
+    EXPECT_GE(refit[v], mean[v]) << "voxel " << v; // equal only where every patch holding it kept rank 0
+    higher += refit[v] > mean[v];
+  }
+  EXPECT_GT(higher, voxels / 2);
 }
 
 TEST_F(LocalLowRankDenoising, DefaultOutputIsOverlapWithOptimalShrinkageAndExp2)

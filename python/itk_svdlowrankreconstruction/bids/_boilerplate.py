@@ -67,6 +67,10 @@ def methods_text(options: DenoiseOptions, version: str, datatypes: List[str]) ->
             f"ITK-free engine of the ITK [mccormick2014] remote module SVDLowRankReconstruction) by local low-rank "
             f"approximation: around every voxel, {patch} formed a matrix of patch voxels by volumes, whose "
             f"singular values at the noise level were removed; {_rank_sentence(options, cite)}.")
+    estimates_sigma = options.noise_sigma is None and options.policy_used() in ("mp", "mp-cg", "gd")
+    if estimates_sigma and (options.noise_estimator or _engine.DEFAULT_DENOISE_NOISE_ESTIMATOR) == "residual":
+        text += (" Once a patch's rank r was chosen, its noise level was measured as the energy outside the r "
+                 "components kept divided by the (voxels - r)(volumes - r) degrees of freedom they leave.")
     if options.shrinkage_used() == "frobenius":
         cite.append("gavish2017")
         text += (" The singular values kept were shrunk with Gavish and Donoho's optimal shrinker for the Frobenius "

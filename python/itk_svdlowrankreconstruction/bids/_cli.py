@@ -106,6 +106,10 @@ def _parser() -> argparse.ArgumentParser:
                                f"distance, FWHM 2 voxels (gaussian) (default {_engine.DEFAULT_DENOISE_AGGREGATION})")
     denoiser.add_argument("--shrinkage", choices=["auto", "hard", "frobenius"],
                           help=f"default {_engine.DEFAULT_DENOISE_SHRINKAGE}")
+    denoiser.add_argument("--noise-estimator", choices=list(_engine.NOISE_ESTIMATORS),
+                          help="how each patch's sigma is measured once its rank is chosen: mp (the "
+                               "Marchenko-Pastur fit's mean, dwidenoise's) or residual (the energy outside the kept "
+                               f"rank over its degrees of freedom); default {_engine.DEFAULT_DENOISE_NOISE_ESTIMATOR}")
     denoiser.add_argument("--policy", choices=list(_engine.POLICIES),
                           help=f"how each patch's rank is chosen (default {_engine.DEFAULT_DENOISE_POLICY})")
     denoiser.add_argument("--estimator", type=str.lower, choices=sorted(_ESTIMATORS),
@@ -151,7 +155,8 @@ def _options(arguments: argparse.Namespace) -> DenoiseOptions:
                           energy_fraction=arguments.energy_fraction, noise_sigma=arguments.noise_sigma,
                           backend=arguments.backend, device_id=arguments.device, threads=arguments.nthreads,
                           vst=arguments.vst, noise_floor=arguments.noise_floor, coils=arguments.coils,
-                          demean=arguments.demean)
+                          demean=arguments.demean,
+                          noise_estimator=arguments.noise_estimator)
 
 
 def _print_row(row: dict) -> None:
