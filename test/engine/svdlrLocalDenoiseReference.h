@@ -59,6 +59,7 @@ struct ReferenceSettings
   double                     sphereRadius{ 0.0 }; // > 0: a sphere of this radius, `patch` its box
   std::vector<std::uint32_t> groups; // per volume, 0 .. G - 1; empty: no demeaning
   NoiseEstimator             noiseEstimator{ NoiseEstimator::MarchenkoPasturMean };
+};
 
 /** The voxels (linear indices) of the sphere of `radius` centred on c whose box of extent e starts at s: the box's
  * voxels sorted by squared distance from c, then by (dz, dy, dx), the first as many as the unshifted box holds
@@ -99,7 +100,6 @@ ReferenceWeight(PatchAggregation aggregation, int rank, double distance2)
     return std::pow(2.0, -distance2);
   return 1.0;
 }
-};
 
 /** The residual refit of σ, written here from the singular values of the reference's own SVD (descending): the
  * squares of those after the `rank` kept, summed in long double, over (rows - rank)(cols - rank). */
