@@ -611,7 +611,7 @@ private:
         }
         if (m_Maps.rank != nullptr)
         {
-          const double rank = covered ? std::round(plane.rank[index] / plane.weights[index]) : 0.0;
+          const double rank = covered ? AggregatedRank(plane.rank[index], plane.weights[index]) : 0.0;
           m_Maps.rank[voxel] = static_cast<std::uint16_t>(std::min(rank, 65535.0));
         }
       }

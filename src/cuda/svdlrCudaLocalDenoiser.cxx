@@ -288,6 +288,16 @@ private:
                   "svdlr: not even one plane of the series and one patch fit in the " + MiB(available) +
                     " of device memory available to the local denoiser");
     }
+    if (m_Geometry.sphereVoxels > 0 && m_Plan.slabs.size() > 1)
+    {
+      // Measured on the H100 (LocalDenoiseCuda.SphereOverSeveralSlabsIsRefused): spheres over several slabs do not
+      // give the CPU's result, while one slab does. Refused until that is found, so that no wrong output is written;
+      // Auto then runs on the CPU.
+      throw Error(ErrorCode::BackendUnavailable,
+                  "svdlr: a spherical patch runs on the GPU only when the whole series fits on it at once (this "
+                  "one needs " + std::to_string(m_Plan.slabs.size()) + " slabs of " + MiB(available) +
+                  "); use the CPU backend, or a cuboid patch");
+    }
     if (m_Trace != nullptr)
     {
       m_Trace->slabs = m_Plan.slabs.size();

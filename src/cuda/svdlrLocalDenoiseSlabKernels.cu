@@ -20,6 +20,8 @@
 // planes in the layout they travel back in, and the σ and rank maps.
 #include "svdlrLocalDenoiseKernels.cuh"
 
+#include "svdlrAggregationWeight.h"
+
 #include "svdlrCudaCheck.h"
 
 #include <algorithm>
@@ -175,7 +177,7 @@ __launch_bounds__(256)
     }
     if (rankMap != nullptr)
     {
-      const double rank = covered ? round(sums.rank[local] / weight) : 0.0; // half away from 0, as std::round
+      const double rank = covered ? AggregatedRank(sums.rank[local], weight) : 0.0;
       rankMap[v] = static_cast<std::uint16_t>(fmin(rank, 65535.0));
     }
   }

@@ -82,21 +82,27 @@ TEST_F(LocalDenoiseCuda, WeightedCuboidAggregationsEqualCpuWithAMask)
   }
 }
 
-TEST_F(LocalDenoiseCuda, SphereAcrossManySlabsAndBatchesEqualsCpu)
+TEST_F(LocalDenoiseCuda, SphereOverSeveralSlabsIsRefused)
 {
-  // One centre plane per slab and small batches: the sums (weights included) carried from slab to slab.
+  // One centre plane per slab: the sphere's GPU path gave values off by up to 1.1 (series rms 10.8) at nearly every
+  // voxel on the H100, for every aggregation, while one slab matches the CPU. Until that is found the CUDA backend
+  // refuses a sphere that needs several slabs (BackendUnavailable, so that Auto runs on the CPU); a cuboid over
+  // several slabs is tested in svdlrLocalDenoiseCudaGTest.
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series input = LowRankPlusNoise({ 12, 11, 14 }, 22, 3, m_Random);
-  for (const auto aggregation : kEveryAggregation)
+  const LocalDenoiseOptions                   options = SphereOptions(PatchAggregation::OverlapAverage, 0.0);
+  const Result                                cpu = Denoise(input, options, svdlr::Backend::CPU);
+  const svdlr::detail::LocalDenoiseCudaTuning tuning = OnePlanePerSlabTuning(input, cpu, options);
+  svdlr::detail::LocalDenoiseCudaTrace        trace;
+  try
   {
-    SCOPED_TRACE(std::string("aggregation ") + svdlr::AggregationName(aggregation));
-    const LocalDenoiseOptions                   options = SphereOptions(aggregation, 0.0);
-    const Result                                cpu = Denoise(input, options, svdlr::Backend::CPU);
-    const svdlr::detail::LocalDenoiseCudaTuning tuning = OnePlanePerSlabTuning(input, cpu, options);
-    svdlr::detail::LocalDenoiseCudaTrace        trace;
-    const Result gpu = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
-    EXPECT_GE(trace.slabs, 7u) << "the plan did not shrink its slabs";
-    ExpectSameResult(gpu, cpu, input);
+    DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+    FAIL() << "a sphere over several slabs ran on the GPU";
+  }
+  catch (const svdlr::Error & error)
+  {
+    EXPECT_EQ(error.Code(), svdlr::ErrorCode::BackendUnavailable);
+    EXPECT_NE(std::string(error.what()).find("spherical patch"), std::string::npos) << error.what();
   }
 }
 
