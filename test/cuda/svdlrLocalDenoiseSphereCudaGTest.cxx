@@ -84,11 +84,11 @@ TEST_F(LocalDenoiseCuda, WeightedCuboidAggregationsEqualCpuWithAMask)
 
 TEST_F(LocalDenoiseCuda, SphereOverThinSlabsIsRefused)
 {
-  // One centre plane per slab (a 3-deep patch) and small batches: the sphere's GPU path gave values off by up to 1.1
-  // (series rms 10.8) at nearly every voxel on the H100, for every aggregation, while the default plan (several
-  // slabs, each deeper than the patch) matches the CPU. Until that is found the CUDA backend refuses a sphere on
-  // slabs thinner than the patch (BackendUnavailable, so that Auto runs on the CPU); a cuboid on one-plane slabs is
-  // tested in svdlrLocalDenoiseCudaGTest.
+  // One centre plane per slab and small batches: the sphere's GPU path gave values off by up to 1.1 (series rms
+  // 10.8) at nearly every voxel on the H100, for every aggregation, while plans of 3 and 4 centre planes a slab match
+  // the CPU (the tests above). Until that is found the CUDA backend refuses a sphere on slabs of fewer than 3 centre
+  // planes (BackendUnavailable, so that Auto runs on the CPU); a cuboid on one-plane slabs is tested in
+  // svdlrLocalDenoiseCudaGTest.
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series input = LowRankPlusNoise({ 12, 11, 14 }, 22, 3, m_Random);
   const LocalDenoiseOptions                   options = SphereOptions(PatchAggregation::OverlapAverage, 0.0);
