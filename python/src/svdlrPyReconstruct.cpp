@@ -22,6 +22,7 @@
 // back briefly to run the caller's progress function and Python's signal handlers, so Ctrl-C stops the
 // work at the next batch boundary and raises KeyboardInterrupt.
 #include "svdlrPyReconstruct.h"
+#include "svdlrPyArrays.h"
 
 #include "svdlrPyErrors.h"
 #include "svdlrPyProgress.h"
@@ -173,26 +174,6 @@ MakeOptions(const std::optional<std::string> & policy,
   }
   options.threads = static_cast<unsigned>(threads);
   return options;
-}
-
-/** A new C-ordered NumPy array of `ndim` dimensions; `data` receives its buffer (left uninitialised). NumPy itself
- * allocates it: it asks the kernel for huge pages on large arrays, so the engine's first write into a fresh result
- * takes a few hundred page faults instead of one per 4 KiB (12.7 ms of a 22.7 ms W1 call on the H100 machine with
- * `new[]`, docs/performance.md). Needs the GIL. */
-template <typename T>
-nb::object
-NewNumpyArray(std::size_t ndim, const std::size_t * shape, T *& data)
-{
-  nb::list dimensions;
-  for (std::size_t i = 0; i < ndim; ++i)
-  {
-    dimensions.append(shape[i]);
-  }
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int64_t>);
-  const char * dtype = std::is_same_v<T, float> ? "float32" : std::is_same_v<T, double> ? "float64" : "int64";
-  nb::object   array = nb::module_::import_("numpy").attr("empty")(nb::tuple(dimensions), dtype);
-  data = nb::cast<nb::ndarray<nb::numpy, T, nb::c_contig>>(array).data();
-  return array;
 }
 
 /** Checks that `out` can receive the reconstruction of `input` and returns its buffer. */
