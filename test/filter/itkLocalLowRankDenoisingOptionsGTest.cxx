@@ -1,0 +1,142 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// LocalLowRankDenoisingImageFilter's newer settings reaching the engine: magnitude noise, the enums' bridge, the
+// spherical patch with weighted aggregation, and the volume groups of demeaning.
+#include "itkLocalLowRankDenoisingTesting.h"
+
+namespace
+{
+
+/** |series| as a magnitude: a positive low-rank signal plus Gaussian noise, taken in absolute value. */
+svdlr::test::Series
+MagnitudeOf(const svdlr::test::Series & series)
+{
+  svdlr::test::Series magnitude = series;
+  for (float & value : magnitude.values)
+  {
+    value = std::abs(value);
+  }
+  return magnitude;
+}
+
+} // namespace
+
+TEST_F(LocalLowRankDenoising, MagnitudeNoiseSettingsReachTheEngine)
+{
+  const svdlr::test::Series magnitude = MagnitudeOf(m_Series.noisy);
+  auto                      filter = Filter4D::New();
+  filter->SetInput(ToImage(magnitude));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->StabiliseMagnitudeOn();
+  filter->RemoveNoiseFloorOn();
+  filter->SetCoils(3);
+  filter->Update();
+
+  svdlr::test::Series        expected = svdlr::test::EmptySeries(magnitude.size, magnitude.volumes);
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  options.magnitudeNoise.stabilise = true;
+  options.magnitudeNoise.noiseFloor = true;
+  options.magnitudeNoise.coils = 3;
+  svdlr::DenoiseLocalLowRank(magnitude.View(), expected.View(), {}, options);
+  const float * output = filter->GetOutput()->GetBufferPointer();
+  double      changed = 0.0;
+  for (std::size_t i = 0; i < expected.values.size(); ++i)
+  {
+    ASSERT_EQ(output[i], expected.values[i]) << "element " << i;
+    changed += std::abs(output[i] - magnitude.values[i]);
+  }
+  EXPECT_GT(changed, 0.0);
+}
+
+TEST_F(LocalLowRankDenoising, StabilisingWithoutSigmaIsRefused)
+{
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(MagnitudeOf(m_Series.noisy)));
+  filter->SetRank(3);
+  filter->StabiliseMagnitudeOn();
+  EXPECT_NE(UpdateError(filter.GetPointer()).find("need sigma"), std::string::npos);
+}
+
+namespace
+{
+
+TEST(LocalLowRankDenoisingEnums, EnumsMapToTheEngineAndBack)
+{
+  using Aggregation = itk::LocalLowRankDenoisingEnums::Aggregation;
+  using Shape = itk::LocalLowRankDenoisingEnums::PatchShape;
+  namespace bridge = itk::LocalLowRankDenoisingBridge;
+  const std::pair<Aggregation, svdlr::PatchAggregation> aggregations[] = {
+    { Aggregation::CentreVoxel, svdlr::PatchAggregation::CentreVoxel },
+    { Aggregation::OverlapAverage, svdlr::PatchAggregation::OverlapAverage },
+    { Aggregation::OverlapRankWeighted, svdlr::PatchAggregation::OverlapRankWeighted },
+    { Aggregation::OverlapGaussianWeighted, svdlr::PatchAggregation::OverlapGaussianWeighted }
+  };
+  for (const auto & [itkValue, engineValue] : aggregations)
+  {
+    EXPECT_EQ(bridge::ToEngine(itkValue), engineValue);
+    EXPECT_EQ(bridge::FromEngine(engineValue), itkValue);
+  }
+  EXPECT_EQ(bridge::ToEngine(Shape::Sphere), svdlr::PatchShape::Sphere);
+  EXPECT_EQ(bridge::FromEngine(svdlr::PatchShape::Cuboid), Shape::Cuboid);
+}
+
+} // namespace
+
+TEST_F(LocalLowRankDenoising, ASphereWithGaussianWeightsReachesTheEngineAndReportsItsPatch)
+{
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->SetPatchShape(itk::LocalLowRankDenoisingEnums::PatchShape::Sphere);
+  filter->SetAggregation(itk::LocalLowRankDenoisingEnums::Aggregation::OverlapGaussianWeighted);
+  filter->Update();
+  const auto & size = m_Series.noisy.size;
+  const svdlr::SpherePatch sphere = svdlr::SpherePatchUsed({ size[0], size[1], size[2] }, m_Series.noisy.volumes, 0.0);
+  EXPECT_EQ(filter->GetPatchVoxelsUsed(), sphere.voxels);
+  EXPECT_EQ(filter->GetPatchRadiusUsed(), sphere.radius);
+  EXPECT_LT(RmsError(filter->GetOutput()->GetBufferPointer(), m_Series.clean),
+            RmsError(m_Series.noisy.values.data(), m_Series.clean));
+  filter->SetPatchSize({ { 3, 3, 3 } }); // a sphere takes a radius
+  EXPECT_NE(UpdateError(filter).find("takes PatchRadius"), std::string::npos);
+}
+
+TEST_F(LocalLowRankDenoising, VolumeGroupsReachTheEngineAndMustHaveOnePerVolume)
+{
+  const std::vector<std::uint32_t> groups =
+    svdlr::DemeanGroups(svdlr::Demean::Echoes, m_Series.noisy.volumes, 2, {}); // two "echoes" of 12 volumes
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->SetVolumeGroups(groups);
+  filter->Update();
+
+  svdlr::test::Series        expected = svdlr::test::EmptySeries(m_Series.noisy.size, m_Series.noisy.volumes);
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  options.volumeGroups = groups.data();
+  svdlr::DenoiseLocalLowRank(m_Series.noisy.View(), expected.View(), {}, options);
+  const float * output = filter->GetOutput()->GetBufferPointer();
+  for (std::size_t i = 0; i < expected.values.size(); ++i)
+  {
+    ASSERT_EQ(output[i], expected.values[i]) << "element " << i;
+  }
+
+  filter->SetVolumeGroups(std::vector<std::uint32_t>(groups.begin(), groups.end() - 1));
+  EXPECT_NE(UpdateError(filter.GetPointer()).find("one per volume"), std::string::npos);
+}

@@ -1,0 +1,158 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkLocalLowRankDenoisingTesting_h
+#define itkLocalLowRankDenoisingTesting_h
+
+// The LocalLowRankDenoisingImageFilter tests' series, image conversions and fixture, shared by the test files of
+// itkLocalLowRankDenoisingImageFilterGTest.
+
+#include "itkLocalLowRankDenoisingImageFilter.h"
+
+#include "itkCommand.h"
+#include "itkImageFileReader.h"
+#include "itkNiftiImageIOFactory.h"
+#include "itkSVDLowRankReconstructionImageFilter.h"
+#include "svdlrTestData.h"
+#include "svdlr/VolumeGroups.h"
+#include "svdlrTestSeries.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+namespace
+{
+
+using Series4D = itk::Image<float, 4>;
+using SeriesVector = itk::VectorImage<float, 3>;
+using Filter4D = itk::LocalLowRankDenoisingImageFilter<Series4D>;
+using FilterVector = itk::LocalLowRankDenoisingImageFilter<SeriesVector>;
+
+/** A 4D image holding `series`, with a non-trivial geometry. */
+Series4D::Pointer
+ToImage(const svdlr::test::Series & series)
+{
+  auto                image = Series4D::New();
+  Series4D::SizeType  size{ { series.size[0], series.size[1], series.size[2], series.volumes } };
+  Series4D::SpacingType spacing;
+  Series4D::PointType   origin;
+  Series4D::DirectionType direction;
+  direction.SetIdentity();
+  for (unsigned int i = 0; i < 4; ++i)
+  {
+    spacing[i] = 0.5 + i;
+    origin[i] = -10.0 * i;
+  }
+  direction[0][0] = 0.0; // x and y swapped: a real rotation, so that the maps' geometry is checked
+  direction[0][1] = 1.0;
+  direction[1][0] = 1.0;
+  direction[1][1] = 0.0;
+  image->SetRegions(size);
+  image->SetSpacing(spacing);
+  image->SetOrigin(origin);
+  image->SetDirection(direction);
+  image->Allocate();
+  std::copy(series.values.begin(), series.values.end(), image->GetBufferPointer());
+  return image;
+}
+
+SeriesVector::Pointer
+ToVectorImage(const svdlr::test::Series & series)
+{
+  auto                     image = SeriesVector::New();
+  SeriesVector::SizeType   size{ { series.size[0], series.size[1], series.size[2] } };
+  image->SetRegions(size);
+  image->SetNumberOfComponentsPerPixel(static_cast<unsigned int>(series.volumes));
+  image->Allocate();
+  float * buffer = image->GetBufferPointer();
+  for (std::size_t v = 0; v < series.Voxels(); ++v)
+  {
+    for (std::size_t t = 0; t < series.volumes; ++t)
+    {
+      buffer[v * series.volumes + t] = series(v, t);
+    }
+  }
+  return image;
+}
+
+double
+RmsError(const float * a, const svdlr::test::Series & b)
+{
+  double sum = 0.0;
+  for (std::size_t i = 0; i < b.values.size(); ++i)
+  {
+    sum += (a[i] - b.values[i]) * static_cast<double>(a[i] - b.values[i]);
+  }
+  return std::sqrt(sum / static_cast<double>(b.values.size()));
+}
+
+double
+Median(std::vector<double> values)
+{
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
+/** The configuration the tests with measured bounds were measured with, dwidenoise's with the Veraart estimator
+ * (centre voxel, hard threshold, Exp1), pinned so that the defaults can move without moving those bounds. */
+template <typename TFilter>
+void
+PinMeasuredConfiguration(TFilter * filter)
+{
+  filter->SetAggregation(itk::LocalLowRankDenoisingEnums::Aggregation::CentreVoxel);
+  filter->SetShrinkage(itk::LocalLowRankDenoisingEnums::Shrinkage::Hard);
+  filter->SetMarchenkoPasturEstimator(itk::SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::Veraart2016);
+}
+
+std::string
+UpdateError(itk::ProcessObject * filter)
+{
+  try
+  {
+    filter->Update();
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    return error.GetDescription();
+  }
+  ADD_FAILURE() << "Update() did not throw";
+  return {};
+}
+
+class LocalLowRankDenoising : public ::testing::Test
+{
+protected:
+  void
+  SetUp() override
+  {
+    m_Series = svdlr::test::LowRankSeries({ { 14, 12, 10 } }, 24, 3, 2.0, 12.0, m_Random);
+  }
+  svdlr::test::Random      m_Random;
+  svdlr::test::NoisySeries m_Series;
+
+private:
+  ::testing::ScopedTrace m_SeedTrace{ __FILE__, __LINE__, m_Random.SeedTrace() }; // on every failure of the suite
+};
+
+} // namespace
+
+#endif
