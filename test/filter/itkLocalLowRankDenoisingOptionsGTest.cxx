@@ -21,6 +21,13 @@
 
 namespace
 {
+// A suite name of its own: the fixture, in an anonymous namespace, is another class in each test file, and GoogleTest
+// refuses one suite over two fixture classes.
+using LocalLowRankDenoisingSettings = LocalLowRankDenoising;
+} // namespace
+
+namespace
+{
 
 /** |series| as a magnitude: a positive low-rank signal plus Gaussian noise, taken in absolute value. */
 svdlr::test::Series
@@ -36,7 +43,7 @@ MagnitudeOf(const svdlr::test::Series & series)
 
 } // namespace
 
-TEST_F(LocalLowRankDenoising, MagnitudeNoiseSettingsReachTheEngine)
+TEST_F(LocalLowRankDenoisingSettings, MagnitudeNoiseSettingsReachTheEngine)
 {
   const svdlr::test::Series magnitude = MagnitudeOf(m_Series.noisy);
   auto                      filter = Filter4D::New();
@@ -64,7 +71,7 @@ TEST_F(LocalLowRankDenoising, MagnitudeNoiseSettingsReachTheEngine)
   EXPECT_GT(changed, 0.0);
 }
 
-TEST_F(LocalLowRankDenoising, StabilisingWithoutSigmaIsRefused)
+TEST_F(LocalLowRankDenoisingSettings, StabilisingWithoutSigmaIsRefused)
 {
   auto filter = Filter4D::New();
   filter->SetInput(ToImage(MagnitudeOf(m_Series.noisy)));
@@ -98,7 +105,7 @@ TEST(LocalLowRankDenoisingEnums, EnumsMapToTheEngineAndBack)
 
 } // namespace
 
-TEST_F(LocalLowRankDenoising, ASphereWithGaussianWeightsReachesTheEngineAndReportsItsPatch)
+TEST_F(LocalLowRankDenoisingSettings, ASphereWithGaussianWeightsReachesTheEngineAndReportsItsPatch)
 {
   auto filter = Filter4D::New();
   filter->SetInput(ToImage(m_Series.noisy));
@@ -116,7 +123,7 @@ TEST_F(LocalLowRankDenoising, ASphereWithGaussianWeightsReachesTheEngineAndRepor
   EXPECT_NE(UpdateError(filter).find("takes PatchRadius"), std::string::npos);
 }
 
-TEST_F(LocalLowRankDenoising, VolumeGroupsReachTheEngineAndMustHaveOnePerVolume)
+TEST_F(LocalLowRankDenoisingSettings, VolumeGroupsReachTheEngineAndMustHaveOnePerVolume)
 {
   const std::vector<std::uint32_t> groups =
     svdlr::DemeanGroups(svdlr::Demean::Echoes, m_Series.noisy.volumes, 2, {}); // two "echoes" of 12 volumes
