@@ -112,8 +112,11 @@ inline ReferenceDistance DistanceToReference(const Series &input,
     distance.sigma = std::max(
         distance.sigma, std::abs(double(result.sigma[v]) - reference.sigma[v]) /
                             (reference.sigma[v] + 1e-6));
+    // The documented rounding of a mean rank (LocalDenoise.h, AggregatedRank):
+    // half up, a tie moved up by 1e-9, so that a tie summed to just below a
+    // half in either order rounds alike.
     distance.ranks += result.rank[v] != static_cast<std::uint16_t>(
-                                            std::lround(reference.rank[v]));
+                                            std::floor(reference.rank[v] + 0.5 + 1e-9));
   }
   return distance;
 }
