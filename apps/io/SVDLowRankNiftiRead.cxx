@@ -141,8 +141,7 @@ NiftiBytesImageIO::ReadFrom(const NiftiFileBytes & file, void * buffer)
   const itk::IOComponentEnum onDisk = ComponentOf(header.datatype);
   if (header.version != 1 || !header.singleFile || onDisk == itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE ||
       this->GetNumberOfComponents() != 1 || this->GetPixelType() != itk::IOPixelEnum::SCALAR ||
-      !(header.storedVoxOffset >= 352.0 && header.storedVoxOffset < 2147483647.0 &&
-        header.storedVoxOffset == std::floor(header.storedVoxOffset)) ||
+      !ItkReadsVoxOffset(header) ||
       header.bitpix != 8 * static_cast<int>(BytesOf(onDisk)))
   {
     return false;

@@ -22,34 +22,11 @@
 
 namespace svdlr_io
 {
-namespace
-{
-
-/** An integer type's voxels: read as ITK does (promoted to float for a rescale), then cast to float. */
-template <typename TDisk>
-void
-IntegerAsFloat(const unsigned char * data, std::size_t count, bool swapped, const NiftiRescale & r, float * out)
-{
-  if (r.rescale)
-  {
-    ConvertNiftiVoxels<TDisk>(data, count, swapped, true, r, out);
-    return;
-  }
-  for (std::size_t i = 0; i < count; ++i)
-  {
-    out[i] = static_cast<float>(NiftiValueAt<TDisk>(data, i, swapped));
-  }
-}
-
-} // namespace
-
 bool
 NiftiVoxelsAsFloat(const NiftiFileBytes & file, float * out)
 {
   const NiftiHeader & header = file.header;
-  if (header.version != 1 || !header.singleFile ||
-      !(header.storedVoxOffset >= 352.0 && header.storedVoxOffset < 2147483647.0 &&
-        header.storedVoxOffset == std::floor(header.storedVoxOffset)))
+  if (header.version != 1 || !header.singleFile || !ItkReadsVoxOffset(header))
   {
     return false;
   }
@@ -66,21 +43,21 @@ NiftiVoxelsAsFloat(const NiftiFileBytes & file, float * out)
   const NiftiRescale    r = RescaleOf(header);
   const auto            is = [&](int datatype, int bitpix) { return header.datatype == datatype && header.bitpix == bitpix; };
   if (is(2, 8))
-    IntegerAsFloat<std::uint8_t>(data, n, swapped, r, out);
+    ConvertNiftiVoxels<std::uint8_t>(data, n, swapped, true, r, out);
   else if (is(256, 8))
-    IntegerAsFloat<std::int8_t>(data, n, swapped, r, out);
+    ConvertNiftiVoxels<std::int8_t>(data, n, swapped, true, r, out);
   else if (is(4, 16))
-    IntegerAsFloat<std::int16_t>(data, n, swapped, r, out);
+    ConvertNiftiVoxels<std::int16_t>(data, n, swapped, true, r, out);
   else if (is(512, 16))
-    IntegerAsFloat<std::uint16_t>(data, n, swapped, r, out);
+    ConvertNiftiVoxels<std::uint16_t>(data, n, swapped, true, r, out);
   else if (is(8, 32))
-    IntegerAsFloat<std::int32_t>(data, n, swapped, r, out);
+    ConvertNiftiVoxels<std::int32_t>(data, n, swapped, true, r, out);
   else if (is(768, 32))
-    IntegerAsFloat<std::uint32_t>(data, n, swapped, r, out);
+    ConvertNiftiVoxels<std::uint32_t>(data, n, swapped, true, r, out);
   else if (is(1024, 64))
-    IntegerAsFloat<std::int64_t>(data, n, swapped, r, out);
+    ConvertNiftiVoxels<std::int64_t>(data, n, swapped, true, r, out);
   else if (is(1280, 64))
-    IntegerAsFloat<std::uint64_t>(data, n, swapped, r, out);
+    ConvertNiftiVoxels<std::uint64_t>(data, n, swapped, true, r, out);
   else if (is(16, 32))
     ConvertNiftiVoxels<float>(data, n, swapped, false, r, out);
   else if (is(64, 64))

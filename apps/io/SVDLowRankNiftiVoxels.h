@@ -52,6 +52,14 @@ RescaleOf(const NiftiHeader & header)
   return r;
 }
 
+/** Whether ITK 5.2's NIfTI reader takes the header's vox_offset: a whole number from 352 on that fits an int. */
+inline bool
+ItkReadsVoxOffset(const NiftiHeader & header)
+{
+  return header.storedVoxOffset >= 352.0 && header.storedVoxOffset < 2147483647.0 &&
+         header.storedVoxOffset == std::floor(header.storedVoxOffset);
+}
+
 /** One on-disk value, in this machine's byte order. */
 template <typename T>
 T
@@ -73,8 +81,9 @@ CleanedNiftiValue(T value)
 }
 
 /** NiftiImageIO::Read for `count` scalars of on-disk type TDisk: as they are (and then rescaled in their own type),
- * or, when ITK promoted an integer type to float for the rescale (`toFloat`), cast to float first (its CastCopy),
- * then rescaled in double (its RescaleFunction). `buffer` holds TDisk, or float when `toFloat`. */
+ * or, with `toFloat`, cast to float first (its CastCopy when it promotes an integer type for a rescale; without one,
+ * what a float image's reader gives), then rescaled in double (its RescaleFunction). `buffer` holds TDisk, or float
+ * when `toFloat`. */
 template <typename TDisk>
 void
 ConvertNiftiVoxels(const unsigned char * data, std::size_t count, bool swapped, bool toFloat, const NiftiRescale & r,
