@@ -140,9 +140,11 @@ def main() -> None:
     n = arguments.subjects
     print(f"# svdlr-bids: {n} subjects of {Path(arguments.phantom).name}, {gpus} GPU(s), {os.cpu_count()} cores")
 
-    one = timed_cli(raw, work / "out-1gpu", "--backend", backend, "--no-reports")
+    # One GPU named: without --devices (or --device) the App shares the runs over every GPU of the host.
+    one_gpu = ["--devices", "0"] if backend != "cpu" else []
+    one = timed_cli(raw, work / "out-1gpu", "--backend", backend, "--no-reports", *one_gpu)
     print(f"- one GPU, one process: {one:.1f} s ({n / one:.2f} runs/s)")
-    figures = timed_cli(raw, work / "out-reports", "--backend", backend, "--participant-label", "01")
+    figures = timed_cli(raw, work / "out-reports", "--backend", backend, "--participant-label", "01", *one_gpu)
     print(f"  one run with its reportlet: {figures:.1f} s "
           f"({'drawn' if list((work / 'out-reports').rglob('*.png')) else 'no reportlet (matplotlib missing?)'})")
     results = {"one": one}

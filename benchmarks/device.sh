@@ -416,6 +416,10 @@ stage_bids-app() {
     python3 "$root/benchmarks/bids_app_session.py" --phantom "$b/phantom$size" --subjects "${SUBJECTS:-20}" \
     --work "$b" --dwidenoise "$bin/dwidenoise" --dwidenoise-subjects "${DWIDENOISE_SUBJECTS:-2}" 2>&1 |
     tee "$dir/session.log" | grep -E '^(#|-|  )' | tee -a "$summary"
+  # BIDS_TRACE=1: then the App in one process on one GPU and on two, each step timed (bids_app_trace.py)
+  [ -z "${BIDS_TRACE:-}" ] || PYTHONPATH=$pkg:$PYTHONPATH timeout $(( ${BIDS_BUDGET:-540} - ($(date +%s) - started) )) \
+    python3 "$root/benchmarks/bids_app_trace.py" --phantom "$b/phantom$size" --subjects "${SUBJECTS:-20}" \
+    --work "$b" 2>&1 | tee "$dir/trace.log" | grep -E '^(#|-|  )' | tee -a "$summary"
 }
 
 # The .nii.gz read's decompression (apps/io/SVDLowRankParallelGunzip.h) on the denoise phantom (make_denoise_series.py)

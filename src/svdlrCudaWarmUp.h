@@ -68,7 +68,7 @@ AutoPrefersCpuWhenCold(std::size_t count, std::size_t rows, std::size_t cols, co
 {
   const std::size_t rank =
     options.policy.kind == RankPolicy::Kind::FixedRank ? options.policy.rank : std::min(rows, cols) / 2;
-  const unsigned threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = options.threads > 0 ? options.threads : UsableCpuThreads();
   return EstimatedCpuSeconds(count, rows, cols, rank, threads) < kCudaColdStartSeconds;
 }
 

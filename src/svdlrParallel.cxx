@@ -23,8 +23,40 @@
 #include <mutex>
 #include <thread>
 
+#ifdef __linux__
+#  include <sched.h>
+#endif
+
 namespace svdlr
 {
+
+namespace
+{
+std::atomic<unsigned> g_CpuThreadLimit{ 0 };
+}
+
+unsigned
+UsableCpuThreads() noexcept
+{
+  unsigned usable = std::max(1u, std::thread::hardware_concurrency());
+#ifdef __linux__
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0)
+  {
+    usable = static_cast<unsigned>(CPU_COUNT(&allowed));
+  }
+#endif
+  const unsigned limit = g_CpuThreadLimit.load();
+  return limit > 0 ? std::min(usable, limit) : usable;
+}
+
+void
+LimitCpuThreads(unsigned most) noexcept
+{
+  g_CpuThreadLimit.store(most);
+}
+
 namespace detail
 {
 
@@ -35,7 +67,7 @@ WorkerCount(unsigned threads)
   {
     return threads;
   }
-  return std::max(1u, std::thread::hardware_concurrency());
+  return UsableCpuThreads();
 }
 
 unsigned
@@ -49,7 +81,7 @@ StdThreadParallelFor(unsigned threads, std::size_t n, const std::function<void(s
 {
   if (threads == 0)
   {
-    threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = UsableCpuThreads();
   }
   const std::size_t        workers = std::min<std::size_t>(threads, n);
   std::atomic<std::size_t> next{ 0 };

@@ -17,6 +17,8 @@
  *=========================================================================*/
 #include "SVDLowRankGzip.h"
 
+#include "svdlr/Engine.h"
+
 #include <libdeflate.h>
 
 #include <algorithm>
@@ -124,7 +126,7 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
   std::uint64_t        tries = 0;
   const RunningGzipJob running;
   const unsigned       threads =
-    settings.threads > 0 ? settings.threads : ShareOfThreads(std::max(1u, std::thread::hardware_concurrency()));
+    settings.threads > 0 ? settings.threads : ShareOfThreads(svdlr::UsableCpuThreads());
   bool parallel = threads > 1;
   while (in < size && StartsGzipMember(compressed + in, size - in))
   {

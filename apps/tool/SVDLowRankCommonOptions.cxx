@@ -18,12 +18,14 @@
 #include "SVDLowRankCommonOptions.h"
 
 #include "svdlr/Defaults.h"
+#include "svdlr/Engine.h"
 #include "svdlr/Names.h"
 
 #include "itkMultiThreaderBase.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -144,6 +146,12 @@ AddRunOptions(CLI::App & app, RunOptions & run)
 void
 ApplyThreads(unsigned threads)
 {
+  // Without --nthreads: the CPUs this process may run on (svdlr::UsableCpuThreads: SLURM's, taskset's), which ITK's
+  // own default, the machine's count, does not see; ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS still decides when set.
+  if (threads == 0 && std::getenv("ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS") == nullptr)
+  {
+    threads = std::min(svdlr::UsableCpuThreads(), itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
+  }
   if (threads > 0)
   {
     itk::MultiThreaderBase::SetGlobalMaximumNumberOfThreads(threads);

@@ -43,6 +43,7 @@
 #include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
 #include "itkLocalLowRankDenoisingImageFilter.h"
+#include "svdlr/Engine.h"
 #include "svdlr/LocalDenoise.h"
 
 #include <algorithm>
@@ -559,7 +560,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   }
   // The sidecar's checksums, on their own thread: beside the decompression where cores allow (after it, a fast GPU
   // filter left the write waiting for them: 1.04 s against 0.17 s on the H100), after it on two cores or fewer.
-  if (std::thread::hardware_concurrency() > 2)
+  if (svdlr::UsableCpuThreads() > 2)
   {
     StartSha256Of(SidecarInputs(options));
   }

@@ -232,6 +232,19 @@ CudaBackendBuilt() noexcept;
 bool
 CudaDeviceUsable(int deviceId, std::string * why = nullptr);
 
+/** What "every core" means wherever a thread count is 0 (the engine, the tools' gzip, the batch pipeline, Python):
+ * the CPUs this thread may run on, its affinity mask, which SLURM and cgroup cpusets, taskset and dask-cuda's
+ * per-GPU workers set (std::thread::hardware_concurrency() counts the whole machine's), at most the limit of
+ * LimitCpuThreads. At least 1. */
+unsigned
+UsableCpuThreads() noexcept;
+
+/** Caps UsableCpuThreads for the whole process at `most` (0 lifts the cap): for processes that share a host's
+ * cores without an affinity mask of their own, such as several Dask workers on one machine (denoise_with_dask gives
+ * each its share). */
+void
+LimitCpuThreads(unsigned most) noexcept;
+
 } // namespace svdlr
 
 #endif

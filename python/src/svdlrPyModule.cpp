@@ -60,6 +60,14 @@ NB_MODULE(_engine, module)
   module.def("cuda_device_count", &svdlr::CudaDeviceCount,
              "How many CUDA devices this process sees (0 without the CUDA backend or a driver).");
 
+  module.def("usable_cpu_threads", &svdlr::UsableCpuThreads,
+             "What every core means where threads=0: the CPUs this thread may run on (its affinity mask), at most\n"
+             "the cap of limit_cpu_threads.");
+  module.def("limit_cpu_threads", &svdlr::LimitCpuThreads, "most"_a,
+             "Caps usable_cpu_threads() for this whole process at `most` (0 lifts the cap): the engine, gzip and\n"
+             "the batch pipeline then use at most that many threads where threads=0 (denoise_with_dask gives each\n"
+             "worker on a host its share).");
+
   module.def(
     "cuda_device_usable",
     [](int deviceId) {

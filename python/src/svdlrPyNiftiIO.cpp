@@ -19,6 +19,7 @@
 
 #include "SVDLowRankGzipFile.h"
 #include "SVDLowRankImageFileCheck.h"
+#include "svdlr/Engine.h"
 #include "SVDLowRankNiftiBytes.h"
 #include "SVDLowRankNiftiVoxels.h"
 
@@ -107,7 +108,7 @@ WriteGzip(const std::string & path, const nb::bytes & header, const PixelBytes &
   bool               sized = false;
   {
     nb::gil_scoped_release release;
-    const unsigned used = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned used = threads > 0 ? threads : svdlr::UsableCpuThreads();
     written = svdlr_io::WriteGzipFile(
       path,
       { { reinterpret_cast<const unsigned char *>(head.data()), head.size() }, { data, size } },

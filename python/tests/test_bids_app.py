@@ -271,3 +271,17 @@ def test_runs_on_the_batch_pipeline_give_the_same_outputs_in_order(raw, tmp_path
     for a, b in zip(serial[:3], lanes[:3]):
         np.testing.assert_array_equal(nibabel.load(a["output"]).get_fdata(), nibabel.load(b["output"]).get_fdata())
     assert bids.main([str(root), str(tmp_path / "cli"), "participant", "--devices", "0,0"]) == _engine.EXIT_USAGE
+    # --device is one device (the pipeline's list of one), not with --devices, and not negative
+    for clash in (["--device", "0", "--devices", "0,1"], ["--device", "-1"]):
+        assert bids.main([str(root), str(tmp_path / "cli"), "participant", *clash]) == _engine.EXIT_USAGE, clash
+
+
+def test_device_options_choose_the_gpus_the_runs_share():
+    from itk_svdlowrankreconstruction.bids._cli import _devices_used, _parser
+
+    def used(*options):
+        return _devices_used(_parser().parse_args(["raw", "out", "participant", *options]))
+
+    assert used() is None  # every device
+    assert used("--device", "1") == [1]
+    assert used("--devices", "0,1") == [0, 1]

@@ -12,7 +12,7 @@ import argparse
 import math
 import signal
 import sys
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 from .. import _engine
 from .._nifti_series import ESTIMATOR_POLICIES as _ESTIMATORS
@@ -129,9 +129,11 @@ def _parser() -> argparse.ArgumentParser:
                                "it back after: all, shells (dwi, from the run's .bval), echoes (multi-echo func "
                                f"runs, denoised jointly) or none (default {_engine.DEFAULT_DEMEAN})")
     denoiser.add_argument("--backend", choices=list(_engine.BACKENDS), default="auto")
-    denoiser.add_argument("--device", type=int, default=0, help="CUDA device")
+    denoiser.add_argument("--device", type=int, metavar="N",
+                          help="the one CUDA device to use (default: every device, as --devices lists them)")
     denoiser.add_argument("--devices", type=_device_list, metavar="LIST",
-                          help="CUDA devices to share the runs in this process (0,1), one run at a time each")
+                          help="CUDA devices to share the runs in this process (0,1), one run at a time each "
+                               "(default: every device)")
     denoiser.add_argument("--nthreads", type=int, default=0, help="CPU threads (0: all)")
     run = parser.add_argument_group("run")
     run.add_argument("--no-reports", action="store_true", help="no reportlet figures")
@@ -144,6 +146,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _options(arguments: argparse.Namespace) -> DenoiseOptions:
+    if arguments.device is not None and (arguments.devices is not None or arguments.device < 0):
+        raise _UsageError("--device takes one device number >= 0, and not with --devices" if arguments.device >= 0
+                          else f"--device takes a device number >= 0, got {arguments.device}")
     policy = arguments.policy
     if arguments.estimator:
         if policy and policy != _ESTIMATORS[arguments.estimator]:
@@ -153,10 +158,17 @@ def _options(arguments: argparse.Namespace) -> DenoiseOptions:
                           patch_radius=arguments.patch_radius, aggregation=arguments.aggregation,
                           shrinkage=arguments.shrinkage, policy=policy, rank=arguments.rank,
                           energy_fraction=arguments.energy_fraction, noise_sigma=arguments.noise_sigma,
-                          backend=arguments.backend, device_id=arguments.device, threads=arguments.nthreads,
+                          backend=arguments.backend, device_id=arguments.device or 0, threads=arguments.nthreads,
                           vst=arguments.vst, noise_floor=arguments.noise_floor, coils=arguments.coils,
                           demean=arguments.demean,
                           noise_estimator=arguments.noise_estimator)
+
+
+def _devices_used(arguments: argparse.Namespace) -> Optional[List[int]]:
+    """The GPUs the runs share in this process: --devices, or the one --device, or None for every device."""
+    if arguments.device is not None:
+        return [arguments.device]
+    return arguments.devices
 
 
 def _print_row(row: dict) -> None:
@@ -197,7 +209,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                      reports=not arguments.no_reports, overwrite=arguments.overwrite)
         else:
             # The tools' batch pipeline: readers, one worker per GPU (or the CPU), writers, as the C++ tool's --batch.
-            batch = denoise_on_pipeline(arguments.devices or None, backend=options.backend)
+            batch = denoise_on_pipeline(_devices_used(arguments), backend=options.backend)
             rows = process_runs(runs, arguments.output_dir, options, reports=not arguments.no_reports,
                                 overwrite=arguments.overwrite, denoise_batch=batch)
     except (KeyboardInterrupt, _Stopped) as stop:  # temporary files are gone (finally blocks); complete runs stay
