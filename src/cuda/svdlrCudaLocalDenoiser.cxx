@@ -33,6 +33,7 @@
 #include "svdlrCudaDevice.h"
 #include "svdlrCudaPipelineTrace.h"
 #include "svdlrEigenSolver.h"
+#include "svdlrLocalDenoiseBackends.h" // ShrinksOptimally
 #include "svdlrLocalDenoiseBuffers.h"
 #include "svdlrLocalDenoiseKernels.cuh"
 #include "svdlrLocalDenoisePlan.h"
@@ -102,7 +103,7 @@ RankRuleFor(const LocalDenoiseOptions & options, const DenoiseGeometry & geometr
   PatchRankRule rule;
   rule.policy = options.policy;
   rule.noiseEstimator = options.noiseEstimator;
-  rule.optimalShrinkage = options.shrinkage == Shrinkage::OptimalFrobenius;
+  rule.optimalShrinkage = ShrinksOptimally(options);
   rule.removed = static_cast<int>(options.removedVolumeDimensions);
   if (NeedsMarchenkoPasturMedian(options.policy, options.noiseSigma != nullptr))
   {
