@@ -21,7 +21,9 @@
 // Internal contract between DenoiseLocalLowRank's front end (svdlrLocalDenoise.cxx) and its backends.
 // The front end has validated the views, the options and the maps, checked that the input is finite (so a backend
 // meets no NaN or Inf), resolved options.patchSize (never {0,0,0} here: `patch` holds the extent to use) and
-// filled report.patchSize. A backend must:
+// filled report.patchSize; it passes options.shrinkage with Auto resolved, but a backend reads it through
+// ShrinksOptimally, so that a caller that reaches a backend directly (the CUDA tests' tuned runs, the CUDA
+// benchmark) with Auto gets what DenoiseLocalLowRank would have done, not the hard threshold. A backend must:
 //  - centre patches where PatchCentres (svdlrPatchCentres.h) says, and place them with svdlrPatchGeometry.h;
 //  - write every output voxel (copying those outside the mask) and every map value asked for, or throw;
 //  - give the same result as the CPU backend to within float32 rounding of the patch decompositions;
@@ -35,6 +37,15 @@ namespace svdlr
 {
 namespace detail
 {
+
+/** Whether the patches' kept components are shrunk (OptimalFrobenius) rather than kept whole (Hard): the options'
+ * shrinkage as ResolveShrinkage reads it, which leaves a resolved one as it is. Both backends ask this. */
+inline bool
+ShrinksOptimally(const LocalDenoiseOptions & options)
+{
+  return ResolveShrinkage(options.shrinkage, options.policy, options.noiseSigma != nullptr) ==
+         Shrinkage::OptimalFrobenius;
+}
 
 void
 RunLocalDenoiseCpu(const SeriesView<const float> & input, const SeriesView<float> & output,

@@ -19,6 +19,7 @@
 
 #include "svdlrLapack.h"
 #include "svdlrChooseRank.h"
+#include "svdlrLocalDenoiseBackends.h" // ShrinksOptimally
 #include "svdlrPatchKernels.h"
 #include "svdlrTridiagonalEigenvalues.h"
 
@@ -45,6 +46,7 @@ WorkspaceQuery(double query)
 PatchLowRank::PatchLowRank(std::size_t voxels, std::size_t volumes, const LocalDenoiseOptions & options,
                            double marchenkoPasturMedian)
   : m_Options(options)
+  , m_OptimalShrinkage(ShrinksOptimally(options))
   , m_Median(marchenkoPasturMedian)
   , m_M(static_cast<int>(voxels))
   , m_N(static_cast<int>(volumes))
@@ -260,7 +262,7 @@ PatchLowRank::Choose(double knownSigma)
     const double eigenvalue = m_Eigen[m_P - m_Rank + j];
     const double singular = std::sqrt(std::max(eigenvalue, 0.0));
     double       weight = 1.0;
-    if (m_Options.shrinkage == Shrinkage::OptimalFrobenius)
+    if (m_OptimalShrinkage)
     {
       weight = singular > 0.0 ? OptimalFrobeniusShrinkage(singular, m_Sigma, shape.rows, shape.cols) / singular : 0.0;
     }

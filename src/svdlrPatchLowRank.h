@@ -141,6 +141,7 @@ private:
   RowsOfX(int first, int count, int destination);
 
   const LocalDenoiseOptions & m_Options;
+  bool                        m_OptimalShrinkage; // ShrinksOptimally(m_Options)
   double                      m_Median;
   int                         m_M; // voxels
   int                         m_N; // volumes

@@ -33,6 +33,7 @@
 #include "svdlrCudaDevice.h"
 #include "svdlrCudaPipelineTrace.h"
 #include "svdlrEigenSolver.h"
+#include "svdlrLocalDenoiseBackends.h" // ShrinksOptimally
 #include "svdlrLocalDenoiseBuffers.h"
 #include "svdlrLocalDenoiseKernels.cuh"
 #include "svdlrLocalDenoisePlan.h"
@@ -59,9 +60,6 @@ namespace detail
 {
 namespace
 {
-
-/** The thinnest slabs (centre planes) a spherical patch has been shown to run on (see the refusal in Setup). */
-constexpr std::int64_t kSphereMinCentrePlanes = 3;
 
 /** The series and the patch; a sphere's voxel count and table size (the table's device address comes with the
  * fixed buffers). */
@@ -102,7 +100,7 @@ RankRuleFor(const LocalDenoiseOptions & options, const DenoiseGeometry & geometr
   PatchRankRule rule;
   rule.policy = options.policy;
   rule.noiseEstimator = options.noiseEstimator;
-  rule.optimalShrinkage = options.shrinkage == Shrinkage::OptimalFrobenius;
+  rule.optimalShrinkage = ShrinksOptimally(options);
   rule.removed = static_cast<int>(options.removedVolumeDimensions);
   if (NeedsMarchenkoPasturMedian(options.policy, options.noiseSigma != nullptr))
   {
@@ -290,18 +288,6 @@ private:
       throw Error(ErrorCode::OutOfMemory,
                   "svdlr: not even one plane of the series and one patch fit in the " + MiB(available) +
                     " of device memory available to the local denoiser");
-    }
-    if (m_Geometry.sphereVoxels > 0 && m_Plan.slabs.size() > 1 && m_Plan.centrePlanes < kSphereMinCentrePlanes)
-    {
-      // Measured on the H100 (LocalDenoiseCuda.SphereOverThinSlabsIsRefused): on slabs of one centre plane with
-      // small batches (a tight device memory limit) the sphere's result differed from the CPU's at nearly every
-      // voxel, while plans of 3 and 4 centre planes a slab match it. The cause is not found; a sphere is refused
-      // on slabs thinner than those shown to work, so that no wrong output is written (Auto runs it on the CPU).
-      throw Error(ErrorCode::BackendUnavailable,
-                  "svdlr: a spherical patch runs on the GPU only with slabs of at least " +
-                    std::to_string(kSphereMinCentrePlanes) + " centre planes (this plan has " +
-                    std::to_string(m_Plan.centrePlanes) + " in " + MiB(available) +
-                    "); give the GPU more memory, or use the CPU backend or a cuboid patch");
     }
     if (m_Trace != nullptr)
     {

@@ -82,28 +82,33 @@ TEST_F(LocalDenoiseCuda, WeightedCuboidAggregationsEqualCpuWithAMask)
   }
 }
 
-TEST_F(LocalDenoiseCuda, SphereOverThinSlabsIsRefused)
+TEST_F(LocalDenoiseCuda, SphereAcrossManySlabsAndBatchesEqualsCpu)
 {
-  // One centre plane per slab and small batches: the sphere's GPU path gave values off by up to 1.1 (series rms
-  // 10.8) at nearly every voxel on the H100, for every aggregation, while plans of 3 and 4 centre planes a slab match
-  // the CPU (the tests above). Until that is found the CUDA backend refuses a sphere on slabs of fewer than 3 centre
-  // planes (BackendUnavailable, so that Auto runs on the CPU); a cuboid on one-plane slabs is tested in
-  // svdlrLocalDenoiseCudaGTest.
+  // One centre plane per slab and a handful of patches per batch: the sums (weights included) carried from slab to
+  // slab, patches whose sphere is cut by the window's edge, and each sphere's rows walked from the table per batch.
+  // Radius 0 is the default √3, the whole 3 x 3 x 3 box (27 voxels, volume side); √2 keeps 19 of the box's 27
+  // (voxel side); √5 keeps 57 of 5 x 5 x 5 (a window of 5 planes). The options are the defaults, shrinkage Auto:
+  // DenoiseTuned passes it to the backend unresolved, as the CPU backend's test of that
+  // (SVDLowRankDenoiseDefaults.BackendCalledWithAutoShrinkageShrinksAsTheFrontEndResolvesIt) does on the CPU.
+  // This test failed on the H100 (2026-11-26: worst 1.14, series rms 10.8, nearly every value) when the CUDA
+  // backend read Auto as the hard threshold while the CPU's front end resolved it to optimal shrinkage.
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series input = LowRankPlusNoise({ 12, 11, 14 }, 22, 3, m_Random);
-  const LocalDenoiseOptions                   options = SphereOptions(PatchAggregation::OverlapAverage, 0.0);
-  const Result                                cpu = Denoise(input, options, svdlr::Backend::CPU);
-  const svdlr::detail::LocalDenoiseCudaTuning tuning = OnePlanePerSlabTuning(input, cpu, options);
-  svdlr::detail::LocalDenoiseCudaTrace        trace;
-  try
+  for (const double radius : { 0.0, std::sqrt(2.0), std::sqrt(5.0) })
   {
-    DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
-    FAIL() << "a sphere over several slabs ran on the GPU";
-  }
-  catch (const svdlr::Error & error)
-  {
-    EXPECT_EQ(error.Code(), svdlr::ErrorCode::BackendUnavailable);
-    EXPECT_NE(std::string(error.what()).find("spherical patch"), std::string::npos) << error.what();
+    for (const auto aggregation : kEveryAggregation)
+    {
+      SCOPED_TRACE("radius " + std::to_string(radius) + ", aggregation " + svdlr::AggregationName(aggregation));
+      const LocalDenoiseOptions                   options = SphereOptions(aggregation, radius);
+      const Result                                cpu = Denoise(input, options, svdlr::Backend::CPU);
+      const svdlr::detail::LocalDenoiseCudaTuning tuning = OnePlanePerSlabTuning(input, cpu, options);
+      svdlr::detail::LocalDenoiseCudaTrace        trace;
+      const Result gpu = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+      EXPECT_EQ(trace.centrePlanesPerSlab, 1u) << "the plan did not shrink its slabs to one centre plane";
+      EXPECT_EQ(trace.slabs, input.size[2]);
+      EXPECT_LE(trace.batchSize, 16u);
+      ExpectSameResult(gpu, cpu, input);
+    }
   }
 }
 

@@ -23,6 +23,7 @@
 // Each run is checked against the float64 reference.
 #include "svdlr/DenoisePresets.h"
 #include "svdlr/LocalDenoise.h"
+#include "svdlrLocalDenoiseBackends.h"
 #include "svdlrLocalDenoiseReference.h"
 #include "svdlrLocalDenoiseRun.h"
 #include "svdlrTestSeries.h"
@@ -154,6 +155,61 @@ TEST(SVDLowRankDenoiseDefaults, FixedRankWithAKnownSigmaMapShrinksOptimally) {
             Denoise(series.noisy, options).output.values);
   options.shrinkage = Shrinkage::Auto;
   ExpectMatchesReference(series.noisy, options, {5, 5, 5});
+}
+
+/** The CPU backend run directly, as the CUDA tests' tuned runs and the CUDA
+ * benchmark run theirs: with the options as written, Auto unresolved. */
+Denoised CpuBackendDirectly(const Series &input,
+                            const LocalDenoiseOptions &options,
+                            const std::array<std::size_t, 3> &patch) {
+  Denoised result;
+  result.output = EmptySeries(input.size, input.volumes);
+  result.sigma.assign(input.Voxels(), 0.0f);
+  result.rank.assign(input.Voxels(), 0);
+  svdlr::detail::RunLocalDenoiseCpu(input.View(), result.output.View(),
+                                    {result.sigma.data(), result.rank.data()},
+                                    options, patch, result.report);
+  return result;
+}
+
+TEST(SVDLowRankDenoiseDefaults,
+     BackendCalledWithAutoShrinkageShrinksAsTheFrontEndResolvesIt) {
+  // The front end hands its backends the shrinkage resolved, but a backend
+  // reached directly (svdlrLocalDenoiseCudaTesting.h's DenoiseTuned, the CUDA
+  // benchmark) gets Auto. The backends took it for Hard, so the GPU's tuned
+  // sphere test (one centre plane a slab) differed from the CPU's optimally
+  // shrunk result at nearly every voxel (issue 21, item 6).
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries series =
+      LowRankSeries(kSize, kVolumes, 2, kSigma, 4.0, random);
+  const std::vector<float> sigma(series.noisy.Voxels(),
+                                 static_cast<float>(kSigma));
+  struct Case {
+    RankPolicy policy;
+    const float *knownSigma;
+    Shrinkage resolved;
+  };
+  const std::vector<Case> cases{
+      {svdlr::DefaultDenoisePolicy(), nullptr, Shrinkage::OptimalFrobenius},
+      {RankPolicy::Fixed(2), nullptr, Shrinkage::Hard},
+      {RankPolicy::Fixed(2), sigma.data(), Shrinkage::OptimalFrobenius},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string(svdlr::PolicyName(c.policy)) +
+                 (c.knownSigma != nullptr ? " with known σ" : ""));
+    LocalDenoiseOptions options = DefaultsOnCpu(); // shrinkage Auto
+    options.policy = c.policy;
+    options.noiseSigma = c.knownSigma;
+    const Denoised front = Denoise(series.noisy, options);
+    ASSERT_EQ(front.report.shrinkage, c.resolved);
+    const Denoised direct =
+        CpuBackendDirectly(series.noisy, options, front.report.patchSize);
+    // The same code on the same data in the same order: the same bits.
+    EXPECT_EQ(direct.output.values, front.output.values);
+    EXPECT_EQ(direct.sigma, front.sigma);
+    EXPECT_EQ(direct.rank, front.rank);
+  }
 }
 
 TEST(SVDLowRankDenoisePresets, ListDefaultFirstThenDwidenoise) {
