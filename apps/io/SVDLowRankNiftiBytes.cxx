@@ -19,10 +19,12 @@
 
 #include "SVDLowRankGzip.h"
 #include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankVoxelChunks.h"
 
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <fcntl.h>
@@ -239,19 +241,30 @@ CheckNiftiValues(const NiftiFileBytes & file, const std::string & path)
     return size == 4 ? AnyNonFinite<std::uint32_t>(data + first * 4, count, header.swapped)
                      : AnyNonFinite<std::uint64_t>(data + first * 8, count, header.swapped);
   };
-  constexpr std::uint64_t block = 4096;
-  std::uint64_t           bad = values;
-  for (std::uint64_t first = 0; first < values && bad == values; first += block)
-  {
-    const std::uint64_t count = std::min(block, values - first);
-    if (nonFiniteIn(first, count))
+  // Each core scans chunks of the file (SVDLowRankVoxelChunks.h); the first bad value of all is the one named.
+  constexpr std::uint64_t      block = 4096;
+  std::atomic<std::uint64_t>   firstBad{ values };
+  ForVoxelChunks(static_cast<std::size_t>(values), [&](std::size_t chunkFirst, std::size_t chunkCount) {
+    const std::uint64_t end = chunkFirst + chunkCount;
+    for (std::uint64_t first = chunkFirst; first < end && first < firstBad.load(); first += block)
     {
-      for (std::uint64_t i = first; i < first + count && bad == values; ++i)
+      const std::uint64_t count = std::min<std::uint64_t>(block, end - first);
+      if (!nonFiniteIn(first, count))
       {
-        bad = nonFiniteIn(i, 1) ? i : bad;
+        continue;
       }
+      std::uint64_t i = first;
+      while (!nonFiniteIn(i, 1))
+      {
+        ++i;
+      }
+      for (std::uint64_t seen = firstBad.load(); i < seen && !firstBad.compare_exchange_weak(seen, i);)
+      {
+      }
+      return;
     }
-  }
+  });
+  const std::uint64_t bad = firstBad.load();
   if (bad == values)
   {
     return;

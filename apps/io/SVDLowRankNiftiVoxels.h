@@ -24,6 +24,7 @@
 // and give the denoiser the same numbers.
 
 #include "SVDLowRankNiftiBytes.h"
+#include "SVDLowRankVoxelChunks.h"
 
 #include <cmath>
 #include <cstring>
@@ -86,8 +87,8 @@ CleanedNiftiValue(T value)
  * when `toFloat`. */
 template <typename TDisk>
 void
-ConvertNiftiVoxels(const unsigned char * data, std::size_t count, bool swapped, bool toFloat, const NiftiRescale & r,
-                   void * buffer)
+ConvertNiftiVoxelRange(const unsigned char * data, std::size_t count, bool swapped, bool toFloat,
+                       const NiftiRescale & r, void * buffer)
 {
   const auto scaled = [&](auto value) {
     using T = decltype(value);
@@ -116,6 +117,19 @@ ConvertNiftiVoxels(const unsigned char * data, std::size_t count, bool swapped, 
     const TDisk value = CleanedNiftiValue(NiftiValueAt<TDisk>(data, i, swapped));
     out[i] = r.rescale ? scaled(value) : value;
   }
+}
+
+/** ConvertNiftiVoxelRange over the whole image, its chunks on every core (SVDLowRankVoxelChunks.h). */
+template <typename TDisk>
+void
+ConvertNiftiVoxels(const unsigned char * data, std::size_t count, bool swapped, bool toFloat, const NiftiRescale & r,
+                   void * buffer)
+{
+  const std::size_t outBytes = toFloat ? sizeof(float) : sizeof(TDisk);
+  ForVoxelChunks(count, [&](std::size_t first, std::size_t n) {
+    ConvertNiftiVoxelRange<TDisk>(
+      data + first * sizeof(TDisk), n, swapped, toFloat, r, static_cast<unsigned char *>(buffer) + first * outBytes);
+  });
 }
 
 /** The voxels of `file` as ITK 5.2 reads them into a float image (its read, then a cast to float), into `out`

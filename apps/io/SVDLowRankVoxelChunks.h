@@ -1,0 +1,70 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef SVDLowRankVoxelChunks_h
+#define SVDLowRankVoxelChunks_h
+
+// A pass over a whole image's voxels (converting the decompressed bytes, looking for NaN) split over the cores. Each
+// is memory-bound, and a fresh output's first touch (its page faults) goes with it: one thread took 0.11 s to
+// convert a 144 MB series on the H100 machine, the largest step after the filter and the gzip. ITK-free: the tools'
+// reader and the Python extension's share it.
+
+#include "svdlr/Engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+namespace svdlr_io
+{
+
+/** Voxels per chunk: 4 MB of float32, large enough that a thread's start is noise, small enough to spread 36 M. */
+constexpr std::size_t kVoxelChunk = std::size_t{ 1 } << 20;
+
+/** Calls pass(first, count) over [0, n) in chunks of kVoxelChunk, on up to every usable core (svdlr::UsableCpuThreads);
+ * on this thread alone for one chunk. `pass` must not throw. */
+template <typename TPass>
+void
+ForVoxelChunks(std::size_t n, const TPass & pass)
+{
+  const std::size_t chunks = (n + kVoxelChunk - 1) / kVoxelChunk;
+  const std::size_t threads = std::min<std::size_t>(svdlr::UsableCpuThreads(), chunks);
+  std::atomic<std::size_t> next{ 0 };
+  const auto               work = [&] {
+    for (std::size_t c = next++; c < chunks; c = next++)
+    {
+      const std::size_t first = c * kVoxelChunk;
+      pass(first, std::min(kVoxelChunk, n - first));
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (std::size_t t = 1; t < threads; ++t)
+  {
+    helpers.emplace_back(work);
+  }
+  work();
+  for (std::thread & helper : helpers)
+  {
+    helper.join();
+  }
+}
+
+} // namespace svdlr_io
+
+#endif
