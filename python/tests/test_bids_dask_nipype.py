@@ -66,14 +66,20 @@ def test_dask_workers_on_one_host_share_its_cores(raw, tmp_path):
     distributed = pytest.importorskip("distributed")
     root, _ = raw
     cores = _engine.usable_cpu_threads()
+
+    def usable():  # on a worker (the extension's own functions do not pickle)
+        from itk_svdlowrankreconstruction import _engine as engine
+
+        return engine.usable_cpu_threads()
+
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-        assert set(client.run(_engine.usable_cpu_threads).values()) == {cores}  # every core each, before
+        assert set(client.run(usable).values()) == {cores}  # every core each, before
         rows = svdlr.denoise_with_dask(client, str(root), str(tmp_path / "out"),
                                        options=bids.DenoiseOptions(backend="cpu"), reports=False)
         assert [r["status"] for r in rows][:3] == ["done"] * 3
         # Two workers on this host: half its cores each (one at least), for their reading, engine and writing.
-        assert list(client.run(_engine.usable_cpu_threads).values()) == [max(1, cores // 2)] * 2
+        assert list(client.run(usable).values()) == [max(1, cores // 2)] * 2
 
 
 def test_nipype_workflow_denoises_then_reuses_the_noise_map_as_a_known_sigma(raw, tmp_path):
