@@ -156,10 +156,12 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
   const double        meanSquareNoise = 2.0 * coils; // E[M^2] = nu^2 + 2N (sigma = 1)
   std::vector<double> spread(count);
   m_Mean.resize(count);
+  m_MagnitudeVariance.resize(count);
   // Each signal node's moments are independent: computed in parallel, each written by one task.
   detail::StdThreadParallelFor(0, count, [&](std::size_t i) {
     m_Mean[i] = Moments([](double m) { return m; }, m_Signal[i], gaussian, chi).first;
-    spread[i] = std::sqrt(std::max(m_Signal[i] * m_Signal[i] + meanSquareNoise - m_Mean[i] * m_Mean[i], 1e-12));
+    m_MagnitudeVariance[i] = std::max(m_Signal[i] * m_Signal[i] + meanSquareNoise - m_Mean[i] * m_Mean[i], 1e-12);
+    spread[i] = std::sqrt(m_MagnitudeVariance[i]);
   });
 
   // The first-order stabiliser: g(E[M | nu]) = g(floor) + the integral of dm / sd along the mean; below the floor
@@ -324,6 +326,12 @@ double
 NoncentralChiModel::StabilisedVariance(double signal) const
 {
   return Interpolate(m_Signal, m_Variance, std::clamp(signal, 0.0, kTableEnd));
+}
+
+double
+NoncentralChiModel::MagnitudeVariance(double signal) const
+{
+  return signal >= kTableEnd ? 1.0 : Interpolate(m_Signal, m_MagnitudeVariance, std::max(signal, 0.0));
 }
 
 } // namespace svdlr
