@@ -338,7 +338,8 @@ DenoiseArray(SeriesArray                               series,
              bool                                      noiseFloor,
              std::int64_t                              coils,
              std::optional<std::vector<std::int64_t>>  volumeGroups,
-             std::optional<std::string>                noiseEstimator)
+             std::optional<std::string>                noiseEstimator,
+             bool                                      sigmaFloorCorrection)
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
@@ -350,6 +351,7 @@ DenoiseArray(SeriesArray                               series,
   }
   options.magnitudeNoise.stabilise = vst;
   options.magnitudeNoise.noiseFloor = noiseFloor;
+  options.magnitudeNoise.sigmaFloorCorrection = sigmaFloorCorrection;
   options.magnitudeNoise.coils = static_cast<unsigned>(coils);
   if (noiseEstimator && !ParseNoiseEstimatorName(*noiseEstimator, options.noiseEstimator))
   {
@@ -357,7 +359,7 @@ DenoiseArray(SeriesArray                               series,
   }
   if (options.magnitudeNoise.Active() && !noiseSigma && !PatchesHaveSigma(options.policy, false))
   {
-    ThrowValueError(std::string(vst ? "vst" : "noise_floor") +
+    ThrowValueError(std::string(vst ? "vst" : noiseFloor ? "noise_floor" : "sigma_floor_correction") +
                     " needs sigma: give noise_sigma, or keep a policy that estimates it (the default does)");
   }
 
@@ -491,6 +493,7 @@ DefineDenoise(nb::module_ & module)
              "coils"_a = kDefaultCoils,
              "volume_groups"_a = nb::none(),
              "noise_estimator"_a = nb::none(),
+             "sigma_floor_correction"_a = false,
              DenoiseDoc);
   module.def(
     "demean_groups",

@@ -122,8 +122,12 @@ def _parser() -> argparse.ArgumentParser:
                                "low-rank step and invert after")
     denoiser.add_argument("--noise-floor", action="store_true",
                           help="write the signal with the magnitude's noise floor removed")
+    denoiser.add_argument("--sigma-floor-correction", action="store_true",
+                          help="correct the noise map estimated on the magnitude for its noise floor (not with "
+                               "--noise-sigma or --vst)")
     denoiser.add_argument("--coils", type=_positive_int,
-                          help="coils combined by root-sum-of-squares, for --vst and --noise-floor (default 1)")
+                          help="coils combined by root-sum-of-squares, for --vst, --noise-floor and "
+                               "--sigma-floor-correction (default 1)")
     denoiser.add_argument("--demean", choices=list(_engine.DEMEAN_CHOICES),
                           help="subtract each voxel's mean over groups of volumes before the low-rank step and add "
                                "it back after: all, shells (dwi, from the run's .bval), echoes (multi-echo func "
@@ -156,7 +160,8 @@ def _options(arguments: argparse.Namespace) -> DenoiseOptions:
                           backend=arguments.backend, device_id=arguments.device, threads=arguments.nthreads,
                           vst=arguments.vst, noise_floor=arguments.noise_floor, coils=arguments.coils,
                           demean=arguments.demean,
-                          noise_estimator=arguments.noise_estimator)
+                          noise_estimator=arguments.noise_estimator,
+                          sigma_floor_correction=arguments.sigma_floor_correction)
 
 
 def _print_row(row: dict) -> None:
