@@ -130,28 +130,42 @@ CorrectSigmaForNoiseFloor(const SeriesView<const float> & denoised, const float 
     sigma[v] = measured[v];
     inside[v] = measured[v] > 0.0f && (!mask || mask[v]) ? 1.0 : 0.0;
   }
-  std::vector<double> count = inside;
-  SumOverPatches(count, denoised.size, patchExtent); // >= 1 wherever inside, which counts the voxel itself
+  // A patch reads every voxel it covers, inside the mask or not, and its sigma measures them all. A voxel outside
+  // (where the series was copied, so its noisy magnitude stands in for E[M]) takes the mean sigma of the voxels
+  // inside in its window; one with none there is in no window of a voxel inside and takes no part.
+  std::vector<double> insideCount = inside;
+  SumOverPatches(insideCount, denoised.size, patchExtent);
+  std::vector<double> counted(voxels);
+  for (std::size_t v = 0; v < voxels; ++v)
+  {
+    counted[v] = inside[v] != 0.0 || insideCount[v] > 0.0 ? 1.0 : 0.0;
+  }
+  std::vector<double> countedCount = counted;
+  SumOverPatches(countedCount, denoised.size, patchExtent);
 
-  std::vector<double>   ratio(voxels);
+  std::vector<double>   ratio(voxels), atVoxel(voxels);
   constexpr std::size_t kVoxelsPerTask = 1024;
   const std::size_t     tasks = (voxels + kVoxelsPerTask - 1) / kVoxelsPerTask;
   for (unsigned pass = 0; pass < kSigmaFloorPasses; ++pass)
   {
-    // Each voxel's variance ratio, averaged over its volumes, at the SNR of the current sigma.
+    for (std::size_t v = 0; v < voxels; ++v)
+    {
+      atVoxel[v] = sigma[v] * inside[v];
+    }
+    SumOverPatches(atVoxel, denoised.size, patchExtent);
+    for (std::size_t v = 0; v < voxels; ++v)
+    {
+      atVoxel[v] = inside[v] != 0.0 ? sigma[v] : counted[v] != 0.0 ? atVoxel[v] / insideCount[v] : 0.0;
+    }
+    // Each counted voxel's variance ratio, averaged over its volumes, at the SNR of the current sigma.
     detail::StdThreadParallelFor(detail::WorkerCount(threads), tasks, [&](std::size_t task) {
       const std::size_t end = std::min(voxels, (task + 1) * kVoxelsPerTask);
       for (std::size_t v = task * kVoxelsPerTask; v < end; ++v)
       {
-        if (inside[v] == 0.0)
-        {
-          ratio[v] = 0.0;
-          continue;
-        }
         double sum = 0.0;
-        for (std::size_t t = 0; t < denoised.volumes; ++t)
+        for (std::size_t t = 0; counted[v] != 0.0 && t < denoised.volumes; ++t)
         {
-          const double mean = denoised.data[detail::ElementOffset(denoised, v, t)] / sigma[v];
+          const double mean = denoised.data[detail::ElementOffset(denoised, v, t)] / atVoxel[v];
           sum += model.MagnitudeVariance(model.SignalFromMeanMagnitude(mean));
         }
         ratio[v] = sum / static_cast<double>(denoised.volumes);
@@ -160,7 +174,7 @@ CorrectSigmaForNoiseFloor(const SeriesView<const float> & denoised, const float 
     SumOverPatches(ratio, denoised.size, patchExtent);
     for (std::size_t v = 0; v < voxels; ++v)
     {
-      sigma[v] = inside[v] != 0.0 ? measured[v] / std::sqrt(ratio[v] / count[v]) : measured[v];
+      sigma[v] = inside[v] != 0.0 ? measured[v] / std::sqrt(ratio[v] / countedCount[v]) : measured[v];
     }
   }
   for (std::size_t v = 0; v < voxels; ++v)

@@ -151,10 +151,11 @@ constexpr unsigned kSigmaFloorPasses = 4;
  * and near the floor the magnitude varies less than σ: Var[M | nu] = rho(nu) sigma^2, rho = MagnitudeVariance
  * (0.43 at nu = 0 for one coil). With the denoised series D as the estimate of E[M | nu], each voxel's rho is
  * averaged over its volumes (nu = E[M | .]^-1(D / sigma)) and then over the patch around it (the same box as the
- * denoiser's patch of extent `patchExtent`, shifted inward at the borders; voxels outside the mask or with σ 0 left
- * out), and corrected = measured / sqrt(mean rho); kSigmaFloorPasses passes, each with the σ of the one before.
- * `measured` and `corrected`: VoxelCount() values, x fastest; `corrected` may be `measured` (in place). Voxels outside
- * `mask` (if given) or with σ 0 keep their measured value. Only right for a magnitude: with Gaussian noise (a
+ * denoiser's patch of extent `patchExtent`, shifted inward at the borders), and corrected = measured / sqrt(mean
+ * rho); kSigmaFloorPasses passes, each with the σ of the one before. The patch's voxels outside the mask count too,
+ * as the patch read them: D there is the copied input, and their σ the mean σ of the voxels inside in their own
+ * window. `measured` and `corrected`: VoxelCount() values, x fastest; `corrected` may be `measured` (in place).
+ * Voxels outside `mask` (if given) or with σ 0 keep their measured value. Only right for a magnitude: with Gaussian noise (a
  * complex series' real part) it would inflate σ. InvalidArgument on a null map, a negative or non-finite σ, an
  * even or out-of-range extent, coils 0. */
 void

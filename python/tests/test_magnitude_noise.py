@@ -89,7 +89,8 @@ def test_the_sigma_map_corrected_for_the_floor_comes_closer_to_sigma(rng):
     corrected_error = abs(float(np.median(corrected)) / SIGMA - 1.0)
     print(f"median sigma error: measured {measured_error:.3f}, corrected {corrected_error:.3f}")
     assert np.all(corrected >= measured)
-    assert measured_error > 0.15 and corrected_error < 0.5 * measured_error
+    # Over the default seed and seeds 1 to 12 (2026-11-26): measured 14.3 to 15.8 % low, corrected 0.0 to 2.7 %.
+    assert measured_error > 0.10 and corrected_error < 0.5 * measured_error
 
 
 def test_bad_requests_are_refused(rng):

@@ -88,8 +88,9 @@ ReferenceVarianceRatio(double nu, unsigned coils)
 }
 
 /** The correction as docs/denoising.md states it, in float64 and by brute force: per pass, each voxel's variance
- * ratio averaged over its volumes at the SNR of the σ of the pass before, then over the voxels inside (σ > 0, in the
- * mask) of its patch window (extent e, shifted inward at the borders), and σ = measured / sqrt(that mean). */
+ * ratio averaged over its volumes at the SNR of the σ of the pass before, then over its patch window (extent e,
+ * shifted inward at the borders), and σ = measured / sqrt(that mean). Inside means σ > 0 and in the mask; a voxel
+ * outside takes the mean σ of the voxels inside its own window, and none if there are none. */
 std::vector<double>
 ReferenceCorrection(const Series & denoised, const std::vector<float> & measured, const std::vector<std::uint8_t> & mask,
                     const std::array<std::size_t, 3> & extent, unsigned coils, unsigned passes)
@@ -101,39 +102,47 @@ ReferenceCorrection(const Series & denoised, const std::vector<float> & measured
     const long long first = static_cast<long long>(c) - static_cast<long long>(e / 2);
     return static_cast<std::size_t>(std::clamp(first, 0LL, static_cast<long long>(size - e)));
   };
-  std::vector<double> sigma(measured.begin(), measured.end()), ratio(voxels, 0.0);
+  /** The voxels of v's window. */
+  const auto window = [&](std::size_t v) {
+    const std::size_t x = v % n[0], y = v / n[0] % n[1], z = v / (n[0] * n[1]);
+    const std::size_t sx = start(x, extent[0], n[0]), sy = start(y, extent[1], n[1]), sz = start(z, extent[2], n[2]);
+    std::vector<std::size_t> voxelsOf;
+    for (std::size_t k = sz; k < sz + extent[2]; ++k)
+      for (std::size_t j = sy; j < sy + extent[1]; ++j)
+        for (std::size_t i = sx; i < sx + extent[0]; ++i)
+        {
+          voxelsOf.push_back(i + n[0] * (j + n[1] * k));
+        }
+    return voxelsOf;
+  };
+  std::vector<double> sigma(measured.begin(), measured.end()), ratio(voxels, 0.0), own(voxels, 0.0);
   for (unsigned pass = 0; pass < passes; ++pass)
   {
     for (std::size_t v = 0; v < voxels; ++v)
     {
-      ratio[v] = 0.0;
-      for (std::size_t t = 0; inside(v) && t < denoised.volumes; ++t)
+      double sum = 0.0, count = 0.0;
+      for (const std::size_t w : window(v))
       {
-        ratio[v] += ReferenceVarianceRatio(ReferenceSignal(denoised(v, t) / sigma[v], coils), coils) / denoised.volumes;
+        sum += inside(w) ? sigma[w] : 0.0;
+        count += inside(w) ? 1.0 : 0.0;
+      }
+      own[v] = inside(v) ? sigma[v] : count > 0.0 ? sum / count : 0.0;
+      ratio[v] = 0.0;
+      for (std::size_t t = 0; own[v] > 0.0 && t < denoised.volumes; ++t)
+      {
+        ratio[v] += ReferenceVarianceRatio(ReferenceSignal(denoised(v, t) / own[v], coils), coils) / denoised.volumes;
       }
     }
     std::vector<double> next(sigma);
     for (std::size_t v = 0; v < voxels; ++v)
     {
-      if (!inside(v))
+      double sum = 0.0, count = 0.0;
+      for (const std::size_t w : window(v))
       {
-        continue;
+        sum += own[w] > 0.0 ? ratio[w] : 0.0;
+        count += own[w] > 0.0 ? 1.0 : 0.0;
       }
-      const std::size_t x = v % n[0], y = v / n[0] % n[1], z = v / (n[0] * n[1]);
-      const std::size_t sx = start(x, extent[0], n[0]), sy = start(y, extent[1], n[1]), sz = start(z, extent[2], n[2]);
-      double            sum = 0.0, count = 0.0;
-      for (std::size_t k = sz; k < sz + extent[2]; ++k)
-        for (std::size_t j = sy; j < sy + extent[1]; ++j)
-          for (std::size_t i = sx; i < sx + extent[0]; ++i)
-          {
-            const std::size_t w = i + n[0] * (j + n[1] * k);
-            if (inside(w))
-            {
-              sum += ratio[w];
-              count += 1.0;
-            }
-          }
-      next[v] = measured[v] / std::sqrt(sum / count);
+      next[v] = inside(v) ? measured[v] / std::sqrt(sum / count) : measured[v];
     }
     sigma = next;
   }
