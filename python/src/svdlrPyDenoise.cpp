@@ -30,6 +30,7 @@
 
 #include "svdlr/DenoisePresets.h"
 #include "svdlr/LocalDenoise.h"
+#include "svdlr/MagnitudeNoise.h"
 #include "svdlr/Names.h"
 #include "svdlr/VolumeGroups.h"
 
@@ -571,6 +572,17 @@ DefineDenoise(nb::module_ & module)
     "shrinkage"_a, "policy"_a, "known_sigma"_a,
     "The shrinkage a denoising run uses, \"hard\" or \"frobenius\": \"auto\" resolved by the engine's rule\n"
     "(svdlr::ResolveShrinkage: optimal shrinkage where the patches have sigma, the hard threshold otherwise).");
+  module.def(
+    "sigma_floor_correction_problem",
+    [](bool vst, bool knownSigma) {
+      MagnitudeNoiseOptions model;
+      model.stabilise = vst;
+      model.sigmaFloorCorrection = true;
+      return SigmaFloorCorrectionProblem(model, knownSigma);
+    },
+    "vst"_a, "known_sigma"_a,
+    "Why sigma_floor_correction cannot run with vst and a known sigma as given: \"\" when it can (the engine's\n"
+    "rule, svdlr::SigmaFloorCorrectionProblem), for checking a command line before any run.");
   module.def(
     "patch_size_used",
     [](const std::vector<std::int64_t> & shape, std::int64_t volumes,

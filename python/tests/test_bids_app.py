@@ -214,6 +214,11 @@ def test_sigma_floor_correction_reaches_the_noise_map_the_sidecar_and_the_boiler
     assert np.all(after >= before) and after.sum() > before.sum()
     assert np.array_equal(nibabel.load(str(plain / _derivative(relative, "denoised"))).get_fdata(),
                           nibabel.load(str(corrected / _derivative(relative, "denoised"))).get_fdata())
+    # Where it makes no sense, refused before any run.
+    for bad in (["--noise-sigma", "2"], ["--vst"]):
+        assert bids.main([str(root), str(tmp_path / "bad"), *common, "--sigma-floor-correction", *bad]) == \
+            _engine.EXIT_USAGE
+    assert not (tmp_path / "bad").exists()
 
 
 def test_a_sphere_with_gaussian_weights_reaches_the_sidecar_and_the_boilerplate(raw, tmp_path):

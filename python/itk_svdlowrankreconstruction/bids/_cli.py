@@ -237,6 +237,10 @@ def _check_options(options: DenoiseOptions) -> None:
                                    energy_fraction=options.energy_fraction, noise_sigma=options.noise_sigma)
     except (ValueError, TypeError) as error:
         raise _UsageError(str(error)) from error
+    if options.sigma_floor_correction:
+        problem = _engine.sigma_floor_correction_problem(vst=options.vst, known_sigma=options.noise_sigma is not None)
+        if problem:
+            raise _UsageError(f"--sigma-floor-correction: {problem}")
 
 
 if __name__ == "__main__":
