@@ -174,6 +174,14 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
   }
   const std::size_t nodes = static_cast<std::size_t>(std::ceil(m_Mean.back() / kMagnitudeStep)) + 1;
   m_Stabilised.resize(nodes);
+  // Var[M | nu] against E[M | nu] on the same uniform grid, for a lookup without a search (CorrectSigmaForNoiseFloor
+  // takes it once per voxel, volume and pass); below the floor it is the variance at nu = 0.
+  m_VarianceAtMean.resize(nodes);
+  for (std::size_t j = 0; j < nodes; ++j)
+  {
+    const double m = j * kMagnitudeStep;
+    m_VarianceAtMean[j] = m <= m_Mean.front() ? m_MagnitudeVariance.front() : Interpolate(m_Mean, m_MagnitudeVariance, m);
+  }
   for (std::size_t j = 0; j < nodes; ++j)
   {
     const double m = j * kMagnitudeStep;
@@ -326,6 +334,18 @@ double
 NoncentralChiModel::StabilisedVariance(double signal) const
 {
   return Interpolate(m_Signal, m_Variance, std::clamp(signal, 0.0, kTableEnd));
+}
+
+double
+NoncentralChiModel::MagnitudeVarianceAtMean(double mean) const
+{
+  const double position = std::max(mean, 0.0) / kMagnitudeStep;
+  if (position >= static_cast<double>(m_VarianceAtMean.size() - 1))
+  {
+    return MagnitudeVariance(SignalFromMeanMagnitude(mean));
+  }
+  const auto j = static_cast<std::size_t>(position);
+  return m_VarianceAtMean[j] + (position - j) * (m_VarianceAtMean[j + 1] - m_VarianceAtMean[j]);
 }
 
 double

@@ -165,8 +165,7 @@ CorrectSigmaForNoiseFloor(const SeriesView<const float> & denoised, const float 
         double sum = 0.0;
         for (std::size_t t = 0; counted[v] != 0.0 && t < denoised.volumes; ++t)
         {
-          const double mean = denoised.data[detail::ElementOffset(denoised, v, t)] / atVoxel[v];
-          sum += model.MagnitudeVariance(model.SignalFromMeanMagnitude(mean));
+          sum += model.MagnitudeVarianceAtMean(denoised.data[detail::ElementOffset(denoised, v, t)] / atVoxel[v]);
         }
         ratio[v] = sum / static_cast<double>(denoised.volumes);
       }

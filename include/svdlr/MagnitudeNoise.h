@@ -98,6 +98,10 @@ public:
    * = 0.43 at nu = 0 for one coil) and 1 in the limit of large nu, as beyond the table. */
   double
   MagnitudeVariance(double signal) const;
+  /** MagnitudeVariance(SignalFromMeanMagnitude(mean)), the spread at the signal whose mean magnitude is `mean` (the
+   * variance at nu = 0 at or below the floor), from a uniform grid of step 0.005 without a search. */
+  double
+  MagnitudeVarianceAtMean(double mean) const;
 
 private:
   double
@@ -109,6 +113,7 @@ private:
   std::vector<double> m_Signal;             // nu_i
   std::vector<double> m_Mean;               // E[M | nu_i]
   std::vector<double> m_MagnitudeVariance;  // Var[M | nu_i]
+  std::vector<double> m_VarianceAtMean;     // Var[M | nu] at E[M | nu] = j kMagnitudeStep
   std::vector<double> m_Stabilised;         // g(j kMagnitudeStep), j = 0, 1, ...; g(0) = 0
   double              m_EndSlope{ 1.0 };    // g' beyond the grid
   std::vector<double> m_ExpectedStabilised; // E[g(M) | nu_i]

@@ -160,6 +160,14 @@ TEST(SVDLowRankSigmaFloorCorrection, MagnitudeVarianceMatchesTheClosedForm)
         << "coils " << coils << ", nu " << nu;
     }
     EXPECT_EQ(model.MagnitudeVariance(1e3), 1.0);
+    // The lookup without a search: its uniform grid is coarser than the signal table just above the floor, where
+    // the mean hardly moves with nu (measured: at most 4e-5 apart).
+    for (double mean = 0.0; mean <= 45.0; mean += 0.0371)
+    {
+      EXPECT_NEAR(model.MagnitudeVarianceAtMean(mean), model.MagnitudeVariance(model.SignalFromMeanMagnitude(mean)),
+                  1e-4)
+        << "coils " << coils << ", mean " << mean;
+    }
   }
   // The floor itself, 2 - pi/2 for one coil, to the tables' quadrature error (their mean errs by about 7e-5 there).
   EXPECT_NEAR(NoncentralChiModel::ForCoils(1).MagnitudeVariance(0.0), 2.0 - kPi / 2.0, 2e-4);
