@@ -298,13 +298,18 @@ public:
    * StabiliseMagnitude: variance-stabilise for the non-central chi model of Coils coils before the low-rank step
    * and invert exactly after (Foi 2011). RemoveNoiseFloor: output the signal without the noise floor. Both take σ
    * from the NoiseSigmaImage, or from a first MP-PCA pass over the magnitude without one (the rank selection must
-   * then estimate σ, else Update() fails). */
+   * then estimate σ, else Update() fails). SigmaFloorCorrection: correct the σ estimated on the magnitude (the
+   * NoiseSigmaOutput, and the σ that places the floor) for the floor's smaller spread
+   * (svdlr::CorrectSigmaForNoiseFloor); Update() fails with a NoiseSigmaImage or with StabiliseMagnitude. */
   itkSetMacro(StabiliseMagnitude, bool);
   itkGetConstMacro(StabiliseMagnitude, bool);
   itkBooleanMacro(StabiliseMagnitude);
   itkSetMacro(RemoveNoiseFloor, bool);
   itkGetConstMacro(RemoveNoiseFloor, bool);
   itkBooleanMacro(RemoveNoiseFloor);
+  itkSetMacro(SigmaFloorCorrection, bool);
+  itkGetConstMacro(SigmaFloorCorrection, bool);
+  itkBooleanMacro(SigmaFloorCorrection);
   itkSetClampMacro(Coils, unsigned int, 1, NumericTraits<unsigned int>::max());
   itkGetConstMacro(Coils, unsigned int);
 
@@ -409,6 +414,7 @@ private:
   SizeValueType                m_DeviceMemoryLimit{ 0 };
   bool                         m_StabiliseMagnitude{ false };
   bool                         m_RemoveNoiseFloor{ false };
+  bool                         m_SigmaFloorCorrection{ false };
   unsigned int                 m_Coils{ svdlr::kDefaultCoils };
   std::vector<std::uint32_t>   m_VolumeGroups;
 

@@ -316,6 +316,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   options.noiseSigma = this->GetNoiseSigmaImage() ? this->GetNoiseSigmaImage()->GetBufferPointer() : nullptr;
   options.magnitudeNoise.stabilise = m_StabiliseMagnitude;
   options.magnitudeNoise.noiseFloor = m_RemoveNoiseFloor;
+  options.magnitudeNoise.sigmaFloorCorrection = m_SigmaFloorCorrection;
   options.magnitudeNoise.coils = m_Coils;
   if (!m_VolumeGroups.empty())
   {
@@ -401,6 +402,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostr
   os << indent << "NoiseEstimator: " << m_NoiseEstimator << std::endl;
   os << indent << "StabiliseMagnitude: " << m_StabiliseMagnitude << std::endl;
   os << indent << "RemoveNoiseFloor: " << m_RemoveNoiseFloor << std::endl;
+  os << indent << "SigmaFloorCorrection: " << m_SigmaFloorCorrection << std::endl;
   os << indent << "Coils: " << m_Coils << std::endl;
   os << indent << "VolumeGroups: " << m_VolumeGroups.size() << " volumes" << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;

@@ -26,8 +26,9 @@ namespace detail
 {
 
 /** DenoiseLocalLowRank with options.magnitudeNoise active: sigma (given, or from a first pass over the magnitude),
- * the series stabilised, denoised on the chosen backend, and inverted (or, without stabilisation, the floor removed
- * from the denoised magnitude). Voxels outside the mask are copied. The report is the low-rank pass's. */
+ * the series stabilised, denoised on the chosen backend, and inverted; or, without stabilisation, the magnitude
+ * denoised, its sigma map corrected for the floor (sigmaFloorCorrection) and the floor removed (noiseFloor), each if
+ * asked. Voxels outside the mask are copied. The report is the low-rank pass's. */
 LocalDenoiseReport
 DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<float> & output,
                        const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options);

@@ -16,13 +16,15 @@
  *
  *=========================================================================*/
 // The magnitude noise model applied to series (svdlr/MagnitudeNoise.h), and DenoiseLocalLowRank's magnitude path:
-// sigma, stabilise, denoise, invert (svdlrMagnitudeDenoise.h).
+// sigma, stabilise, denoise, invert, or denoise, correct sigma for the floor, remove the floor
+// (svdlrMagnitudeDenoise.h).
 #include "svdlr/MagnitudeNoise.h"
 
 #include "svdlrComplexSeriesDetail.h"
 #include "svdlrMagnitudeDenoise.h"
 #include "svdlrParallel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -110,11 +112,16 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
 {
   const MagnitudeNoiseOptions & model = options.magnitudeNoise;
   const bool knownSigma = options.noiseSigma != nullptr;
+  const std::string problem = SigmaFloorCorrectionProblem(model, knownSigma);
+  if (!problem.empty())
+  {
+    throw Error(ErrorCode::InvalidArgument, "svdlr: " + problem);
+  }
   if (!knownSigma && !PatchesHaveSigma(options.policy, false))
   {
     throw Error(ErrorCode::InvalidArgument,
-                "svdlr: variance stabilisation and the noise floor need sigma: a known sigma map, or a rank policy "
-                "that estimates it (Marchenko-Pastur or Gavish-Donoho)");
+                "svdlr: variance stabilisation, the noise floor and the sigma floor correction need sigma: a known "
+                "sigma map, or a rank policy that estimates it (Marchenko-Pastur or Gavish-Donoho)");
   }
   NoncentralChiModel::ForCoils(model.coils); // its errors (the coil count) before any work
   LocalDenoiseOptions plain = options;
@@ -133,13 +140,23 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
   }
   if (!model.stabilise)
   {
-    // The floor alone: one pass over the magnitude, whose sigma (given or estimated) then places the floor.
+    // One pass over the magnitude, whose sigma (given or estimated, then corrected for the floor's spread if asked)
+    // places the floor.
     LocalDenoiseReport report = DenoiseLocalLowRank(input, output, outMaps, plain);
     for (std::size_t v = 0; v < voxels; ++v)
     {
       sigma[v] = options.mask && !options.mask[v] ? 0.0f : outMaps.noiseSigma[v];
     }
-    CorrectNoiseFloor(output, sigma.data(), model.coils, output, threads);
+    if (model.sigmaFloorCorrection)
+    {
+      CorrectSigmaForNoiseFloor(output, sigma.data(), options.mask, report.patchSize, model.coils, sigma.data(),
+                                threads);
+      std::copy(sigma.begin(), sigma.end(), outMaps.noiseSigma);
+    }
+    if (model.noiseFloor)
+    {
+      CorrectNoiseFloor(output, sigma.data(), model.coils, output, threads);
+    }
     return report;
   }
 

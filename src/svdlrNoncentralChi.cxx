@@ -156,10 +156,12 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
   const double        meanSquareNoise = 2.0 * coils; // E[M^2] = nu^2 + 2N (sigma = 1)
   std::vector<double> spread(count);
   m_Mean.resize(count);
+  m_MagnitudeVariance.resize(count);
   // Each signal node's moments are independent: computed in parallel, each written by one task.
   detail::StdThreadParallelFor(0, count, [&](std::size_t i) {
     m_Mean[i] = Moments([](double m) { return m; }, m_Signal[i], gaussian, chi).first;
-    spread[i] = std::sqrt(std::max(m_Signal[i] * m_Signal[i] + meanSquareNoise - m_Mean[i] * m_Mean[i], 1e-12));
+    m_MagnitudeVariance[i] = std::max(m_Signal[i] * m_Signal[i] + meanSquareNoise - m_Mean[i] * m_Mean[i], 1e-12);
+    spread[i] = std::sqrt(m_MagnitudeVariance[i]);
   });
 
   // The first-order stabiliser: g(E[M | nu]) = g(floor) + the integral of dm / sd along the mean; below the floor
@@ -172,6 +174,14 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
   }
   const std::size_t nodes = static_cast<std::size_t>(std::ceil(m_Mean.back() / kMagnitudeStep)) + 1;
   m_Stabilised.resize(nodes);
+  // Var[M | nu] against E[M | nu] on the same uniform grid, for a lookup without a search (CorrectSigmaForNoiseFloor
+  // takes it once per voxel, volume and pass); below the floor it is the variance at nu = 0.
+  m_VarianceAtMean.resize(nodes);
+  for (std::size_t j = 0; j < nodes; ++j)
+  {
+    const double m = j * kMagnitudeStep;
+    m_VarianceAtMean[j] = m <= m_Mean.front() ? m_MagnitudeVariance.front() : Interpolate(m_Mean, m_MagnitudeVariance, m);
+  }
   for (std::size_t j = 0; j < nodes; ++j)
   {
     const double m = j * kMagnitudeStep;
@@ -324,6 +334,24 @@ double
 NoncentralChiModel::StabilisedVariance(double signal) const
 {
   return Interpolate(m_Signal, m_Variance, std::clamp(signal, 0.0, kTableEnd));
+}
+
+double
+NoncentralChiModel::MagnitudeVarianceAtMean(double mean) const
+{
+  const double position = std::max(mean, 0.0) / kMagnitudeStep;
+  if (position >= static_cast<double>(m_VarianceAtMean.size() - 1))
+  {
+    return MagnitudeVariance(SignalFromMeanMagnitude(mean));
+  }
+  const auto j = static_cast<std::size_t>(position);
+  return m_VarianceAtMean[j] + (position - j) * (m_VarianceAtMean[j + 1] - m_VarianceAtMean[j]);
+}
+
+double
+NoncentralChiModel::MagnitudeVariance(double signal) const
+{
+  return signal >= kTableEnd ? 1.0 : Interpolate(m_Signal, m_MagnitudeVariance, std::max(signal, 0.0));
 }
 
 } // namespace svdlr

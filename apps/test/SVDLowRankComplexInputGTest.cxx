@@ -17,8 +17,9 @@
  *=========================================================================*/
 // SVDLowRankDenoiseSeries with complex and noise-scan inputs, end to end: magnitude + phase, real + imaginary and
 // complex64 give the engine's own result (phase demodulation, then the local denoiser on the real part); noise
-// volumes and noise scans give the known sigma and leave the output; bad phases and sizes are refused with exit
-// code 3 (and bad command lines with 2), leaving nothing written.
+// volumes and noise scans give the known sigma and leave the output; the magnitude noise model (--vst, --noise-floor,
+// --sigma-floor-correction) gives the engine's result and is refused where it makes no sense; bad phases and sizes
+// are refused with exit code 3 (and bad command lines with 2), leaving nothing written.
 #include "svdlrDenoiseToolFixture.h"
 #include "svdlrTestScratch.h"
 #include "svdlrTestSeries.h"
@@ -378,6 +379,43 @@ TEST_F(ComplexDenoiseTool, VstWithoutSigmaOrOnComplexInputIsAUsageError)
   ExpectRefused("--vst --policy fixed --rank 3 mag.nii.gz out.nii.gz", 2, "--vst needs sigma");
   ExpectRefused("--noise-floor --policy fixed --rank 3 mag.nii.gz out.nii.gz", 2, "--noise-floor needs sigma");
   ExpectRefused("--vst --phase phase.nii.gz mag.nii.gz out.nii.gz", 2, "is for a magnitude series");
+  ExpectRefused("--noise-floor complex.nii.gz out.nii.gz", 2, "is for a magnitude series");
+}
+
+TEST_F(ComplexDenoiseTool, SigmaFloorCorrectionGivesTheEnginesCorrectedMapAndIsLabelled)
+{
+  const auto run = Run("--sigma-floor-correction --noise-estimator residual --noise-map sigma.nii.gz mag.nii.gz "
+                       "corrected.nii.gz");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const auto                          magnitude = Values("mag.nii.gz");
+  const std::size_t                   voxels = m_Clean.Voxels();
+  const std::array<std::ptrdiff_t, 4> strides{ 1, std::ptrdiff_t(m_Size[0]), std::ptrdiff_t(m_Size[0] * m_Size[1]),
+                                               std::ptrdiff_t(voxels) };
+  std::vector<float>         expected(magnitude.size()), sigma(voxels);
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  options.noiseEstimator = svdlr::NoiseEstimator::ResidualRefit;
+  options.magnitudeNoise.sigmaFloorCorrection = true;
+  svdlr::DenoiseLocalLowRank({ magnitude.data(), m_Size, kVolumes, strides },
+                             { expected.data(), m_Size, kVolumes, strides }, { sigma.data(), nullptr }, options);
+  EXPECT_EQ(MaxDifference(Values("corrected.nii.gz"), expected), 0.0);
+  const auto map = itk::ReadImage<Map>(Path("sigma.nii.gz"));
+  EXPECT_EQ(MaxDifference({ map->GetBufferPointer(), map->GetBufferPointer() + voxels }, sigma), 0.0);
+  std::ifstream     sidecar(Path("corrected.json"));
+  const std::string record((std::istreambuf_iterator<char>(sidecar)), std::istreambuf_iterator<char>());
+  EXPECT_NE(record.find("\"magnitudeNoise\": \"sigma-floor-correction\""), std::string::npos) << record;
+}
+
+TEST_F(ComplexDenoiseTool, SigmaFloorCorrectionWhereItMakesNoSenseIsAUsageError)
+{
+  const std::string flag = "--sigma-floor-correction ";
+  ExpectRefused(flag + "--noise-sigma 2 mag.nii.gz out.nii.gz", 2, "a known sigma");
+  ExpectRefused(flag + "--noise-volumes 4 mag_all.nii.gz out.nii.gz", 2, "a known sigma");
+  ExpectRefused(flag + "--vst mag.nii.gz out.nii.gz", 2, "variance stabilisation");
+  ExpectRefused(flag + "--phase phase.nii.gz mag.nii.gz out.nii.gz", 2, "is for a magnitude series");
+  ExpectRefused(flag + "--imaginary imag.nii.gz real.nii.gz out.nii.gz", 2, "is for a magnitude series");
+  ExpectRefused(flag + "complex.nii.gz out.nii.gz", 2, "is for a magnitude series");
+  ExpectRefused(flag + "--policy fixed --rank 3 mag.nii.gz out.nii.gz", 2, "--sigma-floor-correction needs sigma");
 }
 
 } // namespace

@@ -368,27 +368,63 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
   app.add_flag("--noise-floor", options.noiseFloor,
                "magnitude INPUT: output the signal with the noise floor\n"
                "removed (the expected magnitude inverted), not the magnitude");
+  app.add_flag("--sigma-floor-correction", options.sigmaFloorCorrection,
+               "magnitude INPUT: correct the sigma estimated on it (the\n"
+               "noise map, and the sigma --noise-floor uses) for the Rician\n"
+               "(non-central chi, --coils) floor's smaller spread; not with\n"
+               "a known sigma or --vst (docs/denoising.md)");
 }
 
-const char *
+svdlr::MagnitudeNoiseOptions
+MagnitudeNoiseModel(const ComplexInputOptions & options)
+{
+  svdlr::MagnitudeNoiseOptions model;
+  model.stabilise = options.vst;
+  model.noiseFloor = options.noiseFloor;
+  model.sigmaFloorCorrection = options.sigmaFloorCorrection;
+  model.coils = options.coils;
+  return model;
+}
+
+std::string
 MagnitudeNoiseLabel(const ComplexInputOptions & options)
 {
-  return options.vst ? (options.noiseFloor ? "vst+noise-floor" : "vst") : options.noiseFloor ? "noise-floor" : "none";
+  std::string label;
+  for (const auto & [given, name] : { std::pair{ options.vst, "vst" }, std::pair{ options.noiseFloor, "noise-floor" },
+                                      std::pair{ options.sigmaFloorCorrection, "sigma-floor-correction" } })
+  {
+    label += given ? (label.empty() ? "" : "+") + std::string(name) : "";
+  }
+  return label.empty() ? "none" : label;
+}
+
+/** The first magnitude option given, for messages: "--vst", "--noise-floor" or "--sigma-floor-correction". */
+static const char *
+FirstMagnitudeOption(const ComplexInputOptions & options)
+{
+  return options.vst ? "--vst" : options.noiseFloor ? "--noise-floor" : "--sigma-floor-correction";
 }
 
 void
 CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma, bool policyEstimatesSigma)
 {
-  if ((options.vst || options.noiseFloor) && (!options.phase.empty() || !options.imaginary.empty()))
+  const bool magnitudeModel = MagnitudeNoiseModel(options).Active();
+  if (magnitudeModel && (!options.phase.empty() || !options.imaginary.empty()))
   {
-    throw UsageError(std::string(options.vst ? "--vst" : "--noise-floor") +
+    throw UsageError(std::string(FirstMagnitudeOption(options)) +
                      " is for a magnitude series: with --phase or --imaginary the phase is removed and the real "
                      "part's noise is already Gaussian, without a floor");
   }
-  if ((options.vst || options.noiseFloor) && !knownSigma && options.noiseVolumes == 0 && options.noiseScan.empty() &&
+  const std::string floorProblem = svdlr::SigmaFloorCorrectionProblem(
+    MagnitudeNoiseModel(options), knownSigma || options.noiseVolumes > 0 || !options.noiseScan.empty());
+  if (!floorProblem.empty())
+  {
+    throw UsageError("--sigma-floor-correction: " + floorProblem);
+  }
+  if (magnitudeModel && !knownSigma && options.noiseVolumes == 0 && options.noiseScan.empty() &&
       !policyEstimatesSigma)
   {
-    throw UsageError(std::string(options.vst ? "--vst" : "--noise-floor") +
+    throw UsageError(std::string(FirstMagnitudeOption(options)) +
                      " needs sigma: give --noise-sigma S, --known-sigma-map FILE, --noise-volumes K or --noise-scan "
                      "FILE, or keep a rank policy that estimates it (the default does)");
   }
@@ -429,6 +465,12 @@ PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, con
   if (!complexData && options.output != "magnitude")
   {
     throw UsageError("--complex-output " + options.output + " needs complex input (--phase, --imaginary or complex64)");
+  }
+  if (complexData && MagnitudeNoiseModel(options).Active())
+  {
+    throw UsageError(std::string(FirstMagnitudeOption(options)) +
+                     " is for a magnitude series: a complex INPUT has its phase removed, and the real part's noise "
+                     "is already Gaussian, without a floor");
   }
   SeriesImage::Pointer first, imag;
   if (complexData)

@@ -28,6 +28,7 @@
 #include "itkImage.h"
 #include "itkImageIOBase.h"
 #include "svdlr/Defaults.h"
+#include "svdlr/LocalDenoise.h"
 
 #include <array>
 #include <string>
@@ -58,6 +59,7 @@ struct ComplexInputOptions
   unsigned              coils{ svdlr::kDefaultCoils }; // --coils: coils combined by root-sum-of-squares
   bool                  vst{ false };        // --vst: variance-stabilise a magnitude series (non-central chi)
   bool                  noiseFloor{ false }; // --noise-floor: output the signal without the magnitude's noise floor
+  bool                  sigmaFloorCorrection{ false }; // --sigma-floor-correction: the magnitude's sigma map corrected
 };
 
 /** Adds the options above to the denoiser's command line. */
@@ -65,13 +67,18 @@ void
 AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options);
 
 /** Rules that need only the command line; UsageError. `knownSigma`: --noise-sigma or --known-sigma-map given;
- * `policyEstimatesSigma`: the rank policy estimates sigma (--vst and --noise-floor need sigma from somewhere). */
+ * `policyEstimatesSigma`: the rank policy estimates sigma (--vst, --noise-floor and --sigma-floor-correction need
+ * sigma from somewhere; --sigma-floor-correction one the policy estimates, svdlr::SigmaFloorCorrectionProblem). */
 void
 CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma, bool policyEstimatesSigma);
 
-/** The --vst and --noise-floor model for the engine (svdlr::MagnitudeNoiseOptions's fields), and its label for the
- * summary and the sidecar: "none", "vst", "vst+noise-floor" or "noise-floor". */
-const char *
+/** The --vst, --noise-floor, --sigma-floor-correction and --coils model for the engine. */
+svdlr::MagnitudeNoiseOptions
+MagnitudeNoiseModel(const ComplexInputOptions & options);
+
+/** Its label for the summary and the sidecar: "none", or the options given joined by '+' in the order vst,
+ * noise-floor, sigma-floor-correction ("vst+noise-floor", "noise-floor+sigma-floor-correction", ...). */
+std::string
 MagnitudeNoiseLabel(const ComplexInputOptions & options);
 
 /** Whether the run takes the complex or noise-scan path (any of the options above, or a complex input file). */

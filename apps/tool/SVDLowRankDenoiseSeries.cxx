@@ -287,6 +287,7 @@ public:
     m_Filter->SetNoiseEstimator(m_Options.noiseEstimator);
     m_Filter->SetStabiliseMagnitude(m_Options.complex.vst);
     m_Filter->SetRemoveNoiseFloor(m_Options.complex.noiseFloor);
+    m_Filter->SetSigmaFloorCorrection(m_Options.complex.sigmaFloorCorrection);
     m_Filter->SetCoils(m_Options.complex.coils);
     itk::SVDLowRankEngineBridge::SetRankPolicy(m_Filter.GetPointer(), m_Options.policy);
     m_Filter->SetDeviceMemoryLimit(m_Options.gpuMemoryLimit);

@@ -146,10 +146,11 @@ DescribePolicy(const DenoiseToolOptions & options)
   text += options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
             ? ", optimal Frobenius shrinkage"
             : ", hard threshold";
-  if (options.complex.vst || options.complex.noiseFloor)
+  if (options.complex.vst || options.complex.noiseFloor || options.complex.sigmaFloorCorrection)
   {
     text += std::string(options.complex.vst ? ", variance-stabilised" : "") +
-            (options.complex.noiseFloor ? ", noise floor removed" : "") + " (" +
+            (options.complex.noiseFloor ? ", noise floor removed" : "") +
+            (options.complex.sigmaFloorCorrection ? ", sigma corrected for the floor" : "") + " (" +
             (options.complex.coils == 1 ? std::string("Rician") : std::to_string(options.complex.coils) + " coils") +
             ")";
   }

@@ -42,6 +42,8 @@ CONFIGS = {
     "dwidenoise-residual": ["--preset", "dwidenoise", "--noise-estimator", "residual"],
     "vst": ["--vst"],
     "vst-residual": ["--vst", "--noise-estimator", "residual"],
+    "default-sigma-floor": ["--sigma-floor-correction"],
+    "default-residual-sigma-floor": ["--noise-estimator", "residual", "--sigma-floor-correction"],
 }
 
 # preset_sweep.py's cases (issue 20's PSNR sweep: name, sigma as a fraction of CSF b=0, volumes, masked, varying
@@ -75,7 +77,8 @@ def add_noise(clean, sigma, model, seed):
 
 
 def rician_corrected(sigma_map, denoised, volumes, passes=4):
-    """A prototype, not the engine's: the sigma map of magnitude data corrected for the Rician floor. MP-PCA measures
+    """The prototype of the engine's --sigma-floor-correction (svdlr::CorrectSigmaForNoiseFloor, which averages rho
+    over the voxels inside the mask only, over the patch window shifted inward at the borders): the sigma map of magnitude data corrected for the Rician floor. MP-PCA measures
     the magnitude's own spread, which is below sigma where the signal is within a few sigma of 0: Var[M | nu] =
     nu^2 + 2 sigma^2 - E[M | nu]^2. Taking the denoised series as E[M | nu] (inverted for nu with the Rice mean), each
     voxel's variance ratio rho = Var[M | nu] / sigma^2 is averaged over its volumes and over a patch around it (the

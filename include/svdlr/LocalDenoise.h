@@ -75,13 +75,17 @@ struct MagnitudeNoiseOptions
   bool stabilise{ false };
   /** Output the signal with the noise floor removed (nu) instead of the magnitude's expectation. */
   bool noiseFloor{ false };
+  /** Correct the σ map, measured on the magnitude, for the floor's smaller spread (CorrectSigmaForNoiseFloor); the
+   * noise floor, if removed, is then placed with the corrected σ. Not with a known σ nor with `stabilise`
+   * (SigmaFloorCorrectionProblem). */
+  bool sigmaFloorCorrection{ false };
   /** Coils combined by root-sum-of-squares (1: Rician). */
   unsigned coils{ kDefaultCoils };
 
   bool
   Active() const
   {
-    return stabilise || noiseFloor;
+    return stabilise || noiseFloor || sigmaFloorCorrection;
   }
 };
 

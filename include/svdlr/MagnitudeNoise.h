@@ -36,6 +36,9 @@
 
 #include "svdlr/LocalDenoise.h"
 
+#include <array>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace svdlr
@@ -91,6 +94,14 @@ public:
   /** Var[g(M) | nu] (tabulated; about 1 but for the lowest nu). */
   double
   StabilisedVariance(double signal) const;
+  /** Var[M | nu] = nu^2 + 2N - E[M | nu]^2 (tabulated): the magnitude's own spread, below 1 near the floor (2 - pi/2
+   * = 0.43 at nu = 0 for one coil) and 1 in the limit of large nu, as beyond the table. */
+  double
+  MagnitudeVariance(double signal) const;
+  /** MagnitudeVariance(SignalFromMeanMagnitude(mean)), the spread at the signal whose mean magnitude is `mean` (the
+   * variance at nu = 0 at or below the floor), from a uniform grid of step 0.005 without a search. */
+  double
+  MagnitudeVarianceAtMean(double mean) const;
 
 private:
   double
@@ -101,6 +112,8 @@ private:
   unsigned            m_Coils;
   std::vector<double> m_Signal;             // nu_i
   std::vector<double> m_Mean;               // E[M | nu_i]
+  std::vector<double> m_MagnitudeVariance;  // Var[M | nu_i]
+  std::vector<double> m_VarianceAtMean;     // Var[M | nu] at E[M | nu] = j kMagnitudeStep
   std::vector<double> m_Stabilised;         // g(j kMagnitudeStep), j = 0, 1, ...; g(0) = 0
   double              m_EndSlope{ 1.0 };    // g' beyond the grid
   std::vector<double> m_ExpectedStabilised; // E[g(M) | nu_i]
@@ -132,6 +145,36 @@ UnstabiliseMagnitude(const SeriesView<const float> & denoised, const float * sig
 void
 CorrectNoiseFloor(const SeriesView<const float> & magnitude, const float * sigma, unsigned coils,
                   const SeriesView<float> & out, unsigned threads = 0);
+
+/** How often CorrectSigmaForNoiseFloor re-estimates the floor's variance ratio with the σ it has just corrected (the
+ * ratio depends on the SNR, which depends on σ). The iteration rises from the measured map and contracts by about
+ * 10x a pass: on the σ 0.05 masked Rician phantom of docs/denoising.md the 1st pass moves σ by 2.7 % (median over
+ * the mask; 15 % at most), the 4th by 0.003 % (0.05 % at most). */
+constexpr unsigned kSigmaFloorPasses = 4;
+
+/** The σ map of a magnitude series corrected for its noise floor (docs/denoising.md, "The noise estimator"). A
+ * patch's σ measured on a magnitude (MP-PCA, the residual refit) is the root of the mean variance of its entries,
+ * and near the floor the magnitude varies less than σ: Var[M | nu] = rho(nu) sigma^2, rho = MagnitudeVariance
+ * (0.43 at nu = 0 for one coil). With the denoised series D as the estimate of E[M | nu], each voxel's rho is
+ * averaged over its volumes (nu = E[M | .]^-1(D / sigma)) and then over the patch around it (the same box as the
+ * denoiser's patch of extent `patchExtent`, shifted inward at the borders), and corrected = measured / sqrt(mean
+ * rho); kSigmaFloorPasses passes, each with the σ of the one before. The patch's voxels outside the mask count too,
+ * as the patch read them: D there is the copied input, and their σ the mean σ of the voxels inside in their own
+ * window. `measured` and `corrected`: VoxelCount() values, x fastest; `corrected` may be `measured` (in place).
+ * Voxels outside `mask` (if given) or with σ 0 keep their measured value. Only right for a magnitude: with Gaussian noise (a
+ * complex series' real part) it would inflate σ. InvalidArgument on a null map, a negative or non-finite σ, an
+ * even or out-of-range extent, coils 0. */
+void
+CorrectSigmaForNoiseFloor(const SeriesView<const float> & denoised, const float * measured, const std::uint8_t * mask,
+                          const std::array<std::size_t, 3> & patchExtent, unsigned coils, float * corrected,
+                          unsigned threads = 0);
+
+/** Why `model` cannot run with a σ that is `knownSigma` (a σ map given, or noise volumes or a noise scan turned into
+ * one): empty when it can. The σ floor correction needs a σ measured on the magnitude, which a known σ is not, and
+ * corrects the magnitude's map, which the variance-stabilised series' is not. The one rule of the engine, the tools
+ * and Python. */
+std::string
+SigmaFloorCorrectionProblem(const MagnitudeNoiseOptions & model, bool knownSigma);
 
 } // namespace svdlr
 

@@ -50,6 +50,7 @@ class DenoiseOptions:
     coils: Optional[int] = None  # coils combined by root-sum-of-squares (None: the engine's default, 1)
     demean: Optional[str] = None  # "none", "all", "shells" (from the run's b-values), "echoes" (None: "none",
     noise_estimator: Optional[str] = None  # "mp" or "residual" (None: the engine's default)
+    sigma_floor_correction: bool = False  # correct the magnitude's sigma map for the noise floor
 
     def keywords(self) -> Dict[str, Any]:
         """Keywords of :func:`local_low_rank_denoising_image_filter` for a nibabel array (x, y, z, volumes)."""
@@ -61,7 +62,8 @@ class DenoiseOptions:
                     device_id=int(self.device_id), threads=int(self.threads), vst=bool(self.vst),
                     noise_floor=bool(self.noise_floor), coils=None if self.coils is None else int(self.coils),
                     demean=self.demean,
-                    noise_estimator=self.noise_estimator)
+                    noise_estimator=self.noise_estimator,
+                    sigma_floor_correction=bool(self.sigma_floor_correction))
 
     def policy_used(self) -> str:
         """The rank policy's name: the one given, else the one a parameter implies, else the engine's default."""

@@ -62,7 +62,10 @@ class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
     vst = traits.Bool(False, usedefault=True,
                       desc="variance-stabilise the magnitude for its Rician (non-central chi) noise, invert after")
     noise_floor = traits.Bool(False, usedefault=True, desc="output the signal with the noise floor removed")
-    coils = traits.Int(desc="coils combined by root-sum-of-squares, for vst and noise_floor (default 1)")
+    sigma_floor_correction = traits.Bool(False, usedefault=True,
+                                         desc="correct the sigma map estimated on the magnitude for its noise floor")
+    coils = traits.Int(desc="coils combined by root-sum-of-squares, for vst, noise_floor and sigma_floor_correction "
+                            "(default 1)")
     demean = traits.Enum(*_engine.DEMEAN_CHOICES, desc="subtract each voxel's mean over all volumes, each b-value "
                          "shell (in_bval) or each echo before the low-rank step, add it back after (default: none)")
     in_bval = File(exists=True, desc="the b-values (FSL .bval), for demean='shells'")
@@ -107,7 +110,8 @@ class DenoiseSeries(SimpleInterface):
                               device_id=defined["device_id"], threads=defined["nthreads"], vst=defined["vst"],
                               noise_floor=defined["noise_floor"], coils=defined.get("coils"),
                               demean=defined.get("demean"),
-                              noise_estimator=defined.get("noise_estimator"))
+                              noise_estimator=defined.get("noise_estimator"),
+                              sigma_floor_correction=defined["sigma_floor_correction"])
 
     def _run_interface(self, runtime):
         out_file, noise, rank = self._path("out_file", "denoised"), self._path("noise", "noise"), \

@@ -30,6 +30,7 @@
 
 #include "svdlr/DenoisePresets.h"
 #include "svdlr/LocalDenoise.h"
+#include "svdlr/MagnitudeNoise.h"
 #include "svdlr/Names.h"
 #include "svdlr/VolumeGroups.h"
 
@@ -338,7 +339,8 @@ DenoiseArray(SeriesArray                               series,
              bool                                      noiseFloor,
              std::int64_t                              coils,
              std::optional<std::vector<std::int64_t>>  volumeGroups,
-             std::optional<std::string>                noiseEstimator)
+             std::optional<std::string>                noiseEstimator,
+             bool                                      sigmaFloorCorrection)
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
@@ -350,6 +352,7 @@ DenoiseArray(SeriesArray                               series,
   }
   options.magnitudeNoise.stabilise = vst;
   options.magnitudeNoise.noiseFloor = noiseFloor;
+  options.magnitudeNoise.sigmaFloorCorrection = sigmaFloorCorrection;
   options.magnitudeNoise.coils = static_cast<unsigned>(coils);
   if (noiseEstimator && !ParseNoiseEstimatorName(*noiseEstimator, options.noiseEstimator))
   {
@@ -357,7 +360,7 @@ DenoiseArray(SeriesArray                               series,
   }
   if (options.magnitudeNoise.Active() && !noiseSigma && !PatchesHaveSigma(options.policy, false))
   {
-    ThrowValueError(std::string(vst ? "vst" : "noise_floor") +
+    ThrowValueError(std::string(vst ? "vst" : noiseFloor ? "noise_floor" : "sigma_floor_correction") +
                     " needs sigma: give noise_sigma, or keep a policy that estimates it (the default does)");
   }
 
@@ -491,6 +494,7 @@ DefineDenoise(nb::module_ & module)
              "coils"_a = kDefaultCoils,
              "volume_groups"_a = nb::none(),
              "noise_estimator"_a = nb::none(),
+             "sigma_floor_correction"_a = false,
              DenoiseDoc);
   module.def(
     "demean_groups",
@@ -568,6 +572,17 @@ DefineDenoise(nb::module_ & module)
     "shrinkage"_a, "policy"_a, "known_sigma"_a,
     "The shrinkage a denoising run uses, \"hard\" or \"frobenius\": \"auto\" resolved by the engine's rule\n"
     "(svdlr::ResolveShrinkage: optimal shrinkage where the patches have sigma, the hard threshold otherwise).");
+  module.def(
+    "sigma_floor_correction_problem",
+    [](bool vst, bool knownSigma) {
+      MagnitudeNoiseOptions model;
+      model.stabilise = vst;
+      model.sigmaFloorCorrection = true;
+      return SigmaFloorCorrectionProblem(model, knownSigma);
+    },
+    "vst"_a, "known_sigma"_a,
+    "Why sigma_floor_correction cannot run with vst and a known sigma as given: \"\" when it can (the engine's\n"
+    "rule, svdlr::SigmaFloorCorrectionProblem), for checking a command line before any run.");
   module.def(
     "patch_size_used",
     [](const std::vector<std::int64_t> & shape, std::int64_t volumes,

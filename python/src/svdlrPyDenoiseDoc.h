@@ -100,6 +100,9 @@ noise_estimator : "mp" or "residual", optional
     How each patch's sigma is measured once its rank is chosen, where the policy estimates sigma: "mp" the
     Marchenko-Pastur fit's mean (dwidenoise's), "residual" the energy outside the kept rank over its degrees of
     freedom, (voxels - rank)(volumes - rank). Default: DEFAULT_DENOISE_NOISE_ESTIMATOR, or the preset's.
+sigma_floor_correction : bool
+    A magnitude series: correct the sigma estimated on it (the noise map, and the sigma noise_floor uses) for the
+    Rician (non-central chi, `coils`) floor's smaller spread. Not with noise_sigma nor vst (ValueError).
 
 Returns
 -------

@@ -198,6 +198,29 @@ def test_vst_and_noise_floor_reach_the_denoiser_the_sidecar_and_the_boilerplate(
     assert bids.main([str(root), str(tmp_path / "bad"), *common, "--coils", "0"]) == _engine.EXIT_USAGE
 
 
+def test_sigma_floor_correction_reaches_the_noise_map_the_sidecar_and_the_boilerplate(raw, tmp_path):
+    root, _, _ = raw
+    plain, corrected = tmp_path / "plain", tmp_path / "corrected"
+    common = ["participant", "--participant-label", "02", "--backend", "cpu", "--no-reports", "--quiet"]
+    assert bids.main([str(root), str(plain), *common]) == _engine.EXIT_SOME_FAILED  # sub-02's broken run
+    assert bids.main([str(root), str(corrected), *common, "--sigma-floor-correction"]) == _engine.EXIT_SOME_FAILED
+    relative = GOOD_DWI[2]
+    sidecar = json.loads((corrected / _derivative(relative, "denoised", ".json")).read_text())
+    assert sidecar["DenoisingParameters"]["sigma_floor_correction"] is True
+    assert "smaller spread" in (corrected / "logs" / "CITATION.md").read_text()
+    # The correction only raises sigma, and leaves the denoised series as it was.
+    before = nibabel.load(str(plain / _derivative(relative, "noise"))).get_fdata()
+    after = nibabel.load(str(corrected / _derivative(relative, "noise"))).get_fdata()
+    assert np.all(after >= before) and after.sum() > before.sum()
+    assert np.array_equal(nibabel.load(str(plain / _derivative(relative, "denoised"))).get_fdata(),
+                          nibabel.load(str(corrected / _derivative(relative, "denoised"))).get_fdata())
+    # Where it makes no sense, refused before any run.
+    for bad in (["--noise-sigma", "2"], ["--vst"]):
+        assert bids.main([str(root), str(tmp_path / "bad"), *common, "--sigma-floor-correction", *bad]) == \
+            _engine.EXIT_USAGE
+    assert not (tmp_path / "bad").exists()
+
+
 def test_a_sphere_with_gaussian_weights_reaches_the_sidecar_and_the_boilerplate(raw, tmp_path):
     root, _, _ = raw
     out = tmp_path / "out"

@@ -18,9 +18,9 @@
 // The local denoiser's CUDA backend against its CPU backend, which defines the semantics: the same σ map, rank
 // map and denoised series, to float rounding, on fresh random low-rank-plus-noise series, for both aggregations,
 // with and without a mask, with a known σ map (every noise policy, NORDIC's threshold too), with the residual
-// noise estimator, in both memory layouts and in place, with the series cut into many
-// slabs and batches, and with our eigen-solver or cuSOLVER's. The slab plan's invariants are checked on the host
-// (no GPU needed); every other test skips, saying why, without a usable CUDA device.
+// noise estimator and the σ floor correction of a magnitude, in both memory layouts and in place, with the series
+// cut into many slabs and batches, and with our eigen-solver or cuSOLVER's. The slab plan's invariants are checked
+// on the host (no GPU needed); every other test skips, saying why, without a usable CUDA device.
 #include "svdlrLocalDenoiseCudaTesting.h"
 
 #include "cuda/svdlrLocalDenoiseCuda.h"
@@ -269,6 +269,53 @@ TEST_F(LocalDenoiseCuda, ResidualNoiseEstimatorEqualsCpu)
       options.mask = mask.data();
       ExpectGpuEqualsCpu(input, options);
     }
+  }
+}
+
+TEST_F(LocalDenoiseCuda, SigmaFloorCorrectionEqualsCpu)
+{
+  // The σ floor correction of a magnitude series (svdlr::CorrectSigmaForNoiseFloor) is host code after either
+  // backend's pass: the GPU's map and series, corrected on the host, give the CPU's to float rounding. The
+  // correction divides by the root of a smooth function of σ and the series, so a rounding difference in them moves
+  // the corrected σ by a few times as much: 1e-5 relative for σ, ExpectSameResult's rule for the rest.
+  SCOPED_TRACE(m_Random.SeedTrace());
+  Series input = LowRankPlusNoise({ 12, 13, 11 }, 28, 3, m_Random);
+  for (float & value : input.data)
+  {
+    value = std::abs(value); // a magnitude: some of it near 0, where the floor's spread is low
+  }
+  std::vector<std::uint8_t> mask(input.Voxels());
+  for (std::size_t v = 0; v < mask.size(); ++v)
+  {
+    mask[v] = (v / 7) % 3 != 0;
+  }
+  for (const bool masked : { false, true })
+  {
+    LocalDenoiseOptions options;
+    options.noiseEstimator = svdlr::NoiseEstimator::ResidualRefit;
+    options.magnitudeNoise.sigmaFloorCorrection = true;
+    options.mask = masked ? mask.data() : nullptr;
+    const Result cpu = Denoise(input, options, svdlr::Backend::CPU);
+    Result       gpu = Denoise(input, options, svdlr::Backend::CUDA);
+    EXPECT_EQ(gpu.report.backend, svdlr::Backend::CUDA);
+    std::size_t sigmaDifferences = 0, raised = 0;
+    for (std::size_t v = 0; v < input.Voxels(); ++v)
+    {
+      sigmaDifferences += !(std::abs(static_cast<double>(gpu.sigma[v]) - cpu.sigma[v]) <= 1e-5 * cpu.sigma[v]);
+    }
+    EXPECT_EQ(sigmaDifferences, 0u) << "voxels whose corrected σ differs beyond 1e-5 relative, masked " << masked;
+    const Result plain = [&] {
+      LocalDenoiseOptions uncorrected = options;
+      uncorrected.magnitudeNoise = {};
+      return Denoise(input, uncorrected, svdlr::Backend::CUDA);
+    }();
+    for (std::size_t v = 0; v < input.Voxels(); ++v)
+    {
+      raised += gpu.sigma[v] > plain.sigma[v];
+    }
+    EXPECT_GT(raised, 0u) << "the correction ran on the CUDA path";
+    gpu.sigma = cpu.sigma; // compared above
+    ExpectSameResult(gpu, cpu, input);
   }
 }
 

@@ -71,6 +71,41 @@ TEST_F(LocalLowRankDenoisingSettings, MagnitudeNoiseSettingsReachTheEngine)
   EXPECT_GT(changed, 0.0);
 }
 
+TEST_F(LocalLowRankDenoisingSettings, SigmaFloorCorrectionReachesTheEngineAndIsRefusedWithAKnownSigma)
+{
+  const svdlr::test::Series magnitude = MagnitudeOf(m_Series.noisy);
+  auto                      filter = Filter4D::New();
+  filter->SetInput(ToImage(magnitude));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->SigmaFloorCorrectionOn();
+  filter->SetCoils(2);
+  filter->Update();
+
+  svdlr::test::Series        expected = svdlr::test::EmptySeries(magnitude.size, magnitude.volumes);
+  std::vector<float>         plainSigma(magnitude.Voxels()), expectedSigma(magnitude.Voxels());
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  options.magnitudeNoise.sigmaFloorCorrection = true;
+  options.magnitudeNoise.coils = 2;
+  svdlr::DenoiseLocalLowRank(magnitude.View(), expected.View(), { expectedSigma.data(), nullptr }, options);
+  options.magnitudeNoise = {};
+  svdlr::DenoiseLocalLowRank(magnitude.View(), expected.View(), { plainSigma.data(), nullptr }, options);
+  const float * sigma = filter->GetNoiseSigmaOutput()->GetBufferPointer();
+  std::size_t   raised = 0;
+  for (std::size_t v = 0; v < expectedSigma.size(); ++v)
+  {
+    ASSERT_EQ(sigma[v], expectedSigma[v]) << "voxel " << v;
+    raised += sigma[v] > plainSigma[v];
+  }
+  EXPECT_GT(raised, 0u);
+
+  auto known = Filter4D::New();
+  known->SetInput(ToImage(magnitude));
+  known->SetNoiseSigmaImage(filter->GetNoiseSigmaOutput());
+  known->SigmaFloorCorrectionOn();
+  EXPECT_NE(UpdateError(known.GetPointer()).find("known sigma"), std::string::npos);
+}
+
 TEST_F(LocalLowRankDenoisingSettings, StabilisingWithoutSigmaIsRefused)
 {
   auto filter = Filter4D::New();

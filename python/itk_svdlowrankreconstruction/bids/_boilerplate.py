@@ -91,7 +91,11 @@ def methods_text(options: DenoiseOptions, version: str, datatypes: List[str]) ->
         text += (f" Before the low-rank step the magnitude was variance-stabilised for its {noise} noise, and after "
                  "it transformed back with the exact unbiased inverse [foi2011]" +
                  (", giving the signal with the noise floor removed." if options.noise_floor else "."))
-    elif options.noise_floor:
+    if options.sigma_floor_correction:
+        text += (" The noise map, measured on the magnitude, was corrected for the smaller spread of its "
+                 f"{noise} noise near the floor: each voxel's variance ratio at the SNR of the denoised series, "
+                 "averaged over its volumes and its patch, divided out.")
+    if options.noise_floor and not options.vst:
         cite.append("koay2006")
         text += (f" The {noise} noise floor was then removed from the denoised magnitude by inverting its expected "
                  "value [koay2006].")

@@ -122,8 +122,12 @@ def _parser() -> argparse.ArgumentParser:
                                "low-rank step and invert after")
     denoiser.add_argument("--noise-floor", action="store_true",
                           help="write the signal with the magnitude's noise floor removed")
+    denoiser.add_argument("--sigma-floor-correction", action="store_true",
+                          help="correct the noise map estimated on the magnitude for its noise floor (not with "
+                               "--noise-sigma or --vst)")
     denoiser.add_argument("--coils", type=_positive_int,
-                          help="coils combined by root-sum-of-squares, for --vst and --noise-floor (default 1)")
+                          help="coils combined by root-sum-of-squares, for --vst, --noise-floor and "
+                               "--sigma-floor-correction (default 1)")
     denoiser.add_argument("--demean", choices=list(_engine.DEMEAN_CHOICES),
                           help="subtract each voxel's mean over groups of volumes before the low-rank step and add "
                                "it back after: all, shells (dwi, from the run's .bval), echoes (multi-echo func "
@@ -161,7 +165,8 @@ def _options(arguments: argparse.Namespace) -> DenoiseOptions:
                           backend=arguments.backend, device_id=arguments.device or 0, threads=arguments.nthreads,
                           vst=arguments.vst, noise_floor=arguments.noise_floor, coils=arguments.coils,
                           demean=arguments.demean,
-                          noise_estimator=arguments.noise_estimator)
+                          noise_estimator=arguments.noise_estimator,
+                          sigma_floor_correction=arguments.sigma_floor_correction)
 
 
 def _devices_used(arguments: argparse.Namespace) -> Optional[List[int]]:
@@ -244,6 +249,10 @@ def _check_options(options: DenoiseOptions) -> None:
                                    energy_fraction=options.energy_fraction, noise_sigma=options.noise_sigma)
     except (ValueError, TypeError) as error:
         raise _UsageError(str(error)) from error
+    if options.sigma_floor_correction:
+        problem = _engine.sigma_floor_correction_problem(vst=options.vst, known_sigma=options.noise_sigma is not None)
+        if problem:
+            raise _UsageError(f"--sigma-floor-correction: {problem}")
 
 
 if __name__ == "__main__":
