@@ -151,7 +151,7 @@ main(int argc, char * argv[])
       for (int r = 0; r < repeat; ++r)
       {
         report = svdlr_io::GunzipReport{};
-        std::vector<unsigned char> out(reference.bytes.size());
+        svdlr_io::ByteBuffer       out(reference.bytes.size());
         const double               cpuStart = CpuSeconds();
         const auto                 start = std::chrono::steady_clock::now();
         const auto                 member = svdlr_io::GunzipMember(compressed.data(), compressed.size(), out, 0,

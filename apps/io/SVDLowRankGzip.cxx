@@ -120,7 +120,7 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
   {
     return result;
   }
-  std::vector<unsigned char> & out = result.bytes;
+  ByteBuffer & out = result.bytes;
   out.resize(std::max<std::uint64_t>(expected, 1));
   std::size_t          in = 0, produced = 0;
   std::uint64_t        tries = 0;

@@ -64,7 +64,7 @@ GzipMemberSize(std::uint32_t isize, std::uint64_t atLeast);
 /** What DecompressGzip made of a file. */
 struct Decompressed
 {
-  std::vector<unsigned char> bytes;
+  ByteBuffer bytes;
   bool                       complete{ false }; // false: the stream ends early or is corrupt (`bytes` then empty)
 };
 

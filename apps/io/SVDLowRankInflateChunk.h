@@ -24,6 +24,8 @@
 // (SVDLowRankParallelGunzip.h). Once the last 32 KiB of output hold no marker, no later back-reference can reach one,
 // so the rest of the chunk is plain bytes: only the marker-bearing start is kept 16 bits wide.
 
+#include "SVDLowRankByteBuffer.h"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -56,29 +58,7 @@ struct BlockBoundary
 };
 
 /** A vector that does not zero what it grows into: the decoder writes every element before reading it. */
-template <typename T>
-struct UninitializedAllocator : std::allocator<T>
-{
-  template <typename U>
-  struct rebind
-  {
-    using other = UninitializedAllocator<U>;
-  };
-  template <typename U>
-  void
-  construct(U * p) noexcept
-  {
-    ::new (static_cast<void *>(p)) U;
-  }
-  template <typename U, typename... Args>
-  void
-  construct(U * p, Args &&... args)
-  {
-    ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
-  }
-};
-template <typename T>
-using RawVector = std::vector<T, UninitializedAllocator<T>>;
+using svdlr_io::RawVector;
 
 /** How a chunk's decoding ended. */
 enum class ChunkEnd

@@ -19,7 +19,7 @@
 
 #include "SVDLowRankGzip.h"
 #include "SVDLowRankImageFileCheck.h"
-#include "SVDLowRankVoxelChunks.h"
+#include "SVDLowRankParallelChunks.h"
 
 #include <sys/stat.h>
 
@@ -40,8 +40,10 @@ namespace
 {
 
 
-/** The whole file, or std::nullopt when it cannot be read. */
-std::optional<std::vector<unsigned char>>
+/** The whole file, or std::nullopt when it cannot be read. Read in chunks on every core (pread from the page cache
+ * is a copy, memory-bound like the passes of SVDLowRankParallelChunks.h); a chunk that comes back short (the file
+ * shrank meanwhile) is read again on this thread, which stops at the file's end as a plain read does. */
+std::optional<ByteBuffer>
 ReadWholeFile(const std::string & path)
 {
   const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -55,19 +57,43 @@ ReadWholeFile(const std::string & path)
     }
     return std::nullopt;
   }
-  std::vector<unsigned char> bytes(static_cast<std::size_t>(status.st_size));
-  std::size_t                done = 0;
-  while (done < bytes.size())
-  {
-    const ssize_t got = ::read(descriptor, bytes.data() + done, bytes.size() - done);
-    if (got <= 0)
+  ByteBuffer        bytes(static_cast<std::size_t>(status.st_size));
+  std::atomic<bool> whole{ true };
+  const auto        readAt = [&](std::size_t first, std::size_t count) {
+    std::size_t done = 0;
+    while (done < count)
     {
-      break;
+      const ssize_t got = ::pread(descriptor, bytes.data() + first + done, count - done,
+                                  static_cast<off_t>(first + done));
+      if (got <= 0)
+      {
+        return false;
+      }
+      done += static_cast<std::size_t>(got);
     }
-    done += static_cast<std::size_t>(got);
+    return true;
+  };
+  ForChunksOnEveryCore(bytes.size(), [&](std::size_t first, std::size_t count) {
+    if (!readAt(first, count))
+    {
+      whole = false;
+    }
+  });
+  if (!whole)
+  {
+    std::size_t done = 0;
+    while (done < bytes.size())
+    {
+      const ssize_t got = ::pread(descriptor, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+      if (got <= 0)
+      {
+        break;
+      }
+      done += static_cast<std::size_t>(got);
+    }
+    bytes.resize(done);
   }
   ::close(descriptor);
-  bytes.resize(done);
   return bytes;
 }
 
@@ -241,10 +267,10 @@ CheckNiftiValues(const NiftiFileBytes & file, const std::string & path)
     return size == 4 ? AnyNonFinite<std::uint32_t>(data + first * 4, count, header.swapped)
                      : AnyNonFinite<std::uint64_t>(data + first * 8, count, header.swapped);
   };
-  // Each core scans chunks of the file (SVDLowRankVoxelChunks.h); the first bad value of all is the one named.
+  // Each core scans chunks of the file (SVDLowRankParallelChunks.h); the first bad value of all is the one named.
   constexpr std::uint64_t      block = 4096;
   std::atomic<std::uint64_t>   firstBad{ values };
-  ForVoxelChunks(static_cast<std::size_t>(values), [&](std::size_t chunkFirst, std::size_t chunkCount) {
+  ForChunksOnEveryCore(static_cast<std::size_t>(values), [&](std::size_t chunkFirst, std::size_t chunkCount) {
     const std::uint64_t end = chunkFirst + chunkCount;
     for (std::uint64_t first = chunkFirst; first < end && first < firstBad.load(); first += block)
     {

@@ -22,6 +22,7 @@
 // truncation and NaN/Inf scan) and the read that follows them (SVDLowRankNiftiRead.h's NiftiBytesImageIO), which then
 // share one decompression. ITK-free, so that the Python extension's file checks (python/CMakeLists.txt) take it too.
 
+#include "SVDLowRankByteBuffer.h"
 #include "SVDLowRankNiftiFormat.h"
 
 #include <memory>
@@ -36,7 +37,7 @@ namespace svdlr_io
 struct NiftiFileBytes
 {
   NiftiHeader                header;
-  std::vector<unsigned char> stream;
+  ByteBuffer  stream;
 };
 
 /** Reads `path` whole, decompressing it when it is gzip. std::nullopt when it is not a single-file NIfTI file; throws

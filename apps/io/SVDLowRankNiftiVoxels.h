@@ -24,7 +24,7 @@
 // and give the denoiser the same numbers.
 
 #include "SVDLowRankNiftiBytes.h"
-#include "SVDLowRankVoxelChunks.h"
+#include "SVDLowRankParallelChunks.h"
 
 #include <cmath>
 #include <cstring>
@@ -119,14 +119,14 @@ ConvertNiftiVoxelRange(const unsigned char * data, std::size_t count, bool swapp
   }
 }
 
-/** ConvertNiftiVoxelRange over the whole image, its chunks on every core (SVDLowRankVoxelChunks.h). */
+/** ConvertNiftiVoxelRange over the whole image, its chunks on every core (SVDLowRankParallelChunks.h). */
 template <typename TDisk>
 void
 ConvertNiftiVoxels(const unsigned char * data, std::size_t count, bool swapped, bool toFloat, const NiftiRescale & r,
                    void * buffer)
 {
   const std::size_t outBytes = toFloat ? sizeof(float) : sizeof(TDisk);
-  ForVoxelChunks(count, [&](std::size_t first, std::size_t n) {
+  ForChunksOnEveryCore(count, [&](std::size_t first, std::size_t n) {
     ConvertNiftiVoxelRange<TDisk>(
       data + first * sizeof(TDisk), n, swapped, toFloat, r, static_cast<unsigned char *>(buffer) + first * outBytes);
   });

@@ -184,7 +184,7 @@ class MemberPipeline
 {
 public:
   MemberPipeline(const unsigned char * deflate, std::size_t size, std::size_t chunkBytes, unsigned threads,
-                 std::vector<unsigned char> & out, std::size_t produced, std::uint64_t mostOutput)
+                 ByteBuffer & out, std::size_t produced, std::uint64_t mostOutput)
     : m_Deflate(deflate)
     , m_Size(size)
     , m_ChunkBytes(chunkBytes)
@@ -260,7 +260,7 @@ private:
   std::size_t                  m_Size;
   std::size_t                  m_ChunkBytes;
   std::vector<Slot>            m_Slots;
-  std::vector<unsigned char> & m_Out;
+  ByteBuffer &                m_Out;
   std::size_t                  m_Produced;
   std::uint64_t                m_MostOutput;
   std::size_t                  m_InFlight; // chunks decoded but not yet copied out, at most
@@ -484,7 +484,7 @@ MemberPipeline::Place(std::uint64_t & made, std::uint32_t & crc, std::uint64_t &
 GunzipMemberResult
 GunzipMember(const unsigned char *        member,
              std::size_t                  size,
-             std::vector<unsigned char> & out,
+             ByteBuffer &                 out,
              std::size_t                  produced,
              std::uint64_t                mostOutput,
              unsigned                     threads,

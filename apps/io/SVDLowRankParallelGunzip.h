@@ -26,6 +26,8 @@
 // caller's buffer. The CRC-32 and size of the trailer must match, or nothing is kept: DecompressGzip then decodes the
 // member with libdeflate, as it did before, so the result is libdeflate's, byte for byte, or its failure.
 
+#include "SVDLowRankByteBuffer.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -71,7 +73,7 @@ struct GunzipMemberResult
 GunzipMemberResult
 GunzipMember(const unsigned char *        member,
              std::size_t                  size,
-             std::vector<unsigned char> & out,
+             ByteBuffer &                 out,
              std::size_t                  produced,
              std::uint64_t                mostOutput,
              unsigned                     threads,

@@ -39,7 +39,7 @@
 namespace
 {
 
-using Bytes = std::vector<unsigned char>;
+using Bytes = svdlr_io::ByteBuffer; // what the decoder fills and the tests compare with
 
 /** A gzip member written by zlib (`strategy` Z_FIXED gives fixed-Huffman blocks, level 0 stored ones). */
 Bytes

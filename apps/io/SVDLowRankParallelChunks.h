@@ -15,11 +15,11 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#ifndef SVDLowRankVoxelChunks_h
-#define SVDLowRankVoxelChunks_h
+#ifndef SVDLowRankParallelChunks_h
+#define SVDLowRankParallelChunks_h
 
-// A pass over a whole image's voxels (converting the decompressed bytes, looking for NaN) split over the cores. Each
-// is memory-bound, and a fresh output's first touch (its page faults) goes with it: one thread took 0.11 s to
+// A pass over a whole file or image (reading its bytes, converting its voxels, looking for NaN) split over the cores.
+// Each is memory-bound, and a fresh buffer's first touch (its page faults) goes with it: one thread took 0.11 s to
 // convert a 144 MB series on the H100 machine, the largest step after the filter and the gzip. ITK-free: the tools'
 // reader and the Python extension's share it.
 
@@ -34,23 +34,24 @@
 namespace svdlr_io
 {
 
-/** Voxels per chunk: 4 MB of float32, large enough that a thread's start is noise, small enough to spread 36 M. */
-constexpr std::size_t kVoxelChunk = std::size_t{ 1 } << 20;
+/** Elements (voxels, bytes) per chunk: 4 MB of float32, large enough that a thread's start is noise, small enough to
+ * spread 36 M voxels over every core. */
+constexpr std::size_t kParallelChunk = std::size_t{ 1 } << 20;
 
-/** Calls pass(first, count) over [0, n) in chunks of kVoxelChunk, on up to every usable core (svdlr::UsableCpuThreads);
- * on this thread alone for one chunk. `pass` must not throw. */
+/** Calls pass(first, count) over [0, n) in chunks of kParallelChunk, on up to every usable core
+ * (svdlr::UsableCpuThreads); on this thread alone for one chunk. `pass` must not throw. */
 template <typename TPass>
 void
-ForVoxelChunks(std::size_t n, const TPass & pass)
+ForChunksOnEveryCore(std::size_t n, const TPass & pass)
 {
-  const std::size_t chunks = (n + kVoxelChunk - 1) / kVoxelChunk;
+  const std::size_t chunks = (n + kParallelChunk - 1) / kParallelChunk;
   const std::size_t threads = std::min<std::size_t>(svdlr::UsableCpuThreads(), chunks);
   std::atomic<std::size_t> next{ 0 };
   const auto               work = [&] {
     for (std::size_t c = next++; c < chunks; c = next++)
     {
-      const std::size_t first = c * kVoxelChunk;
-      pass(first, std::min(kVoxelChunk, n - first));
+      const std::size_t first = c * kParallelChunk;
+      pass(first, std::min(kParallelChunk, n - first));
     }
   };
   std::vector<std::thread> helpers;
