@@ -17,6 +17,7 @@
  *=========================================================================*/
 // Finding DICOM series among files and folders, listing them and choosing one; DCMTK codec set-up.
 #include "SVDLowRankDicomSeries.h"
+#include "SVDLowRankDicomComplexPairs.h"
 #include "SVDLowRankDicomTags.h"
 #include "SVDLowRankFolderFiles.h"
 
@@ -279,6 +280,8 @@ FindDicomSeries(const std::vector<std::string> & paths, DicomSearchNotes * notes
         series.seriesDescription = GetString(dataset, DCM_SeriesDescription);
         series.modality = GetString(dataset, DCM_Modality);
         series.patientName = GetString(dataset, DCM_PatientName);
+        series.studyInstanceUID = GetString(dataset, DCM_StudyInstanceUID);
+        series.frameOfReferenceUID = GetString(dataset, DCM_FrameOfReferenceUID);
       }
       if (!image)
       {
@@ -292,6 +295,18 @@ FindDicomSeries(const std::vector<std::string> & paths, DicomSearchNotes * notes
         series.columns = columns;
       }
       series.files.push_back(file);
+      Sint16            geImageType = -1; // GE's (0043,102F), read only from GE's files: another vendor's block differs
+      const std::string manufacturer = GetString(dataset, DCM_Manufacturer);
+      if (manufacturer.rfind("GE", 0) == 0)
+      {
+        dataset->findAndGetSint16(DcmTagKey(0x0043, 0x102F), geImageType);
+      }
+      const DicomComplexPart part = DicomComplexPartOf(
+        GetString(dataset, DCM_ImageType), GetString(dataset, DCM_ComplexImageComponent), geImageType);
+      if (std::find(series.complexParts.begin(), series.complexParts.end(), part) == series.complexParts.end())
+      {
+        series.complexParts.push_back(part);
+      }
     }
   }
   std::vector<DicomSeriesSummary> series;

@@ -18,6 +18,7 @@
 #include "SVDLowRankComplexInput.h"
 
 #include "SVDLowRankCommonOptions.h"
+#include "SVDLowRankDicomComplexInput.h"
 #include "SVDLowRankExitCodes.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProvenance.h"
@@ -192,10 +193,10 @@ Engine(const TCall & call)
   }
 }
 
-/** The complex series (real, imaginary) from INPUT and --phase or --imaginary, or from a complex file. */
+/** The complex series (real, imaginary) from INPUT and --phase or --imaginary (or `given`), or from a complex file. */
 std::pair<SeriesImage::Pointer, SeriesImage::Pointer>
 ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const ComplexInputOptions & options,
-            PreparedSeries & prepared)
+            const GivenSeries & given, PreparedSeries & prepared)
 {
   if (inputPixel == itk::IOPixelEnum::COMPLEX)
   {
@@ -212,13 +213,15 @@ ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const Comple
     return { real, imag };
   }
   // The second image (imaginary part or phase) is read and decompressed on its own thread, beside the first.
-  const bool  imaginaryGiven = !options.imaginary.empty();
-  const auto &secondPath = imaginaryGiven ? options.imaginary : options.phase;
-  const char *secondWhat = imaginaryGiven ? "imaginary part" : "phase";
-  auto        secondRead = std::async(std::launch::async, [&secondPath, secondWhat] {
-    return ReadInputImage<SeriesImage>(secondPath, secondWhat);
+  const bool         imaginaryGiven = !options.imaginary.empty();
+  const std::string &secondPath = imaginaryGiven ? options.imaginary : given.phase ? given.phaseName : options.phase;
+  const char *       secondWhat = imaginaryGiven ? "imaginary part" : "phase";
+  auto secondRead = std::async(std::launch::async, [&secondPath, secondWhat, imaginaryGiven, &given] {
+    return imaginaryGiven ? ReadInputImage<SeriesImage>(secondPath, secondWhat)
+           : given.phase  ? given.phase
+                          : ReadPhaseInput(secondPath); // an image file, or a DICOM folder or file
   });
-  auto       first = ReadInputImage<SeriesImage>(input, "series");
+  auto       first = given.series ? given.series : ReadInputImage<SeriesImage>(input, "series");
   auto       second = secondRead.get();
   const auto volumes = first->GetLargestPossibleRegion().GetSize()[3];
   CheckShape(*first, *second, volumes, secondPath, secondWhat);
@@ -233,14 +236,14 @@ ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const Comple
   const auto [low, high] = std::minmax_element(phase->GetBufferPointer(), phase->GetBufferPointer() + count);
   if (!std::isfinite(*low) || !std::isfinite(*high))
   {
-    throw InputError("the phase '" + options.phase + "' holds NaN or Inf");
+    throw InputError("the phase '" + secondPath + "' holds NaN or Inf");
   }
   const PhaseUnit & unit =
-    options.phaseUnits == "auto" ? InferPhaseUnit(*low, *high, options.phase) : UnitNamed(options.phaseUnits);
+    options.phaseUnits == "auto" ? InferPhaseUnit(*low, *high, secondPath) : UnitNamed(options.phaseUnits);
   if (*low < unit.low - kRadianSlack || *high > unit.high + kRadianSlack)
   {
     std::ostringstream message;
-    message << "the phase '" << options.phase << "' ranges over [" << *low << ", " << *high << "], outside "
+    message << "the phase '" << secondPath << "' ranges over [" << *low << ", " << *high << "], outside "
             << unit.meaning << " (--phase-units " << unit.name << ")";
     throw InputError(message.str());
   }
@@ -317,8 +320,11 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
 {
   auto * phase =
     app.add_option("--phase", options.phase,
-                   "INPUT is a magnitude and FILE its phase (same grid and volumes):\n"
-                   "denoise the complex series, phase removed (docs/denoising.md)")
+                   "INPUT is a magnitude and FILE its phase (same grid and volumes;\n"
+                   "an image file, or a DICOM folder or file, rescale applied):\n"
+                   "denoise the complex series, phase removed (docs/denoising.md).\n"
+                   "A DICOM INPUT folder of a magnitude and its phase series\n"
+                   "(ImageType M and P) is paired without it")
       ->type_name("FILE");
   app
     .add_option("--phase-units", options.phaseUnits,
@@ -456,11 +462,14 @@ ComplexInputFiles(const ComplexInputOptions & options)
 }
 
 PreparedSeries
-PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, const ComplexInputOptions & options)
+PrepareComplexSeries(const std::string &         input,
+                     itk::IOPixelEnum            inputPixel,
+                     const ComplexInputOptions & options,
+                     const GivenSeries &         given)
 {
   PreparedSeries prepared;
   prepared.output = options.output;
-  const bool complexData = inputPixel == itk::IOPixelEnum::COMPLEX || !options.phase.empty() ||
+  const bool complexData = inputPixel == itk::IOPixelEnum::COMPLEX || !options.phase.empty() || given.phase ||
                            !options.imaginary.empty();
   if (!complexData && options.output != "magnitude")
   {
@@ -475,11 +484,11 @@ PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, con
   SeriesImage::Pointer first, imag;
   if (complexData)
   {
-    std::tie(first, imag) = ReadComplex(input, inputPixel, options, prepared);
+    std::tie(first, imag) = ReadComplex(input, inputPixel, options, given, prepared);
   }
   else
   {
-    first = ReadInputImage<SeriesImage>(input, "series");
+    first = given.series ? given.series : ReadInputImage<SeriesImage>(input, "series");
     prepared.description = "magnitude";
   }
   const std::size_t all = first->GetLargestPossibleRegion().GetSize()[3];
@@ -511,7 +520,7 @@ PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, con
     if (scanPixel == itk::IOPixelEnum::COMPLEX)
     {
       PreparedSeries ignored;
-      std::tie(scanFirst, scanImag) = ReadComplex(options.noiseScan, scanPixel, {}, ignored);
+      std::tie(scanFirst, scanImag) = ReadComplex(options.noiseScan, scanPixel, {}, {}, ignored);
     }
     else
     {

@@ -1,0 +1,154 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "SVDLowRankDicomComplexInput.h"
+
+#include "SVDLowRankExitCodes.h"
+#include "SVDLowRankReadInput.h"
+#ifdef SVDLR_HAVE_DCMTK
+#  include "SVDLowRankDicomComplexPairs.h"
+#endif
+
+#include <filesystem>
+#include <iostream>
+
+namespace svdlr_tools
+{
+namespace
+{
+namespace fs = std::filesystem;
+
+#ifdef SVDLR_HAVE_DCMTK
+/** The series found in `path`, the files left out named on stderr as the search notes them. */
+std::vector<svdlr_io::DicomSeriesSummary>
+FindSeries(const std::string & path)
+{
+  svdlr_io::SilenceDicomWarnings();
+  svdlr_io::DicomSearchNotes notes;
+  auto                       found = svdlr_io::FindDicomSeries({ path }, &notes);
+  for (const std::string & file : notes.leftOut)
+  {
+    std::cerr << "SVDLowRankDenoiseSeries: note: left out " << file << "\n";
+  }
+  return found;
+}
+#endif
+
+} // namespace
+
+bool
+IsDicomInput(const std::string & path)
+{
+  std::error_code error;
+#ifdef SVDLR_HAVE_DCMTK
+  return fs::is_directory(path, error) || svdlr_io::HasDicomPreamble(path);
+#else
+  return fs::is_directory(path, error); // a DICOM file without DCMTK fails as an image file ITK cannot read
+#endif
+}
+
+#ifdef SVDLR_HAVE_DCMTK
+DicomSeriesInput
+ReadDicomSeriesInput(const std::string & input, const std::string & phasePath)
+{
+  try
+  {
+    const auto                        found = FindSeries(input);
+    const svdlr_io::DicomSeriesSummary * magnitude = nullptr;
+    const svdlr_io::DicomSeriesSummary * pairedPhase = nullptr;
+    if (phasePath.empty())
+    {
+      const auto pairing = svdlr_io::PairMagnitudeAndPhase(found);
+      magnitude = pairing.magnitude;
+      pairedPhase = pairing.phase;
+    }
+    else
+    {
+      magnitude = &svdlr_io::SelectDicomSeries(found, ""); // one series; --phase names the phase
+    }
+    const auto        series = svdlr_io::ReadDicomSeries4D(*magnitude);
+    DicomSeriesInput  result;
+    result.series = series.image;
+    result.volumeNames = series.names;
+    result.description = input + " (DICOM series \"" + magnitude->seriesDescription + "\", " +
+                         std::to_string(series.names.size()) + " volumes by " + series.by + ")";
+    if (pairedPhase != nullptr)
+    {
+      const auto phase = svdlr_io::ReadDicomSeries4D(*pairedPhase);
+      svdlr_io::CheckDicomPhasePartner(series, *magnitude, phase, *pairedPhase);
+      result.phase = phase.image;
+      result.phaseName = svdlr_io::DescribeSeriesBriefly(*pairedPhase);
+      result.pairing = "paired:   magnitude " + svdlr_io::DescribeSeriesBriefly(*magnitude) + " with phase " +
+                       result.phaseName + " (ImageType M and P)";
+    }
+    else if (!phasePath.empty() && IsDicomInput(phasePath))
+    {
+      const auto   phaseFound = FindSeries(phasePath);
+      const auto & phaseSeries = svdlr_io::SelectPhaseSeries(phaseFound, phasePath);
+      const auto   phase = svdlr_io::ReadDicomSeries4D(phaseSeries);
+      svdlr_io::CheckDicomPhasePartner(series, *magnitude, phase, phaseSeries);
+      result.phase = phase.image;
+      result.phaseName = phasePath;
+    }
+    else if (!phasePath.empty())
+    {
+      result.phase = ReadInputImage<SeriesImage>(phasePath, "phase");
+      result.phaseName = phasePath;
+    }
+    return result;
+  }
+  catch (const svdlr_io::DicomError & error)
+  {
+    throw InputError(error.what());
+  }
+}
+
+SeriesImage::Pointer
+ReadPhaseInput(const std::string & path)
+{
+  if (!IsDicomInput(path))
+  {
+    return ReadInputImage<SeriesImage>(path, "phase");
+  }
+  try
+  {
+    return svdlr_io::ReadDicomSeries4D(svdlr_io::SelectPhaseSeries(FindSeries(path), path)).image;
+  }
+  catch (const svdlr_io::DicomError & error)
+  {
+    throw InputError(error.what());
+  }
+}
+#else
+DicomSeriesInput
+ReadDicomSeriesInput(const std::string & input, const std::string &)
+{
+  throw InputError("'" + input + "' is a DICOM input: this build has no DICOM support (DCMTK was not found)");
+}
+
+SeriesImage::Pointer
+ReadPhaseInput(const std::string & path)
+{
+  if (IsDicomInput(path))
+  {
+    throw InputError("the phase '" + path + "' is DICOM: this build has no DICOM support (DCMTK was not found)");
+  }
+  return ReadInputImage<SeriesImage>(path, "phase");
+}
+#endif
+
+} // namespace svdlr_tools
