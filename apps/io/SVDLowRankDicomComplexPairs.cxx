@@ -16,6 +16,9 @@
  *
  *=========================================================================*/
 #include "SVDLowRankDicomComplexPairs.h"
+#include "SVDLowRankDicomTags.h"
+
+#include <algorithm>
 
 #include <sstream>
 
@@ -93,6 +96,42 @@ DicomComplexPartOf(const std::string & imageType, const std::string & complexIma
     found = kPartNames[geImageType].part; // 0 magnitude, 1 phase, 2 real, 3 imaginary
   }
   return found;
+}
+
+std::vector<DicomComplexPart>
+DicomComplexPartsOfFile(DcmItem * dataset)
+{
+  const std::string component = GetString(dataset, DCM_ComplexImageComponent);
+  if (component != "MIXED")
+  {
+    Sint16 geImageType = -1; // GE's (0043,102F): another vendor's private block may hold anything there
+    if (GetString(dataset, DCM_Manufacturer).rfind("GE", 0) == 0)
+    {
+      dataset->findAndGetSint16(DcmTagKey(0x0043, 0x102F), geImageType);
+    }
+    return { DicomComplexPartOf(GetString(dataset, DCM_ImageType), component, geImageType) };
+  }
+  std::vector<DicomComplexPart> parts;
+  for (const DcmTagKey & groups : { DCM_SharedFunctionalGroupsSequence, DCM_PerFrameFunctionalGroupsSequence })
+  {
+    DcmSequenceOfItems * sequence = nullptr;
+    if (dataset->findAndGetSequence(groups, sequence).bad() || sequence == nullptr)
+      continue;
+    for (unsigned long f = 0; f < sequence->card(); ++f)
+    {
+      DcmItem * frameType = nullptr;
+      if (sequence->getItem(f)->findAndGetSequenceItem(DCM_MRImageFrameTypeSequence, frameType, 0).bad())
+        continue;
+      const DicomComplexPart part = DicomComplexPartOf({}, GetString(frameType, DCM_ComplexImageComponent), -1);
+      if (std::find(parts.begin(), parts.end(), part) == parts.end())
+        parts.push_back(part);
+    }
+  }
+  if (parts.size() < 2) // MIXED, but the frames do not say which is which: still more than one part
+  {
+    parts = { DicomComplexPart::Magnitude, DicomComplexPart::Phase };
+  }
+  return parts;
 }
 
 const char *

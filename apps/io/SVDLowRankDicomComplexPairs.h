@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+class DcmItem;
+
 namespace svdlr_io
 {
 
@@ -39,6 +41,12 @@ namespace svdlr_io
  * Unknown when none says. */
 DicomComplexPart
 DicomComplexPartOf(const std::string & imageType, const std::string & complexImageComponent, int geImageType);
+
+/** The complex parts of one DICOM file's images (its DCMTK dataset): its top level's, or, for an Enhanced file whose
+ * ComplexImageComponent is MIXED, each frame's (MRImageFrameTypeSequence (0018,9226) in its functional groups).
+ * GE's private image type is read only from files whose Manufacturer starts with "GE". */
+std::vector<DicomComplexPart>
+DicomComplexPartsOfFile(DcmItem * dataset);
 
 /** "magnitude", "phase", "real", "imaginary" or "unknown". */
 const char *

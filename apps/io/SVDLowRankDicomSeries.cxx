@@ -282,6 +282,7 @@ FindDicomSeries(const std::vector<std::string> & paths, DicomSearchNotes * notes
         series.patientName = GetString(dataset, DCM_PatientName);
         series.studyInstanceUID = GetString(dataset, DCM_StudyInstanceUID);
         series.frameOfReferenceUID = GetString(dataset, DCM_FrameOfReferenceUID);
+        series.manufacturer = GetString(dataset, DCM_Manufacturer);
       }
       if (!image)
       {
@@ -295,17 +296,12 @@ FindDicomSeries(const std::vector<std::string> & paths, DicomSearchNotes * notes
         series.columns = columns;
       }
       series.files.push_back(file);
-      Sint16            geImageType = -1; // GE's (0043,102F), read only from GE's files: another vendor's block differs
-      const std::string manufacturer = GetString(dataset, DCM_Manufacturer);
-      if (manufacturer.rfind("GE", 0) == 0)
+      for (const DicomComplexPart part : DicomComplexPartsOfFile(dataset))
       {
-        dataset->findAndGetSint16(DcmTagKey(0x0043, 0x102F), geImageType);
-      }
-      const DicomComplexPart part = DicomComplexPartOf(
-        GetString(dataset, DCM_ImageType), GetString(dataset, DCM_ComplexImageComponent), geImageType);
-      if (std::find(series.complexParts.begin(), series.complexParts.end(), part) == series.complexParts.end())
-      {
-        series.complexParts.push_back(part);
+        if (std::find(series.complexParts.begin(), series.complexParts.end(), part) == series.complexParts.end())
+        {
+          series.complexParts.push_back(part);
+        }
       }
     }
   }

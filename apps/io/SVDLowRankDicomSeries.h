@@ -73,6 +73,7 @@ struct DicomSeriesSummary
   std::vector<std::string> files; // in the order found; ReadDicomSeries orders them
   std::string              studyInstanceUID;
   std::string              frameOfReferenceUID;
+  std::string              manufacturer;
   /** The distinct complex parts of its files, in the order first seen: one for a magnitude or a phase series, two
    * where a series holds both (GE's and Philips' magnitude and phase in one series). */
   std::vector<DicomComplexPart> complexParts;

@@ -20,7 +20,7 @@
 // here, in one folder (paired by ImageType M and P) and in two (--phase FOLDER); their output against the tool's on
 // the same values as NIfTI files (--phase FILE); and the pairs the tool refuses, with exit code 3.
 #include "SVDLowRankDicomComplexPairs.h"
-#include "svdlrDicomTestData.h"
+#include "svdlrDicomGeometryTestData.h"
 #include "svdlrToolRun.h"
 
 #include "itkImageFileWriter.h"
@@ -155,6 +155,45 @@ protected:
     }
   }
 
+  /** `series` as one Enhanced MR file whose volumes are echoes (EffectiveEchoTime 8, 16, ... ms), and its
+   * ComplexImageComponent (0008,9208) `component` (the Enhanced equivalent of ImageType M or P). */
+  void
+  WriteEnhanced(const std::string & path, const Series & series, const std::string & component)
+  {
+    std::vector<EnhancedFrame> frames;
+    for (unsigned int t = 0; t < kVolumes; ++t)
+    {
+      for (unsigned int z = 0; z < kSlices; ++z)
+      {
+        EnhancedFrame frame;
+        frame.slope = series.slope;
+        frame.intercept = series.intercept;
+        frame.echoTime = 8.0 * (t + 1);
+        frame.echoIndex = static_cast<int>(t + 1);
+        frame.inStack = static_cast<int>(z + 1);
+        PlaneImage & plane = frame.plane;
+        plane.position = { { -10.0, 20.0, 2.5 * z } };
+        plane.rowDirection = { { 1.0, 0.0, 0.0 } };
+        plane.columnDirection = { { 0.0, 1.0, 0.0 } };
+        plane.rows = kRows;
+        plane.columns = kColumns;
+        const std::size_t slice = (static_cast<std::size_t>(t) * kSlices + z) * kRows * kColumns;
+        for (std::size_t i = 0; i < kRows * kColumns; ++i)
+          plane.values.push_back(series.stored[slice + i] * series.slope + series.intercept);
+        frames.push_back(frame);
+      }
+    }
+    char buffer[100];
+    WriteEnhancedMr(path, frames, dcmGenerateUniqueIdentifier(buffer, SITE_SERIES_UID_ROOT), series.description);
+    DcmFileFormat file;
+    ASSERT_TRUE(file.loadFile(path.c_str()).good());
+    ASSERT_TRUE(file.loadAllDataIntoMemory().good()); // it is written back to the same path
+    Put(file.getDataset(), DCM_SeriesNumber, series.number);
+    Put(file.getDataset(), DCM_Manufacturer, "Siemens Healthineers");
+    Put(file.getDataset(), DCM_ComplexImageComponent, component); // ImageType stays ...\M\...: the component wins
+    ASSERT_TRUE(file.saveFile(path.c_str(), EXS_LittleEndianExplicit).good());
+  }
+
   /** The physical values of `series` (stored x slope + intercept) as a 4D NIfTI file: what dcm2niix would give. */
   void
   WriteNifti(const std::string & path, const Series & series)
@@ -250,6 +289,29 @@ TEST_F(DicomPhaseTool, PhaseFolderOrFileGivesTheNiftiPathsOutputWithEitherInput)
   }
 }
 
+TEST_F(DicomPhaseTool, EnhancedMagnitudeAndPhaseFilesArePairedByComplexImageComponent)
+{
+  Folder("enhanced");
+  WriteEnhanced(Path("enhanced/magnitude.dcm"), Magnitude(), "MAGNITUDE");
+  WriteEnhanced(Path("enhanced/phase.dcm"), Phase(), "PHASE");
+  WriteNifti(Path("magnitude.nii"), Magnitude());
+  WriteNifti(Path("phase.nii"), Phase());
+  const auto fromDicom = Denoise("enhanced from_dicom.nii.gz");
+  ASSERT_EQ(fromDicom.exitCode, 0) << fromDicom.err;
+  EXPECT_NE(fromDicom.out.find("volumes by echo"), std::string::npos) << fromDicom.out;
+  EXPECT_NE(fromDicom.out.find("paired:   magnitude series 5"), std::string::npos) << fromDicom.out;
+  const auto fromNifti = Denoise("magnitude.nii from_nifti.nii.gz --phase phase.nii");
+  ASSERT_EQ(fromNifti.exitCode, 0) << fromNifti.err;
+  ExpectSameOutput("from_dicom.nii.gz", "from_nifti.nii.gz");
+
+  // One Enhanced file whose frames are of both parts (ComplexImageComponent MIXED) is refused, not read as one.
+  Folder("mixed");
+  WriteEnhanced(Path("mixed/both.dcm"), Magnitude(), "MIXED");
+  const auto mixed = Denoise("mixed out.nii.gz");
+  EXPECT_EQ(mixed.exitCode, 3) << mixed.err;
+  EXPECT_NE(mixed.err.find("holds images of several parts"), std::string::npos) << mixed.err;
+}
+
 TEST_F(DicomPhaseTool, MissingAmbiguousAndMismatchedPartnersAreRefusedWithExitCodeThree)
 {
   const auto refused = [this](const std::string & arguments, const std::string & message) {
@@ -283,6 +345,14 @@ TEST_F(DicomPhaseTool, MissingAmbiguousAndMismatchedPartnersAreRefusedWithExitCo
   echoes.extra = [](DcmDataset * d, unsigned int t) { Put(d, DCM_EchoNumbers, std::to_string(t + 1)); };
   Write(Folder("other_volumes"), echoes);
   refused("other_volumes", "are no pair: their volumes differ");
+  // Another vendor's phase: --phase-units auto does not guess its unit; named, it is read.
+  Write(Folder("philips"), Magnitude());
+  Series philips = Phase();
+  philips.extra = [](DcmDataset * d, unsigned int) { Put(d, DCM_Manufacturer, "Philips Medical Systems"); };
+  Write(Folder("philips"), philips);
+  refused("philips", "was written by 'Philips Medical Systems': --phase-units auto reads only Siemens'");
+  const auto named = Denoise("philips named.nii.gz --phase-units siemens");
+  EXPECT_EQ(named.exitCode, 0) << named.err;
   // --phase naming a magnitude series.
   Write(Folder("magnitude"), Magnitude());
   refused("magnitude --phase magnitude", "is a magnitude series");

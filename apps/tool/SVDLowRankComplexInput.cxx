@@ -216,10 +216,10 @@ ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const Comple
   const bool         imaginaryGiven = !options.imaginary.empty();
   const std::string &secondPath = imaginaryGiven ? options.imaginary : given.phase ? given.phaseName : options.phase;
   const char *       secondWhat = imaginaryGiven ? "imaginary part" : "phase";
-  auto secondRead = std::async(std::launch::async, [&secondPath, secondWhat, imaginaryGiven, &given] {
+  auto secondRead = std::async(std::launch::async, [&secondPath, secondWhat, imaginaryGiven, &given, &options] {
     return imaginaryGiven ? ReadInputImage<SeriesImage>(secondPath, secondWhat)
            : given.phase  ? given.phase
-                          : ReadPhaseInput(secondPath); // an image file, or a DICOM folder or file
+                          : ReadPhaseInput(secondPath, options.phaseUnits); // an image file, or DICOM
   });
   auto       first = given.series ? given.series : ReadInputImage<SeriesImage>(input, "series");
   auto       second = secondRead.get();
@@ -326,14 +326,15 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
                    "A DICOM INPUT folder of a magnitude and its phase series\n"
                    "(ImageType M and P) is paired without it")
       ->type_name("FILE");
+  // Not ->needs(phase): a DICOM folder of a magnitude and its phase series takes it without --phase
+  // (PrepareComplexSeries refuses it where there is no phase).
   app
     .add_option("--phase-units", options.phaseUnits,
                 "auto (default): radians if within [-pi, 2 pi], Siemens if\n"
                 "signed within [-4096, 4096] and wider than 720; else name\n"
                 "it: radians, degrees, siemens (-4096..4095) or\n"
                 "siemens-unsigned (0..4095)")
-    ->check(CLI::IsMember({ "auto", "radians", "degrees", "siemens", "siemens-unsigned" }))
-    ->needs(phase);
+    ->check(CLI::IsMember({ "auto", "radians", "degrees", "siemens", "siemens-unsigned" }));
   app.add_option("--imaginary", options.imaginary, "INPUT is a real part and FILE its imaginary part")
     ->type_name("FILE")
     ->excludes(phase);
@@ -443,7 +444,8 @@ CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma, b
 bool
 ComplexInputRequested(const ComplexInputOptions & options, itk::IOPixelEnum inputPixel)
 {
-  return inputPixel == itk::IOPixelEnum::COMPLEX || !options.phase.empty() || !options.imaginary.empty() ||
+  return inputPixel == itk::IOPixelEnum::COMPLEX || !options.phase.empty() || options.phaseUnits != "auto" ||
+         !options.imaginary.empty() ||
          options.noiseVolumes > 0 || !options.noiseScan.empty() || options.output != "magnitude";
 }
 
@@ -471,6 +473,11 @@ PrepareComplexSeries(const std::string &         input,
   prepared.output = options.output;
   const bool complexData = inputPixel == itk::IOPixelEnum::COMPLEX || !options.phase.empty() || given.phase ||
                            !options.imaginary.empty();
+  if (options.phase.empty() && !given.phase && options.phaseUnits != "auto")
+  {
+    throw UsageError("--phase-units names the unit of a phase: give --phase FILE, or a DICOM folder of a magnitude "
+                     "series and its phase series");
+  }
   if (!complexData && options.output != "magnitude")
   {
     throw UsageError("--complex-output " + options.output + " needs complex input (--phase, --imaginary or complex64)");

@@ -443,7 +443,7 @@ PrepareDicom(const DenoiseToolOptions & options, std::unique_ptr<Outputs> output
   DicomSeriesInput input;
   {
     StepTimer timer(outputs->steps.read);
-    input = ReadDicomSeriesInput(options.input, options.complex.phase);
+    input = ReadDicomSeriesInput(options.input, options.complex.phase, options.complex.phaseUnits);
   }
   for (std::size_t v = 0; v < input.volumeNames.size() && announce; ++v)
   {

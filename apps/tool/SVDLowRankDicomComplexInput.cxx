@@ -23,6 +23,8 @@
 #  include "SVDLowRankDicomComplexPairs.h"
 #endif
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 
@@ -46,6 +48,23 @@ FindSeries(const std::string & path)
   }
   return found;
 }
+
+/** `--phase-units auto` tells Siemens' scale (-4096..4094 after its rescale) from radians by the phase's range alone;
+ * another vendor's rescaled phase can fall in that range in other units (Philips' often -3142..3142 milliradians), so
+ * a DICOM phase that is not Siemens' needs its unit named. InputError. */
+void
+CheckDicomPhaseUnits(const svdlr_io::DicomSeriesSummary & phase, const std::string & phaseUnits)
+{
+  std::string vendor = phase.manufacturer;
+  std::transform(vendor.begin(), vendor.end(), vendor.begin(), [](unsigned char c) { return std::toupper(c); });
+  if (phaseUnits == "auto" && vendor.find("SIEMENS") == std::string::npos)
+  {
+    throw InputError("the phase " + svdlr_io::DescribeSeriesBriefly(phase) + " was written by '" + phase.manufacturer +
+                     "': --phase-units auto reads only Siemens' DICOM phase (or radians) by its range; name its unit "
+                     "(--phase-units radians, degrees, siemens or siemens-unsigned), or convert it to radians and "
+                     "give it as --phase FILE");
+  }
+}
 #endif
 
 } // namespace
@@ -63,7 +82,7 @@ IsDicomInput(const std::string & path)
 
 #ifdef SVDLR_HAVE_DCMTK
 DicomSeriesInput
-ReadDicomSeriesInput(const std::string & input, const std::string & phasePath)
+ReadDicomSeriesInput(const std::string & input, const std::string & phasePath, const std::string & phaseUnits)
 {
   try
   {
@@ -88,6 +107,7 @@ ReadDicomSeriesInput(const std::string & input, const std::string & phasePath)
                          std::to_string(series.names.size()) + " volumes by " + series.by + ")";
     if (pairedPhase != nullptr)
     {
+      CheckDicomPhaseUnits(*pairedPhase, phaseUnits);
       const auto phase = svdlr_io::ReadDicomSeries4D(*pairedPhase);
       svdlr_io::CheckDicomPhasePartner(series, *magnitude, phase, *pairedPhase);
       result.phase = phase.image;
@@ -99,6 +119,7 @@ ReadDicomSeriesInput(const std::string & input, const std::string & phasePath)
     {
       const auto   phaseFound = FindSeries(phasePath);
       const auto & phaseSeries = svdlr_io::SelectPhaseSeries(phaseFound, phasePath);
+      CheckDicomPhaseUnits(phaseSeries, phaseUnits);
       const auto   phase = svdlr_io::ReadDicomSeries4D(phaseSeries);
       svdlr_io::CheckDicomPhasePartner(series, *magnitude, phase, phaseSeries);
       result.phase = phase.image;
@@ -118,7 +139,7 @@ ReadDicomSeriesInput(const std::string & input, const std::string & phasePath)
 }
 
 SeriesImage::Pointer
-ReadPhaseInput(const std::string & path)
+ReadPhaseInput(const std::string & path, const std::string & phaseUnits)
 {
   if (!IsDicomInput(path))
   {
@@ -126,7 +147,10 @@ ReadPhaseInput(const std::string & path)
   }
   try
   {
-    return svdlr_io::ReadDicomSeries4D(svdlr_io::SelectPhaseSeries(FindSeries(path), path)).image;
+    const auto   found = FindSeries(path);
+    const auto & phase = svdlr_io::SelectPhaseSeries(found, path);
+    CheckDicomPhaseUnits(phase, phaseUnits);
+    return svdlr_io::ReadDicomSeries4D(phase).image;
   }
   catch (const svdlr_io::DicomError & error)
   {
@@ -135,13 +159,13 @@ ReadPhaseInput(const std::string & path)
 }
 #else
 DicomSeriesInput
-ReadDicomSeriesInput(const std::string & input, const std::string &)
+ReadDicomSeriesInput(const std::string & input, const std::string &, const std::string &)
 {
   throw InputError("'" + input + "' is a DICOM input: this build has no DICOM support (DCMTK was not found)");
 }
 
 SeriesImage::Pointer
-ReadPhaseInput(const std::string & path)
+ReadPhaseInput(const std::string & path, const std::string &)
 {
   if (IsDicomInput(path))
   {

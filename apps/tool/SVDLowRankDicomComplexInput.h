@@ -48,13 +48,14 @@ struct DicomSeriesInput
 
 /** Reads the DICOM `input` (InputError for anything it cannot read or pair): its one series, or its magnitude and
  * phase series; with `phasePath` (--phase) the phase comes from there instead (a DICOM folder or file, or an image
- * file), and `input` must hold one series. */
+ * file), and `input` must hold one series. `phaseUnits` is --phase-units (CheckDicomPhaseUnits). */
 DicomSeriesInput
-ReadDicomSeriesInput(const std::string & input, const std::string & phasePath);
+ReadDicomSeriesInput(const std::string & input, const std::string & phasePath, const std::string & phaseUnits);
 
-/** The phase in `path`: a DICOM folder or file (one series, rescale applied), else an image file. InputError. */
+/** The phase in `path`: a DICOM folder or file (one series, rescale applied, CheckDicomPhaseUnits), else an image
+ * file. InputError. */
 SeriesImage::Pointer
-ReadPhaseInput(const std::string & path);
+ReadPhaseInput(const std::string & path, const std::string & phaseUnits);
 
 } // namespace svdlr_tools
 
