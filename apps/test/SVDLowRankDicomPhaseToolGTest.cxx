@@ -356,9 +356,10 @@ TEST_F(DicomPhaseTool, MissingAmbiguousAndMismatchedPartnersAreRefusedWithExitCo
   refused("philips", "was written by 'Philips Medical Systems': --phase-units auto reads only Siemens'");
   const auto named = Denoise("philips named.nii.gz --phase-units siemens");
   EXPECT_EQ(named.exitCode, 0) << named.err;
-  // --phase naming a magnitude series.
+  // --phase naming a magnitude series, and a phase series as INPUT.
   Write(Folder("magnitude"), Magnitude());
   refused("magnitude --phase magnitude", "is a magnitude series");
+  refused("phase_only --phase phase_only", "is a phase series (series 6");
   // A series holding magnitude and phase images together.
   Series mixed = Phase();
   mixed.extra = [](DcmDataset * d, unsigned int t) {

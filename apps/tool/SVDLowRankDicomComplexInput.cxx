@@ -98,6 +98,11 @@ ReadDicomSeriesInput(const std::string & input, const std::string & phasePath, c
     else
     {
       magnitude = &svdlr_io::SelectDicomSeries(found, ""); // one series; --phase names the phase
+      if (svdlr_io::SeriesComplexPart(*magnitude) == svdlr_io::DicomComplexPart::Phase)
+      {
+        throw svdlr_io::DicomError("'" + input + "' is a phase series (" + svdlr_io::DescribeSeriesBriefly(*magnitude) +
+                                   "): INPUT is the magnitude, --phase its phase");
+      }
     }
     const auto        series = svdlr_io::ReadDicomSeries4D(*magnitude);
     DicomSeriesInput  result;
@@ -113,7 +118,7 @@ ReadDicomSeriesInput(const std::string & input, const std::string & phasePath, c
       result.phase = phase.image;
       result.phaseName = svdlr_io::DescribeSeriesBriefly(*pairedPhase);
       result.pairing = "paired:   magnitude " + svdlr_io::DescribeSeriesBriefly(*magnitude) + " with phase " +
-                       result.phaseName + " (ImageType M and P)";
+                       result.phaseName;
     }
     else if (!phasePath.empty() && IsDicomInput(phasePath))
     {
@@ -127,7 +132,7 @@ ReadDicomSeriesInput(const std::string & input, const std::string & phasePath, c
     }
     else if (!phasePath.empty())
     {
-      result.phase = ReadInputImage<SeriesImage>(phasePath, "phase");
+      result.phase = ReadPhaseInput(phasePath, phaseUnits); // an image file
       result.phaseName = phasePath;
     }
     return result;
