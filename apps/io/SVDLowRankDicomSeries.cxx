@@ -17,6 +17,7 @@
  *=========================================================================*/
 // Finding DICOM series among files and folders, listing them and choosing one; DCMTK codec set-up.
 #include "SVDLowRankDicomSeries.h"
+#include "SVDLowRankDicomComplexPairs.h"
 #include "SVDLowRankDicomTags.h"
 #include "SVDLowRankFolderFiles.h"
 
@@ -279,6 +280,9 @@ FindDicomSeries(const std::vector<std::string> & paths, DicomSearchNotes * notes
         series.seriesDescription = GetString(dataset, DCM_SeriesDescription);
         series.modality = GetString(dataset, DCM_Modality);
         series.patientName = GetString(dataset, DCM_PatientName);
+        series.studyInstanceUID = GetString(dataset, DCM_StudyInstanceUID);
+        series.frameOfReferenceUID = GetString(dataset, DCM_FrameOfReferenceUID);
+        series.manufacturer = GetString(dataset, DCM_Manufacturer);
       }
       if (!image)
       {
@@ -292,6 +296,13 @@ FindDicomSeries(const std::vector<std::string> & paths, DicomSearchNotes * notes
         series.columns = columns;
       }
       series.files.push_back(file);
+      for (const DicomComplexPart part : DicomComplexPartsOfFile(dataset))
+      {
+        if (std::find(series.complexParts.begin(), series.complexParts.end(), part) == series.complexParts.end())
+        {
+          series.complexParts.push_back(part);
+        }
+      }
     }
   }
   std::vector<DicomSeriesSummary> series;

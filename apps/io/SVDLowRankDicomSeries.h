@@ -49,6 +49,17 @@ struct DicomUnusableFile
   std::string reason;
 };
 
+/** What part of the complex MR signal an image holds: from ComplexImageComponent (0008,9208), ImageType (0008,0008)
+ * or GE's private image type (0043,102F), as DicomComplexPartOf (SVDLowRankDicomComplexPairs.h) reads them. */
+enum class DicomComplexPart
+{
+  Unknown,
+  Magnitude,
+  Phase,
+  Real,
+  Imaginary
+};
+
 /** One series found among the input files, as --list-series shows it. */
 struct DicomSeriesSummary
 {
@@ -60,6 +71,12 @@ struct DicomSeriesSummary
   unsigned int             rows{ 0 };
   unsigned int             columns{ 0 };
   std::vector<std::string> files; // in the order found; ReadDicomSeries orders them
+  std::string              studyInstanceUID;
+  std::string              frameOfReferenceUID;
+  std::string              manufacturer;
+  /** The distinct complex parts of its files, in the order first seen: one for a magnitude or a phase series, two
+   * where a series holds both (GE's and Philips' magnitude and phase in one series). */
+  std::vector<DicomComplexPart> complexParts;
   /** Files of this series (by SeriesInstanceUID) that are no usable image (no Rows or Columns, an image SOP class
    * or none): the series would lack their slices, so it is not read at all (DicomSeriesProblem says why). */
   std::vector<DicomUnusableFile> unusable;

@@ -18,34 +18,9 @@
 #include "SVDLowRankDicomSeries4D.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace svdlr_io
 {
-namespace
-{
-
-// Whether two volumes share one grid: the same voxels at the same places (within 1e-3 mm and 1e-4 in direction).
-bool
-SameGrid(const DicomVolumeImage * a, const DicomVolumeImage * b)
-{
-  if (a->GetLargestPossibleRegion().GetSize() != b->GetLargestPossibleRegion().GetSize())
-    return false;
-  for (unsigned int i = 0; i < 3; ++i)
-  {
-    if (std::abs(a->GetOrigin()[i] - b->GetOrigin()[i]) > 1e-3 ||
-        std::abs(a->GetSpacing()[i] - b->GetSpacing()[i]) > 1e-3)
-      return false;
-    for (unsigned int j = 0; j < 3; ++j)
-    {
-      if (std::abs(a->GetDirection()[i][j] - b->GetDirection()[i][j]) > 1e-4)
-        return false;
-    }
-  }
-  return true;
-}
-
-} // namespace
 
 DicomSeries4D
 ReadDicomSeries4D(const DicomSeriesSummary & series)
@@ -59,7 +34,7 @@ ReadDicomSeries4D(const DicomSeriesSummary & series)
   const DicomVolumeImage * first = set.parts.front().image;
   for (std::size_t p = 1; p < set.parts.size(); ++p)
   {
-    if (!SameGrid(first, set.parts[p].image))
+    if (!SameDicomGrid(*first, *set.parts[p].image))
     {
       throw DicomError(set.parts[p].slices.front().file + ": the volume \"" + set.names[p] +
                        "\" lies on another grid (size, origin, spacing or direction) than \"" + set.names.front() +

@@ -26,11 +26,33 @@
 
 #include "itkImage.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 namespace svdlr_io
 {
+
+/** Whether two images share one grid: the same size, and the same voxels at the same places along the three spatial
+ * axes (within 1e-3 mm and 1e-4 in direction). The volumes of a 4D series, and a magnitude and its phase, must. */
+template <unsigned int VDimension>
+bool
+SameDicomGrid(const itk::ImageBase<VDimension> & a, const itk::ImageBase<VDimension> & b)
+{
+  if (a.GetLargestPossibleRegion().GetSize() != b.GetLargestPossibleRegion().GetSize())
+    return false;
+  for (unsigned int i = 0; i < 3; ++i)
+  {
+    if (std::abs(a.GetOrigin()[i] - b.GetOrigin()[i]) > 1e-3 || std::abs(a.GetSpacing()[i] - b.GetSpacing()[i]) > 1e-3)
+      return false;
+    for (unsigned int j = 0; j < 3; ++j)
+    {
+      if (std::abs(a.GetDirection()[i][j] - b.GetDirection()[i][j]) > 1e-4)
+        return false;
+    }
+  }
+  return true;
+}
 
 struct DicomSeries4D
 {

@@ -18,6 +18,7 @@
 #include "SVDLowRankComplexInput.h"
 
 #include "SVDLowRankCommonOptions.h"
+#include "SVDLowRankDicomComplexInput.h"
 #include "SVDLowRankExitCodes.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProvenance.h"
@@ -192,10 +193,10 @@ Engine(const TCall & call)
   }
 }
 
-/** The complex series (real, imaginary) from INPUT and --phase or --imaginary, or from a complex file. */
+/** The complex series (real, imaginary) from INPUT and --phase or --imaginary (or `given`), or from a complex file. */
 std::pair<SeriesImage::Pointer, SeriesImage::Pointer>
 ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const ComplexInputOptions & options,
-            PreparedSeries & prepared)
+            const GivenSeries & given, PreparedSeries & prepared)
 {
   if (inputPixel == itk::IOPixelEnum::COMPLEX)
   {
@@ -212,13 +213,15 @@ ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const Comple
     return { real, imag };
   }
   // The second image (imaginary part or phase) is read and decompressed on its own thread, beside the first.
-  const bool  imaginaryGiven = !options.imaginary.empty();
-  const auto &secondPath = imaginaryGiven ? options.imaginary : options.phase;
-  const char *secondWhat = imaginaryGiven ? "imaginary part" : "phase";
-  auto        secondRead = std::async(std::launch::async, [&secondPath, secondWhat] {
-    return ReadInputImage<SeriesImage>(secondPath, secondWhat);
+  const bool         imaginaryGiven = !options.imaginary.empty();
+  const std::string &secondPath = imaginaryGiven ? options.imaginary : given.phase ? given.phaseName : options.phase;
+  const char *       secondWhat = imaginaryGiven ? "imaginary part" : "phase";
+  auto secondRead = std::async(std::launch::async, [&secondPath, secondWhat, imaginaryGiven, &given, &options] {
+    return imaginaryGiven ? ReadInputImage<SeriesImage>(secondPath, secondWhat)
+           : given.phase  ? given.phase
+                          : ReadPhaseInput(secondPath, options.phaseUnits); // an image file, or DICOM
   });
-  auto       first = ReadInputImage<SeriesImage>(input, "series");
+  auto       first = given.series ? given.series : ReadInputImage<SeriesImage>(input, "series");
   auto       second = secondRead.get();
   const auto volumes = first->GetLargestPossibleRegion().GetSize()[3];
   CheckShape(*first, *second, volumes, secondPath, secondWhat);
@@ -233,14 +236,14 @@ ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const Comple
   const auto [low, high] = std::minmax_element(phase->GetBufferPointer(), phase->GetBufferPointer() + count);
   if (!std::isfinite(*low) || !std::isfinite(*high))
   {
-    throw InputError("the phase '" + options.phase + "' holds NaN or Inf");
+    throw InputError("the phase '" + secondPath + "' holds NaN or Inf");
   }
   const PhaseUnit & unit =
-    options.phaseUnits == "auto" ? InferPhaseUnit(*low, *high, options.phase) : UnitNamed(options.phaseUnits);
+    options.phaseUnits == "auto" ? InferPhaseUnit(*low, *high, secondPath) : UnitNamed(options.phaseUnits);
   if (*low < unit.low - kRadianSlack || *high > unit.high + kRadianSlack)
   {
     std::ostringstream message;
-    message << "the phase '" << options.phase << "' ranges over [" << *low << ", " << *high << "], outside "
+    message << "the phase '" << secondPath << "' ranges over [" << *low << ", " << *high << "], outside "
             << unit.meaning << " (--phase-units " << unit.name << ")";
     throw InputError(message.str());
   }
@@ -317,17 +320,21 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
 {
   auto * phase =
     app.add_option("--phase", options.phase,
-                   "INPUT is a magnitude and FILE its phase (same grid and volumes):\n"
-                   "denoise the complex series, phase removed (docs/denoising.md)")
+                   "INPUT is a magnitude and FILE its phase (same grid and volumes;\n"
+                   "an image file, or a DICOM folder or file, rescale applied):\n"
+                   "denoise the complex series, phase removed (docs/denoising.md).\n"
+                   "A DICOM INPUT folder of a magnitude and its phase series\n"
+                   "(ImageType M and P) is paired without it")
       ->type_name("FILE");
+  // Not ->needs(phase): a DICOM folder of a magnitude and its phase series takes it without --phase
+  // (PrepareComplexSeries refuses it where there is no phase).
   app
     .add_option("--phase-units", options.phaseUnits,
                 "auto (default): radians if within [-pi, 2 pi], Siemens if\n"
                 "signed within [-4096, 4096] and wider than 720; else name\n"
                 "it: radians, degrees, siemens (-4096..4095) or\n"
                 "siemens-unsigned (0..4095)")
-    ->check(CLI::IsMember({ "auto", "radians", "degrees", "siemens", "siemens-unsigned" }))
-    ->needs(phase);
+    ->check(CLI::IsMember({ "auto", "radians", "degrees", "siemens", "siemens-unsigned" }));
   app.add_option("--imaginary", options.imaginary, "INPUT is a real part and FILE its imaginary part")
     ->type_name("FILE")
     ->excludes(phase);
@@ -437,7 +444,8 @@ CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma, b
 bool
 ComplexInputRequested(const ComplexInputOptions & options, itk::IOPixelEnum inputPixel)
 {
-  return inputPixel == itk::IOPixelEnum::COMPLEX || !options.phase.empty() || !options.imaginary.empty() ||
+  return inputPixel == itk::IOPixelEnum::COMPLEX || !options.phase.empty() || options.phaseUnits != "auto" ||
+         !options.imaginary.empty() ||
          options.noiseVolumes > 0 || !options.noiseScan.empty() || options.output != "magnitude";
 }
 
@@ -456,12 +464,20 @@ ComplexInputFiles(const ComplexInputOptions & options)
 }
 
 PreparedSeries
-PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, const ComplexInputOptions & options)
+PrepareComplexSeries(const std::string &         input,
+                     itk::IOPixelEnum            inputPixel,
+                     const ComplexInputOptions & options,
+                     const GivenSeries &         given)
 {
   PreparedSeries prepared;
   prepared.output = options.output;
-  const bool complexData = inputPixel == itk::IOPixelEnum::COMPLEX || !options.phase.empty() ||
+  const bool complexData = inputPixel == itk::IOPixelEnum::COMPLEX || !options.phase.empty() || given.phase ||
                            !options.imaginary.empty();
+  if (options.phase.empty() && !given.phase && options.phaseUnits != "auto")
+  {
+    throw UsageError("--phase-units names the unit of a phase: give --phase FILE, or a DICOM folder of a magnitude "
+                     "series and its phase series");
+  }
   if (!complexData && options.output != "magnitude")
   {
     throw UsageError("--complex-output " + options.output + " needs complex input (--phase, --imaginary or complex64)");
@@ -475,11 +491,11 @@ PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, con
   SeriesImage::Pointer first, imag;
   if (complexData)
   {
-    std::tie(first, imag) = ReadComplex(input, inputPixel, options, prepared);
+    std::tie(first, imag) = ReadComplex(input, inputPixel, options, given, prepared);
   }
   else
   {
-    first = ReadInputImage<SeriesImage>(input, "series");
+    first = given.series ? given.series : ReadInputImage<SeriesImage>(input, "series");
     prepared.description = "magnitude";
   }
   const std::size_t all = first->GetLargestPossibleRegion().GetSize()[3];
@@ -511,7 +527,7 @@ PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, con
     if (scanPixel == itk::IOPixelEnum::COMPLEX)
     {
       PreparedSeries ignored;
-      std::tie(scanFirst, scanImag) = ReadComplex(options.noiseScan, scanPixel, {}, ignored);
+      std::tie(scanFirst, scanImag) = ReadComplex(options.noiseScan, scanPixel, {}, {}, ignored);
     }
     else
     {

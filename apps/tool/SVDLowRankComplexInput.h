@@ -111,10 +111,22 @@ struct PreparedSeries
         const svdlr_io::ImageWriteSettings & settings) const;
 };
 
-/** Reads INPUT and the files the options name, checks them (InputError: wrong grid or volume count, phase out of
- * range, NaN), and prepares the series. */
+/** Images already read (a DICOM INPUT and its phase, SVDLowRankDicomComplexInput.h) that PrepareComplexSeries takes
+ * instead of reading INPUT and --phase. */
+struct GivenSeries
+{
+  SeriesImage::Pointer series;    // INPUT's series (it becomes the real part: taken over)
+  SeriesImage::Pointer phase;     // null: --phase, if given, is read from its file
+  std::string          phaseName; // how messages name the phase
+};
+
+/** Reads INPUT and the files the options name (or takes `given`), checks them (InputError: wrong grid or volume
+ * count, phase out of range, NaN), and prepares the series. */
 PreparedSeries
-PrepareComplexSeries(const std::string & input, itk::IOPixelEnum inputPixel, const ComplexInputOptions & options);
+PrepareComplexSeries(const std::string &         input,
+                     itk::IOPixelEnum            inputPixel,
+                     const ComplexInputOptions & options,
+                     const GivenSeries &         given = {});
 
 } // namespace svdlr_tools
 

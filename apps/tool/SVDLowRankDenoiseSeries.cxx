@@ -25,6 +25,7 @@
 #include "SVDLowRankDenoiseProvenance.h"
 #include "SVDLowRankDenoiseRun.h"
 #include "SVDLowRankDenoiseSummary.h"
+#include "SVDLowRankDicomComplexInput.h"
 #include "SVDLowRankNiftiHeader.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProgressBar.h"
@@ -35,9 +36,6 @@
 #include "SVDLowRankStagedOutput.h"
 #include "SVDLowRankStepTimes.h"
 #include "SVDLowRankUpFrontChecks.h"
-#ifdef SVDLR_HAVE_DCMTK
-#  include "SVDLowRankDicomSeries4D.h"
-#endif
 
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
@@ -437,39 +435,37 @@ private:
   DenoiseSummary                     m_Summary;
 };
 
-#ifdef SVDLR_HAVE_DCMTK
-/** A DICOM folder or file: its one series, grouped into volumes (echoes, temporal positions, b-values) by the I/O
- * library, as a 4D series. */
+/** A DICOM folder or file: its one series, or its magnitude and phase series (SVDLowRankDicomComplexInput.h),
+ * grouped into volumes (echoes, temporal positions, b-values) by the I/O library, as a 4D series. */
 std::unique_ptr<SeriesDenoising>
 PrepareDicom(const DenoiseToolOptions & options, std::unique_ptr<Outputs> outputs, bool announce)
 {
-  svdlr_io::SilenceDicomWarnings();
-  svdlr_io::DicomSeries4D series;
-  std::string             name;
-  try
+  DicomSeriesInput input;
   {
-    svdlr_io::DicomSearchNotes notes;
-    const auto                 found = svdlr_io::FindDicomSeries({ options.input }, &notes);
-    for (const std::string & file : notes.leftOut)
-    {
-      std::cerr << "SVDLowRankDenoiseSeries: note: left out " << file << "\n";
-    }
-    const auto & chosen = svdlr_io::SelectDicomSeries(found, "");
-    series = svdlr_io::ReadDicomSeries4D(chosen);
-    name = options.input + " (DICOM series \"" + chosen.seriesDescription + "\", " +
-           std::to_string(series.names.size()) + " volumes by " + series.by + ")";
+    StepTimer timer(outputs->steps.read);
+    input = ReadDicomSeriesInput(options.input, options.complex.phase, options.complex.phaseUnits);
   }
-  catch (const svdlr_io::DicomError & error)
+  for (std::size_t v = 0; v < input.volumeNames.size() && announce; ++v)
   {
-    throw InputError(error.what());
+    std::cout << "volume " << v << ":  " << input.volumeNames[v] << "\n";
   }
-  for (std::size_t v = 0; v < series.names.size() && announce; ++v)
+  if (!input.pairing.empty() && announce)
   {
-    std::cout << "volume " << v << ":  " << series.names[v] << "\n";
+    std::cout << input.pairing << "\n";
   }
-  return std::make_unique<SeriesDenoisingOf<Series4D>>(options, std::move(outputs), series.image, name);
+  if (!input.phase && !ComplexInputRequested(options.complex, itk::IOPixelEnum::SCALAR))
+  {
+    return std::make_unique<SeriesDenoisingOf<Series4D>>(options, std::move(outputs), input.series, input.description);
+  }
+  std::shared_ptr<const PreparedSeries> prepared;
+  {
+    StepTimer timer(outputs->steps.read); // the phase removed or sigma estimated
+    prepared = std::make_shared<const PreparedSeries>(PrepareComplexSeries(
+      options.input, itk::IOPixelEnum::SCALAR, options.complex, { input.series, input.phase, input.phaseName }));
+  }
+  return std::make_unique<SeriesDenoisingOf<Series4D>>(
+    options, std::move(outputs), prepared->series, input.description + " (" + prepared->description + ")", prepared);
 }
-#endif
 
 /** The input's ImageIO with its header read. Throws InputError. */
 itk::ImageIOBase::Pointer
@@ -535,21 +531,10 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
       CheckInputFileUpFront(options.noiseSigmaMap, "noise map", true);
     }
   }
-#ifdef SVDLR_HAVE_DCMTK
-  if (dicomFolder || svdlr_io::HasDicomPreamble(options.input))
+  if (IsDicomInput(options.input))
   {
-    if (ComplexInputRequested(options.complex, itk::IOPixelEnum::SCALAR))
-    {
-      throw UsageError("complex and noise-scan options take image files, not DICOM series (yet)");
-    }
-    return PrepareDicom(options, std::move(outputs), announce);
+    return PrepareDicom(options, std::move(outputs), announce); // an InputError where the build has no DCMTK
   }
-#else
-  if (dicomFolder)
-  {
-    throw InputError("'" + options.input + "' is a folder: this build has no DICOM support (DCMTK was not found)");
-  }
-#endif
 
   const auto io = ReadSeriesHeader(options.input);
   if (warmDevice)
