@@ -35,6 +35,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 namespace svdlr
@@ -126,6 +127,14 @@ struct LocalDenoiseOptions
    * the noise bulk, σ(√voxels + √volumes), and Nordic the same edge, for which σ is required; FixedRank and
    * EnergyFraction choose their rank as usual and use σ only for the shrinkage and the map). Must be finite and >= 0. */
   const float * noiseSigma{ nullptr };
+  /** Optional, VoxelCount() values, x fastest: a g-factor map, the noise amplification of parallel imaging, as
+   * NORDIC uses one (Moeller et al. 2021). The series is divided by g voxel by voxel before the low-rank step, so
+   * that its thermal noise is the same everywhere, denoised with one σ, and multiplied by g after; the σ map out is
+   * σ g, in the input's units (svdlrGFactor.h). A known σ (noiseSigma, policy.noiseSigma) is then the σ of the
+   * divided series, the σ where g = 1, which EstimateNoiseFromScan measures when given the same map. Must be finite
+   * and > 0 at every voxel, the mask's outside included (patches read it): GFactorMapProblem. Not with an active
+   * magnitudeNoise (InvalidArgument). */
+  const float * gfactor{ nullptr };
   /** Magnitude input: variance stabilisation and noise-floor removal; off by default. */
   MagnitudeNoiseOptions magnitudeNoise{};
   /** Optional, `volumes` values: the group of each volume, 0 .. groups - 1, each group holding at least one volume
@@ -197,6 +206,12 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
  * the build has no CUDA, SVDLR_CUDA_WARMUP=0, or a warm-up runs already; its errors are dropped. */
 void
 StartCudaDenoiseWarmUp(std::size_t volumes, const LocalDenoiseOptions & options);
+
+/** Why `gfactor` (VoxelCount() values of an image of `size` voxels, x fastest) cannot be a g-factor map, naming the
+ * first voxel that is not finite and > 0; empty when it can. The one rule of the engine, the filter, the tools and
+ * Python. */
+std::string
+GFactorMapProblem(const float * gfactor, const std::array<std::size_t, 3> & size);
 
 /** Whether the patches have a noise level σ: the policy estimates one (GavishDonoho, MarchenkoPastur) or one is
  * known (`knownSigma`: a σ map, or a σ the caller will pass as one). */
