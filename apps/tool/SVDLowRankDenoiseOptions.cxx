@@ -384,6 +384,10 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     throw UsageError("--phase, --imaginary, --noise-volumes, --noise-scan and --complex-output take one series, not "
                      "--batch (a complex64 series in a batch is demodulated with the defaults)");
   }
+  if (options.batch.enabled && !options.complex.gfactor.empty())
+  {
+    throw UsageError("--gfactor takes one series, not --batch: a map belongs to one acquisition");
+  }
   CheckMultiEchoOptions(options.multiEcho, options.batch.enabled,
                         ComplexInputRequested(options.complex, itk::IOPixelEnum::SCALAR));
   if (requestedShrinkage == svdlr::Shrinkage::OptimalFrobenius && !svdlr::PatchesHaveSigma(options.policy, knownSigma))
@@ -401,7 +405,7 @@ std::vector<std::string>
 SidecarInputs(const DenoiseToolOptions & options)
 {
   auto inputs = ComplexInputFiles(options.complex);
-  inputs.insert(inputs.end(), { options.input, options.mask, options.noiseSigmaMap });
+  inputs.insert(inputs.end(), { options.input, options.mask, options.noiseSigmaMap, options.complex.gfactor });
   inputs.insert(inputs.end(), options.multiEcho.echoes.begin(), options.multiEcho.echoes.end());
   return inputs;
 }

@@ -143,6 +143,10 @@ DescribePolicy(const DenoiseToolOptions & options)
     sigma << options.noiseSigma;
     text += ", known sigma " + sigma.str();
   }
+  if (!options.complex.gfactor.empty())
+  {
+    text += ", g-factor from " + options.complex.gfactor + " (series divided by it, noise map sigma x g)";
+  }
   text += options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
             ? ", optimal Frobenius shrinkage"
             : ", hard threshold";
