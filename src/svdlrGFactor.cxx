@@ -35,19 +35,39 @@ GFactorMapProblem(const float * gfactor, const std::array<std::size_t, 3> & size
     return "g-factor map is null";
   }
   const std::size_t voxels = size[0] * size[1] * size[2];
+  const std::size_t v = FirstInvalidGFactorVoxel(gfactor, voxels);
+  if (v == voxels)
+  {
+    return {};
+  }
+  std::ostringstream message;
+  message << "g-factor map must be finite and > 0 at every voxel (outside the mask too: fill it with 1 there), got "
+          << gfactor[v] << " at voxel [" << v % size[0] << ", " << v / size[0] % size[1] << ", "
+          << v / (size[0] * size[1]) << "]";
+  return message.str();
+}
+
+std::size_t
+FirstInvalidGFactorVoxel(const float * gfactor, std::size_t voxels)
+{
   for (std::size_t v = 0; v < voxels; ++v)
   {
     // Patches read voxels outside the mask too, so every voxel is divided by its g: none may be 0, negative or NaN.
     if (!(std::isfinite(gfactor[v]) && gfactor[v] > 0.0f))
     {
-      std::ostringstream message;
-      message << "g-factor map must be finite and > 0 at every voxel (outside the mask too: fill it with 1 there), got "
-              << gfactor[v] << " at voxel [" << v % size[0] << ", " << v / size[0] % size[1] << ", "
-              << v / (size[0] * size[1]) << "]";
-      return message.str();
+      return v;
     }
   }
-  return {};
+  return voxels;
+}
+
+std::string
+GFactorKnownSigmaProblem(bool knownSigmaMap)
+{
+  return knownSigmaMap ? "a known sigma map cannot be given with a g-factor map: a map in the input's units already "
+                         "holds g. Give sigma from noise volumes or a noise scan, a single sigma (the sigma where "
+                         "g = 1), or let the rank policy estimate it"
+                       : std::string();
 }
 
 namespace detail

@@ -465,6 +465,15 @@ TEST_F(ComplexDenoiseTool, GFactorGivesTheEnginesResultWithTheNoiseMapTimesG)
   EXPECT_LT(MaxDifference(Values("out.nii.gz"), denoised), 1e-5 * 80.0); // values up to about 75
   const auto toolSigma = itk::ReadImage<Map>(Path("sigma.nii.gz"));
   EXPECT_LT(MaxDifference({ toolSigma->GetBufferPointer(), toolSigma->GetBufferPointer() + voxels }, sigma), 1e-5);
+  // A single given sigma is the sigma where g = 1.
+  ASSERT_EQ(Run("--gfactor g.nii.gz --noise-sigma 2 --policy nordic mag.nii.gz given.nii.gz").exitCode, 0);
+  const std::vector<float> two(voxels, 2.0f);
+  options.policy = svdlr::RankPolicy::Nordic();
+  options.noiseSigma = two.data();
+  svdlr::DenoiseLocalLowRank({ magnitude->GetBufferPointer(), m_Size, kVolumes, strides },
+                             { denoised.data(), m_Size, kVolumes, strides }, {}, options);
+  EXPECT_LT(MaxDifference(Values("given.nii.gz"), denoised), 1e-5 * 80.0);
+  options.noiseSigma = nullptr;
   // The noise-volume path: the noise volumes divided by g give the sigma where g = 1 (the engine's
   // EstimateNoiseFromScan with the map, on the magnitude's last 4 volumes: Rayleigh), and the map out is that times g.
   ASSERT_EQ(Run("--gfactor g.nii.gz --noise-volumes 4 --policy nordic --noise-map s2.nii.gz mag_all.nii.gz "
@@ -490,7 +499,7 @@ TEST_F(ComplexDenoiseTool, GFactorGivesTheEnginesResultWithTheNoiseMapTimesG)
             1e-5 * kSigma * 4.0); // sigma up to about 2 kSigma
 }
 
-TEST_F(ComplexDenoiseTool, BadGFactorMapsExitWithThreeAndAGivenSigmaWithTwo)
+TEST_F(ComplexDenoiseTool, BadGFactorMapsExitWithThreeAndAKnownSigmaMapWithTwo)
 {
   WriteGFactor(Path("g.nii.gz"), m_Size);
   WriteGFactor(Path("small_g.nii.gz"), { { 16, 14, 11 } });
@@ -501,7 +510,8 @@ TEST_F(ComplexDenoiseTool, BadGFactorMapsExitWithThreeAndAGivenSigmaWithTwo)
     ExpectRefused("--gfactor bad_g.nii.gz mag.nii.gz out.nii.gz", 3, "at voxel [2, 3, 4]");
     ExpectRefused("--gfactor bad_g.nii.gz --noise-volumes 4 mag_all.nii.gz out.nii.gz", 3, "at voxel [2, 3, 4]");
   }
-  ExpectRefused("--gfactor g.nii.gz --noise-sigma 2 mag.nii.gz out.nii.gz", 2, "--gfactor");
+  WriteGFactor(Path("sigma_map.nii.gz"), m_Size);
+  ExpectRefused("--gfactor g.nii.gz --known-sigma-map sigma_map.nii.gz mag.nii.gz out.nii.gz", 2, "--gfactor");
   ExpectRefused("--gfactor g.nii.gz --vst mag.nii.gz out.nii.gz", 2, "--gfactor");
   ExpectRefused("--gfactor nowhere.nii.gz mag.nii.gz out.nii.gz", 3, "g-factor map");
 }

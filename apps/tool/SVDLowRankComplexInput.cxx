@@ -361,8 +361,8 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
                 "a g-factor map (3D, the series' grid, > 0 everywhere): the\n"
                 "series is divided by it before the low-rank step and\n"
                 "multiplied back after, as NORDIC does; the noise volumes or\n"
-                "scan are divided by it too, and the noise map is sigma x g\n"
-                "(docs/denoising.md)")
+                "scan are divided by it too (--noise-sigma is then sigma where\n"
+                "g = 1), and the noise map is sigma x g (docs/denoising.md)")
     ->type_name("FILE");
   app
     .add_option("--coils", options.coils,
@@ -443,12 +443,6 @@ CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma, b
   if ((options.noiseVolumes > 0 || !options.noiseScan.empty()) && knownSigma)
   {
     throw UsageError("give sigma once: --noise-volumes or --noise-scan, or --noise-sigma or --known-sigma-map");
-  }
-  if (!options.gfactor.empty() && knownSigma)
-  {
-    throw UsageError("--gfactor takes sigma from --noise-volumes, --noise-scan or the rank policy's estimate, not "
-                     "--noise-sigma or --known-sigma-map: a given sigma in the input's units already holds the "
-                     "g-factor (docs/denoising.md)");
   }
   if (!options.gfactor.empty() && magnitudeModel)
   {

@@ -373,6 +373,14 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   }
   const bool knownSigma = options.noiseSigma > 0.0 || !options.noiseSigmaMap.empty();
   CheckComplexInputOptions(options.complex, knownSigma, svdlr::PatchesHaveSigma(options.policy, false));
+  if (!options.complex.gfactor.empty())
+  {
+    const std::string problem = svdlr::GFactorKnownSigmaProblem(!options.noiseSigmaMap.empty());
+    if (!problem.empty())
+    {
+      throw UsageError("--gfactor with --known-sigma-map: " + problem + " (--noise-sigma S)");
+    }
+  }
   if (svdlr::NeedsGivenSigma(options.policy) && !knownSigma && options.complex.noiseVolumes == 0 &&
       options.complex.noiseScan.empty())
   {

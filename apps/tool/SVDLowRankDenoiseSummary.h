@@ -141,7 +141,7 @@ DescribePolicy(const DenoiseToolOptions & options)
   {
     std::ostringstream sigma;
     sigma << options.noiseSigma;
-    text += ", known sigma " + sigma.str();
+    text += ", known sigma " + sigma.str() + (options.complex.gfactor.empty() ? "" : " where g = 1");
   }
   if (!options.complex.gfactor.empty())
   {

@@ -190,7 +190,8 @@ struct LocalDenoiseReport
  * strides, but not overlap it otherwise) and fills the maps asked for. Throws svdlr::Error:
  *  - InvalidArgument: fewer than 2 volumes, an empty image, a patch size that is even, zero or larger than the
  *    image along an axis, a patch with fewer voxels than 2, a stride of 0, a stride above 1 with CentreVoxel or
- *    above the smallest patch extent, a negative or non-finite known σ (naming the voxel), a policy out of range,
+ *    above the smallest patch extent, a negative or non-finite known σ (naming the voxel), a g-factor map that is
+ *    not finite and > 0 (naming the voxel) or one with an active magnitudeNoise, a policy out of range,
  *    OptimalFrobenius without σ, or an output that overlaps the input without being it;
  *  - NonFiniteInput: NaN or Inf in the input (Error::Matrix() gives the linear voxel index, x fastest);
  *  - BackendUnavailable, DeviceFailure, OutOfMemory, Aborted: as for Reconstruct. */
@@ -212,6 +213,18 @@ StartCudaDenoiseWarmUp(std::size_t volumes, const LocalDenoiseOptions & options)
  * Python. */
 std::string
 GFactorMapProblem(const float * gfactor, const std::array<std::size_t, 3> & size);
+
+/** GFactorMapProblem's test alone: the first of `voxels` values that is not finite and > 0, or `voxels` when there
+ * is none (for a caller that names the voxel in its own axis order, as Python does). */
+std::size_t
+FirstInvalidGFactorVoxel(const float * gfactor, std::size_t voxels);
+
+/** The users' rule for a known σ given with a g-factor map, which the tools and Python share (the engine itself takes
+ * any known σ with a map as the σ where g = 1): a single σ is the thermal σ where g = 1; a σ map is refused, since a
+ * map in the input's units already holds g, and dividing it again would count g twice. Returns why a known σ map
+ * (`knownSigmaMap`) cannot be given with a g-factor map, or "" when it can. */
+std::string
+GFactorKnownSigmaProblem(bool knownSigmaMap);
 
 /** Whether the patches have a noise level σ: the policy estimates one (GavishDonoho, MarchenkoPastur) or one is
  * known (`knownSigma`: a σ map, or a σ the caller will pass as one). */

@@ -301,6 +301,8 @@ TEST(SVDLowRankGFactor, MapsThatAreNotFiniteAndPositiveEverywhereAreRefusedNamin
     EXPECT_NE(svdlr::GFactorMapProblem(g.data(), kSize).find("[3, 4, 5]"), std::string::npos);
   }
   EXPECT_EQ(svdlr::GFactorMapProblem(good.data(), kSize), "");
+  EXPECT_EQ(svdlr::GFactorKnownSigmaProblem(false), "");
+  EXPECT_NE(svdlr::GFactorKnownSigmaProblem(true), "");
   // The noise scan takes the same rule.
   std::vector<float> g = good;
   g[voxel] = 0.0f;
