@@ -23,6 +23,8 @@ Methods (every one gets the brain mask, 5x5x5 patches, the signal volumes; the n
                        centre (or overlap)
   ours-complex-noise-nordic-default, ours-magnitude-noise-nordic-default
                        --policy nordic at today's defaults (overlap, optimal shrinkage), complex or magnitude
+  ours-complex-nordic-sigma
+                       --policy nordic with one sigma for the image, the generator's (the sigma where g = 1)
   METHOD+g             METHOD with --gfactor PREFIX_gfactor.nii.gz (make_complex_phantom.py --gfactor); the sigma
                        error is then against sigma g
   pd-nordic            patch-denoise's NordicDenoiser on the complex series as acquired (patch-denoise removes no
@@ -169,6 +171,9 @@ def main():
         "ours-complex-noise-nordic-default": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--phase",
                                                                   f"{d}_phase.nii.gz", "--noise-volumes", str(k),
                                                                   "--noise-map", s, "--policy", "nordic"],
+        "ours-complex-nordic-sigma": lambda o, s: ours + [signal["mag"], o, "--phase", signal["phase"],
+                                                          "--noise-sigma", repr(sigma), "--noise-map", s,
+                                                          "--policy", "nordic"],
         "ours-magnitude-noise-nordic-default": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--noise-volumes", str(k),
                                                                     "--noise-map", s, "--policy", "nordic"],
         "dwidenoise": lambda o, s: ["dwidenoise", signal["mag"], o, "-mask", mask_path, "-extent", "5,5,5",

@@ -18,7 +18,7 @@
 // A given g-factor map (LocalDenoiseOptions::gfactor, NoiseScanOptions::gfactor): the series divided by g, denoised
 // with one sigma and multiplied back, against a float64 reference that does the same on its own; on series whose
 // noise is sigma g(x), the true map against none, with the default policy and with NORDIC's threshold and noise
-// volumes; and the maps refused.
+// volumes (closer to the truth with the map); and the maps refused.
 #include "svdlr/ComplexSeries.h"
 #include "svdlr/LocalDenoise.h"
 #include "svdlrLocalDenoiseReference.h"
@@ -63,9 +63,9 @@ SmoothGFactor(const std::array<std::size_t, 3> & size)
 
 /** The clean low-rank series of LowRankSeries with noise of sigma g(v) in voxel v (the noise redrawn). */
 NoisySeries
-SeriesWithGFactorNoise(const std::vector<float> & g, int rank, Random & random)
+SeriesWithGFactorNoise(const std::vector<float> & g, int rank, Random & random, double amplitude = 4.0)
 {
-  NoisySeries series = LowRankSeries(kSize, kVolumes, rank, kSigma, 4.0, random);
+  NoisySeries series = LowRankSeries(kSize, kVolumes, rank, kSigma, amplitude, random);
   for (std::size_t v = 0; v < series.clean.Voxels(); ++v)
   {
     for (std::size_t t = 0; t < kVolumes; ++t)
@@ -212,26 +212,31 @@ ScoreRun(const NoisySeries & series, const std::vector<float> & g, const LocalDe
   return scores;
 }
 
-// The bounds of the two tests below come from the ratios (with the map / without) over seeds 1..150 (default policy)
-// and 1..100 (NORDIC), SVDLR_TEST_SEED, 2026-11-26, from the numbers the tests print:
-//  - default policy: sigma error ratio 0.044 .. 0.276 (mean 0.146); rmse ratio 0.9999 .. 1.0053 (mean 1.0025);
-//  - NORDIC, one sigma from 3 noise volumes: sigma error ratio 0.0002 .. 0.150 (mean 0.028); rmse ratio 0.9920 ..
-//    1.0051 (mean 0.9999).
-// On these series the map makes the sigma map right (the patches' sigma too) but does not lower the error of the
-// output: each patch's threshold is near the noise edge either way, since g changes little inside a 5x5x5 patch and
-// the components are 4 sigma strong. The rmse bound is therefore "costs no accuracy", 1.5 %, above the largest
-// ratio measured (0.6 %); the sigma bounds leave a factor of about 2 above the largest ratio.
+// The bounds of the two tests below come from the ratios (with the map / without) over seeds 1..150
+// (SVDLR_TEST_SEED, 2026-11-26, from the numbers the tests print), components of kWeakAmplitude:
+//  - default policy (sigma estimated per patch): sigma error ratio 0.052 .. 0.287 (mean 0.160); rmse ratio
+//    0.9924 .. 1.0038 (mean 0.9991);
+//  - NORDIC, one sigma from 3 noise volumes, 4 phantoms pooled: sigma error ratio 0.0066 .. 0.054 (mean 0.027); rmse
+//    ratio 0.956 .. 0.988 (mean 0.975, sd 0.0074; one phantom alone: 0.921 .. 0.993, too close to 1 to test).
+// With one sigma for the image the map puts the threshold right in every patch, and the error falls; the default
+// policy estimates sigma per patch, which follows g already (g changes little inside a 5x5x5 patch), so there the
+// map makes the sigma map right but leaves the error as it was: its rmse bound is "costs no accuracy", 1.5 %, above
+// the largest ratio measured (0.4 %). The NORDIC rmse bound, 1, is 3.4 sd above the mean ratio; the sigma bounds
+// leave a factor of about 2 to 3 above the largest ratio.
+/** Components of 1.5 sigma each: near the noise edge, where the threshold decides what is kept. */
+constexpr double kWeakAmplitude = 1.5;
 constexpr double kGFactorRmseRatioBound = 1.015;
 constexpr double kGFactorSigmaErrorRatioBound = 0.5;
-constexpr double kNordicRmseRatioBound = 1.015;
-constexpr double kNordicSigmaErrorRatioBound = 0.3;
+constexpr double kNordicRmseRatioBound = 1.0;
+constexpr int    kNordicDraws = 4;
+constexpr double kNordicSigmaErrorRatioBound = 0.15;
 
 TEST(SVDLowRankGFactor, TheTrueMapMakesTheDefaultPolicysSigmaMapRightAtNoCostInError)
 {
   Random random;
   SCOPED_TRACE(random.SeedTrace());
   const std::vector<float> g = SmoothGFactor(kSize);
-  const NoisySeries        series = SeriesWithGFactorNoise(g, 3, random);
+  const NoisySeries        series = SeriesWithGFactorNoise(g, 3, random, kWeakAmplitude);
   LocalDenoiseOptions      options = CpuOptions();
   const Scores             without = ScoreRun(series, g, options);
   options.gfactor = g.data();
@@ -242,28 +247,40 @@ TEST(SVDLowRankGFactor, TheTrueMapMakesTheDefaultPolicysSigmaMapRightAtNoCostInE
   EXPECT_LT(with.sigmaError, kGFactorSigmaErrorRatioBound * without.sigmaError);
 }
 
-TEST(SVDLowRankGFactor, NordicWithNoiseVolumesAndTheTrueMapGetsSigmaRightAtNoCostInError)
+TEST(SVDLowRankGFactor, NordicWithNoiseVolumesAndTheTrueMapIsCloserToTheTruth)
 {
   Random random;
   SCOPED_TRACE(random.SeedTrace());
   const std::vector<float> g = SmoothGFactor(kSize);
-  const NoisySeries        series = SeriesWithGFactorNoise(g, 3, random);
-  const Series             noiseReal = NoiseVolumes(g, 3, random), noiseImag = NoiseVolumes(g, 3, random);
-  // One sigma from the noise volumes for the whole image, as NORDIC takes it: as measured (the noise's rms over the
-  // image, in the input's units), or from the volumes divided by g (the sigma where g = 1).
-  svdlr::NoiseScanOptions              scan;
-  const svdlr::NoiseScanEstimate measured =
-    svdlr::EstimateNoiseFromScan(noiseReal.View(), noiseImag.View(), nullptr, scan);
-  scan.gfactor = g.data();
-  const svdlr::NoiseScanEstimate unit = svdlr::EstimateNoiseFromScan(noiseReal.View(), noiseImag.View(), nullptr, scan);
-  // 1320 voxels x 3 complex volumes pooled: within 3 % of kSigma (3 sd of a 7920-sample estimate is 2.4 %).
-  EXPECT_NEAR(unit.sigma, kSigma, 0.03 * kSigma);
-  LocalDenoiseOptions options = CpuOptions();
-  options.policy = RankPolicy::Nordic(measured.sigma);
-  const Scores without = ScoreRun(series, g, options);
-  options.policy = RankPolicy::Nordic(unit.sigma);
-  options.gfactor = g.data();
-  const Scores with = ScoreRun(series, g, options);
+  // Four phantoms per seed, their squared errors pooled: one 12x11x10 phantom varies too much from seed to seed.
+  Scores without, with;
+  for (int draw = 0; draw < kNordicDraws; ++draw)
+  {
+    const NoisySeries series = SeriesWithGFactorNoise(g, 3, random, kWeakAmplitude);
+    const Series      noiseReal = NoiseVolumes(g, 3, random), noiseImag = NoiseVolumes(g, 3, random);
+    // One sigma from the noise volumes for the whole image, as NORDIC takes it: as measured (the noise's rms over
+    // the image, in the input's units), or from the volumes divided by g (the sigma where g = 1).
+    svdlr::NoiseScanOptions        scan;
+    const svdlr::NoiseScanEstimate measured =
+      svdlr::EstimateNoiseFromScan(noiseReal.View(), noiseImag.View(), nullptr, scan);
+    scan.gfactor = g.data();
+    const svdlr::NoiseScanEstimate unit =
+      svdlr::EstimateNoiseFromScan(noiseReal.View(), noiseImag.View(), nullptr, scan);
+    // 1320 voxels x 3 complex volumes pooled: within 3 % of kSigma (3 sd of a 7920-sample estimate is 2.4 %).
+    EXPECT_NEAR(unit.sigma, kSigma, 0.03 * kSigma);
+    LocalDenoiseOptions options = CpuOptions();
+    options.policy = RankPolicy::Nordic(measured.sigma);
+    const Scores plain = ScoreRun(series, g, options);
+    options.policy = RankPolicy::Nordic(unit.sigma);
+    options.gfactor = g.data();
+    const Scores mapped = ScoreRun(series, g, options);
+    without.rmse += plain.rmse * plain.rmse / kNordicDraws;
+    with.rmse += mapped.rmse * mapped.rmse / kNordicDraws;
+    without.sigmaError += plain.sigmaError / kNordicDraws;
+    with.sigmaError += mapped.sigmaError / kNordicDraws;
+  }
+  without.rmse = std::sqrt(without.rmse);
+  with.rmse = std::sqrt(with.rmse);
   std::cout << "nordic, noise volumes: rmse " << without.rmse << " -> " << with.rmse << ", sigma error "
             << without.sigmaError << " -> " << with.sigmaError << "\n";
   EXPECT_LT(with.rmse, kNordicRmseRatioBound * without.rmse);
