@@ -535,15 +535,14 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
       CheckImageDimensionUpFront(options.mask, "mask", 3);
       CheckInputFileUpFront(options.mask, "mask", false);
     }
-    if (!options.noiseSigmaMap.empty())
+    for (const auto & [path, what] : { std::pair{ &options.noiseSigmaMap, "noise map" },
+                                       std::pair{ &options.complex.gfactor, "g-factor map" } })
     {
-      CheckImageDimensionUpFront(options.noiseSigmaMap, "noise map", 3);
-      CheckInputFileUpFront(options.noiseSigmaMap, "noise map", true);
-    }
-    if (!options.complex.gfactor.empty())
-    {
-      CheckImageDimensionUpFront(options.complex.gfactor, "g-factor map", 3);
-      CheckInputFileUpFront(options.complex.gfactor, "g-factor map", true);
+      if (!path->empty())
+      {
+        CheckImageDimensionUpFront(*path, what, 3);
+        CheckInputFileUpFront(*path, what, true);
+      }
     }
   }
 #ifdef SVDLR_HAVE_DCMTK
