@@ -70,3 +70,48 @@ def test_a_map_of_another_shape_a_sigma_map_and_vst_are_refused(rng):
         denoise(noisy, gfactor=g, noise_sigma=np.full(SHAPE, SIGMA, np.float32), backend="cpu")
     with pytest.raises(ValueError, match="g-factor"):
         denoise(np.abs(noisy), gfactor=g, vst=True, backend="cpu")
+
+
+def test_denoise_nifti_takes_the_map_from_a_file_and_refuses_it_with_a_sigma_map(rng, tmp_path):
+    nibabel = pytest.importorskip("nibabel")
+    from itk_svdlowrankreconstruction._nifti_series import DenoiseOptions, denoise_nifti
+
+    g = gfactor_map()
+    noisy = noisy_series(rng, g)
+    # NIfTI order: (x, y, z, volumes), the reverse of the arrays above.
+    nibabel.save(nibabel.Nifti1Image(np.ascontiguousarray(noisy.transpose(3, 2, 1, 0)), np.eye(4)),
+                 str(tmp_path / "series.nii.gz"))
+    nibabel.save(nibabel.Nifti1Image(np.ascontiguousarray(g.transpose(2, 1, 0)), np.eye(4)),
+                 str(tmp_path / "g.nii.gz"))
+    options = DenoiseOptions(backend="cpu")
+    denoise_nifti(str(tmp_path / "series.nii.gz"), str(tmp_path / "out.nii.gz"),
+                  noise_map_path=str(tmp_path / "sigma.nii.gz"), gfactor_path=str(tmp_path / "g.nii.gz"),
+                  options=options)
+    out, sigma, _ = denoise(noisy, gfactor=g, backend="cpu", return_maps=True)
+    np.testing.assert_allclose(np.asarray(nibabel.load(str(tmp_path / "out.nii.gz")).dataobj).transpose(3, 2, 1, 0),
+                               out, rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(nibabel.load(str(tmp_path / "sigma.nii.gz")).dataobj).transpose(2, 1, 0),
+                               sigma, rtol=1e-6)
+    with pytest.raises(ValueError, match="known sigma map"):
+        denoise_nifti(str(tmp_path / "series.nii.gz"), str(tmp_path / "out2.nii.gz"),
+                      sigma_map_path=str(tmp_path / "g.nii.gz"), gfactor_path=str(tmp_path / "g.nii.gz"),
+                      options=options)
+
+
+def test_the_nipype_interface_passes_its_gfactor_map(rng, tmp_path):
+    nibabel = pytest.importorskip("nibabel")
+    pytest.importorskip("nipype")
+    from itk_svdlowrankreconstruction.interfaces import DenoiseSeries
+
+    g = gfactor_map()
+    noisy = noisy_series(rng, g)
+    nibabel.save(nibabel.Nifti1Image(np.ascontiguousarray(noisy.transpose(3, 2, 1, 0)), np.eye(4)),
+                 str(tmp_path / "series.nii.gz"))
+    nibabel.save(nibabel.Nifti1Image(np.ascontiguousarray(g.transpose(2, 1, 0)), np.eye(4)),
+                 str(tmp_path / "g.nii.gz"))
+    node = DenoiseSeries(in_file=str(tmp_path / "series.nii.gz"), gfactor_map=str(tmp_path / "g.nii.gz"),
+                         backend="cpu", out_file=str(tmp_path / "out.nii.gz"))
+    node.run(cwd=str(tmp_path))
+    expected = denoise(noisy, gfactor=g, backend="cpu")
+    np.testing.assert_allclose(np.asarray(nibabel.load(str(tmp_path / "out.nii.gz")).dataobj).transpose(3, 2, 1, 0),
+                               expected, rtol=1e-6, atol=1e-5)
