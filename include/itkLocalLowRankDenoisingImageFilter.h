@@ -174,7 +174,7 @@ struct LocalLowRankSeriesTraits<VectorImage<TPixel, 3>>
  * CorderoGrande2019 give dwidenoise 3.0's default output.
  *
  * Inputs: the series (a 4D itk::Image or a 3D itk::VectorImage), an optional mask (voxels where it is 0 are
- * copied unchanged) and an optional noise map σ(x). Outputs: the denoised series (output 0), the noise map σ(x)
+ * copied unchanged), an optional noise map σ(x) and an optional g-factor map (SetGFactorImage). Outputs: the denoised series (output 0), the noise map σ(x)
  * the patches used (GetNoiseSigmaOutput, output 1) and the rank each voxel's patch kept (GetRankOutput, output 2).
  * The maps have the series' spatial geometry.
  *
@@ -231,6 +231,14 @@ public:
   /** Optional: a known noise level σ per voxel (for example from noise scans), in place of the estimate. */
   itkSetInputMacro(NoiseSigmaImage, NoiseSigmaImageType);
   itkGetInputMacro(NoiseSigmaImage, NoiseSigmaImageType);
+
+  /** Optional: a g-factor map (parallel imaging's noise amplification), finite and > 0 at every voxel
+   * (svdlr::GFactorMapProblem). The series is divided by g before the low-rank step and multiplied back after, as
+   * NORDIC does; the noise map output is σ g, in the input's units. A NoiseSigmaImage or noise-sigma given with it is
+   * the σ of the divided series: the σ where g = 1 (svdlr::EstimateNoiseFromScan with the same map measures it).
+   * Not with StabiliseMagnitude, RemoveNoiseFloor or SigmaFloorCorrection (Update() fails). */
+  itkSetInputMacro(GFactorImage, NoiseSigmaImageType);
+  itkGetInputMacro(GFactorImage, NoiseSigmaImageType);
 
   /** Patch extent in voxels along x, y, z, each odd; all 0 (the default): the smallest cube holding at least as
    * many voxels as there are volumes (5 x 5 x 5 for 65 volumes). */

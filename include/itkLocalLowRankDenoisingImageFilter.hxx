@@ -82,6 +82,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::LocalLowRankDenoisi
 {
   this->AddOptionalInputName("MaskImage");
   this->AddOptionalInputName("NoiseSigmaImage");
+  this->AddOptionalInputName("GFactorImage");
   this->SetNumberOfRequiredOutputs(3);
   this->SetNthOutput(1, this->MakeOutput(1));
   this->SetNthOutput(2, this->MakeOutput(2));
@@ -205,6 +206,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::VerifyInputInformat
   };
   checkMap(this->GetMaskImage(), "MaskImage");
   checkMap(this->GetNoiseSigmaImage(), "NoiseSigmaImage");
+  checkMap(this->GetGFactorImage(), "GFactorImage");
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -314,6 +316,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   options.noiseEstimator = LocalLowRankDenoisingBridge::ToEngine(m_NoiseEstimator);
   options.mask = mask.empty() ? nullptr : mask.data();
   options.noiseSigma = this->GetNoiseSigmaImage() ? this->GetNoiseSigmaImage()->GetBufferPointer() : nullptr;
+  options.gfactor = this->GetGFactorImage() ? this->GetGFactorImage()->GetBufferPointer() : nullptr;
   options.magnitudeNoise.stabilise = m_StabiliseMagnitude;
   options.magnitudeNoise.noiseFloor = m_RemoveNoiseFloor;
   options.magnitudeNoise.sigmaFloorCorrection = m_SigmaFloorCorrection;

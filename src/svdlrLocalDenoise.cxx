@@ -21,6 +21,7 @@
 
 #include "svdlrBackendChoice.h"
 #include "svdlrChooseRank.h"
+#include "svdlrGFactor.h"
 #include "svdlrLocalDenoiseBackends.h"
 #include "svdlrMagnitudeDenoise.h"
 #include "svdlrParallel.h"
@@ -416,6 +417,10 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
                     const LocalDenoiseMaps & maps, const LocalDenoiseOptions & requested)
 {
   ValidateViews(input, output);
+  if (requested.gfactor != nullptr)
+  {
+    return detail::DenoiseWithGFactor(input, output, maps, requested); // which comes back here without the map
+  }
   if (requested.magnitudeNoise.Active())
   {
     return detail::DenoiseMagnitudeSeries(input, output, maps, requested); // which comes back here without it

@@ -118,6 +118,20 @@ EstimateNoiseFromScan(const SeriesView<const float> & first, const SeriesView<co
       sumOfSquares[v] += a * a + b * b;
     }
   }
+  if (options.gfactor)
+  {
+    // Each sample divided by g: (|z| / g)^2 summed over the volumes is sumOfSquares / g^2.
+    const std::string problem = GFactorMapProblem(options.gfactor, first.size);
+    if (!problem.empty())
+    {
+      throw Error(ErrorCode::InvalidArgument, "svdlr: the noise scan's " + problem);
+    }
+    for (std::size_t v = 0; v < voxels; ++v)
+    {
+      const double g = options.gfactor[v];
+      sumOfSquares[v] /= g * g;
+    }
+  }
   for (double s : sumOfSquares)
   {
     total += s;

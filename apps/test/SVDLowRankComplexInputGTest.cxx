@@ -35,6 +35,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <vector>
 
 namespace
@@ -419,3 +420,98 @@ TEST_F(ComplexDenoiseTool, SigmaFloorCorrectionWhereItMakesNoSenseIsAUsageError)
 }
 
 } // namespace
+
+namespace
+{
+
+/** A g-factor map on `size`: 1 + x / size[0] (1 to 2 along x), with `bad` at voxel [2, 3, 4] unless it is 1. */
+void
+WriteGFactor(const std::string & path, const std::array<std::size_t, 3> & size, float bad = 1.0f)
+{
+  auto map = Map::New();
+  map->SetRegions(Map::SizeType{ { size[0], size[1], size[2] } });
+  map->Allocate();
+  for (std::size_t v = 0; v < map->GetLargestPossibleRegion().GetNumberOfPixels(); ++v)
+  {
+    map->GetBufferPointer()[v] = 1.0f + float(v % size[0]) / float(size[0]);
+  }
+  if (bad != 1.0f)
+  {
+    map->GetBufferPointer()[2 + size[0] * (3 + size[1] * 4)] = bad;
+  }
+  itk::WriteImage(map, path);
+}
+
+} // namespace
+
+TEST_F(ComplexDenoiseTool, GFactorGivesTheEnginesResultWithTheNoiseMapTimesG)
+{
+  WriteGFactor(Path("g.nii.gz"), m_Size);
+  ASSERT_EQ(Run("--gfactor g.nii.gz --noise-map sigma.nii.gz mag.nii.gz out.nii.gz").exitCode, 0);
+  // The engine with the same map, on the same magnitude.
+  const auto        magnitude = itk::ReadImage<Series4D>(Path("mag.nii.gz"));
+  const auto        g = itk::ReadImage<Map>(Path("g.nii.gz"));
+  const std::size_t voxels = m_Clean.Voxels();
+  const std::array<std::ptrdiff_t, 4> strides{ 1, std::ptrdiff_t(m_Size[0]), std::ptrdiff_t(m_Size[0] * m_Size[1]),
+                                               std::ptrdiff_t(voxels) };
+  std::vector<float>         denoised(voxels * kVolumes), sigma(voxels);
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  options.gfactor = g->GetBufferPointer();
+  svdlr::LocalDenoiseMaps maps;
+  maps.noiseSigma = sigma.data();
+  svdlr::DenoiseLocalLowRank({ magnitude->GetBufferPointer(), m_Size, kVolumes, strides },
+                             { denoised.data(), m_Size, kVolumes, strides }, maps, options);
+  EXPECT_LT(MaxDifference(Values("out.nii.gz"), denoised), 1e-5 * 80.0); // values up to about 75
+  const auto toolSigma = itk::ReadImage<Map>(Path("sigma.nii.gz"));
+  EXPECT_LT(MaxDifference({ toolSigma->GetBufferPointer(), toolSigma->GetBufferPointer() + voxels }, sigma), 1e-5);
+  // A single given sigma is the sigma where g = 1.
+  ASSERT_EQ(Run("--gfactor g.nii.gz --noise-sigma 2 --policy nordic mag.nii.gz given.nii.gz").exitCode, 0);
+  const std::vector<float> two(voxels, 2.0f);
+  options.policy = svdlr::RankPolicy::Nordic();
+  options.noiseSigma = two.data();
+  svdlr::DenoiseLocalLowRank({ magnitude->GetBufferPointer(), m_Size, kVolumes, strides },
+                             { denoised.data(), m_Size, kVolumes, strides }, {}, options);
+  EXPECT_LT(MaxDifference(Values("given.nii.gz"), denoised), 1e-5 * 80.0);
+  options.noiseSigma = nullptr;
+  // The noise-volume path: the noise volumes divided by g give the sigma where g = 1 (the engine's
+  // EstimateNoiseFromScan with the map, on the magnitude's last 4 volumes: Rayleigh), and the map out is that times g.
+  ASSERT_EQ(Run("--gfactor g.nii.gz --noise-volumes 4 --policy nordic --noise-map s2.nii.gz mag_all.nii.gz "
+                "out2.nii.gz")
+              .exitCode,
+            0);
+  const auto              all = itk::ReadImage<Series4D>(Path("mag_all.nii.gz"));
+  std::vector<float>      unit(voxels), expected(voxels); // sigma where g = 1, and the map the run should write
+  svdlr::NoiseScanOptions scan;
+  scan.gfactor = g->GetBufferPointer();
+  svdlr::EstimateNoiseFromScan({ all->GetBufferPointer() + voxels * kVolumes, m_Size, kNoiseVolumes, strides }, {},
+                               unit.data(), scan);
+  // That sigma (the sigma where g = 1) is the known sigma of the engine's run with the map, whose noise map is
+  // then each voxel's patches' sigma times g.
+  options.policy = svdlr::RankPolicy::Nordic();
+  options.noiseSigma = unit.data();
+  maps.noiseSigma = expected.data();
+  svdlr::DenoiseLocalLowRank({ all->GetBufferPointer(), m_Size, kVolumes, strides },
+                             { denoised.data(), m_Size, kVolumes, strides }, maps, options);
+  EXPECT_LT(MaxDifference(Values("out2.nii.gz"), denoised), 1e-5 * 80.0);
+  const auto scanned = itk::ReadImage<Map>(Path("s2.nii.gz"));
+  EXPECT_LT(MaxDifference({ scanned->GetBufferPointer(), scanned->GetBufferPointer() + voxels }, expected),
+            1e-5 * kSigma * 4.0); // sigma up to about 2 kSigma
+}
+
+TEST_F(ComplexDenoiseTool, BadGFactorMapsExitWithThreeAndAKnownSigmaMapWithTwo)
+{
+  WriteGFactor(Path("g.nii.gz"), m_Size);
+  WriteGFactor(Path("small_g.nii.gz"), { { 16, 14, 11 } });
+  ExpectRefused("--gfactor small_g.nii.gz mag.nii.gz out.nii.gz", 3, "16 x 14 x 11 voxels");
+  for (const float bad : { 0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN() })
+  {
+    WriteGFactor(Path("bad_g.nii.gz"), m_Size, bad);
+    ExpectRefused("--gfactor bad_g.nii.gz mag.nii.gz out.nii.gz", 3, "at voxel [2, 3, 4]");
+    ExpectRefused("--gfactor bad_g.nii.gz --noise-volumes 4 mag_all.nii.gz out.nii.gz", 3, "at voxel [2, 3, 4]");
+  }
+  WriteGFactor(Path("sigma_map.nii.gz"), m_Size);
+  ExpectRefused("--gfactor g.nii.gz --known-sigma-map sigma_map.nii.gz mag.nii.gz out.nii.gz", 2, "--gfactor");
+  ExpectRefused("--gfactor g.nii.gz --vst mag.nii.gz out.nii.gz", 2, "--gfactor");
+  ExpectRefused("--gfactor nowhere.nii.gz mag.nii.gz out.nii.gz", 3, "g-factor map");
+}

@@ -273,6 +273,9 @@ SigmaFromNoise(const SeriesImage & first, const SeriesImage * imag, const Comple
 {
   svdlr::NoiseScanOptions scanOptions;
   scanOptions.coils = imag ? 1 : options.coils;
+  const auto & size = first.GetLargestPossibleRegion().GetSize();
+  const auto   gfactor = ReadGFactorMap(options.gfactor, { { size[0], size[1], size[2] } });
+  scanOptions.gfactor = gfactor ? gfactor->GetBufferPointer() : nullptr;
   auto map = SigmaMapImage::New();
   {
     SigmaMapImage::RegionType region;
@@ -306,7 +309,8 @@ SigmaFromNoise(const SeriesImage & first, const SeriesImage * imag, const Comple
   std::ostringstream text;
   text << ", sigma " << estimate.sigma << " from " << firstView.volumes << " " << source << " ("
        << (imag ? "complex" : scanOptions.coils == 1 ? "Rayleigh" : "chi, " + std::to_string(scanOptions.coils) + " coils")
-       << (estimate.uniform ? ", one sigma for the image: the scan is too small for a map)" : ", a map)");
+       << (estimate.uniform ? ", one sigma for the image: the scan is too small for a map)" : ", a map)")
+       << (gfactor ? ", divided by the g-factor: sigma where g = 1" : "");
   prepared.description += text.str();
   prepared.provenance.emplace_back("noiseScanSigma", JsonNumber(estimate.sigma));
   prepared.provenance.emplace_back("noiseScanUniform", estimate.uniform ? "true" : "false");
@@ -359,6 +363,14 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
   app.add_option("--noise-scan", options.noiseScan, "a noise-only series (magnitude or complex): sigma from it")
     ->type_name("FILE")
     ->excludes(volumes);
+  app
+    .add_option("--gfactor", options.gfactor,
+                "a g-factor map (3D, the series' grid, > 0 everywhere): the\n"
+                "series is divided by it before the low-rank step and\n"
+                "multiplied back after, as NORDIC does; the noise volumes or\n"
+                "scan are divided by it too (--noise-sigma is then sigma where\n"
+                "g = 1), and the noise map is sigma x g (docs/denoising.md)")
+    ->type_name("FILE");
   app
     .add_option("--coils", options.coils,
                 "coils combined by root-sum-of-squares in a magnitude series or\n"
@@ -439,6 +451,10 @@ CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma, b
   {
     throw UsageError("give sigma once: --noise-volumes or --noise-scan, or --noise-sigma or --known-sigma-map");
   }
+  if (!options.gfactor.empty() && magnitudeModel)
+  {
+    throw UsageError(std::string(FirstMagnitudeOption(options)) + " with --gfactor is not supported yet");
+  }
 }
 
 bool
@@ -461,6 +477,30 @@ ComplexInputFiles(const ComplexInputOptions & options)
     }
   }
   return files;
+}
+
+SigmaMapImage::Pointer
+ReadGFactorMap(const std::string & path, const std::array<std::size_t, 3> & grid)
+{
+  if (path.empty())
+  {
+    return nullptr;
+  }
+  auto         map = ReadInputImage<SigmaMapImage>(path, "g-factor map");
+  const auto & size = map->GetLargestPossibleRegion().GetSize();
+  if (size[0] != grid[0] || size[1] != grid[1] || size[2] != grid[2])
+  {
+    std::ostringstream message;
+    message << "the g-factor map '" << path << "' has " << size[0] << " x " << size[1] << " x " << size[2]
+            << " voxels, the series " << grid[0] << " x " << grid[1] << " x " << grid[2];
+    throw InputError(message.str());
+  }
+  const std::string problem = svdlr::GFactorMapProblem(map->GetBufferPointer(), grid);
+  if (!problem.empty())
+  {
+    throw InputError("the " + problem + " ('" + path + "')");
+  }
+  return map;
 }
 
 PreparedSeries

@@ -56,6 +56,7 @@ struct ComplexInputOptions
   std::array<double, 3> phaseFilter{ { 2.0, 2.0, 0.0 } }; // --phase-filter: Gaussian sigma in voxels, x, y, z
   unsigned              noiseVolumes{ 0 };  // --noise-volumes: the last K volumes hold noise only
   std::string           noiseScan;          // --noise-scan: a separate noise-only series
+  std::string           gfactor;            // --gfactor: a g-factor map; the series (and noise) divided by it
   unsigned              coils{ svdlr::kDefaultCoils }; // --coils: coils combined by root-sum-of-squares
   bool                  vst{ false };        // --vst: variance-stabilise a magnitude series (non-central chi)
   bool                  noiseFloor{ false }; // --noise-floor: output the signal without the magnitude's noise floor
@@ -110,6 +111,11 @@ struct PreparedSeries
         itk::IOComponentEnum                 component,
         const svdlr_io::ImageWriteSettings & settings) const;
 };
+
+/** The --gfactor map on the series' grid `grid`, checked (InputError, exit 3: another grid, or a voxel that is not
+ * finite and > 0, svdlr::GFactorMapProblem); null when no map was given. */
+SigmaMapImage::Pointer
+ReadGFactorMap(const std::string & path, const std::array<std::size_t, 3> & grid);
 
 /** Images already read (a DICOM INPUT and its phase, SVDLowRankDicomComplexInput.h) that PrepareComplexSeries takes
  * instead of reading INPUT and --phase. */

@@ -373,6 +373,14 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   }
   const bool knownSigma = options.noiseSigma > 0.0 || !options.noiseSigmaMap.empty();
   CheckComplexInputOptions(options.complex, knownSigma, svdlr::PatchesHaveSigma(options.policy, false));
+  if (!options.complex.gfactor.empty())
+  {
+    const std::string problem = svdlr::GFactorKnownSigmaProblem(!options.noiseSigmaMap.empty());
+    if (!problem.empty())
+    {
+      throw UsageError("--gfactor with --known-sigma-map: " + problem + " (--noise-sigma S)");
+    }
+  }
   if (svdlr::NeedsGivenSigma(options.policy) && !knownSigma && options.complex.noiseVolumes == 0 &&
       options.complex.noiseScan.empty())
   {
@@ -383,6 +391,10 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   {
     throw UsageError("--phase, --imaginary, --noise-volumes, --noise-scan and --complex-output take one series, not "
                      "--batch (a complex64 series in a batch is demodulated with the defaults)");
+  }
+  if (options.batch.enabled && !options.complex.gfactor.empty())
+  {
+    throw UsageError("--gfactor takes one series, not --batch: a map belongs to one acquisition");
   }
   CheckMultiEchoOptions(options.multiEcho, options.batch.enabled,
                         ComplexInputRequested(options.complex, itk::IOPixelEnum::SCALAR));
@@ -401,7 +413,7 @@ std::vector<std::string>
 SidecarInputs(const DenoiseToolOptions & options)
 {
   auto inputs = ComplexInputFiles(options.complex);
-  inputs.insert(inputs.end(), { options.input, options.mask, options.noiseSigmaMap });
+  inputs.insert(inputs.end(), { options.input, options.mask, options.noiseSigmaMap, options.complex.gfactor });
   inputs.insert(inputs.end(), options.multiEcho.echoes.begin(), options.multiEcho.echoes.end());
   return inputs;
 }

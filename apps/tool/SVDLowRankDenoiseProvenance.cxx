@@ -61,7 +61,8 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
   parameters.emplace_back("gpuMemoryLimit", options.gpuMemoryLimit > 0 ? std::to_string(options.gpuMemoryLimit) : "null");
   parameters.emplace_back("outputType", JsonString(options.outputType));
   parameters.emplace_back("threads", options.run.threads > 0 ? std::to_string(options.run.threads) : "null");
-  for (const std::string * input : { &options.input, &options.mask, &options.noiseSigmaMap })
+  parameters.emplace_back("gfactor", options.complex.gfactor.empty() ? "null" : JsonString(options.complex.gfactor));
+  for (const std::string * input : { &options.input, &options.mask, &options.noiseSigmaMap, &options.complex.gfactor })
   {
     if (!input->empty())
     {

@@ -107,7 +107,7 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
   const std::pair<const std::string *, std::string *> wanted[] = { { &options.output, &outputs.series },
                                                                    { &options.noiseMap, &outputs.noiseMap },
                                                                    { &options.rankMap, &outputs.rankMap } };
-  std::vector<std::string> inputs{ options.input, options.mask, options.noiseSigmaMap };
+  std::vector<std::string> inputs{ options.input, options.mask, options.noiseSigmaMap, options.complex.gfactor };
   inputs.insert(inputs.end(), options.multiEcho.echoes.begin(), options.multiEcho.echoes.end());
   for (const auto & [target, temporary] : wanted)
   {
@@ -265,7 +265,12 @@ public:
     }
     else if (m_Prepared && m_Prepared->sigma)
     {
-      m_Filter->SetNoiseSigmaImage(m_Prepared->sigma); // from the noise volumes or scan
+      m_Filter->SetNoiseSigmaImage(m_Prepared->sigma); // from the noise volumes or scan (divided by g with --gfactor)
+    }
+    if (!m_Options.complex.gfactor.empty())
+    {
+      StepTimer timer(m_Outputs->steps.read);
+      m_Filter->SetGFactorImage(ReadGFactorMap(m_Options.complex.gfactor, grid));
     }
     CheckPatch(m_Options, grid, volumes);
     const std::size_t echoes = m_Stack ? m_Stack->echoes : 1;
@@ -516,6 +521,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   }
   CheckInputExists(options.mask, "mask");
   CheckInputExists(options.noiseSigmaMap, "noise map");
+  CheckInputExists(options.complex.gfactor, "g-factor map");
   auto outputs = std::make_unique<Outputs>(options.overwrite);
   ReserveOutputs(options, *outputs);
   {
@@ -525,10 +531,14 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
       CheckImageDimensionUpFront(options.mask, "mask", 3);
       CheckInputFileUpFront(options.mask, "mask", false);
     }
-    if (!options.noiseSigmaMap.empty())
+    for (const auto & [path, what] : { std::pair{ &options.noiseSigmaMap, "noise map" },
+                                       std::pair{ &options.complex.gfactor, "g-factor map" } })
     {
-      CheckImageDimensionUpFront(options.noiseSigmaMap, "noise map", 3);
-      CheckInputFileUpFront(options.noiseSigmaMap, "noise map", true);
+      if (!path->empty())
+      {
+        CheckImageDimensionUpFront(*path, what, 3);
+        CheckInputFileUpFront(*path, what, true);
+      }
     }
   }
   if (IsDicomInput(options.input))

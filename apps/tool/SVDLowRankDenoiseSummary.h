@@ -141,7 +141,11 @@ DescribePolicy(const DenoiseToolOptions & options)
   {
     std::ostringstream sigma;
     sigma << options.noiseSigma;
-    text += ", known sigma " + sigma.str();
+    text += ", known sigma " + sigma.str() + (options.complex.gfactor.empty() ? "" : " where g = 1");
+  }
+  if (!options.complex.gfactor.empty())
+  {
+    text += ", g-factor from " + options.complex.gfactor + " (series divided by it, noise map sigma x g)";
   }
   text += options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
             ? ", optimal Frobenius shrinkage"

@@ -21,6 +21,12 @@ Methods (every one gets the brain mask, 5x5x5 patches, the signal volumes; the n
                        ours-complex-noise with --policy nordic --shrinkage hard (NORDIC's threshold sigma (sqrt(m) +
                        sqrt(n)) on the noise volumes' sigma, the values above it kept as they are), --aggregation
                        centre (or overlap)
+  ours-complex-noise-nordic-default, ours-magnitude-noise-nordic-default
+                       --policy nordic at today's defaults (overlap, optimal shrinkage), complex or magnitude
+  ours-complex-nordic-sigma
+                       --policy nordic with one sigma for the image, the generator's (the sigma where g = 1)
+  METHOD+g             METHOD with --gfactor PREFIX_gfactor.nii.gz (make_complex_phantom.py --gfactor); the sigma
+                       error is then against sigma g
   pd-nordic            patch-denoise's NordicDenoiser on the complex series as acquired (patch-denoise removes no
                        phase), noise_std from the noise volumes
   pd-nordic-demod      the same on the complex series with its smooth phase removed first (scipy's Gaussian of the
@@ -162,18 +168,31 @@ def main():
                                                                "--noise-map", s, "--vst", "--noise-floor"],
         "ours-magnitude-floor-noise": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--noise-volumes", str(k),
                                                            "--noise-map", s, "--noise-floor"],
+        "ours-complex-noise-nordic-default": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--phase",
+                                                                  f"{d}_phase.nii.gz", "--noise-volumes", str(k),
+                                                                  "--noise-map", s, "--policy", "nordic"],
+        "ours-complex-nordic-sigma": lambda o, s: ours + [signal["mag"], o, "--phase", signal["phase"],
+                                                          "--noise-sigma", repr(sigma), "--noise-map", s,
+                                                          "--policy", "nordic"],
+        "ours-magnitude-noise-nordic-default": lambda o, s: ours + [f"{d}_mag.nii.gz", o, "--noise-volumes", str(k),
+                                                                    "--noise-map", s, "--policy", "nordic"],
         "dwidenoise": lambda o, s: ["dwidenoise", signal["mag"], o, "-mask", mask_path, "-extent", "5,5,5",
                                     "-noise", s, "-nthreads", str(args.threads), "-force", "-quiet"],
     }
     env1 = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     noisy_psnr = psnr(mag_all[..., :nv], clean, mask)
+    # With a g-factor (make_complex_phantom.py --gfactor), the true sigma of a voxel is sigma g; a method name ending
+    # in "+g" is that method with --gfactor.
+    gfactor_path = f"{d}_gfactor.nii.gz"
+    true_sigma = sigma * (load(gfactor_path)[mask].astype(np.float64) if os.path.exists(gfactor_path) else 1.0)
     rows = []
     for name in args.methods.split(","):
         if "-noise" in name and k == 0:
             continue
         o, s = f"{out}/{name}.nii.gz", f"{out}/{name}_sigma.nii.gz"
-        if name in methods:
-            seconds = run(methods[name](o, s))
+        base = name[:-2] if name.endswith("+g") else name
+        if base in methods:
+            seconds = run(methods[base](o, s) + (["--gfactor", gfactor_path] if base != name else []))
         else:
             source = {"pd-nordic": signal["complex"], "pd-nordic-demod": signal["demodulated"],
                       "pd-nordic-demod-edge": signal["demodulated"]}.get(name, signal["mag"])
@@ -190,8 +209,8 @@ def main():
         row["gain_db"] = row["psnr_db"] - noisy_psnr
         if s and os.path.exists(s):
             estimate = load(s)[mask]
-            row["sigma_median_rel_error"] = float(np.median(estimate / sigma - 1.0))
-            row["sigma_median_abs_rel_error"] = float(np.median(np.abs(estimate / sigma - 1.0)))
+            row["sigma_median_rel_error"] = float(np.median(estimate / true_sigma - 1.0))
+            row["sigma_median_abs_rel_error"] = float(np.median(np.abs(estimate / true_sigma - 1.0)))
         rows.append(row)
         err = row.get("sigma_median_rel_error")
         print(f"| {truth['wm_b0_snr_median']:g} | {name} | {row['psnr_db']:.2f} | {row['gain_db']:+.2f} | "

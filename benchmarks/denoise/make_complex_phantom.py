@@ -9,7 +9,9 @@ white matter over sigma) or by --noise (a fraction of the CSF b=0 signal, as mak
 the signal is spread over N coils with smooth sensitivities (sum of |c|^2 = 1, so the root-sum-of-squares of the clean
 coil images is the clean magnitude), each coil gets its own noise, and only the root-sum-of-squares magnitude is
 written (non-central chi with 2N degrees of freedom; no phase). --noise-volumes K appends K noise-only volumes (noRF:
-no excitation, so noise alone) to every noisy series, as NORDIC acquires them.
+no excitation, so noise alone) to every noisy series, as NORDIC acquires them. --gfactor G scales the noise by a
+g-factor map, g = 1 + (G - 1) min(1, x^2 + y^2) in the normalised in-plane coordinates (1 at the centre, G at the
+middle of each edge and beyond), in the signal and the noise volumes alike, as parallel imaging amplifies it.
 
 Writes, for --out PREFIX (V signal volumes, K noise volumes):
   PREFIX_mag.nii.gz        noisy magnitude, V + K volumes
@@ -20,6 +22,7 @@ Writes, for --out PREFIX (V signal volumes, K noise volumes):
   PREFIX_truth_complex.nii.gz  the noise-free complex series, V volumes (coils = 1 only)
   PREFIX_truth_phase.nii.gz    the phase field applied, V volumes (coils = 1 only)
   PREFIX_mask.nii.gz       brain mask;  PREFIX.bval / .bvec (FSL), PREFIX.b (MRtrix): the V signal volumes only
+  PREFIX_gfactor.nii.gz    the g-factor map (with --gfactor only; the noise's sigma in a voxel is sigma g)
   PREFIX_truth.json        sigma, K, coils, seeds, SNRs, checksums
 """
 import argparse
@@ -73,6 +76,8 @@ def main():
     noise.add_argument("--noise", type=float, default=0.05, help="sigma as a fraction of the CSF b=0 signal")
     parser.add_argument("--coils", type=int, default=1, help="receive coils combined by root-sum-of-squares")
     parser.add_argument("--noise-volumes", type=int, default=0, help="noise-only volumes appended (noRF)")
+    parser.add_argument("--gfactor", type=float, default=None,
+                        help="largest g-factor: the noise scaled by 1 at the centre up to G at the edges")
     args = parser.parse_args()
     nx, ny, nz, nv = args.size
     if min(args.size) < 1 or nv < 2 or args.coils < 1 or args.noise_volumes < 0:
@@ -94,11 +99,17 @@ def main():
 
     k = args.noise_volumes
     shape = (nx, ny, nz, nv + k)
+    if args.gfactor is not None and not (args.gfactor >= 1.0 and np.isfinite(args.gfactor)):
+        sys.exit(f"error: --gfactor must be >= 1, got {args.gfactor}")
+    x, y, _ = phantom_phase.coordinates((nx, ny, nz))
+    gmap = (1.0 + (args.gfactor - 1.0) * np.minimum(1.0, x * x + y * y) if args.gfactor else np.ones((nx, ny, nz))
+            ).astype(np.float32)
+    gnoise = gmap[..., None]  # the noise's sigma is sigma g in every volume
     if args.coils == 1:
         noisy = np.zeros(shape, np.complex64)
         noisy[..., :nv] = truth_complex
-        noisy += sigma * (noise_rng.standard_normal(shape, np.float32)
-                          + 1j * noise_rng.standard_normal(shape, np.float32))
+        noisy += sigma * gnoise * (noise_rng.standard_normal(shape, np.float32)
+                                   + 1j * noise_rng.standard_normal(shape, np.float32))
         magnitude = np.abs(noisy).astype(np.float32)
     else:
         coils = coil_sensitivities((nx, ny, nz), args.coils, phase_rng)
@@ -106,8 +117,8 @@ def main():
         for c in coils:
             image = np.zeros(shape, np.complex64)
             image[..., :nv] = truth_complex * c[..., None]
-            image += sigma * (noise_rng.standard_normal(shape, np.float32)
-                              + 1j * noise_rng.standard_normal(shape, np.float32))
+            image += sigma * gnoise * (noise_rng.standard_normal(shape, np.float32)
+                                       + 1j * noise_rng.standard_normal(shape, np.float32))
             power += np.abs(image) ** 2
         magnitude = np.sqrt(power)
         noisy = None
@@ -123,13 +134,15 @@ def main():
         save(f"{prefix}_imag.nii.gz", noisy.imag.astype(np.float32), affine)
         save(f"{prefix}_truth_complex.nii.gz", truth_complex.astype(np.complex64), affine)
         save(f"{prefix}_truth_phase.nii.gz", np.angle(truth_complex).astype(np.float32), affine)
+    if args.gfactor:
+        save(f"{prefix}_gfactor.nii.gz", gmap, affine)
     make_dwi_phantom.write_gradients(p, bvals, bvecs, affine)
 
     truth = {
         "sigma": sigma,
         "noise": ("complex Gaussian, sigma per channel" if args.coils == 1 else
                   f"root-sum-of-squares of {args.coils} coils, complex Gaussian sigma per channel per coil"),
-        "size": [nx, ny, nz, nv], "noise_volumes": k, "coils": args.coils, "seed": args.seed,
+        "size": [nx, ny, nz, nv], "noise_volumes": k, "gfactor_max": args.gfactor, "coils": args.coils, "seed": args.seed,
         "s0_csf": args.s0_csf, **facts,
         "wm_b0_signal_median": round(wm_b0, 3),
         "wm_b0_snr_median": round(wm_b0 / sigma, 2),

@@ -73,6 +73,10 @@ struct NoiseScanOptions
   std::size_t window{ 5 };
   /** Magnitude data only: the coils combined by root-sum-of-squares (1: Rayleigh). */
   unsigned coils{ 1 };
+  /** Optional, VoxelCount() values: a g-factor map (GFactorMapProblem's rule). Each sample is divided by g at its
+   * voxel before it is pooled, as NORDIC divides its noise volumes by g, so that sigma is the thermal sigma where
+   * g = 1: the known sigma of LocalDenoiseOptions with the same gfactor. */
+  const float * gfactor{ nullptr };
 };
 
 /** The fewest noise samples a local window may pool: below it (a short scan in a small image), one sigma for the

@@ -35,6 +35,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 namespace svdlr
@@ -126,6 +127,14 @@ struct LocalDenoiseOptions
    * the noise bulk, σ(√voxels + √volumes), and Nordic the same edge, for which σ is required; FixedRank and
    * EnergyFraction choose their rank as usual and use σ only for the shrinkage and the map). Must be finite and >= 0. */
   const float * noiseSigma{ nullptr };
+  /** Optional, VoxelCount() values, x fastest: a g-factor map, the noise amplification of parallel imaging, as
+   * NORDIC uses one (Moeller et al. 2021). The series is divided by g voxel by voxel before the low-rank step, so
+   * that its thermal noise is the same everywhere, denoised with one σ, and multiplied by g after; the σ map out is
+   * σ g, in the input's units (svdlrGFactor.h). A known σ (noiseSigma, policy.noiseSigma) is then the σ of the
+   * divided series, the σ where g = 1, which EstimateNoiseFromScan measures when given the same map. Must be finite
+   * and > 0 at every voxel, the mask's outside included (patches read it): GFactorMapProblem. Not with an active
+   * magnitudeNoise (InvalidArgument). */
+  const float * gfactor{ nullptr };
   /** Magnitude input: variance stabilisation and noise-floor removal; off by default. */
   MagnitudeNoiseOptions magnitudeNoise{};
   /** Optional, `volumes` values: the group of each volume, 0 .. groups - 1, each group holding at least one volume
@@ -181,7 +190,8 @@ struct LocalDenoiseReport
  * strides, but not overlap it otherwise) and fills the maps asked for. Throws svdlr::Error:
  *  - InvalidArgument: fewer than 2 volumes, an empty image, a patch size that is even, zero or larger than the
  *    image along an axis, a patch with fewer voxels than 2, a stride of 0, a stride above 1 with CentreVoxel or
- *    above the smallest patch extent, a negative or non-finite known σ (naming the voxel), a policy out of range,
+ *    above the smallest patch extent, a negative or non-finite known σ (naming the voxel), a g-factor map that is
+ *    not finite and > 0 (naming the voxel) or one with an active magnitudeNoise, a policy out of range,
  *    OptimalFrobenius without σ, or an output that overlaps the input without being it;
  *  - NonFiniteInput: NaN or Inf in the input (Error::Matrix() gives the linear voxel index, x fastest);
  *  - BackendUnavailable, DeviceFailure, OutOfMemory, Aborted: as for Reconstruct. */
@@ -197,6 +207,24 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
  * the build has no CUDA, SVDLR_CUDA_WARMUP=0, or a warm-up runs already; its errors are dropped. */
 void
 StartCudaDenoiseWarmUp(std::size_t volumes, const LocalDenoiseOptions & options);
+
+/** Why `gfactor` (VoxelCount() values of an image of `size` voxels, x fastest) cannot be a g-factor map, naming the
+ * first voxel that is not finite and > 0; empty when it can. The one rule of the engine, the filter, the tools and
+ * Python. */
+std::string
+GFactorMapProblem(const float * gfactor, const std::array<std::size_t, 3> & size);
+
+/** GFactorMapProblem's test alone: the first of `voxels` values that is not finite and > 0, or `voxels` when there
+ * is none (for a caller that names the voxel in its own axis order, as Python does). */
+std::size_t
+FirstInvalidGFactorVoxel(const float * gfactor, std::size_t voxels);
+
+/** The users' rule for a known σ given with a g-factor map, which the tools and Python share (the engine itself takes
+ * any known σ with a map as the σ where g = 1): a single σ is the thermal σ where g = 1; a σ map is refused, since a
+ * map in the input's units already holds g, and dividing it again would count g twice. Returns why a known σ map
+ * (`knownSigmaMap`) cannot be given with a g-factor map, or "" when it can. */
+std::string
+GFactorKnownSigmaProblem(bool knownSigmaMap);
 
 /** Whether the patches have a noise level σ: the policy estimates one (GavishDonoho, MarchenkoPastur) or one is
  * known (`knownSigma`: a σ map, or a σ the caller will pass as one). */

@@ -51,6 +51,7 @@ def local_low_rank_denoising_image_filter(
     echoes: int = 1,
     noise_estimator: Optional[str] = None,
     sigma_floor_correction: bool = False,
+    gfactor: Any = None,
 ) -> Union[Any, Tuple[Any, Any, Any]]:
     """Denoises a 4D series (diffusion, fMRI, multi-echo MRI) by local low-rank approximation: MP-PCA.
 
@@ -174,6 +175,12 @@ def local_low_rank_denoising_image_filter(
         for the Rician (non-central chi, ``coils``) noise floor, where the magnitude varies less than sigma: with
         ``noise_estimator="residual"`` the map comes within 2 % of the true sigma on the phantoms of
         docs/denoising.md ("The noise estimator"). Not with ``noise_sigma``, ``vst``, ``phase`` or a complex series.
+    gfactor : 3D image/array, optional
+        A g-factor map (parallel imaging's noise amplification), of the series' spatial shape, finite and > 0 at
+        every voxel (outside the mask too): the series is divided by it before the low-rank step and multiplied back
+        after, as NORDIC does, and the noise map returned is sigma x g, in the series' units. A single
+        ``noise_sigma`` is then the sigma where g = 1; a ``noise_sigma`` map is refused (it already holds g). Not
+        with ``vst``, ``noise_floor`` or ``sigma_floor_correction``. docs/denoising.md, "A given g-factor map".
     return_maps : bool
         Also return the noise map (float32: sigma of each voxel's patch) and the rank map (uint16: the rank it
         kept), as 3D ``itk.Image`` objects with the series' spatial geometry for ITK series, else as arrays of
@@ -190,7 +197,8 @@ def local_low_rank_denoising_image_filter(
     ValueError
         A series without 4 dimensions (a single 3D volume) or of fewer than 2 volumes, an empty image, NaN or
         Inf in the series (the message names the voxel: its ITK index [x, y, z] for ITK series, its index along
-        the spatial axes for arrays), a mask or noise map of another shape, a patch size that is even or larger
+        the spatial axes for arrays), a mask, noise map or g-factor map of another shape, a g-factor that is not
+        finite and > 0 (naming the voxel), a patch size that is even or larger
         than the image, or an invalid option.
     TypeError
         An unsupported object or argument type.
@@ -206,6 +214,8 @@ def local_low_rank_denoising_image_filter(
     if volume_axis is not None:
         _check_integer("volume_axis", volume_axis, -4)
 
+    if gfactor is not None and noise_sigma is not None and not isinstance(noise_sigma, numbers.Real):
+        raise ValueError("svdlr: " + _engine.gfactor_known_sigma_problem(known_sigma_map=True))
     itk_series = _ItkSeries.of(series)
     if itk_series is not None:
         if volume_axis is not None and volume_axis % 4 != itk_series.volume_axis:
@@ -278,6 +288,7 @@ def local_low_rank_denoising_image_filter(
             volume_groups=list(groups) if groups else None,
             noise_estimator=noise_estimator,
             sigma_floor_correction=bool(sigma_floor_correction),
+            gfactor=None if gfactor is None else _spatial_map(gfactor, spatial_shape, "gfactor"),
         )
     except ValueError as error:
         voxel = getattr(error, "voxel", None)
@@ -426,10 +437,15 @@ def _sigma_array(noise_sigma: Any, spatial_shape: Tuple[int, ...]) -> Optional[n
         return None
     if isinstance(noise_sigma, numbers.Real) and not isinstance(noise_sigma, bool):
         return np.full(spatial_shape, noise_sigma, dtype=np.float32)
-    array = _spatial_array(noise_sigma, "noise_sigma")
+    return _spatial_map(noise_sigma, spatial_shape, "noise_sigma")
+
+
+def _spatial_map(value: Any, spatial_shape: Tuple[int, ...], name: str) -> np.ndarray:
+    """A 3D map (noise_sigma, gfactor) as float32 in C order, checked against the series' spatial shape."""
+    array = _spatial_array(value, name)
     if array.shape != spatial_shape:
         raise ValueError(
-            f"svdlr: noise_sigma has shape {array.shape}, but the series' spatial shape is {spatial_shape} "
+            f"svdlr: {name} has shape {array.shape}, but the series' spatial shape is {spatial_shape} "
             "(its axes other than the volume axis, in array order)"
         )
     return np.ascontiguousarray(array, dtype=np.float32)

@@ -201,6 +201,7 @@ class ReadSeries:
     echoes: int = 1  # echoes stacked in `noisy`
     five_d: bool = False  # the input was one 5D image (x, y, z, t, echo): the output is written 5D
     bvalues: Optional[Sequence[float]] = None  # one per volume of an echo, for demean="shells"
+    gfactor: Optional[np.ndarray] = None  # a g-factor map (x, y, z): the series divided by it, as NORDIC does
 
 
 def _load(path: str) -> Tuple[Any, np.ndarray]:
@@ -240,7 +241,7 @@ def _stacked_echoes(input_path: str, source: Any, first: np.ndarray,
 
 def read_series(input_path: str, *, mask_path: Optional[str] = None, sigma_map_path: Optional[str] = None,
                 options: Optional[DenoiseOptions] = None, echo_paths: Sequence[str] = (),
-                bval_path: Optional[str] = None) -> ReadSeries:
+                bval_path: Optional[str] = None, gfactor_path: Optional[str] = None) -> ReadSeries:
     """The first step of :func:`denoise_nifti`: reads and checks the series, its mask and its known sigma map.
     A multi-echo series is one 5D file (x, y, z, t, echo) or ``input_path`` and ``echo_paths`` (the further echoes,
     in order); its echoes are stacked on the volume axis, echo after echo. ``bval_path``: the b-values, for
@@ -271,7 +272,8 @@ def read_series(input_path: str, *, mask_path: Optional[str] = None, sigma_map_p
         if bval_path is None:
             raise ValueError(f"demean 'shells' needs the b-values of '{input_path}': none were found")
         bvalues = [float(v) for v in np.loadtxt(bval_path, ndmin=1).ravel()]
-    return ReadSeries(source, noisy, mask, known_sigma, start, echo_sources, echoes, five_d, bvalues)
+    gfactor = _read_spatial(gfactor_path, spatial, "the g-factor map") if gfactor_path else None
+    return ReadSeries(source, noisy, mask, known_sigma, start, echo_sources, echoes, five_d, bvalues, gfactor)
 
 
 #: One lock per device ("cpu", or a CUDA device number): a process denoises one series at a time on each.
@@ -297,6 +299,8 @@ def denoise_series(series: ReadSeries, options: Optional[DenoiseOptions] = None)
     keywords = options.keywords()
     if series.known_sigma is not None:
         keywords["noise_sigma"] = np.asarray(series.known_sigma, dtype=np.float32)
+    if series.gfactor is not None:
+        keywords["gfactor"] = np.asarray(series.gfactor, dtype=np.float32)
     keywords["echoes"] = series.echoes
     if series.bvalues is not None:
         keywords["bvalues"] = list(series.bvalues) * series.echoes  # every echo has the run's b-values
@@ -358,20 +362,23 @@ def denoise_nifti(
     echo_paths: Sequence[str] = (),
     echo_output_paths: Sequence[str] = (),
     bval_path: Optional[str] = None,
+    gfactor_path: Optional[str] = None,
 ) -> SeriesResult:
     """Denoises the 4D NIfTI series ``input_path`` into ``output_path`` (float32), with the noise map (float32) and
     rank map (uint16) when their paths are given; files there are replaced. ``mask_path``: denoise where it is not
     0; ``sigma_map_path``: a known sigma per voxel (3D), in place of the estimate. ``report_volume``: keep a
     :class:`ReportData` of that volume for a reportlet. A multi-echo series (a 5D file, or ``input_path`` with
     ``echo_paths``, written to ``output_path`` and ``echo_output_paths``) is denoised jointly, its echoes stacked on
-    the volume axis. ``bval_path``: the b-values, for ``options.demean == "shells"``. Its three steps
+    the volume axis. ``bval_path``: the b-values, for ``options.demean == "shells"``. ``gfactor_path``: a g-factor
+    map (3D; the series divided by it before the low-rank step and multiplied back, the noise map sigma x g; a single
+    ``options.noise_sigma`` is then the sigma where g = 1, a ``sigma_map_path`` is refused). Its three steps
     (:func:`read_series`, :func:`denoise_series`, :func:`write_series`) are what the batch pipeline runs on its
     threads (:mod:`._denoise_batch`).
 
     Raises OSError for a file cut short or that is no image (naming it), ValueError for NaN or Inf in it, a series
     that is not 4D or a mask or sigma map of another grid, and the denoiser's own errors."""
     series = read_series(input_path, mask_path=mask_path, sigma_map_path=sigma_map_path, options=options,
-                         echo_paths=echo_paths, bval_path=bval_path)
+                         echo_paths=echo_paths, bval_path=bval_path, gfactor_path=gfactor_path)
     denoised, sigma, rank = denoise_series(series, options)
     return write_series(series, denoised, sigma, rank, output_path, noise_map_path=noise_map_path,
                         rank_map_path=rank_map_path, report_volume=report_volume, echo_output_paths=echo_output_paths)

@@ -39,6 +39,9 @@ class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
     # Ours.
     sigma_map = File(exists=True, desc="a known sigma per voxel (3D), used instead of the estimate")
     noise_sigma = traits.Float(desc="a known sigma for every voxel, used instead of the estimate")
+    gfactor_map = File(exists=True, desc="a g-factor map (3D, > 0 everywhere): the series divided by it before the "
+                                         "low-rank step and multiplied back, as NORDIC does; noise_sigma is then the "
+                                         "sigma where g = 1, and sigma_map is refused with it")
     policy = traits.Enum(*_engine.POLICIES,
                          desc=f"how each patch's rank is chosen (default: {_engine.DEFAULT_DENOISE_POLICY})")
     fixed_rank = traits.Int(desc="the rank every patch keeps (policy fixed); dwidenoise's 'rank' is the rank map")
@@ -119,6 +122,7 @@ class DenoiseSeries(SimpleInterface):
         result = denoise_nifti(self.inputs.in_file, out_file, noise_map_path=noise, rank_map_path=rank,
                                mask_path=self.inputs.mask if isdefined(self.inputs.mask) else None,
                                sigma_map_path=self.inputs.sigma_map if isdefined(self.inputs.sigma_map) else None,
+                               gfactor_path=self.inputs.gfactor_map if isdefined(self.inputs.gfactor_map) else None,
                                options=self._options(),
                                bval_path=self.inputs.in_bval if isdefined(self.inputs.in_bval) else None)
         self._results.update(out_file=out_file, noise=noise, rank=rank, sigma_median=result.sigma["median"],

@@ -340,7 +340,8 @@ DenoiseArray(SeriesArray                               series,
              std::int64_t                              coils,
              std::optional<std::vector<std::int64_t>>  volumeGroups,
              std::optional<std::string>                noiseEstimator,
-             bool                                      sigmaFloorCorrection)
+             bool                                      sigmaFloorCorrection,
+             std::optional<SigmaArray>                 gfactor)
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
@@ -389,6 +390,18 @@ DenoiseArray(SeriesArray                               series,
       }
     }
     options.noiseSigma = sigma;
+  }
+  if (gfactor)
+  {
+    CheckGrid(*gfactor, grid, "gfactor");
+    // The engine's rule, naming the voxel in array order (the engine's x is the last array axis).
+    const std::size_t v = FirstInvalidGFactorVoxel(gfactor->data(), voxels);
+    if (v < voxels)
+    {
+      ThrowValueError("gfactor must be finite and > 0 at every voxel (outside the mask too: fill it with 1 there), "
+                      "got " + std::to_string(gfactor->data()[v]) + " at voxel " + VoxelText(v, grid));
+    }
+    options.gfactor = gfactor->data();
   }
 
   std::vector<std::uint32_t> groups;
@@ -495,6 +508,7 @@ DefineDenoise(nb::module_ & module)
              "volume_groups"_a = nb::none(),
              "noise_estimator"_a = nb::none(),
              "sigma_floor_correction"_a = false,
+             "gfactor"_a = nb::none(),
              DenoiseDoc);
   module.def(
     "demean_groups",
@@ -572,6 +586,12 @@ DefineDenoise(nb::module_ & module)
     "shrinkage"_a, "policy"_a, "known_sigma"_a,
     "The shrinkage a denoising run uses, \"hard\" or \"frobenius\": \"auto\" resolved by the engine's rule\n"
     "(svdlr::ResolveShrinkage: optimal shrinkage where the patches have sigma, the hard threshold otherwise).");
+  module.def(
+    "gfactor_known_sigma_problem",
+    [](bool knownSigmaMap) { return GFactorKnownSigmaProblem(knownSigmaMap); },
+    "known_sigma_map"_a,
+    "Why a known sigma map cannot go with a g-factor map: \"\" when it can (a single sigma is the sigma where g = 1;\n"
+    "svdlr::GFactorKnownSigmaProblem, the rule the tools share).");
   module.def(
     "sigma_floor_correction_problem",
     [](bool vst, bool knownSigma) {

@@ -18,7 +18,7 @@
 // The local denoiser's CUDA backend against its CPU backend, which defines the semantics: the same σ map, rank
 // map and denoised series, to float rounding, on fresh random low-rank-plus-noise series, for both aggregations,
 // with and without a mask, with a known σ map (every noise policy, NORDIC's threshold too), with the residual
-// noise estimator and the σ floor correction of a magnitude, in both memory layouts and in place, with the series
+// noise estimator and the σ floor correction of a magnitude, with a g-factor map, in both memory layouts and in place, with the series
 // cut into many slabs and batches, and with our eigen-solver or cuSOLVER's. The slab plan's invariants are checked
 // on the host (no GPU needed); every other test skips, saying why, without a usable CUDA device.
 #include "svdlrLocalDenoiseCudaTesting.h"
@@ -243,6 +243,26 @@ TEST_F(LocalDenoiseCuda, DemeanedSeriesEqualsCpu)
     options.volumeGroups = groups.data();
     ExpectGpuEqualsCpu(input, options);
   }
+}
+
+// The g-factor step (src/svdlrGFactor.cxx) is host code around either backend: the divided series and the σ map
+// times g come out alike, with σ estimated and with a known σ (the σ where g = 1) and NORDIC's threshold.
+TEST_F(LocalDenoiseCuda, GFactorMapEqualsCpuWithEstimatedAndKnownSigma)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series       input = LowRankPlusNoise({ 14, 13, 12 }, 30, 3, m_Random);
+  std::vector<float> gfactor(input.size[0] * input.size[1] * input.size[2]);
+  for (std::size_t v = 0; v < gfactor.size(); ++v)
+  {
+    gfactor[v] = 1.0f + float(v % input.size[0]) / float(input.size[0]); // 1 to 2 along x
+  }
+  LocalDenoiseOptions options;
+  options.gfactor = gfactor.data();
+  ExpectGpuEqualsCpu(input, options);
+  const std::vector<float> sigma(gfactor.size(), 1.0f);
+  options.noiseSigma = sigma.data();
+  options.policy = svdlr::RankPolicy::Nordic();
+  ExpectGpuEqualsCpu(input, options);
 }
 
 TEST_F(LocalDenoiseCuda, ResidualNoiseEstimatorEqualsCpu)

@@ -16,7 +16,7 @@
  *
  *=========================================================================*/
 // LocalLowRankDenoisingImageFilter's newer settings reaching the engine: magnitude noise, the enums' bridge, the
-// spherical patch with weighted aggregation, and the volume groups of demeaning.
+// spherical patch with weighted aggregation, the volume groups of demeaning, and the g-factor map.
 #include "itkLocalLowRankDenoisingTesting.h"
 
 namespace
@@ -181,4 +181,50 @@ TEST_F(LocalLowRankDenoisingSettings, VolumeGroupsReachTheEngineAndMustHaveOnePe
 
   filter->SetVolumeGroups(std::vector<std::uint32_t>(groups.begin(), groups.end() - 1));
   EXPECT_NE(UpdateError(filter.GetPointer()).find("one per volume"), std::string::npos);
+}
+
+TEST_F(LocalLowRankDenoisingSettings, GFactorImageReachesTheEngineAndScalesTheNoiseMap)
+{
+  const auto & size = m_Series.noisy.size;
+  auto         gfactor = Filter4D::NoiseSigmaImageType::New();
+  gfactor->SetRegions(Filter4D::NoiseSigmaImageType::SizeType{ { size[0], size[1], size[2] } });
+  gfactor->Allocate();
+  const std::size_t voxels = m_Series.noisy.Voxels();
+  for (std::size_t v = 0; v < voxels; ++v)
+  {
+    gfactor->GetBufferPointer()[v] = 1.0f + float(v % size[0]) / float(size[0]); // 1 to 2 along x
+  }
+  auto filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->SetGFactorImage(gfactor);
+  filter->Update();
+
+  svdlr::test::Series        expected = svdlr::test::EmptySeries(size, m_Series.noisy.volumes);
+  std::vector<float>         sigma(voxels);
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  options.gfactor = gfactor->GetBufferPointer();
+  svdlr::LocalDenoiseMaps maps;
+  maps.noiseSigma = sigma.data();
+  svdlr::DenoiseLocalLowRank(m_Series.noisy.View(), expected.View(), maps, options);
+  const float * output = filter->GetOutput()->GetBufferPointer();
+  for (std::size_t i = 0; i < expected.values.size(); ++i)
+  {
+    ASSERT_EQ(output[i], expected.values[i]) << "element " << i;
+  }
+  for (std::size_t v = 0; v < voxels; ++v)
+  {
+    ASSERT_EQ(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v], sigma[v]) << "voxel " << v;
+  }
+
+  gfactor->GetBufferPointer()[5] = 0.0f;
+  gfactor->Modified();
+  EXPECT_NE(UpdateError(filter.GetPointer()).find("g-factor map must be finite and > 0"), std::string::npos);
+  auto small = Filter4D::NoiseSigmaImageType::New();
+  small->SetRegions(Filter4D::NoiseSigmaImageType::SizeType{ { size[0], size[1], size[2] - 1 } });
+  small->Allocate();
+  small->FillBuffer(1.0f);
+  filter->SetGFactorImage(small);
+  EXPECT_NE(UpdateError(filter.GetPointer()).find("GFactorImage has size"), std::string::npos);
 }
