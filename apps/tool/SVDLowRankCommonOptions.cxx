@@ -29,6 +29,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 namespace svdlr_tools
 {
@@ -148,9 +149,12 @@ ApplyThreads(unsigned threads)
 {
   // Without --nthreads: the CPUs this process may run on (svdlr::UsableCpuThreads: SLURM's, taskset's), which ITK's
   // own default, the machine's count, does not see; ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS still decides when set.
-  if (threads == 0 && std::getenv("ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS") == nullptr)
+  // ITK's globals are left untouched unless the process has fewer CPUs than the machine: set this early, they are
+  // the suspect of a hang seen once at exit (an ITK SingletonIndex destructor looping, in a randomized CI repeat).
+  if (threads == 0 && std::getenv("ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS") == nullptr &&
+      svdlr::UsableCpuThreads() < std::thread::hardware_concurrency())
   {
-    threads = std::min(svdlr::UsableCpuThreads(), itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
+    threads = svdlr::UsableCpuThreads();
   }
   if (threads > 0)
   {
