@@ -103,8 +103,9 @@ def _prepare_worker(reports: bool, sharing: Dict[str, int], dask_worker: Any = N
     from . import _engine  # noqa: PLC0415
 
     sharing_host = sharing.get(dask_worker.address, 1) if dask_worker is not None else 1
-    _engine.limit_cpu_threads(0)  # this worker's own cores first, then its share of them
-    _engine.limit_cpu_threads(max(1, _engine.usable_cpu_threads() // sharing_host) if sharing_host > 1 else 0)
+    _engine.limit_cpu_threads(0)  # this worker's own cores first (a cap from an earlier call lifted), then its share
+    if sharing_host > 1:
+        _engine.limit_cpu_threads(max(1, _engine.usable_cpu_threads() // sharing_host))
     import nibabel  # noqa: F401, PLC0415
 
     from .bids import _runner  # noqa: F401, PLC0415
