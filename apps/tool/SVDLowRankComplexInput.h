@@ -98,7 +98,8 @@ struct PreparedSeries
 {
   SeriesImage::Pointer   series;  // the demodulated real part, or the magnitude; noise volumes dropped
   SigmaMapImage::Pointer sigma;   // from the noise volumes or scan; null when there is none
-  SeriesImage::Pointer   phase;   // the smooth phase removed; null on the magnitude path
+  SeriesImage::Pointer   phase;   // the smooth phase removed, kept for --complex-output complex only; else null
+  bool                   demodulated{ false }; // series is a demodulated real part (complex input)
   std::string            output{ "magnitude" };
   std::string            description; // for the summary: what was read and done
   std::vector<std::pair<std::string, std::string>> provenance; // (name, JSON value)

@@ -51,8 +51,8 @@ struct PhaseDemodulationOptions
  *   phase            phi, in radians, in (-pi, pi] (0 where the low-passed image is exactly 0),
  *   demodulatedReal  Re(z e^{-i phi}): the signal, with Gaussian noise of the channels' sigma,
  *   demodulatedImag  Im(z e^{-i phi}): what the smooth phase leaves (noise, and rapid phase), optional.
- * All views must have the size and volume count of `real`; an output whose data is null is skipped (phase and
- * demodulatedReal are required). Outputs must not overlap the inputs. Throws svdlr::Error: InvalidArgument (sizes,
+ * All views must have the size and volume count of `real`; an output whose data is null is skipped (only
+ * demodulatedReal is required; leaving the phase out saves an arctangent a voxel). Outputs must not overlap the inputs. Throws svdlr::Error: InvalidArgument (sizes,
  * a negative or non-finite filter width), NonFiniteInput (NaN or Inf in the input, naming the voxel). */
 void
 DemodulatePhase(const SeriesView<const float> & real, const SeriesView<const float> & imag,
