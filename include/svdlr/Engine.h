@@ -247,9 +247,9 @@ LimitCpuThreads(unsigned most) noexcept;
 
 /** What a parallel step of this process is, for the one rule of how many threads it takes while others run
  * (ShareOfCpuThreads). A job counts only against running jobs of its own kind:
- * - DeviceEngineCall: an engine call that asked for the CUDA backend (a device worker's call; its host side packs
- *   slabs into pinned staging memory and back on every thread it is given). Two device workers take half the cores
- *   each.
+ * - DeviceEngineCall: an engine call on the CUDA backend (a device worker's call; a denoise from the moment it asks
+ *   for CUDA). Its host side packs slabs or slices into pinned staging memory and back on every thread it is given:
+ *   two device workers take half the cores each.
  * - FileInputOutput: reading a file, decompressing, converting or scanning its voxels, compressing (a batch's
  *   readers and writers, the tools' and the Python extension's single reads and writes).
  * Why two kinds and not one count for all: a share is taken when a step starts, and the steps of one kind start at
