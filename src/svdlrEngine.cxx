@@ -177,6 +177,7 @@ Run(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Opt
     detail::AutoPrefersCpuWhenCold(input.count, input.rows, input.cols, options),
     [&] {
       report.backend = Backend::CUDA;
+      const RunningParallelJob deviceCall(ParallelJobKind::DeviceEngineCall); // its host side shares with other GPUs'
       detail::RunCuda(input, output, options, report);
     },
     [&] { RunOnCpu(input, output, options, report); },
@@ -203,6 +204,7 @@ RunOnDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, c
   }
   Report report = SizedReport(input.count);
   report.backend = Backend::CUDA;
+  const RunningParallelJob deviceCall(ParallelJobKind::DeviceEngineCall);
   detail::RunCudaOnDevice(input, output, options, report, stream);
   detail::NoteCudaDeviceWarm(options.deviceId);
   return report;

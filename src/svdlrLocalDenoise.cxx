@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 namespace svdlr
@@ -416,6 +417,13 @@ LocalDenoiseReport
 DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<float> & output,
                     const LocalDenoiseMaps & maps, const LocalDenoiseOptions & requested)
 {
+  // A call for the CUDA backend is a device worker's: its host-side loops (the NaN scan, the slab packing) take
+  // their share of the cores beside the other devices' calls (ShareOfCpuThreads), where no thread count is given.
+  std::optional<RunningParallelJob> deviceWorkerCall;
+  if (requested.backend == Backend::CUDA)
+  {
+    deviceWorkerCall.emplace(ParallelJobKind::DeviceEngineCall);
+  }
   ValidateViews(input, output);
   if (requested.gfactor != nullptr)
   {

@@ -18,6 +18,7 @@
 #include "svdlrParallel.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -33,7 +34,22 @@ namespace svdlr
 namespace
 {
 std::atomic<unsigned> g_CpuThreadLimit{ 0 };
+
+constexpr std::size_t kJobKinds = 2;
+
+std::size_t
+KindIndex(ParallelJobKind kind)
+{
+  return static_cast<std::size_t>(kind);
 }
+
+/** The threads running a job of each kind now (a thread with nested scopes of a kind counts once). */
+std::array<std::atomic<unsigned>, kJobKinds> g_RunningJobs{};
+
+/** This thread's open scopes of each kind, and the kind of its innermost one (-1: none). */
+thread_local std::array<unsigned, kJobKinds> t_OpenScopes{};
+thread_local int                             t_InnermostKind = -1;
+} // namespace
 
 unsigned
 UsableCpuThreads() noexcept
@@ -57,17 +73,54 @@ LimitCpuThreads(unsigned most) noexcept
   g_CpuThreadLimit.store(most);
 }
 
+RunningParallelJob::RunningParallelJob(ParallelJobKind kind) noexcept
+  : m_Kind(kind)
+  , m_OuterKind(t_InnermostKind)
+{
+  const std::size_t k = KindIndex(kind);
+  if (t_OpenScopes[k]++ == 0)
+  {
+    ++g_RunningJobs[k];
+  }
+  t_InnermostKind = static_cast<int>(kind);
+}
+
+RunningParallelJob::~RunningParallelJob()
+{
+  const std::size_t k = KindIndex(m_Kind);
+  if (--t_OpenScopes[k] == 0)
+  {
+    --g_RunningJobs[k];
+  }
+  t_InnermostKind = m_OuterKind;
+}
+
+unsigned
+ShareOfCpuThreads(ParallelJobKind kind, unsigned threads) noexcept
+{
+  return std::max(1u, threads / std::max(1u, g_RunningJobs[KindIndex(kind)].load()));
+}
+
+unsigned
+ShareOfCpuThreads(ParallelJobKind kind) noexcept
+{
+  return ShareOfCpuThreads(kind, UsableCpuThreads());
+}
+
+unsigned
+CpuThreadsOfThisThread() noexcept
+{
+  return t_InnermostKind < 0 ? UsableCpuThreads() : ShareOfCpuThreads(static_cast<ParallelJobKind>(t_InnermostKind));
+}
+
 namespace detail
 {
 
 unsigned
 WorkerCount(unsigned threads)
 {
-  if (threads > 0)
-  {
-    return threads;
-  }
-  return UsableCpuThreads();
+  // 0: this thread's share when it runs a job (a device worker's engine call), else every usable core.
+  return threads > 0 ? threads : CpuThreadsOfThisThread();
 }
 
 unsigned
@@ -81,7 +134,7 @@ StdThreadParallelFor(unsigned threads, std::size_t n, const std::function<void(s
 {
   if (threads == 0)
   {
-    threads = UsableCpuThreads();
+    threads = CpuThreadsOfThisThread(); // taken at each call: the jobs running now, not those at the caller's start
   }
   const std::size_t        workers = std::min<std::size_t>(threads, n);
   std::atomic<std::size_t> next{ 0 };

@@ -25,13 +25,15 @@ namespace svdlr
 namespace detail
 {
 
-/** Runs body(i) for i in [0, n) on up to `threads` std::threads (0: all hardware threads).
+/** Runs body(i) for i in [0, n) on up to `threads` std::threads (0: CpuThreadsOfThisThread() at this call, so
+ * that a device worker's loops take their share of the jobs running now).
  * Used when the caller gave no ParallelFor of its own. The first exception thrown by a body is
  * rethrown on the calling thread after every thread has finished. */
 void
 StdThreadParallelFor(unsigned threads, std::size_t n, const std::function<void(std::size_t)> & body);
 
-/** The caller's ParallelFor when it gave one, else StdThreadParallelFor on `workers` threads. */
+/** The caller's ParallelFor when it gave one, else StdThreadParallelFor on `workers` threads (0: this thread's
+ * share, taken anew at each call). */
 ParallelFor
 ParallelForOrThreads(const ParallelFor & given, unsigned workers);
 
@@ -39,7 +41,7 @@ ParallelForOrThreads(const ParallelFor & given, unsigned workers);
 unsigned
 WorkerCount(const Options & options);
 
-/** The same from a thread count alone (0: all hardware threads), for entry points with other options. */
+/** The same from a thread count alone (0: CpuThreadsOfThisThread() now), for entry points with other options. */
 unsigned
 WorkerCount(unsigned threads);
 

@@ -22,7 +22,6 @@
 #include <libdeflate.h>
 
 #include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <memory>
@@ -51,27 +50,6 @@ struct FreeCompressor
     libdeflate_free_compressor(c);
   }
 };
-
-/** How many gzip jobs (CompressGzip and DecompressGzip calls) run now, for their share of the threads. */
-std::atomic<unsigned> g_RunningGzipJobs{ 0 };
-
-/** A gzip job while it runs: it counts in every job's share of the threads. */
-struct RunningGzipJob
-{
-  RunningGzipJob() { ++g_RunningGzipJobs; }
-  ~RunningGzipJob() { --g_RunningGzipJobs; }
-  RunningGzipJob(const RunningGzipJob &) = delete;
-  RunningGzipJob &
-  operator=(const RunningGzipJob &) = delete;
-};
-
-/** The one thread rule of gzip jobs: an equal share of `threads` with the jobs running now (a batch's readers and
- * writers), at least one. */
-unsigned
-ShareOfThreads(unsigned threads)
-{
-  return std::max(1u, threads / std::max(1u, g_RunningGzipJobs.load()));
-}
 
 } // namespace
 
@@ -124,9 +102,9 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
   out.resize(std::max<std::uint64_t>(expected, 1));
   std::size_t          in = 0, produced = 0;
   std::uint64_t        tries = 0;
-  const RunningGzipJob running;
-  const unsigned       threads =
-    settings.threads > 0 ? settings.threads : ShareOfThreads(svdlr::UsableCpuThreads());
+  const svdlr::RunningParallelJob running(svdlr::ParallelJobKind::FileInputOutput);
+  const unsigned                  threads =
+    settings.threads > 0 ? settings.threads : svdlr::ShareOfCpuThreads(svdlr::ParallelJobKind::FileInputOutput);
   bool parallel = threads > 1;
   while (in < size && StartsGzipMember(compressed + in, size - in))
   {
@@ -275,9 +253,9 @@ CompressGzip(const std::vector<ByteSpan> &                                  part
              const std::function<void(const unsigned char *, std::size_t)> & write)
 {
   level = level > 0 ? std::min(level, 12) : kDefaultGzipLevel;
-  const RunningGzipJob        running;
-  const std::vector<ByteSpan> members = MembersOf(parts);
-  threads = ShareOfThreads(threads);
+  const svdlr::RunningParallelJob running(svdlr::ParallelJobKind::FileInputOutput);
+  const std::vector<ByteSpan>     members = MembersOf(parts);
+  threads = svdlr::ShareOfCpuThreads(svdlr::ParallelJobKind::FileInputOutput, threads);
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, members.size()));
   if (threads == 1)
   {

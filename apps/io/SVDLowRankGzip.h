@@ -95,10 +95,10 @@ Crc32Combine(std::uint32_t crcA, std::uint32_t crcB, std::uint64_t sizeB);
 /** Compresses `parts`, each cut into gzip members of kGzipMemberBytes (a member never spans two parts: a NIfTI
  * header is a member of its own, and the pixels are compressed where they lie), at `level` (1 to 12; 0:
  * kDefaultGzipLevel), and hands the members to `write` in order, each whole, as they are ready. The members are
- * compressed on `threads` threads, shared equally with the gzip jobs that run at the same time (a batch's
- * writers and readers: the one rule for how many threads a compression or a decompression runs on, whoever calls
- * it), while `write` writes the earlier ones; at most two per thread wait to be written. Throws std::runtime_error
- * when libdeflate cannot allocate; what `write` throws passes through. */
+ * compressed on an equal share of `threads` with the file jobs that run at the same time (a batch's writers
+ * and readers: svdlr::ShareOfCpuThreads, kind FileInputOutput, the one rule for every parallel step), while
+ * `write` writes the earlier ones; at most two per thread wait to be written. Throws std::runtime_error when
+ * libdeflate cannot allocate; what `write` throws passes through. */
 void
 CompressGzip(const std::vector<ByteSpan> &                                  parts,
              int                                                            level,

@@ -38,14 +38,17 @@ namespace svdlr_io
  * spread 36 M voxels over every core. */
 constexpr std::size_t kParallelChunk = std::size_t{ 1 } << 20;
 
-/** Calls pass(first, count) over [0, n) in chunks of kParallelChunk, on up to every usable core
- * (svdlr::UsableCpuThreads); on this thread alone for one chunk. `pass` must not throw. */
+/** Calls pass(first, count) over [0, n) in chunks of kParallelChunk, on up to every usable core: a file job
+ * (svdlr::RunningParallelJob), which shares them with the other file jobs running now (svdlr::ShareOfCpuThreads);
+ * on this thread alone for one chunk. `pass` must not throw. */
 template <typename TPass>
 void
 ForChunksOnEveryCore(std::size_t n, const TPass & pass)
 {
-  const std::size_t chunks = (n + kParallelChunk - 1) / kParallelChunk;
-  const std::size_t threads = std::min<std::size_t>(svdlr::UsableCpuThreads(), chunks);
+  const svdlr::RunningParallelJob running(svdlr::ParallelJobKind::FileInputOutput);
+  const std::size_t               chunks = (n + kParallelChunk - 1) / kParallelChunk;
+  const std::size_t               threads =
+    std::min<std::size_t>(svdlr::ShareOfCpuThreads(svdlr::ParallelJobKind::FileInputOutput), chunks);
   std::atomic<std::size_t> next{ 0 };
   const auto               work = [&] {
     for (std::size_t c = next++; c < chunks; c = next++)

@@ -42,7 +42,7 @@ constexpr std::size_t kParallelGunzipMinimumBytes = std::size_t{ 4 } << 20;
 /** How DecompressGzip decodes; the defaults are what every reader gets. Tests force threads and small chunks. */
 struct GunzipSettings
 {
-  unsigned    threads{ 0 };    // 0: the gzip share of the hardware threads (SVDLowRankGzip.h's one thread rule)
+  unsigned    threads{ 0 };    // 0: the file jobs' share of the cores (svdlr::ShareOfCpuThreads)
   std::size_t chunkBytes{ 0 }; // compressed bytes a chunk; 0: chosen from the member's size and the threads
   std::size_t minimumBytes{ kParallelGunzipMinimumBytes };
 };

@@ -24,6 +24,7 @@
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankStagedOutput.h"
+#include "svdlrJobOnAnotherThread.h"
 #include "svdlrTestScratch.h"
 #include "svdlrToolRun.h"
 
@@ -39,6 +40,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -453,6 +455,47 @@ TEST_F(NiftiGzip, FullDiskLeavesNothingAtTheOutputsName)
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the write passed; 2: the error did not name the output; 3: another error";
   EXPECT_TRUE(svdlr_test::Listing(m_Directory).empty()) << "no output, no temporary";
+}
+
+/** Three file jobs (other readers and writers) held on threads of their own while `step` runs: the step then gets a
+ * third or less of the cores (svdlr::ShareOfCpuThreads), one on a machine of up to five. */
+template <typename TStep>
+void
+BesideOtherFileJobs(const TStep & step)
+{
+  std::vector<std::unique_ptr<svdlr_test::JobOnAnotherThread>> others;
+  for (int k = 0; k < 3; ++k)
+  {
+    others.push_back(std::make_unique<svdlr_test::JobOnAnotherThread>(svdlr::ParallelJobKind::FileInputOutput));
+  }
+  step();
+}
+
+TEST_F(NiftiGzip, AReadBesideOtherFileJobsGivesTheVoxelsOfALoneRead)
+{
+  // Over two conversion chunks (svdlr_io::kParallelChunk voxels) and the parallel gunzip's smallest member, so that
+  // the lone read splits its decompression and conversion over the cores, and the shared one does not.
+  using Image = itk::Image<short, 4>;
+  const std::string path = Path("series.nii.gz");
+  itk::WriteImage(RandomImage<Image>(itk::Size<4>{ { 64, 64, 40, 12 } }, -2000, 2000).GetPointer(), path, true);
+  const auto        alone = svdlr_io::ReadImageFile<itk::Image<float, 4>>(path);
+  const std::size_t bytes = alone->GetPixelContainer()->Size() * sizeof(float);
+  BesideOtherFileJobs([&] {
+    const auto shared = svdlr_io::ReadImageFile<itk::Image<float, 4>>(path);
+    ASSERT_EQ(shared->GetPixelContainer()->Size() * sizeof(float), bytes);
+    EXPECT_EQ(std::memcmp(shared->GetBufferPointer(), alone->GetBufferPointer(), bytes), 0);
+  });
+  ExpectSameAsItk<itk::Image<float, 4>>(path);
+}
+
+TEST_F(NiftiGzip, AWriteBesideOtherFileJobsIsTheFileOfALoneWrite)
+{
+  const auto image = RandomImage<itk::Image<float, 3>>(itk::Size<3>{ { 96, 96, 60 } }, -1, 1); // several members
+  svdlr_io::WriteImageFile(image.GetPointer(), Path("alone.nii.gz"));
+  BesideOtherFileJobs([&] { svdlr_io::WriteImageFile(image.GetPointer(), Path("shared.nii.gz")); });
+  const auto written = FileBytes(Path("alone.nii.gz"));
+  EXPECT_GT(MemberCount(written), 2);
+  EXPECT_TRUE(FileBytes(Path("shared.nii.gz")) == written);
 }
 
 } // namespace

@@ -21,6 +21,7 @@
 // threads and chunks small enough that two cores see many boundaries; truncated and corrupt files get libdeflate's
 // answer; a false block start is found out and decoded past.
 #include "SVDLowRankGzip.h"
+#include "svdlrJobOnAnotherThread.h"
 #include "svdlrTestScratch.h"
 
 #include <gtest/gtest.h>
@@ -272,6 +273,38 @@ TEST_F(ParallelGunzip, EveryReaderGetsChunksForALargeMember)
   EXPECT_TRUE(ours.bytes == data);
   EXPECT_EQ(report.members, 1u) << report.chunks << " chunks, " << report.catchUps << " decoded again";
   EXPECT_TRUE(svdlr_io::DecompressGzip(file.data(), file.size(), data.size()).bytes == data);
+}
+
+TEST_F(ParallelGunzip, GzipJobsBesideAnotherFileJobRunOnTheirShareToTheSameBytes)
+{
+  const unsigned all = svdlr::UsableCpuThreads();
+  if (all < 2)
+  {
+    GTEST_SKIP() << "one usable CPU: the read stays with libdeflate";
+  }
+  const Bytes data = NoisyFloat32(m_Random, 6 << 20);
+  const Bytes file = ZlibGzip(data, 6);
+  const auto  read = [&](svdlr_io::GunzipReport & report) {
+    return svdlr_io::DecompressGzip(file.data(), file.size(), data.size(), svdlr_io::GunzipSettings{}, &report);
+  };
+  const auto compress = [&](Bytes & into) {
+    svdlr_io::CompressGzip({ { data.data(), 352 }, { data.data() + 352, data.size() - 352 } }, 1, all,
+                           [&](const unsigned char * d, std::size_t n) { into.insert(into.end(), d, d + n); });
+  };
+  svdlr_io::GunzipReport alone;
+  EXPECT_TRUE(read(alone).bytes == data);
+  EXPECT_EQ(alone.threads, all) << "a lone reader takes every core";
+  Bytes lone;
+  compress(lone);
+
+  const svdlr_test::JobOnAnotherThread writer(svdlr::ParallelJobKind::FileInputOutput);
+  const svdlr_test::JobOnAnotherThread engineCall(svdlr::ParallelJobKind::DeviceEngineCall); // another kind: no count
+  svdlr_io::GunzipReport               shared;
+  EXPECT_TRUE(read(shared).bytes == data);
+  EXPECT_EQ(shared.threads, all / 2 > 1 ? all / 2 : 0u) << "half the cores (0: on one, libdeflate decoded it)";
+  Bytes alongside;
+  compress(alongside);
+  EXPECT_TRUE(alongside == lone) << "the members are independent: the same bytes on any share";
 }
 
 /** A noisy int16 member and its data, for the damaged-file tests. */

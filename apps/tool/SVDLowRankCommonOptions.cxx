@@ -147,6 +147,12 @@ AddRunOptions(CLI::App & app, RunOptions & run)
 void
 ApplyThreads(unsigned threads)
 {
+  // --nthreads bounds every parallel step, not ITK's alone: the engine's own threads, gzip, the NIfTI conversion and
+  // scans, and the batch's readers and writers count their cores with svdlr::UsableCpuThreads, which this caps.
+  if (threads > 0)
+  {
+    svdlr::LimitCpuThreads(threads);
+  }
   // Without --nthreads: the CPUs this process may run on (svdlr::UsableCpuThreads: SLURM's, taskset's), which ITK's
   // own default, the machine's count, does not see; ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS still decides when set.
   // ITK's globals are left untouched unless the process has fewer CPUs than the machine: set this early, they are

@@ -84,7 +84,9 @@ struct RunOptions
 void
 AddRunOptions(CLI::App & app, RunOptions & run);
 
-/** Sets ITK's global thread counts, which the filters hand to the engine, from --nthreads (0: left as they are). */
+/** From --nthreads (0: left as they are): caps svdlr::UsableCpuThreads for the whole process (the engine, gzip, the
+ * NIfTI conversion, the batch's readers and writers), and sets ITK's global thread counts, which the filters hand to
+ * the engine. */
 void
 ApplyThreads(unsigned threads);
 

@@ -245,6 +245,57 @@ UsableCpuThreads() noexcept;
 void
 LimitCpuThreads(unsigned most) noexcept;
 
+/** What a parallel step of this process is, for the one rule of how many threads it takes while others run
+ * (ShareOfCpuThreads). A job counts only against running jobs of its own kind:
+ * - DeviceEngineCall: an engine call on the CUDA backend (a device worker's call; a denoise from the moment it asks
+ *   for CUDA). Its host side packs slabs or slices into pinned staging memory and back on every thread it is given:
+ *   two device workers take half the cores each.
+ * - FileInputOutput: reading a file, decompressing, converting or scanning its voxels, compressing (a batch's
+ *   readers and writers, the tools' and the Python extension's single reads and writes).
+ * Why two kinds and not one count for all: a share is taken when a step starts, and the steps of one kind start at
+ * the same pace and last alike (one engine call per device, one file per reader or writer), so an equal share among
+ * them is fair. A short read that started beside a long engine call would, counted with it, halve the call's
+ * threads for its whole length (or its own for nothing once the call ends). A CPU-backend engine call is no job at
+ * all: alone on the machine it keeps every core, also while a reader briefly runs beside it. */
+enum class ParallelJobKind
+{
+  DeviceEngineCall,
+  FileInputOutput
+};
+
+/** One job of `kind` running on this thread while the object lives: it counts in ShareOfCpuThreads(kind) for
+ * every thread of the process. Scopes of a kind nested on one thread count once (an engine call that calls itself
+ * again, a read whose decompression is also a job). Lives on the thread that made it; not copied or moved. */
+class RunningParallelJob
+{
+public:
+  explicit RunningParallelJob(ParallelJobKind kind) noexcept;
+  ~RunningParallelJob();
+  RunningParallelJob(const RunningParallelJob &) = delete;
+  RunningParallelJob &
+  operator=(const RunningParallelJob &) = delete;
+
+private:
+  ParallelJobKind m_Kind;
+  int             m_OuterKind; // the kind this thread ran before this scope opened, -1: none
+};
+
+/** The one rule for how many threads a parallel step takes when several run at once: an equal share of `threads`
+ * among the jobs of `kind` running now (RunningParallelJob: the step opens its own first, so that it counts), at
+ * least 1. Explicit thread counts (an option's threads > 0, the tools' --nthreads) are not shared: the caller uses
+ * them as given. LimitCpuThreads applies through UsableCpuThreads. */
+unsigned
+ShareOfCpuThreads(ParallelJobKind kind, unsigned threads) noexcept;
+
+/** The same share of UsableCpuThreads(). */
+unsigned
+ShareOfCpuThreads(ParallelJobKind kind) noexcept;
+
+/** What a thread count of 0 means on this thread: the share (of UsableCpuThreads) of the innermost job running on
+ * it, else UsableCpuThreads() (a CPU-backend engine call, a lone step). */
+unsigned
+CpuThreadsOfThisThread() noexcept;
+
 } // namespace svdlr
 
 #endif

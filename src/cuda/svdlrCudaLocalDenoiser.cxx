@@ -124,7 +124,7 @@ public:
     , m_Tuning(tuning)
     , m_Trace(trace)
     , m_Workers(WorkerCount(options.threads))
-    , m_ParallelFor(ParallelForOrThreads(options.parallelFor, m_Workers))
+    , m_ParallelFor(ParallelForOrThreads(options.parallelFor, options.threads)) // 0: the share at each call
     , m_SphereOrder(options.patchShape == PatchShape::Sphere ? SphereOffsetOrder(patch) : std::vector<PatchOffset>{})
     , m_Geometry(GeometryOf(input, patch, options, m_SphereOrder))
     , m_N(m_Geometry.GramSide())
@@ -647,7 +647,7 @@ private:
   const LocalDenoiseOptions &     m_Options;
   const LocalDenoiseCudaTuning    m_Tuning;
   LocalDenoiseCudaTrace *         m_Trace;
-  const unsigned                  m_Workers;
+  const unsigned                  m_Workers; // the staging ring's most lanes: the threads it may take at its start
   const ParallelFor               m_ParallelFor;
 
   const std::vector<PatchOffset> m_SphereOrder; // spheres: the offsets in the order patches take them

@@ -97,7 +97,9 @@ RunLocalDenoiseCudaTuned(const SeriesView<const float> & input, const SeriesView
                          const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report,
                          const LocalDenoiseCudaTuning & tuning, LocalDenoiseCudaTrace * trace)
 {
-  const bool inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
+  // A device job also where Backend::Auto chose the GPU (counted once inside DenoiseLocalLowRank's own for CUDA).
+  const RunningParallelJob deviceCall(ParallelJobKind::DeviceEngineCall);
+  const bool               inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
   if (!inPlace)
   {
     RunWithFallback(input, output, maps, options, patch, report, tuning, trace);
