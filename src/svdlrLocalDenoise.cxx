@@ -22,6 +22,7 @@
 #include "svdlrBackendChoice.h"
 #include "svdlrChooseRank.h"
 #include "svdlrGFactor.h"
+#include "svdlrGFactorEstimate.h"
 #include "svdlrLocalDenoiseBackends.h"
 #include "svdlrMagnitudeDenoise.h"
 #include "svdlrParallel.h"
@@ -417,6 +418,10 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
                     const LocalDenoiseMaps & maps, const LocalDenoiseOptions & requested)
 {
   ValidateViews(input, output);
+  if (requested.estimateGFactor)
+  {
+    return detail::DenoiseWithEstimatedGFactor(input, output, maps, requested); // which comes back with the map
+  }
   if (requested.gfactor != nullptr)
   {
     return detail::DenoiseWithGFactor(input, output, maps, requested); // which comes back here without the map
