@@ -228,3 +228,51 @@ TEST_F(LocalLowRankDenoisingSettings, GFactorImageReachesTheEngineAndScalesTheNo
   filter->SetGFactorImage(small);
   EXPECT_NE(UpdateError(filter.GetPointer()).find("GFactorImage has size"), std::string::npos);
 }
+
+TEST_F(LocalLowRankDenoisingSettings, EstimateGFactorReachesTheEngineAndTheMapComesOut)
+{
+  const std::size_t voxels = m_Series.noisy.Voxels();
+  auto              filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->Update();
+  // Without a map the map out is 1 everywhere.
+  for (std::size_t v = 0; v < voxels; ++v)
+  {
+    ASSERT_EQ(filter->GetGFactorOutput()->GetBufferPointer()[v], 1.0f) << "voxel " << v;
+  }
+  filter->EstimateGFactorOn();
+  filter->Update();
+
+  svdlr::test::Series        expected = svdlr::test::EmptySeries(m_Series.noisy.size, m_Series.noisy.volumes);
+  std::vector<float>         sigma(voxels), g(voxels);
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  options.estimateGFactor = true;
+  svdlr::LocalDenoiseMaps maps;
+  maps.noiseSigma = sigma.data();
+  maps.gfactor = g.data();
+  svdlr::DenoiseLocalLowRank(m_Series.noisy.View(), expected.View(), maps, options);
+  const float * output = filter->GetOutput()->GetBufferPointer();
+  for (std::size_t i = 0; i < expected.values.size(); ++i)
+  {
+    ASSERT_EQ(output[i], expected.values[i]) << "element " << i;
+  }
+  for (std::size_t v = 0; v < voxels; ++v)
+  {
+    ASSERT_EQ(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v], sigma[v]) << "voxel " << v;
+    ASSERT_EQ(filter->GetGFactorOutput()->GetBufferPointer()[v], g[v]) << "voxel " << v;
+  }
+  EXPECT_NE(filter->GetBackendNotes().find("g-factor estimated"), std::string::npos);
+
+  auto given = Filter4D::NoiseSigmaImageType::New();
+  given->SetRegions(Filter4D::NoiseSigmaImageType::SizeType{ { m_Series.noisy.size[0], m_Series.noisy.size[1],
+                                                                m_Series.noisy.size[2] } });
+  given->Allocate();
+  given->FillBuffer(1.5f);
+  filter->SetGFactorImage(given);
+  EXPECT_NE(UpdateError(filter.GetPointer()).find("not both"), std::string::npos);
+  filter->EstimateGFactorOff();
+  filter->Update();
+  EXPECT_EQ(filter->GetGFactorOutput()->GetBufferPointer()[0], 1.5f);
+}
