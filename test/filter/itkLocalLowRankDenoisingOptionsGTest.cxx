@@ -41,6 +41,16 @@ MagnitudeOf(const svdlr::test::Series & series)
   return magnitude;
 }
 
+/** Each element of the filter's `image` (its buffer of `expected`'s length) equals `expected`'s, to the bit. */
+void
+ExpectBufferEquals(const float * image, const std::vector<float> & expected, const char * what)
+{
+  for (std::size_t i = 0; i < expected.size(); ++i)
+  {
+    ASSERT_EQ(image[i], expected[i]) << what << " element " << i;
+  }
+}
+
 } // namespace
 
 TEST_F(LocalLowRankDenoisingSettings, MagnitudeNoiseSettingsReachTheEngine)
@@ -208,15 +218,8 @@ TEST_F(LocalLowRankDenoisingSettings, GFactorImageReachesTheEngineAndScalesTheNo
   svdlr::LocalDenoiseMaps maps;
   maps.noiseSigma = sigma.data();
   svdlr::DenoiseLocalLowRank(m_Series.noisy.View(), expected.View(), maps, options);
-  const float * output = filter->GetOutput()->GetBufferPointer();
-  for (std::size_t i = 0; i < expected.values.size(); ++i)
-  {
-    ASSERT_EQ(output[i], expected.values[i]) << "element " << i;
-  }
-  for (std::size_t v = 0; v < voxels; ++v)
-  {
-    ASSERT_EQ(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v], sigma[v]) << "voxel " << v;
-  }
+  ExpectBufferEquals(filter->GetOutput()->GetBufferPointer(), expected.values, "series");
+  ExpectBufferEquals(filter->GetNoiseSigmaOutput()->GetBufferPointer(), sigma, "sigma map");
 
   gfactor->GetBufferPointer()[5] = 0.0f;
   gfactor->Modified();
@@ -253,16 +256,9 @@ TEST_F(LocalLowRankDenoisingSettings, EstimateGFactorReachesTheEngineAndTheMapCo
   maps.noiseSigma = sigma.data();
   maps.gfactor = g.data();
   svdlr::DenoiseLocalLowRank(m_Series.noisy.View(), expected.View(), maps, options);
-  const float * output = filter->GetOutput()->GetBufferPointer();
-  for (std::size_t i = 0; i < expected.values.size(); ++i)
-  {
-    ASSERT_EQ(output[i], expected.values[i]) << "element " << i;
-  }
-  for (std::size_t v = 0; v < voxels; ++v)
-  {
-    ASSERT_EQ(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v], sigma[v]) << "voxel " << v;
-    ASSERT_EQ(filter->GetGFactorOutput()->GetBufferPointer()[v], g[v]) << "voxel " << v;
-  }
+  ExpectBufferEquals(filter->GetOutput()->GetBufferPointer(), expected.values, "series");
+  ExpectBufferEquals(filter->GetNoiseSigmaOutput()->GetBufferPointer(), sigma, "sigma map");
+  ExpectBufferEquals(filter->GetGFactorOutput()->GetBufferPointer(), g, "g-factor map");
   EXPECT_NE(filter->GetBackendNotes().find("g-factor estimated"), std::string::npos);
 
   auto given = Filter4D::NoiseSigmaImageType::New();
