@@ -170,16 +170,17 @@ EstimateGFactor(const SeriesView<const float> & input, const LocalDenoiseOptions
   first.magnitudeNoise = MagnitudeNoiseOptions{};
   first.shrinkage = kDefaultShrinkage;
   first.progress = progress;
-  std::vector<float>      scratch(voxels * input.volumes);
-  const SeriesView<float> scratchView{ scratch.data(), input.size, input.volumes,
-                                       { 1, static_cast<std::ptrdiff_t>(input.size[0]),
-                                         static_cast<std::ptrdiff_t>(input.size[0] * input.size[1]),
-                                         static_cast<std::ptrdiff_t>(voxels) } };
   std::vector<float> sigma(voxels, 0.0f);
-  LocalDenoiseMaps   firstMaps;
-  firstMaps.noiseSigma = sigma.data();
-  estimate.firstPass = DenoiseLocalLowRank(input, scratchView, firstMaps, first);
-  scratch = {};
+  {
+    std::vector<float>      scratch(voxels * input.volumes); // freed at the end of this scope, before the second pass
+    const SeriesView<float> scratchView{ scratch.data(), input.size, input.volumes,
+                                         { 1, static_cast<std::ptrdiff_t>(input.size[0]),
+                                           static_cast<std::ptrdiff_t>(input.size[0] * input.size[1]),
+                                           static_cast<std::ptrdiff_t>(voxels) } };
+    LocalDenoiseMaps firstMaps;
+    firstMaps.noiseSigma = sigma.data();
+    estimate.firstPass = DenoiseLocalLowRank(input, scratchView, firstMaps, first);
+  }
 
   // g changes over many voxels (the coils' geometry); the σ of one patch is noisy: smooth over one patch extent.
   std::array<std::size_t, 3> halfWidth{};
