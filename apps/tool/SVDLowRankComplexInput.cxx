@@ -371,11 +371,12 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
                 "scan are divided by it too (--noise-sigma is then sigma where\n"
                 "g = 1), and the noise map is sigma x g (docs/denoising.md)")
     ->type_name("FILE");
+  const std::string percentile = std::to_string(static_cast<int>(svdlr::kGFactorEstimateReferencePercentile));
   app.add_flag("--estimate-gfactor", options.estimateGFactor,
                "estimate the g-factor map from the series, as NORDIC does\n"
                "without one: a first MP-PCA pass gives sigma per voxel,\n"
                "smoothed and divided by --noise-sigma S (the sigma where\n"
-               "g = 1) or, without it, by its 5th percentile in the mask;\n"
+               "g = 1) or, without it, by its " + percentile + "th percentile in the mask;\n"
                "then as --gfactor with that map (--gfactor-out writes it):\n"
                "with --policy nordic --noise-sigma S it gave 99 % of the\n"
                "true map's gain (+1.7 dB at b=0 SNR 5) on the benchmark.\n"
