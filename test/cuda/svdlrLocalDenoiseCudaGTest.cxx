@@ -266,8 +266,9 @@ TEST_F(LocalDenoiseCuda, GFactorMapEqualsCpuWithEstimatedAndKnownSigma)
 }
 
 // The g-factor estimate (src/svdlrGFactorEstimate.cxx) is host code around either backend: a first pass on the chosen
-// backend, the map made on the host from its σ map, then the given-map step. The maps, the series and the σ map out
-// agree to float rounding, with the thermal σ from the map's percentile and from a known σ, with a mask.
+// backend, the map made on the host from its σ map, then the given-map step. The maps agree to float rounding, and the
+// GPU's run is the CPU's given-map run with the GPU's map (the same input to the second pass on both), with the
+// thermal σ from the map's percentile and from a known σ, with a mask.
 TEST_F(LocalDenoiseCuda, GFactorEstimateEqualsCpu)
 {
   SCOPED_TRACE(m_Random.SeedTrace());
@@ -293,21 +294,32 @@ TEST_F(LocalDenoiseCuda, GFactorEstimateEqualsCpu)
       options.policy = svdlr::RankPolicy::Nordic();
       options.noiseSigma = sigma.data();
     }
-    ExpectGpuEqualsCpu(input, options);
     std::vector<float> gCpu(input.Voxels()), gGpu(input.Voxels());
+    Result             gpu;
     for (auto [backend, g] : { std::pair{ svdlr::Backend::CPU, &gCpu }, std::pair{ svdlr::Backend::CUDA, &gGpu } })
     {
-      Series                  output = input.Poisoned();
-      svdlr::LocalDenoiseMaps maps;
-      maps.gfactor = g->data();
+      Result run;
+      run.output = input.Poisoned();
+      run.sigma.assign(input.Voxels(), std::numeric_limits<float>::quiet_NaN());
+      run.rank.assign(input.Voxels(), 0xFFFF);
       options.backend = backend;
-      svdlr::DenoiseLocalLowRank(input.View(), output.MutableView(), maps, options);
+      run.report = svdlr::DenoiseLocalLowRank(input.View(), run.output.MutableView(),
+                                              { run.sigma.data(), run.rank.data(), g->data() }, options);
+      if (backend == svdlr::Backend::CUDA)
+      {
+        gpu = std::move(run);
+      }
     }
+    EXPECT_EQ(gpu.report.backend, svdlr::Backend::CUDA);
     for (std::size_t v = 0; v < gCpu.size(); ++v)
     {
       // A box mean of σ values that agree to 1e-6, over a reference that does: 1e-5 relative.
       ASSERT_NEAR(gGpu[v], gCpu[v], 1e-5f * gCpu[v]) << "voxel " << v << (known ? ", known sigma" : "");
     }
+    LocalDenoiseOptions given = options;
+    given.estimateGFactor = false;
+    given.gfactor = gGpu.data();
+    ExpectSameResult(gpu, Denoise(input, given, svdlr::Backend::CPU), input);
   }
 }
 
