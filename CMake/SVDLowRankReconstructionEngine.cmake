@@ -37,6 +37,7 @@ set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPhaseDemodulation.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNoiseScan.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrGFactor.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrGFactorEstimate.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNoncentralChi.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrSigmaFloorCorrection.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrMagnitudeNoise.cxx

@@ -175,7 +175,8 @@ struct LocalLowRankSeriesTraits<VectorImage<TPixel, 3>>
  *
  * Inputs: the series (a 4D itk::Image or a 3D itk::VectorImage), an optional mask (voxels where it is 0 are
  * copied unchanged), an optional noise map σ(x) and an optional g-factor map (SetGFactorImage). Outputs: the denoised series (output 0), the noise map σ(x)
- * the patches used (GetNoiseSigmaOutput, output 1) and the rank each voxel's patch kept (GetRankOutput, output 2).
+ * the patches used (GetNoiseSigmaOutput, output 1) and the rank each voxel's patch kept (GetRankOutput, output 2), and the g-factor map used (GetGFactorOutput, output 3: given, estimated
+ * with EstimateGFactor, or 1).
  * The maps have the series' spatial geometry.
  *
  * The work runs in the ITK-free svdlr engine (svdlr/LocalDenoise.h): on an NVIDIA GPU through CUDA when the
@@ -239,6 +240,15 @@ public:
    * Not with StabiliseMagnitude, RemoveNoiseFloor or SigmaFloorCorrection (Update() fails). */
   itkSetInputMacro(GFactorImage, NoiseSigmaImageType);
   itkGetInputMacro(GFactorImage, NoiseSigmaImageType);
+
+  /** Estimate the g-factor map from the series (svdlr::LocalDenoiseOptions::estimateGFactor, NORDIC's estimate when
+   * it is given none): a first MP-PCA pass gives σ(x); smoothed and divided by the thermal σ (the NoiseSigma or
+   * NoiseSigmaImage given, the σ where g = 1; without one, the map's low percentile in the mask) it is g, and the
+   * run goes on as with a GFactorImage. Off by default (svdlr::kDefaultEstimateGFactor). Not with a GFactorImage,
+   * StabiliseMagnitude, RemoveNoiseFloor or SigmaFloorCorrection (Update() fails: svdlr::GFactorEstimateProblem). */
+  itkSetMacro(EstimateGFactor, bool);
+  itkGetConstMacro(EstimateGFactor, bool);
+  itkBooleanMacro(EstimateGFactor);
 
   /** Patch extent in voxels along x, y, z, each odd; all 0 (the default): the smallest cube holding at least as
    * many voxels as there are volumes (5 x 5 x 5 for 65 volumes). */
@@ -346,6 +356,9 @@ public:
   /** Output 2: the rank the patch centred on each voxel kept; 0 outside the mask. */
   RankImageType *
   GetRankOutput();
+  /** Output 3: the g-factor map used: the GFactorImage, the estimate (EstimateGFactor), or 1 at every voxel. */
+  NoiseSigmaImageType *
+  GetGFactorOutput();
 
   /** After Update(): the backend that did the work, and the patch extent used. */
   itkGetEnumMacro(BackendUsed, BackendEnum);
@@ -424,6 +437,7 @@ private:
   bool                         m_RemoveNoiseFloor{ false };
   bool                         m_SigmaFloorCorrection{ false };
   unsigned int                 m_Coils{ svdlr::kDefaultCoils };
+  bool                         m_EstimateGFactor{ svdlr::kDefaultEstimateGFactor };
   std::vector<std::uint32_t>   m_VolumeGroups;
 
   BackendEnum   m_BackendUsed{ BackendEnum::CPU };

@@ -83,9 +83,10 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::LocalLowRankDenoisi
   this->AddOptionalInputName("MaskImage");
   this->AddOptionalInputName("NoiseSigmaImage");
   this->AddOptionalInputName("GFactorImage");
-  this->SetNumberOfRequiredOutputs(3);
+  this->SetNumberOfRequiredOutputs(4);
   this->SetNthOutput(1, this->MakeOutput(1));
   this->SetNthOutput(2, this->MakeOutput(2));
+  this->SetNthOutput(3, this->MakeOutput(3));
   // The engine spreads patches over ITK's threads itself (ParallelizeArray); ITK's region splitting does not apply.
   this->DynamicMultiThreadingOff();
 }
@@ -97,6 +98,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::MakeOutput(DataObje
   switch (index)
   {
     case 1:
+    case 3:
       return NoiseSigmaImageType::New().GetPointer();
     case 2:
       return RankImageType::New().GetPointer();
@@ -117,6 +119,13 @@ auto
 LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GetRankOutput() -> RankImageType *
 {
   return dynamic_cast<RankImageType *>(this->ProcessObject::GetOutput(2));
+}
+
+template <typename TInputImage, typename TOutputImage>
+auto
+LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GetGFactorOutput() -> NoiseSigmaImageType *
+{
+  return dynamic_cast<NoiseSigmaImageType *>(this->ProcessObject::GetOutput(3));
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -223,6 +232,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateOutputInfor
   this->GetOutput()->CopyInformation(input);
   LocalLowRankDenoisingDetail::CopySpatialInformation(*input, *this->GetNoiseSigmaOutput());
   LocalLowRankDenoisingDetail::CopySpatialInformation(*input, *this->GetRankOutput());
+  LocalLowRankDenoisingDetail::CopySpatialInformation(*input, *this->GetGFactorOutput());
 }
 
 template <typename TInputImage, typename TOutputImage>
@@ -261,8 +271,10 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   OutputImageType *      output = this->GetOutput();
   NoiseSigmaImageType *  sigmaMap = this->GetNoiseSigmaOutput();
   RankImageType *        rankMap = this->GetRankOutput();
+  NoiseSigmaImageType *  gfactorMap = this->GetGFactorOutput();
   sigmaMap->Allocate();
   rankMap->Allocate();
+  gfactorMap->Allocate();
 
   // The engine reads and writes float series through strided views: ITK's buffers are used in place when they
   // hold floats, and converted through a float copy with the same layout otherwise.
@@ -321,6 +333,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   options.magnitudeNoise.noiseFloor = m_RemoveNoiseFloor;
   options.magnitudeNoise.sigmaFloorCorrection = m_SigmaFloorCorrection;
   options.magnitudeNoise.coils = m_Coils;
+  options.estimateGFactor = m_EstimateGFactor;
   if (!m_VolumeGroups.empty())
   {
     if (m_VolumeGroups.size() != in.volumes)
@@ -343,6 +356,9 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   maps.noiseSigma = sigmaMap->GetBufferPointer();
   static_assert(sizeof(typename RankImageType::PixelType) == sizeof(std::uint16_t), "rank map pixels are 16-bit");
   maps.rank = reinterpret_cast<std::uint16_t *>(rankMap->GetBufferPointer());
+  // The engine writes the map it uses; without one the map out is 1 (no amplification).
+  gfactorMap->FillBuffer(1.0f);
+  maps.gfactor = gfactorMap->GetBufferPointer();
 
   svdlr::LocalDenoiseReport report;
   try
@@ -407,6 +423,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostr
   os << indent << "RemoveNoiseFloor: " << m_RemoveNoiseFloor << std::endl;
   os << indent << "SigmaFloorCorrection: " << m_SigmaFloorCorrection << std::endl;
   os << indent << "Coils: " << m_Coils << std::endl;
+  os << indent << "EstimateGFactor: " << m_EstimateGFactor << std::endl;
   os << indent << "VolumeGroups: " << m_VolumeGroups.size() << " volumes" << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;
   os << indent << "DeviceId: " << m_DeviceId << std::endl;

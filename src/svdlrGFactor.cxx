@@ -21,6 +21,7 @@
 #include "svdlrComplexSeriesDetail.h"
 #include "svdlrParallel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -131,6 +132,10 @@ DenoiseWithGFactor(const SeriesView<const float> & input, const SeriesView<float
     throw;
   }
   ScaleByMap(output, output, g, false, parallelFor);
+  if (maps.gfactor)
+  {
+    std::copy(g, g + input.VoxelCount(), maps.gfactor);
+  }
   if (maps.noiseSigma)
   {
     // The sigma of the divided series is that of a voxel with g = 1; the input's noise is g times it.

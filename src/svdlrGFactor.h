@@ -32,7 +32,7 @@ namespace detail
 
 /** DenoiseLocalLowRank with options.gfactor set: checks the map (GFactorMapProblem) and that no magnitude noise model
  * is active, divides the input by g into the output, denoises the output in place without the map, and multiplies
- * the output and the sigma map by g. When the backend throws, the output is multiplied back first, so that an
+ * the output and the sigma map by g; maps.gfactor, if asked, gets the map. When the backend throws, the output is multiplied back first, so that an
  * in-place input is left as it was up to the rounding of dividing and multiplying. */
 LocalDenoiseReport
 DenoiseWithGFactor(const SeriesView<const float> & input, const SeriesView<float> & output,

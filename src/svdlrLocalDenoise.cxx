@@ -22,6 +22,7 @@
 #include "svdlrBackendChoice.h"
 #include "svdlrChooseRank.h"
 #include "svdlrGFactor.h"
+#include "svdlrGFactorEstimate.h"
 #include "svdlrLocalDenoiseBackends.h"
 #include "svdlrMagnitudeDenoise.h"
 #include "svdlrParallel.h"
@@ -425,6 +426,10 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
     deviceWorkerCall.emplace(ParallelJobKind::DeviceEngineCall);
   }
   ValidateViews(input, output);
+  if (requested.estimateGFactor)
+  {
+    return detail::DenoiseWithEstimatedGFactor(input, output, maps, requested); // which comes back with the map
+  }
   if (requested.gfactor != nullptr)
   {
     return detail::DenoiseWithGFactor(input, output, maps, requested); // which comes back here without the map

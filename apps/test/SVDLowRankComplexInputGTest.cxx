@@ -515,3 +515,49 @@ TEST_F(ComplexDenoiseTool, BadGFactorMapsExitWithThreeAndAKnownSigmaMapWithTwo)
   ExpectRefused("--gfactor g.nii.gz --vst mag.nii.gz out.nii.gz", 2, "--gfactor");
   ExpectRefused("--gfactor nowhere.nii.gz mag.nii.gz out.nii.gz", 3, "g-factor map");
 }
+
+TEST_F(ComplexDenoiseTool, EstimatedGFactorGivesTheEnginesResultAndWritesTheMapItUsed)
+{
+  ASSERT_EQ(Run("--estimate-gfactor --noise-sigma 2 --policy nordic --noise-map sigma.nii.gz --gfactor-out g.nii.gz "
+                "mag.nii.gz out.nii.gz")
+              .exitCode,
+            0);
+  // The engine with the estimate asked for, on the same magnitude, with the single sigma as the sigma where g = 1.
+  const auto        magnitude = itk::ReadImage<Series4D>(Path("mag.nii.gz"));
+  const std::size_t voxels = m_Clean.Voxels();
+  const std::array<std::ptrdiff_t, 4> strides{ 1, std::ptrdiff_t(m_Size[0]), std::ptrdiff_t(m_Size[0] * m_Size[1]),
+                                               std::ptrdiff_t(voxels) };
+  std::vector<float>         denoised(voxels * kVolumes), sigma(voxels), g(voxels);
+  const std::vector<float>   two(voxels, 2.0f);
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  options.policy = svdlr::RankPolicy::Nordic();
+  options.noiseSigma = two.data();
+  options.estimateGFactor = true;
+  svdlr::LocalDenoiseMaps maps;
+  maps.noiseSigma = sigma.data();
+  maps.gfactor = g.data();
+  svdlr::DenoiseLocalLowRank({ magnitude->GetBufferPointer(), m_Size, kVolumes, strides },
+                             { denoised.data(), m_Size, kVolumes, strides }, maps, options);
+  EXPECT_LT(MaxDifference(Values("out.nii.gz"), denoised), 1e-5 * 80.0); // values up to about 75
+  const auto toolSigma = itk::ReadImage<Map>(Path("sigma.nii.gz"));
+  EXPECT_LT(MaxDifference({ toolSigma->GetBufferPointer(), toolSigma->GetBufferPointer() + voxels }, sigma), 1e-5);
+  const auto toolG = itk::ReadImage<Map>(Path("g.nii.gz"));
+  EXPECT_LT(MaxDifference({ toolG->GetBufferPointer(), toolG->GetBufferPointer() + voxels }, g), 1e-6);
+  // A given map comes out as given.
+  WriteGFactor(Path("given.nii.gz"), m_Size);
+  ASSERT_EQ(Run("--gfactor given.nii.gz --gfactor-out given_out.nii.gz mag.nii.gz out2.nii.gz").exitCode, 0);
+  EXPECT_EQ(Values("given_out.nii.gz"), Values("given.nii.gz"));
+}
+
+TEST_F(ComplexDenoiseTool, EstimatedGFactorWithWhatItCannotTakeExitsWithTwo)
+{
+  WriteGFactor(Path("g.nii.gz"), m_Size);
+  ExpectRefused("--estimate-gfactor --gfactor g.nii.gz mag.nii.gz out.nii.gz", 2, "not both");
+  ExpectRefused("--estimate-gfactor --known-sigma-map g.nii.gz mag.nii.gz out.nii.gz", 2,
+                "--estimate-gfactor with --known-sigma-map");
+  ExpectRefused("--estimate-gfactor --noise-volumes 4 mag_all.nii.gz out.nii.gz", 2, "--noise-volumes");
+  ExpectRefused("--estimate-gfactor --vst mag.nii.gz out.nii.gz", 2, "--estimate-gfactor");
+  ExpectRefused("--gfactor-out g2.nii.gz mag.nii.gz out.nii.gz", 2, "--gfactor-out");
+  ExpectRefused("--batch --estimate-gfactor -o batch_out mag.nii.gz", 2, "not --batch");
+}

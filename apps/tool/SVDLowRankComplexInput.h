@@ -57,6 +57,7 @@ struct ComplexInputOptions
   unsigned              noiseVolumes{ 0 };  // --noise-volumes: the last K volumes hold noise only
   std::string           noiseScan;          // --noise-scan: a separate noise-only series
   std::string           gfactor;            // --gfactor: a g-factor map; the series (and noise) divided by it
+  bool estimateGFactor{ svdlr::kDefaultEstimateGFactor }; // --estimate-gfactor: the map estimated from the series
   unsigned              coils{ svdlr::kDefaultCoils }; // --coils: coils combined by root-sum-of-squares
   bool                  vst{ false };        // --vst: variance-stabilise a magnitude series (non-central chi)
   bool                  noiseFloor{ false }; // --noise-floor: output the signal without the magnitude's noise floor

@@ -149,6 +149,10 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     ->type_name("FILE");
   app.add_option("--rank-map", options.rankMap, "write the rank each voxel's patch kept (3D, 16-bit)")
     ->type_name("FILE");
+  app.add_option("--gfactor-out", options.gfactorMap,
+                 "write the g-factor map used (3D, float): the estimate of\n"
+                 "--estimate-gfactor, or the --gfactor map")
+    ->type_name("FILE");
   app.add_option("--mask", options.mask,
                  "denoise where this 3D image is not 0; copy the rest (sigma, rank 0)")
     ->type_name("FILE");
@@ -373,13 +377,18 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   }
   const bool knownSigma = options.noiseSigma > 0.0 || !options.noiseSigmaMap.empty();
   CheckComplexInputOptions(options.complex, knownSigma, svdlr::PatchesHaveSigma(options.policy, false));
-  if (!options.complex.gfactor.empty())
+  if (!options.complex.gfactor.empty() || options.complex.estimateGFactor)
   {
     const std::string problem = svdlr::GFactorKnownSigmaProblem(!options.noiseSigmaMap.empty());
     if (!problem.empty())
     {
-      throw UsageError("--gfactor with --known-sigma-map: " + problem + " (--noise-sigma S)");
+      throw UsageError(std::string(options.complex.estimateGFactor ? "--estimate-gfactor" : "--gfactor") +
+                       " with --known-sigma-map: " + problem + " (--noise-sigma S)");
     }
+  }
+  if (!options.gfactorMap.empty() && options.complex.gfactor.empty() && !options.complex.estimateGFactor)
+  {
+    throw UsageError("--gfactor-out writes the g-factor map used: give --estimate-gfactor (or --gfactor FILE)");
   }
   if (svdlr::NeedsGivenSigma(options.policy) && !knownSigma && options.complex.noiseVolumes == 0 &&
       options.complex.noiseScan.empty())
@@ -392,9 +401,10 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     throw UsageError("--phase, --imaginary, --noise-volumes, --noise-scan and --complex-output take one series, not "
                      "--batch (a complex64 series in a batch is demodulated with the defaults)");
   }
-  if (options.batch.enabled && !options.complex.gfactor.empty())
+  if (options.batch.enabled && (!options.complex.gfactor.empty() || options.complex.estimateGFactor))
   {
-    throw UsageError("--gfactor takes one series, not --batch: a map belongs to one acquisition");
+    throw UsageError(std::string(options.complex.estimateGFactor ? "--estimate-gfactor" : "--gfactor") +
+                     " takes one series, not --batch: a map belongs to one acquisition");
   }
   CheckMultiEchoOptions(options.multiEcho, options.batch.enabled,
                         ComplexInputRequested(options.complex, itk::IOPixelEnum::SCALAR));

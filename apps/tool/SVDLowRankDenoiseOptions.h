@@ -48,6 +48,7 @@ struct DenoiseToolOptions
   std::string output;
   std::string noiseMap;      // --noise-map: σ per voxel, written when given
   std::string rankMap;       // --rank-map: the rank kept per voxel, written when given
+  std::string gfactorMap;    // --gfactor-out: the g-factor map used (given or estimated), written when given
   std::string mask;          // --mask
   std::string noiseSigmaMap; // --known-sigma-map (formerly --noise-sigma-map): a known σ per voxel, an input
   double      noiseSigma{ 0.0 }; // --noise-sigma: a known σ for every voxel; 0: not given

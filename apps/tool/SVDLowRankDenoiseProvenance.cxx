@@ -62,6 +62,7 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
   parameters.emplace_back("outputType", JsonString(options.outputType));
   parameters.emplace_back("threads", options.run.threads > 0 ? std::to_string(options.run.threads) : "null");
   parameters.emplace_back("gfactor", options.complex.gfactor.empty() ? "null" : JsonString(options.complex.gfactor));
+  parameters.emplace_back("estimateGFactor", options.complex.estimateGFactor ? "true" : "false");
   for (const std::string * input : { &options.input, &options.mask, &options.noiseSigmaMap, &options.complex.gfactor })
   {
     if (!input->empty())
@@ -69,7 +70,7 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
       provenance.inputs.push_back(*input);
     }
   }
-  for (const std::string * output : { &options.output, &options.noiseMap, &options.rankMap })
+  for (const std::string * output : { &options.output, &options.noiseMap, &options.rankMap, &options.gfactorMap })
   {
     if (!output->empty())
     {

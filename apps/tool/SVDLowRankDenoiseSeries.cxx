@@ -75,6 +75,7 @@ struct Outputs
   std::string           series;
   std::string           noiseMap; // "" when not asked for
   std::string           rankMap;
+  std::string           gfactorMap;
   std::vector<std::string> echoSeries; // --echo-output's, in echo order
   /** The provenance sidecars of the NIfTI outputs: the output they describe, and their temporary name. */
   std::vector<std::pair<std::string, std::string>> sidecars;
@@ -106,7 +107,8 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
 {
   const std::pair<const std::string *, std::string *> wanted[] = { { &options.output, &outputs.series },
                                                                    { &options.noiseMap, &outputs.noiseMap },
-                                                                   { &options.rankMap, &outputs.rankMap } };
+                                                                   { &options.rankMap, &outputs.rankMap },
+                                                                   { &options.gfactorMap, &outputs.gfactorMap } };
   std::vector<std::string> inputs{ options.input, options.mask, options.noiseSigmaMap, options.complex.gfactor };
   inputs.insert(inputs.end(), options.multiEcho.echoes.begin(), options.multiEcho.echoes.end());
   for (const auto & [target, temporary] : wanted)
@@ -272,6 +274,7 @@ public:
       StepTimer timer(m_Outputs->steps.read);
       m_Filter->SetGFactorImage(ReadGFactorMap(m_Options.complex.gfactor, grid));
     }
+    m_Filter->SetEstimateGFactor(m_Options.complex.estimateGFactor);
     CheckPatch(m_Options, grid, volumes);
     const std::size_t echoes = m_Stack ? m_Stack->echoes : 1;
     m_Filter->SetVolumeGroups(VolumeGroupsFor(m_Options.multiEcho, m_Options.input, volumes, echoes));
@@ -376,9 +379,14 @@ public:
     {
       svdlr_io::WriteImageFile(m_Filter->GetRankOutput(), outputs.rankMap, settings);
     }
+    if (!outputs.gfactorMap.empty())
+    {
+      svdlr_io::WriteImageFile(m_Filter->GetGFactorOutput(), outputs.gfactorMap, settings);
+    }
     const std::pair<std::string, std::string> images[] = { { m_Options.output, outputs.series },
                                                            { m_Options.noiseMap, outputs.noiseMap },
-                                                           { m_Options.rankMap, outputs.rankMap } };
+                                                           { m_Options.rankMap, outputs.rankMap },
+                                                           { m_Options.gfactorMap, outputs.gfactorMap } };
     // ITK's NIfTI writer only prints a full disk: when a later step beside the images fails, the incomplete image is
     // named first (VerifyWrittenFile's OutputWriteError), rather than that step's symptom.
     const auto namingAShortImage = [&images](const auto & step) {

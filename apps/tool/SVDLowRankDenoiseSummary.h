@@ -141,11 +141,16 @@ DescribePolicy(const DenoiseToolOptions & options)
   {
     std::ostringstream sigma;
     sigma << options.noiseSigma;
-    text += ", known sigma " + sigma.str() + (options.complex.gfactor.empty() ? "" : " where g = 1");
+    const bool gfactor = !options.complex.gfactor.empty() || options.complex.estimateGFactor;
+    text += ", known sigma " + sigma.str() + (gfactor ? " where g = 1" : "");
   }
   if (!options.complex.gfactor.empty())
   {
     text += ", g-factor from " + options.complex.gfactor + " (series divided by it, noise map sigma x g)";
+  }
+  if (options.complex.estimateGFactor)
+  {
+    text += ", g-factor estimated by a first MP-PCA pass (series divided by it, noise map sigma x g)";
   }
   text += options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
             ? ", optimal Frobenius shrinkage"
@@ -230,6 +235,10 @@ PrintDenoiseSummary(std::ostream & out, const DenoiseSummary & summary)
   if (!options.rankMap.empty())
   {
     out << "rank map: " << options.rankMap << "\n";
+  }
+  if (!options.gfactorMap.empty())
+  {
+    out << "g-factor map: " << options.gfactorMap << "\n";
   }
   if (!summary.notes.empty())
   {

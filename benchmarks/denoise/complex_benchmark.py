@@ -27,6 +27,9 @@ Methods (every one gets the brain mask, 5x5x5 patches, the signal volumes; the n
                        --policy nordic with one sigma for the image, the generator's (the sigma where g = 1)
   METHOD+g             METHOD with --gfactor PREFIX_gfactor.nii.gz (make_complex_phantom.py --gfactor); the sigma
                        error is then against sigma g
+  METHOD+gest          METHOD with --estimate-gfactor (the map estimated from the series by a first MP-PCA pass),
+                       written with --gfactor-out and scored against the generator's map: the median |g_est / g - 1|
+                       in the mask as estimated, and of its shape (g_est scaled so that the medians match)
   pd-nordic            patch-denoise's NordicDenoiser on the complex series as acquired (patch-denoise removes no
                        phase), noise_std from the noise volumes
   pd-nordic-demod      the same on the complex series with its smooth phase removed first (scipy's Gaussian of the
@@ -190,9 +193,11 @@ def main():
         if "-noise" in name and k == 0:
             continue
         o, s = f"{out}/{name}.nii.gz", f"{out}/{name}_sigma.nii.gz"
-        base = name[:-2] if name.endswith("+g") else name
+        base, _, variant = name.partition("+")
+        gest = f"{out}/{name}_gfactor.nii.gz"
+        extra = {"": [], "g": ["--gfactor", gfactor_path], "gest": ["--estimate-gfactor", "--gfactor-out", gest]}
         if base in methods:
-            seconds = run(methods[base](o, s) + (["--gfactor", gfactor_path] if base != name else []))
+            seconds = run(methods[base](o, s) + extra[variant])
         else:
             source = {"pd-nordic": signal["complex"], "pd-nordic-demod": signal["demodulated"],
                       "pd-nordic-demod-edge": signal["demodulated"]}.get(name, signal["mag"])
@@ -211,6 +216,12 @@ def main():
             estimate = load(s)[mask]
             row["sigma_median_rel_error"] = float(np.median(estimate / true_sigma - 1.0))
             row["sigma_median_abs_rel_error"] = float(np.median(np.abs(estimate / true_sigma - 1.0)))
+        if variant == "gest" and os.path.exists(gfactor_path):
+            g_true = load(gfactor_path)[mask].astype(np.float64)
+            g_est = load(gest)[mask].astype(np.float64)
+            row["gfactor_median_abs_rel_error"] = float(np.median(np.abs(g_est / g_true - 1.0)))
+            shape = g_est * np.median(g_true) / np.median(g_est)
+            row["gfactor_shape_median_abs_rel_error"] = float(np.median(np.abs(shape / g_true - 1.0)))
         rows.append(row)
         err = row.get("sigma_median_rel_error")
         print(f"| {truth['wm_b0_snr_median']:g} | {name} | {row['psnr_db']:.2f} | {row['gain_db']:+.2f} | "

@@ -64,6 +64,17 @@ constexpr double kGaussianAggregationFwhm = 2.0;
  * Only an explicit OptimalFrobenius without σ is an error. */
 constexpr Shrinkage kDefaultShrinkage = Shrinkage::Auto;
 
+/** The g-factor estimate (LocalDenoiseOptions::estimateGFactor, svdlrGFactorEstimate.h) is off unless asked for:
+ * a scanner's map is better when there is one, and the local σ of the default policy follows g already. */
+constexpr bool kDefaultEstimateGFactor = false;
+/** Where no thermal σ is given, the estimated g is the smoothed σ map over this percentile of it in the mask, so
+ * that g >= 1 in most voxels (the least amplified voxels of an accelerated scan have g near 1). */
+constexpr double kGFactorEstimateReferencePercentile = 5.0;
+/** The estimated g is clamped to this range: a first pass that counts signal as noise (an edge, a vessel) or finds
+ * almost none must not scale a voxel by more. */
+constexpr float kGFactorEstimateMinimum = 0.5f;
+constexpr float kGFactorEstimateMaximum = 10.0f;
+
 /** No demeaning unless asked for: demeaning lowered the PSNR on every benchmark phantom measured, per shell most
  * (docs/denoising.md, "Demeaning and multi-echo series"), since each group's mean comes back with its noise. */
 constexpr Demean kDefaultDemean = Demean::None;

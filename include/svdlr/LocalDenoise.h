@@ -135,6 +135,16 @@ struct LocalDenoiseOptions
    * and > 0 at every voxel, the mask's outside included (patches read it): GFactorMapProblem. Not with an active
    * magnitudeNoise (InvalidArgument). */
   const float * gfactor{ nullptr };
+  /** Estimate the g-factor map from the series itself, then denoise as with a given map (svdlrGFactorEstimate.h,
+   * NORDIC's estimate when it is given none: Moeller et al. 2021): a first pass of the default policy
+   * (DefaultDenoisePolicy(), σ estimated per patch, with this request's patch, mask, aggregation and backend) gives
+   * a σ map; smoothed over one patch extent inside the mask and divided by the thermal σ it is g. The thermal σ is
+   * the known σ where g = 1 (policy.noiseSigma, or the median over the mask of the noiseSigma map) or, without one,
+   * the smoothed map's kGFactorEstimateReferencePercentile-th percentile in the mask; g is clamped to
+   * [kGFactorEstimateMinimum, kGFactorEstimateMaximum] (Defaults.h). Without a known σ the scale of g cancels (the
+   * second pass estimates σ of the divided series), so only its shape matters. Not with `gfactor` nor an active
+   * magnitudeNoise (GFactorEstimateProblem). Default: kDefaultEstimateGFactor. */
+  bool estimateGFactor{ kDefaultEstimateGFactor };
   /** Magnitude input: variance stabilisation and noise-floor removal; off by default. */
   MagnitudeNoiseOptions magnitudeNoise{};
   /** Optional, `volumes` values: the group of each volume, 0 .. groups - 1, each group holding at least one volume
@@ -169,6 +179,8 @@ struct LocalDenoiseMaps
   float *         noiseSigma{ nullptr }; // σ estimated or given; 0 where the policy does not model noise
                                          // (FixedRank, EnergyFraction) and no σ map was given
   std::uint16_t * rank{ nullptr };       // rank kept
+  float *         gfactor{ nullptr };    // the g-factor map used: the given one or the estimate; left as it is
+                                         // when neither is asked for (every voxel, the mask's outside too)
 };
 
 struct LocalDenoiseReport
@@ -213,6 +225,12 @@ StartCudaDenoiseWarmUp(std::size_t volumes, const LocalDenoiseOptions & options)
  * Python. */
 std::string
 GFactorMapProblem(const float * gfactor, const std::array<std::size_t, 3> & size);
+
+/** Why a g-factor map cannot be estimated with these options (`gfactorGiven`: a map is given too; `magnitudeModel`:
+ * MagnitudeNoiseOptions::Active()), or "" when it can. The one rule of the engine, the filter, the tools and
+ * Python. */
+std::string
+GFactorEstimateProblem(bool gfactorGiven, bool magnitudeModel);
 
 /** GFactorMapProblem's test alone: the first of `voxels` values that is not finite and > 0, or `voxels` when there
  * is none (for a caller that names the voxel in its own axis order, as Python does). */

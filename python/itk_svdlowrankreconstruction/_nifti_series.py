@@ -290,9 +290,11 @@ def _device_lock(options: DenoiseOptions) -> threading.Lock:
         return _DEVICE_LOCKS.setdefault(key, threading.Lock())
 
 
-def denoise_series(series: ReadSeries, options: Optional[DenoiseOptions] = None) -> Tuple[np.ndarray, ...]:
+def denoise_series(series: ReadSeries, options: Optional[DenoiseOptions] = None, *,
+                   estimate_gfactor: Optional[bool] = None) -> Tuple[np.ndarray, ...]:
     """The second step of :func:`denoise_nifti`: (denoised, sigma map, rank map), on ``options``' backend and
-    device, one series at a time on each device of this process."""
+    device, one series at a time on each device of this process. ``estimate_gfactor``: the g-factor map estimated
+    from the series (the filter's ``estimate_gfactor``)."""
     from ._denoise import local_low_rank_denoising_image_filter  # noqa: PLC0415
 
     options = options or DenoiseOptions()
@@ -301,6 +303,8 @@ def denoise_series(series: ReadSeries, options: Optional[DenoiseOptions] = None)
         keywords["noise_sigma"] = np.asarray(series.known_sigma, dtype=np.float32)
     if series.gfactor is not None:
         keywords["gfactor"] = np.asarray(series.gfactor, dtype=np.float32)
+    if estimate_gfactor is not None:
+        keywords["estimate_gfactor"] = bool(estimate_gfactor)
     keywords["echoes"] = series.echoes
     if series.bvalues is not None:
         keywords["bvalues"] = list(series.bvalues) * series.echoes  # every echo has the run's b-values
@@ -363,6 +367,7 @@ def denoise_nifti(
     echo_output_paths: Sequence[str] = (),
     bval_path: Optional[str] = None,
     gfactor_path: Optional[str] = None,
+    estimate_gfactor: Optional[bool] = None,
 ) -> SeriesResult:
     """Denoises the 4D NIfTI series ``input_path`` into ``output_path`` (float32), with the noise map (float32) and
     rank map (uint16) when their paths are given; files there are replaced. ``mask_path``: denoise where it is not
@@ -371,7 +376,8 @@ def denoise_nifti(
     ``echo_paths``, written to ``output_path`` and ``echo_output_paths``) is denoised jointly, its echoes stacked on
     the volume axis. ``bval_path``: the b-values, for ``options.demean == "shells"``. ``gfactor_path``: a g-factor
     map (3D; the series divided by it before the low-rank step and multiplied back, the noise map sigma x g; a single
-    ``options.noise_sigma`` is then the sigma where g = 1, a ``sigma_map_path`` is refused). Its three steps
+    ``options.noise_sigma`` is then the sigma where g = 1, a ``sigma_map_path`` is refused); ``estimate_gfactor``: that
+    map estimated from the series instead (docs/denoising.md, "An estimated g-factor map"). Its three steps
     (:func:`read_series`, :func:`denoise_series`, :func:`write_series`) are what the batch pipeline runs on its
     threads (:mod:`._denoise_batch`).
 
@@ -379,7 +385,7 @@ def denoise_nifti(
     that is not 4D or a mask or sigma map of another grid, and the denoiser's own errors."""
     series = read_series(input_path, mask_path=mask_path, sigma_map_path=sigma_map_path, options=options,
                          echo_paths=echo_paths, bval_path=bval_path, gfactor_path=gfactor_path)
-    denoised, sigma, rank = denoise_series(series, options)
+    denoised, sigma, rank = denoise_series(series, options, estimate_gfactor=estimate_gfactor)
     return write_series(series, denoised, sigma, rank, output_path, noise_map_path=noise_map_path,
                         rank_map_path=rank_map_path, report_volume=report_volume, echo_output_paths=echo_output_paths)
 

@@ -42,6 +42,8 @@ class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
     gfactor_map = File(exists=True, desc="a g-factor map (3D, > 0 everywhere): the series divided by it before the "
                                          "low-rank step and multiplied back, as NORDIC does; noise_sigma is then the "
                                          "sigma where g = 1, and sigma_map is refused with it")
+    estimate_gfactor = traits.Bool(desc="estimate the g-factor map from the series (a first MP-PCA pass), as NORDIC "
+                                        "does without one; then as gfactor_map. Not with gfactor_map or sigma_map")
     policy = traits.Enum(*_engine.POLICIES,
                          desc=f"how each patch's rank is chosen (default: {_engine.DEFAULT_DENOISE_POLICY})")
     fixed_rank = traits.Int(desc="the rank every patch keeps (policy fixed); dwidenoise's 'rank' is the rank map")
@@ -123,6 +125,8 @@ class DenoiseSeries(SimpleInterface):
                                mask_path=self.inputs.mask if isdefined(self.inputs.mask) else None,
                                sigma_map_path=self.inputs.sigma_map if isdefined(self.inputs.sigma_map) else None,
                                gfactor_path=self.inputs.gfactor_map if isdefined(self.inputs.gfactor_map) else None,
+                               estimate_gfactor=(self.inputs.estimate_gfactor
+                                                 if isdefined(self.inputs.estimate_gfactor) else None),
                                options=self._options(),
                                bval_path=self.inputs.in_bval if isdefined(self.inputs.in_bval) else None)
         self._results.update(out_file=out_file, noise=noise, rank=rank, sigma_median=result.sigma["median"],

@@ -341,7 +341,8 @@ DenoiseArray(SeriesArray                               series,
              std::optional<std::vector<std::int64_t>>  volumeGroups,
              std::optional<std::string>                noiseEstimator,
              bool                                      sigmaFloorCorrection,
-             std::optional<SigmaArray>                 gfactor)
+             std::optional<SigmaArray>                 gfactor,
+             bool                                      estimateGFactor)
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
@@ -403,6 +404,12 @@ DenoiseArray(SeriesArray                               series,
     }
     options.gfactor = gfactor->data();
   }
+  const std::string estimateProblem = GFactorEstimateProblem(gfactor.has_value(), options.magnitudeNoise.Active());
+  if (estimateGFactor && !estimateProblem.empty())
+  {
+    ThrowValueError("estimate_gfactor: " + estimateProblem);
+  }
+  options.estimateGFactor = estimateGFactor;
 
   std::vector<std::uint32_t> groups;
   if (volumeGroups)
@@ -509,6 +516,7 @@ DefineDenoise(nb::module_ & module)
              "noise_estimator"_a = nb::none(),
              "sigma_floor_correction"_a = false,
              "gfactor"_a = nb::none(),
+             "estimate_gfactor"_a = kDefaultEstimateGFactor,
              DenoiseDoc);
   module.def(
     "demean_groups",
@@ -565,6 +573,7 @@ DefineDenoise(nb::module_ & module)
     }
     module.attr("DEMEAN_CHOICES") = nb::tuple(names);
     module.attr("DEFAULT_DEMEAN") = DemeanName(kDefaultDemean);
+    module.attr("DEFAULT_ESTIMATE_GFACTOR") = kDefaultEstimateGFactor;
   }
   nb::list presets;
   for (const std::string & name : DenoisePresetNameList())

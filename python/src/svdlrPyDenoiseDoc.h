@@ -103,6 +103,13 @@ noise_estimator : "mp" or "residual", optional
 sigma_floor_correction : bool
     A magnitude series: correct the sigma estimated on it (the noise map, and the sigma noise_floor uses) for the
     Rician (non-central chi, `coils`) floor's smaller spread. Not with noise_sigma nor vst (ValueError).
+gfactor : float32 array of the spatial shape, C-contiguous, optional
+    A g-factor map, finite and > 0 at every voxel: the series divided by it before the low-rank step and multiplied
+    back after; the noise map is sigma x g.
+estimate_gfactor : bool
+    Estimate the g-factor map from the series (a first pass of the default policy, its sigma map smoothed and
+    divided by the sigma where g = 1: the median of noise_sigma, else the map's 5th percentile), then as gfactor.
+    Not with gfactor, vst, noise_floor nor sigma_floor_correction (ValueError).
 
 Returns
 -------

@@ -265,6 +265,64 @@ TEST_F(LocalDenoiseCuda, GFactorMapEqualsCpuWithEstimatedAndKnownSigma)
   ExpectGpuEqualsCpu(input, options);
 }
 
+// The g-factor estimate (src/svdlrGFactorEstimate.cxx) is host code around either backend: a first pass on the chosen
+// backend, the map made on the host from its σ map, then the given-map step. The maps agree to float rounding, and the
+// GPU's run is the CPU's given-map run with the GPU's map (the same input to the second pass on both), with the
+// thermal σ from the map's percentile and from a known σ, with a mask.
+TEST_F(LocalDenoiseCuda, GFactorEstimateEqualsCpu)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  Series input = LowRankPlusNoise({ 16, 15, 12 }, 30, 3, m_Random);
+  for (std::size_t v = 0; v < input.Voxels(); ++v)
+  {
+    const std::size_t x = v % input.size[0], y = v / input.size[0] % input.size[1], z = v / (input.size[0] * input.size[1]);
+    const float       g = 1.0f + float(x) / float(input.size[0]); // the noise (and signal) amplified 1 to 2 along x
+    for (std::size_t t = 0; t < input.volumes; ++t)
+    {
+      input.data[x * input.strides[0] + y * input.strides[1] + z * input.strides[2] + t * input.strides[3]] *= g;
+    }
+  }
+  const std::vector<std::uint8_t> mask = BallMask(input.size, m_Random);
+  const std::vector<float>        sigma(input.Voxels(), 1.0f);
+  for (int known = 0; known < 2; ++known)
+  {
+    LocalDenoiseOptions options;
+    options.estimateGFactor = true;
+    options.mask = mask.data();
+    if (known)
+    {
+      options.policy = svdlr::RankPolicy::Nordic();
+      options.noiseSigma = sigma.data();
+    }
+    std::vector<float> gCpu(input.Voxels()), gGpu(input.Voxels());
+    Result             gpu;
+    for (auto [backend, g] : { std::pair{ svdlr::Backend::CPU, &gCpu }, std::pair{ svdlr::Backend::CUDA, &gGpu } })
+    {
+      Result run;
+      run.output = input.Poisoned();
+      run.sigma.assign(input.Voxels(), std::numeric_limits<float>::quiet_NaN());
+      run.rank.assign(input.Voxels(), 0xFFFF);
+      options.backend = backend;
+      run.report = svdlr::DenoiseLocalLowRank(input.View(), run.output.MutableView(),
+                                              { run.sigma.data(), run.rank.data(), g->data() }, options);
+      if (backend == svdlr::Backend::CUDA)
+      {
+        gpu = std::move(run);
+      }
+    }
+    EXPECT_EQ(gpu.report.backend, svdlr::Backend::CUDA);
+    for (std::size_t v = 0; v < gCpu.size(); ++v)
+    {
+      // A box mean of σ values that agree to 1e-6, over a reference that does: 1e-5 relative.
+      ASSERT_NEAR(gGpu[v], gCpu[v], 1e-5f * gCpu[v]) << "voxel " << v << (known ? ", known sigma" : "");
+    }
+    LocalDenoiseOptions given = options;
+    given.estimateGFactor = false;
+    given.gfactor = gGpu.data();
+    ExpectSameResult(gpu, Denoise(input, given, svdlr::Backend::CPU), input);
+  }
+}
+
 TEST_F(LocalDenoiseCuda, ResidualNoiseEstimatorEqualsCpu)
 {
   // The residual refit of σ (svdlr::NoiseEstimator::ResidualRefit) runs in ChoosePatchRank, on the device as on the

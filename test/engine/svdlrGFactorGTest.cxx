@@ -23,6 +23,7 @@
 #include "svdlr/LocalDenoise.h"
 #include "svdlrLocalDenoiseReference.h"
 #include "svdlrLocalDenoiseRun.h"
+#include "svdlrGFactorPhantom.h"
 #include "svdlrLocalDenoiseSeriesShape.h"
 #include "svdlrTestSeries.h"
 
@@ -38,43 +39,9 @@ namespace
 {
 using namespace svdlr::test;
 using namespace svdlr::test::local_denoise_series; // kSize, kVolumes, kSigma
+using namespace svdlr::test::gfactor_phantom;      // SmoothGFactor, SeriesWithGFactorNoise, ScoreRun
 using svdlr::LocalDenoiseOptions;
 using svdlr::RankPolicy;
-
-/** A g-factor that grows smoothly from 1 at the image's centre to 2 at its corners, as parallel imaging's does
- * towards the coils' overlap: 1 + d², d the distance from the centre over the corner's. */
-std::vector<float>
-SmoothGFactor(const std::array<std::size_t, 3> & size)
-{
-  std::vector<float> g(size[0] * size[1] * size[2]);
-  for (std::size_t v = 0; v < g.size(); ++v)
-  {
-    const std::size_t c[3] = { v % size[0], v / size[0] % size[1], v / (size[0] * size[1]) };
-    double            d2 = 0.0;
-    for (int axis = 0; axis < 3; ++axis)
-    {
-      const double half = 0.5 * double(size[axis] - 1);
-      d2 += (double(c[axis]) - half) * (double(c[axis]) - half) / (3.0 * half * half);
-    }
-    g[v] = static_cast<float>(1.0 + d2);
-  }
-  return g;
-}
-
-/** The clean low-rank series of LowRankSeries with noise of sigma g(v) in voxel v (the noise redrawn). */
-NoisySeries
-SeriesWithGFactorNoise(const std::vector<float> & g, int rank, Random & random, double amplitude = 4.0)
-{
-  NoisySeries series = LowRankSeries(kSize, kVolumes, rank, kSigma, amplitude, random);
-  for (std::size_t v = 0; v < series.clean.Voxels(); ++v)
-  {
-    for (std::size_t t = 0; t < kVolumes; ++t)
-    {
-      series.noisy(v, t) = static_cast<float>(series.clean(v, t) + kSigma * g[v] * random.Normal());
-    }
-  }
-  return series;
-}
 
 /** Noise-only volumes of sigma g(v), as a noRF scan of the same acquisition. */
 Series
@@ -177,39 +144,6 @@ TEST(SVDLowRankGFactor, KnownSigmaWithOverlapAndShrinkageMatchesTheFloat64Refere
   options.aggregation = svdlr::PatchAggregation::OverlapAverage;
   options.shrinkage = svdlr::Shrinkage::OptimalFrobenius;
   ExpectGFactorRunMatchesReference(SeriesWithGFactorNoise(g, 2, random).noisy, g, options, { 5, 5, 5 });
-}
-
-/** The root-mean-square error against the clean series, and the mean |sigma map / (kSigma g) - 1|, over voxels at
- * least 2 from every face (a patch there is centred). */
-struct Scores
-{
-  double rmse{ 0.0 };
-  double sigmaError{ 0.0 };
-};
-
-Scores
-ScoreRun(const NoisySeries & series, const std::vector<float> & g, const LocalDenoiseOptions & options)
-{
-  const Denoised result = Denoise(series.noisy, options);
-  Scores         scores;
-  std::size_t    voxels = 0;
-  for (std::size_t v = 0; v < series.clean.Voxels(); ++v)
-  {
-    if (!Interior(v, kSize, 2))
-    {
-      continue;
-    }
-    ++voxels;
-    for (std::size_t t = 0; t < kVolumes; ++t)
-    {
-      const double d = double(result.output(v, t)) - double(series.clean(v, t));
-      scores.rmse += d * d;
-    }
-    scores.sigmaError += std::abs(double(result.sigma[v]) / (kSigma * double(g[v])) - 1.0);
-  }
-  scores.rmse = std::sqrt(scores.rmse / double(voxels * kVolumes));
-  scores.sigmaError /= double(voxels);
-  return scores;
 }
 
 // The bounds of the two tests below come from the ratios (with the map / without) over seeds 1..150

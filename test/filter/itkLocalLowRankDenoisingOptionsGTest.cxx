@@ -41,6 +41,16 @@ MagnitudeOf(const svdlr::test::Series & series)
   return magnitude;
 }
 
+/** Each element of the filter's `image` (its buffer of `expected`'s length) equals `expected`'s, to the bit. */
+void
+ExpectBufferEquals(const float * image, const std::vector<float> & expected, const char * what)
+{
+  for (std::size_t i = 0; i < expected.size(); ++i)
+  {
+    ASSERT_EQ(image[i], expected[i]) << what << " element " << i;
+  }
+}
+
 } // namespace
 
 TEST_F(LocalLowRankDenoisingSettings, MagnitudeNoiseSettingsReachTheEngine)
@@ -208,15 +218,8 @@ TEST_F(LocalLowRankDenoisingSettings, GFactorImageReachesTheEngineAndScalesTheNo
   svdlr::LocalDenoiseMaps maps;
   maps.noiseSigma = sigma.data();
   svdlr::DenoiseLocalLowRank(m_Series.noisy.View(), expected.View(), maps, options);
-  const float * output = filter->GetOutput()->GetBufferPointer();
-  for (std::size_t i = 0; i < expected.values.size(); ++i)
-  {
-    ASSERT_EQ(output[i], expected.values[i]) << "element " << i;
-  }
-  for (std::size_t v = 0; v < voxels; ++v)
-  {
-    ASSERT_EQ(filter->GetNoiseSigmaOutput()->GetBufferPointer()[v], sigma[v]) << "voxel " << v;
-  }
+  ExpectBufferEquals(filter->GetOutput()->GetBufferPointer(), expected.values, "series");
+  ExpectBufferEquals(filter->GetNoiseSigmaOutput()->GetBufferPointer(), sigma, "sigma map");
 
   gfactor->GetBufferPointer()[5] = 0.0f;
   gfactor->Modified();
@@ -227,4 +230,45 @@ TEST_F(LocalLowRankDenoisingSettings, GFactorImageReachesTheEngineAndScalesTheNo
   small->FillBuffer(1.0f);
   filter->SetGFactorImage(small);
   EXPECT_NE(UpdateError(filter.GetPointer()).find("GFactorImage has size"), std::string::npos);
+}
+
+TEST_F(LocalLowRankDenoisingSettings, EstimateGFactorReachesTheEngineAndTheMapComesOut)
+{
+  const std::size_t voxels = m_Series.noisy.Voxels();
+  auto              filter = Filter4D::New();
+  filter->SetInput(ToImage(m_Series.noisy));
+  filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);
+  filter->Update();
+  // Without a map the map out is 1 everywhere.
+  for (std::size_t v = 0; v < voxels; ++v)
+  {
+    ASSERT_EQ(filter->GetGFactorOutput()->GetBufferPointer()[v], 1.0f) << "voxel " << v;
+  }
+  filter->EstimateGFactorOn();
+  filter->Update();
+
+  svdlr::test::Series        expected = svdlr::test::EmptySeries(m_Series.noisy.size, m_Series.noisy.volumes);
+  std::vector<float>         sigma(voxels), g(voxels);
+  svdlr::LocalDenoiseOptions options;
+  options.backend = svdlr::Backend::CPU;
+  options.estimateGFactor = true;
+  svdlr::LocalDenoiseMaps maps;
+  maps.noiseSigma = sigma.data();
+  maps.gfactor = g.data();
+  svdlr::DenoiseLocalLowRank(m_Series.noisy.View(), expected.View(), maps, options);
+  ExpectBufferEquals(filter->GetOutput()->GetBufferPointer(), expected.values, "series");
+  ExpectBufferEquals(filter->GetNoiseSigmaOutput()->GetBufferPointer(), sigma, "sigma map");
+  ExpectBufferEquals(filter->GetGFactorOutput()->GetBufferPointer(), g, "g-factor map");
+  EXPECT_NE(filter->GetBackendNotes().find("g-factor estimated"), std::string::npos);
+
+  auto given = Filter4D::NoiseSigmaImageType::New();
+  given->SetRegions(Filter4D::NoiseSigmaImageType::SizeType{ { m_Series.noisy.size[0], m_Series.noisy.size[1],
+                                                                m_Series.noisy.size[2] } });
+  given->Allocate();
+  given->FillBuffer(1.5f);
+  filter->SetGFactorImage(given);
+  EXPECT_NE(UpdateError(filter.GetPointer()).find("not both"), std::string::npos);
+  filter->EstimateGFactorOff();
+  filter->Update();
+  EXPECT_EQ(filter->GetGFactorOutput()->GetBufferPointer()[0], 1.5f);
 }
