@@ -412,10 +412,15 @@ stage_bids-app() {
   mkdir -p "$b"
   [ -f "$b/phantom$size.bval" ] || python3 "$root/benchmarks/denoise/make_dwi_phantom.py" --colin27 "$bundle/data" \
     --size "$nx" "$ny" "$nz" "$nv" --out "$b/phantom$size" > "$dir/phantom.log" 2>&1
-  PYTHONPATH=$pkg:$PYTHONPATH timeout $(( ${BIDS_BUDGET:-540} - ($(date +%s) - started) )) \
+  # BIDS_SESSION=0 leaves the session out (with BIDS_PROBE=1: the probe alone)
+  [ "${BIDS_SESSION:-1}" = 0 ] || PYTHONPATH=$pkg:$PYTHONPATH timeout $(( ${BIDS_BUDGET:-540} - ($(date +%s) - started) )) \
     python3 "$root/benchmarks/bids_app_session.py" --phantom "$b/phantom$size" --subjects "${SUBJECTS:-20}" \
     --work "$b" --dwidenoise "$bin/dwidenoise" --dwidenoise-subjects "${DWIDENOISE_SUBJECTS:-2}" 2>&1 |
     tee "$dir/session.log" | grep -E '^(#|-|  )' | tee -a "$summary"
+  # BIDS_PROBE=1: the App as fresh processes on one GPU and on two, split into import, main() and exit
+  [ -z "${BIDS_PROBE:-}" ] || PYTHONPATH=$pkg:$PYTHONPATH timeout $(( ${BIDS_BUDGET:-540} - ($(date +%s) - started) )) \
+    python3 "$root/benchmarks/bids_app_process_probe.py" --phantom "$b/phantom$size" --subjects "${SUBJECTS:-20}" \
+    --work "$b" 2>&1 | tee "$dir/probe.log" | grep -E '^(#|-|  )' | tee -a "$summary"
   # BIDS_TRACE=1: then the App in one process on one GPU and on two, each step timed (bids_app_trace.py)
   [ -z "${BIDS_TRACE:-}" ] || PYTHONPATH=$pkg:$PYTHONPATH timeout $(( ${BIDS_BUDGET:-540} - ($(date +%s) - started) )) \
     python3 "$root/benchmarks/bids_app_trace.py" --phantom "$b/phantom$size" --subjects "${SUBJECTS:-20}" \
