@@ -55,29 +55,32 @@ HalfGaussian(double sigma)
   return weights;
 }
 
-/** out = in convolved along x (stride 1) with `half`, row by row: each output value is summed in one register, in
- * the order of SmoothAlongAxis's planes (q rising from 0), so the two give the same bits. Along x the plane loop
- * below would run its inner loop over one value, which made the x pass most of the read step's time. */
+/** out = in convolved along x (stride 1) with `half`, row by row. Each output value is a sum over the kernel's taps
+ * in rising order of the input index, starting from 0, as SmoothAlongAxis's planes are, so the two give the same
+ * bits; the loop over a row's outputs is inside the loop over the taps, so that it vectorises (a sum per output
+ * in one register, with the taps inside, did not, and made the x pass most of the smoothing's time). */
 void
 SmoothAlongRows(const std::vector<double> & in, std::vector<double> & out, std::size_t length,
                 const std::vector<double> & half)
 {
-  const std::size_t rows = in.size() / length;
-  const std::size_t radius = half.size() - 1;
+  const std::size_t    rows = in.size() / length;
+  const std::ptrdiff_t radius = static_cast<std::ptrdiff_t>(half.size()) - 1;
+  const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(length);
   for (std::size_t r = 0; r < rows; ++r)
   {
     const double * row = in.data() + r * length;
     double *       target = out.data() + r * length;
-    for (std::size_t p = 0; p < length; ++p)
+    std::fill(target, target + length, 0.0);
+    // Tap k adds w(|k|) row[p + k] to output p, for the outputs whose p + k lies in the row.
+    for (std::ptrdiff_t k = -radius; k <= radius; ++k)
     {
-      const std::size_t first = p >= radius ? p - radius : 0;
-      const std::size_t last = std::min(p + radius, length - 1);
-      double            sum = 0.0;
-      for (std::size_t q = first; q <= last; ++q)
+      const double         w = half[static_cast<std::size_t>(k < 0 ? -k : k)];
+      const std::ptrdiff_t first = std::max<std::ptrdiff_t>(0, -k);
+      const std::ptrdiff_t last = std::min(n, n - k); // one past
+      for (std::ptrdiff_t p = first; p < last; ++p)
       {
-        sum += half[q > p ? q - p : p - q] * row[q];
+        target[p] += w * row[p + k];
       }
-      target[p] = sum;
     }
   }
 }

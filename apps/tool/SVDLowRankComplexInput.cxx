@@ -36,7 +36,10 @@
 #include <cmath>
 #include <complex>
 #include <future>
+#include <limits>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace svdlr_tools
 {
@@ -193,6 +196,49 @@ Engine(const TCall & call)
   }
 }
 
+/** The voxels of one slice of `image`: the unit of the read step's parallel loops, many more of them than threads
+ * (a volume a task left a quarter of 16 threads idle in the last round of 65 volumes). */
+std::size_t
+PlaneSize(const SeriesImage & image)
+{
+  const auto & size = image.GetLargestPossibleRegion().GetSize();
+  return size[0] * size[1];
+}
+
+/** The least and greatest of values[0, count), a slice a task; NaN for both when any value is NaN or infinite. */
+std::pair<float, float>
+FiniteRange(const float * values, std::size_t count, std::size_t plane)
+{
+  const std::size_t                    planes = plane > 0 ? count / plane : 0;
+  std::vector<std::pair<float, float>> ranges(planes);
+  if (planes == 0)
+  {
+    return { 0.0f, 0.0f };
+  }
+  VolumeParallelFor()(planes, [&](std::size_t p) {
+    float low = values[p * plane], high = low;
+    bool  finite = true;
+    for (std::size_t i = p * plane; i < (p + 1) * plane; ++i)
+    {
+      finite = finite && std::isfinite(values[i]);
+      low = std::min(low, values[i]);
+      high = std::max(high, values[i]);
+    }
+    constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+    ranges[p] = finite ? std::pair{ low, high } : std::pair{ kNaN, kNaN };
+  });
+  std::pair<float, float> range = ranges.front();
+  for (const auto & [low, high] : ranges)
+  {
+    if (!std::isfinite(low))
+    {
+      return { low, high };
+    }
+    range = { std::min(range.first, low), std::max(range.second, high) };
+  }
+  return range;
+}
+
 /** The complex series (real, imaginary) from INPUT and --phase or --imaginary (or `given`), or from a complex file. */
 std::pair<SeriesImage::Pointer, SeriesImage::Pointer>
 ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const ComplexInputOptions & options,
@@ -233,23 +279,22 @@ ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const Comple
   // Magnitude and phase.
   const auto phase = second;
   const auto count = phase->GetLargestPossibleRegion().GetNumberOfPixels();
-  const auto [low, high] = std::minmax_element(phase->GetBufferPointer(), phase->GetBufferPointer() + count);
-  if (!std::isfinite(*low) || !std::isfinite(*high))
+  const auto [low, high] = FiniteRange(phase->GetBufferPointer(), count, PlaneSize(*phase));
+  if (!std::isfinite(low) || !std::isfinite(high))
   {
     throw InputError("the phase '" + secondPath + "' holds NaN or Inf");
   }
   const PhaseUnit & unit =
-    options.phaseUnits == "auto" ? InferPhaseUnit(*low, *high, secondPath) : UnitNamed(options.phaseUnits);
-  if (*low < unit.low - kRadianSlack || *high > unit.high + kRadianSlack)
+    options.phaseUnits == "auto" ? InferPhaseUnit(low, high, secondPath) : UnitNamed(options.phaseUnits);
+  if (low < unit.low - kRadianSlack || high > unit.high + kRadianSlack)
   {
     std::ostringstream message;
-    message << "the phase '" << secondPath << "' ranges over [" << *low << ", " << *high << "], outside "
+    message << "the phase '" << secondPath << "' ranges over [" << low << ", " << high << "], outside "
             << unit.meaning << " (--phase-units " << unit.name << ")";
     throw InputError(message.str());
   }
   auto              imag = SeriesLike(*first, volumes);
-  const auto &      size = first->GetLargestPossibleRegion().GetSize();
-  const std::size_t plane = size[0] * size[1]; // a task a slice of a volume: many more tasks than threads
+  const std::size_t plane = PlaneSize(*first); // a task a slice of a volume: many more tasks than threads
   float * const     magnitudes = first->GetBufferPointer(); // becomes the real part
   const float *     angles = phase->GetBufferPointer();
   float * const     imaginary = imag->GetBufferPointer();
