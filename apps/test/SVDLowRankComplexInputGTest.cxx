@@ -337,6 +337,18 @@ TEST_F(ComplexDenoiseTool, BadComplexInputsExitWithThreeAndBadCommandLinesWithTw
   ExpectRefused("--noise-scan small.nii.gz complex.nii.gz out.nii.gz", 3, "16 x 14 x 11 voxels");
   ExpectRefused("--noise-volumes 29 mag.nii.gz out.nii.gz", 3, "fewer than 2 are left");
   ExpectRefused("--phase nowhere.nii.gz mag.nii.gz out.nii.gz", 3, "cannot read the phase");
+  // NaN in any file of a complex series: NIfTI readers turn it into 0, which must not pass for a phase of 0 rad.
+  for (const char * name : { "phase", "mag", "imag" })
+  {
+    auto withNaN = itk::ReadImage<Series4D>(Path(std::string(name) + ".nii.gz"));
+    withNaN->GetBufferPointer()[withNaN->GetLargestPossibleRegion().GetNumberOfPixels() / 2] =
+      std::numeric_limits<float>::quiet_NaN();
+    itk::WriteImage(withNaN, Path(std::string(name) + "_nan.nii.gz"));
+  }
+  ExpectRefused("--phase phase_nan.nii.gz mag.nii.gz out.nii.gz", 3, "the phase 'phase_nan.nii.gz' holds NaN or Inf");
+  ExpectRefused("--phase phase.nii.gz mag_nan.nii.gz out.nii.gz", 3, "the series 'mag_nan.nii.gz' holds NaN or Inf");
+  ExpectRefused("--imaginary imag_nan.nii.gz real.nii.gz out.nii.gz", 3,
+                "the imaginary part 'imag_nan.nii.gz' holds NaN or Inf");
   ExpectRefused("--noise-volumes 4 --noise-sigma 2 mag_all.nii.gz out.nii.gz", 2, "give sigma once");
   ExpectRefused("--complex-output complex mag.nii.gz out.nii.gz", 2, "needs complex input");
   ExpectRefused("--phase-units degrees mag.nii.gz out.nii.gz", 2, "--phase");

@@ -570,6 +570,21 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   }
   if (ComplexInputRequested(options.complex, io->GetPixelType()))
   {
+    // Every file of the complex series is scanned as the magnitude path's input is: ITK's NIfTI reader, and ours
+    // after it, read NaN and Inf as 0, which a phase or an imaginary part would then carry on as a value.
+    {
+      StepTimer timer(outputs->steps.checks);
+      CheckInputFileUpFront(options.input, "series", true); // the series read is the demodulated part: scanned later
+      for (const auto & [path, what] : { std::pair{ &options.complex.phase, "phase" },
+                                         std::pair{ &options.complex.imaginary, "imaginary part" },
+                                         std::pair{ &options.complex.noiseScan, "noise scan" } })
+      {
+        if (!path->empty() && !IsDicomInput(*path))
+        {
+          CheckInputFileUpFront(*path, what, true);
+        }
+      }
+    }
     std::shared_ptr<const PreparedSeries> prepared;
     {
       StepTimer timer(outputs->steps.read); // the images read, and the phase removed or sigma estimated from them
