@@ -83,6 +83,10 @@ MagnitudeNoiseModel(const ComplexInputOptions & options);
 std::string
 MagnitudeNoiseLabel(const ComplexInputOptions & options);
 
+/** The first magnitude option given, for messages: "--vst", "--noise-floor" or "--sigma-floor-correction". */
+const char *
+FirstMagnitudeOption(const ComplexInputOptions & options);
+
 /** Whether the run takes the complex or noise-scan path (any of the options above, or a complex input file). */
 bool
 ComplexInputRequested(const ComplexInputOptions & options, itk::IOPixelEnum inputPixel);

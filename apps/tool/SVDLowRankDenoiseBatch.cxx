@@ -333,7 +333,7 @@ RunDenoiseBatch(const DenoiseToolOptions & options)
     log << runs.size() << " series -> " << options.outputDir << std::endl;
   }
   const auto summary = DenoiseBatch(runs, options, pipeline);
-  return FinishBatchRun(summary, options.batch, options.run, "SVDLowRankDenoiseSeries", "series");
+  return FinishBatchRun(summary, options.batch, options.run, DenoiseToolName, "series");
 }
 
 } // namespace svdlr_tools

@@ -127,7 +127,7 @@ DenoiseToolOptions
 ParseDenoiseToolOptions(int argc, const char * const argv[])
 {
   DenoiseToolOptions options;
-  CLI::App           app{ Description, "SVDLowRankDenoiseSeries" };
+  CLI::App           app{ Description, DenoiseToolName };
   app.get_formatter()->column_width(34);
   app.footer(std::string(Footer) + DescribeSingleDashAliases(DwidenoiseAliases()) + "\n" + ExitCodeTable());
 

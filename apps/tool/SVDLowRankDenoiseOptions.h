@@ -42,6 +42,9 @@
 namespace svdlr_tools
 {
 
+/** The denoising tool's name, in its messages, its --help, its provenance and its batch summary. */
+constexpr const char * DenoiseToolName = "SVDLowRankDenoiseSeries";
+
 struct DenoiseToolOptions
 {
   std::string input;

@@ -20,7 +20,6 @@
 // volume) and the optional mask and known noise map, checks them, denoises, writes the series and the maps it was
 // asked for together (apps/io's StagedFiles), and prints a summary: the steps of SVDLowRankDenoiseRun.h, which
 // batch mode (--batch, SVDLowRankDenoiseBatch.h) runs on its pipeline's threads.
-#include "SVDLowRankDenoiseBatch.h"
 #include "SVDLowRankDenoiseOptions.h"
 #include "SVDLowRankDenoiseProvenance.h"
 #include "SVDLowRankDenoiseRun.h"
@@ -29,7 +28,6 @@
 #include "SVDLowRankNiftiHeader.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProgressBar.h"
-#include "SVDLowRankInterruptCleanup.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankProvenance.h"
 #include "SVDLowRankReadInput.h"
@@ -59,8 +57,6 @@ namespace
 {
 using namespace svdlr_tools;
 namespace fs = std::filesystem;
-
-constexpr const char * ToolName = "SVDLowRankDenoiseSeries";
 
 using Series4D = itk::Image<float, 4>;
 using SeriesVector = itk::VectorImage<float, 3>;
@@ -408,7 +404,7 @@ public:
     };
 
     m_Summary.peakHostBytes = PeakResidentBytes();
-    auto record = DenoiseProvenance(ToolName, m_Options, m_Summary);
+    auto record = DenoiseProvenance(DenoiseToolName, m_Options, m_Summary);
     if (m_Prepared)
     {
       record.parameters.insert(record.parameters.end(), m_Prepared->provenance.begin(), m_Prepared->provenance.end());
@@ -635,91 +631,3 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
 }
 
 } // namespace svdlr_tools
-
-namespace
-{
-
-/** One series, the three steps one after the other, then the summary (or --json's document). */
-int
-RunTool(const DenoiseToolOptions & options)
-{
-  const bool talk = !options.run.quiet && !options.run.json;
-  const auto series = PrepareSeriesDenoising(options, talk, true);
-  series->Denoise(options.backend, options.deviceId, talk);
-  const std::string provenance = series->Write();
-  if (options.run.json)
-  {
-    std::cout << provenance;
-  }
-  else if (!options.run.quiet)
-  {
-    PrintDenoiseSummary(std::cout, series->Summary());
-  }
-  return ExitSuccess;
-}
-
-} // namespace
-
-int
-main(int argc, char * argv[])
-{
-  svdlr_io::InstallInterruptCleanup(ToolName, ExitInterrupted);
-  std::cout << std::unitbuf; // every line reaches a pipeline's log as it is written, and none is lost to a signal
-  RunStartedUtc();           // the provenance's clock starts here
-  DenoiseToolOptions options;
-  try
-  {
-    options = ParseDenoiseToolOptions(argc, argv);
-  }
-  catch (const UsageError & error)
-  {
-    std::cerr << ToolName << ": " << error.what() << "\nRun '" << ToolName << " --help' for the options.\n";
-    return ExitUsage;
-  }
-  if (!options.helpText.empty())
-  {
-    std::cout << options.helpText;
-    return ExitSuccess;
-  }
-  ApplyThreads(options.run.threads);
-  if (!options.run.quiet)
-  {
-    // Before any work, so that a pipeline's log shows at once what runs; on stderr with the progress lines, so that
-    // stdout holds the summary (or --json's document) alone.
-    std::cerr << "start:    " << ToolName << ", "
-              << (options.batch.enabled ? "batch of " + std::to_string(options.inputs.size()) + " input(s)"
-                                        : options.input)
-              << " -> " << options.output << ", policy " << options.policyName << ", backend "
-              << svdlr::Name(static_cast<svdlr::Backend>(options.backend)) << std::endl;
-  }
-
-  try
-  {
-    return options.batch.enabled ? RunDenoiseBatch(options) : RunTool(options);
-  }
-  catch (const UsageError & error)
-  {
-    std::cerr << ToolName << ": " << error.what() << "\n";
-    return ExitUsage;
-  }
-  catch (const svdlr_io::OutputInTheWay & error)
-  {
-    std::cerr << ToolName << ": " << error.what() << "\n";
-    return ExitUsage;
-  }
-  catch (const InputError & error)
-  {
-    std::cerr << ToolName << ": " << error.what() << "\n";
-    return ExitInputError;
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    std::cerr << ToolName << ": " << error.GetDescription() << "\n";
-    return ExitFailure;
-  }
-  catch (const std::exception & error)
-  {
-    std::cerr << ToolName << ": " << error.what() << "\n";
-    return ExitFailure;
-  }
-}
