@@ -20,6 +20,7 @@
 
 #include "svdlr/RankPolicy.h"
 #include "svdlrGFactor.h"
+#include "svdlrWindowSums.h"
 
 #include <algorithm>
 #include <cmath>
@@ -55,37 +56,6 @@ bool
 Inside(const std::uint8_t * mask, std::size_t v)
 {
   return mask == nullptr || mask[v] != 0;
-}
-
-/** Box sums of `values` along `axis` over [i - halfWidth, i + halfWidth] clipped to the image, in place. */
-void
-BoxSumAlongAxis(std::vector<double> & values, const std::array<std::size_t, 3> & size, int axis,
-                std::size_t halfWidth)
-{
-  const std::size_t stride = axis == 0 ? 1 : axis == 1 ? size[0] : size[0] * size[1];
-  const std::size_t length = size[axis];
-  std::vector<double> line(length), prefix(length + 1);
-  for (std::size_t v = 0; v < values.size(); ++v)
-  {
-    if ((v / stride) % length != 0)
-    {
-      continue; // v starts a line along `axis` only where its coordinate there is 0
-    }
-    for (std::size_t i = 0; i < length; ++i)
-    {
-      prefix[i + 1] = prefix[i] + values[v + i * stride];
-    }
-    for (std::size_t i = 0; i < length; ++i)
-    {
-      const std::size_t low = i >= halfWidth ? i - halfWidth : 0;
-      const std::size_t high = std::min(length - 1, i + halfWidth);
-      line[i] = prefix[high + 1] - prefix[low];
-    }
-    for (std::size_t i = 0; i < length; ++i)
-    {
-      values[v + i * stride] = line[i];
-    }
-  }
 }
 
 /** The value at `fraction` (0..1) of the sorted `values` (lower neighbour; nth_element reorders them). */
@@ -142,10 +112,10 @@ SmoothSigmaInMask(const float * sigma, const std::uint8_t * mask, const std::arr
       count[v] = 1.0;
     }
   }
-  for (int axis = 0; axis < 3; ++axis)
+  for (unsigned axis = 0; axis < 3; ++axis)
   {
-    BoxSumAlongAxis(sum, size, axis, halfWidth[axis]);
-    BoxSumAlongAxis(count, size, axis, halfWidth[axis]);
+    SumOverWindowsAlongAxis(sum, size, axis, ClippedWindow(halfWidth[axis]));
+    SumOverWindowsAlongAxis(count, size, axis, ClippedWindow(halfWidth[axis]));
   }
   for (std::size_t v = 0; v < voxels; ++v)
   {

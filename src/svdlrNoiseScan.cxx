@@ -20,6 +20,7 @@
 #include "svdlr/ComplexSeries.h"
 
 #include "svdlrComplexSeriesDetail.h"
+#include "svdlrWindowSums.h"
 
 #include <cmath>
 #include <string>
@@ -54,31 +55,6 @@ RequireSameShape(const SeriesView<const float> & reference, const SeriesView<con
 }
 
 } // namespace detail
-
-namespace
-{
-
-/** out[v] = the sum of in over the voxels within `half` of v along `axis` (cut at the borders). */
-void
-BoxSumAlongAxis(const std::vector<double> & in, std::vector<double> & out, const std::array<std::size_t, 3> & size,
-                unsigned axis, std::size_t half)
-{
-  const std::size_t stride = axis == 0 ? 1 : axis == 1 ? size[0] : size[0] * size[1];
-  for (std::size_t v = 0; v < in.size(); ++v)
-  {
-    const std::size_t position = v / stride % size[axis];
-    const std::size_t first = position >= half ? position - half : 0;
-    const std::size_t last = std::min(position + half, size[axis] - 1);
-    double            sum = 0.0;
-    for (std::size_t p = first; p <= last; ++p)
-    {
-      sum += in[v - position * stride + p * stride];
-    }
-    out[v] = sum;
-  }
-}
-
-} // namespace
 
 NoiseScanEstimate
 EstimateNoiseFromScan(const SeriesView<const float> & first, const SeriesView<const float> & imag, float * sigmaMap,
@@ -156,14 +132,12 @@ EstimateNoiseFromScan(const SeriesView<const float> & first, const SeriesView<co
     return estimate;
   }
   // Box sums of the squares and of the voxel counts, one axis at a time: each voxel's window is cut at the borders.
-  std::vector<double> counts(voxels, 1.0), scratch(voxels);
-  const std::size_t   half = options.window / 2;
+  std::vector<double> counts(voxels, 1.0);
+  const auto          window = detail::ClippedWindow(options.window / 2);
   for (unsigned axis = 0; axis < 3; ++axis)
   {
-    BoxSumAlongAxis(sumOfSquares, scratch, first.size, axis, half);
-    sumOfSquares.swap(scratch);
-    BoxSumAlongAxis(counts, scratch, first.size, axis, half);
-    counts.swap(scratch);
+    detail::SumOverWindowsAlongAxis(sumOfSquares, first.size, axis, window);
+    detail::SumOverWindowsAlongAxis(counts, first.size, axis, window);
   }
   for (std::size_t v = 0; v < voxels; ++v)
   {

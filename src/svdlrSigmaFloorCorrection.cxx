@@ -22,6 +22,7 @@
 #include "svdlrComplexSeriesDetail.h"
 #include "svdlrParallel.h"
 #include "svdlrPatchGeometry.h"
+#include "svdlrWindowSums.h"
 
 #include <algorithm>
 #include <cmath>
@@ -33,46 +34,14 @@ namespace svdlr
 namespace
 {
 
-/** values(i) <- the sum of values over the patch window of voxel i along `axis` (the window of extent `extent`
- * shifted inward at the borders, PatchStart), for every line of the grid along that axis. */
-void
-SumOverPatchWindows(std::vector<double> & values, const std::array<std::size_t, 3> & size, unsigned axis,
-                    std::size_t extent)
-{
-  const std::size_t n = size[axis];
-  const std::size_t stride = axis == 0 ? 1 : axis == 1 ? size[0] : size[0] * size[1];
-  const std::size_t lines = values.size() / n;
-  std::vector<double> prefix(n + 1), line(n);
-  for (std::size_t l = 0; l < lines; ++l)
-  {
-    // The first voxel of line l: lines run over the voxels whose coordinate along `axis` is 0.
-    const std::size_t first = (l / stride) * stride * n + l % stride;
-    prefix[0] = 0.0;
-    for (std::size_t i = 0; i < n; ++i)
-    {
-      prefix[i + 1] = prefix[i] + values[first + i * stride];
-    }
-    for (std::size_t i = 0; i < n; ++i)
-    {
-      const auto start = static_cast<std::size_t>(detail::PatchStart(static_cast<std::int64_t>(i),
-                                                                     static_cast<std::int64_t>(extent),
-                                                                     static_cast<std::int64_t>(n)));
-      line[i] = prefix[start + extent] - prefix[start];
-    }
-    for (std::size_t i = 0; i < n; ++i)
-    {
-      values[first + i * stride] = line[i];
-    }
-  }
-}
-
+/** values(i) <- the sum of values over the patch of voxel i (its window along each axis: PatchWindow). */
 void
 SumOverPatches(std::vector<double> & values, const std::array<std::size_t, 3> & size,
                const std::array<std::size_t, 3> & extent)
 {
   for (unsigned axis = 0; axis < 3; ++axis)
   {
-    SumOverPatchWindows(values, size, axis, extent[axis]);
+    detail::SumOverWindowsAlongAxis(values, size, axis, detail::PatchWindow(extent[axis]));
   }
 }
 
