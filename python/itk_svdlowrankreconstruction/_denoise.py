@@ -307,6 +307,12 @@ def local_low_rank_denoising_image_filter(
             index = ", ".join(str(i) for i in reversed(voxel))
             message = f"svdlr: the series holds NaN or Inf at voxel [{index}] (ITK index x, y, z)"
             raise ValueError(message) from error
+        patch_axis = getattr(error, "patch_axis", None)
+        if itk_series is not None and patch_axis is not None:  # patch_size was given in ITK's (x, y, z): name it so
+            axis = 2 - patch_axis
+            message = (f"svdlr: patch_size[{axis}] = {patch_size[patch_axis]} exceeds the image's "
+                       f"{spatial_shape[patch_axis]} voxels along ITK axis {axis} ({'xyz'[axis]})")
+            raise ValueError(message) from error
         raise
 
     if complex_input:

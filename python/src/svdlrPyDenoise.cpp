@@ -183,6 +183,24 @@ RaiseNonFinite(std::size_t voxel, const std::vector<std::size_t> & grid)
   throw nb::python_error();
 }
 
+/** ValueError for a patch_size extent longer than its spatial axis, named in array order (the order patch_size is
+ * given in); `patch_axis` attribute: that extent's index. The engine checks the same, but names its own axes (its x is
+ * the last array axis), which would name another axis than the caller's. */
+[[noreturn]] void
+RaisePatchTooLarge(std::size_t axis, std::int64_t extent, const std::vector<std::size_t> & grid)
+{
+  const nb::handle type(PyExc_ValueError);
+  nb::object       exception = type(nb::str(("svdlr: patch_size[" + std::to_string(axis) + "] = " +
+                                        std::to_string(extent) + " exceeds the series' " +
+                                        std::to_string(grid[axis]) + " voxels along that axis (spatial shape " +
+                                        ShapeText(grid) + ", in array order)")
+                                         .c_str()));
+  exception.attr("error_code") = nb::str(ErrorCodeName(ErrorCode::InvalidArgument));
+  exception.attr("patch_axis") = axis;
+  PyErr_SetObject(type.ptr(), exception.ptr());
+  throw nb::python_error();
+}
+
 /** "default" or "dwidenoise", for messages. */
 std::string
 PresetNames()
@@ -373,6 +391,13 @@ DenoiseArray(SeriesArray                               series,
   }
   const std::vector<std::size_t> grid{ shape[axes.spatial[0]], shape[axes.spatial[1]], shape[axes.spatial[2]] };
   const std::size_t              voxels = grid[0] * grid[1] * grid[2];
+  for (std::size_t axis = 0; patchSize && axis < 3; ++axis)
+  {
+    if (static_cast<std::size_t>((*patchSize)[axis]) > grid[axis])
+    {
+      RaisePatchTooLarge(axis, (*patchSize)[axis], grid);
+    }
+  }
   if (mask)
   {
     CheckGrid(*mask, grid, "mask");

@@ -117,3 +117,25 @@ def test_check_image_file_is_the_tools_rule(inputs):
         check_image_file(str(inputs / "trunc.nii"))
     with pytest.raises(ValueError, match="NaN or Inf"):
         check_image_file(str(inputs / "nan.nii.gz"), values=True)
+
+
+# Round 2 (docs/reliability.md): the BIDS App's denoiser. A patch longer than the image names the axis as the caller
+# gave patch_size (array order; ITK's x, y, z for an ITK image), not the engine's own order.
+@pytest.mark.parametrize("order", ["nibabel", "itk_numpy", "itk_image"])
+def test_a_patch_longer_than_the_image_names_the_callers_axis(order):
+    from itk_svdlowrankreconstruction import local_low_rank_denoising_image_filter
+
+    series = np.random.default_rng(1).normal(size=(32, 24, 16, 6)).astype(np.float32)  # x, y, z, volumes
+    if order == "nibabel":
+        with pytest.raises(ValueError, match=r"patch_size\[0\] = 35 exceeds the series' 32 voxels along that axis"):
+            local_low_rank_denoising_image_filter(series, volume_axis=-1, patch_size=(35, 3, 3), backend="cpu")
+        with pytest.raises(ValueError, match=r"patch_size\[2\] = 17 exceeds the series' 16 voxels"):
+            local_low_rank_denoising_image_filter(series, volume_axis=-1, patch_size=(3, 3, 17), backend="cpu")
+    elif order == "itk_numpy":  # (volumes, z, y, x): patch_size in that array order
+        with pytest.raises(ValueError, match=r"patch_size\[0\] = 17 exceeds the series' 16 voxels"):
+            local_low_rank_denoising_image_filter(series.T, volume_axis=0, patch_size=(17, 3, 3), backend="cpu")
+    else:
+        itk = pytest.importorskip("itk")
+        image = itk.image_from_array(np.ascontiguousarray(series.T))  # an itk.Image of dimension 4, x fastest
+        with pytest.raises(ValueError, match=r"patch_size\[0\] = 35 exceeds the image's 32 voxels along ITK axis 0"):
+            local_low_rank_denoising_image_filter(image, patch_size=(35, 3, 3), backend="cpu")
