@@ -26,6 +26,7 @@
 #include "itkImageFileWriter.h"
 #include "itkLocalLowRankDenoisingImageFilter.h"
 #include "svdlr/DenoisePresets.h"
+#include "svdlr/OutputMaps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -684,5 +685,32 @@ TEST_F(DenoiseTool, TheExampleGivesTheToolsPixels)
   EXPECT_LT(RmsDifference(a->GetBufferPointer(), b->GetBufferPointer(), elements), 1e-4);
 }
 #endif
+
+// Round 2 (docs/reliability.md): BIDS naming and sidecars. Each map's sidecar describes its map (what it holds, its
+// units, the series it came from: svdlr/OutputMaps.h, the BIDS App's too), not the same whole-run document thrice;
+// and a cuboid patch is written as its extent, without a radius.
+TEST_F(DenoiseTool, EachMapSidecarDescribesItsMap)
+{
+  const auto run = Run("--backend cpu --noise-map sigma.nii.gz --rank-map rank.nii.gz dwi.nii.gz clean.nii.gz");
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const std::string series = ReadText(Path("clean.json"));
+  const std::string sigma = ReadText(Path("sigma.json"));
+  const std::string rank = ReadText(Path("rank.json"));
+  EXPECT_NE(sigma, rank);
+  EXPECT_EQ(series.find("\"Description\""), std::string::npos) << series;
+  for (const auto & [text, map] : { std::make_pair(sigma, &svdlr::kNoiseMap), std::make_pair(rank, &svdlr::kRankMap) })
+  {
+    EXPECT_EQ(text.rfind("{\n  \"Description\": \"" + std::string(map->description) + "\",\n  \"Units\": \"" +
+                           map->units + "\",\n  \"Sources\": [\n    \"dwi.nii.gz\"\n  ],\n  \"tool\": ",
+                         0),
+              0u)
+      << text;
+    EXPECT_NE(text.find("\"parameters\": {"), std::string::npos) << text; // and the run's parameters
+  }
+  EXPECT_EQ(std::string(svdlr::kNoiseMap.units), "arbitrary");
+  EXPECT_EQ(std::string(svdlr::kRankMap.units), "1");
+  EXPECT_EQ(series.find("patchRadius"), std::string::npos) << series; // a cuboid: its extent alone
+  EXPECT_NE(series.find("\"patch\": [5, 5, 5]"), std::string::npos) << series;
+}
 
 } // namespace

@@ -42,7 +42,10 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
   parameters.emplace_back("stride", std::to_string(options.stride));
   parameters.emplace_back("patchShape",
                           JsonString(svdlr::PatchShapeName(itk::LocalLowRankDenoisingBridge::ToEngine(options.patchShape))));
-  parameters.emplace_back("patchRadius", summary.patchRadius > 0.0 ? JsonNumber(summary.patchRadius) : "null");
+  if (summary.patchRadius > 0.0) // a sphere's; a cuboid has its extent alone
+  {
+    parameters.emplace_back("patchRadius", JsonNumber(summary.patchRadius));
+  }
   parameters.emplace_back("patchVoxels", std::to_string(summary.patchVoxels));
   // The engine's names, as --aggregation and --shrinkage spell them (the shrinkage is resolved: never "auto").
   parameters.emplace_back("aggregation",
@@ -88,6 +91,20 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
   provenance.started = RunStartedUtc();
   provenance.seconds = SecondsSinceRunStart();
   return provenance;
+}
+
+std::string
+DenoiseSidecarJson(const std::string & target, const DenoiseToolOptions & options, const std::string & provenanceJson)
+{
+  const svdlr::OutputMap * map =
+    target == options.noiseMap ? &svdlr::kNoiseMap : target == options.rankMap ? &svdlr::kRankMap : nullptr;
+  if (map == nullptr)
+  {
+    return provenanceJson;
+  }
+  std::vector<std::string> sources{ options.input };
+  sources.insert(sources.end(), options.multiEcho.echoes.begin(), options.multiEcho.echoes.end());
+  return MapSidecarJson(provenanceJson, *map, sources);
 }
 
 } // namespace svdlr_tools

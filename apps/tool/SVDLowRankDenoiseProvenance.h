@@ -32,6 +32,11 @@ namespace svdlr_tools
 Provenance
 DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const DenoiseSummary & summary);
 
+/** The sidecar beside `target`, one of the run's outputs: the noise and rank maps' describe their map
+ * (MapSidecarJson, the series as "Sources"); the series' (and each echo's) is the run's document `provenanceJson`. */
+std::string
+DenoiseSidecarJson(const std::string & target, const DenoiseToolOptions & options, const std::string & provenanceJson);
+
 } // namespace svdlr_tools
 
 #endif

@@ -415,7 +415,8 @@ public:
     namingAShortImage([&] {
       for (const auto & sidecar : outputs.sidecars)
       {
-        WriteTextAtomically(provenance, sidecar.second); // a temporary name: Commit() renames it with the images
+        // A temporary name: Commit() renames it with the images.
+        WriteTextAtomically(DenoiseSidecarJson(sidecar.first, m_Options, provenance), sidecar.second);
       }
     });
     writing.reset();

@@ -298,6 +298,21 @@ WriteTextAtomically(const std::string & text, const std::string & path)
 }
 
 std::string
+MapSidecarJson(const std::string &              provenanceJson,
+               const svdlr::OutputMap &         map,
+               const std::vector<std::string> & sources)
+{
+  std::vector<std::string> quoted;
+  for (const std::string & source : sources)
+  {
+    quoted.push_back(JsonString(source));
+  }
+  // The run's document is one object opening with "{\n": the map's own fields go first inside it.
+  return "{\n  \"Description\": " + JsonString(map.description) + ",\n  \"Units\": " + JsonString(map.units) +
+         ",\n  \"Sources\": " + JsonArray(quoted, "  ") + "," + provenanceJson.substr(1);
+}
+
+std::string
 ProvenanceJson(const Provenance & provenance)
 {
   std::vector<std::string> commandLine, inputs, outputs;

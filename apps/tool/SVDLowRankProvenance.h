@@ -24,6 +24,8 @@
 // the backend and device, and when and how long. MRtrix3 keeps a command history in its headers and BIDS
 // derivatives a sidecar; NIfTI has no room for one, hence the sidecar.
 
+#include "svdlr/OutputMaps.h"
+
 #include <optional>
 #include <string>
 #include <utility>
@@ -55,6 +57,14 @@ struct Provenance
 /** The document: one JSON object, two-space indented, keys in a fixed order. Reads the inputs to hash them. */
 std::string
 ProvenanceJson(const Provenance & provenance);
+
+/** The sidecar of a map output (svdlr/OutputMaps.h: the noise or rank map): the run's document `provenanceJson`
+ * (ProvenanceJson) with, first, what the map is ("Description"), its "Units" and the series it came from
+ * ("Sources"), as BIDS sidecars say them and the BIDS App writes them for its maps. */
+std::string
+MapSidecarJson(const std::string &              provenanceJson,
+               const svdlr::OutputMap &         map,
+               const std::vector<std::string> & sources);
 
 /** out.nii.gz, out.nii -> out.json (BIDS' sidecar name). */
 std::string
