@@ -83,9 +83,11 @@ class _Steps:
     """The pipeline's three steps for ``runs``; keeps each run's result, or the exception that stopped it, by index
     (the pipeline reports a failure by its message alone)."""
 
-    def __init__(self, runs: Sequence[DenoiseRun], options: DenoiseOptions):
+    def __init__(self, runs: Sequence[DenoiseRun], options: DenoiseOptions,
+                 started: Optional[Callable[[int], Any]] = None):
         self.runs = runs
         self.options = options
+        self.started = started  # called with a run's index as its reading starts
         self.outcomes: Dict[int, Union[SeriesResult, BaseException]] = {}
 
     def _keeping_failure(self, index: int, step: Callable[[], Any]) -> Any:
@@ -97,6 +99,8 @@ class _Steps:
 
     def read(self, index: int) -> Tuple[Tuple[int, Any], int]:
         run = self.runs[index]
+        if self.started is not None:
+            self.started(index)
         series = self._keeping_failure(index, lambda: read_series(
             run.series, mask_path=run.mask, sigma_map_path=run.known_sigma_map, options=self.options,
             echo_paths=run.echoes, bval_path=run.bval))
@@ -211,11 +215,14 @@ def denoise_on_pipeline(devices: Optional[Sequence[int]] = None, **pipeline: Any
     of :func:`denoise_batch` (backend, readers, writers, memory_bytes)."""
 
     def batch(jobs: Sequence[Any], options: DenoiseOptions) -> Iterator[tuple]:
+        from .bids._runner import job_started  # noqa: PLC0415 (the App's seam; the App imports this module)
+
         # A job without the multi-echo fields (one of an older DenoiseBatch caller) is one series.
         steps = _Steps([DenoiseRun(series=job.input, output=job.denoised, noise_map=job.noise, rank_map=job.rank,
                                    report_volume=job.report_volume, echoes=tuple(getattr(job, "echo_inputs", ())),
                                    echo_outputs=tuple(getattr(job, "echo_denoised", ())),
-                                   bval=getattr(job, "bval", None)) for job in jobs], options)
+                                   bval=getattr(job, "bval", None)) for job in jobs], options,
+                       started=lambda index: job_started(jobs[index]))
         finished: "queue.Queue[Optional[int]]" = queue.Queue()
         refused: List[BaseException] = []
 

@@ -110,7 +110,8 @@ class ReportData:
 
 @dataclass
 class SeriesResult:
-    """What one series' denoising found: sizes, the rank and sigma summaries inside the mask, the time taken."""
+    """What one series' denoising found: sizes, the rank and sigma summaries where it denoised
+    (:func:`_estimated_voxels`), the time taken."""
 
     shape: Tuple[int, ...]
     rank: Dict[str, float]
@@ -322,7 +323,6 @@ def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, ra
     from ._batch import _move_into_place, _temporary_for, _verify_written  # noqa: PLC0415
 
     noisy, source = series.noisy, series.source
-    inside = (series.mask != 0) if series.mask is not None else np.ones(noisy.shape[:3], dtype=bool)
     if len(echo_output_paths) != len(series.echo_sources):
         raise ValueError(f"{len(series.echo_sources) + 1} echo files read, {len(echo_output_paths) + 1} outputs given")
     per_echo = np.split(denoised, series.echoes, axis=3)
@@ -348,9 +348,19 @@ def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, ra
     report = None
     if report_volume is not None:
         report = _report_data(noisy, denoised, sigma, rank, min(max(report_volume, 0), noisy.shape[3] - 1))
-    return SeriesResult(shape=tuple(int(n) for n in noisy.shape), rank=_summary(rank[inside].astype(float)),
-                        sigma=_summary(sigma[inside].astype(float)), seconds=time.perf_counter() - series.start,
+    estimated = _estimated_voxels(series.mask, noisy)
+    return SeriesResult(shape=tuple(int(n) for n in noisy.shape), rank=_summary(rank[estimated].astype(float)),
+                        sigma=_summary(sigma[estimated].astype(float)), seconds=time.perf_counter() - series.start,
                         report=report)
+
+
+def _estimated_voxels(mask: Optional[np.ndarray], noisy: np.ndarray) -> np.ndarray:
+    """The voxels a series' sigma and rank summaries describe (SeriesResult: the App's sidecars and rows, Nipype's
+    sigma_median): inside the mask, where the series holds data (not 0 in every volume). A zero-filled background
+    (a masked or skull-stripped series) has no noise to estimate: counted, it pulls the median towards 0, to 0 when
+    it fills half the image and no mask is given."""
+    holds_data = np.any(noisy != 0, axis=3)
+    return holds_data if mask is None else holds_data & (mask != 0)
 
 
 def denoise_nifti(

@@ -80,8 +80,9 @@ class DenoiseSeriesOutputSpec(TraitedSpec):
     out_file = File(exists=True, desc="the denoised series (float32)")
     noise = File(exists=True, desc="the noise map: sigma of each voxel's patch (float32)")
     rank = File(exists=True, desc="the rank map: the rank each voxel's patch kept (uint16)")
-    sigma_median = traits.Float(desc="the median sigma inside the mask")
-    rank_median = traits.Float(desc="the median rank inside the mask")
+    sigma_median = traits.Float(desc="the median sigma inside the mask, where the series holds data (not a "
+                                     "zero-filled background)")
+    rank_median = traits.Float(desc="the median rank over the same voxels")
 
 
 class DenoiseSeries(SimpleInterface):

@@ -20,6 +20,8 @@
 #include "svdlrPyBatch.h"
 
 #include "SVDLowRankBatchInputs.h"
+#include "SVDLowRankInterruptCleanup.h"
+#include "svdlr/OutputMaps.h"
 
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -109,6 +111,21 @@ DefineBatchRules(nb::module_ & module)
     },
     "relative"_a, "output_root"_a, "tag"_a,
     "Where an image file found at `relative` goes under `output_root`: `_<tag>` before its extension.");
+  module.def("remove_stale_partials_beside", &svdlr_io::RemoveStalePartialsBeside, "target"_a,
+             "Removes the hidden partial outputs beside `target` (.NAME.partial-PID..., .STEM.partial-PID...) whose "
+             "process no longer runs (killed with SIGKILL, a machine that lost power), as the tools do before each "
+             "write; a running process's, this one's included, are kept.");
+  // What the denoiser's maps hold, for their sidecars (svdlr/OutputMaps.h: the tool writes the same).
+  nb::dict maps;
+  for (const svdlr::OutputMap * map : { &svdlr::kNoiseMap, &svdlr::kRankMap })
+  {
+    nb::dict entry;
+    entry["label"] = map->label;
+    entry["description"] = map->description;
+    entry["units"] = map->units;
+    maps[map->label] = entry;
+  }
+  module.attr("OUTPUT_MAPS") = maps;
 }
 
 } // namespace python

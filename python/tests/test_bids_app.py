@@ -36,6 +36,8 @@ def raw(tmp_path, rng):
 def _derivative(relative: str, desc: str, extension: str = ".nii.gz") -> str:
     folder, name = relative.rsplit("/", 1)
     stem, suffix = name[: -len(".nii.gz")].rsplit("_", 1)
+    if desc in ("noise", "rank"):  # the maps: statistic maps of the run (docs/bids.md, "The outputs")
+        return f"{folder}/{stem}_stat-{desc}_{suffix}map{extension}"
     return f"{folder}/{stem}_desc-{desc}_{suffix}{extension}"
 
 
@@ -147,7 +149,7 @@ def test_participant_and_session_labels_narrow_the_runs(raw, tmp_path, capsys):
     code = bids.main([str(root), str(out), "participant", "--participant-label", "sub-01", "--session_label", "2",
                       "--backend", "cpu", "--no-reports"])
     assert code == _engine.EXIT_SUCCESS
-    assert [p for p in all_files(out) if p.endswith("_dwi.nii.gz")] == [
+    assert [p for p in all_files(out) if p.endswith(".nii.gz")] == [
         _derivative(GOOD_DWI[1], "denoised"), _derivative(GOOD_DWI[1], "noise"), _derivative(GOOD_DWI[1], "rank")]
     assert bids.main([str(root), str(out), "participant", "--participant-label", "03"]) == _engine.EXIT_USAGE
     assert "sub-03" in capsys.readouterr().err
@@ -308,3 +310,149 @@ def test_device_options_choose_the_gpus_the_runs_share():
     assert used() is None  # every device
     assert used("--device", "1") == [1]
     assert used("--devices", "0,1") == [0, 1]
+
+
+# Round 2 (docs/reliability.md): the BIDS App.
+
+@pytest.mark.parametrize("inside", ["same", "subject", "dotdot", "symlink", "derivatives_itself"])
+def test_an_output_dir_that_is_or_lies_in_the_raw_dataset_is_refused_up_front(raw, tmp_path, capsys, inside):
+    root, _, raw_files = raw
+    link = tmp_path / "link"
+    link.symlink_to(root)
+    out = {"same": root, "subject": root / "sub-01" / "out", "dotdot": tmp_path / "elsewhere" / ".." / "raw" / "x",
+           "symlink": link, "derivatives_itself": root / "derivatives"}[inside]
+    assert bids.main([str(root), str(out), "participant", "--backend", "cpu"]) == _engine.EXIT_USAGE
+    assert "inside BIDS_DIR" in capsys.readouterr().err or inside in ("same", "symlink")
+    assert all_files(root) == raw_files  # nothing written into the raw dataset: no derivative, no logs/
+    with pytest.raises(ValueError, match="raw dataset"):  # Python's way in refuses it too
+        bids.prepare_output_dir(str(root), str(out), bids.DenoiseOptions(), ["dwi"])
+    assert all_files(root) == raw_files
+
+
+def test_an_output_dir_under_derivatives_or_holding_the_raw_dataset_apart_is_taken(tmp_path):
+    from itk_svdlowrankreconstruction.bids._outputs import output_dir_problem
+
+    raw = tmp_path / "study" / "sourcedata" / "raw"
+    assert output_dir_problem(str(raw), str(raw / "derivatives" / "svdlr")) is None  # BIDS's place for it
+    assert output_dir_problem(str(raw), str(tmp_path / "study")) is None  # YODA: the raw dataset in sourcedata/
+    assert output_dir_problem(str(raw), str(tmp_path / "other")) is None
+    assert "inside OUTPUT_DIR" in output_dir_problem(str(tmp_path / "out" / "sub-01"), str(tmp_path / "out"))
+
+
+def test_a_rerun_removes_the_partial_outputs_a_killed_run_left(raw, tmp_path):
+    root, _, _ = raw
+    out = tmp_path / "out"
+    arguments = [str(root), str(out), "participant", "--participant-label", "02", "--backend", "cpu", "--no-reports",
+                 "--quiet"]
+    assert bids.main(arguments) == _engine.EXIT_SOME_FAILED  # sub-02's broken run
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a process id that no longer runs: a run killed with -9 left these
+    folder = out / "sub-02" / "dwi"
+    stale = [folder / f".sub-02_desc-denoised_dwi.partial-{dead.pid}-1.nii.gz",
+             folder / f".sub-02_stat-noise_dwimap.partial-{dead.pid}-2.nii.gz",
+             folder / f".sub-02_desc-denoised_dwi.partial-{dead.pid}-3.json"]
+    alive = folder / f".sub-02_desc-denoised_dwi.partial-{os.getppid()}-4.nii.gz"  # a running process's: kept
+    for path in stale + [alive]:
+        path.write_bytes(b"partial")
+    (out / _derivative(GOOD_DWI[2], "denoised", ".json")).unlink()  # the killed run had not finished
+    assert bids.main(arguments) == _engine.EXIT_SOME_FAILED
+    assert [p for p in stale if p.exists()] == []
+    assert alive.exists()
+    assert (out / _derivative(GOOD_DWI[2], "denoised", ".json")).exists()
+
+
+@pytest.mark.parametrize("bad", [["--nthreads", "-1"], ["--nthreads", "two"], ["--nthreads", "5000"],
+                                 ["--stride", "0"], ["--patch-radius", "nan"], ["--patch-radius", "0.5"],
+                                 ["--energy-fraction", "1.5"], ["--energy-fraction", "nan"], ["--noise-sigma", "inf"],
+                                 ["--noise-sigma", "-1"], ["--coils", "0"], ["--device", "-1"], ["--rank", "0"]])
+def test_every_numeric_option_is_checked_when_the_command_line_is_read(raw, tmp_path, capsys, bad):
+    root, _, _ = raw
+    out = tmp_path / "out"
+    assert bids.main([str(root), str(out), "participant", "--backend", "cpu", *bad]) == _engine.EXIT_USAGE
+    assert bad[0] in capsys.readouterr().err
+    assert not out.exists()  # refused before any run, not "2 of 2 runs failed"
+
+
+def test_a_patch_too_large_names_the_axis_the_user_gave(tmp_path, rng):
+    from bids_dataset import write_nifti
+
+    root = tmp_path / "raw"
+    write_nifti(root / "sub-01" / "dwi" / "sub-01_dwi.nii.gz", rng.normal(size=(32, 32, 16, 6)))
+    done = _run_app(str(root), str(tmp_path / "out"), "participant", "--backend", "cpu", "--patch", "35,35,35")
+    assert done.returncode == _engine.EXIT_SOME_FAILED, done.stderr
+    assert "patch_size[0] = 35 exceeds the series' 32 voxels" in done.stderr, done.stderr  # x: PX, 32 voxels
+    assert "16 voxels" not in done.stderr
+
+
+def test_maps_are_statistic_maps_each_with_its_own_sidecar(raw, tmp_path):
+    root, _, _ = raw
+    out = tmp_path / "out"
+    assert bids.main([str(root), str(out), "participant", "--participant-label", "02", "--backend", "cpu",
+                      "--no-reports", "--quiet"]) == _engine.EXIT_SOME_FAILED
+    relative = GOOD_DWI[2]
+    assert (out / "sub-02/dwi/sub-02_stat-noise_dwimap.nii.gz").is_file()
+    assert (out / "sub-02/dwi/sub-02_stat-rank_dwimap.nii.gz").is_file()
+    assert not [p for p in all_files(out) if p.endswith("_dwi.nii.gz") and "desc-denoised" not in p]
+    series = json.loads((out / _derivative(relative, "denoised", ".json")).read_text())
+    noise = json.loads((out / _derivative(relative, "noise", ".json")).read_text())
+    rank = json.loads((out / _derivative(relative, "rank", ".json")).read_text())
+    assert noise != rank
+    for sidecar, label in ((noise, "noise"), (rank, "rank")):
+        assert sidecar["Description"] == _engine.OUTPUT_MAPS[label]["description"]  # the tool's own words
+        assert sidecar["Sources"] == [f"bids:raw:{relative}"]
+        assert sidecar["DenoisingParameters"] == series["DenoisingParameters"]
+    assert (noise["Units"], rank["Units"]) == ("arbitrary", "1")  # not "same as the series"
+    parameters = series["DenoisingParameters"]
+    assert parameters["patch_shape"] == "cuboid" and parameters["patch"] == [3, 3, 3]
+    assert "patch_radius" not in parameters and "patch_voxels" not in parameters  # a cuboid has no radius
+
+
+def test_each_run_prints_its_start_and_its_done_line_at_once(raw, tmp_path):
+    """Off a terminal too: the App is killed with -9 after the first run, and that run's lines are in the log."""
+    root, _, _ = raw
+    log = tmp_path / "log.txt"
+    script = f"""
+import os, signal, sys
+from itk_svdlowrankreconstruction.bids import _cli, _runner
+
+def batch(devices, backend):
+    def run(jobs, options):
+        outcomes = _runner.denoise_one_by_one(jobs, options)
+        yield next(outcomes)
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)  # killed as the second run starts: nothing may be flushed at exit
+    return run
+
+_cli.denoise_on_pipeline = batch
+sys.exit(_cli.main({[str(root), str(tmp_path / 'out'), 'participant', '--backend', 'cpu', '--no-reports']!r}))
+"""
+    with open(log, "w") as stdout:
+        killed = subprocess.run([sys.executable, "-c", script], stdout=stdout, stderr=subprocess.PIPE, timeout=300)
+    assert killed.returncode == -9, killed.stderr
+    lines = log.read_text().splitlines()
+    assert lines[0] == f"start    {GOOD_DWI[0]}", lines
+    assert lines[1].startswith(f"done     {GOOD_DWI[0]}") and lines[1].endswith(" s"), lines
+
+
+def test_the_last_line_says_how_many_runs_failed_and_what_became_of_the_others(raw, tmp_path):
+    root, _, _ = raw
+    some = _run_app(str(root), str(tmp_path / "some"), "participant", "--backend", "cpu", "--no-reports")
+    assert "svdlr-bids: 1 of 4 runs failed (listed above); 3 done" in some.stderr, some.stderr
+    again = _run_app(str(root), str(tmp_path / "some"), "participant", "--backend", "cpu", "--no-reports")
+    assert "1 of 4 runs failed (listed above); 0 done, 3 skipped (their outputs existed)" in again.stderr
+    every = _run_app(str(root), str(tmp_path / "every"), "participant", "--backend", "cpu", "--patch", "13")
+    assert every.returncode == _engine.EXIT_SOME_FAILED
+    assert "all 4 runs failed (listed above)" in every.stderr and "done" not in every.stderr, every.stderr
+
+
+def test_every_option_of_the_app_is_in_the_synopsis_of_docs_bids_md():
+    from itk_svdlowrankreconstruction.bids._cli import _parser
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "bids.md"
+    if not docs.is_file():
+        pytest.skip("docs/bids.md is not beside this checkout's tests")
+    text = docs.read_text()
+    synopsis = text[text.index("## The command"):text.index("| option | meaning |")]
+    options = [a.option_strings[0] for a in _parser()._actions if a.option_strings and a.dest not in ("help",
+                                                                                                        "version")]
+    assert [o for o in options if o not in synopsis] == []

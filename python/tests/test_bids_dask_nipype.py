@@ -134,3 +134,24 @@ def test_nipype_interface_refuses_an_estimator_that_contradicts_the_policy(raw):
     node = DenoiseSeries(in_file=str(root / "sub-02/dwi/sub-02_dwi.nii.gz"), estimator="Exp2", policy="mp")
     with pytest.raises(ValueError, match="contradicts"):
         node.run(cwd=str(root))
+
+
+# Round 2 (docs/reliability.md): Nipype's sigma_median without a mask is the median where the series holds data, not
+# over a zero-filled background (0 when it fills half the image).
+def test_nipype_sigma_median_without_a_mask_leaves_out_the_empty_background(tmp_path, rng):
+    pytest.importorskip("nipype")
+    from bids_dataset import low_rank_signal, write_nifti
+
+    from itk_svdlowrankreconstruction.interfaces import DenoiseSeries
+
+    shape = (24, 24, 12, 12)
+    series = np.zeros(shape, dtype=np.float32)
+    inside = (slice(6, 18), slice(6, 18), slice(2, 10))  # a sixth of the image; the rest exact zeros
+    series[inside] = (low_rank_signal(rng, shape) + rng.normal(0.0, 1.0, shape))[inside]
+    write_nifti(tmp_path / "series.nii.gz", series)
+    result = DenoiseSeries(in_file=str(tmp_path / "series.nii.gz"), backend="cpu").run(cwd=str(tmp_path))
+    sigma = nibabel.load(result.outputs.noise).get_fdata()
+    holds_data = np.any(series != 0, axis=3)
+    assert np.median(sigma) == 0.0  # the background's
+    assert result.outputs.sigma_median == pytest.approx(float(np.median(sigma[holds_data])), rel=1e-6)
+    assert 0.7 < result.outputs.sigma_median < 1.3  # the noise's sigma, 1

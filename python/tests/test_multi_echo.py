@@ -118,7 +118,7 @@ def test_bids_app_denoises_a_multi_echo_run_jointly_with_one_derivative_per_echo
         assert sidecar["EchoTime"] == time  # each echo keeps its own metadata
         assert sorted(Path(s).name for s in sidecar["Sources"]) == sorted(f"{n}.nii.gz" for n in names)
         assert sidecar["DenoisingParameters"]["demean"] == "echoes"
-        assert (derivatives / f"{stem}_desc-noise_bold.nii.gz").is_file()
+        assert (derivatives / f"{stem}_stat-noise_boldmap.nii.gz").is_file()
     assert "each echo" in (out / "logs" / "CITATION.md").read_text()
     # A re-run finds both echoes complete and skips the run.
     before = {p: (out / p).stat().st_mtime_ns for p in all_files(out) if p.startswith("sub-")}

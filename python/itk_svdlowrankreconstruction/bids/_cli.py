@@ -17,7 +17,8 @@ from typing import List, Optional, Sequence
 from .. import _engine
 from .._nifti_series import ESTIMATOR_POLICIES as _ESTIMATORS
 from .._nifti_series import DenoiseOptions
-from ._layout import DEFAULT_DATATYPES, RUN_SUFFIXES, find_runs
+from ._layout import DEFAULT_DATATYPES, RUN_SUFFIXES, Run, find_runs
+from ._outputs import output_dir_problem
 from .._denoise_batch import denoise_on_pipeline
 from ._runner import prepare_output_dir, process_runs
 
@@ -57,11 +58,46 @@ def _patch(text: str) -> tuple:
     return tuple(values)
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+def _whole_number(low: int, high: int):
+    """An argparse type: a whole number in [low, high], refused at parse time (exit 2) as the tools' CLI11 checks
+    refuse theirs, so that a bad value never reaches a run."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"takes a whole number, got '{text}'") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"takes a whole number in [{low}, {high}], got {value}")
+        return value
+
+    return parse
+
+
+def _real_number(description: str, accepts):
+    """An argparse type: a finite number that ``accepts``; NaN and Inf are refused (float() takes them)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"takes {description}, got '{text}'") from None
+        if not (math.isfinite(value) and accepts(value)):
+            raise argparse.ArgumentTypeError(f"takes {description}, got '{text}'")
+        return value
+
+    return parse
+
+
+# The tools' limits (apps/tool/SVDLowRankDenoiseOptions.cxx, SVDLowRankCommonOptions.cxx); --nthreads also takes 0
+# here, the App's "every core".
+_positive_int = _whole_number(1, 4294967295)
+_stride = _whole_number(1, 65535)
+_threads = _whole_number(0, 4096)
+_device = _whole_number(0, 999999)
+_radius = _real_number("a finite number >= 1", lambda r: r >= 1.0)
+_fraction = _real_number("a finite number in (0, 1]", lambda f: 0.0 < f <= 1.0)
+_sigma = _real_number("a finite number > 0", lambda s: s > 0.0)
 
 
 def _device_list(text: str) -> list:
@@ -95,10 +131,10 @@ def _parser() -> argparse.ArgumentParser:
     denoiser.add_argument("--patch", "--extent", type=_patch, metavar="PX,PY,PZ",
                           help="patch extent in voxels (odd); default: the smallest cube of at least as many "
                                "voxels as volumes")
-    denoiser.add_argument("--stride", type=_positive_int, default=1, help="centre patches on every N-th voxel")
+    denoiser.add_argument("--stride", type=_stride, default=1, help="centre patches on every N-th voxel")
     denoiser.add_argument("--patch-shape", choices=list(_engine.PATCH_SHAPES),
                           help=f"cuboid (--patch) or sphere (--patch-radius) (default {_engine.DEFAULT_PATCH_SHAPE})")
-    denoiser.add_argument("--patch-radius", type=float, default=0.0, metavar="R",
+    denoiser.add_argument("--patch-radius", type=_radius, metavar="R",
                           help="a sphere's radius in voxels (implies --patch-shape sphere); default: the smallest "
                                "holding 20/17 voxels per volume")
     denoiser.add_argument("--aggregation", choices=list(_engine.AGGREGATIONS),
@@ -115,8 +151,8 @@ def _parser() -> argparse.ArgumentParser:
     denoiser.add_argument("--estimator", type=str.lower, choices=sorted(_ESTIMATORS),
                           help="as dwidenoise -estimator: exp1 = --policy mp, exp2 = --policy mp-cg")
     denoiser.add_argument("--rank", type=_positive_int, help="the rank every patch keeps (implies --policy fixed)")
-    denoiser.add_argument("--energy-fraction", type=float, help="with --policy energy")
-    denoiser.add_argument("--noise-sigma", type=float, help="a known sigma for every voxel, not estimated")
+    denoiser.add_argument("--energy-fraction", type=_fraction, help="with --policy energy")
+    denoiser.add_argument("--noise-sigma", type=_sigma, help="a known sigma for every voxel, not estimated")
     denoiser.add_argument("--vst", action="store_true",
                           help="variance-stabilise the magnitude for its Rician (non-central chi) noise before the "
                                "low-rank step and invert after")
@@ -133,12 +169,12 @@ def _parser() -> argparse.ArgumentParser:
                                "it back after: all, shells (dwi, from the run's .bval), echoes (multi-echo func "
                                f"runs, denoised jointly) or none (default {_engine.DEFAULT_DEMEAN})")
     denoiser.add_argument("--backend", choices=list(_engine.BACKENDS), default="auto")
-    denoiser.add_argument("--device", type=int, metavar="N",
+    denoiser.add_argument("--device", type=_device, metavar="N",
                           help="the one CUDA device to use (default: every device, as --devices lists them)")
     denoiser.add_argument("--devices", type=_device_list, metavar="LIST",
                           help="CUDA devices to share the runs in this process (0,1), one run at a time each "
                                "(default: every device)")
-    denoiser.add_argument("--nthreads", type=int, default=0, help="CPU threads (0: all)")
+    denoiser.add_argument("--nthreads", type=_threads, default=0, help="CPU threads (0: all)")
     run = parser.add_argument_group("run")
     run.add_argument("--no-reports", action="store_true", help="no reportlet figures")
     run.add_argument("--overwrite", action="store_true", help="redo runs whose outputs exist")
@@ -150,16 +186,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _options(arguments: argparse.Namespace) -> DenoiseOptions:
-    if arguments.device is not None and (arguments.devices is not None or arguments.device < 0):
-        raise _UsageError("--device takes one device number >= 0, and not with --devices" if arguments.device >= 0
-                          else f"--device takes a device number >= 0, got {arguments.device}")
+    if arguments.device is not None and arguments.devices is not None:
+        raise _UsageError("--device takes one device number, and not with --devices")
     policy = arguments.policy
     if arguments.estimator:
         if policy and policy != _ESTIMATORS[arguments.estimator]:
             raise _UsageError(f"--estimator {arguments.estimator} contradicts --policy {policy}")
         policy = _ESTIMATORS[arguments.estimator]
     return DenoiseOptions(patch=arguments.patch, stride=arguments.stride, patch_shape=arguments.patch_shape,
-                          patch_radius=arguments.patch_radius, aggregation=arguments.aggregation,
+                          patch_radius=arguments.patch_radius or 0.0, aggregation=arguments.aggregation,
                           shrinkage=arguments.shrinkage, policy=policy, rank=arguments.rank,
                           energy_fraction=arguments.energy_fraction, noise_sigma=arguments.noise_sigma,
                           backend=arguments.backend, device_id=arguments.device or 0, threads=arguments.nthreads,
@@ -176,15 +211,38 @@ def _devices_used(arguments: argparse.Namespace) -> Optional[List[int]]:
     return arguments.devices
 
 
+def _print_start(run: Run) -> None:
+    print(f"{'start':8s} {run.relative}", flush=True)
+
+
 def _print_row(row: dict) -> None:
+    """A run's line as it finishes: done with its time (and sigma and rank), skipped, or failed (also listed on
+    stderr at the end)."""
     sigma = row["sigma_median"]
-    values = "" if row["status"] != "done" or math.isnan(sigma) else \
-        f"  sigma {sigma:.4g}  rank {row['rank_median']:.0f}  {row['seconds']:.1f} s"
+    values = ""
+    if row["status"] == "done":
+        values = f"  {row['seconds']:.1f} s" if math.isnan(sigma) else \
+            f"  sigma {sigma:.4g}  rank {row['rank_median']:.0f}  {row['seconds']:.1f} s"
     print(f"{row['status']:8s} {row['run']}{values}{'  (' + row['message'] + ')' if row['message'] else ''}",
           flush=True)
 
 
+def _outcome(rows: Sequence[dict]) -> str:
+    """The last line when runs failed: how many of how many, and what became of the others."""
+    failed = sum(row["status"] == "failed" for row in rows)
+    if failed == len(rows):
+        return f"all {failed} runs failed (listed above)" if failed > 1 else "the run failed (listed above)"
+    done = sum(row["status"] == "done" for row in rows)
+    skipped = sum(row["status"] == "skipped" for row in rows)
+    others = [f"{done} done"] + ([f"{skipped} skipped (their outputs existed)"] if skipped else [])
+    return f"{failed} of {len(rows)} runs failed (listed above); {', '.join(others)}"
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    # One line at a time, also into a pipe or a log file (block-buffered there by default): a run's line is kept
+    # even when the process is killed after it.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(line_buffering=True)
     try:
         arguments = _parser().parse_args(argv)
     except SystemExit as done:  # --help, --version (0) or a bad command line (EXIT_USAGE): returned, not raised
@@ -192,6 +250,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         options = _options(arguments)
         _check_options(options)
+        problem = output_dir_problem(arguments.bids_dir, arguments.output_dir)
+        if problem:
+            raise _UsageError(problem)
         runs = find_runs(arguments.bids_dir, participant_labels=arguments.participant_label,
                          session_labels=arguments.session_label, datatypes=arguments.datatype)
     except (_UsageError, LookupError) as error:
@@ -212,11 +273,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             rows = denoise_with_dask(arguments.dask_scheduler, runs, arguments.output_dir, options=options,
                                      reports=not arguments.no_reports, overwrite=arguments.overwrite)
+            printed = False  # the workers' rows come back at the end
         else:
             # The tools' batch pipeline: readers, one worker per GPU (or the CPU), writers, as the C++ tool's --batch.
             batch = denoise_on_pipeline(_devices_used(arguments), backend=options.backend)
             rows = process_runs(runs, arguments.output_dir, options, reports=not arguments.no_reports,
-                                overwrite=arguments.overwrite, denoise_batch=batch)
+                                overwrite=arguments.overwrite, denoise_batch=batch,
+                                on_start=None if arguments.quiet else _print_start,
+                                on_row=None if arguments.quiet else _print_row)
+            printed = not arguments.quiet
     except (KeyboardInterrupt, _Stopped) as stop:  # temporary files are gone (finally blocks); complete runs stay
         signum = stop.signum if isinstance(stop, _Stopped) else int(signal.SIGINT)
         print(f"svdlr-bids: stopped by signal {signum}; the runs done are complete", file=sys.stderr)
@@ -230,11 +295,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for row in rows:
         if row["status"] == "failed":
             print(f"svdlr-bids: failed: {row['run']}: {row['message']}", file=sys.stderr)
-        elif not arguments.quiet:
+        elif not arguments.quiet and not printed:
             _print_row(row)
     if failed:
-        print(f"svdlr-bids: {len(failed)} of {len(rows)} runs failed (listed above); the others are done",
-              file=sys.stderr)
+        print(f"svdlr-bids: {_outcome(rows)}", file=sys.stderr)
         return _engine.EXIT_SOME_FAILED
     return _engine.EXIT_SUCCESS
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -44,6 +44,16 @@ class SeriesJob:
     echo_inputs: Tuple[str, ...] = ()  # a multi-echo run's further echoes, denoised jointly with `input`
     echo_denoised: Tuple[str, ...] = ()  # where they are written
     bval: Optional[str] = None  # the b-values, for demean="shells"
+    #: Called when the denoising step starts on this series (reading it), for a progress line; a DenoiseBatch calls
+    #: it through :func:`job_started`.
+    on_start: Optional[Callable[[], Any]] = field(default=None, compare=False)
+
+
+def job_started(job: Any) -> None:
+    """What a :data:`DenoiseBatch` calls as it starts on ``job`` (a job without ``on_start`` is left alone)."""
+    on_start = getattr(job, "on_start", None)
+    if on_start is not None:
+        on_start()
 
 
 #: The denoising step: jobs in; out, as each series finishes (in any order), its index among the jobs and its
@@ -54,6 +64,7 @@ DenoiseBatch = Callable[[Sequence[SeriesJob], DenoiseOptions], Iterator[Outcome]
 
 
 def _denoise_job(job: SeriesJob, options: DenoiseOptions) -> Union[SeriesResult, Exception]:
+    job_started(job)
     try:
         return denoise_nifti(job.input, job.denoised, noise_map_path=job.noise, rank_map_path=job.rank,
                              options=options, report_volume=job.report_volume, echo_paths=job.echo_inputs,
@@ -101,6 +112,27 @@ def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, option
     return "; ".join(n for n in (echoes, note) if n)
 
 
+def _parameters_used(options: DenoiseOptions, result: SeriesResult) -> Dict[str, Any]:
+    """The options as the run used them, for the sidecars: the defaults filled in, and the patch as it was, a
+    cuboid's extent (no radius) or a sphere's radius and voxel count (no extent), as the engine fitted it."""
+    from .._engine import DEFAULT_DENOISE_POLICY, patch_size_used, sphere_patch_used  # noqa: PLC0415
+
+    parameters = options.record()
+    if parameters["policy"] is None:
+        parameters["policy"] = "fixed" if options.rank is not None else DEFAULT_DENOISE_POLICY
+    fitted = len(result.shape) == 4
+    if options.shape_used() == "sphere":
+        del parameters["patch"]
+        if fitted:
+            parameters["patch_radius"], parameters["patch_voxels"] = sphere_patch_used(
+                list(result.shape[:3]), result.shape[3], options.patch_radius)
+    else:
+        del parameters["patch_radius"]
+        if parameters["patch"] is None and fitted:
+            parameters["patch"] = list(patch_size_used(list(result.shape[:3]), result.shape[3]))
+    return parameters
+
+
 def _finish_one(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, options: DenoiseOptions, reports: bool,
                 version: str, sources: Sequence[str]) -> str:
     notes = []
@@ -109,29 +141,16 @@ def _finish_one(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, op
         _outputs.copy_atomically(run.bvec, outputs.bvec)
     elif run.datatype == "dwi":
         notes.append("no .bval/.bvec found for this run: none written beside it")
-    noise_sidecar = _outputs.map_sidecar(run, "Noise level sigma of each voxel's patch, as the denoiser estimated or "
-                                              "was given it", "same as the series", version)
-    rank_sidecar = _outputs.map_sidecar(run, "Number of components each voxel's patch kept (its rank)", "components",
-                                        version)
-    for sidecar, image in ((noise_sidecar, outputs.noise), (rank_sidecar, outputs.rank)):
-        sidecar["Sources"] = list(sources)
-        _outputs.write_json_atomically(sidecar, _outputs.map_sidecar_path(image))
     if reports:
         missing = matplotlib_missing()
         if missing:
             notes.append(missing)
         elif result.report is not None:
             write_reportlet(result.report, outputs.figure, run.relative.split("/")[-1])
-    parameters = options.record()
-    from .._engine import DEFAULT_DENOISE_POLICY, patch_size_used, sphere_patch_used  # noqa: PLC0415
-
-    if parameters["policy"] is None:
-        parameters["policy"] = "fixed" if options.rank is not None else DEFAULT_DENOISE_POLICY
-    if options.shape_used() == "sphere" and len(result.shape) == 4:  # as the engine fitted it to this run
-        parameters["patch_radius"], parameters["patch_voxels"] = sphere_patch_used(
-            list(result.shape[:3]), result.shape[3], options.patch_radius)
-    elif parameters["patch"] is None and len(result.shape) == 4:  # the default, as the engine fitted it to this run
-        parameters["patch"] = list(patch_size_used(list(result.shape[:3]), result.shape[3]))
+    parameters = _parameters_used(options, result)
+    for output_map, image in ((_outputs.NOISE_MAP, outputs.noise), (_outputs.RANK_MAP, outputs.rank)):
+        _outputs.write_json_atomically(_outputs.map_sidecar(run, output_map, parameters, sources, version),
+                                       _outputs.map_sidecar_path(image))
     sidecar = _outputs.series_sidecar(run, parameters, result.rank, result.sigma, result.seconds, version)
     sidecar["Sources"] = list(sources)
     _outputs.write_json_atomically(sidecar, outputs.sidecar)
@@ -146,43 +165,54 @@ def process_runs(
     reports: bool = True,
     overwrite: bool = False,
     denoise_batch: DenoiseBatch = denoise_one_by_one,
+    on_start: Optional[Callable[[Run], Any]] = None,
+    on_row: Optional[Callable[[Dict[str, Any]], Any]] = None,
 ) -> List[Dict[str, Any]]:
     """Denoises ``runs`` into the BIDS derivative folder ``output_dir``; returns one row per run, in order
     (:data:`COLUMNS`; status "done", "skipped" or "failed"). Runs whose outputs are complete are skipped unless
-    ``overwrite``. ``options``: default :class:`DenoiseOptions()`. Never raises for one run's failure."""
+    ``overwrite``. ``options``: default :class:`DenoiseOptions()`. Never raises for one run's failure.
+    ``on_start(run)`` is called as the denoising step starts on a run, ``on_row(row)`` as each row is known (in the
+    order runs finish), for progress lines."""
     from .. import __version__  # noqa: PLC0415
 
     options = options or DenoiseOptions()
     rows: List[Optional[Dict[str, Any]]] = [None] * len(runs)
+
+    def settle(index: int, row: Dict[str, Any]) -> None:
+        rows[index] = row
+        if on_row is not None:
+            on_row(row)
+
     pending = []
     for index, run in enumerate(runs):
         outputs = _outputs.outputs_for(run, output_dir)
         echo_outputs = tuple(_outputs.outputs_for(echo, output_dir) for echo in run.echoes)
         if not overwrite and all(_outputs.is_complete(o) for o in (outputs,) + echo_outputs):
-            rows[index] = _row(run, "skipped", outputs.denoised, message="outputs exist")
+            settle(index, _row(run, "skipped", outputs.denoised, message="outputs exist"))
             continue
         try:
             volume = reference_volume(_bvals(run)) if reports else None
         except (OSError, ValueError) as error:
-            rows[index] = _row(run, "failed", outputs.denoised, message=_failure(run, error))
+            settle(index, _row(run, "failed", outputs.denoised, message=_failure(run, error)))
             continue
         os.makedirs(os.path.dirname(outputs.denoised), exist_ok=True)
         pending.append((index, run, outputs, echo_outputs,
                         SeriesJob(run.path, outputs.denoised, outputs.noise, outputs.rank, volume,
                                   tuple(echo.path for echo in run.echoes), tuple(o.denoised for o in echo_outputs),
-                                  run.bval)))
+                                  run.bval, None if on_start is None else (lambda run=run: on_start(run)))))
     start = time.perf_counter()
     for position, result in denoise_batch([job for *_, job in pending], options):
         index, run, outputs, echo_outputs, _ = pending[position]
         if isinstance(result, Exception):
-            rows[index] = _row(run, "failed", outputs.denoised, time.perf_counter() - start,
-                               message=_failure(run, result))
+            settle(index, _row(run, "failed", outputs.denoised, time.perf_counter() - start,
+                               message=_failure(run, result)))
             continue
         try:
             note = _finish(run, outputs, result, options, reports, __version__, echo_outputs)
-            rows[index] = _row(run, "done", outputs.denoised, result.seconds, result, note)
+            row = _row(run, "done", outputs.denoised, result.seconds, result, note)
         except Exception as error:  # a sidecar or figure that cannot be written fails this run only
-            rows[index] = _row(run, "failed", outputs.denoised, result.seconds, result, _failure(run, error))
+            row = _row(run, "failed", outputs.denoised, result.seconds, result, _failure(run, error))
+        settle(index, row)
     missing = [pending[p][1].relative for p in range(len(pending)) if rows[pending[p][0]] is None]
     if missing:
         raise RuntimeError(f"the denoising step returned no result for {', '.join(missing)}")
@@ -197,10 +227,14 @@ def process_run(run: Run, output_dir: str, options: Optional[DenoiseOptions] = N
 
 def prepare_output_dir(bids_dir: str, output_dir: str, options: DenoiseOptions, datatypes: Sequence[str]) -> None:
     """The dataset-level files, once per dataset: dataset_description.json (kept when there) and the methods
-    boilerplate logs/CITATION.md (for this run's options)."""
+    boilerplate logs/CITATION.md (for this run's options). ValueError, before anything is written, for an
+    ``output_dir`` that is or lies inside the raw dataset (:func:`._outputs.output_dir_problem`)."""
     from .. import __version__  # noqa: PLC0415
     from ._boilerplate import methods_text  # noqa: PLC0415
 
+    problem = _outputs.output_dir_problem(bids_dir, output_dir)
+    if problem:
+        raise ValueError(problem)
     os.makedirs(output_dir, exist_ok=True)
     description = os.path.join(output_dir, "dataset_description.json")
     if not os.path.exists(description):
