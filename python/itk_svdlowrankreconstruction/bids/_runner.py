@@ -123,7 +123,7 @@ def _finish_one(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, op
         elif result.report is not None:
             write_reportlet(result.report, outputs.figure, run.relative.split("/")[-1])
     parameters = options.record()
-    from .._engine import DEFAULT_DENOISE_POLICY, patch_size_used, sphere_patch_used  # noqa: PLC0415
+    from .._engine import AUTO_PATCH_STRIDE, DEFAULT_DENOISE_POLICY, patch_size_used, patch_stride_used, sphere_patch_used  # noqa: PLC0415,E501
 
     if parameters["policy"] is None:
         parameters["policy"] = "fixed" if options.rank is not None else DEFAULT_DENOISE_POLICY
@@ -132,6 +132,10 @@ def _finish_one(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, op
             list(result.shape[:3]), result.shape[3], options.patch_radius)
     elif parameters["patch"] is None and len(result.shape) == 4:  # the default, as the engine fitted it to this run
         parameters["patch"] = list(patch_size_used(list(result.shape[:3]), result.shape[3]))
+    if len(result.shape) == 4:  # the stride used, as the engine chose it for this run
+        box = parameters["patch"] or list(patch_size_used(list(result.shape[:3]), result.shape[3]))
+        parameters["stride"] = patch_stride_used(box, parameters["patch_shape"], parameters["aggregation"],
+                                                 AUTO_PATCH_STRIDE if options.stride is None else options.stride)
     sidecar = _outputs.series_sidecar(run, parameters, result.rank, result.sigma, result.seconds, version)
     sidecar["Sources"] = list(sources)
     _outputs.write_json_atomically(sidecar, outputs.sidecar)
