@@ -255,8 +255,9 @@ public:
   itkSetMacro(PatchSize, PatchSizeType);
   itkGetConstMacro(PatchSize, PatchSizeType);
 
-  /** Patches are centred on every PatchStride-th voxel (default 1). Above 1 it needs an overlap aggregation and a
-   * cuboid. */
+  /** Patches are centred on every PatchStride-th voxel. 0 (the default, svdlr::kAutoPatchStride): the stride grows
+   * with the patch (svdlr::PatchStrideUsed; GetPatchStrideUsed() after Update()); 1: every voxel (dense). Above 1
+   * it needs an overlap aggregation and a cuboid. */
   itkSetMacro(PatchStride, unsigned int);
   itkGetConstMacro(PatchStride, unsigned int);
 
@@ -307,8 +308,9 @@ public:
   /** Upper bound on the patches the engine decomposes at once (0: the engine chooses from free memory). */
   itkSetMacro(MaximumPatchesPerBatch, SizeValueType);
   itkGetConstMacro(MaximumPatchesPerBatch, SizeValueType);
-  /** The most GPU memory, in bytes, the CUDA backend's buffers may take (svdlr::LocalDenoiseOptions::
-   * deviceMemoryLimit; 0: whatever is free). A limit below what one plane and one patch need fails the update. */
+  /** The most GPU memory, in bytes, the CUDA backend's buffers may take, or less when less is free (svdlr::
+   * LocalDenoiseOptions::deviceMemoryLimit; default svdlr::kDefaultDeviceMemoryLimit, 8 GiB; 0: whatever is free).
+   * A limit below what one plane and one patch need fails the update. */
   itkSetMacro(DeviceMemoryLimit, SizeValueType);
   itkGetConstMacro(DeviceMemoryLimit, SizeValueType);
 
@@ -375,6 +377,8 @@ public:
   itkGetConstMacro(WarnOnBackendFallback, bool);
   itkBooleanMacro(WarnOnBackendFallback);
   itkGetConstMacro(PatchSizeUsed, PatchSizeType);
+  /** After Update(): the patch stride used (PatchStride 0 resolved). */
+  itkGetConstMacro(PatchStrideUsed, unsigned int);
   /** After Update(): a sphere's radius used (0 for a cuboid) and the voxels of each patch. */
   itkGetConstMacro(PatchRadiusUsed, double);
   itkGetConstMacro(PatchVoxelsUsed, SizeValueType);
@@ -416,7 +420,7 @@ private:
   SpatialSize() const;
 
   PatchSizeType                m_PatchSize{ { 0, 0, 0 } };
-  unsigned int                 m_PatchStride{ 1 };
+  unsigned int                 m_PatchStride{ svdlr::kAutoPatchStride };
   PatchShapeEnum               m_PatchShape{ LocalLowRankDenoisingBridge::FromEngine(svdlr::kDefaultPatchShape) };
   double                       m_PatchRadius{ 0.0 };
   // The defaults are the engine's (svdlr/Defaults.h), as for every interface.
@@ -432,7 +436,7 @@ private:
   BackendEnum                  m_Backend{ BackendEnum::Auto };
   int                          m_DeviceId{ svdlr::kDefaultDeviceId };
   SizeValueType                m_MaximumPatchesPerBatch{ 0 };
-  SizeValueType                m_DeviceMemoryLimit{ 0 };
+  SizeValueType                m_DeviceMemoryLimit{ svdlr::kDefaultDeviceMemoryLimit };
   bool                         m_StabiliseMagnitude{ false };
   bool                         m_RemoveNoiseFloor{ false };
   bool                         m_SigmaFloorCorrection{ false };
@@ -442,6 +446,7 @@ private:
 
   BackendEnum   m_BackendUsed{ BackendEnum::CPU };
   PatchSizeType m_PatchSizeUsed{ { 0, 0, 0 } };
+  unsigned int  m_PatchStrideUsed{ 0 };
   double        m_PatchRadiusUsed{ 0.0 };
   SizeValueType m_PatchVoxelsUsed{ 0 };
   ShrinkageEnum m_ShrinkageUsed{ ShrinkageEnum::Hard };

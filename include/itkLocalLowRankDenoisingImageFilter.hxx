@@ -154,10 +154,6 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::VerifyPreconditions
   {
     itkExceptionMacro("Rank selection: " << problem);
   }
-  if (m_PatchStride < 1)
-  {
-    itkExceptionMacro("PatchStride must be at least 1, got " << m_PatchStride);
-  }
   if (m_PatchStride > 1 && m_Aggregation == AggregationEnum::CentreVoxel)
   {
     itkExceptionMacro("PatchStride " << m_PatchStride
@@ -390,6 +386,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   {
     m_PatchSizeUsed[i] = report.patchSize[i];
   }
+  m_PatchStrideUsed = static_cast<unsigned int>(report.patchStride);
   m_PatchRadiusUsed = report.patchRadius;
   m_PatchVoxelsUsed = static_cast<SizeValueType>(report.patchVoxels);
   m_ShrinkageUsed = LocalLowRankDenoisingBridge::FromEngine(report.shrinkage);
@@ -431,6 +428,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostr
   os << indent << "DeviceMemoryLimit: " << m_DeviceMemoryLimit << std::endl;
   os << indent << "BackendUsed: " << m_BackendUsed << std::endl;
   os << indent << "PatchSizeUsed: " << m_PatchSizeUsed << std::endl;
+  os << indent << "PatchStrideUsed: " << m_PatchStrideUsed << std::endl;
   os << indent << "ShrinkageUsed: " << m_ShrinkageUsed << std::endl;
   os << indent << "PeakDeviceBytesUsed: " << m_PeakDeviceBytesUsed << std::endl;
 }

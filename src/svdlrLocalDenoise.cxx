@@ -164,7 +164,7 @@ ResolveSphere(const SeriesView<const float> & input, const LocalDenoiseOptions &
   {
     ThrowInvalid("patch radius must be finite and >= 0 (0: the default), got " + std::to_string(options.patchRadius));
   }
-  if (options.patchStride != 1)
+  if (options.patchStride != 1 && options.patchStride != kAutoPatchStride)
   {
     ThrowInvalid("a spherical patch takes patch stride 1: a sphere does not fill the box that stride's coverage "
                  "rule assumes");
@@ -224,6 +224,7 @@ ResolvePatch(const SeriesView<const float> & input, const LocalDenoiseOptions & 
   return patch;
 }
 
+/** `options` checked, with its stride resolved (PatchStrideUsed). */
 void
 ValidateOptions(const SeriesView<const float> & input, const LocalDenoiseOptions & options,
                 const std::array<std::size_t, 3> & patch)
@@ -238,10 +239,6 @@ ValidateOptions(const SeriesView<const float> & input, const LocalDenoiseOptions
       options.shrinkage != Shrinkage::Auto)
   {
     ThrowInvalid("unknown shrinkage " + std::to_string(static_cast<int>(options.shrinkage)));
-  }
-  if (options.patchStride == 0)
-  {
-    ThrowInvalid("patch stride must be >= 1, got 0");
   }
   if (options.patchStride > 1 && options.aggregation == PatchAggregation::CentreVoxel)
   {
@@ -387,6 +384,22 @@ PatchSizeUsed(const std::array<std::size_t, 3> & size, std::size_t volumes, cons
   return patch;
 }
 
+std::size_t
+PatchStrideUsed(const std::array<std::size_t, 3> & patchUsed, PatchShape shape, PatchAggregation aggregation,
+                std::size_t requested)
+{
+  if (requested != kAutoPatchStride)
+  {
+    return requested;
+  }
+  if (shape != PatchShape::Cuboid || aggregation == PatchAggregation::CentreVoxel)
+  {
+    return 1;
+  }
+  const std::size_t smallest = *std::min_element(patchUsed.begin(), patchUsed.end());
+  return std::max<std::size_t>(1, smallest / kPatchExtentPerAutoStride);
+}
+
 std::array<std::size_t, 3>
 DefaultPatchSize(std::size_t volumes)
 {
@@ -439,9 +452,10 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
     return detail::DenoiseMagnitudeSeries(input, output, maps, requested); // which comes back here without it
   }
   const std::array<std::size_t, 3> patch = ResolvePatch(input, requested);
-  ValidateOptions(input, requested, patch);
-  // The backends see Hard or OptimalFrobenius only.
+  // The backends see a stride >= 1, and Hard or OptimalFrobenius only.
   LocalDenoiseOptions options = requested;
+  options.patchStride = PatchStrideUsed(patch, requested.patchShape, requested.aggregation, requested.patchStride);
+  ValidateOptions(input, options, patch);
   options.shrinkage = ResolveShrinkage(requested.shrinkage, requested.policy, requested.noiseSigma != nullptr);
   const std::size_t nonFinite = FirstNonFiniteVoxel(input, options);
   if (nonFinite < input.VoxelCount())
@@ -464,6 +478,7 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
   {
     report.patchVoxels = patch[0] * patch[1] * patch[2];
   }
+  report.patchStride = options.patchStride;
   report.shrinkage = options.shrinkage;
   const auto run = [&](const SeriesView<const float> & series) {
     report.backend = detail::RunOnChosenBackend(

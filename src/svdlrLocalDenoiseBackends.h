@@ -47,6 +47,15 @@ ShrinksOptimally(const LocalDenoiseOptions & options)
          Shrinkage::OptimalFrobenius;
 }
 
+/** The stride the patches are centred with: the options' as PatchStrideUsed reads it, which leaves a resolved one as
+ * it is (a backend reached directly, as by the CUDA benchmark, gets the default kAutoPatchStride). Both backends ask
+ * this. */
+inline std::size_t
+BackendPatchStride(const LocalDenoiseOptions & options, const std::array<std::size_t, 3> & patch)
+{
+  return PatchStrideUsed(patch, options.patchShape, options.aggregation, options.patchStride);
+}
+
 void
 RunLocalDenoiseCpu(const SeriesView<const float> & input, const SeriesView<float> & output,
                    const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,

@@ -147,7 +147,7 @@ public:
     , m_Lanes(m_Workers)
     , m_InPlace(static_cast<const void *>(input.data) == static_cast<const void *>(output.data))
   {
-    m_Centres = PatchCentres(input.size, patch, options.patchStride, options.mask);
+    m_Centres = PatchCentres(input.size, patch, BackendPatchStride(options, patch), options.mask);
     m_Total = static_cast<std::size_t>(std::count(m_Centres.begin(), m_Centres.end(), std::uint8_t{ 1 }));
     // The lines of several planes of centres make one parallel step, so that the workers rarely wait at its end
     // (with a mask, many lines are empty); the window then also holds those planes. Progress and abort are looked

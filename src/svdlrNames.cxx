@@ -147,6 +147,22 @@ PolicyProblem(const RankPolicy & policy, Solver solver)
   return "";
 }
 
+bool
+ParseDeviceMemoryLimit(const std::string & text, std::size_t & bytes)
+{
+  if (text == kNoDeviceMemoryLimitName)
+  {
+    bytes = kNoDeviceMemoryLimit;
+    return true;
+  }
+  const std::size_t parsed = ParseByteSize(text);
+  if (parsed > 0)
+  {
+    bytes = parsed;
+  }
+  return parsed > 0;
+}
+
 std::size_t
 ParseByteSize(const std::string & text)
 {

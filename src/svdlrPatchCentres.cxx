@@ -35,6 +35,14 @@ OnGrid(std::size_t i, std::size_t n, std::size_t stride)
   return i % stride == 0 || i + 1 == n;
 }
 
+/** The centre of a cell of the grid, along one axis (a cell at the end that the grid's last point {n - 1} cuts short
+ * keeps it too). */
+bool
+InCellCentre(std::size_t i, std::size_t stride)
+{
+  return i % stride == stride / 2;
+}
+
 } // namespace
 
 std::vector<std::uint8_t>
@@ -52,7 +60,9 @@ PatchCentres(const std::array<std::size_t, 3> & size, const std::array<std::size
     {
       for (std::size_t x = 0; x < nx; ++x, ++v)
       {
-        centres[v] = inside(v) && OnGrid(x, nx, stride) && OnGrid(y, ny, stride) && OnGrid(z, nz, stride);
+        const bool corner = OnGrid(x, nx, stride) && OnGrid(y, ny, stride) && OnGrid(z, nz, stride);
+        const bool body = stride > 1 && InCellCentre(x, stride) && InCellCentre(y, stride) && InCellCentre(z, stride);
+        centres[v] = inside(v) && (corner || body);
       }
     }
   }

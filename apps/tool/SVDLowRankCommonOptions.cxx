@@ -87,16 +87,19 @@ AddDeviceOption(CLI::App & app, int & deviceId, const std::string & flags)
 }
 
 CLI::Option *
-AddByteSizeOption(CLI::App & app, std::size_t & bytes, const std::string & flags, const std::string & help)
+AddDeviceMemoryLimitOption(CLI::App & app, std::size_t & bytes, const std::string & flags, const std::string & help)
 {
   return app
     .add_option_function<std::string>(
-      flags, [&bytes](const std::string & text) { bytes = svdlr::ParseByteSize(text); }, help)
+      flags, [&bytes](const std::string & text) { svdlr::ParseDeviceMemoryLimit(text, bytes); }, help)
     ->type_name("SIZE")
     ->check(CLI::Validator(
       [](std::string & text) -> std::string {
-        return svdlr::ParseByteSize(text) > 0 ? std::string()
-                                              : "must be " + std::string(svdlr::ByteSizeSyntax()) + ", got '" + text + "'";
+        std::size_t bytes = 0;
+        return svdlr::ParseDeviceMemoryLimit(text, bytes)
+                 ? std::string()
+                 : "must be " + std::string(svdlr::ByteSizeSyntax()) + " or '" + svdlr::kNoDeviceMemoryLimitName +
+                     "', got '" + text + "'";
       },
       ""));
 }

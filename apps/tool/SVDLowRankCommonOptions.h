@@ -55,9 +55,10 @@ AddBackendOption(CLI::App & app, ToolBackend & backend, const std::string & flag
 CLI::Option *
 AddDeviceOption(CLI::App & app, int & deviceId, const std::string & flags);
 
-/** `flags` (e.g. "--gpu-memory-limit"): a memory size as svdlr::ParseByteSize reads it ("8G"), stored in `bytes`. */
+/** `flags` (e.g. "--gpu-memory-limit"): a device memory limit as svdlr::ParseDeviceMemoryLimit reads it ("8G", or
+ * "free" for whatever is free), stored in `bytes`. */
 CLI::Option *
-AddByteSizeOption(CLI::App & app, std::size_t & bytes, const std::string & flags, const std::string & help);
+AddDeviceMemoryLimitOption(CLI::App & app, std::size_t & bytes, const std::string & flags, const std::string & help);
 
 /** `flags`: auto, exact or subspace, stored in `solver`. */
 CLI::Option *

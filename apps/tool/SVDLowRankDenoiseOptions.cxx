@@ -183,8 +183,10 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
       ->check(NumberValidator("a finite number >= 1", [](double r) { return r >= 1.0 && std::isfinite(r); }));
   auto * strideOption =
     app.add_option("--stride", options.stride,
-                   "centre patches on every N-th voxel (default 1; above 1 needs\n"
-                   "--aggregation overlap, the default)")
+                   "centre patches on every N-th voxel; 1: every voxel (dense);\n"
+                   "default: half the patch's smallest extent (2 for 5x5x5, 3 for\n"
+                   "7x7x7), 1 with --aggregation centre or a sphere; above 1 needs\n"
+                   "an overlap aggregation (the default)")
       ->type_name("N")
       ->check(WholeNumberValidator(1, 65535));
   app.add_option("--preset", options.preset, PresetHelp())
@@ -247,9 +249,10 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     ->check(WholeNumberValidator(1, 4294967295.0));
   AddBackendOption(app, options.backend, "--backend", "auto (default: the GPU when usable), cpu or cuda");
   AddDeviceOption(app, options.deviceId, "--device");
-  AddByteSizeOption(app, options.gpuMemoryLimit, "--gpu-memory-limit",
-                    "the most GPU memory the denoiser's buffers may take, e.g. 8G\n"
-                    "(the CUDA context comes on top; default: what is free)");
+  AddDeviceMemoryLimitOption(app, options.gpuMemoryLimit, "--gpu-memory-limit",
+                    "the most GPU memory the denoiser's buffers may take, e.g. 4G,\n"
+                    "or 'free': all that is free (the CUDA context comes on top;\n"
+                    "default: 8G, or less when less is free)");
   app.add_flag("--overwrite", options.overwrite, "replace output files that exist");
   AddOutputTypeOption(app, options.outputType);
   AddRunOptions(app, options.run);

@@ -57,7 +57,7 @@ struct DenoiseToolOptions
   double      noiseSigma{ 0.0 }; // --noise-sigma: a known σ for every voxel; 0: not given
 
   std::array<unsigned int, 3> patch{ { 0, 0, 0 } }; // 0, 0, 0: the engine's default cube
-  unsigned int                stride{ 1 };
+  unsigned int                stride{ svdlr::kAutoPatchStride }; // --stride; 0: svdlr::PatchStrideUsed's rule
   // --patch-shape, --patch-radius (0: the engine's default sphere)
   itk::LocalLowRankDenoisingEnums::PatchShape patchShape{ itk::LocalLowRankDenoisingBridge::FromEngine(
     svdlr::kDefaultPatchShape) };
@@ -75,7 +75,7 @@ struct DenoiseToolOptions
   std::string                                policyName{ svdlr::PolicyName(svdlr::DefaultDenoisePolicy()) };
   itk::SVDLowRankReconstructionEnums::Backend  backend{ itk::SVDLowRankReconstructionEnums::Backend::Auto };
   int                                          deviceId{ 0 };
-  std::size_t                                  gpuMemoryLimit{ 0 }; // --gpu-memory-limit, bytes; 0: none
+  std::size_t gpuMemoryLimit{ svdlr::kDefaultDeviceMemoryLimit }; // --gpu-memory-limit, bytes; 0: what is free
   bool                                         overwrite{ false };
   std::string                                  outputType{ svdlr::kDefaultOutputTypeName }; // float32 or same
   RunOptions                                   run; // --quiet, --json, --nthreads

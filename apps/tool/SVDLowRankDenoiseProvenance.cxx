@@ -39,7 +39,7 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
   }
   parameters.emplace_back("patch", "[" + std::to_string(summary.patch[0]) + ", " + std::to_string(summary.patch[1]) +
                                      ", " + std::to_string(summary.patch[2]) + "]");
-  parameters.emplace_back("stride", std::to_string(options.stride));
+  parameters.emplace_back("stride", std::to_string(summary.patchStride));
   parameters.emplace_back("patchShape",
                           JsonString(svdlr::PatchShapeName(itk::LocalLowRankDenoisingBridge::ToEngine(options.patchShape))));
   if (summary.patchRadius > 0.0) // a sphere's; a cuboid has its extent alone
@@ -61,7 +61,8 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
   parameters.emplace_back("echoes", std::to_string(summary.echoes));
   parameters.emplace_back("backend", JsonString(svdlr::Name(static_cast<svdlr::Backend>(options.backend))));
   parameters.emplace_back("device", std::to_string(options.deviceId));
-  parameters.emplace_back("gpuMemoryLimit", options.gpuMemoryLimit > 0 ? std::to_string(options.gpuMemoryLimit) : "null");
+  parameters.emplace_back("gpuMemoryLimit", options.gpuMemoryLimit > 0 ? std::to_string(options.gpuMemoryLimit)
+                                                                   : JsonString(svdlr::kNoDeviceMemoryLimitName));
   parameters.emplace_back("outputType", JsonString(options.outputType));
   parameters.emplace_back("threads", options.run.threads > 0 ? std::to_string(options.run.threads) : "null");
   parameters.emplace_back("gfactor", options.complex.gfactor.empty() ? "null" : JsonString(options.complex.gfactor));

@@ -332,6 +332,7 @@ public:
       m_Summary.patch[i] = m_Filter->GetPatchSizeUsed()[i];
     }
     m_Summary.patchRadius = m_Filter->GetPatchRadiusUsed();
+    m_Summary.patchStride = m_Filter->GetPatchStrideUsed();
     m_Summary.patchVoxels = static_cast<std::size_t>(m_Filter->GetPatchVoxelsUsed());
     m_Summary.mask = m_Mask ? m_Mask->GetBufferPointer() : nullptr;
     m_Summary.sigma = m_Filter->GetNoiseSigmaOutput()->GetBufferPointer();

@@ -52,6 +52,7 @@ struct DenoiseSummary
   std::array<std::size_t, 3>                  patch{ { 0, 0, 0 } }; // a sphere's: its box
   double                                      patchRadius{ 0.0 };       // a sphere's; 0 for a cuboid
   std::size_t                                 patchVoxels{ 0 };
+  std::size_t                                 patchStride{ 0 }; // the stride used (the default resolved)
   const DenoiseToolOptions *                  options{ nullptr };
   const unsigned char *                       mask{ nullptr }; // grid voxels, x fastest; null: every voxel
   const float *                               sigma{ nullptr };
@@ -214,7 +215,7 @@ PrintDenoiseSummary(std::ostream & out, const DenoiseSummary & summary)
   out << "input:    " << summary.input << " (" << summary.grid[0] << " x " << summary.grid[1] << " x "
       << summary.grid[2] << " voxels, " << summary.volumes << " volumes)\n"
       << "backend:  " << summary.backend << "\n"
-      << "patch:    " << DescribePatch(summary) << ", stride " << options.stride << ", "
+      << "patch:    " << DescribePatch(summary) << ", stride " << summary.patchStride << ", "
       << DescribeAggregation(options.aggregation) << "\n"
       << "policy:   " << DescribePolicy(options) << "\n"
       << "sigma:    " << (sigmaKnown ? DescribeDistribution(sigma) + where : "not estimated (fixed rank)") << "\n"

@@ -44,11 +44,25 @@ CONFIGS = {
     "vst-residual": ["--vst", "--noise-estimator", "residual"],
     "default-sigma-floor": ["--sigma-floor-correction"],
     "default-residual-sigma-floor": ["--noise-estimator", "residual", "--sigma-floor-correction"],
+    # patch centres subsampled (Large series, item 1): every voxel is still in at least one patch
+    "dense": ["--stride", "1"],
+    "stride2": ["--stride", "2"],
+    "stride2-gaussian": ["--stride", "2", "--aggregation", "gaussian"],
+    "stride2-rank": ["--stride", "2", "--aggregation", "rank"],
+    "stride3": ["--stride", "3"],
+    "stride3-gaussian": ["--stride", "3", "--aggregation", "gaussian"],
+    "stride4": ["--stride", "4"],
+    # the Rician floor removed (magnitude data by default?)
+    "vst-floor": ["--vst", "--noise-floor"],
+    "stride2-vst-floor": ["--stride", "2", "--vst", "--noise-floor"],
+    "stride2-floor": ["--stride", "2", "--noise-floor"],
 }
 
 # preset_sweep.py's cases (issue 20's PSNR sweep: name, sigma as a fraction of CSF b=0, volumes, masked, varying
 # along x), and the sigma 0.05 phantom on its whole volume
-CASES = preset_sweep.CASES + [("sigma 0.05, 65 vol, whole", 0.05, 65, False, False)]
+CASES = preset_sweep.CASES + [("sigma 0.05, 65 vol, whole", 0.05, 65, False, False),
+                              ("sigma 0.05, 200 vol, mask", 0.05, 200, True, False),
+                              ("sigma 0.05, 500 vol, mask", 0.05, 500, True, False)]
 
 
 def clean_phantom(work, size, volumes):

@@ -104,11 +104,12 @@ struct LocalDenoiseOptions
   /** Sphere only, in voxels: the patch holds the voxels whose offset d from the centre has |d| <= patchRadius.
    * 0: DefaultSphereRadius's rule. Must be finite and >= 0; a cuboid takes 0 only. */
   double patchRadius{ 0.0 };
-  /** Patches are centred on every `patchStride`-th voxel along each axis (1: every voxel), and on the last voxel of
-   * each axis. A stride above 1 needs OverlapAverage, which then covers the voxels between centres, and may not
-   * exceed the smallest patch extent (patches would leave gaps). With a mask, a voxel inside it that no grid patch
-   * covers gets a patch of its own. */
-  std::size_t      patchStride{ 1 };
+  /** Patches are centred on every `patchStride`-th voxel along each axis (1: every voxel, "dense"), and on the last
+   * voxel of each axis. A stride above 1 needs an overlap aggregation, which then covers the voxels between centres,
+   * and may not exceed the smallest patch extent (patches would leave gaps). With a mask, a voxel inside it that no
+   * grid patch covers gets a patch of its own. kAutoPatchStride (0, the default): PatchStrideUsed's rule, which
+   * grows the stride with the patch, so that the cost grows as volumes² rather than volumes³. */
+  std::size_t      patchStride{ kAutoPatchStride };
   /** CentreVoxel, or the weighted mean over every patch holding the voxel (DenoiseChoices.h). With a weighting, σ
    * and rank maps are the same weighted means as the signal. */
   PatchAggregation aggregation{ kDefaultPatchAggregation };
@@ -163,9 +164,10 @@ struct LocalDenoiseOptions
   int              deviceId{ 0 };
   std::size_t      maxPatchesPerBatch{ 0 }; // 0: the backend chooses (from free memory on the GPU)
   /** The most device memory the CUDA backend's buffers may take, in bytes: slabs, batches, mask and σ map, what
-   * LocalDenoiseReport::peakDeviceBytes counts (the CUDA context and library handles come on top). 0: whatever is
-   * free. A limit below what one plane of the series and one patch need is InvalidArgument. The CPU ignores it. */
-  std::size_t deviceMemoryLimit{ 0 };
+   * LocalDenoiseReport::peakDeviceBytes counts (the CUDA context and library handles come on top), or less when
+   * less is free. kNoDeviceMemoryLimit (0): whatever is free. A limit below what one plane of the series and one
+   * patch need is InvalidArgument. The CPU ignores it. */
+  std::size_t deviceMemoryLimit{ kDefaultDeviceMemoryLimit };
   unsigned         threads{ 0 };            // CPU worker threads; 0: all hardware threads
   ParallelFor      parallelFor{};           // empty: the engine's own std::thread pool
   ProgressCallback progress{};              // (patches done, patches in all)
@@ -190,6 +192,7 @@ struct LocalDenoiseReport
   PatchShape                 patchShape{ PatchShape::Cuboid };
   double                     patchRadius{ 0.0 }; // a sphere's radius used, in voxels; 0 for a cuboid
   std::size_t                patchVoxels{ 0 };   // voxels per patch: rows of each Casorati matrix
+  std::size_t                patchStride{ 0 };   // the stride used (PatchStrideUsed: kAutoPatchStride resolved)
   Shrinkage                  shrinkage{ Shrinkage::Hard }; // the shrinkage used: Auto resolved (ResolveShrinkage)
   std::size_t                patches{ 0 };         // patches computed
   /** The device memory the CUDA backend's buffers took (slabs, batch, mask and σ map) in the run that produced
@@ -267,6 +270,16 @@ DefaultPatchSize(std::size_t volumes);
  * the tools' summaries and Python's BIDS sidecars report. */
 std::array<std::size_t, 3>
 PatchSizeUsed(const std::array<std::size_t, 3> & size, std::size_t volumes, const std::array<std::size_t, 3> & requested);
+
+/** The patch stride DenoiseLocalLowRank uses with a patch of extent `patchUsed` (PatchSizeUsed, or a sphere's box):
+ * `requested` as given (DenoiseLocalLowRank checks it), or for kAutoPatchStride the smallest extent divided by
+ * kPatchExtentPerAutoStride (Defaults.h), at least 1: 2 for the 5x5x5 patch of 30-124 volumes, 3 for 7x7x7 (125-342),
+ * 4 for 9x9x9 (343-728), 5 for 11x11x11 (729-1,330). Every voxel then lies in about the same number of patches
+ * whatever the volume count. CentreVoxel aggregation and spheres take 1: the first needs a patch on every voxel, and
+ * the second's coverage is not that of its box. One rule, which the tools' summaries and sidecars report. */
+std::size_t
+PatchStrideUsed(const std::array<std::size_t, 3> & patchUsed, PatchShape shape, PatchAggregation aggregation,
+                std::size_t requested);
 
 /** The radius that LocalDenoiseOptions::patchRadius = 0 stands for with PatchShape::Sphere, for a series of
  * `volumes` volumes: the smallest √k (k = 1, 2, 3, ...) whose sphere holds at least 20/17 (1 / 0.85) voxels per

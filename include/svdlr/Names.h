@@ -61,6 +61,11 @@ SolverNames();
 std::size_t
 ParseByteSize(const std::string & text);
 
+/** A device memory limit as the tools and Python take it: kNoDeviceMemoryLimitName ("free": whatever is free, 0) or
+ * a size ParseByteSize reads. False for anything else. */
+bool
+ParseDeviceMemoryLimit(const std::string & text, std::size_t & bytes);
+
 /** The syntax ParseByteSize takes, for messages and help texts. */
 const char *
 ByteSizeSyntax();

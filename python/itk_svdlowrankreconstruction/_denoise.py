@@ -23,7 +23,7 @@ def local_low_rank_denoising_image_filter(
     mask: Any = None,
     noise_sigma: Any = None,
     patch_size: Optional[Sequence[int]] = None,
-    patch_stride: int = 1,
+    patch_stride: Optional[int] = None,
     patch_shape: Optional[str] = None,
     patch_radius: float = 0.0,
     aggregation: Optional[str] = None,
@@ -84,8 +84,11 @@ def local_low_rank_denoising_image_filter(
         Patch extent along the spatial axes: (x, y, z) for an ITK series, array order for arrays. Default: the
         smallest cube holding at least as many voxels as there are volumes (5 x 5 x 5 for 65 volumes), fitted
         to the image.
-    patch_stride : int >= 1
-        Patches are centred on every ``patch_stride``-th voxel; above 1 it needs aggregation "overlap".
+    patch_stride : int >= 1, optional
+        Patches are centred on every ``patch_stride``-th voxel; 1: every voxel (dense). None (the default): half
+        the patch's smallest extent (2 for 5 x 5 x 5, 3 for 7 x 7 x 7; ``_engine.patch_stride_used``), which keeps
+        the cost growing as volumes² rather than volumes³; 1 with aggregation "centre" or a sphere. Above 1 it
+        needs an overlap aggregation.
     patch_shape : "cuboid" or "sphere", optional
         "cuboid" (the default): ``patch_size``; "sphere": the voxels within ``patch_radius`` of the centre voxel
         (MRtrix3 dwidenoise2's default shape), the nearest ones inside the image near its borders.
@@ -118,8 +121,9 @@ def local_low_rank_denoising_image_filter(
         Patches per engine batch; 0 lets the backend choose.
     gpu_memory_limit : int or str, optional
         The most GPU memory the CUDA backend's buffers may take: bytes, or a size such as "8G" (K, M, G, T:
-        powers of 1024), as the tool's ``--gpu-memory-limit``. None: whatever is free. A limit too small for one
-        plane of the series and one patch raises ValueError.
+        powers of 1024), or "free" (whatever is free), as the tool's ``--gpu-memory-limit``. None: 8 GiB, or
+        less when less is free (``_engine.DEFAULT_GPU_MEMORY_LIMIT``). A limit too small for one plane of the
+        series and one patch raises ValueError.
     threads : int
         CPU worker threads; 0 uses all hardware threads.
     progress : callable(done, total), optional
@@ -214,7 +218,8 @@ def local_low_rank_denoising_image_filter(
     RuntimeError
         backend="cuda" without a usable CUDA device, or a failure on the device.
     """
-    _check_integer("patch_stride", patch_stride, 1)
+    if patch_stride is not None:
+        _check_integer("patch_stride", patch_stride, 1)
     _check_integer("device_id", device_id, 0)
     _check_integer("max_patches_per_batch", max_patches_per_batch, 0)
     _check_integer("threads", threads, 0)
@@ -275,7 +280,7 @@ def local_low_rank_denoising_image_filter(
             array,
             volume_axis=int(axis),
             patch_size=None if patch_size is None else [int(p) for p in patch_size],
-            patch_stride=int(patch_stride),
+            patch_stride=_engine.AUTO_PATCH_STRIDE if patch_stride is None else int(patch_stride),
             patch_shape=patch_shape,
             patch_radius=float(patch_radius),
             aggregation=aggregation,

@@ -33,7 +33,7 @@ class DenoiseOptions:
     of at least as many voxels as volumes, "overlap" aggregation, "auto" shrinkage)."""
 
     patch: Optional[Tuple[int, int, int]] = None  # along x, y, z
-    stride: int = 1
+    stride: Optional[int] = None  # None: the engine's rule (half the patch's smallest extent); 1: dense
     patch_shape: Optional[str] = None  # "cuboid" (patch) or "sphere" (patch_radius); None: the engine's default
     patch_radius: float = 0.0  # a sphere's radius in voxels; 0: the engine's default sphere
     aggregation: Optional[str] = None
@@ -55,7 +55,7 @@ class DenoiseOptions:
     def keywords(self) -> Dict[str, Any]:
         """Keywords of :func:`local_low_rank_denoising_image_filter` for a nibabel array (x, y, z, volumes)."""
         return dict(patch_size=None if self.patch is None else tuple(int(p) for p in self.patch),
-                    patch_stride=int(self.stride), patch_shape=self.patch_shape,
+                    patch_stride=None if self.stride is None else int(self.stride), patch_shape=self.patch_shape,
                     patch_radius=float(self.patch_radius), aggregation=self.aggregation, shrinkage=self.shrinkage,
                     policy=self.policy, rank=self.rank, energy_fraction=self.energy_fraction,
                     noise_sigma=self.noise_sigma, backend=self.backend,

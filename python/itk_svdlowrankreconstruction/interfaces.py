@@ -48,7 +48,8 @@ class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
                          desc=f"how each patch's rank is chosen (default: {_engine.DEFAULT_DENOISE_POLICY})")
     fixed_rank = traits.Int(desc="the rank every patch keeps (policy fixed); dwidenoise's 'rank' is the rank map")
     energy_fraction = traits.Float(desc="with policy energy")
-    stride = traits.Int(1, usedefault=True, desc="centre patches on every N-th voxel")
+    stride = traits.Int(desc="centre patches on every N-th voxel; 1: every voxel (dense); default: half the "
+                             "patch's smallest extent (2 for 5x5x5)")
     aggregation = traits.Enum(*_engine.AGGREGATIONS,
                               desc="centre, overlap, or overlap weighted by rank or by a Gaussian of the distance "
                                    f"(default: {_engine.DEFAULT_DENOISE_AGGREGATION})")
@@ -107,7 +108,7 @@ class DenoiseSeries(SimpleInterface):
             if policy is not None and policy != estimated:
                 raise ValueError(f"estimator {defined['estimator']} contradicts policy {policy}")
             policy = estimated
-        return DenoiseOptions(patch=defined.get("extent"), stride=defined["stride"],
+        return DenoiseOptions(patch=defined.get("extent"), stride=defined.get("stride"),
                               patch_shape=defined.get("patch_shape"), patch_radius=defined.get("patch_radius", 0.0),
                               aggregation=defined.get("aggregation"), shrinkage=defined.get("shrinkage"),
                               policy=policy, rank=defined.get("fixed_rank"),

@@ -265,9 +265,10 @@ MakeOptions(const std::optional<std::string> &         preset,
       options.patchSize[i] = static_cast<std::size_t>(extent);
     }
   }
-  if (patchStride < 1)
+  if (patchStride < 0)
   {
-    ThrowValueError("patch_stride must be >= 1, got " + std::to_string(patchStride));
+    ThrowValueError("patch_stride must be >= 1 (or 0, AUTO_PATCH_STRIDE: the default rule), got " +
+                    std::to_string(patchStride));
   }
   options.patchStride = static_cast<std::size_t>(patchStride);
   if (patchShape && !ParsePatchShapeName(*patchShape, options.patchShape))
@@ -317,11 +318,10 @@ MakeOptions(const std::optional<std::string> &         preset,
   options.maxPatchesPerBatch = static_cast<std::size_t>(maxPatchesPerBatch);
   if (gpuMemoryLimit)
   {
-    options.deviceMemoryLimit = ParseByteSize(*gpuMemoryLimit);
-    if (options.deviceMemoryLimit == 0)
+    if (!ParseDeviceMemoryLimit(*gpuMemoryLimit, options.deviceMemoryLimit))
     {
-      ThrowValueError("gpu_memory_limit must be " + std::string(ByteSizeSyntax()) + ", got \"" + *gpuMemoryLimit +
-                      "\"");
+      ThrowValueError("gpu_memory_limit must be " + std::string(ByteSizeSyntax()) + " or \"" +
+                      kNoDeviceMemoryLimitName + "\", got \"" + *gpuMemoryLimit + "\"");
     }
   }
   if (threads < 0 || threads > static_cast<std::int64_t>(UINT_MAX))
@@ -517,7 +517,7 @@ DefineDenoise(nb::module_ & module)
              nb::kw_only(),
              "volume_axis"_a = 0,
              "patch_size"_a = nb::none(),
-             "patch_stride"_a = 1,
+             "patch_stride"_a = static_cast<std::int64_t>(kAutoPatchStride),
              "patch_shape"_a = nb::none(),
              "patch_radius"_a = 0.0,
              "aggregation"_a = nb::none(),
@@ -666,6 +666,30 @@ DefineDenoise(nb::module_ & module)
     "The patch extent a denoising run uses on a series of this spatial shape and volume count (array order):\n"
     "`requested` as given, or for None the default cube fitted to the image (svdlr::PatchSizeUsed, the one rule\n"
     "the engine and the tools use). The BIDS App records it in each run's sidecar.");
+  module.def(
+    "patch_stride_used",
+    [](const std::vector<std::int64_t> & patchUsed, const std::string & shape, const std::string & aggregation,
+       std::int64_t requested) {
+      PatchShape       engineShape = kDefaultPatchShape;
+      PatchAggregation engineAggregation = kDefaultPatchAggregation;
+      if (patchUsed.size() != 3 || requested < 0 || !ParsePatchShapeName(shape, engineShape) ||
+          !ParseAggregationName(aggregation, engineAggregation))
+      {
+        ThrowValueError("patch_stride_used takes the 3 patch extents used, a patch shape's and an aggregation's "
+                        "name, and the stride asked for (>= 0)");
+      }
+      std::array<std::size_t, 3> patch{};
+      for (int i = 0; i < 3; ++i)
+      {
+        patch[i] = static_cast<std::size_t>(std::max<std::int64_t>(1, patchUsed[i]));
+      }
+      return static_cast<std::int64_t>(
+        PatchStrideUsed(patch, engineShape, engineAggregation, static_cast<std::size_t>(requested)));
+    },
+    "patch_used"_a, "patch_shape"_a, "aggregation"_a, "requested"_a = static_cast<std::int64_t>(kAutoPatchStride),
+    "The patch stride a denoising run uses with this patch extent (patch_size_used), shape and aggregation:\n"
+    "`requested` as given, or for AUTO_PATCH_STRIDE (0) the default rule (svdlr::PatchStrideUsed, the one rule the\n"
+    "engine and the tools use: half the patch's smallest extent). The BIDS App records it in each run's sidecar.");
   module.def(
     "sphere_patch_used",
     [](const std::vector<std::int64_t> & shape, std::int64_t volumes, double radius) {

@@ -46,8 +46,10 @@ volume_axis : int
 patch_size : 3 odd ints, optional
     Patch extent along the spatial axes. Default: the smallest cube holding at least as many voxels as there are
     volumes (5 x 5 x 5 for 65 volumes), fitted to the image.
-patch_stride : int >= 1
-    Patches are centred on every patch_stride-th voxel; above 1 it needs an overlap aggregation and a cuboid.
+patch_stride : int >= 0
+    Patches are centred on every patch_stride-th voxel; 1: every voxel (dense); 0 (AUTO_PATCH_STRIDE, the
+    default): half the patch's smallest extent (2 for 5 x 5 x 5), 1 with aggregation "centre" or a sphere
+    (patch_stride_used). Above 1 it needs an overlap aggregation and a cuboid.
 patch_shape : "cuboid" or "sphere", optional
     "cuboid" (the default): patch_size; "sphere": the voxels within patch_radius of the centre voxel (MRtrix3
     dwidenoise2's default shape), the nearest ones inside the image near its borders.

@@ -119,6 +119,8 @@ NB_MODULE(_engine, module)
   module.attr("DEFAULT_DENOISE_AGGREGATION") = svdlr::AggregationName(svdlr::kDefaultPatchAggregation);
   module.attr("DEFAULT_DENOISE_SHRINKAGE") = svdlr::ShrinkageName(svdlr::kDefaultShrinkage);
   module.attr("DEFAULT_PATCH_SHAPE") = svdlr::PatchShapeName(svdlr::kDefaultPatchShape);
+  module.attr("AUTO_PATCH_STRIDE") = static_cast<std::int64_t>(svdlr::kAutoPatchStride);
+  module.attr("DEFAULT_GPU_MEMORY_LIMIT") = static_cast<std::int64_t>(svdlr::kDefaultDeviceMemoryLimit);
   // Every spelling, for the BIDS App's and the Nipype interface's choices.
   nb::list aggregations, shapes;
   for (const std::string & name : svdlr::AggregationNameList())

@@ -33,7 +33,7 @@
 #include "svdlrCudaDevice.h"
 #include "svdlrCudaPipelineTrace.h"
 #include "svdlrEigenSolver.h"
-#include "svdlrLocalDenoiseBackends.h" // ShrinksOptimally
+#include "svdlrLocalDenoiseBackends.h" // ShrinksOptimally, BackendPatchStride
 #include "svdlrLocalDenoiseBuffers.h"
 #include "svdlrLocalDenoiseKernels.cuh"
 #include "svdlrLocalDenoisePlan.h"
@@ -220,12 +220,11 @@ private:
   void
   GroupCentresByPlane()
   {
-    const std::vector<std::uint8_t> bitmap =
-      PatchCentres(m_Input.size,
-                   { static_cast<std::size_t>(m_Geometry.ex), static_cast<std::size_t>(m_Geometry.ey),
-                     static_cast<std::size_t>(m_Geometry.ez) },
-                   m_Options.patchStride,
-                   m_Options.mask);
+    const std::array<std::size_t, 3> patch{ static_cast<std::size_t>(m_Geometry.ex),
+                                            static_cast<std::size_t>(m_Geometry.ey),
+                                            static_cast<std::size_t>(m_Geometry.ez) };
+    const std::vector<std::uint8_t>  bitmap =
+      PatchCentres(m_Input.size, patch, BackendPatchStride(m_Options, patch), m_Options.mask);
     const std::int64_t planeVoxels = PlaneVoxels();
     m_PlaneCentreStart.assign(static_cast<std::size_t>(m_Geometry.nz) + 1, 0);
     m_Centres.clear();

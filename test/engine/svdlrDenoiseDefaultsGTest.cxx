@@ -68,8 +68,53 @@ TEST(SVDLowRankDenoiseDefaults,
             MarchenkoPasturEstimator::CorderoGrande2019);
   EXPECT_EQ(options.patchSize,
             (std::array<std::size_t, 3>{0, 0, 0})); // dwidenoise's extent rule
-  EXPECT_EQ(options.patchStride, 1u);
+  EXPECT_EQ(options.patchStride, svdlr::kAutoPatchStride);
+  EXPECT_EQ(options.deviceMemoryLimit, std::size_t{8} << 30);
   EXPECT_STREQ(svdlr::PolicyName(svdlr::DefaultDenoisePolicy()), "mp-cg");
+}
+
+TEST(SVDLowRankDenoiseDefaults, AutoStrideIsHalfThePatchsSmallestExtent) {
+  using svdlr::PatchShape;
+  using svdlr::PatchStrideUsed;
+  using Extent = std::array<std::size_t, 3>;
+  const PatchAggregation overlap = PatchAggregation::OverlapAverage;
+  const std::size_t automatic = svdlr::kAutoPatchStride;
+  // The default cube of 30-124, 125-342, 343-728 and 729-1,330 volumes.
+  EXPECT_EQ(PatchStrideUsed(Extent{5, 5, 5}, PatchShape::Cuboid, overlap, automatic), 2u);
+  EXPECT_EQ(PatchStrideUsed(Extent{7, 7, 7}, PatchShape::Cuboid, overlap, automatic), 3u);
+  EXPECT_EQ(PatchStrideUsed(Extent{9, 9, 9}, PatchShape::Cuboid, overlap, automatic), 4u);
+  EXPECT_EQ(PatchStrideUsed(Extent{11, 11, 11}, PatchShape::Cuboid, overlap, automatic), 5u);
+  // The smallest extent decides (a patch cut to a thin image), and a tiny patch stays dense.
+  EXPECT_EQ(PatchStrideUsed(Extent{9, 9, 3}, PatchShape::Cuboid, overlap, automatic), 1u);
+  EXPECT_EQ(PatchStrideUsed(Extent{3, 3, 3}, PatchShape::Cuboid, overlap, automatic), 1u);
+  EXPECT_EQ(PatchStrideUsed(Extent{7, 5, 7}, PatchShape::Cuboid, PatchAggregation::OverlapGaussianWeighted,
+                            automatic), 2u);
+  // The centre voxel needs every voxel's own patch; a sphere does not fill its box.
+  EXPECT_EQ(PatchStrideUsed(Extent{7, 7, 7}, PatchShape::Cuboid, PatchAggregation::CentreVoxel, automatic), 1u);
+  EXPECT_EQ(PatchStrideUsed(Extent{7, 7, 7}, PatchShape::Sphere, overlap, automatic), 1u);
+  // A stride asked for is the stride used (the front end checks it).
+  EXPECT_EQ(PatchStrideUsed(Extent{9, 9, 9}, PatchShape::Cuboid, overlap, 1), 1u);
+  EXPECT_EQ(PatchStrideUsed(Extent{5, 5, 5}, PatchShape::Cuboid, overlap, 3), 3u);
+}
+
+TEST(SVDLowRankDenoiseDefaults, DefaultRunReportsTheAutoStrideAndEqualsThatStrideGiven) {
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const NoisySeries series = LowRankSeries(kSize, 30, 2, kSigma, 4.0, random); // 30 volumes: a 5x5x5 patch
+  const Denoised automatic = Denoise(series.noisy, DefaultsOnCpu());
+  EXPECT_EQ(automatic.report.patchSize, (std::array<std::size_t, 3>{5, 5, 5}));
+  EXPECT_EQ(automatic.report.patchStride, 2u);
+  LocalDenoiseOptions given = DefaultsOnCpu();
+  given.patchStride = 2;
+  const Denoised explicitTwo = Denoise(series.noisy, given);
+  EXPECT_EQ(explicitTwo.output.values, automatic.output.values);
+  EXPECT_EQ(explicitTwo.sigma, automatic.sigma);
+  given.patchStride = 1;
+  const Denoised dense = Denoise(series.noisy, given);
+  EXPECT_EQ(dense.report.patchStride, 1u);
+  // 504 dense; 148 on the body-centred lattice of stride 2 (100 grid points and 48 cell centres).
+  EXPECT_EQ(dense.report.patches, 504u);
+  EXPECT_EQ(automatic.report.patches, 148u);
 }
 
 TEST(SVDLowRankDenoiseDefaults,

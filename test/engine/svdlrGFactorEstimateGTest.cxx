@@ -311,6 +311,7 @@ TEST(SVDLowRankGFactorEstimate, ProgressRunsOnceOverBothPasses)
   Random                   random(3);
   const NoisySeries        series = LowRankSeries(kSize, kVolumes, 2, kSigma, 4.0, random);
   LocalDenoiseOptions      options = EstimateOptions();
+  options.patchStride = 1; // dense: every voxel's patch, in each pass
   std::vector<std::size_t> done, totals;
   options.progress = [&](std::size_t d, std::size_t total) {
     done.push_back(d);

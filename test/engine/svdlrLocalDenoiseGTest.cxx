@@ -591,12 +591,6 @@ TEST(SVDLowRankLocalDenoiseErrors, SingleVoxelPatchIsRejected)
   ExpectInvalid(options, "at least 2 voxels");
 }
 
-TEST(SVDLowRankLocalDenoiseErrors, ZeroStrideIsRejected)
-{
-  LocalDenoiseOptions options = CpuOptions();
-  options.patchStride = 0;
-  ExpectInvalid(options, "stride must be >= 1");
-}
 
 TEST(SVDLowRankLocalDenoiseErrors, StrideWithCentreVoxelIsRejected)
 {

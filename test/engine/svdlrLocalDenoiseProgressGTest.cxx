@@ -68,8 +68,14 @@ TEST(SVDLowRankLocalDenoise, ProgressCountsEveryPatchInOrder)
   {
     EXPECT_GE(calls[i].first, calls[i - 1].first);
   }
+  EXPECT_EQ(calls.back(), std::make_pair(report.patches, report.patches));
+  // The default stride's lattice: fewer patches than voxels, each voxel in at least one.
+  EXPECT_GT(report.patches, 0u);
+  EXPECT_LE(report.patches, series.noisy.Voxels());
+  options.patchStride = 1; // dense: a patch on every voxel
+  calls.clear();
+  EXPECT_EQ(Denoise(series.noisy, options).patches, series.noisy.Voxels());
   EXPECT_EQ(calls.back(), std::make_pair(series.noisy.Voxels(), series.noisy.Voxels()));
-  EXPECT_EQ(report.patches, series.noisy.Voxels());
 }
 
 TEST(SVDLowRankLocalDenoise, ProgressCallbackCanAbort)

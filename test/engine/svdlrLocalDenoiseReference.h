@@ -147,7 +147,14 @@ ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
   const std::size_t noiseCols = n - groupCount;
   const std::size_t noiseP = std::min(m, noiseCols);
 
-  const auto onGrid = [&](std::size_t i, std::size_t extent) { return i % settings.stride == 0 || i + 1 == extent; };
+  // Centres on a body-centred cubic lattice (PatchCentres): the grid of step `stride` (and each axis's last voxel)
+  // and the centres of its cells.
+  const std::size_t s = settings.stride;
+  const auto onGrid = [&](std::size_t i, std::size_t extent) { return i % s == 0 || i + 1 == extent; };
+  const auto isCentre = [&](std::size_t x, std::size_t y, std::size_t z) {
+    const bool corner = onGrid(x, size[0]) && onGrid(y, size[1]) && onGrid(z, size[2]);
+    return corner || (s > 1 && x % s == s / 2 && y % s == s / 2 && z % s == s / 2);
+  };
   const auto first = [](std::size_t c, std::size_t extent, std::size_t length) {
     const std::ptrdiff_t start = static_cast<std::ptrdiff_t>(c) - static_cast<std::ptrdiff_t>(extent / 2);
     return static_cast<std::size_t>(
@@ -158,7 +165,7 @@ ReferenceDenoise(const Series & series, const ReferenceSettings & settings)
     for (std::size_t cy = 0; cy < size[1]; ++cy)
       for (std::size_t cx = 0; cx < size[0]; ++cx)
       {
-        if (!onGrid(cx, size[0]) || !onGrid(cy, size[1]) || !onGrid(cz, size[2]))
+        if (!isCentre(cx, cy, cz))
           continue;
         const std::size_t centre = cx + size[0] * (cy + size[1] * cz);
         const std::size_t sx = first(cx, e[0], size[0]), sy = first(cy, e[1], size[1]), sz = first(cz, e[2], size[2]);

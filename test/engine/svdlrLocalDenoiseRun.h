@@ -72,7 +72,9 @@ inline ReferenceSettings SettingsOf(const LocalDenoiseOptions &options,
   settings.policy = options.policy;
   settings.shrinkage = options.shrinkage;
   settings.aggregation = options.aggregation;
-  settings.stride = options.patchStride;
+  // The stride the engine resolves (its rule is tested on its own, svdlrDenoiseDefaultsGTest): the reference then
+  // holds the denoising with that stride to float64.
+  settings.stride = svdlr::PatchStrideUsed(patch, options.patchShape, options.aggregation, options.patchStride);
   settings.knownSigma = options.noiseSigma;
   if (options.patchShape == PatchShape::Sphere)
     settings.sphereRadius = options.patchRadius; // the sphere tests give their radius

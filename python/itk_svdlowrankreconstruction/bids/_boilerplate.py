@@ -81,8 +81,7 @@ def methods_text(options: DenoiseOptions, version: str, datatypes: List[str]) ->
                              "voxels) [manjon2013]"}.get(aggregation, "")
     if weighting:
         cite.append("manjon2013")
-    text += (" Each voxel took the value of its own patch's reconstruction." if aggregation == "centre" and
-             options.stride == 1 else " Each voxel took the mean of the reconstructions of the patches "
+    text += (" Each voxel took the value of its own patch's reconstruction." if aggregation == "centre" else " Each voxel took the mean of the reconstructions of the patches "
              f"holding it{weighting}.")
     coils = options.coils or 1
     noise = "Rician" if coils == 1 else f"non-central chi ({coils} coils)"

@@ -131,7 +131,9 @@ def _parser() -> argparse.ArgumentParser:
     denoiser.add_argument("--patch", "--extent", type=_patch, metavar="PX,PY,PZ",
                           help="patch extent in voxels (odd); default: the smallest cube of at least as many "
                                "voxels as volumes")
-    denoiser.add_argument("--stride", type=_stride, default=1, help="centre patches on every N-th voxel")
+    denoiser.add_argument("--stride", type=_stride, default=None,
+                          help="centre patches on every N-th voxel; 1: every voxel (dense); default: half the patch's "
+                               "smallest extent (2 for 5x5x5, 3 for 7x7x7)")
     denoiser.add_argument("--patch-shape", choices=list(_engine.PATCH_SHAPES),
                           help=f"cuboid (--patch) or sphere (--patch-radius) (default {_engine.DEFAULT_PATCH_SHAPE})")
     denoiser.add_argument("--patch-radius", type=_radius, metavar="R",

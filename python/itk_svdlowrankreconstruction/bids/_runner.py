@@ -115,7 +115,8 @@ def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, option
 def _parameters_used(options: DenoiseOptions, result: SeriesResult) -> Dict[str, Any]:
     """The options as the run used them, for the sidecars: the defaults filled in, and the patch as it was, a
     cuboid's extent (no radius) or a sphere's radius and voxel count (no extent), as the engine fitted it."""
-    from .._engine import DEFAULT_DENOISE_POLICY, patch_size_used, sphere_patch_used  # noqa: PLC0415
+    from .._engine import (  # noqa: PLC0415
+        AUTO_PATCH_STRIDE, DEFAULT_DENOISE_POLICY, patch_size_used, patch_stride_used, sphere_patch_used)
 
     parameters = options.record()
     if parameters["policy"] is None:
@@ -130,6 +131,10 @@ def _parameters_used(options: DenoiseOptions, result: SeriesResult) -> Dict[str,
         del parameters["patch_radius"]
         if parameters["patch"] is None and fitted:
             parameters["patch"] = list(patch_size_used(list(result.shape[:3]), result.shape[3]))
+    if fitted:  # the stride used, as the engine chose it for this run (a sphere's box does not matter: 1)
+        box = parameters.get("patch") or list(patch_size_used(list(result.shape[:3]), result.shape[3]))
+        parameters["stride"] = patch_stride_used(box, parameters["patch_shape"], parameters["aggregation"],
+                                                 AUTO_PATCH_STRIDE if options.stride is None else options.stride)
     return parameters
 
 
