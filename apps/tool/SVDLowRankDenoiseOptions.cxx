@@ -164,7 +164,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     .add_option("--noise-sigma", options.noiseSigma,
                 "a known sigma for every voxel, not estimated")
     ->type_name("S")
-    ->check(NumberValidator("a finite number > 0", [](double s) { return s > 0.0 && std::isfinite(s); }))
+    ->check(SigmaValidator()) // a float32 map of it is what the filter takes
     ->excludes(sigmaMap);
   app.add_option("--patch", patch,
                  "patch extent in voxels along x, y, z, each odd (P: P,P,P); default: the\n"
@@ -278,10 +278,6 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
 
   CheckBatchOptions(options.batch);
   CheckDenoiseBatchCommandLine(options, paths); // SVDLowRankDenoiseBatch.h
-  if (std::isnan(options.noiseSigma) || std::isinf(options.noiseSigma))
-  {
-    throw UsageError("--noise-sigma takes a finite number > 0"); // CLI11's PositiveNumber lets NaN through
-  }
   if (estimator->count() > 0 && policyOption->count() > 0)
   {
     throw UsageError("give --policy or --estimator (dwidenoise's name for it), not both");

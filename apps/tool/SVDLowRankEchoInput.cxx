@@ -18,6 +18,7 @@
 // SVDLowRankDenoiseSeries's demeaning and multi-echo input (SVDLowRankEchoInput.h).
 #include "SVDLowRankEchoInput.h"
 
+#include "SVDLowRankCommonOptions.h"
 #include "SVDLowRankExitCodes.h"
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiFormat.h"
@@ -145,13 +146,12 @@ AddMultiEchoOptions(CLI::App & app, MultiEchoOptions & options)
     ->check(CLI::IsMember(svdlr::DemeanNameList()));
   app.add_option("--bval", options.bval, "the b-values of INPUT (FSL/BIDS .bval) for --demean shells")
     ->type_name("FILE");
-  app
-    .add_option("--echo", options.echoes,
-                "a further echo of a multi-echo series (repeat, in echo order;\n"
-                "INPUT is the first): all echoes are denoised jointly. A 5D\n"
-                "INPUT (x, y, z, t, echo) needs none")
+  OneValuePerUse(app.add_option("--echo", options.echoes,
+                                "a further echo of a multi-echo series (repeat, in echo order;\n"
+                                "INPUT is the first): all echoes are denoised jointly. A 5D\n"
+                                "INPUT (x, y, z, t, echo) needs none"))
     ->type_name("FILE");
-  app.add_option("--echo-output", options.echoOutputs, "the output of each --echo, in the same order")
+  OneValuePerUse(app.add_option("--echo-output", options.echoOutputs, "the output of each --echo, in the same order"))
     ->type_name("FILE");
 }
 
