@@ -117,3 +117,22 @@ def test_check_image_file_is_the_tools_rule(inputs):
         check_image_file(str(inputs / "trunc.nii"))
     with pytest.raises(ValueError, match="NaN or Inf"):
         check_image_file(str(inputs / "nan.nii.gz"), values=True)
+
+
+# Round 2 (docs/reliability.md): the gradient table against its series, the rule SVDLowRankDenoiseSeries checks up
+# front, for the BIDS App, which copies .bval and .bvec into the derivative.
+def test_check_gradient_table_is_the_tools_rule(tmp_path):
+    from itk_svdlowrankreconstruction._engine import check_gradient_table  # noqa: PLC0415
+
+    series = tmp_path / "dwi.nii.gz"
+    series.write_bytes(gzip.compress(_nifti(np.ones((25, 4, 4, 4), np.float32))))
+    assert check_gradient_table(str(series)) == 25  # no table beside it: nothing to disagree
+    (tmp_path / "dwi.bval").write_text(" ".join(["0"] + ["1000"] * 24) + "\n")
+    (tmp_path / "dwi.bvec").write_text("\n".join(" ".join(["1"] * 25) for _ in range(3)) + "\n")
+    assert check_gradient_table(str(series)) == 25
+    (tmp_path / "few.bval").write_text("0 1000 1000\n")
+    with pytest.raises(ValueError, match=r"few.bval' hold 3 values for the 25 volumes of '.*dwi.nii.gz'"):
+        check_gradient_table(str(series), bval=str(tmp_path / "few.bval"))
+    (tmp_path / "two.bvec").write_text("\n".join(" ".join(["1"] * 25) for _ in range(2)) + "\n")
+    with pytest.raises(ValueError, match="two.bvec' hold 2 rows"):
+        check_gradient_table(str(series), bvec=str(tmp_path / "two.bvec"))
