@@ -114,10 +114,7 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
       continue;
     }
     CheckOutputFileUpFront(*target, "output", options.overwrite, inputs);
-    if (!itk::ImageIOFactory::CreateImageIO(target->c_str(), itk::ImageIOFactory::IOFileModeEnum::WriteMode))
-    {
-      throw UsageError("no ITK writer for '" + *target + "': give an image file extension (.nii.gz, .mha, .nrrd)");
-    }
+    CheckOutputWriterUpFront(*target, target == &options.output ? 4 : 3); // a series, or a 3D map
     *temporary = outputs.staged.Add(*target);
     if (IsNiftiPath(*target))
     {
@@ -127,6 +124,7 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
   for (const std::string & target : options.multiEcho.echoOutputs)
   {
     CheckOutputFileUpFront(target, "echo output", options.overwrite, inputs);
+    CheckOutputWriterUpFront(target, 4);
     outputs.echoSeries.push_back(outputs.staged.Add(target));
     if (IsNiftiPath(target))
     {
