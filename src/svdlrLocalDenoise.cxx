@@ -17,6 +17,7 @@
  *=========================================================================*/
 // DenoiseLocalLowRank's front end: validates a request, resolves the patch extent, picks the backend, and runs it.
 #include "svdlr/LocalDenoise.h"
+#include "svdlr/PatchFit.h"
 #include "svdlr/Names.h"
 
 #include "svdlrBackendChoice.h"
@@ -169,6 +170,14 @@ ResolveSphere(const SeriesView<const float> & input, const LocalDenoiseOptions &
     ThrowInvalid("a spherical patch takes patch stride 1: a sphere does not fill the box that stride's coverage "
                  "rule assumes");
   }
+  const std::array<std::size_t, 3> box = RequestedPatchBox(PatchShape::Sphere, options.patchSize, options.patchRadius);
+  const unsigned int               axis = PatchAxisBeyondImage(input.size, box);
+  if (axis < 3)
+  {
+    ThrowInvalid("a sphere of radius " + std::to_string(options.patchRadius) + " spans " + std::to_string(box[axis]) +
+                 " voxels along axis " + std::to_string(axis) + ", more than the image's " +
+                 std::to_string(input.size[axis]) + " (a patch larger than the image is refused, cuboid or sphere)");
+  }
   const SpherePatch sphere = SpherePatchUsed(input.size, input.volumes, options.patchRadius);
   voxels = sphere.voxels;
   if (voxels < 2)
@@ -208,11 +217,12 @@ ResolvePatch(const SeriesView<const float> & input, const LocalDenoiseOptions & 
       ThrowInvalid("patch extent along axis " + std::to_string(axis) + " must be odd and >= 1, got " +
                    std::to_string(patch[axis]) + " (or all three 0 for the default)");
     }
-    if (patch[axis] > size[axis])
-    {
-      ThrowInvalid("patch extent " + std::to_string(patch[axis]) + " along axis " + std::to_string(axis) +
-                   " exceeds the image's " + std::to_string(size[axis]) + " voxels");
-    }
+  }
+  const unsigned int axis = PatchAxisBeyondImage({ size[0], size[1], size[2] }, patch);
+  if (axis < 3)
+  {
+    ThrowInvalid("patch extent " + std::to_string(patch[axis]) + " along axis " + std::to_string(axis) +
+                 " exceeds the image's " + std::to_string(size[axis]) + " voxels");
   }
   voxels = patch[0] * patch[1] * patch[2];
   if (voxels < 2)

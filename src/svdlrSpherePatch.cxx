@@ -19,6 +19,7 @@
 #include "svdlrSphereOrder.h"
 
 #include "svdlr/LocalDenoise.h"
+#include "svdlr/PatchFit.h"
 
 #include <algorithm>
 #include <cmath>
@@ -52,6 +53,14 @@ OffsetsWithin(double radius, const std::array<std::int64_t, 3> & half)
   return count;
 }
 
+/** floor(radius) as the sphere's offsets reach it, saturated far beyond any image (and any int64 conversion). */
+std::int64_t
+SphereReach(double radius)
+{
+  constexpr double farBeyondAnyImage = 1e15;
+  return static_cast<std::int64_t>(std::min(std::floor(radius + kRadiusSlack), farBeyondAnyImage));
+}
+
 /** Whether `voxels` is at least the default voxels per volume for `volumes`. */
 bool
 EnoughVoxels(std::size_t voxels, std::size_t volumes)
@@ -63,7 +72,7 @@ EnoughVoxels(std::size_t voxels, std::size_t volumes)
 SpherePatch
 SphereOn(const std::array<std::size_t, 3> & limit, double radius)
 {
-  const auto                  reach = static_cast<std::int64_t>(std::floor(radius + kRadiusSlack));
+  const auto                  reach = SphereReach(radius);
   SpherePatch                 sphere;
   std::array<std::int64_t, 3> half{};
   for (int axis = 0; axis < 3; ++axis)
@@ -90,6 +99,30 @@ DefaultSphereRadius(std::size_t volumes)
       return radius;
     }
   }
+}
+
+std::array<std::size_t, 3>
+RequestedPatchBox(PatchShape shape, const std::array<std::size_t, 3> & patchSize, double radius)
+{
+  if (shape != PatchShape::Sphere)
+  {
+    return patchSize;
+  }
+  const auto extent = radius > 0.0 ? static_cast<std::size_t>(2 * SphereReach(radius) + 1) : 0;
+  return { extent, extent, extent };
+}
+
+unsigned int
+PatchAxisBeyondImage(const std::array<std::size_t, 3> & size, const std::array<std::size_t, 3> & box)
+{
+  for (unsigned int axis = 0; axis < 3; ++axis)
+  {
+    if (box[axis] > size[axis])
+    {
+      return axis;
+    }
+  }
+  return 3;
 }
 
 SpherePatch

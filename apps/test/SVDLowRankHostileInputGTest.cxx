@@ -172,6 +172,26 @@ const HostileCase Cases[] = {
   { "BatchMissingInput", Tool::Reconstruct, "--batch $IN/missing -o out", 3, "no such file", {} },
   { "BatchInputInsideOutput", Tool::Reconstruct, "--batch $IN/batch -o $IN", 2, "lies inside the output", {} },
   { "BatchDiskFull", Tool::Reconstruct, "--batch $IN/batch -o out", 4, "writing 'out/a_svd-rank20.nii.gz' failed", { "out" }, "", 4 },
+
+  // Round 2 (docs/reliability.md): the command-line tools' up-front checks
+  { "DenoiseBvalCountDiffers", Tool::Denoise, "$IN/dwi_bval/dwi.nii.gz out.nii.gz", 3, "dwi.bval' hold 3 values for the 6 volumes of", {} },
+  { "DenoiseBvecTwoRows", Tool::Denoise, "$IN/dwi_bvec/dwi.nii.gz out.nii.gz", 3, "dwi.bvec' hold 2 rows", {} },
+  { "DenoiseBvecCountDiffers", Tool::Denoise, "$IN/dwi_bvec5/dwi.nii.gz out.nii.gz", 3, "dwi.bvec' hold 5 directions for the 6 volumes of", {} },
+  { "DenoiseGradientTableMatches", Tool::Denoise, "$IN/dwi_ok/dwi.nii.gz out.nii.gz", 0, "", { "out.nii.gz" } },
+  { "DenoiseSphereRadiusHuge", Tool::Denoise, "--patch-radius 1e9 $IN/series.nii.gz out.nii.gz", 2, "--patch-radius 1e+09 spans", {} },
+  { "DenoiseSphereLargerThanImage", Tool::Denoise, "--patch-radius 20 $IN/series.nii.gz out.nii.gz", 2, "is larger than the image along x (8 voxels)", {} },
+  { "DenoiseNoiseSigmaBeyondFloat", Tool::Denoise, "--noise-sigma 1e308 $IN/series.nii.gz out.nii.gz", 2, "--noise-sigma: must be a finite number > 0 (at most 3.4e38", {} },
+  { "DenoiseNoiseSigmaBelowFloat", Tool::Denoise, "--noise-sigma 1e-50 $IN/series.nii.gz out.nii.gz", 2, "--noise-sigma: must be", {} },
+  { "ReconstructNoiseSigmaBeyondFloat", Tool::Reconstruct, "--noise-rank gd --noise-sigma 1e308 $IN/small.nii.gz out.nii.gz", 2, "--noise-sigma: must be", {} },
+  { "BatchMemoryBeyondByteCount", Tool::Reconstruct, "--batch $IN/batch -o out --memory 1e308", 2, "--memory: must be", {} },
+  { "ReconstructPng16ToPngFile", Tool::Reconstruct, "$IN/png16.png out.png", 2, "give --output-type same", {} },
+  { "ReconstructPngOnePixelToPngFile", Tool::Reconstruct, "$IN/one.png out.png", 2, "give --output-type same", {} },
+  { "ReconstructFloatToPngFile", Tool::Reconstruct, "--output-type same $IN/float2d.nii.gz out.png", 2, "write .nii.gz, .mha or .nrrd", {} },
+  { "ReconstructToTiffFile", Tool::Reconstruct, "$IN/vol.nii.gz out.tif", 2, "no ITK writer for 'out.tif'", {} },
+  { "ReconstructPng16ToPngFileSameType", Tool::Reconstruct, "--output-type same --no-figure $IN/png16.png out.png", 0, "", { "out.png" } },
+  { "DenoiseToPngFile", Tool::Denoise, "$IN/series.nii.gz out.png", 2, "which holds a 2D image, not this 4D one", {} },
+  { "DenoiseEchoOutputToTiffFile", Tool::Denoise, "--echo $IN/echo2.nii.gz --echo-output o2.tif $IN/series.nii.gz out.nii.gz", 2, "no ITK writer for 'o2.tif'", {} },
+  { "DenoiseEchoBeforePositionals", Tool::Denoise, "--echo $IN/echo2.nii.gz --echo-output o2.nii.gz $IN/series.nii.gz out.nii.gz", 0, "", { "o2.nii.gz", "out.nii.gz" } },
 };
 // clang-format on
 
@@ -362,6 +382,36 @@ private:
     nanSeries->SetPixel({ { 1, 2, 3, 4 } }, std::numeric_limits<float>::quiet_NaN());
     Write(nanSeries.GetPointer(), in / "series_nan.nii.gz");
     Write(nanSeries.GetPointer(), in / "series_nan.mha");
+    Write(Random<4>({ 8, 8, 8, 6 }, random).GetPointer(), in / "echo2.nii.gz");
+    // Round 2: series with an FSL/BIDS gradient table beside them, of 6 volumes or not.
+    const auto table = [&](const char * folder, const std::string & bval, const std::string & bvec) {
+      fs::create_directories(in / folder);
+      Write(series.GetPointer(), in / folder / "dwi.nii.gz");
+      std::ofstream(in / folder / "dwi.bval") << bval;
+      std::ofstream(in / folder / "dwi.bvec") << bvec;
+    };
+    const std::string directions = "1 0 0 1 0 0\n0 1 0 0 1 0\n0 0 1 0 0 1\n";
+    table("dwi_ok", "0 1000 1000 1000 2000 2000\n", directions);
+    table("dwi_bval", "0 1000 1000\n", directions);
+    table("dwi_bvec", "0 1000 1000 1000 2000 2000\n", "1 0 0 1 0 0\n0 1 0 0 1 0\n");
+    table("dwi_bvec5", "0 1000 1000 1000 2000 2000\n", "1 0 0 1 0\n0 1 0 0 1\n0 0 1 0 0\n");
+    // Round 2: 2D images for a PNG file output: 16-bit and 1 x 1 8-bit PNG files, and a float NIfTI image.
+    using Png16 = itk::Image<unsigned short, 2>;
+    auto png16 = Png16::New();
+    png16->SetRegions(Png16::SizeType{ { 16, 16 } });
+    png16->Allocate();
+    for (unsigned short * p = png16->GetBufferPointer(); p != png16->GetBufferPointer() + 256; ++p)
+    {
+      *p = static_cast<unsigned short>(1000 + random() % 5000);
+    }
+    Write(png16.GetPointer(), in / "png16.png");
+    using Png8 = itk::Image<unsigned char, 2>;
+    auto one = Png8::New();
+    one->SetRegions(Png8::SizeType{ { 1, 1 } });
+    one->Allocate();
+    one->FillBuffer(200);
+    Write(one.GetPointer(), in / "one.png");
+    Write(Random<2>({ 16, 16 }, random).GetPointer(), in / "float2d.nii.gz");
     using MaskImage4 = itk::Image<unsigned char, 4>;
     auto mask4 = MaskImage4::New();
     mask4->SetRegions(MaskImage4::SizeType{ { 8, 8, 8, 2 } });

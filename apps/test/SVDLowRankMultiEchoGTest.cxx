@@ -248,7 +248,7 @@ TEST_F(MultiEchoDenoiseTool, BadEchoesAndBValuesAreRefusedByName)
     std::ofstream bval(Path("few.bval"));
     bval << "0 1000 1000\n";
   }
-  ExpectRefused("echo1.nii.gz o1.nii.gz --demean shells --bval few.bval", 3, "hold 3 values for 12 volumes");
+  ExpectRefused("echo1.nii.gz o1.nii.gz --demean shells --bval few.bval", 3, "hold 3 values for the 12 volumes");
   ExpectRefused("echo1.nii.gz o1.nii.gz --bval few.bval", 2, "--bval goes with --demean shells");
 
   // NaN in a further echo is named by that echo's file, before any work.

@@ -70,11 +70,11 @@ void
 AddBatchOptions(CLI::App & app, BatchToolOptions & batch, const std::string & batchHelp, bool withCompressionLevel)
 {
   app.add_flag("--batch", batch.enabled, batchHelp)->group(BatchGroup);
-  app.add_option("--glob", batch.globs,
+  OneValuePerUse(app.add_option("--glob", batch.globs,
                  "(implies --batch) take a folder's files that match PATTERN: with a\n"
                  "'/' the path under the folder ('sub-*/anat/*.nii.gz'), else the\n"
                  "file name at any depth ('*.nrrd'); repeatable. Default: NIfTI,\n"
-                 "NRRD, MetaImage and Analyze files")
+                 "NRRD, MetaImage and Analyze files"))
     ->type_name("PATTERN")
     ->group(BatchGroup);
   // One comma-separated word ("0,1"), parsed here: CLI11 2.1's list options take every following word, so
@@ -108,7 +108,10 @@ AddBatchOptions(CLI::App & app, BatchToolOptions & batch, const std::string & ba
                  "MiB of inputs in flight (default: 1024 or 1/8 of the RAM; series:\n"
                  "1/4 of the RAM)")
     ->type_name("MIB")
-    ->check(NumberValidator("a number > 0", [](double m) { return m > 0.0 && m < HUGE_VAL; }))
+    // Used as a byte count (a size_t): at least one byte, and at most 2^40 MiB, far below where the conversion
+    // would overflow.
+    ->check(NumberValidator("a number > 0 and at most 2^40 (1099511627776)",
+                            [](double m) { return m * 1048576.0 >= 1.0 && m <= 1099511627776.0; }))
     ->group(BatchGroup);
   if (withCompressionLevel)
   {

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -104,6 +105,12 @@ AddDeviceMemoryLimitOption(CLI::App & app, std::size_t & bytes, const std::strin
       ""));
 }
 
+CLI::Option *
+OneValuePerUse(CLI::Option * option)
+{
+  return option->take_all()->allow_extra_args(false);
+}
+
 CLI::Validator
 NumberValidator(const std::string & what, const std::function<bool(double)> & accept)
 {
@@ -115,6 +122,23 @@ NumberValidator(const std::string & what, const std::function<bool(double)> & ac
       return good ? std::string() : "must be " + what + ", got '" + text + "'";
     },
     "");
+}
+
+CLI::Validator
+Float32Validator(const std::string & what, const std::function<bool(float)> & accept)
+{
+  return NumberValidator(what, [accept](double value) {
+    // The range test first: converting a double beyond float's range is undefined behaviour, not inf.
+    return std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max() &&
+           accept(static_cast<float>(value));
+  });
+}
+
+CLI::Validator
+SigmaValidator()
+{
+  return Float32Validator("a finite number > 0 (at most 3.4e38, float32's largest)",
+                          [](float sigma) { return sigma > 0.0f; });
 }
 
 CLI::Validator

@@ -95,10 +95,26 @@ ApplyThreads(unsigned threads);
 CLI::Option *
 AddOutputTypeOption(CLI::App & app, std::string & name);
 
+/** `option` (a list option such as --echo FILE) takes one value each time it is given, and collects them over repeats:
+ * CLI11 2.1's list options otherwise take every word that follows, so `--echo e2.nii.gz in.nii.gz out.nii.gz` would
+ * read INPUT and OUTPUT as further echoes and leave none for the positionals. Returns `option`. */
+CLI::Option *
+OneValuePerUse(CLI::Option * option);
+
 /** A CLI11 validator for a number: "must be `what`, got 'TEXT'" when the text is no number or `accept` refuses it.
  * CLI11's own range checks print the type's limits (300 digits for a double); these say what is expected. */
 CLI::Validator
 NumberValidator(const std::string & what, const std::function<bool(double)> & accept);
+
+/** A number the tool hands on as a float32 (a noise sigma becomes a float map): "must be `what`, got 'TEXT'" when it
+ * is no number, lies beyond float32's range (1e308 would become inf after the read) or `accept` refuses the float32
+ * value it becomes (1e-50 becomes 0). One rule, so that the check up front tests the value the run uses. */
+CLI::Validator
+Float32Validator(const std::string & what, const std::function<bool(float)> & accept);
+
+/** A sigma given on the command line (--noise-sigma): a finite float32 > 0 (at most 3.4e38). */
+CLI::Validator
+SigmaValidator();
 
 /** A whole number in [minimum, maximum]: "must be a whole number >= 1, got '0'" (or "from 1 to 9"). */
 CLI::Validator

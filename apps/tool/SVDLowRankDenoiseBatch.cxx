@@ -213,9 +213,13 @@ CheckDenoiseBatchCommandLine(DenoiseToolOptions & options, const std::vector<std
     }
     if (paths.size() != 2)
     {
+      // --echo and --echo-output take one FILE each (OneValuePerUse): a second file after one is a path here.
+      const std::string repeat = options.multiEcho.echoes.empty() && options.multiEcho.echoOutputs.empty()
+                                   ? " (several series go with --batch)"
+                                   : " (each --echo and --echo-output takes one FILE: repeat the option per echo)";
       throw UsageError(paths.size() < 2 ? "INPUT and OUTPUT are required"
                                         : "expected INPUT and OUTPUT, got " + std::to_string(paths.size()) +
-                                            " paths (several series go with --batch)");
+                                            " paths" + repeat);
     }
     options.input = paths[0];
     options.output = paths[1];

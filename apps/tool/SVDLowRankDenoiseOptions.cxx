@@ -22,6 +22,8 @@
 
 #include "svdlr/Defaults.h"
 #include "svdlr/DenoisePresets.h"
+#include "svdlr/LocalDenoise.h"
+#include "svdlr/PatchFit.h"
 #include "svdlr/Names.h"
 
 #include <CLI/CLI.hpp>
@@ -29,6 +31,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cctype>
+#include <sstream>
 #include <vector>
 
 namespace svdlr_tools
@@ -164,7 +167,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
     .add_option("--noise-sigma", options.noiseSigma,
                 "a known sigma for every voxel, not estimated")
     ->type_name("S")
-    ->check(NumberValidator("a finite number > 0", [](double s) { return s > 0.0 && std::isfinite(s); }))
+    ->check(SigmaValidator()) // a float32 map of it is what the filter takes
     ->excludes(sigmaMap);
   app.add_option("--patch", patch,
                  "patch extent in voxels along x, y, z, each odd (P: P,P,P); default: the\n"
@@ -281,10 +284,6 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
 
   CheckBatchOptions(options.batch);
   CheckDenoiseBatchCommandLine(options, paths); // SVDLowRankDenoiseBatch.h
-  if (std::isnan(options.noiseSigma) || std::isinf(options.noiseSigma))
-  {
-    throw UsageError("--noise-sigma takes a finite number > 0"); // CLI11's PositiveNumber lets NaN through
-  }
   if (estimator->count() > 0 && policyOption->count() > 0)
   {
     throw UsageError("give --policy or --estimator (dwidenoise's name for it), not both");
@@ -455,19 +454,30 @@ WarmUpOptions(const DenoiseToolOptions & options)
 void
 CheckPatch(const DenoiseToolOptions & options, const std::array<std::size_t, 3> & grid, std::size_t volumes)
 {
-  if (options.patchShape == itk::LocalLowRankDenoisingEnums::PatchShape::Sphere)
+  // The engine's rule (svdlr::PatchAxisBeyondImage), in the options' words, before the work: a sphere that exceeds
+  // the image is refused as a cuboid is, not cut down to a whole-image patch that takes minutes per voxel.
+  const bool                       sphere = options.patchShape == itk::LocalLowRankDenoisingEnums::PatchShape::Sphere;
+  const std::array<std::size_t, 3> box = svdlr::RequestedPatchBox(
+    itk::LocalLowRankDenoisingBridge::ToEngine(options.patchShape),
+    { options.patch[0], options.patch[1], options.patch[2] }, options.patchRadius);
+  const unsigned int axis = svdlr::PatchAxisBeyondImage(grid, box);
+  if (axis < 3)
   {
-    return; // a sphere is cut to the image (svdlr::SpherePatchUsed), and takes stride 1 (checked with the options)
-  }
-  const char * axes = "xyz";
-  for (unsigned int i = 0; i < 3; ++i)
-  {
-    if (options.patch[i] > grid[i])
+    std::ostringstream given;
+    if (sphere)
     {
-      throw UsageError("--patch " + std::to_string(options.patch[0]) + "," + std::to_string(options.patch[1]) + "," +
-                       std::to_string(options.patch[2]) + " is larger than the image along " + axes[i] + " (" +
-                       std::to_string(grid[i]) + " voxels)");
+      given << "--patch-radius " << options.patchRadius << " spans " << box[axis] << " voxels, which";
     }
+    else
+    {
+      given << "--patch " << options.patch[0] << "," << options.patch[1] << "," << options.patch[2];
+    }
+    throw UsageError(given.str() + " is larger than the image along " + "xyz"[axis] + " (" +
+                     std::to_string(grid[axis]) + " voxels)");
+  }
+  if (sphere)
+  {
+    return; // a sphere takes stride 1 (checked with the options)
   }
   // The smallest extent of the patch the engine will use (its own rule, with the default fitted to the image).
   const std::array<std::size_t, 3> given{ options.patch[0], options.patch[1], options.patch[2] };

@@ -105,8 +105,9 @@ SidecarInputs(const DenoiseToolOptions & options);
 svdlr::LocalDenoiseOptions
 WarmUpOptions(const DenoiseToolOptions & options);
 
-/** The patch fits the image and the stride leaves no gaps between patches (the patch the engine will use:
- * svdlr::PatchSizeUsed), else UsageError: checked before the filter runs, to exit with a usage error. */
+/** The patch, cuboid or sphere, fits the image (svdlr::PatchAxisBeyondImage) and the stride leaves no gaps between
+ * patches (the patch the engine will use: svdlr::PatchSizeUsed), else UsageError: checked before the filter runs, to
+ * exit with a usage error. */
 void
 CheckPatch(const DenoiseToolOptions & options, const std::array<std::size_t, 3> & grid, std::size_t volumes);
 

@@ -114,10 +114,7 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
       continue;
     }
     CheckOutputFileUpFront(*target, "output", options.overwrite, inputs);
-    if (!itk::ImageIOFactory::CreateImageIO(target->c_str(), itk::ImageIOFactory::IOFileModeEnum::WriteMode))
-    {
-      throw UsageError("no ITK writer for '" + *target + "': give an image file extension (.nii.gz, .mha, .nrrd)");
-    }
+    CheckOutputWriterUpFront(*target, target == &options.output ? 4 : 3); // a series, or a 3D map
     *temporary = outputs.staged.Add(*target);
     if (IsNiftiPath(*target))
     {
@@ -127,6 +124,7 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
   for (const std::string & target : options.multiEcho.echoOutputs)
   {
     CheckOutputFileUpFront(target, "echo output", options.overwrite, inputs);
+    CheckOutputWriterUpFront(target, 4);
     outputs.echoSeries.push_back(outputs.staged.Add(target));
     if (IsNiftiPath(target))
     {
@@ -499,6 +497,14 @@ ReadSeriesHeader(const std::string & path)
   return io;
 }
 
+/** The volumes of each echo of the series whose header `io` read: its fourth axis (a 4D or 5D image), or its
+ * components (a 3D image of vectors). */
+std::size_t
+VolumesPerEcho(const itk::ImageIOBase & io)
+{
+  return io.GetNumberOfDimensions() >= 4 ? io.GetDimensions(3) : io.GetNumberOfComponents();
+}
+
 } // namespace
 
 namespace svdlr_tools
@@ -553,11 +559,11 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   }
 
   const auto io = ReadSeriesHeader(options.input);
+  CheckGradientTableUpFront(options.input, options.multiEcho, VolumesPerEcho(*io));
   if (warmDevice)
   {
     const unsigned    dimensions = io->GetNumberOfDimensions(); // 5: a multi-echo series, its echoes stacked
-    const std::size_t volumes = dimensions < 4 ? io->GetNumberOfComponents()
-                                               : io->GetDimensions(3) * (dimensions == 5 ? io->GetDimensions(4) : 1);
+    const std::size_t volumes = VolumesPerEcho(*io) * (dimensions == 5 ? io->GetDimensions(4) : 1);
     svdlr::StartCudaDenoiseWarmUp(volumes, WarmUpOptions(options)); // beside the decompression below
   }
   // The sidecar's checksums, on their own thread: beside the decompression where cores allow (after it, a fast GPU

@@ -18,7 +18,9 @@
 // SVDLowRankDenoiseSeries's demeaning and multi-echo input (SVDLowRankEchoInput.h).
 #include "SVDLowRankEchoInput.h"
 
+#include "SVDLowRankCommonOptions.h"
 #include "SVDLowRankExitCodes.h"
+#include "SVDLowRankGradientTable.h"
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiFormat.h"
 #include "SVDLowRankNiftiHeader.h"
@@ -145,13 +147,12 @@ AddMultiEchoOptions(CLI::App & app, MultiEchoOptions & options)
     ->check(CLI::IsMember(svdlr::DemeanNameList()));
   app.add_option("--bval", options.bval, "the b-values of INPUT (FSL/BIDS .bval) for --demean shells")
     ->type_name("FILE");
-  app
-    .add_option("--echo", options.echoes,
-                "a further echo of a multi-echo series (repeat, in echo order;\n"
-                "INPUT is the first): all echoes are denoised jointly. A 5D\n"
-                "INPUT (x, y, z, t, echo) needs none")
+  OneValuePerUse(app.add_option("--echo", options.echoes,
+                                "a further echo of a multi-echo series (repeat, in echo order;\n"
+                                "INPUT is the first): all echoes are denoised jointly. A 5D\n"
+                                "INPUT (x, y, z, t, echo) needs none"))
     ->type_name("FILE");
-  app.add_option("--echo-output", options.echoOutputs, "the output of each --echo, in the same order")
+  OneValuePerUse(app.add_option("--echo-output", options.echoOutputs, "the output of each --echo, in the same order"))
     ->type_name("FILE");
 }
 
@@ -184,44 +185,39 @@ CheckMultiEchoOptions(const MultiEchoOptions & options, bool batch, bool complex
 std::string
 BValuePathFor(const std::string & input, const MultiEchoOptions & options)
 {
-  if (!options.bval.empty())
-  {
-    return options.bval;
-  }
-  std::string stem = input;
-  for (const char * extension : { ".nii.gz", ".nii", ".mha", ".nrrd" })
-  {
-    const std::size_t length = std::strlen(extension);
-    if (stem.size() > length && stem.compare(stem.size() - length, length, extension) == 0)
-    {
-      stem.resize(stem.size() - length);
-      break;
-    }
-  }
-  return stem + ".bval";
+  return options.bval.empty() ? svdlr_io::SeriesStem(input) + ".bval" : options.bval;
 }
 
 std::vector<double>
 ReadBValues(const std::string & path)
 {
-  std::ifstream file(path);
-  if (!file)
+  try
   {
-    throw InputError("cannot read the b-values '" + path + "' (--demean shells needs them: give --bval FILE)");
+    return svdlr_io::ReadBValues(path);
   }
-  std::vector<double> values;
-  std::string         word;
-  while (file >> word)
+  catch (const svdlr_io::BadGradientTable & error)
   {
-    char *       end = nullptr;
-    const double value = std::strtod(word.c_str(), &end);
-    if (end == word.c_str() || *end != '\0' || !std::isfinite(value) || value < 0.0)
-    {
-      throw InputError("the b-values '" + path + "' hold '" + word + "': b-values are numbers >= 0");
-    }
-    values.push_back(value);
+    std::ifstream file(path);
+    throw InputError(std::string(error.what()) + (file ? "" : " (--demean shells needs them: give --bval FILE)"));
   }
-  return values;
+}
+
+void
+CheckGradientTableUpFront(const std::string & input, const MultiEchoOptions & options, std::size_t volumesPerEcho)
+{
+  svdlr_io::GradientTableFiles files = svdlr_io::GradientTableBeside(input);
+  if (!options.bval.empty())
+  {
+    files.bval = options.bval;
+  }
+  try
+  {
+    svdlr_io::CheckGradientTable(files, volumesPerEcho, input);
+  }
+  catch (const svdlr_io::BadGradientTable & error)
+  {
+    throw InputError(error.what());
+  }
 }
 
 bool

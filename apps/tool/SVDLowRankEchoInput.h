@@ -72,6 +72,12 @@ BValuePathFor(const std::string & input, const MultiEchoOptions & options);
 std::vector<double>
 ReadBValues(const std::string & path);
 
+/** The series' gradient table (--bval, else INPUT's .bval, and INPUT's .bvec, where they exist) holds one entry per
+ * volume of each echo (svdlr_io::CheckGradientTable), checked once the header is read, before any work: a .bval of 3
+ * values for 25 volumes is an InputError naming the file and both counts, whether or not --demean reads it. */
+void
+CheckGradientTableUpFront(const std::string & input, const MultiEchoOptions & options, std::size_t volumesPerEcho);
+
 using FiveDImage = itk::Image<float, 5>;
 
 /** A series of one or more echoes stacked on the series axis: volume e * volumesPerEcho + t is echo e's volume t. */

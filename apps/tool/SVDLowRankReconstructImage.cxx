@@ -75,7 +75,20 @@ Reconstruct(const TImage *                input,
   using OutputImageType = itk::Image<float, Dimension>;
   using FilterType = itk::SVDLowRankReconstructionImageFilter<TImage, OutputImageType>;
 
-  OutputPlan out = PlanOutput(options, ResolveOutput(options, inputKind, Dimension));
+  using PixelType = typename TImage::PixelType;
+  // --output-type same: the input's pixel type (svdlr/Defaults.h: float32 is the default of every mode). PNG has no
+  // float pixels: PNG slices are written in the input's 8 or 16 bits, and a single PNG file takes only those
+  // (checked here, before the work).
+  const auto inputComponent = itk::ImageIOBase::MapPixelType<PixelType>::CType;
+  const auto resolved = ResolveOutput(options, inputKind, Dimension);
+  const bool sameType =
+    options.outputType == svdlr::kSameAsInputOutputTypeName || resolved.first == OutputKind::PngStack;
+  if (resolved.first == OutputKind::File)
+  {
+    CheckOutputWriterUpFront(resolved.second, Dimension, sameType ? inputComponent : itk::IOComponentEnum::FLOAT,
+                             inputComponent);
+  }
+  OutputPlan out = PlanOutput(options, resolved);
   if (out.kind == OutputKind::File && inputKind == OutputKind::File)
   {
     out.niftiHeader = ReadNiftiHeaderFields(options.Input()); // the fields ITK's NIfTI writer drops
@@ -108,19 +121,15 @@ Reconstruct(const TImage *                input,
   progress.Finish();
   AddFilterResult(filter.GetPointer(), result);
   result.device = result.backend == "CUDA" ? options.deviceId : -1;
-  using PixelType = typename TImage::PixelType;
   std::ostringstream described;
   described << inputDescription << " (" << input->GetLargestPossibleRegion().GetSize() << ", "
-            << itk::ImageIOBase::GetComponentTypeAsString(itk::ImageIOBase::MapPixelType<PixelType>::CType) << ")";
+            << itk::ImageIOBase::GetComponentTypeAsString(inputComponent) << ")";
   result.input = described.str();
   result.output = out.path;
 
   const auto  writeStart = Clock::now();
   SummaryText text;
   text.slices = std::to_string(result.slices) + " along axis " + std::to_string(axis);
-  // --output-type same: the input's pixel type (svdlr/Defaults.h: float32 is the default of every mode). PNG has no
-  // float pixels: PNG slices are written in the input's 8 or 16 bits.
-  const bool sameType = options.outputType == svdlr::kSameAsInputOutputTypeName || out.kind == OutputKind::PngStack;
   if (sameType)
   {
     const auto inInputType = ConvertPixels<PixelType>(filter->GetOutput(), dicomSource != nullptr);

@@ -90,10 +90,8 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
   std::vector<std::string> positional;
   app.add_option("INPUT", positional, "the input and the output, as below (or give them with -i and -o)")
     ->type_name("[OUTPUT]");
-  app.add_option("-i,--input", inputs, "the input (repeat for several DICOM files of one series)")
-    ->type_name("PATH")
-    ->take_all() // every -i adds a file
-    ->allow_extra_args(false);
+  OneValuePerUse(app.add_option("-i,--input", inputs, "the input (repeat for several DICOM files of one series)"))
+    ->type_name("PATH");
   app.add_option("-o,--output", options.output, "the output file or folder")->type_name("PATH");
   app
     .add_option("-F,--format", options.format, "auto (default), nifti, mha, mhd, nrrd, png (slices) or dicom (series)")
@@ -124,7 +122,7 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
                  "a known noise sigma S > 0 (pixel units): Gavish-Donoho's, or\n"
                  "NORDIC's with --noise-rank nordic")
     ->type_name("S")
-    ->check(NumberValidator("a finite number > 0", [](double s) { return s > 0.0 && s < HUGE_VAL; }));
+    ->check(SigmaValidator());
   app
     .add_option("-a,--slice-axis", options.sliceAxis, "axis normal to the slices: 0, 1 or 2 (default: the last axis)")
     ->type_name("D")

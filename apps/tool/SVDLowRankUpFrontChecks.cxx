@@ -64,6 +64,39 @@ CheckOutputFileUpFront(const std::string &              path,
 }
 
 void
+CheckOutputWriterUpFront(const std::string &  path,
+                         unsigned int         dimension,
+                         itk::IOComponentEnum written,
+                         itk::IOComponentEnum input)
+{
+  const auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::WriteMode);
+  if (!io)
+  {
+    throw UsageError("no ITK writer for '" + path + "': give an image file extension (.nii.gz, .nii, .mha, .mhd, "
+                     ".nrrd; .png for a 2D image)");
+  }
+  if (std::string(io->GetNameOfClass()) != "PNGImageIO")
+  {
+    return;
+  }
+  if (dimension != 2)
+  {
+    throw UsageError("'" + path + "' is PNG, which holds a 2D image, not this " + std::to_string(dimension) +
+                     "D one: give an image file extension (.nii.gz, .mha, .nrrd)");
+  }
+  using Component = itk::IOComponentEnum;
+  const auto fits = [](Component c) { return c == Component::UCHAR || c == Component::USHORT; };
+  if (written == Component::UNKNOWNCOMPONENTTYPE || fits(written))
+  {
+    return;
+  }
+  const auto name = [](Component c) { return itk::ImageIOBase::GetComponentTypeAsString(c); };
+  throw UsageError("'" + path + "' is PNG, which holds 8- or 16-bit unsigned pixels, not " + name(written) +
+                   (fits(input) ? ": give --output-type same to write the input's " + name(input) + " pixels"
+                                : ", nor the input's " + name(input) + ": write .nii.gz, .mha or .nrrd instead"));
+}
+
+void
 CheckFigureUpFront(const std::string &              figure,
                    const std::string &              outputPath,
                    bool                             overwrite,

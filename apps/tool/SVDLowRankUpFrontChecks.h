@@ -24,6 +24,8 @@
 
 #include "SVDLowRankExitCodes.h"
 
+#include "itkCommonEnums.h"
+
 #include <cmath>
 #include <cstddef>
 #include <string>
@@ -40,6 +42,18 @@ CheckOutputFileUpFront(const std::string &              path,
                        const char *                     what,
                        bool                             overwrite,
                        const std::vector<std::string> & inputs);
+
+/** The output file `path`, of a `dimension`-D image, can be written by this build: an ITK writer takes its extension
+ * (apps/ITKFactoryRegistration registers MetaImage, NIfTI, NRRD and PNG: a .tif or .jpg output failed after the
+ * whole run) and its format holds the image: PNG a 2D image of 8- or 16-bit unsigned pixels, where `written` is the
+ * component type the run writes (float32, or the input's `input` with --output-type same; UNKNOWNCOMPONENTTYPE for
+ * either where it is not known yet: then that part is not checked). Throws UsageError (exit 2), before the work,
+ * suggesting --output-type same where the input's own type fits and another format where it does not. */
+void
+CheckOutputWriterUpFront(const std::string &  path,
+                         unsigned int         dimension,
+                         itk::IOComponentEnum written = itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE,
+                         itk::IOComponentEnum input = itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE);
 
 /** The figure at `figure` is neither an input nor the output (`outputPath`, a file or a folder). UsageError. */
 void

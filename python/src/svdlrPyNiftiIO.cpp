@@ -17,13 +17,16 @@
  *=========================================================================*/
 #include "svdlrPyNiftiIO.h"
 
+#include "SVDLowRankGradientTable.h"
 #include "SVDLowRankGzipFile.h"
 #include "SVDLowRankImageFileCheck.h"
 #include "svdlr/Engine.h"
 #include "SVDLowRankNiftiBytes.h"
+#include "SVDLowRankNiftiFormat.h"
 #include "SVDLowRankNiftiVoxels.h"
 
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
 #include <sys/stat.h>
@@ -95,6 +98,35 @@ LoadNiftiFloat32(const std::string & path)
   return nb::ndarray<nb::numpy, float>(data, shape.size(), shape.data(), owner).cast();
 }
 
+/** The tools' gradient-table rule (svdlr_io::CheckGradientTable) for a NIfTI series: its volumes (per echo: the
+ * fourth axis) from its header. Returns them; ValueError for a table that disagrees, OSError for a series whose
+ * header cannot be read. */
+std::size_t
+CheckGradientTable(const std::string & series, const std::optional<std::string> & bval,
+                   const std::optional<std::string> & bvec)
+{
+  constexpr std::size_t nifti2HeaderSize = 540; // enough bytes for either header
+  const auto            head = svdlr_io::ReadDecompressedHead(series, nifti2HeaderSize);
+  const auto            header = svdlr_io::ParseNiftiHeader(head.data(), head.size());
+  if (!header)
+  {
+    RaiseOSError("cannot read the NIfTI header of the series '" + series + "'");
+  }
+  const std::size_t            volumes = header->dimensions >= 4 ? header->extents[3] : 1;
+  svdlr_io::GradientTableFiles files = svdlr_io::GradientTableBeside(series);
+  files.bval = bval ? *bval : files.bval;
+  files.bvec = bvec ? *bvec : files.bvec;
+  try
+  {
+    svdlr_io::CheckGradientTable(files, volumes, series);
+  }
+  catch (const svdlr_io::BadGradientTable & error)
+  {
+    throw nb::value_error(error.what());
+  }
+  return volumes;
+}
+
 using PixelBytes = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 
 std::uint64_t
@@ -141,6 +173,17 @@ DefineNiftiIO(nb::module_ & module)
              "read them (scl_slope and scl_inter applied by ITK's rule), in an array of the file's extents reversed:\n"
              "take `.T` for nibabel's (x, y, z, ...) order. None for what the tools leave to ITK (a NIfTI-2 or\n"
              ".hdr/.img file, complex or RGB voxels). OSError when the data is cut short, ValueError at a NaN or Inf.");
+  module.def("check_gradient_table",
+             &CheckGradientTable,
+             "series"_a,
+             "bval"_a = nb::none(),
+             "bvec"_a = nb::none(),
+             "The FSL/BIDS gradient table of the NIfTI series `series` holds one entry per volume (per echo: its\n"
+             "fourth axis), the rule SVDLowRankDenoiseSeries checks before its work: `bval` holds one b-value per\n"
+             "volume, `bvec` 3 rows (x, y, z) of one value per volume. None: the .bval/.bvec beside the series,\n"
+             "where there is one. Returns the volumes. ValueError naming the file and both counts otherwise (\"the\n"
+             "b-values 'dwi.bval' hold 3 values for the 25 volumes of 'dwi.nii.gz'\"); OSError when the series'\n"
+             "header cannot be read.");
   module.def("write_gzip_file",
              &WriteGzip,
              "path"_a,

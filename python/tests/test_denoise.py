@@ -352,6 +352,9 @@ def test_spheres_and_weighted_aggregations_denoise_and_report_their_patch(series
         ({"patch_shape": "cuboid", "patch_radius": 2.0}, "needs patch_shape"),
         ({"patch_radius": -1.0}, "patch_radius must be"),
         ({"patch_radius": 2.0, "patch_stride": 2}, "stride"),
+        # Round 2: a sphere larger than the 14 x 12 x 10 image is refused as a cuboid is, not cut to the whole image.
+        ({"patch_radius": 6.0}, "spans 13 voxels along axis ., more than the image.s 1[02]"),
+        ({"patch_radius": 1e9}, "more than the image's"),
         ({"volume_axis": 4}, "volume_axis must be"),
     ],
 )

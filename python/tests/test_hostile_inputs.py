@@ -139,3 +139,20 @@ def test_a_patch_longer_than_the_image_names_the_callers_axis(order):
         image = itk.image_from_array(np.ascontiguousarray(series.T))  # an itk.Image of dimension 4, x fastest
         with pytest.raises(ValueError, match=r"patch_size\[0\] = 35 exceeds the image's 32 voxels along ITK axis 0"):
             local_low_rank_denoising_image_filter(image, patch_size=(35, 3, 3), backend="cpu")
+# Round 2 (docs/reliability.md): the gradient table against its series, the rule SVDLowRankDenoiseSeries checks up
+# front, for the BIDS App, which copies .bval and .bvec into the derivative.
+def test_check_gradient_table_is_the_tools_rule(tmp_path):
+    from itk_svdlowrankreconstruction._engine import check_gradient_table  # noqa: PLC0415
+
+    series = tmp_path / "dwi.nii.gz"
+    series.write_bytes(gzip.compress(_nifti(np.ones((25, 4, 4, 4), np.float32))))
+    assert check_gradient_table(str(series)) == 25  # no table beside it: nothing to disagree
+    (tmp_path / "dwi.bval").write_text(" ".join(["0"] + ["1000"] * 24) + "\n")
+    (tmp_path / "dwi.bvec").write_text("\n".join(" ".join(["1"] * 25) for _ in range(3)) + "\n")
+    assert check_gradient_table(str(series)) == 25
+    (tmp_path / "few.bval").write_text("0 1000 1000\n")
+    with pytest.raises(ValueError, match=r"few.bval' hold 3 values for the 25 volumes of '.*dwi.nii.gz'"):
+        check_gradient_table(str(series), bval=str(tmp_path / "few.bval"))
+    (tmp_path / "two.bvec").write_text("\n".join(" ".join(["1"] * 25) for _ in range(2)) + "\n")
+    with pytest.raises(ValueError, match="two.bvec' hold 2 rows"):
+        check_gradient_table(str(series), bvec=str(tmp_path / "two.bvec"))

@@ -28,6 +28,8 @@
 #include "svdlrTestSeed.h"
 #include "svdlrTestSeries.h"
 
+#include "svdlr/PatchFit.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -231,6 +233,35 @@ TEST(SVDLowRankSpherePatchErrors, SphereWithAPatchExtentIsRejected)
   options = SphereOptions(PatchAggregation::OverlapAverage, 2.0);
   options.patchShape = PatchShape::Cuboid; // a radius without a sphere
   EXPECT_THROW(svdlr::DenoiseLocalLowRank(input.View(), output.View(), {}, options), svdlr::Error);
+}
+
+// A requested sphere whose box is larger than the image is refused before anything is allocated, as a cuboid is
+// (svdlr::PatchAxisBeyondImage): it used to be cut down to a whole-image patch, minutes per voxel on a real series.
+TEST(SVDLowRankSpherePatchErrors, SphereLargerThanTheImageIsRefusedAsACuboidIs)
+{
+  EXPECT_EQ(svdlr::RequestedPatchBox(PatchShape::Sphere, { 0, 0, 0 }, 4.9), (std::array<std::size_t, 3>{ 9, 9, 9 }));
+  EXPECT_EQ(svdlr::RequestedPatchBox(PatchShape::Sphere, { 0, 0, 0 }, 0.0), (std::array<std::size_t, 3>{ 0, 0, 0 }));
+  EXPECT_EQ(svdlr::RequestedPatchBox(PatchShape::Cuboid, { 3, 5, 7 }, 0.0), (std::array<std::size_t, 3>{ 3, 5, 7 }));
+  EXPECT_GT(svdlr::RequestedPatchBox(PatchShape::Sphere, { 0, 0, 0 }, 1e300)[0], std::size_t{ 1000000000 });
+  EXPECT_EQ(svdlr::PatchAxisBeyondImage(kSize, { 11, 11, 9 }), 3u);
+  EXPECT_EQ(svdlr::PatchAxisBeyondImage(kSize, { 11, 11, 11 }), 2u); // kSize is 12 x 11 x 10
+  EXPECT_EQ(svdlr::PatchAxisBeyondImage(kSize, { 13, 5, 5 }), 0u);
+
+  const Series input = EmptySeries(kSize, kVolumes);
+  Series       output = EmptySeries(kSize, kVolumes);
+  for (const double radius : { 5.0, 20.0, 1e9, 1e300 })
+  {
+    const LocalDenoiseOptions options = SphereOptions(PatchAggregation::OverlapAverage, radius);
+    try
+    {
+      svdlr::DenoiseLocalLowRank(input.View(), output.View(), {}, options);
+      ADD_FAILURE() << "radius " << radius << " was not refused";
+    }
+    catch (const svdlr::Error & error)
+    {
+      EXPECT_NE(std::string(error.what()).find("more than the image's"), std::string::npos) << error.what();
+    }
+  }
 }
 
 } // namespace
