@@ -456,3 +456,18 @@ def test_every_option_of_the_app_is_in_the_synopsis_of_docs_bids_md():
     options = [a.option_strings[0] for a in _parser()._actions if a.option_strings and a.dest not in ("help",
                                                                                                         "version")]
     assert [o for o in options if o not in synopsis] == []
+
+
+def test_a_gradient_table_that_disagrees_with_its_series_fails_that_run_only(raw, tmp_path):
+    # Round 2 (docs/reliability.md): the tools' rule (_engine.check_gradient_table) before the run's work, so that
+    # the derivative never carries a .bval or .bvec that disagrees with its series.
+    root, _, _ = raw
+    bval = root / "sub-02/dwi/sub-02_dwi.bval"
+    bval.write_text("0 1000 1000\n")
+    out = tmp_path / "out"
+    result = _run_app(str(root), str(out), "participant", "--backend", "cpu", "--no-reports")
+    assert result.returncode == _engine.EXIT_SOME_FAILED, result.stderr
+    assert "sub-02_dwi.bval' hold 3 values for the" in result.stderr, result.stderr
+    assert not (out / _derivative(GOOD_DWI[2], "denoised")).exists()
+    assert not (out / _derivative(GOOD_DWI[2], "denoised", ".bval")).exists()
+    assert (out / _derivative(GOOD_DWI[0], "denoised")).exists()

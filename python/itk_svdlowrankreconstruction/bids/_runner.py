@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
+from .. import _engine
 from .._nifti_series import DenoiseOptions, SeriesResult, denoise_nifti, reference_volume
 from . import _outputs
 from ._layout import Run
@@ -196,6 +197,8 @@ def process_runs(
             settle(index, _row(run, "skipped", outputs.denoised, message="outputs exist"))
             continue
         try:
+            for each in (run,) + run.echoes:  # the tools' rule: a table that disagrees with its series fails the run
+                _engine.check_gradient_table(each.path, each.bval, each.bvec)
             volume = reference_volume(_bvals(run)) if reports else None
         except (OSError, ValueError) as error:
             settle(index, _row(run, "failed", outputs.denoised, message=_failure(run, error)))
