@@ -549,6 +549,9 @@ RunTool(const ToolOptions & options)
   {
     return RunBatchTool(options);
   }
+  // A name too long would fail only once the work is done: refused before the input is looked at (exit 2).
+  CheckOutputNameLength(options.output, "output");
+  CheckOutputNameLength(options.figure, "figure");
   std::vector<std::string> pngSlices;
   const InputKind          kind = KindOfInput(options, pngSlices);
   if (options.listSeries && kind != InputKind::Dicom)
