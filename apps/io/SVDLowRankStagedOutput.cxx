@@ -442,6 +442,29 @@ MoveIntoPlace(const std::string & temporary, const std::string & target, bool ov
 }
 
 void
+WriteStagedFile(const std::string &                               temporary,
+                const std::string &                               target,
+                const std::function<void(const std::string &)> & write)
+{
+  try
+  {
+    write(temporary);
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    throw OutputWriteError("cannot write '" + target + "': " + error.GetDescription());
+  }
+  catch (const OutputWriteError &)
+  {
+    throw;
+  }
+  catch (const std::runtime_error & error) // a writer of ours (PNG), naming the temporary
+  {
+    throw OutputWriteError("cannot write '" + target + "' (is the disk full?): " + error.what());
+  }
+}
+
+void
 WriteFileAtomically(const std::string &                               target,
                     bool                                              overwrite,
                     const std::function<void(const std::string &)> & write)
@@ -451,22 +474,7 @@ WriteFileAtomically(const std::string &                               target,
   ListPartialOutput(temporary);
   try
   {
-    try
-    {
-      write(temporary);
-    }
-    catch (const itk::ExceptionObject & error)
-    {
-      throw OutputWriteError("cannot write '" + target + "': " + error.GetDescription());
-    }
-    catch (const OutputWriteError &)
-    {
-      throw;
-    }
-    catch (const std::runtime_error & error) // a writer of ours (PNG), naming the temporary
-    {
-      throw OutputWriteError("cannot write '" + target + "' (is the disk full?): " + error.what());
-    }
+    WriteStagedFile(temporary, target, write);
     VerifyWrittenFile(temporary, target);
     MoveIntoPlace(temporary, target, overwrite);
   }

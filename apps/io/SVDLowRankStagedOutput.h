@@ -158,6 +158,13 @@ VerifyWrittenFile(const std::string & temporary, const std::string & target);
 void
 MoveIntoPlace(const std::string & temporary, const std::string & target, bool overwrite);
 
+/** Calls `write` with `temporary`, the file that becomes `target` (a StagedFiles entry, or WriteFileAtomically's):
+ * ITK's exceptions and our writers' errors become OutputWriteError naming `target`, not its temporary. */
+void
+WriteStagedFile(const std::string &                               temporary,
+                const std::string &                               target,
+                const std::function<void(const std::string &)> & write);
+
 /** One output file written whole or not at all: removes stale partials of dead processes beside `target`, calls
  * `write` with a temporary name beside it (listed for InterruptCleanup), verifies the file (VerifyWrittenFile)
  * and moves it into place (MoveIntoPlace). On any failure the temporary is removed and the error rethrown, ITK's

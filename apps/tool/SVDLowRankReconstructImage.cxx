@@ -143,8 +143,8 @@ Reconstruct(const TImage *                input,
   if (sidecar)
   {
     text.sidecar = SidecarPathFor(out.path);
-    WriteTextAtomically(provenance, text.sidecar);
   }
+  CommitOutputFile(out, provenance); // the sidecar, then the image
   result.writeSeconds = secondsSince(writeStart);
 
   const std::string figure = FigurePathFor(options, out.path);

@@ -94,6 +94,12 @@ PlanOutput(const ToolOptions & options, const std::pair<OutputKind, std::string>
       set.push_back({ figure, "figure" });
     }
     CheckOutputSetUpFront(set, options.overwrite, options.inputs);
+    plan.files = std::make_unique<svdlr_io::StagedFiles>(options.overwrite);
+    plan.imageTemporary = plan.files->Add(plan.path); // the first added: renamed last
+    if (IsNiftiPath(plan.path))
+    {
+      plan.sidecarTemporary = plan.files->Add(SidecarPathFor(plan.path));
+    }
   }
   else
   {
@@ -110,6 +116,29 @@ PlanOutput(const ToolOptions & options, const std::pair<OutputKind, std::string>
   // After the staged folder, which may have made the folders the figure goes into.
   CheckFigureUpFront(FigurePathFor(options, plan.path), plan.path, options.overwrite, options.inputs);
   return plan;
+}
+
+void
+CommitOutputFile(OutputPlan & plan, const std::string & provenance)
+{
+  if (!plan.files)
+  {
+    return;
+  }
+  if (!plan.sidecarTemporary.empty())
+  {
+    try
+    {
+      WriteTextAtomically(provenance, plan.sidecarTemporary); // a temporary name: Commit() renames it
+    }
+    catch (...)
+    {
+      // ITK's NIfTI writer only prints a full disk: an image cut short is named first, not the sidecar's symptom.
+      svdlr_io::VerifyWrittenFile(plan.imageTemporary, plan.path);
+      throw;
+    }
+  }
+  plan.files->Commit();
 }
 
 } // namespace svdlr_tools
