@@ -18,6 +18,7 @@ The rules are those of ``SVDLowRankReconstructImage --batch`` (apps/batch, docs/
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import time
@@ -101,9 +102,15 @@ def output_path_for(volume: Volume, output_dir: str, tag: str) -> str:
 
 
 def _temporary_for(target: str) -> str:
-    """A hidden name beside ``target`` that keeps its extension (which picks ITK's writer)."""
+    """A hidden name beside ``target`` that keeps its extension (which picks ITK's writer), within a file name's 255
+    bytes for any legal name: a long stem is cut and tagged with a hash of the whole, as the tools' are."""
     folder, name = os.path.split(target)
     stem, extension = split_extension(name)
+    if len(extension.encode()) > 40:  # dots all through a long name: the last suffix picks the writer
+        stem, extension = name, ""
+    if len(stem.encode()) > 160:
+        tag = hashlib.sha256(stem.encode()).hexdigest()[:8]
+        stem = stem.encode()[:150].decode(errors="ignore") + "~" + tag
     return os.path.join(folder, f".{stem}.partial-{os.getpid()}-{time.monotonic_ns()}{extension}")
 
 
