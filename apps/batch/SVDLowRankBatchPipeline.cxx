@@ -69,6 +69,17 @@ public:
   {
     return OutputPathFor(m_Inputs[item], m_OutputRoot, m_Tag);
   }
+  std::vector<std::string>
+  OutputSet(std::size_t item) const override
+  {
+    std::vector<std::string> set{ OutputPath(item) };
+    if (m_Options.companions)
+    {
+      const auto beside = m_Options.companions(set.front());
+      set.insert(set.end(), beside.begin(), beside.end());
+    }
+    return set;
+  }
   bool
   LeasesBuffers() const override
   {
@@ -95,7 +106,7 @@ public:
   Write(StagedItem & staged, std::size_t item, VolumeResult & result) override
   {
     WriteVolume(static_cast<StagedReconstruction &>(staged).volume, m_Inputs[item], result, m_Options.policy,
-                m_Options.overwrite, m_Options.compressionLevel);
+                m_Options.overwrite || result.redo, m_Options.compressionLevel);
   }
 
 private:

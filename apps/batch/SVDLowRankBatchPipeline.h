@@ -33,6 +33,7 @@
 
 #include "svdlr/Engine.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,9 @@ struct BatchOptions : PipelineOptions
   svdlr::Solver     solver{ svdlr::Solver::Auto };
   int               compressionLevel{ 0 }; // the writers' (gzip 1-9 for .nii.gz); 0: svdlr_io::kDefaultGzipLevel
   unsigned          threads{ 0 };          // the CPU solver's threads (--nthreads); 0: every core
+  /** What the caller writes beside a volume's output once it is written (its provenance sidecar): part of the
+   * volume's set, which a resume checks whole (BatchJob::OutputSet). */
+  std::function<std::vector<std::string>(const std::string & output)> companions;
 };
 
 /** Runs the pipeline over `inputs`, writing under `outputRoot` with names from OutputPathFor and MethodTag.

@@ -232,20 +232,26 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
     }
   };
 
-  // Outputs only ever appear by an atomic rename: one that exists is complete, and is not redone.
+  // Outputs only ever appear by an atomic rename: an item whose outputs all exist is complete, and is not redone; one
+  // with only some (a run killed between its renames, whose partials the redo's writers remove) is redone.
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < count; ++i)
   {
     results[i].index = i;
     results[i].input = job.InputName(i);
     results[i].output = job.OutputPath(i);
-    std::error_code error;
-    if (!options.overwrite && std::filesystem::exists(results[i].output, error))
+    const auto  set = job.OutputSet(i);
+    const auto  present = std::count_if(set.begin(), set.end(), [](const std::string & output) {
+      std::error_code error;
+      return std::filesystem::exists(output, error);
+    });
+    if (!options.overwrite && static_cast<std::size_t>(present) == set.size())
     {
       finish(i, VolumeStatus::Skipped, "output exists");
     }
     else
     {
+      results[i].redo = !options.overwrite && present > 0;
       todo.push_back(i);
     }
   }

@@ -22,8 +22,8 @@
 //
 //   readers (threads)  --queue-->  workers (one per GPU, or one CPU worker)  --queue-->  writers (threads)
 //
-// An item whose output exists is skipped (outputs only ever appear by an atomic rename, so one that exists is
-// complete: a re-run resumes). An item that fails at any step is reported with its message and the others go
+// An item whose outputs all exist is skipped (each appears only by an atomic rename, the main one last: a re-run
+// resumes); one whose set is incomplete (a run killed between its renames) is redone, replacing what there is. An item that fails at any step is reported with its message and the others go
 // on. The memory of the items in flight is bounded by one HostBufferPool. The readers scale with the workers, so
 // that reading does not cap the GPUs. One BatchJob says what reading, working and writing mean for one kind of
 // item; RunPipeline does the rest, the same for every kind. ITK-free: Python's extension compiles it too.
@@ -45,7 +45,7 @@ namespace svdlr_batch
 enum class VolumeStatus
 {
   Done,    // processed and written
-  Skipped, // its output exists from an earlier run
+  Skipped, // its outputs exist from an earlier run
   Failed   // could not be read, processed or written (message says why); nothing written
 };
 
@@ -59,6 +59,7 @@ struct VolumeResult : svdlr_io::ReconstructionResult
   std::size_t  index{ 0 }; // among the job's items
   VolumeStatus status{ VolumeStatus::Failed };
   std::string  message;
+  bool         redo{ false }; // some of its outputs existed, not all: it is written again, replacing them
 };
 
 /** What every batch run takes, whatever its items. */
@@ -69,7 +70,7 @@ struct PipelineOptions
   unsigned         readers{ 0 };      // 0: DefaultReaders
   unsigned         writers{ 0 };      // 0: the hardware threads the readers leave, at least 1
   std::size_t      memoryBudget{ 0 }; // bytes of items in flight; 0: DefaultBudget
-  bool             overwrite{ false }; // redo items whose output exists
+  bool             overwrite{ false }; // redo items whose outputs exist
   /** Called once per item as it finishes (any status), from the pipeline's threads, one call at a time. */
   std::function<void(const VolumeResult &, std::size_t finished, std::size_t total)> onVolume;
 };
@@ -118,6 +119,12 @@ public:
   InputName(std::size_t item) const = 0;
   virtual std::string
   OutputPath(std::size_t item) const = 0;
+  /** Every output the item writes together, OutputPath first. The item is skipped only when all exist. */
+  virtual std::vector<std::string>
+  OutputSet(std::size_t item) const
+  {
+    return { OutputPath(item) };
+  }
   /** Whether the items live in buffers leased from the pool (kept for reuse, pinned when the GPU runs), or in
    * memory of their own that reservations count (DefaultBudget differs). */
   virtual bool

@@ -308,7 +308,7 @@ WriteDicom(const StagedVolume &                   volume,
   const std::string & output = result.output;
   try
   {
-    svdlr_io::StagedDirectory staged(output, overwrite);
+    svdlr_io::StagedDirectory staged(output, overwrite, svdlr_io::DicomSeriesFiles());
     const auto                write = svdlr_io::DerivedSeriesOptions(
       policy, result.ranks, source, "", svdlr_io::DicomOutputSyntax::Keep);
     svdlr_io::WriteDicomSeries(ImageOver<3>(volume).GetPointer(), staged.Path(), write);

@@ -458,7 +458,8 @@ SaveSlice(DcmFileFormat &     file,
 {
   const int          digits = std::max(4, static_cast<int>(std::to_string(files).size()));
   std::ostringstream name;
-  name << directory << "/IM" << std::setw(digits) << std::setfill('0') << number << ".dcm";
+  name << directory << "/" << DicomSeriesFiles().prefix << std::setw(digits) << std::setfill('0') << number
+       << DicomSeriesFiles().extension;
   EncodeDicomPixelData(file.getDataset(), transferSyntax);
   const OFCondition status = file.saveFile(name.str().c_str(), DcmXfer(transferSyntax.c_str()).getXfer());
   if (status.bad())

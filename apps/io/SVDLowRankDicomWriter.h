@@ -24,6 +24,7 @@
 
 #include "SVDLowRankDicomCodecs.h"
 #include "SVDLowRankDicomSeries.h"
+#include "SVDLowRankStagedOutput.h"
 
 #include <string>
 #include <vector>
@@ -60,6 +61,13 @@ struct DicomRescale
  * grid is kept); else a larger slope spanning the format's range. */
 DicomRescale
 ChooseDicomRescale(double low, double high, const DicomPixelFormat & format, const DicomRescale & preferred);
+
+/** The files a derived series is written as: IM0001.dcm, ... (what --overwrite may replace in a folder output). */
+inline NumberedFiles
+DicomSeriesFiles()
+{
+  return { "IM", ".dcm" };
+}
 
 /** Writes `image` as a derived series into the existing folder `directory` (IM0001.dcm, ...), in
  * `options.transferSyntax`. A slice whose source lost information to compression says so

@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <fcntl.h>
 #include <cstdio>
 #include <filesystem>
@@ -60,13 +61,9 @@ OnInterrupt(int signal)
   errno = saved;
 }
 
-/** The name's stem as TemporaryFileFor and TemporarySiblingOf build it: up to the first dot after the first. */
-std::string
-StemOf(const std::string & name)
-{
-  const std::size_t dot = name.find('.', 1);
-  return dot == std::string::npos ? name : name.substr(0, dot);
-}
+// The longest stem a partial name keeps whole: with ".partial-", a process id, an extension (at most 40 bytes, see
+// TemporaryFileFor) and ".old" (an output moved aside), the name stays within 255 bytes.
+constexpr std::size_t LongestWholeStem = 180;
 
 /** The process id in ".partial-PID..." after `prefix`, or 0. */
 pid_t
@@ -89,6 +86,48 @@ PartialOwner(const std::string & name, const std::string & prefix)
 }
 
 } // namespace
+
+PartialFileName
+SplitForPartial(const std::string & name)
+{
+  constexpr std::size_t longestExtension = 40;
+  const std::size_t     dot = name.find('.', 1);
+  if (dot == std::string::npos)
+  {
+    return { name, "" };
+  }
+  if (name.size() - dot <= longestExtension)
+  {
+    return { name.substr(0, dot), name.substr(dot) };
+  }
+  std::size_t last = name.rfind('.');
+  if (name.compare(last, std::string::npos, ".gz") == 0 && last > dot)
+  {
+    last = name.rfind('.', last - 1);
+  }
+  if (name.size() - last > longestExtension)
+  {
+    return { name, "" };
+  }
+  return { name.substr(0, last), name.substr(last) };
+}
+
+std::string
+PartialNameStart(const std::string & stem)
+{
+  if (stem.size() <= LongestWholeStem)
+  {
+    return "." + stem + ".partial-";
+  }
+  std::uint32_t hash = 2166136261u; // FNV-1a: the same in every process, so a later run finds a dead one's partials
+  for (const char c : stem)
+  {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+  }
+  char tag[10];
+  std::snprintf(tag, sizeof(tag), "~%08x", hash);
+  return "." + stem.substr(0, LongestWholeStem - 9) + tag + ".partial-";
+}
 
 void
 InstallInterruptCleanup(const char * toolName, int exitBase)
@@ -149,7 +188,7 @@ RemoveStalePartialsBeside(const std::string & target)
   }
   const fs::path    folder = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   const std::string name = path.filename().string();
-  const std::string prefixes[] = { "." + name + ".partial-", "." + StemOf(name) + ".partial-" };
+  const std::string prefixes[] = { PartialNameStart(name), PartialNameStart(SplitForPartial(name).stem) };
   std::error_code   error;
   for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error))
   {

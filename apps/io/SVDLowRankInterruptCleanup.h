@@ -43,6 +43,24 @@ ListPartialOutput(const std::string & path);
 void
 UnlistPartialOutput(const std::string & path);
 
+/** The start of the hidden partial names of an output whose name (or stem) is `stem`: "." + stem + ".partial-", the
+ * process id and the extension following. A long stem is cut and tagged with a hash of the whole (FNV-1a, the same
+ * in every process), so that a partial's name stays within a file name's 255 bytes, where the output's own name
+ * is legal, and two long names that differ only at their end still get partial names of their own. */
+std::string
+PartialNameStart(const std::string & stem);
+
+/** A file output's name split as its partial's name keeps it: the stem (up to the first dot after the first
+ * character) and the extension kept (the rest, which picks ITK's writer). Where the rest is over 40 bytes (dots all
+ * through a long name), only the last suffix (.gz with the one before) is kept, and the stem is all before it. */
+struct PartialFileName
+{
+  std::string stem;
+  std::string extension;
+};
+PartialFileName
+SplitForPartial(const std::string & name);
+
 /** Removes the hidden partial outputs beside `target` (.NAME.partial-PID...) that processes no longer running
  * left behind (killed with SIGKILL, or a machine that lost power). A process still running keeps its own. */
 void

@@ -25,6 +25,7 @@
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 #include "itkImageIOBase.h"
+#include "SVDLowRankStagedOutput.h"
 #include "SVDLowRankVolume.h"
 
 #include <algorithm>
@@ -127,11 +128,20 @@ ReadPngStack(const std::vector<std::string> & files)
   return volume;
 }
 
+/** The files WritePngStack writes into a folder output: slice0000.png, ... (what --overwrite may replace). */
+inline NumberedFiles
+PngStackFiles()
+{
+  return { "slice", ".png" };
+}
+
 /** Writes each slice along the third axis of `volume` as <directory>/<prefix>NNNN.png (zero-padded, so
  * natural and plain name order agree). TPixel must be unsigned char or unsigned short. */
 template <typename TPixel>
 std::vector<std::string>
-WritePngStack(const itk::Image<TPixel, 3> * volume, const std::string & directory, const std::string & prefix = "slice")
+WritePngStack(const itk::Image<TPixel, 3> * volume,
+              const std::string &           directory,
+              const std::string &           prefix = PngStackFiles().prefix)
 {
   static_assert(std::is_same<TPixel, unsigned char>::value || std::is_same<TPixel, unsigned short>::value,
                 "PNG holds 8- or 16-bit unsigned grey pixels");
@@ -142,7 +152,7 @@ WritePngStack(const itk::Image<TPixel, 3> * volume, const std::string & director
   for (std::size_t k = 0; k < size[2]; ++k)
   {
     std::ostringstream name;
-    name << directory << "/" << prefix << std::setw(digits) << std::setfill('0') << k << ".png";
+    name << directory << "/" << prefix << std::setw(digits) << std::setfill('0') << k << PngStackFiles().extension;
     PngPixels slice;
     slice.data = reinterpret_cast<const unsigned char *>(volume->GetBufferPointer() + k * pixels);
     slice.width = static_cast<unsigned>(size[0]);

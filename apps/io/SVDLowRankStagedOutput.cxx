@@ -24,6 +24,8 @@
 
 #include "itkMacro.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio> // renameat2, RENAME_NOREPLACE (glibc 2.28)
 #include <cstring>
@@ -42,7 +44,7 @@ TemporarySiblingOf(const std::string & target)
   const fs::path path = fs::path(target).lexically_normal();
   const fs::path name = path.filename().empty() ? path.parent_path().filename() : path.filename();
   const fs::path parent = path.filename().empty() ? path.parent_path().parent_path() : path.parent_path();
-  return (parent / ("." + name.string() + ".partial-" + std::to_string(getpid()))).string();
+  return (parent / (PartialNameStart(name.string()) + std::to_string(getpid()))).string();
 }
 
 bool
@@ -66,9 +68,44 @@ IsSameOrInside(const std::string & inner, const std::string & outer)
   return true;
 }
 
-StagedDirectory::StagedDirectory(const std::string & target, bool overwrite)
+bool
+NumberedFiles::Holds(const std::string & name) const
+{
+  const std::size_t digits = name.size() - std::min(name.size(), prefix.size() + extension.size());
+  return digits > 0 && name.compare(0, prefix.size(), prefix) == 0 &&
+         name.compare(name.size() - extension.size(), extension.size(), extension) == 0 &&
+         std::all_of(name.begin() + prefix.size(), name.end() - extension.size(), [](unsigned char c) {
+           return std::isdigit(c) != 0;
+         });
+}
+
+namespace
+{
+/** What in the folder `folder` is not `own`'s (a file of another name, a subfolder, a link): up to `most` names,
+ * sorted. Empty when the folder holds only its writer's files (or does not exist). */
+std::vector<std::string>
+ForeignEntries(const std::string & folder, const NumberedFiles & own, std::size_t most)
+{
+  std::vector<std::string> foreign;
+  std::error_code          error;
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error))
+  {
+    std::error_code kind;
+    if (!it->is_regular_file(kind) || it->is_symlink(kind) || !own.Holds(it->path().filename().string()))
+    {
+      foreign.push_back(it->path().filename().string() + (it->is_directory(kind) ? "/" : ""));
+    }
+  }
+  std::sort(foreign.begin(), foreign.end());
+  foreign.resize(std::min(foreign.size(), most));
+  return foreign;
+}
+} // namespace
+
+StagedDirectory::StagedDirectory(const std::string & target, bool overwrite, NumberedFiles own)
   : m_Target(fs::path(target).lexically_normal().string())
   , m_Temporary(TemporarySiblingOf(target))
+  , m_Own(std::move(own))
 {
   std::error_code error;
   if (fs::exists(m_Target, error))
@@ -77,6 +114,7 @@ StagedDirectory::StagedDirectory(const std::string & target, bool overwrite)
     {
       throw OutputInTheWay("'" + m_Target + "' exists and is not a folder");
     }
+    RefuseForeignFiles(); // which --overwrite would not replace either
     if (!overwrite && !fs::is_empty(m_Target, error))
     {
       throw OutputInTheWay("the folder '" + m_Target + "' exists and is not empty (use --overwrite to replace it)");
@@ -91,6 +129,26 @@ StagedDirectory::StagedDirectory(const std::string & target, bool overwrite)
     throw std::runtime_error("cannot create the folder '" + m_Temporary + "': " + error.message());
   }
   m_Overwrite = overwrite;
+}
+
+void
+StagedDirectory::RefuseForeignFiles() const
+{
+  constexpr std::size_t named = 3;
+  const auto            foreign = ForeignEntries(m_Target, m_Own, named + 1);
+  if (foreign.empty())
+  {
+    return;
+  }
+  std::string names;
+  for (std::size_t i = 0; i < std::min(named, foreign.size()); ++i)
+  {
+    names += (names.empty() ? "'" : ", '") + foreign[i] + "'";
+  }
+  throw OutputInTheWay("the folder '" + m_Target + "' holds files this tool does not write (" + names +
+                       (foreign.size() > named ? ", ..." : "") + "): --overwrite replaces only a folder of " +
+                       m_Own.prefix + "NNNN" + m_Own.extension +
+                       " files, never other files; give a new or empty folder");
 }
 
 StagedDirectory::~StagedDirectory()
@@ -129,6 +187,7 @@ StagedDirectory::Commit()
   }
   if (fs::exists(m_Target, error))
   {
+    RefuseForeignFiles(); // what appeared since the start is not replaced either
     previous = TemporarySiblingOf(m_Target) + ".old";
     fs::rename(m_Target, previous, error);
     if (error)
@@ -162,11 +221,8 @@ std::string
 TemporaryFileFor(const std::string & target)
 {
   const fs::path    path = fs::path(target).lexically_normal();
-  const std::string name = path.filename().string();
-  const std::size_t dot = name.find('.', 1);
-  const std::string stem = dot == std::string::npos ? name : name.substr(0, dot);
-  const std::string extension = dot == std::string::npos ? "" : name.substr(dot);
-  return (path.parent_path() / ("." + stem + ".partial-" + std::to_string(getpid()) + extension)).string();
+  const auto [stem, extension] = SplitForPartial(path.filename().string());
+  return (path.parent_path() / (PartialNameStart(stem) + std::to_string(getpid()) + extension)).string();
 }
 
 StagedFiles::StagedFiles(bool overwrite)
@@ -236,8 +292,11 @@ StagedFiles::Commit()
   {
     VerifyWrittenFile(entry.temporary, entry.target); // all of them before any is moved
   }
-  for (const Entry & entry : m_Entries)
+  // The first target added (the main output) is renamed last: its presence means the whole set is in place, and a
+  // run killed between the renames leaves it missing, for a re-run to see (and a batch to redo).
+  for (auto it = m_Entries.rbegin(); it != m_Entries.rend(); ++it)
   {
+    const Entry &   entry = *it;
     std::error_code error;
     std::string     previous;
     if (!m_Overwrite)
@@ -383,6 +442,29 @@ MoveIntoPlace(const std::string & temporary, const std::string & target, bool ov
 }
 
 void
+WriteStagedFile(const std::string &                               temporary,
+                const std::string &                               target,
+                const std::function<void(const std::string &)> & write)
+{
+  try
+  {
+    write(temporary);
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    throw OutputWriteError("cannot write '" + target + "': " + error.GetDescription());
+  }
+  catch (const OutputWriteError &)
+  {
+    throw;
+  }
+  catch (const std::runtime_error & error) // a writer of ours (PNG), naming the temporary
+  {
+    throw OutputWriteError("cannot write '" + target + "' (is the disk full?): " + error.what());
+  }
+}
+
+void
 WriteFileAtomically(const std::string &                               target,
                     bool                                              overwrite,
                     const std::function<void(const std::string &)> & write)
@@ -392,22 +474,7 @@ WriteFileAtomically(const std::string &                               target,
   ListPartialOutput(temporary);
   try
   {
-    try
-    {
-      write(temporary);
-    }
-    catch (const itk::ExceptionObject & error)
-    {
-      throw OutputWriteError("cannot write '" + target + "': " + error.GetDescription());
-    }
-    catch (const OutputWriteError &)
-    {
-      throw;
-    }
-    catch (const std::runtime_error & error) // a writer of ours (PNG), naming the temporary
-    {
-      throw OutputWriteError("cannot write '" + target + "' (is the disk full?): " + error.what());
-    }
+    WriteStagedFile(temporary, target, write);
     VerifyWrittenFile(temporary, target);
     MoveIntoPlace(temporary, target, overwrite);
   }

@@ -44,7 +44,8 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/** A hidden name beside `target` in the same folder, unique to this process: dir/.name.partial-PID. */
+/** A hidden name beside `target` in the same folder, unique to this process: dir/.name.partial-PID (PartialNameStart:
+ * within 255 bytes for any legal name). */
 std::string
 TemporarySiblingOf(const std::string & target);
 
@@ -52,12 +53,25 @@ TemporarySiblingOf(const std::string & target);
 bool
 IsSameOrInside(const std::string & inner, const std::string & outer);
 
+/** The files a folder output's writer puts in it: `prefix`, a number, `extension` (slice0001.png, IM0001.dcm). Only a
+ * folder of nothing else is its own, and only its own may be replaced. */
+struct NumberedFiles
+{
+  std::string prefix;
+  std::string extension;
+
+  /** Whether `name` (a file name, no folder) is one of them. */
+  bool
+  Holds(const std::string & name) const;
+};
+
 class StagedDirectory
 {
 public:
-  /** Checks that `target` may be written (absent, an empty folder, or any folder when `overwrite`) and
-   * creates the temporary folder. Throws OutputInTheWay or std::runtime_error. */
-  StagedDirectory(const std::string & target, bool overwrite);
+  /** Checks that `target` may be written (absent, an empty folder, or with `overwrite` a folder of nothing but
+   * `own` files: one that holds anything else is refused, never replaced) and creates the temporary folder. Throws
+   * OutputInTheWay or std::runtime_error. */
+  StagedDirectory(const std::string & target, bool overwrite, NumberedFiles own);
   ~StagedDirectory();
   StagedDirectory(const StagedDirectory &) = delete;
   StagedDirectory &
@@ -71,20 +85,28 @@ public:
   }
 
   /** Verifies the files written (VerifyWrittenFile) and moves the temporary folder to the target: replacing what was
-   * there with `overwrite`, else refusing atomically a target another process filled meanwhile (OutputInTheWay). */
+   * there with `overwrite` (checked again: a file of another name that appeared meanwhile is refused), else refusing
+   * atomically a target another process filled meanwhile (OutputInTheWay). */
   void
   Commit();
 
 private:
-  std::string m_Target;
-  std::string m_Temporary;
-  bool        m_Overwrite{ false };
-  bool        m_Committed{ false };
+  /** Throws OutputInTheWay when the target holds anything that is not `m_Own`'s. */
+  void
+  RefuseForeignFiles() const;
+
+  std::string   m_Target;
+  std::string   m_Temporary;
+  NumberedFiles m_Own;
+  bool          m_Overwrite{ false };
+  bool          m_Committed{ false };
 };
 
 /** Output files that appear together or not at all: each is written under a hidden temporary name beside its
- * target (with the target's extension, which picks ITK's writer), and Commit() renames them all into place. If
- * Commit() is never reached, or a rename fails, the temporaries are removed and the targets are as they were. */
+ * target (with the target's extension, which picks ITK's writer), and Commit() renames them all into place, the
+ * first one added (the main output) last, so that its presence means the set is complete: a run killed (SIGKILL)
+ * between the renames leaves the main output missing. If Commit() is never reached, or a rename fails, the
+ * temporaries are removed and the targets are as they were. */
 class StagedFiles
 {
 public:
@@ -100,7 +122,8 @@ public:
   std::string
   Add(const std::string & target);
 
-  /** Verifies every temporary file (VerifyWrittenFile), then moves each to its target: replacing what was there
+  /** Verifies every temporary file (VerifyWrittenFile), then moves each to its target, in the reverse order of
+   * Add (the main output last): replacing what was there
    * with `overwrite`, else refusing atomically a target that appeared meanwhile (OutputInTheWay). Throws after
    * undoing the moves made so far when one fails. */
   void
@@ -118,7 +141,8 @@ private:
 };
 
 /** A hidden name beside `target` in the same folder, unique to this process, that keeps the target's extension
- * (from the first dot of its name on): dir/brain.nii.gz -> dir/.brain.partial-PID.nii.gz. */
+ * (SplitForPartial): dir/brain.nii.gz -> dir/.brain.partial-PID.nii.gz; within 255 bytes for any legal name
+ * (PartialNameStart). */
 std::string
 TemporaryFileFor(const std::string & target);
 
@@ -133,6 +157,13 @@ VerifyWrittenFile(const std::string & temporary, const std::string & target);
  * appeared meanwhile (another process writing the same output): it throws OutputInTheWay and leaves both files. */
 void
 MoveIntoPlace(const std::string & temporary, const std::string & target, bool overwrite);
+
+/** Calls `write` with `temporary`, the file that becomes `target` (a StagedFiles entry, or WriteFileAtomically's):
+ * ITK's exceptions and our writers' errors become OutputWriteError naming `target`, not its temporary. */
+void
+WriteStagedFile(const std::string &                               temporary,
+                const std::string &                               target,
+                const std::function<void(const std::string &)> & write);
 
 /** One output file written whole or not at all: removes stale partials of dead processes beside `target`, calls
  * `write` with a temporary name beside it (listed for InterruptCleanup), verifies the file (VerifyWrittenFile)

@@ -41,6 +41,7 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -65,7 +66,7 @@ struct HostileCase
   int                      exitCode;
   std::string              errorHolds;           // a phrase stderr must hold ("" for none)
   std::vector<std::string> outputs;              // what the run leaves in its folder, recursively ("" none)
-  std::string              existing;             // a file made before the run, which must survive a failure
+  std::string              existing;             // files made before the run (';' between), which survive a failure
   int                      fileSizeLimitKiB{ 0 }; // > 0: a disk that fills after this much (RLIMIT_FSIZE)
   bool                     needsDicom{ false };
   bool                     needsNonRoot{ false }; // permissions mean nothing to root
@@ -192,6 +193,23 @@ const HostileCase Cases[] = {
   { "DenoiseToPngFile", Tool::Denoise, "$IN/series.nii.gz out.png", 2, "which holds a 2D image, not this 4D one", {} },
   { "DenoiseEchoOutputToTiffFile", Tool::Denoise, "--echo $IN/echo2.nii.gz --echo-output o2.tif $IN/series.nii.gz out.nii.gz", 2, "no ITK writer for 'o2.tif'", {} },
   { "DenoiseEchoBeforePositionals", Tool::Denoise, "--echo $IN/echo2.nii.gz --echo-output o2.nii.gz $IN/series.nii.gz out.nii.gz", 0, "", { "o2.nii.gz", "out.nii.gz" } },
+  // Round 2 (docs/reliability.md): outputs that are folders, sets of outputs, and long names
+  // --overwrite replaces a folder of the tool's own files only: a folder holding anything else is refused (exit 2).
+  { "ReconstructOverwritePngFolderWithOtherFiles", Tool::Reconstruct, "--overwrite --no-figure --format png $IN/small.nii.gz project", 2, "holds files this tool does not write ('sub/', 'thesis.tex')", {}, "project/thesis.tex;project/sub/deeper/data.csv" },
+  { "ReconstructOverwritePngFolderOfItsSlices", Tool::Reconstruct, "--overwrite --no-figure --format png $IN/small.nii.gz project", 0, "", { "project", "project/slice0000.png", "project/slice0001.png", "project/slice0002.png", "project/slice0003.png" }, "project/slice0001.png" },
+  { "ReconstructOverwriteDicomFolderWithOtherFiles", Tool::Reconstruct, "--overwrite --no-figure $IN/dicomA out", 2, "holds files this tool does not write ('notes.txt')", {}, "out/IM0001.dcm;out/notes.txt", 0, true },
+  { "BatchOverwriteDicomFolderWithOtherFiles", Tool::Reconstruct, "--batch --overwrite --dicom-series $IN/dicomA -o out", 4, "holds files this tool does not write ('notes.txt')", {}, "out/series-1000_svd-rank20/notes.txt", 0, true },
+  // A run killed between its renames: a plain re-run names what is missing; a batch resume redoes the set.
+  { "DenoiseRerunAfterKillNamesTheMissingMaps", Tool::Denoise, "--noise-map sigma.nii.gz --rank-map rank.nii.gz $IN/series.nii.gz out.nii.gz", 2, "the rest of its set is missing (noise map 'sigma.nii.gz', sidecar 'sigma.json', rank map 'rank.nii.gz'", {}, "out.nii.gz;out.json;.sigma.partial-999999999.nii.gz" },
+  { "DenoiseBatchMapsResumeRedoesAnIncompleteSet", Tool::Denoise, "--batch --maps $IN/series.nii.gz -o out", 0, "", { "out", "out/series_denoised.nii.gz", "out/series_sigma.nii.gz", "out/series_rank.nii.gz" }, "out/series_denoised.nii.gz;out/series_denoised.json" },
+  { "BatchResumeRedoesAVolumeWithoutItsSidecar", Tool::Reconstruct, "--batch $IN/batch -o out", 0, "", { "out", "out/a_svd-rank20.nii.gz", "out/b_svd-rank20.nii.gz" }, "out/a_svd-rank20.nii.gz" },
+  { "ReconstructRerunAfterKillNamesTheMissingSidecar", Tool::Reconstruct, "$IN/vol.nii.gz out.nii.gz", 2, "the rest of its set is missing (sidecar 'out.json', figure 'out_figure.png')", {}, "out.nii.gz" },
+  // A legal name of 252 bytes is written (its temporary name is short); one over 255 bytes is refused up front.
+  { "ReconstructOutputNameOf252Bytes", Tool::Reconstruct, "--no-figure $IN/vol.nii.gz " + std::string(245, 'n') + ".nii.gz", 0, "", { std::string(245, 'n') + ".nii.gz" } },
+  { "DenoiseOutputNameOf252Bytes", Tool::Denoise, "--noise-map " + std::string(246, 's') + ".nii $IN/series.nii.gz " + std::string(245, 'n') + ".nii.gz", 0, "", { std::string(245, 'n') + ".nii.gz", std::string(246, 's') + ".nii" } },
+  { "ReconstructOutputNameOf257Bytes", Tool::Reconstruct, "--no-figure $IN/trunc.nii " + std::string(250, 'n') + ".nii.gz", 2, "has a name of 257 bytes", {} },
+  { "ReconstructPngFolderNameOf256Bytes", Tool::Reconstruct, "--no-figure --format png $IN/small.nii.gz " + std::string(256, 'n'), 2, "has a name of 256 bytes", {} },
+  { "DenoiseMapNameOf257Bytes", Tool::Denoise, "--rank-map " + std::string(250, 'r') + ".nii.gz $IN/series_trunc.nii.gz out.nii.gz", 2, "has a name of 257 bytes", {} },
 };
 // clang-format on
 
@@ -520,6 +538,19 @@ RunOnFillingDisk(const fs::path & folder, const std::string & program, const std
   return run;
 }
 
+/** The case's files made before the run (`existing`, separated by ';'). */
+std::vector<std::string>
+ExistingFiles(const HostileCase & c)
+{
+  std::vector<std::string> files;
+  std::stringstream        list(c.existing);
+  for (std::string file; std::getline(list, file, ';');)
+  {
+    files.push_back(file);
+  }
+  return files;
+}
+
 class HostileInput : public ::testing::TestWithParam<HostileCase>
 {};
 
@@ -541,9 +572,11 @@ TEST_P(HostileInput, ExitsAsDocumentedAndLeavesOnlyItsOutputs)
   const fs::path folder = HostileInputs::Root() / "cases" / c.name;
   fs::remove_all(folder);
   fs::create_directories(folder);
-  if (!c.existing.empty())
+  const auto existing = ExistingFiles(c);
+  for (const std::string & file : existing)
   {
-    std::ofstream(folder / c.existing) << "precious";
+    fs::create_directories((folder / file).parent_path());
+    std::ofstream(folder / file) << "precious";
   }
   const auto inputsBefore = ListingOf(inputs);
 
@@ -572,15 +605,21 @@ TEST_P(HostileInput, ExitsAsDocumentedAndLeavesOnlyItsOutputs)
       }
     }
   }
-  if (!c.existing.empty())
+  for (const std::string & file : existing)
   {
-    expected.insert(c.existing);
+    for (fs::path path = file; !path.empty(); path = path.parent_path()) // with the folders made for it
+    {
+      expected.insert(path.generic_string());
+    }
   }
   EXPECT_EQ(ListingOf(folder), expected) << run.err;
   EXPECT_EQ(ListingOf(inputs), inputsBefore) << "the run changed its inputs' folder";
-  if (!c.existing.empty() && c.exitCode != 0)
+  for (const std::string & file : existing)
   {
-    EXPECT_EQ(svdlr_test::ReadText((folder / c.existing).string()), "precious") << "a failed run replaced it";
+    if (c.exitCode != 0)
+    {
+      EXPECT_EQ(svdlr_test::ReadText((folder / file).string()), "precious") << file << ": a failed run replaced it";
+    }
   }
   if (!HasFailure())
   {

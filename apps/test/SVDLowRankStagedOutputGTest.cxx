@@ -169,7 +169,7 @@ TEST_F(StagedOutputTest, StagedFolderRefusesAFolderFilledMeanwhile)
 {
   const std::string target = Path("slices");
   {
-    svdlr_io::StagedDirectory staged(target, false);
+    svdlr_io::StagedDirectory staged(target, false, { "IM", ".dcm" });
     std::ofstream(fs::path(staged.Path()) / "a.dcm") << "x";
     fs::create_directories(target);
     std::ofstream(fs::path(target) / "theirs.dcm") << "y";
@@ -202,6 +202,49 @@ TEST_F(StagedOutputTest, StalePartialsOfDeadProcessesAreRemovedAndLiveOnesKept)
             (std::set<std::string>{ liveFile, ".other.partial-" + std::to_string(dead) + ".nii.gz" }));
 }
 
+TEST_F(StagedOutputTest, PartialNamesOfLongNamesStayWithinAFileNameAndApart)
+{
+  const std::string stem(245, 'n');
+  const std::string first = svdlr_io::TemporaryFileFor(Path(stem + "a.nii.gz"));
+  const std::string second = svdlr_io::TemporaryFileFor(Path(stem + "b.nii.gz"));
+  EXPECT_LE(fs::path(first).filename().string().size() + 4, 255u) << first; // + ".old", an output moved aside
+  EXPECT_NE(first, second);
+  EXPECT_EQ(first.substr(first.size() - 7), ".nii.gz");
+  EXPECT_LE(fs::path(svdlr_io::TemporarySiblingOf(Path(std::string(255, 'f')))).filename().string().size() + 4, 255u);
+}
+
+TEST_F(StagedOutputTest, StalePartialsOfLongNamesAreFound)
+{
+  const pid_t dead = fork();
+  if (dead == 0)
+  {
+    _exit(0);
+  }
+  waitpid(dead, nullptr, 0);
+  const std::string target = Path(std::string(245, 'n') + ".nii.gz");
+  const std::string stale = svdlr_io::PartialNameStart(std::string(245, 'n')) + std::to_string(dead) + ".nii.gz";
+  std::ofstream(Path(stale)) << "left by a killed run";
+  svdlr_io::RemoveStalePartialsBeside(target);
+  EXPECT_TRUE(svdlr_test::Listing(m_Directory).empty());
+}
+
+TEST_F(StagedOutputTest, OverwriteReplacesAFolderOfItsOwnFilesOnly)
+{
+  const std::string target = Path("slices");
+  fs::create_directories(target);
+  std::ofstream(Path("slices/IM0001.dcm")) << "an earlier run's";
+  {
+    svdlr_io::StagedDirectory staged(target, true, { "IM", ".dcm" });
+    std::ofstream(fs::path(staged.Path()) / "IM0001.dcm") << "this run's";
+    std::ofstream(Path("slices/thesis.tex")) << "written meanwhile";
+    EXPECT_THROW(staged.Commit(), svdlr_io::OutputInTheWay);
+  }
+  EXPECT_EQ(svdlr_test::Listing(m_Directory), std::set<std::string>{ "slices" }) << "no temporary left";
+  EXPECT_EQ(svdlr_test::Listing(target), (std::set<std::string>{ "IM0001.dcm", "thesis.tex" }));
+  EXPECT_EQ(svdlr_test::ReadText(Path("slices/IM0001.dcm")), "an earlier run's");
+  EXPECT_THROW(svdlr_io::StagedDirectory(target, true, { "IM", ".dcm" }), svdlr_io::OutputInTheWay);
+}
+
 TEST_F(StagedOutputTest, InterruptRemovesThePartialOutputsAndExitsWith128PlusTheSignal)
 {
   for (const int signal : { SIGINT, SIGTERM })
@@ -211,7 +254,7 @@ TEST_F(StagedOutputTest, InterruptRemovesThePartialOutputsAndExitsWith128PlusThe
     if (child == 0)
     {
       svdlr_io::InstallInterruptCleanup("test", 128);
-      svdlr_io::StagedDirectory folder(target, false);
+      svdlr_io::StagedDirectory folder(target, false, { "slice", ".dcm" });
       std::ofstream(fs::path(folder.Path()) / "slice0.dcm") << "partial";
       svdlr_io::StagedFiles files(false);
       std::ofstream(files.Add(target + ".nii.gz")) << "partial";

@@ -290,18 +290,23 @@ TEST_F(Tool, NoiseRankMatchesTheFilterAndPrintsTheSigmaRange)
   EXPECT_EQ(fixed.out.find("noise:"), std::string::npos) << fixed.out;
 }
 
-TEST_F(Tool, ExistingNonEmptyOutputFolderIsRefusedUnlessOverwrite)
+TEST_F(Tool, ExistingOutputFolderIsReplacedOnlyWithOverwriteAndOnlyWhenItHoldsItsOwnSlices)
 {
   using VolumeType = itk::Image<unsigned char, 3>;
   svdlr_io::WritePngStack(RandomVolume<VolumeType>({ { 16, 16, 4 } }, 1.0, 200.0).GetPointer(), Folder("slices"));
   std::ofstream(Folder("taken") + "/keep.txt") << "someone's file";
-  const auto refused = Run("--rank 2 slices taken");
-  EXPECT_EQ(refused.exitCode, 2);
-  EXPECT_NE(refused.err.find("--overwrite"), std::string::npos) << refused.err;
-  EXPECT_TRUE(fs::exists(Path("taken/keep.txt")));
+  for (const char * overwrite : { "", "--overwrite " }) // --overwrite replaces what the tool writes, nothing else
+  {
+    const auto refused = Run(std::string("--rank 2 ") + overwrite + "slices taken");
+    EXPECT_EQ(refused.exitCode, 2);
+    EXPECT_NE(refused.err.find("holds files this tool does not write ('keep.txt')"), std::string::npos) << refused.err;
+    EXPECT_TRUE(fs::exists(Path("taken/keep.txt")));
+  }
+  fs::remove(Path("taken/keep.txt"));
+  ASSERT_EQ(Run("--rank 2 slices taken").exitCode, 0);
+  EXPECT_EQ(Run("--rank 2 slices taken").exitCode, 2);
   const auto replaced = Run("--rank 2 --overwrite slices taken");
   EXPECT_EQ(replaced.exitCode, 0) << replaced.err;
-  EXPECT_FALSE(fs::exists(Path("taken/keep.txt")));
   EXPECT_EQ(svdlr_io::FindPngSlices(Path("taken")).size(), 4u);
 }
 

@@ -138,6 +138,16 @@ public:
   {
     return m_SeriesOptions[item].output;
   }
+  std::vector<std::string>
+  OutputSet(std::size_t item) const override
+  {
+    std::vector<std::string> set;
+    for (const SetOutput & output : DenoiseOutputSet(m_SeriesOptions[item]))
+    {
+      set.push_back(output.path);
+    }
+    return set;
+  }
   std::unique_ptr<svdlr_batch::StagedItem>
   Read(std::size_t item, svdlr_batch::HostBufferPool & pool, svdlr_batch::VolumeResult &) override
   {
@@ -307,8 +317,8 @@ SeriesOptions(const DenoiseToolOptions & options, const DenoiseBatchRun & run)
     series.noiseMap = svdlr_batch::OutputPathFor(run.series, options.outputDir, svdlr_batch::SigmaMapTag);
     series.rankMap = svdlr_batch::OutputPathFor(run.series, options.outputDir, svdlr_batch::RankMapTag);
   }
-  // The pipeline redoes a series only when its output is missing (or --overwrite): what is left beside it (a sidecar,
-  // maps) is from a run that stopped before the series appeared, and is replaced.
+  // The pipeline redoes a series only when its set is incomplete (or --overwrite): what is left of it (maps, sidecars;
+  // the series is renamed last) is from a run that stopped before the series appeared, and is replaced.
   series.overwrite = true;
   series.run.quiet = true;
   series.run.json = false;

@@ -29,10 +29,12 @@
 
 #include "SVDLowRankDenoiseOptions.h"
 #include "SVDLowRankDenoiseSummary.h"
+#include "SVDLowRankUpFrontChecks.h"
 
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace svdlr_tools
 {
@@ -63,6 +65,12 @@ public:
  * start here too, once it is checked, beside its read. */
 std::unique_ptr<SeriesDenoising>
 PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool warmDevice);
+
+/** The outputs one series' run writes together, the series first (the last StagedFiles::Commit renames): the
+ * series, the noise, rank and g-factor maps asked for and the further echoes' files, each NIfTI one followed by its
+ * provenance sidecar. Batch mode's resume checks the whole set (a series whose set is incomplete is redone). */
+std::vector<SetOutput>
+DenoiseOutputSet(const DenoiseToolOptions & options);
 
 /** The bytes a series file's pixels take as float32 (read from its header), 0 when not known (a DICOM folder). */
 std::size_t

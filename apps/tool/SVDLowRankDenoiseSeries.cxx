@@ -97,38 +97,48 @@ CheckInputExists(const std::string & path, const char * what)
   }
 }
 
-/** Reserves every output, so that a taken or unwritable one fails before any work. */
+/** Reserves every output of the set (DenoiseOutputSet), so that a taken or unwritable one fails before any work. */
 void
 ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
 {
-  const std::pair<const std::string *, std::string *> wanted[] = { { &options.output, &outputs.series },
-                                                                   { &options.noiseMap, &outputs.noiseMap },
-                                                                   { &options.rankMap, &outputs.rankMap },
-                                                                   { &options.gfactorMap, &outputs.gfactorMap } };
   std::vector<std::string> inputs{ options.input, options.mask, options.noiseSigmaMap, options.complex.gfactor };
   inputs.insert(inputs.end(), options.multiEcho.echoes.begin(), options.multiEcho.echoes.end());
-  for (const auto & [target, temporary] : wanted)
+  const auto set = DenoiseOutputSet(options);
+  CheckOutputSetUpFront(set, options.overwrite, inputs);
+  for (const SetOutput & output : set)
   {
-    if (target->empty())
+    if (output.what != std::string("sidecar"))
     {
-      continue;
-    }
-    CheckOutputFileUpFront(*target, "output", options.overwrite, inputs);
-    CheckOutputWriterUpFront(*target, target == &options.output ? 4 : 3); // a series, or a 3D map
-    *temporary = outputs.staged.Add(*target);
-    if (IsNiftiPath(*target))
-    {
-      outputs.sidecars.emplace_back(*target, outputs.staged.Add(SidecarPathFor(*target)));
+      const bool series = output.what == std::string("output") || output.what == std::string("echo output");
+      CheckOutputWriterUpFront(output.path, series ? 4 : 3); // a series, or a 3D map
     }
   }
-  for (const std::string & target : options.multiEcho.echoOutputs)
+  // In the set's order, which StagedFiles::Commit renames in reverse: the series last.
+  const std::pair<std::string, std::string *> images[] = { { "output", &outputs.series },
+                                                           { "noise map", &outputs.noiseMap },
+                                                           { "rank map", &outputs.rankMap },
+                                                           { "g-factor map", &outputs.gfactorMap } };
+  for (const SetOutput & output : set)
   {
-    CheckOutputFileUpFront(target, "echo output", options.overwrite, inputs);
-    CheckOutputWriterUpFront(target, 4);
-    outputs.echoSeries.push_back(outputs.staged.Add(target));
-    if (IsNiftiPath(target))
+    const std::string temporary = outputs.staged.Add(output.path);
+    const auto        image = std::find_if(std::begin(images), std::end(images), [&output](const auto & slot) {
+      return slot.first == output.what;
+    });
+    if (output.what == std::string("sidecar"))
     {
-      outputs.sidecars.emplace_back(target, outputs.staged.Add(SidecarPathFor(target)));
+      outputs.sidecars.back().second = temporary; // the image before it is the one it describes
+    }
+    else if (image != std::end(images))
+    {
+      *image->second = temporary;
+    }
+    else
+    {
+      outputs.echoSeries.push_back(temporary);
+    }
+    if (output.what != std::string("sidecar") && IsNiftiPath(output.path))
+    {
+      outputs.sidecars.emplace_back(output.path, "");
     }
   }
 }
@@ -509,6 +519,34 @@ VolumesPerEcho(const itk::ImageIOBase & io)
 
 namespace svdlr_tools
 {
+
+std::vector<SetOutput>
+DenoiseOutputSet(const DenoiseToolOptions & options)
+{
+  std::vector<SetOutput> set;
+  const auto             add = [&set](const std::string & path, const char * what) {
+    set.push_back({ path, what });
+    if (IsNiftiPath(path))
+    {
+      set.push_back({ SidecarPathFor(path), "sidecar" });
+    }
+  };
+  add(options.output, "output");
+  for (const auto & [path, what] : { std::pair{ &options.noiseMap, "noise map" },
+                                     std::pair{ &options.rankMap, "rank map" },
+                                     std::pair{ &options.gfactorMap, "g-factor map" } })
+  {
+    if (!path->empty())
+    {
+      add(*path, what);
+    }
+  }
+  for (const std::string & path : options.multiEcho.echoOutputs)
+  {
+    add(path, "echo output");
+  }
+  return set;
+}
 
 std::size_t
 SeriesFloatBytes(const std::string & path)

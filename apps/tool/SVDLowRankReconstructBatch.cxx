@@ -85,6 +85,9 @@ RunBatchTool(const ToolOptions & options)
   batch.solver = SolverOf(options.solver);
   batch.compressionLevel = options.batch.compressionLevel;
   batch.threads = options.run.threads;
+  batch.companions = [](const std::string & output) { // written by CompleteNiftiOutput: a resume checks it too
+    return IsNiftiPath(output) ? std::vector<std::string>{ SidecarPathFor(output) } : std::vector<std::string>{};
+  };
   batch.onVolume = [&options](const svdlr_batch::VolumeResult & result, std::size_t finished, std::size_t total) {
     std::string problem;
     if (result.status == svdlr_batch::VolumeStatus::Done && IsNiftiPath(result.output))

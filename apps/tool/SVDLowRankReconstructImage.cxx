@@ -152,8 +152,8 @@ Reconstruct(const TImage *                input,
   if (sidecar)
   {
     text.sidecar = SidecarPathFor(out.path);
-    WriteTextAtomically(provenance, text.sidecar);
   }
+  CommitOutputFile(out, provenance); // the sidecar, then the image
   result.writeSeconds = secondsSince(writeStart);
 
   const std::string figure = FigurePathFor(options, out.path);
@@ -558,6 +558,9 @@ RunTool(const ToolOptions & options)
   {
     return RunBatchTool(options);
   }
+  // A name too long would fail only once the work is done: refused before the input is looked at (exit 2).
+  CheckOutputNameLength(options.output, "output");
+  CheckOutputNameLength(options.figure, "figure");
   std::vector<std::string> pngSlices;
   const InputKind          kind = KindOfInput(options, pngSlices);
   if (options.listSeries && kind != InputKind::Dicom)

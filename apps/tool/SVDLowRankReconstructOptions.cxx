@@ -97,7 +97,7 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport)
     .add_option("-F,--format", options.format, "auto (default), nifti, mha, mhd, nrrd, png (slices) or dicom (series)")
     ->type_name("NAME")
     ->check(CLI::IsMember({ "auto", "nifti", "nii", "nii.gz", "mha", "mhd", "nrrd", "png", "dicom" }).description(""));
-  app.add_flag("--overwrite", options.overwrite, "replace existing outputs (a file, a non-empty folder, the figure)");
+  app.add_flag("--overwrite", options.overwrite, "replace existing outputs (a file, a folder of only its slices or DICOM files, the figure)");
   AddOutputTypeOption(app, options.outputType);
   auto * rank = app
                   .add_option("-k,--rank", options.rank,

@@ -81,19 +81,64 @@ PlanOutput(const ToolOptions & options, const std::pair<OutputKind, std::string>
   }
   if (plan.kind == OutputKind::File)
   {
-    CheckOutputFileUpFront(plan.path, "output", options.overwrite, options.inputs);
-    if (IsNiftiPath(plan.path)) // its provenance sidecar is an output too, as SVDLowRankDenoiseSeries' are
+    // Its provenance sidecar and its figure are outputs of its set too, as SVDLowRankDenoiseSeries' are: a re-run
+    // that finds only some of them names those missing.
+    std::vector<SetOutput> set{ { plan.path, "output" } };
+    if (IsNiftiPath(plan.path))
     {
-      CheckOutputFileUpFront(SidecarPathFor(plan.path), "sidecar", options.overwrite, options.inputs);
+      set.push_back({ SidecarPathFor(plan.path), "sidecar" });
+    }
+    const std::string figure = FigurePathFor(options, plan.path);
+    if (!figure.empty() && !svdlr_io::IsSameOrInside(figure, plan.path))
+    {
+      set.push_back({ figure, "figure" });
+    }
+    CheckOutputSetUpFront(set, options.overwrite, options.inputs);
+    plan.files = std::make_unique<svdlr_io::StagedFiles>(options.overwrite);
+    plan.imageTemporary = plan.files->Add(plan.path); // the first added: renamed last
+    if (IsNiftiPath(plan.path))
+    {
+      plan.sidecarTemporary = plan.files->Add(SidecarPathFor(plan.path));
     }
   }
-  if (plan.kind != OutputKind::File)
+  else
   {
-    plan.staged = std::make_unique<svdlr_io::StagedDirectory>(plan.path, options.overwrite); // makes its parents
+    CheckOutputNameLength(plan.path, "output");
+    // --overwrite replaces a folder of this writer's files only (the PNG slices or the DICOM files).
+#ifdef SVDLR_HAVE_DCMTK
+    const svdlr_io::NumberedFiles own =
+      plan.kind == OutputKind::PngStack ? svdlr_io::PngStackFiles() : svdlr_io::DicomSeriesFiles();
+#else
+    const svdlr_io::NumberedFiles own = svdlr_io::PngStackFiles();
+#endif
+    plan.staged = std::make_unique<svdlr_io::StagedDirectory>(plan.path, options.overwrite, own); // makes its parents
   }
   // After the staged folder, which may have made the folders the figure goes into.
   CheckFigureUpFront(FigurePathFor(options, plan.path), plan.path, options.overwrite, options.inputs);
   return plan;
+}
+
+void
+CommitOutputFile(OutputPlan & plan, const std::string & provenance)
+{
+  if (!plan.files)
+  {
+    return;
+  }
+  if (!plan.sidecarTemporary.empty())
+  {
+    try
+    {
+      WriteTextAtomically(provenance, plan.sidecarTemporary); // a temporary name: Commit() renames it
+    }
+    catch (...)
+    {
+      // ITK's NIfTI writer only prints a full disk: an image cut short is named first, not the sidecar's symptom.
+      svdlr_io::VerifyWrittenFile(plan.imageTemporary, plan.path);
+      throw;
+    }
+  }
+  plan.files->Commit();
 }
 
 } // namespace svdlr_tools

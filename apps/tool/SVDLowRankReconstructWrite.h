@@ -55,29 +55,17 @@ struct DicomSource
 {};
 #endif
 
-// Writes to a temporary name beside `path`, verifies it and renames it into place only when complete, so an
-// error never leaves a partial output behind (svdlr_io::WriteFileAtomically). A NIfTI output gets `header`'s
-// fields, which ITK's writer drops, before it is verified.
-template <typename TImage>
-void
-WriteAtomically(const TImage *                           image,
-                const std::string &                      path,
-                bool                                     overwrite,
-                const std::optional<NiftiHeaderFields> & header)
-{
-  svdlr_io::ImageWriteSettings settings;
-  settings.niftiFields = header;
-  svdlr_io::WriteFileAtomically(path, overwrite, [&](const std::string & temporary) {
-    svdlr_io::WriteImageFile(image, temporary, settings); // the header's fields set on the way
-  });
-}
-
 /** Where the output goes, checked before the work starts so that a taken or misplaced output fails fast. */
 struct OutputPlan
 {
   OutputKind                                 kind{ OutputKind::File };
   std::string                                path;
   std::unique_ptr<svdlr_io::StagedDirectory> staged; // folder outputs
+  /** An output file and its provenance sidecar (a NIfTI output's), renamed together by CommitOutputFile, the image
+   * last: an image at its name means its sidecar is there too. */
+  std::unique_ptr<svdlr_io::StagedFiles>     files;
+  std::string                                imageTemporary;
+  std::string                                sidecarTemporary; // "" when the output has no sidecar
   std::optional<NiftiHeaderFields>           niftiHeader; // the input's, for a NIfTI output file
 #ifdef SVDLR_HAVE_DCMTK
   svdlr_io::DicomOutputSyntax transferSyntax{ svdlr_io::DicomOutputSyntax::Keep };
@@ -91,7 +79,8 @@ OutputPlan
 PlanOutput(const ToolOptions & options, const std::pair<OutputKind, std::string> & resolved);
 
 /** Writes `output` as `plan` says (a derived DICOM series labelled from `policy` and the result's ranks) and
- * commits a folder output; says in `text` what was written. */
+ * commits a folder output (an output file waits for its sidecar: CommitOutputFile); says in `text` what was
+ * written. */
 template <typename TImage>
 void
 WriteOutput(const TImage *                         output,
@@ -104,7 +93,11 @@ WriteOutput(const TImage *                         output,
 {
   if (plan.kind == OutputKind::File)
   {
-    WriteAtomically(output, plan.path, options.overwrite, plan.niftiHeader);
+    svdlr_io::ImageWriteSettings settings;
+    settings.niftiFields = plan.niftiHeader; // the fields ITK's writer drops, set as it is written
+    svdlr_io::WriteStagedFile(plan.imageTemporary, plan.path, [&](const std::string & temporary) {
+      svdlr_io::WriteImageFile(output, temporary, settings);
+    });
   }
   else if (plan.kind == OutputKind::PngStack)
   {
@@ -136,6 +129,11 @@ WriteOutput(const TImage *                         output,
     plan.staged->Commit();
   }
 }
+
+/** Writes the sidecar `provenance` of an output file (when it has one) and renames both into place, the image last
+ * (StagedFiles::Commit, which verifies them). Does nothing for a folder output. */
+void
+CommitOutputFile(OutputPlan & plan, const std::string & provenance);
 
 } // namespace svdlr_tools
 

@@ -30,11 +30,65 @@ namespace svdlr_tools
 namespace fs = std::filesystem;
 
 void
+CheckOutputNameLength(const std::string & path, const char * what)
+{
+  constexpr std::size_t longestName = 255;  // NAME_MAX of Linux's file systems, in bytes
+  constexpr std::size_t longestPath = 4095; // PATH_MAX, less its terminating zero
+  if (path.size() > longestPath)
+  {
+    throw UsageError(std::string("the ") + what + " path is " + std::to_string(path.size()) +
+                     " bytes long: a path may have at most " + std::to_string(longestPath));
+  }
+  for (const fs::path & part : fs::path(path))
+  {
+    if (part.native().size() > longestName)
+    {
+      throw UsageError(std::string("the ") + what + " '" + path + "' has a name of " +
+                       std::to_string(part.native().size()) + " bytes ('" + part.native().substr(0, 40) +
+                       "...'): a file or folder name may have at most " + std::to_string(longestName));
+    }
+  }
+}
+
+void
+CheckOutputSetUpFront(const std::vector<SetOutput> & set, bool overwrite, const std::vector<std::string> & inputs)
+{
+  std::vector<const SetOutput *> present;
+  std::string                    missing;
+  for (const SetOutput & output : set)
+  {
+    CheckOutputFileUpFront(output.path, output.what, true, inputs);
+    std::error_code error;
+    if (fs::exists(fs::symlink_status(output.path, error)))
+    {
+      present.push_back(&output);
+    }
+    else
+    {
+      missing += (missing.empty() ? "" : ", ") + std::string(output.what) + " '" + output.path + "'";
+    }
+  }
+  if (overwrite || present.empty())
+  {
+    return;
+  }
+  std::string message = std::string("the ") + present.front()->what + " '" + present.front()->path +
+                        "' exists (use --overwrite to replace it)";
+  if (!missing.empty())
+  {
+    message += "; the rest of its set is missing (" + missing +
+               "): was a run stopped between its renames? --overwrite writes the whole set again";
+  }
+  throw UsageError(message);
+}
+
+void
 CheckOutputFileUpFront(const std::string &              path,
                        const char *                     what,
                        bool                             overwrite,
                        const std::vector<std::string> & inputs)
 {
+  CheckOutputNameLength(path, what);
   for (const std::string & input : inputs)
   {
     if (!input.empty() && svdlr_io::IsSameOrInside(path, input))

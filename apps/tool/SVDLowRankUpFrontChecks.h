@@ -54,6 +54,24 @@ CheckOutputWriterUpFront(const std::string &  path,
                          unsigned int         dimension,
                          itk::IOComponentEnum written = itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE,
                          itk::IOComponentEnum input = itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE);
+/** The output `what` at `path` (a file or a folder) has names the file system takes: no part of it longer than a
+ * file name may be (255 bytes), the whole no longer than a path may be. Throws UsageError (exit 2), before any
+ * pixel is read: a name too long would fail only once the work is done. */
+void
+CheckOutputNameLength(const std::string & path, const char * what);
+
+/** One output of a run's set: where it goes, and what the messages call it ("output", "sidecar", "noise map"). */
+struct SetOutput
+{
+  std::string  path;
+  const char * what;
+};
+
+/** The outputs a run writes together, the main one first: each passes CheckOutputFileUpFront, and without
+ * `overwrite` none exists. Where some exist and others do not (a run killed between its renames), the message names
+ * those missing, which --overwrite writes again with the rest. Throws UsageError (exit 2). */
+void
+CheckOutputSetUpFront(const std::vector<SetOutput> & set, bool overwrite, const std::vector<std::string> & inputs);
 
 /** The figure at `figure` is neither an input nor the output (`outputPath`, a file or a folder). UsageError. */
 void

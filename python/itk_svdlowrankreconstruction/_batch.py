@@ -101,14 +101,15 @@ def output_path_for(volume: Volume, output_dir: str, tag: str) -> str:
 
 
 def _temporary_for(target: str) -> str:
-    """A hidden name beside ``target`` that keeps its extension (which picks ITK's writer):
-    ``.STEM.partial-PID-NS.EXT``, the tools' pattern. Every Python writer takes its temporaries here, so first the
-    stale ones beside ``target`` go, by the tools' own rule (``_engine.remove_stale_partials_beside``: those of a
-    process that no longer runs, e.g. one killed with SIGKILL)."""
+    """A hidden name beside ``target`` that keeps its extension (which picks ITK's writer), within a file name's 255
+    bytes for any legal name: the tools' pattern and rule (``_engine.partial_name_parts``), so that each finds the
+    other's. Every Python writer takes its temporaries here, so first the stale ones beside ``target`` go, by the
+    tools' own rule (``_engine.remove_stale_partials_beside``: those of a process that no longer runs, e.g. one
+    killed with SIGKILL)."""
     _engine.remove_stale_partials_beside(os.fspath(target))
-    folder, name = os.path.split(target)
-    stem, extension = split_extension(name)
-    return os.path.join(folder, f".{stem}.partial-{os.getpid()}-{time.monotonic_ns()}{extension}")
+    folder, name = os.path.split(os.fspath(target))
+    start, extension = _engine.partial_name_parts(name)
+    return os.path.join(folder, f"{start}{os.getpid()}-{time.monotonic_ns()}{extension}")
 
 
 def _verify_written(temporary: str, target: str) -> None:

@@ -6,7 +6,8 @@ The pipeline is the tools' C++ (apps/batch/SVDLowRankBatchStages, compiled into 
 reader threads, one worker per CUDA device (or one CPU worker using every core), writer threads, and its rules, the
 same as ``SVDLowRankDenoiseSeries --batch`` (docs/batch.md):
 
-* a run whose output exists is skipped (outputs appear only complete, by a rename), so a re-run resumes;
+* a run whose outputs all exist is skipped (outputs appear only complete, by a rename, the series last), so a re-run
+  resumes; a run with only some of them (killed between the renames) is redone;
 * a run that fails (a file that cannot be read, a 3D image, NaN) is a row with status "failed" and its message,
   and the others go on;
 * the readers scale with the GPUs, and a byte budget bounds the series in flight.
@@ -189,11 +190,17 @@ def denoise_batch(
     return (rows, totals) if return_totals else rows
 
 
+def _output_set(run: DenoiseRun) -> List[str]:
+    """What one run writes together, its series first (renamed last, so that a run killed between the renames
+    leaves it missing): a resume skips a run only when all exist, and redoes one whose set is incomplete."""
+    return [path for path in (run.output, run.noise_map, run.rank_map, *run.echo_outputs) if path is not None]
+
+
 def _run(steps: _Steps, devices: Optional[Sequence[int]], backend: str, readers: int, writers: int,
          memory_bytes: int, overwrite: bool, on_run: Optional[Callable[[Dict[str, Any], int, int], Any]]) -> tuple:
     rows, totals = _engine.batch_pipeline(
         [run.series for run in steps.runs],
-        [run.output for run in steps.runs],
+        [_output_set(run) for run in steps.runs],
         steps.read,
         steps.work,
         steps.write,

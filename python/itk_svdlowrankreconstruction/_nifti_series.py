@@ -340,7 +340,9 @@ def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, ra
             staged.append((temporary, target))
             if not _write_nifti(data, header_source, dtype, temporary):
                 _verify_written(temporary, target)
-        for temporary, target in staged:  # the three appear together: renamed once all are written
+        # Renamed once all are written, the series last: its presence means the set is complete, and a process
+        # killed between the renames leaves it missing, for a resume to redo (docs/reliability.md).
+        for temporary, target in reversed(staged):
             _move_into_place(temporary, target, overwrite=True)
     finally:
         for temporary, _ in staged:

@@ -115,6 +115,16 @@ DefineBatchRules(nb::module_ & module)
              "Removes the hidden partial outputs beside `target` (.NAME.partial-PID..., .STEM.partial-PID...) whose "
              "process no longer runs (killed with SIGKILL, a machine that lost power), as the tools do before each "
              "write; a running process's, this one's included, are kept.");
+  module.def(
+    "partial_name_parts",
+    [](const std::string & name) {
+      const svdlr_io::PartialFileName parts = svdlr_io::SplitForPartial(name);
+      return std::make_pair(svdlr_io::PartialNameStart(parts.stem), parts.extension);
+    },
+    "name"_a,
+    "How the tools name a partial output of the file `name`: (start, extension), the temporary being\n"
+    "start + PID + ... + extension (\".STEM.partial-\", a long stem cut and tagged with its hash so that any legal\n"
+    "name stays within 255 bytes; the extension that picks ITK's writer). One rule for the tools and Python.");
   // What the denoiser's maps hold, for their sidecars (svdlr/OutputMaps.h: the tool writes the same).
   nb::dict maps;
   for (const svdlr::OutputMap * map : { &svdlr::kNoiseMap, &svdlr::kRankMap })

@@ -30,6 +30,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -89,8 +90,8 @@ FloatOr(const nb::dict & values, const char * key, double fallback)
 class PythonJob : public svdlr_batch::BatchJob
 {
 public:
-  PythonJob(std::vector<std::string> inputs, std::vector<std::string> outputs, nb::callable read, nb::callable work,
-            nb::callable write)
+  PythonJob(std::vector<std::string> inputs, std::vector<std::vector<std::string>> outputs, nb::callable read,
+            nb::callable work, nb::callable write)
     : m_Inputs(std::move(inputs))
     , m_Outputs(std::move(outputs))
     , m_Read(std::move(read))
@@ -100,6 +101,10 @@ public:
     if (m_Inputs.size() != m_Outputs.size())
     {
       throw nb::value_error("batch_pipeline: inputs and outputs differ in length");
+    }
+    if (std::any_of(m_Outputs.begin(), m_Outputs.end(), [](const auto & set) { return set.empty(); }))
+    {
+      throw nb::value_error("batch_pipeline: every item needs its output first in its set of outputs");
     }
   }
 
@@ -115,6 +120,11 @@ public:
   }
   std::string
   OutputPath(std::size_t item) const override
+  {
+    return m_Outputs[item].front();
+  }
+  std::vector<std::string>
+  OutputSet(std::size_t item) const override
   {
     return m_Outputs[item];
   }
@@ -156,10 +166,10 @@ public:
 
 private:
   std::vector<std::string> m_Inputs;
-  std::vector<std::string> m_Outputs;
-  nb::callable             m_Read;
-  nb::callable             m_Work;
-  nb::callable             m_Write;
+  std::vector<std::vector<std::string>> m_Outputs; // each item's set, its output first
+  nb::callable                          m_Read;
+  nb::callable                          m_Work;
+  nb::callable                          m_Write;
 };
 
 nb::dict
@@ -183,7 +193,7 @@ RowOf(const svdlr_batch::VolumeResult & result)
 }
 
 nb::tuple
-RunBatchPipeline(std::vector<std::string> inputs, std::vector<std::string> outputs, nb::callable read,
+RunBatchPipeline(std::vector<std::string> inputs, std::vector<std::vector<std::string>> outputs, nb::callable read,
                  nb::callable work, nb::callable write, const std::string & backend, std::vector<int> devices,
                  unsigned readers, unsigned writers, std::size_t memoryBytes, bool overwrite, nb::object onItem)
 {
@@ -245,10 +255,12 @@ DefineBatchPipeline(nb::module_ & module)
   module.def("batch_pipeline", &RunBatchPipeline, "inputs"_a, "outputs"_a, "read"_a, "work"_a, "write"_a,
              nb::kw_only(), "backend"_a = "auto", "devices"_a = std::vector<int>{}, "readers"_a = 0u, "writers"_a = 0u,
              "memory_bytes"_a = std::size_t{ 0 }, "overwrite"_a = false, "on_item"_a = nb::none(),
-             "Runs the tools' batch pipeline (docs/batch.md) over items named `inputs`, written to `outputs`:\n"
+             "Runs the tools' batch pipeline (docs/batch.md) over items named `inputs`, each written to its set of\n"
+             "`outputs` (a list of paths per item, its main output first):\n"
              "read(index) -> (staged, bytes) on reader threads; work(staged, device) -> (staged, stats) on one\n"
              "thread per CUDA device (device -1: one CPU worker); write(index, staged) on writer threads. An item\n"
-             "whose output exists is skipped unless `overwrite`; an exception in a step fails that item alone.\n"
+             "whose outputs all exist is skipped unless `overwrite` (one with only some is redone); an exception\n"
+             "in a step fails that item alone.\n"
              "Returns (rows, totals).");
 }
 

@@ -156,3 +156,44 @@ def test_check_gradient_table_is_the_tools_rule(tmp_path):
     (tmp_path / "two.bvec").write_text("\n".join(" ".join(["1"] * 25) for _ in range(2)) + "\n")
     with pytest.raises(ValueError, match="two.bvec' hold 2 rows"):
         check_gradient_table(str(series), bvec=str(tmp_path / "two.bvec"))
+# Round 2 (docs/reliability.md): sets of outputs and long names.
+def _series(folder, name="series.nii.gz"):
+    rng = np.random.default_rng(7)
+    path = folder / name
+    path.write_bytes(gzip.compress(_nifti(rng.normal(100.0, 10.0, (6, 8, 8, 8)).astype(np.float32))))
+    return path
+
+
+def test_a_legal_name_of_252_bytes_is_written(inputs, tmp_path):
+    output = tmp_path / ("n" * 245 + ".nii.gz")
+    row = reconstruct_volume(str(inputs / "vol.nii.gz"), str(output), backend="cpu")
+    assert row["status"] == "done", row
+    assert sorted(os.listdir(tmp_path)) == [output.name]
+
+
+def test_a_denoised_series_is_renamed_after_its_maps(tmp_path, monkeypatch):
+    from itk_svdlowrankreconstruction import _batch  # noqa: PLC0415
+    from itk_svdlowrankreconstruction._nifti_series import denoise_nifti  # noqa: PLC0415
+
+    renamed = []
+    move = _batch._move_into_place
+    monkeypatch.setattr(_batch, "_move_into_place",
+                        lambda temporary, target, overwrite: (renamed.append(os.path.basename(target)),
+                                                              move(temporary, target, overwrite)))
+    denoise_nifti(str(_series(tmp_path)), str(tmp_path / "out.nii.gz"), noise_map_path=str(tmp_path / "sigma.nii.gz"),
+                  rank_map_path=str(tmp_path / "rank.nii.gz"))
+    assert renamed[-1] == "out.nii.gz" and sorted(renamed) == ["out.nii.gz", "rank.nii.gz", "sigma.nii.gz"]
+
+
+def test_a_batch_resume_redoes_a_series_whose_maps_are_missing(tmp_path):
+    from itk_svdlowrankreconstruction._denoise_batch import denoise_batch  # noqa: PLC0415
+
+    series = _series(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "series_denoised.nii.gz").write_bytes(b"left by a run killed between its renames")
+    rows = denoise_batch([str(series)], out, backend="cpu", maps=True)
+    assert [row["status"] for row in rows] == ["done"], rows
+    assert sorted(os.listdir(out)) == ["series_denoised.nii.gz", "series_rank.nii.gz", "series_sigma.nii.gz"]
+    again = denoise_batch([str(series)], out, backend="cpu", maps=True)
+    assert [row["status"] for row in again] == ["skipped"]
