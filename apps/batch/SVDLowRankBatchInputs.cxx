@@ -18,6 +18,7 @@
 #include "SVDLowRankBatchInputs.h"
 
 #include "SVDLowRankFolderFiles.h"
+#include "SVDLowRankReadableFile.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomSeries.h"
 #endif
@@ -198,9 +199,10 @@ FindBatchInputs(const InputSelection & selection)
   for (const std::string & path : selection.paths)
   {
     std::error_code error;
-    if (!fs::exists(path, error))
+    const std::string why = svdlr_io::WhyUnreadable(path, true);
+    if (!why.empty())
     {
-      throw MissingBatchInput("cannot read '" + path + "': no such file or folder");
+      throw MissingBatchInput("cannot read '" + path + "': " + why);
     }
     if (!fs::is_directory(path, error))
     {

@@ -150,16 +150,17 @@ ReadImageFile(const BatchInput & input, std::size_t index, HostBufferPool & pool
     throw VolumeError("cannot read '" + input.path + "': a link to a file that is not there (" +
                       fs::read_symlink(input.path, missing).string() + "; an un-fetched git-annex or DataLad file?)");
   }
-  auto io = OpenImage(input.path);
   try
   {
-    // What ITK's NIfTI reader hides: data cut short (read as zeros), NaN and Inf (read as 0).
+    // Before ITK opens it: a file that cannot be read, and what ITK's NIfTI reader hides or guesses at (an impossible
+    // header, data cut short or corrupt, NaN and Inf read as 0).
     svdlr_io::CheckImageFile(input.path, svdlr_io::ImageFileScan::ValuesForRead);
   }
-  catch (const std::runtime_error & error) // IncompleteImageFile, NonFiniteImageFile
+  catch (const svdlr_io::ImageFileError & error)
   {
     throw VolumeError(error.what());
   }
+  auto         io = OpenImage(input.path);
   StagedVolume volume;
   volume.index = index;
   volume.geometry = GeometryOf(*io, input.path);

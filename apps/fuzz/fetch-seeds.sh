@@ -4,7 +4,8 @@
 #          python3-nibabel when installed, else their wheels from PyPI): MR slices in six transfer syntaxes
 #          (explicit/implicit VR, big endian, RLE, JPEG-LS, JPEG 2000), a truncated one, a 5-slice CT series;
 #   PNG:   the small grey slices of ITK's examples (Debian: insighttoolkit5-examples), and two 16-bit slices
-#          written here (the examples have none).
+#          written here (the examples have none);
+#   NIfTI: small files written here, plain and, for the .nii.gz target, with its control bytes.
 # Folder targets get the files of one series (or same-size PNG slices) joined with the separator the
 # targets cut at (svdlrFuzzFiles.h).
 set -euo pipefail
@@ -19,7 +20,9 @@ file_seeds=$dest/SVDLowRankDicomFileFuzzer
 folder_seeds=$dest/SVDLowRankDicomFolderFuzzer
 header_seeds=$dest/SVDLowRankDicomHeaderFuzzer
 png_seeds=$dest/SVDLowRankPngStackFuzzer
-mkdir -p "$file_seeds" "$folder_seeds" "$header_seeds" "$png_seeds"
+nifti_seeds=$dest/SVDLowRankNiftiFuzzer
+nifti_gz_seeds=$dest/SVDLowRankNiftiGzipFuzzer
+mkdir -p "$file_seeds" "$folder_seeds" "$header_seeds" "$png_seeds" "$nifti_seeds" "$nifti_gz_seeds"
 
 # Joins files with the separator into one seed: join OUT FILE...
 join() {
@@ -81,6 +84,47 @@ a, b = png16(8, 6, 1000), png16(8, 6, 1700)
 open(folder + "/grey16.png", "wb").write(a)
 open(folder + "/grey16-two-slices", "wb").write(a + separator + b)
 PY
-for t in "$file_seeds" "$folder_seeds" "$header_seeds" "$png_seeds"; do
+# NIfTI files written here: small sound ones of each kind the readers branch on (NIfTI-1 and -2, both byte orders,
+# integers scaled, float64, 4D) for the .nii target, and the same with the .nii.gz target's two control bytes
+# (SVDLowRankNiftiGzipFuzzer.cxx: members, a changed CRC or ISIZE, a cut, a bomb, trailing bytes, stored blocks).
+python3 - "$nifti_seeds" "$nifti_gz_seeds" <<'PY'
+import struct, sys
+def nifti1(dims, datatype, bitpix, voxels, slope=0.0, order="<"):
+    h = bytearray(352)
+    struct.pack_into(order + "i", h, 0, 348)
+    struct.pack_into(order + "8h", h, 40, len(dims), *dims, *([1] * (7 - len(dims))))
+    struct.pack_into(order + "hh", h, 70, datatype, bitpix)
+    struct.pack_into(order + "8f", h, 76, *([1.0] * 8))
+    struct.pack_into(order + "fff", h, 108, 352.0, slope, 0.0)
+    h[344:348] = b"n+1\0"
+    return bytes(h) + voxels
+def nifti2(dims, voxels):
+    h = bytearray(544)
+    struct.pack_into("<i", h, 0, 540)
+    h[4:12] = b"n+2\0\r\n\x1a\n"
+    struct.pack_into("<hh", h, 12, 16, 32)
+    struct.pack_into("<8q", h, 16, len(dims), *dims, *([1] * (7 - len(dims))))
+    struct.pack_into("<8d", h, 80, *([1.0] * 8))
+    struct.pack_into("<q", h, 168, 544)
+    return bytes(h) + voxels
+floats = lambda n, order="<": struct.pack(order + "%df" % n, *[100.0 + (i * 37) % 17 for i in range(n)])
+files = {
+    "float32": nifti1([4, 4, 2], 16, 32, floats(32)),
+    "float32-big-endian": nifti1([4, 4, 2], 16, 32, floats(32, ">"), order=">"),
+    "int16-scaled": nifti1([4, 4, 2], 4, 16, struct.pack("<32h", *range(32)), slope=2.5),
+    "uint8": nifti1([4, 4, 2], 2, 8, bytes(range(32))),
+    "float64-4d": nifti1([2, 2, 2, 3], 64, 64, struct.pack("<24d", *[1.5 * i for i in range(24)])),
+    "nifti2": nifti2([4, 4, 2], floats(32)),
+}
+plain, gz = sys.argv[1], sys.argv[2]
+for name, data in files.items():
+    open(f"{plain}/{name}.nii", "wb").write(data)
+controls = {"one-member": (0, 0), "three-members": (2, 90), "crc": (4, 0), "isize": (8, 3), "cut": (16, 20),
+            "bomb": (32, 20), "trailing": (64, 7), "stored-crc": (128 | 4, 0), "stored-two-members": (128 | 1, 128)}
+for name, (control, amount) in controls.items():
+    for kind in ("float32", "int16-scaled", "float64-4d", "nifti2"):
+        open(f"{gz}/{kind}-{name}", "wb").write(bytes([control, amount]) + files[kind])
+PY
+for t in "$file_seeds" "$folder_seeds" "$header_seeds" "$png_seeds" "$nifti_seeds" "$nifti_gz_seeds"; do
   echo "fetch-seeds: $(ls "$t" | wc -l) seeds in $t"
 done

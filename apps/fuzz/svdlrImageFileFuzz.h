@@ -18,14 +18,16 @@
 #ifndef svdlrImageFileFuzz_h
 #define svdlrImageFileFuzz_h
 
-// What the NIfTI, MHA and NRRD fuzz targets share: one input written as one image file of the given extension,
-// checked by the raw checks below ITK (CheckImageFile: truncation, NaN and Inf; run on every input, since they parse
-// the header themselves), then, when whole, read through ITK (its header, then the pixels when the header claims a
-// size a sound file can have here). The contract: the checks' own errors naming the file, or ITK's exception; any
-// other exception, a crash or a sanitizer report is a bug (in our checks, which are instrumented, or one ITK lets
-// through).
+// What the NIfTI, MHA and NRRD fuzz targets share: one input written as one image file of the given extension, checked
+// by the raw checks below ITK (CheckImageFile: unreadable, impossible header, truncation, corruption, NaN and Inf,
+// values beyond float32; run on every input, since they parse the header themselves), then, when whole, read as the
+// tools read it (svdlr_io::CreateReadImageIO: a NIfTI file through NiftiBytesImageIO, from the bytes the checks kept;
+// its header, then the pixels when the header claims a size a sound file can have here). The contract: the checks' own
+// errors (ImageFileError) naming the file, or ITK's exception; any other exception, a crash or a sanitizer report is a
+// bug (in our checks, which are instrumented, or one ITK lets through).
 
 #include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankNiftiRead.h"
 #include "svdlrFuzzFiles.h"
 
 #include "itkImageIOFactory.h"
@@ -38,38 +40,31 @@ namespace svdlr_fuzz
 /** Pixel data above this are not read (a header may claim terabytes; the tools would ask for them). */
 constexpr std::size_t kMaximumImageBytes = std::size_t{ 64 } << 20;
 
+/** `bytes` written as one file with `extension` (".nii", ".nii.gz", ".mha", ".nrrd"), then checked and read as the
+ * tools do. */
 inline void
-ReadImageFileInput(const std::uint8_t * data, std::size_t size, const char * extension)
+ReadImageFileBytes(const std::string & bytes, const char * extension)
 {
   static const ScratchFolder scratch(std::string("image") + extension);
-  const std::string          path = scratch.Fill({ std::string(reinterpret_cast<const char *>(data), size) }, "image",
-                                        extension).front();
+  const std::string          path = scratch.Fill({ bytes }, "image", extension).front();
   // The raw checks on every input, whatever ITK makes of its header: they parse it themselves.
-  bool whole = true;
   try
   {
-    svdlr_io::CheckImageFile(path, svdlr_io::ImageFileScan::Values);
+    svdlr_io::CheckImageFile(path, svdlr_io::ImageFileScan::ValuesForRead);
   }
-  catch (const svdlr_io::IncompleteImageFile & error)
+  catch (const svdlr_io::ImageFileError & error)
   {
     ExpectNamesThePath(error, path);
-    whole = false;
-  }
-  catch (const svdlr_io::NonFiniteImageFile & error)
-  {
-    ExpectNamesThePath(error, path);
+    (void)svdlr_io::TakeKeptForRead(path);
+    return; // the tools stop here (exit 3) and never ask ITK for the pixels
   }
   catch (const std::exception & error)
   {
-    Fail(std::string("CheckImageFile threw neither of its errors: ") + error.what());
-  }
-  if (!whole)
-  {
-    return; // the tools stop here (exit 3) and never ask ITK for the pixels
+    Fail(std::string("CheckImageFile threw none of its errors: ") + error.what());
   }
   try
   {
-    auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+    auto io = svdlr_io::CreateReadImageIO(path);
     if (!io)
     {
       return; // the tool says "no ITK reader for this file", exit 3
@@ -98,6 +93,13 @@ ReadImageFileInput(const std::uint8_t * data, std::size_t size, const char * ext
   {
     Fail(std::string("not an ITK exception: ") + error.what());
   }
+  (void)svdlr_io::TakeKeptForRead(path); // what a header ITK refused left kept
+}
+
+inline void
+ReadImageFileInput(const std::uint8_t * data, std::size_t size, const char * extension)
+{
+  ReadImageFileBytes(std::string(reinterpret_cast<const char *>(data), size), extension);
 }
 
 } // namespace svdlr_fuzz

@@ -26,7 +26,9 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace svdlr_io
@@ -84,6 +86,24 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
   return DecompressGzip(compressed, size, expected, GunzipSettings{});
 }
 
+namespace
+{
+
+/** `result` failed as `check` says, at `produced` bytes into the output: the buffer goes, the words stay. */
+Decompressed &
+Failed(Decompressed & result, const GunzipCheck & check, std::uint64_t produced)
+{
+  result.bytes.clear();
+  result.bytes.shrink_to_fit();
+  result.complete = false;
+  result.status = check.status == GunzipStatus::Complete ? GunzipStatus::Corrupt : check.status;
+  result.bytesBeforeFailure = produced + check.bytes;
+  result.problem = check.status == GunzipStatus::Complete ? "libdeflate refused data zlib decodes" : check.problem;
+  return result;
+}
+
+} // namespace
+
 Decompressed
 DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t expected,
                const GunzipSettings & settings, GunzipReport * report)
@@ -96,12 +116,38 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
   }
   if (size < 18 || !StartsGzipMember(compressed, size))
   {
-    return result;
+    return Failed(result, CheckGzipStream(compressed, size, settings.mostBytes), 0);
   }
-  ByteBuffer & out = result.bytes;
-  out.resize(std::max<std::uint64_t>(expected, 1));
-  std::size_t          in = 0, produced = 0;
-  std::uint64_t        tries = 0;
+  const std::uint64_t most = settings.mostBytes;
+  ByteBuffer &        out = result.bytes;
+  std::size_t         in = 0, produced = 0, member = 1;
+  // What a stream of this size can hold at most, from `at` on, within the caller's bound.
+  const auto room = [&](std::size_t at) { return std::min(MostDecompressedBytes(size - at), most - produced); };
+  // The buffer grows with what the stream holds, never past the bound: a header's promise is not believed beyond what
+  // the compressed bytes could give (a small file that claims 50 GiB must not get it).
+  const auto grow = [&](std::uint64_t bytes) {
+    try
+    {
+      out.resize(static_cast<std::size_t>(bytes));
+      return true;
+    }
+    catch (const std::bad_alloc &)
+    {
+      return false;
+    }
+  };
+  const auto diagnose = [&] { return CheckGzipStream(compressed + in, size - in, most - produced, member); };
+  if (!grow(std::max<std::uint64_t>(std::min(expected, room(0)), 1)))
+  {
+    const GunzipCheck check = diagnose();
+    if (check.status == GunzipStatus::Complete)
+    {
+      throw std::bad_alloc(); // the stream does hold that much: this machine
+                              // has not the memory
+    }
+    return Failed(result, check, 0);
+  }
+  std::uint64_t                   tries = 0;
   const svdlr::RunningParallelJob running(svdlr::ParallelJobKind::FileInputOutput);
   const unsigned                  threads =
     settings.threads > 0 ? settings.threads : svdlr::ShareOfCpuThreads(svdlr::ParallelJobKind::FileInputOutput);
@@ -110,14 +156,15 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
   {
     if (parallel && tries == 0)
     {
-      const GunzipMemberResult member = GunzipMember(
-        compressed + in, size - in, out, produced, MostDecompressedBytes(size - in), threads, settings, report);
-      if (member.done)
+      const GunzipMemberResult done =
+        GunzipMember(compressed + in, size - in, out, produced, room(in), threads, settings, report);
+      if (done.done)
       {
-        in += member.used;
-        produced += member.made;
+        in += done.used;
+        produced += done.made;
+        ++member;
         // Members smaller than a chunk (ours, bgzip's) gain nothing from chunks: libdeflate decodes the rest.
-        parallel = !member.endedInFirstChunk;
+        parallel = !done.endedInFirstChunk;
         continue;
       }
       parallel = false; // given up: libdeflate decodes this member and the rest, as it always did
@@ -125,28 +172,41 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
     std::size_t     used = 0, made = 0;
     const auto code = libdeflate_gzip_decompress_ex(
       inflater.get(), compressed + in, size - in, out.data() + produced, out.size() - produced, &used, &made);
-    // What is left of the file cannot hold more than this.
-    const std::uint64_t most = MostDecompressedBytes(size - in);
-    const std::uint64_t room = out.size() - produced;
-    if (code == LIBDEFLATE_INSUFFICIENT_SPACE && room < most && ++tries < 64)
+    const std::uint64_t left = out.size() - produced;
+    if (code == LIBDEFLATE_INSUFFICIENT_SPACE && left < room(in) && ++tries < 64)
     {
       // The member holds more than the room left (the caller's guess was short): the room doubles, and libdeflate
       // restarts the member. Not the last trailer's ISIZE: it is only the last member's size, modulo 2^32.
-      out.resize(produced + std::min(2 * room + 1, most));
-      continue;
+      if (grow(produced + std::min(2 * left + 1, room(in))))
+      {
+        continue;
+      }
+      const GunzipCheck check = diagnose();
+      if (check.status == GunzipStatus::Complete)
+      {
+        throw std::bad_alloc(); // the stream does hold that much
+      }
+      return Failed(result, check, produced);
+    }
+    if (code == LIBDEFLATE_INSUFFICIENT_SPACE && left >= most - produced)
+    {
+      GunzipCheck tooLong;
+      tooLong.status = GunzipStatus::TooLong;
+      return Failed(result, tooLong, most);
     }
     if (code != LIBDEFLATE_SUCCESS)
     {
-      result.bytes.clear();
-      result.bytes.shrink_to_fit();
-      return result; // cut short or corrupt
+      return Failed(result, diagnose(),
+                    produced); // cut short or corrupt (libdeflate does not say which)
     }
     in += used;
     produced += made;
+    ++member;
     tries = 0;
   }
   out.resize(produced);
   result.complete = true;
+  result.status = GunzipStatus::Complete;
   return result;
 }
 

@@ -23,11 +23,13 @@
 // threads. A file of several members (ours, bgzip's, pigz
 // --independent's) is one valid gzip stream to zlib's gzread, Python's gzip, nibabel, ITK and MRtrix3.
 
+#include "SVDLowRankGunzipCheck.h"
 #include "SVDLowRankParallelGunzip.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace svdlr_io
@@ -65,14 +67,19 @@ GzipMemberSize(std::uint32_t isize, std::uint64_t atLeast);
 struct Decompressed
 {
   ByteBuffer bytes;
-  bool                       complete{ false }; // false: the stream ends early or is corrupt (`bytes` then empty)
+  bool          complete{ false }; // status is Complete; else `bytes` is empty
+  GunzipStatus  status{ GunzipStatus::Corrupt };
+  std::uint64_t bytesBeforeFailure{ 0 }; // Truncated: how much came out before the stream ended
+  std::string   problem;                 // Corrupt: which member and what (SVDLowRankGunzipCheck.h)
 };
 
-/** Decompresses every member of the gzip file `compressed` into one buffer; `expected`, the size the caller expects
- * (the header's promise), sizes the buffer first, and it doubles when a member does not fit (files over 4 GiB
- * included: no ISIZE is trusted for the size). Bytes after the last member that do not start another one are
- * ignored, as zlib's gzread does. A member of more than `settings.minimumBytes` is decoded on several threads
- * (SVDLowRankParallelGunzip.h); the result is libdeflate's, byte for byte, whichever way it was decoded. */
+/** Decompresses every member of the gzip file `compressed` into one buffer, each member's CRC-32 and ISIZE verified;
+ * `expected`, the size the caller expects (the header's promise), sizes the buffer first, never beyond what the
+ * compressed bytes can hold nor beyond `settings.mostBytes`, and it doubles when a member does not fit, up to
+ * `settings.mostBytes` (no ISIZE is trusted for the size). A stream that would decompress past `settings.mostBytes`
+ * stops there: TooLong. Bytes after the last member that do not start another one are ignored, as zlib's gzread does. A
+ * failure says what it was (CheckGzipStream). A member of more than `settings.minimumBytes` is decoded on several
+ * threads (SVDLowRankParallelGunzip.h); the result is libdeflate's, byte for byte, whichever way it was decoded. */
 Decompressed
 DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t expected);
 Decompressed

@@ -18,8 +18,10 @@
 #include "SVDLowRankImageFileCheck.h"
 
 #include "SVDLowRankGzip.h"
-#include "SVDLowRankNiftiFormat.h"
+#include "SVDLowRankGzipFile.h"
 #include "SVDLowRankNiftiBytes.h"
+#include "SVDLowRankNiftiFormat.h"
+#include "SVDLowRankReadableFile.h"
 
 #include <zlib.h>
 
@@ -30,7 +32,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
-#include <functional>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <unistd.h>
@@ -77,73 +79,58 @@ Times(std::uint64_t a, std::uint64_t b)
   return a * b;
 }
 
-/** The file's bytes from `offset` on, decompressed when they are a gzip stream (zlib passes plain bytes through),
- * handed to `consume` in chunks. Returns how many bytes came out; `cut` tells whether the stream ended early. */
-std::uint64_t
-ReadStream(const std::string &                                                path,
-           std::uint64_t                                                      offset,
-           bool &                                                             cut,
-           const std::function<bool(const unsigned char *, std::size_t)> &   consume)
-{
-  cut = false;
-  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (descriptor < 0 || ::lseek(descriptor, static_cast<off_t>(offset), SEEK_SET) < 0)
-  {
-    if (descriptor >= 0)
-    {
-      ::close(descriptor);
-    }
-    cut = true;
-    return 0;
-  }
-  gzFile stream = gzdopen(descriptor, "rb");
-  if (stream == nullptr)
-  {
-    ::close(descriptor);
-    cut = true;
-    return 0;
-  }
-  gzbuffer(stream, 1u << 17);
-  std::vector<unsigned char> chunk(std::size_t{ 1 } << 20);
-  std::uint64_t              total = 0;
-  for (;;)
-  {
-    const int count = gzread(stream, chunk.data(), static_cast<unsigned>(chunk.size()));
-    if (count > 0)
-    {
-      total += static_cast<std::uint64_t>(count);
-      if (!consume(chunk.data(), static_cast<std::size_t>(count)))
-      {
-        break;
-      }
-    }
-    int error = Z_OK;
-    gzerror(stream, &error);
-    if (error != Z_OK)
-    {
-      cut = true; // Z_BUF_ERROR: "unexpected end of file"; Z_DATA_ERROR: corrupt compressed data
-      break;
-    }
-    if (count <= 0)
-    {
-      break;
-    }
-  }
-  gzclose(stream);
-  return total;
-}
-
 } // namespace
 
 std::vector<unsigned char>
 ReadDecompressedHead(const std::string & path, std::size_t count)
 {
-  std::vector<unsigned char> head;
-  bool                       cut = false;
-  ReadStream(path, 0, cut, [&](const unsigned char * data, std::size_t size) {
-    head.insert(head.end(), data, data + std::min(size, count - head.size()));
-    return head.size() < count;
-  });
+  // Inflated here, not by gzread: gzread checks a member's CRC-32 when its end is in the first buffer it reads, so a
+  // small file with a damaged voxel had no header at all, and was "no NIfTI file" rather than corrupt.
+  const OwnedDescriptor      file{ OpenRegularFile(path) }; // a FIFO or a device is not read
+  std::vector<unsigned char> head(count), chunk(std::size_t{ 1 } << 16);
+  std::size_t                made = 0;
+  z_stream                   z{};
+  bool                       gzip = false, started = false;
+  while (file.fd >= 0 && made < count)
+  {
+    const ssize_t got = ::read(file.fd, chunk.data(), chunk.size());
+    if (got <= 0)
+    {
+      break;
+    }
+    if (!started)
+    {
+      started = true;
+      gzip = StartsGzipMember(chunk.data(), static_cast<std::size_t>(got));
+      if (gzip && inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+      {
+        return {};
+      }
+    }
+    if (!gzip)
+    {
+      const std::size_t take = std::min(count - made, static_cast<std::size_t>(got));
+      std::copy(chunk.data(), chunk.data() + take, head.data() + made);
+      made += take;
+      continue;
+    }
+    z.next_in = chunk.data();
+    z.avail_in = static_cast<uInt>(got);
+    z.next_out = head.data() + made;
+    z.avail_out = static_cast<uInt>(count - made);
+    const int code = inflate(&z, Z_NO_FLUSH);
+    made = count - z.avail_out;
+    if (code != Z_OK)
+    {
+      break; // the end of the first member, or an error past the head: fewer
+             // bytes, which the header's parser judges
+    }
+  }
+  if (gzip)
+  {
+    inflateEnd(&z);
+  }
+  head.resize(made);
   return head;
 }
 
@@ -180,39 +167,27 @@ GzipTrailerMatches(const std::string & path, std::uint64_t expectedBytes)
   return GzipMemberSize(stored, expectedBytes) == expectedBytes;
 }
 
-/** `dataFile`: where the data lie when not in `path` itself (an MHD header's raw file). */
-[[noreturn]] void
-ThrowMissing(const std::string & path,
-             std::uint64_t       expected,
-             std::uint64_t       present,
-             const char *        what,
-             const std::string & dataFile = {})
-{
-  std::ostringstream message;
-  message << "'" << path << "' is truncated: " << (expected - present) << " bytes of " << what << " are missing ";
-  if (!dataFile.empty())
-  {
-    message << "from its data file '" << dataFile << "' ";
-  }
-  message << "(the header needs " << expected << ", the file holds " << present << ")";
-  throw IncompleteImageFile(message.str());
-}
-
 /** The data `required` bytes long that starts at `offset` (a header's end) must be present: for a plain file its
  * size tells, for a gzip stream its trailer, else (or when the trailer disagrees) the stream decompressed whole. */
 void
-CheckDataPresent(const std::string & path, std::uint64_t offset, std::uint64_t required, bool offsetIsInStream)
+CheckDataPresent(const std::string & path,
+                 std::uint64_t       offset,
+                 std::uint64_t       required,
+                 bool                offsetIsInStream,
+                 std::uint64_t       mostBytes = UINT64_MAX)
 {
   // offsetIsInStream: the header is part of the compressed stream (NIfTI), so the stream must hold offset + required.
   const std::uint64_t streamStart = offsetIsInStream ? 0 : offset;
-  const std::uint64_t needed = offsetIsInStream ? offset + required : required;
+  const std::uint64_t needed = offsetIsInStream && offset > UINT64_MAX - required ? UINT64_MAX
+                               : offsetIsInStream                                 ? offset + required
+                                                                                  : required;
   if (!IsGzipAt(path, streamStart))
   {
     const std::uint64_t size = FileSize(path);
     const std::uint64_t present = size > streamStart ? size - streamStart : 0;
     if (present < needed)
     {
-      ThrowMissing(path, needed, present, "pixel data");
+      ThrowMissingData(path, needed, present, "pixel data");
     }
     return;
   }
@@ -220,16 +195,28 @@ CheckDataPresent(const std::string & path, std::uint64_t offset, std::uint64_t r
   {
     return;
   }
-  bool                cut = false;
-  const std::uint64_t present =
-    ReadStream(path, streamStart, cut, [](const unsigned char *, std::size_t) { return true; });
-  if (present < needed)
+  // The trailer disagrees: the stream decoded (and dropped) to see whether it is cut short, corrupt, or holds the data
+  // in several members (the last trailer gives only the last member's size).
+  std::ifstream                    file(path, std::ios::binary);
+  const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::size_t                start = static_cast<std::size_t>(std::min<std::uint64_t>(streamStart, bytes.size()));
+  const GunzipCheck                check = CheckGzipStream(bytes.data() + start, bytes.size() - start, mostBytes);
+  if (check.status == GunzipStatus::TooLong)
   {
-    ThrowMissing(path, needed, present, "decompressed data");
+    ThrowDataPastHeader(path, needed, mostBytes);
   }
-  if (cut)
+  if (check.status == GunzipStatus::Corrupt)
   {
-    throw IncompleteImageFile("'" + path + "' is truncated: its compressed stream ends early");
+    throw CorruptImageFile("'" + path + "' is corrupt: " + check.problem);
+  }
+  if (check.bytes < needed)
+  {
+    ThrowMissingData(path,
+                     needed,
+                     check.bytes,
+                     "decompressed data",
+                     {},
+                     check.status == GunzipStatus::Truncated ? "its compressed stream ends early" : "");
   }
 }
 
@@ -250,11 +237,10 @@ CheckNifti(const std::string & path, ImageFileScan scan)
     }
     return file.has_value();
   }
-  const std::vector<unsigned char> head = ReadDecompressedHead(path, kNiftiHeaderBytes);
-  const auto                       header = ParseNiftiHeader(head.data(), head.size());
+  const auto header = ReadNiftiHeader(path);
   if (header && header->singleFile)
   {
-    CheckDataPresent(path, header->voxOffset, header->DataBytes(), true);
+    CheckDataPresent(path, header->voxOffset, header->DataBytes(), true, MostNiftiStreamBytes(*header));
   }
   return false;
 }
@@ -359,13 +345,13 @@ CheckMetaImage(const std::string & path)
     const std::uint64_t stated = compressedSize.empty() ? 0 : ProductOf(compressedSize);
     if (stated > 0 && present < stated)
     {
-      ThrowMissing(path, stated, present, "compressed data", dataPath == path ? std::string() : dataPath);
+      ThrowMissingData(path, stated, present, "compressed data", dataPath == path ? std::string() : dataPath);
     }
     return;
   }
   if (present < required)
   {
-    ThrowMissing(path, required, present, "pixel data", dataPath == path ? std::string() : dataPath);
+    ThrowMissingData(path, required, present, "pixel data", dataPath == path ? std::string() : dataPath);
   }
 }
 
@@ -425,6 +411,72 @@ CheckNrrd(const std::string & path)
 
 } // namespace
 
+std::optional<NiftiHeader>
+ReadNiftiHeader(const std::string & path)
+{
+  const std::vector<unsigned char> head = ReadDecompressedHead(path, kNiftiHeaderBytes);
+  if (head.size() < kNifti1HeaderSize && IsGzipAt(path, 0))
+  {
+    // Too short for any header: a stream that breaks (or ends) inside it says so rather than "not NIfTI".
+    std::ifstream                    file(path, std::ios::binary);
+    const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const GunzipCheck                check = CheckGzipStream(bytes.data(), bytes.size());
+    if (check.status == GunzipStatus::Corrupt)
+    {
+      throw CorruptImageFile("'" + path + "' is corrupt: " + check.problem);
+    }
+    if (check.status == GunzipStatus::Truncated)
+    {
+      throw IncompleteImageFile("'" + path + "' is truncated: its compressed stream ends after " +
+                                std::to_string(check.bytes) + " bytes, inside its NIfTI header");
+    }
+  }
+  return ParseNiftiHeader(head.data(), head.size(), path);
+}
+
+void
+ThrowMissingData(const std::string & path,
+                 std::uint64_t       expected,
+                 std::uint64_t       present,
+                 const char *        what,
+                 const std::string & dataFile,
+                 const std::string & why)
+{
+  std::ostringstream message;
+  message << "'" << path << "' is truncated: ";
+  if (!why.empty())
+  {
+    message << why << "; ";
+  }
+  message << (expected - present) << " bytes of " << what << " are missing ";
+  if (!dataFile.empty())
+  {
+    message << "from its data file '" << dataFile << "' ";
+  }
+  message << "(the header needs " << expected << ", the " << (why.empty() ? "file" : "stream") << " holds " << present
+          << ")";
+  throw IncompleteImageFile(message.str());
+}
+
+void
+ThrowDataPastHeader(const std::string & path, std::uint64_t declared, std::uint64_t most)
+{
+  std::ostringstream message;
+  message << "'" << path
+          << "' holds more data than its header declares: it decompresses to "
+             "more than "
+          << most << " bytes, where the header declares " << declared << " (a NIfTI file ends with its voxels; "
+          << (most - declared) << " bytes more are allowed)";
+  throw InvalidImageFile(message.str());
+}
+
+std::uint64_t
+MostBytesInFile(const std::string & path)
+{
+  const std::uint64_t size = FileSize(path);
+  return IsGzipAt(path, 0) ? MostDecompressedBytes(static_cast<std::size_t>(size)) : size;
+}
+
 bool
 HasCheckedImageFormat(const std::string & path)
 {
@@ -442,6 +494,7 @@ HasCheckedImageFormat(const std::string & path)
 bool
 CheckImageFile(const std::string & path, ImageFileScan scan)
 {
+  CheckReadableFile(path);
   const std::string name = Lower(path);
   if (EndsWith(name, ".nii") || EndsWith(name, ".nii.gz"))
   {

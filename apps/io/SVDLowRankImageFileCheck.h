@@ -22,27 +22,16 @@
 // short is read with zeros for its missing bytes, and its NaN and Inf voxels become 0. The same checks verify what
 // a writer left before it is renamed into place, since ITK's NIfTI writer reports a full disk only on stderr.
 
+#include "SVDLowRankImageFileErrors.h"
+#include "SVDLowRankNiftiFormat.h"
+
 #include <cstdint>
-#include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace svdlr_io
 {
-
-/** An image file whose pixel data is shorter than its header says, or whose compressed stream is cut. */
-class IncompleteImageFile : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
-
-/** An image file holding NaN or Inf where the tools need finite values. */
-class NonFiniteImageFile : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
 
 /** What CheckImageFile does beyond the completeness check. */
 enum class ImageFileScan
@@ -54,18 +43,48 @@ enum class ImageFileScan
                 // wheels, which would leave the bytes kept)
 };
 
-/** Throws IncompleteImageFile, naming `path` and how many bytes are missing, when the pixel data of a NIfTI
- * (.nii, .nii.gz), MHA/MHD or NRRD file is shorter than its header says; with ImageFileScan::Values also throws
- * NonFiniteImageFile for a NaN or Inf voxel of a floating-point NIfTI file. Files of other formats, and headers
- * it does not understand, pass: ITK's own reader judges them. ImageFileScan::ValuesForRead decompresses a NIfTI file
- * once and keeps it for the read that follows (SVDLowRankNiftiRead.h). Returns whether every value was scanned (a
- * single-file NIfTI file with ImageFileScan::Values or ValuesForRead): a caller then need not scan the image read. */
+/** Throws an ImageFileError naming `path` (SVDLowRankImageFileErrors.h): UnreadableImageFile when it is not a regular
+ * file that can be opened (CheckReadableFile); for a NIfTI file (.nii, .nii.gz) InvalidImageFile when its header is
+ * impossible (ParseNiftiHeader); IncompleteImageFile, naming how many bytes are missing, when the pixel data of a
+ * NIfTI, MHA/MHD or NRRD file is shorter than its header says; CorruptImageFile when its gzip stream fails its CRC-32
+ * or size, or cannot be decoded. With ImageFileScan::Values also NonFiniteImageFile for a NaN or Inf voxel of a NIfTI
+ * file and OverflowingImageFile for values beyond float32. Files of other formats, and headers that are not NIfTI, pass
+ * the format checks: ITK's own reader judges them. ImageFileScan::ValuesForRead decompresses a NIfTI file once and
+ * keeps it for the read that follows (SVDLowRankNiftiRead.h). Returns whether every value was scanned (a single-file
+ * NIfTI file with ImageFileScan::Values or ValuesForRead): a caller then need not scan the image read. */
 bool
 CheckImageFile(const std::string & path, ImageFileScan scan = ImageFileScan::Structure);
+
+/** Throws IncompleteImageFile: "'PATH' is truncated: [WHY; ]N bytes of WHAT are missing [from its data file 'DATAFILE']
+ * (the header needs EXPECTED, the file holds PRESENT)"; the one wording of every truncation the checks find. */
+[[noreturn]] void
+ThrowMissingData(const std::string & path,
+                 std::uint64_t       expected,
+                 std::uint64_t       present,
+                 const char *        what,
+                 const std::string & dataFile = {},
+                 const std::string & why = {});
+
+/** Throws InvalidImageFile: `path` decompresses to more than `most` bytes where its header declares `declared`. */
+[[noreturn]] void
+ThrowDataPastHeader(const std::string & path, std::uint64_t declared, std::uint64_t most);
+
+/** The NIfTI header of the file `path` (decompressed when gzip), judged by
+ * ParseNiftiHeader; std::nullopt when it is not one. The one way from a NIfTI
+ * file to its header for the checks and the reader: a gzip stream too damaged
+ * or too short to hold a header throws CorruptImageFile or IncompleteImageFile.
+ */
+std::optional<NiftiHeader>
+ReadNiftiHeader(const std::string & path);
 
 /** The first `count` bytes of the file's stream (decompressed when gzip), fewer when it is shorter. */
 std::vector<unsigned char>
 ReadDecompressedHead(const std::string & path, std::size_t count);
+
+/** The most bytes reading `path` can give: its size, or for a gzip file what DEFLATE can expand it to. A header that
+ * promises more lies: what sizes memory from a header before the checks (a batch's budget) is bounded by this. */
+std::uint64_t
+MostBytesInFile(const std::string & path);
 
 /** Whether CheckImageFile understands the format `path`'s extension names (NIfTI, MHA/MHD, NRRD). */
 bool

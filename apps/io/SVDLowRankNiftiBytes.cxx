@@ -18,8 +18,11 @@
 #include "SVDLowRankNiftiBytes.h"
 
 #include "SVDLowRankGzip.h"
+#include "SVDLowRankGzipFile.h"
 #include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankNiftiVoxels.h"
 #include "SVDLowRankParallelChunks.h"
+#include "SVDLowRankReadableFile.h"
 
 #include <sys/stat.h>
 
@@ -39,32 +42,21 @@ namespace svdlr_io
 namespace
 {
 
-
-/** The whole file, or std::nullopt when it cannot be read. Read in chunks on every core (pread from the page cache
- * is a copy, memory-bound like the passes of SVDLowRankParallelChunks.h); a chunk that comes back short (the file
- * shrank meanwhile) is read again on this thread, which stops at the file's end as a plain read does. */
-std::optional<ByteBuffer>
-ReadWholeFile(const std::string & path)
+/** The first `count` bytes of the open file `descriptor`, fewer when it is shorter. Read in chunks on every core (pread
+ * from the page cache is a copy, memory-bound like the passes of SVDLowRankParallelChunks.h); a chunk that comes back
+ * short (the file shrank meanwhile) is read again on this thread, which stops at the file's end as a plain read does.
+ */
+ByteBuffer
+ReadFileStart(int descriptor, std::size_t count)
 {
-  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat status
-  {};
-  if (descriptor < 0 || ::fstat(descriptor, &status) != 0)
-  {
-    if (descriptor >= 0)
-    {
-      ::close(descriptor);
-    }
-    return std::nullopt;
-  }
-  ByteBuffer        bytes(static_cast<std::size_t>(status.st_size));
+  ByteBuffer        bytes(count);
   std::atomic<bool> whole{ true };
-  const auto        readAt = [&](std::size_t first, std::size_t count) {
+  const auto        readAt = [&](std::size_t first, std::size_t size) {
     std::size_t done = 0;
-    while (done < count)
+    while (done < size)
     {
-      const ssize_t got = ::pread(descriptor, bytes.data() + first + done, count - done,
-                                  static_cast<off_t>(first + done));
+      const ssize_t got =
+        ::pread(descriptor, bytes.data() + first + done, size - done, static_cast<off_t>(first + done));
       if (got <= 0)
       {
         return false;
@@ -73,8 +65,8 @@ ReadWholeFile(const std::string & path)
     }
     return true;
   };
-  ForChunksOnEveryCore(bytes.size(), [&](std::size_t first, std::size_t count) {
-    if (!readAt(first, count))
+  ForChunksOnEveryCore(bytes.size(), [&](std::size_t first, std::size_t size) {
+    if (!readAt(first, size))
     {
       whole = false;
     }
@@ -93,8 +85,39 @@ ReadWholeFile(const std::string & path)
     }
     bytes.resize(done);
   }
-  ::close(descriptor);
   return bytes;
+}
+
+/** The decompressed stream of the gzip file `raw` (`path`), at most what `header` declares and kTrailingBytesAllowed:
+ * throws the ImageFileError that says why not. */
+ByteBuffer
+DecompressNifti(const std::string & path, ByteBuffer raw, const NiftiHeader & header)
+{
+  const std::uint64_t needed = header.StreamBytes();
+  GunzipSettings      settings;
+  settings.mostBytes = MostNiftiStreamBytes(header);
+  Decompressed decompressed = DecompressGzip(raw.data(), raw.size(), needed, settings);
+  raw = ByteBuffer(); // the compressed bytes are not needed past here
+  switch (decompressed.status)
+  {
+    case GunzipStatus::Complete:
+      if (decompressed.bytes.size() < needed)
+      {
+        ThrowMissingData(path, needed, decompressed.bytes.size(), "decompressed data");
+      }
+      return std::move(decompressed.bytes);
+    case GunzipStatus::Truncated:
+      ThrowMissingData(path,
+                       needed,
+                       std::min(needed, decompressed.bytesBeforeFailure),
+                       "decompressed data",
+                       {},
+                       "its compressed stream ends early");
+    case GunzipStatus::TooLong:
+      ThrowDataPastHeader(path, needed, settings.mostBytes);
+    default:
+      throw CorruptImageFile("'" + path + "' is corrupt: " + decompressed.problem);
+  }
 }
 
 /** What identifies a file's version: a file replaced or rewritten between the checks and the read is read again. */
@@ -196,59 +219,171 @@ TakeKeptForRead(const std::string & path)
 std::optional<NiftiFileBytes>
 LoadNiftiFile(const std::string & path)
 {
-  auto raw = ReadWholeFile(path);
-  if (!raw || raw->empty())
+  CheckReadableFile(path);
+  const OwnedDescriptor file{ OpenRegularFile(path) };
+  struct stat           status
+  {};
+  if (file.fd < 0 || ::fstat(file.fd, &status) != 0 || status.st_size == 0)
   {
     return std::nullopt;
   }
-  NiftiFileBytes file;
-  if (StartsGzipMember(raw->data(), raw->size()))
+  const auto     size = static_cast<std::uint64_t>(status.st_size);
+  NiftiFileBytes loaded;
+  ByteBuffer head = ReadFileStart(file.fd, static_cast<std::size_t>(std::min<std::uint64_t>(size, kNiftiHeaderBytes)));
+  const bool gzip = StartsGzipMember(head.data(), head.size());
+  const std::optional<NiftiHeader> header =
+    gzip ? ReadNiftiHeader(path) : ParseNiftiHeader(head.data(), head.size(), path);
+  if (!header || !header->singleFile)
   {
-    // The header first (a few KiB decompressed by zlib), for the size the whole stream should have.
-    std::vector<unsigned char> head = ReadDecompressedHead(path, kNiftiHeaderBytes);
-    const auto                 header = ParseNiftiHeader(head.data(), head.size());
-    if (!header || !header->singleFile)
-    {
-      return std::nullopt;
-    }
-    const std::uint64_t needed = header->voxOffset + header->DataBytes();
-    if (needed > std::numeric_limits<std::size_t>::max() / 2)
-    {
-      CheckImageFile(path); // a header promising more than any file: the structure check says how much is missing
-      return std::nullopt;
-    }
-    Decompressed decompressed = DecompressGzip(raw->data(), raw->size(), needed);
-    raw.reset(); // the compressed bytes are not needed past here
-    if (!decompressed.complete)
-    {
-      CheckImageFile(path); // counts what a stream decoder gets, for the message
-      throw IncompleteImageFile("'" + path + "' is truncated: its compressed stream ends early");
-    }
-    file.stream = std::move(decompressed.bytes);
-    file.header = *header;
+    return std::nullopt;
   }
-  else
+  loaded.header = *header;
+  // Only what the header declares is read: the bytes of a plain file after its voxels are never asked for, and a gzip
+  // stream may give a little more (kTrailingBytesAllowed), not a bomb's gigabytes.
+  const std::uint64_t needed = header->StreamBytes();
+  if (gzip)
   {
-    const auto header = ParseNiftiHeader(raw->data(), raw->size());
-    if (!header || !header->singleFile)
-    {
-      return std::nullopt;
-    }
-    file.stream = std::move(*raw);
-    file.header = *header;
+    loaded.stream = DecompressNifti(path, ReadFileStart(file.fd, static_cast<std::size_t>(size)), *header);
+    return loaded;
   }
-  const std::uint64_t needed = file.header.voxOffset + file.header.DataBytes();
-  if (file.stream.size() < needed)
+  if (size < needed)
   {
-    std::ostringstream message;
-    message << "'" << path << "' is truncated: " << (needed - file.stream.size())
-            << " bytes of pixel data are missing (the header needs " << needed << ", the file holds "
-            << file.stream.size() << ")";
-    CheckImageFile(path); // the structure check's own words, when it sees the same
-    throw IncompleteImageFile(message.str());
+    ThrowMissingData(path, needed, size, "pixel data");
   }
-  return file;
+  loaded.stream = ReadFileStart(file.fd, static_cast<std::size_t>(needed));
+  if (loaded.stream.size() < needed)
+  {
+    ThrowMissingData(path, needed, loaded.stream.size(),
+                     "pixel data"); // it shrank since fstat
+  }
+  return loaded;
 }
+
+namespace
+{
+
+/** "[x, y, z]" of voxel `voxel`, and ", volume t" in a series. */
+std::string
+VoxelWords(const NiftiHeader & header, std::uint64_t voxel)
+{
+  const auto &       dims = header.extents;
+  std::ostringstream where;
+  where << "[" << voxel % dims[0] << ", " << voxel / dims[0] % dims[1] << ", " << voxel / (dims[0] * dims[1]) % dims[2]
+        << "]";
+  if (dims[3] > 1)
+  {
+    where << ", volume " << voxel / (dims[0] * dims[1] * dims[2]);
+  }
+  return where.str();
+}
+
+/** The first of the `count` stored values of type T at `data` that `r` scales beyond float32, or `count`. The lowest
+ * and highest are found first, on every core (a linear scale is largest at one of them); only a file that overflows is
+ * scanned again for the voxel to name. */
+template<typename T>
+std::uint64_t
+FirstBeyondFloat32(const unsigned char * data, std::uint64_t count, bool swapped, const NiftiRescale & r)
+{
+  constexpr double most = std::numeric_limits<float>::max();
+  const auto       scaled = [&](std::uint64_t i) {
+    const double value = static_cast<double>(CleanedNiftiValue(NiftiValueAt<T>(data, i, swapped)));
+    return r.rescale ? value * r.slope + r.intercept : value;
+  };
+  std::mutex mutex;
+  double     lowest = 0.0, highest = 0.0;
+  ForChunksOnEveryCore(static_cast<std::size_t>(count), [&](std::size_t first, std::size_t n) {
+    T low = std::numeric_limits<T>::max(), high = std::numeric_limits<T>::lowest();
+    for (std::size_t i = first; i < first + n; ++i)
+    {
+      const T value = CleanedNiftiValue(NiftiValueAt<T>(data, i, swapped));
+      low = std::min(low, value);
+      high = std::max(high, value);
+    }
+    const std::lock_guard<std::mutex> lock(mutex);
+    lowest = std::min(lowest, static_cast<double>(low));
+    highest = std::max(highest, static_cast<double>(high));
+  });
+  const auto beyond = [&](double value) {
+    const double v = r.rescale ? value * r.slope + r.intercept : value;
+    return !(std::abs(v) <= most);
+  };
+  if (!beyond(lowest) && !beyond(highest))
+  {
+    return count;
+  }
+  std::uint64_t i = 0;
+  while (i < count && std::abs(scaled(i)) <= most)
+  {
+    ++i;
+  }
+  return i;
+}
+
+/** Throws OverflowingImageFile when a finite value of `file` becomes Inf in float32, the type the tools compute in and
+ * Python's reader gives: a float64 beyond FLT_MAX, or any type scaled past it by scl_slope and scl_inter. */
+void
+CheckFloat32Range(const NiftiFileBytes & file, const std::string & path)
+{
+  const NiftiHeader &   header = file.header;
+  const NiftiRescale    r = RescaleOf(header);
+  const unsigned char * data = file.stream.data() + header.voxOffset;
+  const std::uint64_t   n = header.Voxels();
+  const bool            s = header.swapped;
+  std::uint64_t         bad = n;
+  switch (header.datatype)
+  {
+    case 64: // float64: beyond float32 with or without a scale
+      bad = FirstBeyondFloat32<double>(data, n, s, r);
+      break;
+    case 16:
+      bad = r.rescale ? FirstBeyondFloat32<float>(data, n, s, r) : n;
+      break;
+    case 2:
+      bad = r.rescale ? FirstBeyondFloat32<std::uint8_t>(data, n, s, r) : n;
+      break;
+    case 256:
+      bad = r.rescale ? FirstBeyondFloat32<std::int8_t>(data, n, s, r) : n;
+      break;
+    case 4:
+      bad = r.rescale ? FirstBeyondFloat32<std::int16_t>(data, n, s, r) : n;
+      break;
+    case 512:
+      bad = r.rescale ? FirstBeyondFloat32<std::uint16_t>(data, n, s, r) : n;
+      break;
+    case 8:
+      bad = r.rescale ? FirstBeyondFloat32<std::int32_t>(data, n, s, r) : n;
+      break;
+    case 768:
+      bad = r.rescale ? FirstBeyondFloat32<std::uint32_t>(data, n, s, r) : n;
+      break;
+    case 1024:
+      bad = r.rescale ? FirstBeyondFloat32<std::int64_t>(data, n, s, r) : n;
+      break;
+    case 1280:
+      bad = r.rescale ? FirstBeyondFloat32<std::uint64_t>(data, n, s, r) : n;
+      break;
+    default: // complex and colour voxels: read by ITK, not scaled by the tools'
+             // reader
+      break;
+  }
+  if (bad == n)
+  {
+    return;
+  }
+  std::ostringstream message;
+  message << "'" << path
+          << "' holds values that overflow float32, the type the tools compute "
+             "in: voxel "
+          << VoxelWords(header, bad);
+  if (r.rescale)
+  {
+    message << " is scaled by scl_slope " << r.slope << " and scl_inter " << r.intercept;
+  }
+  message << " beyond " << std::numeric_limits<float>::max();
+  throw OverflowingImageFile(message.str());
+}
+
+} // namespace
 
 void
 CheckNiftiValues(const NiftiFileBytes & file, const std::string & path)
@@ -257,6 +392,7 @@ CheckNiftiValues(const NiftiFileBytes & file, const std::string & path)
   const unsigned      size = header.FloatBytes();
   if (size == 0)
   {
+    CheckFloat32Range(file, path); // integers, scaled
     return;
   }
   const unsigned char * data = file.stream.data() + header.voxOffset;
@@ -293,18 +429,11 @@ CheckNiftiValues(const NiftiFileBytes & file, const std::string & path)
   const std::uint64_t bad = firstBad.load();
   if (bad == values)
   {
+    CheckFloat32Range(file, path);
     return;
   }
-  const std::uint64_t voxel = bad / (header.datatype == 32 || header.datatype == 1792 ? 2 : 1);
-  const auto &        dims = header.extents;
-  std::ostringstream  where;
-  where << "[" << voxel % dims[0] << ", " << voxel / dims[0] % dims[1] << ", " << voxel / (dims[0] * dims[1]) % dims[2]
-        << "]";
-  if (dims[3] > 1)
-  {
-    where << ", volume " << voxel / (dims[0] * dims[1] * dims[2]);
-  }
-  throw NonFiniteImageFile("'" + path + "' holds NaN or Inf at voxel " + where.str());
+  throw NonFiniteImageFile("'" + path + "' holds NaN or Inf at voxel " +
+                           VoxelWords(header, bad / (header.datatype == 32 || header.datatype == 1792 ? 2 : 1)));
 }
 
 void

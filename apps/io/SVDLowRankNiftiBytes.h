@@ -25,6 +25,7 @@
 #include "SVDLowRankByteBuffer.h"
 #include "SVDLowRankNiftiFormat.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,9 +41,24 @@ struct NiftiFileBytes
   ByteBuffer  stream;
 };
 
-/** Reads `path` whole, decompressing it when it is gzip. std::nullopt when it is not a single-file NIfTI file; throws
- * IncompleteImageFile (SVDLowRankImageFileCheck.h), naming how many bytes are missing, when its data is shorter than
- * its header says or its compressed stream is cut. */
+/** What a gzip stream may hold past the voxels its NIfTI header declares before it is refused as holding more than its
+ * header says (InvalidImageFile): writers pad little or nothing, and a gzip bomb (a small file of gigabytes of zeros
+ * after a sound image) must not be decompressed, nor given the memory, past the image and this. */
+constexpr std::uint64_t kTrailingBytesAllowed = std::uint64_t{ 1 } << 20;
+
+/** The most bytes the stream of a file with `header` may hold: StreamBytes() and kTrailingBytesAllowed. */
+inline std::uint64_t
+MostNiftiStreamBytes(const NiftiHeader & header)
+{
+  const std::uint64_t declared = header.StreamBytes();
+  return declared > UINT64_MAX - kTrailingBytesAllowed ? UINT64_MAX : declared + kTrailingBytesAllowed;
+}
+
+/** Reads what the header of `path` declares (its header and voxels), decompressing it when it is gzip, each member's
+ * CRC-32 and size checked, and the decompression bounded by the header's promise and kTrailingBytesAllowed.
+ * std::nullopt when it is not a single-file NIfTI file; throws the ImageFileError that says what is wrong
+ * (SVDLowRankImageFileErrors.h): unreadable, an impossible header, truncated (naming how many bytes are missing),
+ * corrupt (a CRC-32 or ISIZE that does not match, undecodable data), or more data than the header declares. */
 std::optional<NiftiFileBytes>
 LoadNiftiFile(const std::string & path);
 

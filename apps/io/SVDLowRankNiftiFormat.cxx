@@ -17,9 +17,12 @@
  *=========================================================================*/
 #include "SVDLowRankNiftiFormat.h"
 
+#include "SVDLowRankImageFileErrors.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 namespace svdlr_io
 {
@@ -88,6 +91,69 @@ VersionOf(const unsigned char * bytes, std::size_t size, bool & swapped)
   return native == 540 && size >= 540 ? 2 : 0;
 }
 
+/** A NIfTI datatype code (nifti1.h) that ITK 5.2's reader reads, with its name and bits a voxel. */
+struct NiftiDatatype
+{
+  int          code;
+  const char * name;
+  int          bits;
+};
+constexpr NiftiDatatype kReadDatatypes[] = {
+  { 2, "uint8", 8 },           { 4, "int16", 16 },    { 8, "int32", 32 },    { 16, "float32", 32 },
+  { 32, "complex64", 64 },     { 64, "float64", 64 }, { 128, "rgb24", 24 },  { 256, "int8", 8 },
+  { 512, "uint16", 16 },       { 768, "uint32", 32 }, { 1024, "int64", 64 }, { 1280, "uint64", 64 },
+  { 1792, "complex128", 128 }, { 2304, "rgba32", 32 }
+};
+
+/** Throws InvalidImageFile: `source`'s header has `problem`. */
+[[noreturn]] void
+ThrowInvalid(const std::string & source, const std::string & problem)
+{
+  throw InvalidImageFile((source.empty() ? std::string("a NIfTI file") : "'" + source + "'") +
+                         " has an impossible NIfTI header: " + problem);
+}
+
+/** The judgement of ParseNiftiHeader (its header comment says what and why), on the fields as stored. */
+void
+CheckHeaderFields(const NiftiHeader & header, const std::int64_t (&dims)[8], const std::string & source)
+{
+  std::ostringstream problem;
+  if (dims[0] < 1 || dims[0] > 7)
+  {
+    problem << "dim[0] is " << dims[0] << "; it must be 1 to 7";
+    ThrowInvalid(source, problem.str());
+  }
+  for (int i = 1; i <= dims[0]; ++i)
+  {
+    if (dims[i] < 1)
+    {
+      problem << "dim[" << i << "] is " << dims[i] << "; each of dim[1] to dim[" << dims[0] << "] must be at least 1";
+      ThrowInvalid(source, problem.str());
+    }
+  }
+  const auto type = std::find_if(std::begin(kReadDatatypes), std::end(kReadDatatypes), [&](const NiftiDatatype & t) {
+    return t.code == header.datatype;
+  });
+  if (type == std::end(kReadDatatypes))
+  {
+    problem << "datatype " << header.datatype << " is not a NIfTI data type ITK reads";
+    ThrowInvalid(source, problem.str());
+  }
+  if (header.bitpix != type->bits)
+  {
+    problem << "bitpix is " << header.bitpix << ", but datatype " << header.datatype << " (" << type->name << ") has "
+            << type->bits << " bits a voxel";
+    ThrowInvalid(source, problem.str());
+  }
+  const double firstVoxel = header.version == 1 ? 352.0 : 544.0; // the header and its 4 extension bytes
+  if (header.singleFile && !(header.storedVoxOffset >= firstVoxel))
+  {
+    problem << "vox_offset is " << header.storedVoxOffset << ", inside the header: the voxels of a single-file NIfTI-"
+            << header.version << " start at byte " << firstVoxel << " or later";
+    ThrowInvalid(source, problem.str());
+  }
+}
+
 } // namespace
 
 std::uint64_t
@@ -107,6 +173,13 @@ NiftiHeader::DataBytes() const
   return Times(Voxels(), static_cast<std::uint64_t>(bitpix / 8));
 }
 
+std::uint64_t
+NiftiHeader::StreamBytes() const
+{
+  const std::uint64_t data = DataBytes();
+  return voxOffset > UINT64_MAX - data ? UINT64_MAX : voxOffset + data;
+}
+
 unsigned
 NiftiHeader::FloatBytes() const
 {
@@ -124,7 +197,7 @@ NiftiHeader::FloatBytes() const
 }
 
 std::optional<NiftiHeader>
-ParseNiftiHeader(const unsigned char * bytes, std::size_t size)
+ParseNiftiHeader(const unsigned char * bytes, std::size_t size, const std::string & source)
 {
   NiftiHeader header;
   std::int64_t dims[8] = {};
@@ -188,14 +261,11 @@ ParseNiftiHeader(const unsigned char * bytes, std::size_t size)
   {
     return std::nullopt;
   }
-  if (dims[0] < 1 || dims[0] > 7 || header.bitpix <= 0 || header.bitpix % 8 != 0)
-  {
-    return std::nullopt; // ITK's reader refuses such a header itself
-  }
+  CheckHeaderFields(header, dims, source);
   header.dimensions = static_cast<int>(dims[0]);
   for (int i = 1; i <= dims[0]; ++i)
   {
-    header.extents[i - 1] = dims[i] > 0 ? static_cast<std::uint64_t>(dims[i]) : 1; // niftilib reads 0 or less as 1
+    header.extents[i - 1] = static_cast<std::uint64_t>(dims[i]);
   }
   return header;
 }

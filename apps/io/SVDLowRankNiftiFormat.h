@@ -18,9 +18,11 @@
 #ifndef SVDLowRankNiftiFormat_h
 #define SVDLowRankNiftiFormat_h
 
-// The one reader of NIfTI-1 and NIfTI-2 headers (nifti1.h, nifti2.h) in the tools: the raw checks (size, NaN and
-// Inf), the fast .nii.gz reader and writer, and the header fields the tools carry from input to output all read a
-// header through ParseNiftiHeader, and change one through PatchNiftiHeaderFields.
+// The one reader of NIfTI-1 and NIfTI-2 headers (nifti1.h, nifti2.h) in the tools: the raw checks (size, NaN and Inf),
+// the fast .nii.gz reader and writer, and the header fields the tools carry from input to output all read a header
+// through ParseNiftiHeader, and change one through PatchNiftiHeaderFields. ParseNiftiHeader is also where a header is
+// judged (dimensions, datatype and bitpix, vox_offset), once for every reader: a later header codec (nifti_clib)
+// replaces its parsing and keeps that judgement.
 
 #include <algorithm>
 #include <array>
@@ -80,15 +82,22 @@ struct NiftiHeader
   /** The bytes of pixel data the header promises, saturated at 2^64 - 1. */
   std::uint64_t
   DataBytes() const;
+  /** The bytes of a single file's stream up to its last voxel (voxOffset + DataBytes()), saturated at 2^64 - 1. */
+  std::uint64_t
+  StreamBytes() const;
   /** 4 or 8 for floating-point voxels (real or complex), else 0. */
   unsigned
   FloatBytes() const;
 };
 
 /** The header in `bytes` (the first bytes of a decompressed NIfTI file), or std::nullopt for what is not a NIfTI-1 or
- * NIfTI-2 header with 1 to 7 dimensions and a whole number of bytes per voxel (ITK's reader refuses those). */
+ * NIfTI-2 header (no NIfTI magic: ITK's readers judge such a file). Throws InvalidImageFile
+ * (SVDLowRankImageFileErrors.h), naming `source` and the field, for a NIfTI header no sound file has, which niftilib
+ * would read by guessing: dim[0] outside 1 to 7, any of dim[1] to dim[dim[0]] below 1 (niftilib reads 1, and the file's
+ * data is then read as something else), a datatype that is not NIfTI's or one ITK cannot read, a bitpix that is not its
+ * datatype's, or, in a single file, a vox_offset inside the header (its bytes would be read as voxels). */
 std::optional<NiftiHeader>
-ParseNiftiHeader(const unsigned char * bytes, std::size_t size);
+ParseNiftiHeader(const unsigned char * bytes, std::size_t size, const std::string & source = {});
 
 /** What a NIfTI output should inherit from its NIfTI input that ITK 5.2's NIfTI writer drops: it writes qform_code and
  * sform_code 1 (scanner) whatever the input had (an MNI-space image, code 4, comes out as scanner space), an empty

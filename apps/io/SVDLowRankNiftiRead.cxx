@@ -124,7 +124,7 @@ NiftiBytesImageIO::Read(void * buffer)
       }
     }
   }
-  catch (const IncompleteImageFile & error)
+  catch (const ImageFileError & error)
   {
     itkExceptionMacro(<< error.what());
   }

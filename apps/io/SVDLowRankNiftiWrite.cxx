@@ -171,7 +171,7 @@ CompressNiftiFile(const std::string & plain, const std::string & compressed, con
   {
     CheckImageFile(plain); // ITK's writer only prints a full disk: a short file is caught here
   }
-  catch (const IncompleteImageFile &)
+  catch (const ImageFileError &)
   {
     return false;
   }
@@ -214,7 +214,7 @@ IsCompleteImageFile(const std::string & path)
     CheckImageFile(path);
     return true;
   }
-  catch (const IncompleteImageFile &)
+  catch (const ImageFileError &)
   {
     return false;
   }
@@ -228,9 +228,8 @@ RewriteNiftiGzHeaderFields(const std::string & path, const NiftiHeaderFields & f
   {
     file = LoadNiftiFile(path);
   }
-  catch (const IncompleteImageFile &)
-  {
-  }
+  catch (const ImageFileError &)
+  {}
   if (!file || !PatchNiftiHeaderFields(file->stream.data(), fields))
   {
     throw std::runtime_error("cannot rewrite '" + path + "' with the input's NIfTI header fields");

@@ -444,7 +444,8 @@ MemberPipeline::Place(std::uint64_t & made, std::uint32_t & crc, std::uint64_t &
     {
       // The caller's buffer is short: it grows once no copy writes into it.
       m_Changed.wait(lock, [&] { return m_Copying == 0; });
-      m_Out.resize(static_cast<std::size_t>(m_Produced + std::max(total, 2 * (m_Out.size() - m_Produced))));
+      m_Out.resize(static_cast<std::size_t>(m_Produced +
+                                            std::min(std::max(total, 2 * (m_Out.size() - m_Produced)), m_MostOutput)));
     }
     ++m_Copying;
     ++placed;

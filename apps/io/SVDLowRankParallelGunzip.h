@@ -45,6 +45,9 @@ struct GunzipSettings
   unsigned    threads{ 0 };    // 0: the file jobs' share of the cores (svdlr::ShareOfCpuThreads)
   std::size_t chunkBytes{ 0 }; // compressed bytes a chunk; 0: chosen from the member's size and the threads
   std::size_t minimumBytes{ kParallelGunzipMinimumBytes };
+  std::uint64_t mostBytes{ UINT64_MAX }; // the most the output may hold (a NIfTI file: what its
+                                         // header declares, and a little more): past it the stream is refused, and no
+                                         // buffer grows beyond
 };
 
 /** What the parallel decoder did, for tests and the benchmark. */

@@ -33,20 +33,22 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <csignal>
-#include <cstring>
 #include <random>
 #include <set>
 #include <sstream>
 #include <string>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
+#include <zlib.h>
 
 namespace
 {
@@ -210,8 +212,158 @@ const HostileCase Cases[] = {
   { "ReconstructOutputNameOf257Bytes", Tool::Reconstruct, "--no-figure $IN/trunc.nii " + std::string(250, 'n') + ".nii.gz", 2, "has a name of 257 bytes", {} },
   { "ReconstructPngFolderNameOf256Bytes", Tool::Reconstruct, "--no-figure --format png $IN/small.nii.gz " + std::string(256, 'n'), 2, "has a name of 256 bytes", {} },
   { "DenoiseMapNameOf257Bytes", Tool::Denoise, "--rank-map " + std::string(250, 'r') + ".nii.gz $IN/series_trunc.nii.gz out.nii.gz", 2, "has a name of 257 bytes", {} },
+  // Round 2 (docs/reliability.md): the NIfTI read path (headers that lie, gzip streams that fail, files that are not)
+  { "R2NiftiDimZero", Tool::Reconstruct, "--no-figure $IN/r2nii/dimzero.nii.gz out.nii.gz", 3, "dim[3] is 0", {} },
+  { "R2NiftiDimNegative", Tool::Reconstruct, "--no-figure $IN/r2nii/dimnegative.nii out.nii.gz", 3, "dim[2] is -16", {} },
+  { "R2NiftiVoxOffsetInsideHeader", Tool::Reconstruct, "--no-figure $IN/r2nii/voxoffset.nii.gz out.nii.gz", 3, "vox_offset is 100", {} },
+  { "R2NiftiBitpixNotDatatype", Tool::Reconstruct, "--no-figure $IN/r2nii/bitpix.nii.gz out.nii.gz", 3, "bitpix is 64, but datatype 16 (float32) has 32", {} },
+  { "R2DenoiseNiftiDimZero", Tool::Denoise, "$IN/r2nii/dimzero.nii.gz out.nii.gz", 3, "dim[3] is 0", {} },
+  { "R2BatchNiftiDimZero", Tool::Reconstruct, "--batch $IN/r2nii/dimzero.nii.gz -o out", 4, "dim[3] is 0", {} },
+  { "R2NiftiGzCrcFailsFloat32", Tool::Reconstruct, "--no-figure $IN/r2nii/crc32.nii.gz out.nii.gz", 3, "crc32.nii.gz' is corrupt: gzip member 1 fails its CRC-32 check", {} },
+  { "R2NiftiGzCrcFailsFloat64", Tool::Reconstruct, "--no-figure $IN/r2nii/crc64.nii.gz out.nii.gz", 3, "fails its CRC-32 check", {} },
+  { "R2BatchNiftiGzCrcFails", Tool::Reconstruct, "--batch $IN/r2nii/crc32.nii.gz -o out", 4, "fails its CRC-32 check", {} },
+  { "R2DenoiseNiftiGzCrcFails", Tool::Denoise, "$IN/r2nii/crcseries.nii.gz out.nii.gz", 3, "fails its CRC-32 check", {} },
+  { "R2NiftiGzBomb", Tool::Reconstruct, "--no-figure $IN/r2nii/bomb.nii.gz out.nii.gz", 3, "holds more data than its header declares", {} },
+  { "R2DenoiseNiftiGzBomb", Tool::Denoise, "$IN/r2nii/bombseries.nii.gz out.nii.gz", 3, "holds more data than its header declares", {} },
+  { "R2NiftiGzHugeHeader", Tool::Reconstruct, "--no-figure $IN/r2nii/huge.nii.gz out.nii.gz", 3, "huge.nii.gz' is truncated", {} },
+  { "R2DenoiseNiftiGzHugeHeader", Tool::Denoise, "$IN/r2nii/hugeseries.nii.gz out.nii.gz", 3, "hugeseries.nii.gz' is truncated", {} },
+  { "R2BatchNiftiGzHugeHeader", Tool::Reconstruct, "--batch $IN/r2nii/huge.nii.gz -o out", 4, "huge.nii.gz' is truncated", {} },
+  { "R2DenoiseBatchNiftiGzHugeHeader", Tool::Denoise, "--batch $IN/r2nii/hugeseries.nii.gz --output-dir out --backend cpu", 4, "hugeseries.nii.gz' is truncated", { "out" } },
+  { "R2NiftiGzWrongIsize", Tool::Reconstruct, "--no-figure $IN/r2nii/isize.nii.gz out.nii.gz", 3, "the size in the trailer (ISIZE) of gzip member 1 does not match", {} },
+  { "R2NiftiGzCorruptData", Tool::Reconstruct, "--no-figure $IN/r2nii/corrupt.nii.gz out.nii.gz", 3, "corrupt.nii.gz' is corrupt: gzip member 1 holds data that cannot be decompressed", {} },
+  { "R2InputPermissionDenied", Tool::Reconstruct, "--no-figure $IN/r2nii/private.nii.gz out.nii.gz", 3, "private.nii.gz': permission denied", {}, "", 0, false, true },
+  { "R2DenoisePermissionDenied", Tool::Denoise, "$IN/r2nii/private.nii.gz out.nii.gz", 3, "private.nii.gz': permission denied", {}, "", 0, false, true },
+  { "R2InputSymlinkLoop", Tool::Reconstruct, "--no-figure $IN/r2nii/loop.nii.gz out.nii.gz", 3, "loop.nii.gz': a symbolic link loop", {} },
+  { "R2DenoiseSymlinkLoop", Tool::Denoise, "$IN/r2nii/loop.nii.gz out.nii.gz", 3, "loop.nii.gz': a symbolic link loop", {} },
+  { "R2InputFifo", Tool::Reconstruct, "--no-figure $IN/r2nii/fifo.nii.gz out.nii.gz", 3, "fifo.nii.gz': not a regular file (a FIFO)", {} },
+  { "R2DenoiseFifo", Tool::Denoise, "$IN/r2nii/fifo.nii.gz out.nii.gz", 3, "fifo.nii.gz': not a regular file (a FIFO)", {} },
+  { "R2BatchFifo", Tool::Reconstruct, "--batch $IN/r2nii/fifo.nii.gz -o out", 3, "not a regular file (a FIFO)", {} },
+  { "R2InputDevZero", Tool::Reconstruct, "--no-figure /dev/zero out.nii.gz", 3, "'/dev/zero': not a regular file (a character device)", {} },
+  { "R2NiftiInt16SlopeOverflows", Tool::Reconstruct, "--no-figure $IN/r2nii/slope.nii.gz out.nii.gz", 3, "values that overflow float32", {} },
+  { "R2NiftiFloat64BeyondFloat32", Tool::Reconstruct, "--no-figure $IN/r2nii/float64big.nii.gz out.nii.gz", 3, "values that overflow float32", {} },
+  { "R2DenoiseFloat64BeyondFloat32", Tool::Denoise, "$IN/r2nii/float64bigseries.nii.gz out.nii.gz", 3, "values that overflow float32", {} },
 };
 // clang-format on
+
+/** Round 2 (the NIfTI read path): NIfTI-1 files made byte by byte, each lying in one field or damaged in one way. */
+namespace round2
+{
+
+/** A single-file NIfTI-1 (n+1, this machine's byte order) of `dims` (dim[0]
+ * first), unit spacing, then `voxels` from byte 352 whatever vox_offset says.
+ */
+std::string
+NiftiFile(const std::vector<std::int16_t> & dims,
+          std::int16_t                      datatype,
+          std::int16_t                      bitpix,
+          const std::string &               voxels,
+          float                             voxOffset = 352.0f,
+          float                             slope = 0.0f)
+{
+  std::string bytes(352, '\0');
+  const auto  put = [&](std::size_t at, const auto value) { std::memcpy(&bytes[at], &value, sizeof(value)); };
+  put(0, std::int32_t{ 348 });
+  for (std::size_t i = 0; i < dims.size(); ++i)
+  {
+    put(40 + 2 * i, dims[i]);
+  }
+  put(70, datatype);
+  put(72, bitpix);
+  for (int axis = 1; axis <= 3; ++axis)
+  {
+    put(76 + 4 * axis, 1.0f); // pixdim[1..3]
+  }
+  put(108, voxOffset);
+  put(112, slope);
+  std::memcpy(&bytes[344], "n+1", 4);
+  return bytes + voxels;
+}
+
+/** `count` values of T, smooth enough to compress, `odd` at index `at` when given. */
+template<typename T>
+std::string
+Values(std::size_t count, double odd = 0.0, std::size_t at = SIZE_MAX)
+{
+  std::string bytes(count * sizeof(T), '\0');
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    const T value = static_cast<T>(i == at ? odd : 100.0 + static_cast<double>((i * 37) % 17));
+    std::memcpy(&bytes[i * sizeof(T)], &value, sizeof(T));
+  }
+  return bytes;
+}
+
+/** One gzip member of `bytes` at zlib `level` (0: stored blocks, where a flipped byte fails only the CRC). */
+std::string
+Gzipped(const std::string & bytes, int level)
+{
+  z_stream z{};
+  deflateInit2(&z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, bytes.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  z.next_out = reinterpret_cast<Bytef *>(&out[0]);
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+void
+Put(const fs::path & path, const std::string & bytes)
+{
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+void
+MakeInputs(const fs::path & in)
+{
+  const fs::path d = in / "r2nii";
+  fs::create_directories(d);
+  const std::vector<std::int16_t> volume{ 3, 16, 16, 8 }, series{ 4, 8, 8, 8, 6 };
+  const std::string               floats = Values<float>(16 * 16 * 8), seriesFloats = Values<float>(8 * 8 * 8 * 6);
+  // Impossible headers: a dimension of 0 over 16 times the data it says, a negative one, voxels inside the header, a
+  // bitpix that is not its datatype's.
+  Put(d / "dimzero.nii.gz", Gzipped(NiftiFile({ 4, 16, 16, 0, 5 }, 16, 32, Values<float>(16 * 16 * 16 * 5)), 6));
+  Put(d / "dimnegative.nii", NiftiFile({ 3, 16, -16, 4 }, 16, 32, Values<float>(16 * 16 * 4)));
+  Put(d / "voxoffset.nii.gz", Gzipped(NiftiFile(volume, 16, 32, floats, 100.0f), 6));
+  Put(d / "bitpix.nii.gz", Gzipped(NiftiFile(volume, 16, 64, floats + floats), 6));
+  // One flipped voxel byte in a stored (uncompressed) gzip member: only its CRC-32 tells.
+  const auto flipped = [](std::string bytes) {
+    bytes[10 + 5 + 352 + 100] ^= 0x40; // gzip header, stored block header, NIfTI header, then voxels
+    return bytes;
+  };
+  Put(d / "crc32.nii.gz", flipped(Gzipped(NiftiFile(volume, 16, 32, floats), 0)));
+  Put(d / "crc64.nii.gz", flipped(Gzipped(NiftiFile(volume, 64, 64, Values<double>(16 * 16 * 8)), 0)));
+  Put(d / "crcseries.nii.gz", flipped(Gzipped(NiftiFile(series, 16, 32, seriesFloats), 0)));
+  // Gzip bombs: a sound image, then 16 MiB of zeros in the same member.
+  const std::string zeros(std::size_t{ 16 } << 20, '\0');
+  Put(d / "bomb.nii.gz", Gzipped(NiftiFile(volume, 16, 32, floats) + zeros, 6));
+  Put(d / "bombseries.nii.gz", Gzipped(NiftiFile(series, 16, 32, seriesFloats) + zeros, 6));
+  // Headers that declare 32767^3 voxels and 50 GiB over a few KiB of data.
+  Put(d / "huge.nii.gz", Gzipped(NiftiFile({ 3, 32767, 32767, 32767 }, 16, 32, floats), 6));
+  Put(d / "hugeseries.nii.gz", Gzipped(NiftiFile({ 4, 1024, 1024, 256, 50 }, 16, 32, seriesFloats), 6));
+  // A trailer whose size (ISIZE) is one more than the data; compressed data overwritten in its middle.
+  std::string isize = Gzipped(NiftiFile(volume, 16, 32, floats), 6);
+  isize[isize.size() - 4] = static_cast<char>(isize[isize.size() - 4] + 1);
+  Put(d / "isize.nii.gz", isize);
+  std::string corrupt = Gzipped(NiftiFile(volume, 16, 32, floats), 6);
+  std::fill_n(corrupt.begin() + static_cast<std::ptrdiff_t>(corrupt.size() / 2), 16, '\xff');
+  Put(d / "corrupt.nii.gz", corrupt);
+  // Files that are not files to read: no permission, a symbolic link loop, a FIFO.
+  Put(d / "private.nii.gz", Gzipped(NiftiFile(volume, 16, 32, floats), 6));
+  fs::permissions(d / "private.nii.gz", fs::perms::none);
+  fs::create_symlink("loop2.nii.gz", d / "loop.nii.gz");
+  fs::create_symlink("loop.nii.gz", d / "loop2.nii.gz");
+  mkfifo((d / "fifo.nii.gz").c_str(), 0644);
+  // Finite values that float32 cannot hold: int16 scaled by 1e38, float64 1e300.
+  Put(d / "slope.nii.gz", Gzipped(NiftiFile(volume, 4, 16, Values<std::int16_t>(16 * 16 * 8), 352.0f, 1e38f), 6));
+  Put(d / "float64big.nii.gz", Gzipped(NiftiFile(volume, 64, 64, Values<double>(16 * 16 * 8, 1e300, 5)), 6));
+  Put(d / "float64bigseries.nii.gz", Gzipped(NiftiFile(series, 64, 64, Values<double>(8 * 8 * 8 * 6, 1e300, 5)), 6));
+}
+
+} // namespace round2
 
 /** The generated inputs, made once for the suite. */
 class HostileInputs
@@ -483,6 +635,7 @@ private:
     }
     MakeDamagedDicomFolders(in);
 #endif
+    round2::MakeInputs(in);
     return root;
   }
 };

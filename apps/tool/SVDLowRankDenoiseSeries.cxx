@@ -25,12 +25,14 @@
 #include "SVDLowRankDenoiseRun.h"
 #include "SVDLowRankDenoiseSummary.h"
 #include "SVDLowRankDicomComplexInput.h"
+#include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiHeader.h"
+#include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProgressBar.h"
-#include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankProvenance.h"
 #include "SVDLowRankReadInput.h"
+#include "SVDLowRankReadableFile.h"
 #include "SVDLowRankStagedOutput.h"
 #include "SVDLowRankStepTimes.h"
 #include "SVDLowRankUpFrontChecks.h"
@@ -90,10 +92,10 @@ struct Outputs
 void
 CheckInputExists(const std::string & path, const char * what)
 {
-  std::error_code error;
-  if (!path.empty() && !fs::is_regular_file(path, error))
+  const std::string why = path.empty() ? std::string() : svdlr_io::WhyUnreadable(path);
+  if (!why.empty())
   {
-    throw InputError(std::string("cannot read the ") + what + " '" + path + "': no such file");
+    throw InputError(std::string("cannot read the ") + what + " '" + path + "': " + why);
   }
 }
 
@@ -557,7 +559,12 @@ SeriesFloatBytes(const std::string & path)
     return 0;
   }
   const auto io = ReadSeriesHeader(path);
-  return static_cast<std::size_t>(io->GetImageSizeInPixels()) * io->GetNumberOfComponents() * sizeof(float);
+  // Not past what the file can hold: a small file whose header claims 50 GiB must not take a batch's budget (the read
+  // then says it is truncated).
+  const std::uint64_t storedBytes = std::max<std::size_t>(io->GetComponentSize(), 1);
+  const std::uint64_t values = std::min<std::uint64_t>(io->GetImageSizeInPixels() * io->GetNumberOfComponents(),
+                                                       svdlr_io::MostBytesInFile(path) / storedBytes);
+  return static_cast<std::size_t>(values * sizeof(float));
 }
 
 std::unique_ptr<SeriesDenoising>
@@ -578,16 +585,17 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
     StepTimer timer(outputs->steps.checks);
     if (!options.mask.empty())
     {
+      CheckInputFileUpFront(options.mask, "mask",
+                            false); // before ITK reads its header: the file's own words
       CheckImageDimensionUpFront(options.mask, "mask", 3);
-      CheckInputFileUpFront(options.mask, "mask", false);
     }
     for (const auto & [path, what] : { std::pair{ &options.noiseSigmaMap, "noise map" },
                                        std::pair{ &options.complex.gfactor, "g-factor map" } })
     {
       if (!path->empty())
       {
-        CheckImageDimensionUpFront(*path, what, 3);
         CheckInputFileUpFront(*path, what, true);
+        CheckImageDimensionUpFront(*path, what, 3);
       }
     }
   }
@@ -596,6 +604,12 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
     return PrepareDicom(options, std::move(outputs), announce); // an InputError where the build has no DCMTK
   }
 
+  bool seriesScanned = false;
+  {
+    // Before ITK reads its header: an impossible header, a corrupt or cut stream, in the file's own words.
+    StepTimer timer(outputs->steps.checks);
+    seriesScanned = CheckInputFileUpFront(options.input, "series", true);
+  }
   const auto io = ReadSeriesHeader(options.input);
   CheckGradientTableUpFront(options.input, options.multiEcho, VolumesPerEcho(*io));
   if (warmDevice)
@@ -615,8 +629,8 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
     // Every file of the complex series is scanned as the magnitude path's input is: ITK's NIfTI reader, and ours
     // after it, read NaN and Inf as 0, which a phase or an imaginary part would then carry on as a value.
     {
-      StepTimer timer(outputs->steps.checks);
-      CheckInputFileUpFront(options.input, "series", true); // the series read is the demodulated part: scanned later
+      StepTimer timer(outputs->steps.checks); // the series was checked above; the read is
+                                              // the demodulated part
       for (const auto & [path, what] : { std::pair{ &options.complex.phase, "phase" },
                                          std::pair{ &options.complex.imaginary, "imaginary part" },
                                          std::pair{ &options.complex.noiseScan, "noise scan" } })
@@ -636,10 +650,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
     return std::make_unique<SeriesDenoisingOf<Series4D>>(
       options, std::move(outputs), prepared->series, options.input + " (" + prepared->description + ")", prepared);
   }
-  {
-    StepTimer timer(outputs->steps.checks);
-    outputs->seriesScannedUpFront = CheckInputFileUpFront(options.input, "series", true);
-  }
+  outputs->seriesScannedUpFront = seriesScanned;
   StartSha256Of(SidecarInputs(options)); // started above where cores allow: StartSha256Of starts each path once
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();

@@ -229,8 +229,7 @@ MultiEchoRequested(const MultiEchoOptions & options, unsigned int dimension)
 void
 CheckNotSingleEchoFiveD(const std::string & path)
 {
-  const auto head = svdlr_io::ReadDecompressedHead(path, svdlr_io::kNifti1HeaderSize);
-  const auto header = svdlr_io::ParseNiftiHeader(head.data(), head.size());
+  const auto header = svdlr_io::ReadNiftiHeader(path);
   if (header && header->dimensions >= 5 && header->extents[4] == 1)
   {
     throw InputError("'" + path + "' is a 5D image of 1 echo: a multi-echo series needs at least 2 along its fifth "

@@ -26,8 +26,7 @@ namespace svdlr_tools
 std::optional<NiftiHeaderFields>
 ReadNiftiHeaderFields(const std::string & path)
 {
-  const auto head = svdlr_io::ReadDecompressedHead(path, svdlr_io::kNifti1HeaderSize); // plain files as they are
-  const auto header = svdlr_io::ParseNiftiHeader(head.data(), head.size());
+  const auto header = svdlr_io::ReadNiftiHeader(path); // plain files as they are
   return header ? svdlr_io::HeaderFieldsOf(*header) : std::nullopt;
 }
 

@@ -19,14 +19,15 @@
 // Reads a 2D image or 3D volume (an image file ITK reads, a DICOM series, a folder of PNG slices), replaces
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
-#include "SVDLowRankPngStack.h"
-#include "SVDLowRankProgressBar.h"
-#include "SVDLowRankReconstructBatch.h"
 #include "SVDLowRankInterruptCleanup.h"
 #include "SVDLowRankNiftiHeader.h"
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankOutputType.h"
+#include "SVDLowRankPngStack.h"
+#include "SVDLowRankProgressBar.h"
 #include "SVDLowRankProvenance.h"
+#include "SVDLowRankReadableFile.h"
+#include "SVDLowRankReconstructBatch.h"
 #include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankReconstructRun.h"
 #include "SVDLowRankReconstructWrite.h"
@@ -229,6 +230,8 @@ int
 ReconstructImageFile(const ToolOptions & options)
 {
   const std::string & path = options.Input();
+  // The raw checks first: an impossible NIfTI header or a corrupt stream is named before ITK's reader guesses at it.
+  const bool scannedUpFront = CheckInputFileUpFront(path, "input", true);
   auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
   if (!io)
   {
@@ -251,7 +254,6 @@ ReconstructImageFile(const ToolOptions & options)
   {
     throw InputError("cannot read '" + path + "': " + error.GetDescription());
   }
-  const bool scannedUpFront = CheckInputFileUpFront(path, "input", true);
   if (io->GetNumberOfComponents() != 1)
   {
     throw InputError("'" + path + "' has " + std::to_string(io->GetNumberOfComponents()) +
@@ -533,10 +535,11 @@ KindOfInput(const ToolOptions & options, std::vector<std::string> & pngSlices)
 {
   for (const std::string & path : options.inputs)
   {
-    std::error_code error;
-    if (!fs::exists(path, error))
+    // Before anything opens it: a FIFO would block the DICOM preamble's read, and "no such file" must be true.
+    const std::string why = svdlr_io::WhyUnreadable(path, true);
+    if (!why.empty())
     {
-      throw InputError("cannot read '" + path + "': no such file or folder");
+      throw InputError("cannot read '" + path + "': " + why);
     }
   }
   if (options.inputs.size() > 1)

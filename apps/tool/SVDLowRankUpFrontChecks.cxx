@@ -176,13 +176,14 @@ CheckInputFileUpFront(const std::string & path, const char * what, bool finite)
              path, finite ? svdlr_io::ImageFileScan::ValuesForRead : svdlr_io::ImageFileScan::Structure) &&
            finite;
   }
-  catch (const svdlr_io::IncompleteImageFile & error)
-  {
-    throw InputError(std::string("cannot read the ") + what + ": " + error.what());
-  }
   catch (const svdlr_io::NonFiniteImageFile & error)
   {
     throw InputError(std::string("the ") + what + " " + error.what() + ": NaN and Inf are not supported");
+  }
+  catch (const svdlr_io::ImageFileError & error) // unreadable, impossible header,
+                                                 // truncated, corrupt, overflowing
+  {
+    throw InputError(std::string("cannot read the ") + what + ": " + error.what());
   }
 }
 

@@ -80,10 +80,11 @@ CheckFigureUpFront(const std::string &              figure,
                    bool                             overwrite,
                    const std::vector<std::string> & inputs);
 
-/** The input image file `what` at `path` holds the pixel data its header promises (IncompleteImageFile) and, when
- * `finite` and it is a floating-point NIfTI file, no NaN or Inf. Throws InputError (exit 3). Returns whether every
- * value was scanned here (a single-file NIfTI file, decompressed once for this scan and the read that follows): the
- * one rule by which both tools skip CheckFinitePixelsUpFront's second scan of the image read. */
+/** The input image file `what` at `path` can be read, holds the pixel data its header promises, whole and uncorrupted,
+ * and, when `finite` and it is a NIfTI file, no NaN or Inf nor values beyond float32 (CheckImageFile's errors,
+ * SVDLowRankImageFileErrors.h). Throws InputError (exit 3). Returns whether every value was scanned here (a single-file
+ * NIfTI file, decompressed once for this scan and the read that follows): the one rule by which both tools skip
+ * CheckFinitePixelsUpFront's second scan of the image read. */
 bool
 CheckInputFileUpFront(const std::string & path, const char * what, bool finite);
 

@@ -84,5 +84,15 @@ RaiseEngineError(const Error & error)
   throw nb::python_error();
 }
 
+void
+RaiseImageFileError(const svdlr_io::ImageFileError & error)
+{
+  const bool unusable = dynamic_cast<const svdlr_io::InvalidImageFile *>(&error) != nullptr ||
+                        dynamic_cast<const svdlr_io::NonFiniteImageFile *>(&error) != nullptr ||
+                        dynamic_cast<const svdlr_io::OverflowingImageFile *>(&error) != nullptr;
+  PyErr_SetString(unusable ? PyExc_ValueError : PyExc_OSError, error.what());
+  throw nb::python_error();
+}
+
 } // namespace python
 } // namespace svdlr

@@ -20,6 +20,7 @@
 
 // Turns the engine's errors into Python exceptions. Call with the GIL held.
 
+#include "SVDLowRankImageFileErrors.h"
 #include "svdlr/Engine.h"
 
 namespace svdlr
@@ -35,6 +36,12 @@ namespace python
  * `matrix_index` (the offending matrix of the batch, or None), so that the Python layer can name the slice. */
 [[noreturn]] void
 RaiseEngineError(const Error & error);
+
+/** Raises the Python exception for an input file the tools' checks refuse (SVDLowRankImageFileErrors.h): OSError when
+ * the file cannot be read as it is (unreadable, truncated, corrupt), ValueError when what it says cannot be used (an
+ * impossible header, NaN or Inf, values beyond float32). Call with the GIL held. */
+[[noreturn]] void
+RaiseImageFileError(const svdlr_io::ImageFileError & error);
 
 /** The name of `code`, as in the C++ enum ("InvalidArgument", ...). */
 const char *

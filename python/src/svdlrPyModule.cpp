@@ -20,6 +20,7 @@
 #include "svdlrPyBatchPipeline.h"
 #include "svdlrPyComplex.h"
 #include "svdlrPyDenoise.h"
+#include "svdlrPyErrors.h"
 #include "svdlrPyNiftiIO.h"
 #include "svdlrPyRankPolicy.h"
 #include "svdlrPyReconstruct.h"
@@ -98,21 +99,24 @@ NB_MODULE(_engine, module)
         nb::gil_scoped_release release;
         svdlr_io::CheckImageFile(path, values ? svdlr_io::ImageFileScan::Values : svdlr_io::ImageFileScan::Structure);
       }
-      catch (const svdlr_io::NonFiniteImageFile & error)
+      catch (const svdlr_io::ImageFileError & error)
       {
-        throw nb::value_error(error.what());
-      }
-      catch (const svdlr_io::IncompleteImageFile & error)
-      {
-        PyErr_SetString(PyExc_OSError, error.what());
-        throw nb::python_error();
+        svdlr::python::RaiseImageFileError(error);
       }
     },
     "path"_a,
     "values"_a = false,
-    "The tools' raw check of an image file (docs/reliability.md): OSError naming the file and the bytes missing when\n"
-    "a NIfTI, MHA or NRRD file holds less pixel data than its header promises; with `values`, ValueError for a NaN\n"
-    "or Inf voxel of a floating-point NIfTI file (which ITK 5.2 and nibabel's readers would hide or pass on).");
+    "The tools' raw check of an image file (docs/reliability.md): OSError "
+    "naming the file when it cannot be read\n"
+    "(missing, permission denied, a symbolic link loop, not a regular file), "
+    "when a NIfTI, MHA or NRRD file holds\n"
+    "less pixel data than its header promises (the bytes missing named), or "
+    "when its gzip stream is corrupt (a CRC-32\n"
+    "or size that does not match); ValueError for an impossible NIfTI header "
+    "(the field named) or gzip data past what\n"
+    "it declares; with `values`, ValueError for a NaN or Inf voxel of a "
+    "NIfTI file, or values beyond float32 (which\n"
+    "ITK 5.2 and nibabel's readers would hide or pass on).");
 
   // The denoiser's defaults (svdlr/Defaults.h), by the names Python and the tools take.
   module.attr("DEFAULT_DENOISE_POLICY") = svdlr::PolicyName(svdlr::DefaultDenoisePolicy());

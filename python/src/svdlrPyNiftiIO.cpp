@@ -16,6 +16,7 @@
  *
  *=========================================================================*/
 #include "svdlrPyNiftiIO.h"
+#include "svdlrPyErrors.h"
 
 #include "SVDLowRankGradientTable.h"
 #include "SVDLowRankGzipFile.h"
@@ -81,13 +82,9 @@ LoadNiftiFloat32(const std::string & path)
       voxels.reset();
     }
   }
-  catch (const svdlr_io::NonFiniteImageFile & error)
+  catch (const svdlr_io::ImageFileError & error)
   {
-    throw nb::value_error(error.what());
-  }
-  catch (const svdlr_io::IncompleteImageFile & error)
-  {
-    RaiseOSError(error.what());
+    RaiseImageFileError(error);
   }
   if (!voxels)
   {

@@ -47,7 +47,26 @@ def inputs(tmp_path_factory):
     (folder / "nan.nii.gz").write_bytes(gzip.compress(_nifti(damaged)))
     (folder / "empty.nii.gz").write_bytes(b"")
     (folder / "garbage.nii.gz").write_bytes(rng.integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    _round2_inputs(folder)
     return folder
+
+
+def _round2_inputs(folder):
+    """Round 2 (the NIfTI read path): a header that lies, gzip streams that fail, values beyond float32, a FIFO."""
+    volume = np.full((8, 16, 16), 100.0, np.float32)
+    whole = _nifti(volume)
+    dimzero = bytearray(_nifti(np.full((5, 16, 16, 16), 100.0, np.float32)))
+    struct.pack_into("<h", dimzero, 46, 0)  # dim[3]: 0, over 16 times the data of one slice
+    (folder / "dimzero.nii.gz").write_bytes(gzip.compress(bytes(dimzero)))
+    crc = bytearray(gzip.compress(whole, compresslevel=0))  # stored blocks: a flipped voxel byte fails only the CRC
+    crc[10 + 5 + 352 + 100] ^= 0x40
+    (folder / "crc.nii.gz").write_bytes(bytes(crc))
+    (folder / "bomb.nii.gz").write_bytes(gzip.compress(whole + bytes(16 << 20), compresslevel=1))
+    slope = bytearray(whole[:352]) + np.full(16 * 16 * 8, 1000, "<i2").tobytes()
+    struct.pack_into("<hh", slope, 70, 4, 16)  # int16
+    struct.pack_into("<f", slope, 112, 1e38)  # scl_slope
+    (folder / "slope.nii.gz").write_bytes(gzip.compress(bytes(slope)))
+    os.mkfifo(folder / "fifo.nii.gz")
 
 
 # name, input, reconstruct_volume's options, status, a phrase of the message, a file existing before, a file-size
@@ -67,6 +86,12 @@ CASES = [
     ("output_exists_overwrite", "vol.nii.gz", {"overwrite": True}, "done", "", "out.nii.gz", 0),
     ("disk_full_nifti_gz", "vol.nii.gz", {}, "failed", "writing", None, 16384),
     ("disk_full_nifti", "vol.nii", {}, "failed", "writing", None, 16384),
+    # Round 2 (docs/reliability.md): the NIfTI read path.
+    ("r2_dim_zero", "dimzero.nii.gz", {}, "failed", "dim[3] is 0", None, 0),
+    ("r2_crc_fails", "crc.nii.gz", {}, "failed", "fails its CRC-32 check", None, 0),
+    ("r2_gzip_bomb", "bomb.nii.gz", {}, "failed", "holds more data than its header declares", None, 0),
+    ("r2_slope_overflows", "slope.nii.gz", {}, "failed", "values that overflow float32", None, 0),
+    ("r2_fifo", "fifo.nii.gz", {}, "failed", "not a regular file (a FIFO)", None, 0),
 ]
 
 
@@ -197,3 +222,16 @@ def test_a_batch_resume_redoes_a_series_whose_maps_are_missing(tmp_path):
     assert sorted(os.listdir(out)) == ["series_denoised.nii.gz", "series_rank.nii.gz", "series_sigma.nii.gz"]
     again = denoise_batch([str(series)], out, backend="cpu", maps=True)
     assert [row["status"] for row in again] == ["skipped"]
+def test_check_image_file_says_what_is_wrong_with_a_nifti_file(inputs):
+    """Round 2: the same words as the tools, OSError for a file that cannot be read as it is, ValueError for one
+    whose content cannot be used."""
+    with pytest.raises(ValueError, match=r"dim\[3\] is 0"):
+        check_image_file(str(inputs / "dimzero.nii.gz"))
+    with pytest.raises(OSError, match="is corrupt: gzip member 1 fails its CRC-32 check"):
+        check_image_file(str(inputs / "crc.nii.gz"), values=True)
+    with pytest.raises(ValueError, match="holds more data than its header declares"):
+        check_image_file(str(inputs / "bomb.nii.gz"))
+    with pytest.raises(ValueError, match="overflow float32"):
+        check_image_file(str(inputs / "slope.nii.gz"), values=True)
+    with pytest.raises(OSError, match=r"not a regular file \(a FIFO\)"):
+        check_image_file(str(inputs / "fifo.nii.gz"))
