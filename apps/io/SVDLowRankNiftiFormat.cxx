@@ -154,6 +154,48 @@ CheckHeaderFields(const NiftiHeader & header, const std::int64_t (&dims)[8], con
   }
 }
 
+/** The geometry ITK's reader builds the image's spacing, origin and direction from: pixdim[1..dim[0]], and the qform
+ * (quaternion and offset) and sform (three rows) where their codes say they hold one. A code outside NIfTI's (0 to
+ * 5) or a NaN or Inf in a transform in use is refused: ITK 5.2's reader took a sform_code of 29793 with a NaN in
+ * srow_y for a sform and spun in VNL's SVD for minutes (found by SVDLowRankNiftiFuzzer, docs/fuzzing.md). */
+template <typename TReal, typename TCode>
+void
+CheckGeometryFields(const unsigned char * bytes, bool swapped, std::int64_t dimensions, std::size_t pixdim,
+                    std::size_t qformCode, std::size_t quatern, std::size_t sformCode, std::size_t srow,
+                    const std::string & source)
+{
+  std::ostringstream problem;
+  const auto         finite = [&](std::size_t offset, int count, const char * name) {
+    for (int i = 0; i < count; ++i)
+    {
+      const double value = static_cast<double>(Field<TReal>(bytes, offset + i * sizeof(TReal), swapped));
+      if (!std::isfinite(value))
+      {
+        problem << name << "[" << i << "] is " << value << "; the geometry must be finite";
+        ThrowInvalid(source, problem.str());
+      }
+    }
+  };
+  finite(pixdim + sizeof(TReal), static_cast<int>(dimensions), "pixdim");
+  for (const auto & [offset, name] : { std::pair{ qformCode, "qform_code" }, std::pair{ sformCode, "sform_code" } })
+  {
+    const auto code = static_cast<std::int64_t>(Field<TCode>(bytes, offset, swapped));
+    if (code < 0 || code > 5)
+    {
+      problem << name << " is " << code << "; NIfTI's codes are 0 to 5";
+      ThrowInvalid(source, problem.str());
+    }
+  }
+  if (Field<TCode>(bytes, qformCode, swapped) > 0)
+  {
+    finite(quatern, 6, "quatern_b..qoffset_z");
+  }
+  if (Field<TCode>(bytes, sformCode, swapped) > 0)
+  {
+    finite(srow, 12, "srow_x..srow_z");
+  }
+}
+
 } // namespace
 
 std::uint64_t
@@ -262,6 +304,15 @@ ParseNiftiHeader(const unsigned char * bytes, std::size_t size, const std::strin
     return std::nullopt;
   }
   CheckHeaderFields(header, dims, source);
+  if (header.version == 1)
+  {
+    CheckGeometryFields<float, std::int16_t>(bytes, swapped, dims[0], 76, QformCodeOffset, 256, SformCodeOffset, 280,
+                                             source);
+  }
+  else
+  {
+    CheckGeometryFields<double, std::int32_t>(bytes, swapped, dims[0], 104, 344, 352, 348, 400, source);
+  }
   header.dimensions = static_cast<int>(dims[0]);
   for (int i = 1; i <= dims[0]; ++i)
   {
