@@ -462,7 +462,8 @@ with open(out, "wb") as f:
 
 stage_large() {
   # The long series that studies acquire (30-300 volumes for diffusion, 300-1,000 for fMRI): each size an equal share
-  # of LARGE_BUDGET. dwidenoise runs on LARGE_DWIDENOISE_SLICES central slices and is extrapolated (end_to_end.py);
+  # of LARGE_BUDGET. Past 100 volumes dwidenoise runs on LARGE_DWIDENOISE_SLICES central slices and is extrapolated
+  # (end_to_end.py);
   # LARGE_ROWS and LARGE_DENSE=0 trim a call that would not fit.
   local sizes=(${LARGE_SIZES:-64x64x40x500 176x176x120x200 96x96x60x1000}) left share
   left=${#sizes[@]}
@@ -470,10 +471,11 @@ stage_large() {
     read -r nx ny nz nv <<< "${size//x/ }"
     share=$(( (${LARGE_BUDGET:-560} - ($(date +%s) - started)) / left ))
     left=$(( left - 1 ))
-    local rows=${LARGE_ROWS:-ours-gpu:all:whole,ours-gpu:all:mask,ours-cpu:all:whole,ours-cpu:all:mask,dwidenoise:all:mask}
+    local rows=${LARGE_ROWS:-ours-gpu:all:whole,ours-gpu:all:mask,ours-cpu:all:whole,ours-cpu:all:mask,dwidenoise:all:whole,dwidenoise:all:mask}
     python3 "$root/benchmarks/denoise/end_to_end.py" --size "$nx" "$ny" "$nz" "$nv" --work "$work/data/$size" \
       --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" --engine "" --dwidenoise "$bin/dwidenoise" \
-      --dwidenoise-slices "${LARGE_DWIDENOISE_SLICES:-12}" --rows "$rows" --budget "$(( share * 3 / 4 ))" \
+      --dwidenoise-slices "$([ "$nv" -gt 100 ] && echo "${LARGE_DWIDENOISE_SLICES:-12}" || echo 0)" \
+      --rows "$rows" --budget "$(( share * 3 / 4 ))" \
       --json "$dir/$size.json" --markdown "$dir/$size.md" > "$dir/$size.log" 2>&1
     [ -f "$dir/$size.md" ] && tee -a "$summary" < "$dir/$size.md" || tail -5 "$dir/$size.log" | tee -a "$summary"
     if [ "${LARGE_DENSE:-1}" = 1 ]; then # the dense run the default's PSNR is held to (within 0.1 dB)
