@@ -20,6 +20,7 @@
 #include "SVDLowRankImageFileErrors.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -165,18 +166,19 @@ CheckGeometryFields(const unsigned char * bytes, bool swapped, std::int64_t dime
                     const std::string & source)
 {
   std::ostringstream problem;
-  const auto         finite = [&](std::size_t offset, int count, const char * name) {
+  // `count` values from `offset`, named name[first], name[first + 1], ...
+  const auto finite = [&](std::size_t offset, int count, const char * name, int first) {
     for (int i = 0; i < count; ++i)
     {
       const double value = static_cast<double>(Field<TReal>(bytes, offset + i * sizeof(TReal), swapped));
       if (!std::isfinite(value))
       {
-        problem << name << "[" << i << "] is " << value << "; the geometry must be finite";
+        problem << name << "[" << first + i << "] is " << value << "; the geometry must be finite";
         ThrowInvalid(source, problem.str());
       }
     }
   };
-  finite(pixdim + sizeof(TReal), static_cast<int>(dimensions), "pixdim");
+  finite(pixdim + sizeof(TReal), static_cast<int>(dimensions), "pixdim", 1);
   for (const auto & [offset, name] : { std::pair{ qformCode, "qform_code" }, std::pair{ sformCode, "sform_code" } })
   {
     const auto code = static_cast<std::int64_t>(Field<TCode>(bytes, offset, swapped));
@@ -188,11 +190,30 @@ CheckGeometryFields(const unsigned char * bytes, bool swapped, std::int64_t dime
   }
   if (Field<TCode>(bytes, qformCode, swapped) > 0)
   {
-    finite(quatern, 6, "quatern_b..qoffset_z");
+    finite(quatern, 6, "quatern_b..qoffset_z", 0);
   }
   if (Field<TCode>(bytes, sformCode, swapped) > 0)
   {
-    finite(srow, 12, "srow_x..srow_z");
+    finite(srow, 12, "srow_x..srow_z", 0);
+  }
+}
+
+/** Throws InvalidImageFile where `magic` has NIfTI's form ("n+" or "ni", a digit, a NUL) but is not that of the
+ * header's version, `version` (from sizeof_hdr): niftilib reads the version from the magic and ITK 5.2 then takes
+ * such a file's geometry as it stands, NaN included (a NIfTI-1 header with "n+2", sform_code 5 and a NaN in srow_y
+ * made the tools abort in VNL, found by SVDLowRankNiftiFuzzer). Any other magic is no NIfTI's: ITK judges it as
+ * Analyze 7.5 or not at all. */
+void
+CheckMagicOfAnotherVersion(const char * magic, int version, const std::string & source)
+{
+  const bool niftiForm = magic[0] == 'n' && (magic[1] == '+' || magic[1] == 'i') &&
+                         std::isdigit(static_cast<unsigned char>(magic[2])) && magic[3] == '\0';
+  if (niftiForm)
+  {
+    std::ostringstream problem;
+    problem << "magic '" << std::string(magic, 3) << "' is not NIfTI-" << version << "'s, whose header (sizeof_hdr "
+            << (version == 1 ? 348 : 540) << ") it has";
+    ThrowInvalid(source, problem.str());
   }
 }
 
@@ -250,6 +271,7 @@ ParseNiftiHeader(const unsigned char * bytes, std::size_t size, const std::strin
     const char * magic = reinterpret_cast<const char *>(bytes + MagicOffset);
     if (std::memcmp(magic, "n+1", 4) != 0 && std::memcmp(magic, "ni1", 4) != 0)
     {
+      CheckMagicOfAnotherVersion(magic, 1, source);
       return std::nullopt;
     }
     header.singleFile = magic[1] == '+';
@@ -278,6 +300,7 @@ ParseNiftiHeader(const unsigned char * bytes, std::size_t size, const std::strin
     const char * magic = reinterpret_cast<const char *>(bytes + 4);
     if (std::memcmp(magic, "n+2", 4) != 0 && std::memcmp(magic, "ni2", 4) != 0)
     {
+      CheckMagicOfAnotherVersion(magic, 2, source);
       return std::nullopt;
     }
     header.singleFile = magic[1] == '+';
