@@ -16,6 +16,7 @@
  *
  *=========================================================================*/
 #include "SVDLowRankNiftiRead.h"
+#include "SVDLowRankPngStack.h"
 
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiVoxels.h"
@@ -107,7 +108,7 @@ CreateReadImageIO(const std::string & path)
   {
     return NiftiBytesImageIO::New().GetPointer();
   }
-  return itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  return CreateCheckedReadImageIO(path);
 }
 
 void

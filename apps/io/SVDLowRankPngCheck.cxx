@@ -20,6 +20,9 @@
 // by apps/fuzz/SVDLowRankPngStackFuzzer); a file that decodes here decodes there too (the same libpng).
 #include "SVDLowRankPngStack.h"
 
+#include "SVDLowRankImageFileErrors.h"
+#include "itkImageIOFactory.h"
+
 #include <png.h>
 
 #include <cerrno>
@@ -158,6 +161,24 @@ CheckPngFile(const std::string & path)
   {
     throw PngStackError(path + ": cannot be read as PNG: " + result.message);
   }
+}
+
+itk::ImageIOBase::Pointer
+CreateCheckedReadImageIO(const std::string & path)
+{
+  auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  if (io && std::strcmp(io->GetNameOfClass(), "PNGImageIO") == 0)
+  {
+    try
+    {
+      CheckPngFile(path);
+    }
+    catch (const PngStackError & error)
+    {
+      throw InvalidImageFile(error.what());
+    }
+  }
+  return io;
 }
 
 namespace

@@ -79,6 +79,13 @@ FindPngSlices(const std::string & directory);
 void
 CheckPngFile(const std::string & path);
 
+/** ITK's reader for the image file `path`, as its factory chooses it by content (nullptr: none), with a PNG checked
+ * first by CheckPngFile whatever the file's name: a corrupt PNG named .nrrd or .mha reached libpng, which aborted
+ * the denoiser and the batch (found by SVDLowRankNrrdFuzzer). Throws InvalidImageFile (SVDLowRankImageFileErrors.h)
+ * naming the file where the PNG check fails. Every read of an image's header goes through here. */
+itk::ImageIOBase::Pointer
+CreateCheckedReadImageIO(const std::string & path);
+
 itk::IOComponentEnum
 PngStackComponentType(const std::vector<std::string> & files);
 

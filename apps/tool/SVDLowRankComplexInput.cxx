@@ -16,6 +16,7 @@
  *
  *=========================================================================*/
 #include "SVDLowRankComplexInput.h"
+#include "SVDLowRankPngStack.h"
 
 #include "SVDLowRankCommonOptions.h"
 #include "SVDLowRankDicomComplexInput.h"
@@ -444,8 +445,7 @@ PrepareComplexSeries(const std::string &         input,
   else if (!options.noiseScan.empty())
   {
     itk::IOPixelEnum scanPixel = itk::IOPixelEnum::SCALAR;
-    if (auto io = itk::ImageIOFactory::CreateImageIO(options.noiseScan.c_str(),
-                                                     itk::ImageIOFactory::IOFileModeEnum::ReadMode))
+    if (auto io = svdlr_io::CreateCheckedReadImageIO(options.noiseScan))
     {
       io->SetFileName(options.noiseScan);
       io->ReadImageInformation();

@@ -21,6 +21,7 @@
 // asked for together (apps/io's StagedFiles), and prints a summary: the steps of SVDLowRankDenoiseRun.h, which
 // batch mode (--batch, SVDLowRankDenoiseBatch.h) runs on its pipeline's threads.
 #include "SVDLowRankDenoiseOptions.h"
+#include "SVDLowRankPngStack.h"
 #include "SVDLowRankDenoiseProvenance.h"
 #include "SVDLowRankDenoiseRun.h"
 #include "SVDLowRankDenoiseSummary.h"
@@ -492,7 +493,7 @@ PrepareDicom(const DenoiseToolOptions & options, std::unique_ptr<Outputs> output
 itk::ImageIOBase::Pointer
 ReadSeriesHeader(const std::string & path)
 {
-  auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  auto io = svdlr_io::CreateCheckedReadImageIO(path);
   if (!io)
   {
     throw InputError("cannot read the series '" + path + "': no ITK reader for this file");

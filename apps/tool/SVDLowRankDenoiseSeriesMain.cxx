@@ -19,6 +19,7 @@
 // SVDLowRankDenoiseSeries's entry: the command line parsed, one series (SVDLowRankDenoiseRun.h's three steps) or a
 // batch (SVDLowRankDenoiseBatch.h) run, and every error turned into its exit code (docs/command-line.md).
 #include "SVDLowRankCommonOptions.h"
+#include "SVDLowRankImageFileErrors.h"
 #include "SVDLowRankDenoiseBatch.h"
 #include "SVDLowRankDenoiseOptions.h"
 #include "SVDLowRankDenoiseRun.h"
@@ -109,6 +110,11 @@ main(int argc, char * argv[])
     return ExitUsage;
   }
   catch (const InputError & error)
+  {
+    std::cerr << DenoiseToolName << ": " << error.what() << "\n";
+    return ExitInputError;
+  }
+  catch (const svdlr_io::ImageFileError & error) // the read path's own judgement of a file, wherever it was made
   {
     std::cerr << DenoiseToolName << ": " << error.what() << "\n";
     return ExitInputError;

@@ -20,6 +20,7 @@
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
 #include "SVDLowRankInterruptCleanup.h"
+#include "SVDLowRankImageFileErrors.h"
 #include "SVDLowRankNiftiHeader.h"
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankOutputType.h"
@@ -232,17 +233,13 @@ ReconstructImageFile(const ToolOptions & options)
   const std::string & path = options.Input();
   // The raw checks first: an impossible NIfTI header or a corrupt stream is named before ITK's reader guesses at it.
   const bool scannedUpFront = CheckInputFileUpFront(path, "input", true);
-  auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  auto io = svdlr_io::CreateCheckedReadImageIO(path); // a PNG checked first: libpng may abort() on a corrupt one
   if (!io)
   {
     throw InputError("cannot read '" + path + "': no ITK reader for this file");
   }
   try
   {
-    if (std::string(io->GetNameOfClass()) == "PNGImageIO")
-    {
-      svdlr_io::CheckPngFile(path); // ITK 5.2 lets libpng abort() on some corrupt PNG files
-    }
     io->SetFileName(path);
     io->ReadImageInformation();
   }
@@ -631,6 +628,11 @@ main(int argc, char * argv[])
     return ExitUsage;
   }
   catch (const InputError & error)
+  {
+    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
+    return ExitInputError;
+  }
+  catch (const svdlr_io::ImageFileError & error) // the read path's own judgement of a file, wherever it was made
   {
     std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
     return ExitInputError;

@@ -16,6 +16,7 @@
  *
  *=========================================================================*/
 #include "SVDLowRankUpFrontChecks.h"
+#include "SVDLowRankPngStack.h"
 
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankStagedOutput.h"
@@ -190,7 +191,7 @@ CheckInputFileUpFront(const std::string & path, const char * what, bool finite)
 void
 CheckImageDimensionUpFront(const std::string & path, const char * what, unsigned int dimension)
 {
-  auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  auto io = svdlr_io::CreateCheckedReadImageIO(path);
   if (!io)
   {
     throw InputError(std::string("cannot read the ") + what + " '" + path + "': no ITK reader for this file");
