@@ -89,6 +89,10 @@ ReadImageFileBytes(const std::string & bytes, const char * extension)
   {
     // ITK's readers name the file in their own words (or not): the tools add the name to every message.
   }
+  catch (const svdlr_io::ImageFileError & error)
+  {
+    ExpectNamesThePath(error, path); // the read path's own checks before ITK (a PNG checked by libpng first)
+  }
   catch (const std::exception & error)
   {
     Fail(std::string("not an ITK exception: ") + error.what());
