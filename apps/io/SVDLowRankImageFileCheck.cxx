@@ -209,6 +209,10 @@ CheckDataPresent(const std::string & path,
   {
     throw CorruptImageFile("'" + path + "' is corrupt: " + check.problem);
   }
+  if (check.status == GunzipStatus::Truncated && check.bytes >= needed)
+  {
+    ThrowGzipTrailerMissing(path);
+  }
   if (check.bytes < needed)
   {
     ThrowMissingData(path,
@@ -432,6 +436,13 @@ ReadNiftiHeader(const std::string & path)
     }
   }
   return ParseNiftiHeader(head.data(), head.size(), path);
+}
+
+void
+ThrowGzipTrailerMissing(const std::string & path)
+{
+  throw IncompleteImageFile("'" + path + "' is truncated: its gzip stream ends before its trailer (the CRC-32 and size "
+                            "that verify its data)");
 }
 
 void

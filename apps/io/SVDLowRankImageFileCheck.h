@@ -65,6 +65,11 @@ ThrowMissingData(const std::string & path,
                  const std::string & dataFile = {},
                  const std::string & why = {});
 
+/** Throws IncompleteImageFile: "'PATH' is truncated: its gzip stream ends before its trailer ...": every byte of data
+ * decompressed, but the CRC-32 and size that verify them are cut off (a file cut by its last 8 bytes). */
+[[noreturn]] void
+ThrowGzipTrailerMissing(const std::string & path);
+
 /** Throws InvalidImageFile: `path` decompresses to more than `most` bytes where its header declares `declared`. */
 [[noreturn]] void
 ThrowDataPastHeader(const std::string & path, std::uint64_t declared, std::uint64_t most);

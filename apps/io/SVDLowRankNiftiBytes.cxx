@@ -107,6 +107,10 @@ DecompressNifti(const std::string & path, ByteBuffer raw, const NiftiHeader & he
       }
       return std::move(decompressed.bytes);
     case GunzipStatus::Truncated:
+      if (decompressed.bytesBeforeFailure >= needed)
+      {
+        ThrowGzipTrailerMissing(path);
+      }
       ThrowMissingData(path,
                        needed,
                        std::min(needed, decompressed.bytesBeforeFailure),
