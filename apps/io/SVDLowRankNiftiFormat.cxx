@@ -198,6 +198,33 @@ CheckGeometryFields(const unsigned char * bytes, bool swapped, std::int64_t dime
   }
 }
 
+/** Whether `magic` has NIfTI's form: "n+" or "ni", a digit, a NUL. */
+bool
+HasNiftiMagicForm(const char * magic)
+{
+  return magic[0] == 'n' && (magic[1] == '+' || magic[1] == 'i') && std::isdigit(static_cast<unsigned char>(magic[2])) &&
+         magic[3] == '\0';
+}
+
+/** Throws InvalidImageFile where a NIfTI magic stands where a header of its version keeps it, but sizeof_hdr is
+ * neither 348 nor 540: niftilib goes by the magic, and ITK 5.2 then took such a file's geometry as it stands, NaN
+ * included, and aborted in VNL (a NIfTI-1 magic behind sizeof_hdr 0x88e9015c, found by SVDLowRankNiftiFuzzer). */
+void
+CheckMagicWithoutItsSize(const unsigned char * bytes, std::size_t size, const std::string & source)
+{
+  const auto   stored = Field<std::int32_t>(bytes, 0, false);
+  const char * first = reinterpret_cast<const char *>(bytes + MagicOffset);
+  const char * second = reinterpret_cast<const char *>(bytes + 4);
+  const bool   nifti1 = size >= kNifti1HeaderSize && HasNiftiMagicForm(first);
+  if (nifti1 || HasNiftiMagicForm(second))
+  {
+    std::ostringstream problem;
+    problem << "sizeof_hdr is " << stored << ", but its magic '" << std::string(nifti1 ? first : second, 3)
+            << "' is NIfTI's, whose sizeof_hdr is 348 (NIfTI-1) or 540 (NIfTI-2)";
+    ThrowInvalid(source, problem.str());
+  }
+}
+
 /** Throws InvalidImageFile where `magic` has NIfTI's form ("n+" or "ni", a digit, a NUL) but is not that of the
  * header's version, `version` (from sizeof_hdr): niftilib reads the version from the magic and ITK 5.2 then takes
  * such a file's geometry as it stands, NaN included (a NIfTI-1 header with "n+2", sform_code 5 and a NaN in srow_y
@@ -206,9 +233,7 @@ CheckGeometryFields(const unsigned char * bytes, bool swapped, std::int64_t dime
 void
 CheckMagicOfAnotherVersion(const char * magic, int version, const std::string & source)
 {
-  const bool niftiForm = magic[0] == 'n' && (magic[1] == '+' || magic[1] == 'i') &&
-                         std::isdigit(static_cast<unsigned char>(magic[2])) && magic[3] == '\0';
-  if (niftiForm)
+  if (HasNiftiMagicForm(magic))
   {
     std::ostringstream problem;
     problem << "magic '" << std::string(magic, 3) << "' is not NIfTI-" << version << "'s, whose header (sizeof_hdr "
@@ -265,6 +290,10 @@ ParseNiftiHeader(const unsigned char * bytes, std::size_t size, const std::strin
   NiftiHeader header;
   std::int64_t dims[8] = {};
   header.version = VersionOf(bytes, size, header.swapped);
+  if (header.version == 0 && size >= 8)
+  {
+    CheckMagicWithoutItsSize(bytes, size, source);
+  }
   const bool swapped = header.swapped;
   if (header.version == 1)
   {
