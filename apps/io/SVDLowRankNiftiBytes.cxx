@@ -333,41 +333,44 @@ CheckFloat32Range(const NiftiFileBytes & file, const std::string & path)
   const unsigned char * data = file.stream.data() + header.voxOffset;
   const std::uint64_t   n = header.Voxels();
   const bool            s = header.swapped;
-  std::uint64_t         bad = n;
+  if (header.datatype != 64 && !r.rescale)
+  {
+    return; // only a float64, or a type scaled by scl_slope and scl_inter, can pass float32's range
+  }
+  std::uint64_t bad = n;
   switch (header.datatype)
   {
-    case 64: // float64: beyond float32 with or without a scale
+    case 64:
       bad = FirstBeyondFloat32<double>(data, n, s, r);
       break;
     case 16:
-      bad = r.rescale ? FirstBeyondFloat32<float>(data, n, s, r) : n;
+      bad = FirstBeyondFloat32<float>(data, n, s, r);
       break;
     case 2:
-      bad = r.rescale ? FirstBeyondFloat32<std::uint8_t>(data, n, s, r) : n;
+      bad = FirstBeyondFloat32<std::uint8_t>(data, n, s, r);
       break;
     case 256:
-      bad = r.rescale ? FirstBeyondFloat32<std::int8_t>(data, n, s, r) : n;
+      bad = FirstBeyondFloat32<std::int8_t>(data, n, s, r);
       break;
     case 4:
-      bad = r.rescale ? FirstBeyondFloat32<std::int16_t>(data, n, s, r) : n;
+      bad = FirstBeyondFloat32<std::int16_t>(data, n, s, r);
       break;
     case 512:
-      bad = r.rescale ? FirstBeyondFloat32<std::uint16_t>(data, n, s, r) : n;
+      bad = FirstBeyondFloat32<std::uint16_t>(data, n, s, r);
       break;
     case 8:
-      bad = r.rescale ? FirstBeyondFloat32<std::int32_t>(data, n, s, r) : n;
+      bad = FirstBeyondFloat32<std::int32_t>(data, n, s, r);
       break;
     case 768:
-      bad = r.rescale ? FirstBeyondFloat32<std::uint32_t>(data, n, s, r) : n;
+      bad = FirstBeyondFloat32<std::uint32_t>(data, n, s, r);
       break;
     case 1024:
-      bad = r.rescale ? FirstBeyondFloat32<std::int64_t>(data, n, s, r) : n;
+      bad = FirstBeyondFloat32<std::int64_t>(data, n, s, r);
       break;
     case 1280:
-      bad = r.rescale ? FirstBeyondFloat32<std::uint64_t>(data, n, s, r) : n;
+      bad = FirstBeyondFloat32<std::uint64_t>(data, n, s, r);
       break;
-    default: // complex and colour voxels: read by ITK, not scaled by the tools'
-             // reader
+    default: // complex and colour voxels: read by ITK, not scaled by the tools' reader
       break;
   }
   if (bad == n)
