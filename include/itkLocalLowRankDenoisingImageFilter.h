@@ -332,6 +332,14 @@ public:
   itkBooleanMacro(SigmaFloorCorrection);
   itkSetClampMacro(Coils, unsigned int, 1, NumericTraits<unsigned int>::max());
   itkGetConstMacro(Coils, unsigned int);
+  /** The input is a magnitude series: with none of the three above on, apply the automatic magnitude model
+   * (svdlr::MagnitudeNoiseUsed: variance stabilisation and the floor removed where σ is estimated per patch, none
+   * with a NoiseSigmaImage, a known σ, a g-factor map or a fixed rank). Default
+   * svdlr::kDefaultAutomaticMagnitudeModel (on); turn it off for a real-valued series that is not a magnitude (a
+   * real part, a phase-corrected series) or for the Gaussian model. GetMagnitudeNoiseUsed() says what ran. */
+  itkSetMacro(AutomaticMagnitudeModel, bool);
+  itkGetConstMacro(AutomaticMagnitudeModel, bool);
+  itkBooleanMacro(AutomaticMagnitudeModel);
 
   /** Demeaning before the low-rank step (svdlr::LocalDenoiseOptions::volumeGroups): the group of each volume,
    * 0 .. groups - 1 (svdlr::DemeanGroups builds them from a Demean choice, b-values or an echo count); each voxel's
@@ -386,6 +394,8 @@ public:
   itkGetEnumMacro(ShrinkageUsed, ShrinkageEnum);
   /** After Update(): the bytes of device memory the CUDA backend's buffers took; 0 when the CPU did the work. */
   itkGetConstMacro(PeakDeviceBytesUsed, SizeValueType);
+  /** After Update(): the magnitude model applied (svdlr::MagnitudeNoiseName: "vst+noise-floor", "none", ...). */
+  itkGetStringMacro(MagnitudeNoiseUsed);
 
 protected:
   LocalLowRankDenoisingImageFilter();
@@ -441,6 +451,7 @@ private:
   bool                         m_RemoveNoiseFloor{ false };
   bool                         m_SigmaFloorCorrection{ false };
   unsigned int                 m_Coils{ svdlr::kDefaultCoils };
+  bool                         m_AutomaticMagnitudeModel{ svdlr::kDefaultAutomaticMagnitudeModel };
   bool                         m_EstimateGFactor{ svdlr::kDefaultEstimateGFactor };
   std::vector<std::uint32_t>   m_VolumeGroups;
 
@@ -451,6 +462,7 @@ private:
   SizeValueType m_PatchVoxelsUsed{ 0 };
   ShrinkageEnum m_ShrinkageUsed{ ShrinkageEnum::Hard };
   SizeValueType m_PeakDeviceBytesUsed{ 0 };
+  std::string   m_MagnitudeNoiseUsed{ "none" };
   bool          m_FallbackWarned{ false };
   bool          m_WarnOnBackendFallback{ true };
   std::string   m_BackendNotes;

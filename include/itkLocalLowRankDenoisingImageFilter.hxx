@@ -329,6 +329,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   options.magnitudeNoise.noiseFloor = m_RemoveNoiseFloor;
   options.magnitudeNoise.sigmaFloorCorrection = m_SigmaFloorCorrection;
   options.magnitudeNoise.coils = m_Coils;
+  options.magnitudeNoise.automatic = m_AutomaticMagnitudeModel;
   options.estimateGFactor = m_EstimateGFactor;
   if (!m_VolumeGroups.empty())
   {
@@ -390,6 +391,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   m_PatchRadiusUsed = report.patchRadius;
   m_PatchVoxelsUsed = static_cast<SizeValueType>(report.patchVoxels);
   m_ShrinkageUsed = LocalLowRankDenoisingBridge::FromEngine(report.shrinkage);
+  m_MagnitudeNoiseUsed = svdlr::MagnitudeNoiseName(report.magnitudeNoise);
 
   m_BackendNotes = report.notes;
   if (!report.notes.empty() && !m_FallbackWarned && m_WarnOnBackendFallback)
@@ -418,6 +420,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostr
   os << indent << "NoiseEstimator: " << m_NoiseEstimator << std::endl;
   os << indent << "StabiliseMagnitude: " << m_StabiliseMagnitude << std::endl;
   os << indent << "RemoveNoiseFloor: " << m_RemoveNoiseFloor << std::endl;
+  os << indent << "AutomaticMagnitudeModel: " << m_AutomaticMagnitudeModel << std::endl;
   os << indent << "SigmaFloorCorrection: " << m_SigmaFloorCorrection << std::endl;
   os << indent << "Coils: " << m_Coils << std::endl;
   os << indent << "EstimateGFactor: " << m_EstimateGFactor << std::endl;
@@ -430,6 +433,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostr
   os << indent << "PatchSizeUsed: " << m_PatchSizeUsed << std::endl;
   os << indent << "PatchStrideUsed: " << m_PatchStrideUsed << std::endl;
   os << indent << "ShrinkageUsed: " << m_ShrinkageUsed << std::endl;
+  os << indent << "MagnitudeNoiseUsed: " << m_MagnitudeNoiseUsed << std::endl;
   os << indent << "PeakDeviceBytesUsed: " << m_PeakDeviceBytesUsed << std::endl;
 }
 

@@ -136,11 +136,11 @@ const std::vector<DenoisePreset> &DenoisePresets() {
       {"default",
        "the defaults, the best configuration docs/denoising.md measured",
        DefaultDenoisePolicy(), kDefaultPatchAggregation, kDefaultShrinkage,
-       kDefaultNoiseEstimator},
+       kDefaultNoiseEstimator, kDefaultAutomaticMagnitudeModel},
       {"dwidenoise", "MRtrix3 dwidenoise 3.0's default output, for parity",
        RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::CorderoGrande2019),
        PatchAggregation::CentreVoxel, Shrinkage::Hard,
-       NoiseEstimator::MarchenkoPasturMean},
+       NoiseEstimator::MarchenkoPasturMean, false},
   };
   return presets;
 }
@@ -166,7 +166,8 @@ std::string DenoisePresetSettings(const DenoisePreset &preset) {
   return std::string("aggregation ") + AggregationName(preset.aggregation) +
          ", shrinkage " + ShrinkageName(preset.shrinkage) + ", policy " +
          PolicyName(preset.policy) + ", noise estimator " +
-         NoiseEstimatorName(preset.noiseEstimator);
+         NoiseEstimatorName(preset.noiseEstimator) + ", magnitude model " +
+         (preset.automaticMagnitudeModel ? "automatic" : "none");
 }
 
 void ApplyDenoisePreset(const DenoisePreset &preset,
@@ -175,6 +176,7 @@ void ApplyDenoisePreset(const DenoisePreset &preset,
   options.aggregation = preset.aggregation;
   options.shrinkage = preset.shrinkage;
   options.noiseEstimator = preset.noiseEstimator;
+  options.magnitudeNoise.automatic = preset.automaticMagnitudeModel;
 }
 
 } // namespace svdlr

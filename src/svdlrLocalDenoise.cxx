@@ -441,6 +441,14 @@ LocalDenoiseReport
 DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<float> & output,
                     const LocalDenoiseMaps & maps, const LocalDenoiseOptions & requested)
 {
+  if (requested.magnitudeNoise.automatic)
+  {
+    // Resolved once, here, so that the g-factor and magnitude paths below see an explicit model.
+    LocalDenoiseOptions resolved = requested;
+    resolved.magnitudeNoise =
+      MagnitudeNoiseUsed(requested, !requested.magnitudeNoise.Active() && HasNegativeValue(input));
+    return DenoiseLocalLowRank(input, output, maps, resolved);
+  }
   // A call for the CUDA backend is a device worker's: its host-side loops (the NaN scan, the slab packing) take
   // their share of the cores beside the other devices' calls (ShareOfCpuThreads), where no thread count is given.
   std::optional<RunningParallelJob> deviceWorkerCall;

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace svdlr
@@ -103,8 +104,78 @@ CorrectNoiseFloor(const SeriesView<const float> & magnitude, const float * sigma
                 [&model](double m) { return model.SignalFromMeanMagnitude(m); });
 }
 
+MagnitudeNoiseOptions
+MagnitudeNoiseUsed(const LocalDenoiseOptions & options, bool negativeValues)
+{
+  MagnitudeNoiseOptions model = options.magnitudeNoise;
+  model.automatic = false;
+  if (!options.magnitudeNoise.automatic || options.magnitudeNoise.Active())
+  {
+    return model;
+  }
+  const bool sigmaEstimated = options.noiseSigma == nullptr && options.policy.noiseSigma == 0.0 &&
+                              PatchesHaveSigma(options.policy, false);
+  if (!negativeValues && sigmaEstimated && options.gfactor == nullptr && !options.estimateGFactor)
+  {
+    model.stabilise = kAutomaticMagnitudeStabilise;
+    model.noiseFloor = kAutomaticMagnitudeNoiseFloor;
+  }
+  return model;
+}
+
+bool
+HasNegativeValue(const SeriesView<const float> & input)
+{
+  const std::size_t voxels = input.VoxelCount();
+  for (std::size_t t = 0; t < input.volumes; ++t)
+  {
+    for (std::size_t v = 0; v < voxels; ++v)
+    {
+      if (input.data[detail::ElementOffset(input, v, t)] < 0.0f)
+      {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::string
+MagnitudeNoiseName(const MagnitudeNoiseOptions & model)
+{
+  std::string name;
+  for (const auto & [on, part] : { std::pair{ model.stabilise, "vst" }, std::pair{ model.noiseFloor, "noise-floor" },
+                                   std::pair{ model.sigmaFloorCorrection, "sigma-floor-correction" } })
+  {
+    name += on ? (name.empty() ? "" : "+") + std::string(part) : "";
+  }
+  return name.empty() ? "none" : name;
+}
+
 namespace detail
 {
+namespace
+{
+
+/** The options of the first pass that only measures each voxel's sigma for the stabilisation: a cuboid patch's
+ * centres on the body-centred lattice of stride SigmaPassStride (overlap-averaged, whatever the aggregation asked
+ * for the output, so that every voxel between the centres gets a sigma). */
+LocalDenoiseOptions
+SigmaPassOptions(const SeriesView<const float> & input, const LocalDenoiseOptions & options)
+{
+  LocalDenoiseOptions pass = options;
+  if (options.patchShape != PatchShape::Cuboid)
+  {
+    return pass;
+  }
+  const std::array<std::size_t, 3> patch = PatchSizeUsed(input.size, input.volumes, options.patchSize);
+  const std::size_t smallest = *std::min_element(patch.begin(), patch.end());
+  pass.aggregation = PatchAggregation::OverlapAverage;
+  pass.patchStride = std::max<std::size_t>(1, smallest / kPatchExtentPerSigmaPassStride);
+  return pass;
+}
+
+} // namespace
 
 LocalDenoiseReport
 DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<float> & output,
@@ -157,21 +228,29 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
     {
       CorrectNoiseFloor(output, sigma.data(), model.coils, output, threads);
     }
+    report.magnitudeNoise = model;
     return report;
   }
 
-  // A compact copy of the input, stabilised in place (the input may be the output).
-  std::vector<float>      work(voxels * input.volumes);
-  const SeriesView<float> stabilised{ work.data(), input.size, input.volumes,
-                                      { 1, static_cast<std::ptrdiff_t>(input.size[0]),
-                                        static_cast<std::ptrdiff_t>(input.size[0] * input.size[1]),
-                                        static_cast<std::ptrdiff_t>(voxels) } };
-  for (std::size_t t = 0; t < input.volumes; ++t)
+  // The stabilised series goes to the output, which is then denoised in place: no copy of the series beside the
+  // input and the output (on the 176x176x120x200 series a copy was 3 GB of host memory and a single-threaded pass).
+  // Only a caller that denoises in place itself needs one: the first pass would overwrite its input.
+  const bool              inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
+  std::vector<float>      work(inPlace ? voxels * input.volumes : 0);
+  const SeriesView<float> stabilised =
+    inPlace ? SeriesView<float>{ work.data(), input.size, input.volumes,
+                                 { 1, static_cast<std::ptrdiff_t>(input.size[0]),
+                                   static_cast<std::ptrdiff_t>(input.size[0] * input.size[1]),
+                                   static_cast<std::ptrdiff_t>(voxels) } }
+            : output;
+  if (inPlace)
   {
-    for (std::size_t v = 0; v < voxels; ++v)
-    {
-      work[v + t * voxels] = input.data[ElementOffset(input, v, t)];
-    }
+    StdThreadParallelFor(threads, input.volumes, [&](std::size_t t) {
+      for (std::size_t v = 0; v < voxels; ++v)
+      {
+        work[v + t * voxels] = input.data[ElementOffset(input, v, t)];
+      }
+    });
   }
   if (knownSigma)
   {
@@ -179,22 +258,24 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
   }
   else
   {
-    // sigma from a first pass over the magnitude (its output is replaced below).
+    // sigma from a first pass over the magnitude (its output is replaced below), on a coarser lattice.
     LocalDenoiseMaps firstMaps;
     firstMaps.noiseSigma = sigma.data();
-    DenoiseLocalLowRank(input, output, firstMaps, plain);
+    DenoiseLocalLowRank(input, output, firstMaps, SigmaPassOptions(input, plain));
   }
   for (std::size_t v = 0; options.mask && v < voxels; ++v)
   {
     sigma[v] = options.mask[v] ? sigma[v] : 0.0f;
   }
-  StabiliseMagnitude(stabilised, sigma.data(), model.coils, stabilised, threads);
+  StabiliseMagnitude(inPlace ? SeriesView<const float>(stabilised) : input, sigma.data(), model.coils, stabilised,
+                     threads);
   // The stabilised noise has about the magnitude's sigma everywhere: a known sigma stays known; an estimated one is
   // estimated again, now without the floor's bias.
   LocalDenoiseReport report = DenoiseLocalLowRank(stabilised, output, outMaps, plain);
   UnstabiliseMagnitude(output, sigma.data(), model.coils,
                        model.noiseFloor ? MagnitudeEstimate::Signal : MagnitudeEstimate::ExpectedMagnitude, output,
                        threads);
+  report.magnitudeNoise = model;
   return report;
 }
 

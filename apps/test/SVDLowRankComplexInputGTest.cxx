@@ -36,6 +36,8 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace
@@ -385,6 +387,34 @@ TEST_F(ComplexDenoiseTool, VstAndNoiseFloorOnAMagnitudeGiveTheEnginesResultOnBot
   }
   // The transforms run on the host around either backend: the backends' float rounding alone differs.
   EXPECT_LT(MaxDifference(Values("cuda.nii.gz"), expected), 1e-5 * 80.0); // values up to about 75
+}
+
+TEST_F(ComplexDenoiseTool, AMagnitudeGetsTheAutomaticModelWhereSigmaIsEstimatedAndComplexInputDoesNot)
+{
+  const auto sidecarModel = [this](const std::string & name) {
+    std::ifstream     sidecar(Path(name + ".json"));
+    const std::string record((std::istreambuf_iterator<char>(sidecar)), std::istreambuf_iterator<char>());
+    const std::string key = "\"magnitudeNoise\": \"";
+    const std::size_t at = record.find(key);
+    return at == std::string::npos ? record : record.substr(at + key.size(), record.find('"', at + key.size()) - at -
+                                                                               key.size());
+  };
+  for (const auto & [arguments, output, model] :
+       { std::tuple{ "mag.nii.gz", "auto", "vst+noise-floor" },
+         std::tuple{ "--vst --noise-floor mag.nii.gz", "explicit", "vst+noise-floor" },
+         std::tuple{ "--no-magnitude-model mag.nii.gz", "plain", "none" },
+         std::tuple{ "--preset dwidenoise mag.nii.gz", "dwidenoise", "none" },
+         std::tuple{ "--noise-sigma 2 mag.nii.gz", "known", "none" },
+         std::tuple{ "--policy fixed --rank 3 mag.nii.gz", "fixed", "none" },
+         std::tuple{ "complex.nii.gz", "fromcomplex", "none" } })
+  {
+    const auto run = Run(std::string(arguments) + " " + output + ".nii.gz");
+    ASSERT_EQ(run.exitCode, 0) << arguments << ": " << run.err;
+    EXPECT_EQ(sidecarModel(output), model) << arguments;
+  }
+  EXPECT_EQ(MaxDifference(Values("auto.nii.gz"), Values("explicit.nii.gz")), 0.0);
+  EXPECT_GT(MaxDifference(Values("auto.nii.gz"), Values("plain.nii.gz")), 0.0);
+  ExpectRefused("--no-magnitude-model --vst mag.nii.gz out.nii.gz", 2, "--vst with --no-magnitude-model");
 }
 
 TEST_F(ComplexDenoiseTool, VstWithoutSigmaOrOnComplexInputIsAUsageError)

@@ -119,6 +119,7 @@ protected:
     std::vector<float>         denoised(m_Stacked.size());
     svdlr::LocalDenoiseOptions options;
     options.backend = svdlr::Backend::CPU;
+    options.magnitudeNoise.automatic = svdlr::kDefaultAutomaticMagnitudeModel; // the tool's: its input is a magnitude
     options.volumeGroups = groups.empty() ? nullptr : groups.data();
     svdlr::DenoiseLocalLowRank({ m_Stacked.data(), m_Size, volumes, strides },
                                { denoised.data(), m_Size, volumes, strides }, {}, options);

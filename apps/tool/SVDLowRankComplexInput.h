@@ -62,6 +62,10 @@ struct ComplexInputOptions
   bool                  vst{ false };        // --vst: variance-stabilise a magnitude series (non-central chi)
   bool                  noiseFloor{ false }; // --noise-floor: output the signal without the magnitude's noise floor
   bool                  sigmaFloorCorrection{ false }; // --sigma-floor-correction: the magnitude's sigma map corrected
+  bool                  noMagnitudeModel{ false }; // --no-magnitude-model: the automatic model off
+  /** The automatic magnitude model for a magnitude INPUT (svdlr::MagnitudeNoiseOptions::automatic): the preset's
+   * (kDefaultAutomaticMagnitudeModel without one) unless --no-magnitude-model; set by the command-line checks. */
+  bool                  automaticMagnitudeModel{ svdlr::kDefaultAutomaticMagnitudeModel };
 };
 
 /** Adds the options above to the denoiser's command line. */
@@ -74,14 +78,10 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options);
 void
 CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma, bool policyEstimatesSigma);
 
-/** The --vst, --noise-floor, --sigma-floor-correction and --coils model for the engine. */
+/** The --vst, --noise-floor, --sigma-floor-correction and --coils model for the engine (automatic off: the series
+ * sets it, knowing whether it is a magnitude). */
 svdlr::MagnitudeNoiseOptions
 MagnitudeNoiseModel(const ComplexInputOptions & options);
-
-/** Its label for the summary and the sidecar: "none", or the options given joined by '+' in the order vst,
- * noise-floor, sigma-floor-correction ("vst+noise-floor", "noise-floor+sigma-floor-correction", ...). */
-std::string
-MagnitudeNoiseLabel(const ComplexInputOptions & options);
 
 /** The first magnitude option given, for messages: "--vst", "--noise-floor" or "--sigma-floor-correction". */
 const char *

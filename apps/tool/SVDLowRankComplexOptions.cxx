@@ -111,6 +111,13 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
   app.add_flag("--noise-floor", options.noiseFloor,
                "magnitude INPUT: output the signal with the noise floor\n"
                "removed (the expected magnitude inverted), not the magnitude");
+  app.add_flag("--no-magnitude-model", options.noMagnitudeModel,
+               "magnitude INPUT: denoise it as it is, noise taken as\n"
+               "Gaussian, the floor kept (dwidenoise's model and --preset\n"
+               "dwidenoise's). Without it, a magnitude series whose sigma is\n"
+               "estimated gets --vst --noise-floor (docs/denoising.md,\n"
+               "\"Magnitude data\"); a known sigma, a g-factor map, a fixed\n"
+               "rank or complex INPUT get no model unless asked");
   app.add_flag("--sigma-floor-correction", options.sigmaFloorCorrection,
                "magnitude INPUT: correct the sigma estimated on it (the\n"
                "noise map, and the sigma --noise-floor uses) for the Rician\n"
@@ -129,18 +136,6 @@ MagnitudeNoiseModel(const ComplexInputOptions & options)
   return model;
 }
 
-std::string
-MagnitudeNoiseLabel(const ComplexInputOptions & options)
-{
-  std::string label;
-  for (const auto & [given, name] : { std::pair{ options.vst, "vst" }, std::pair{ options.noiseFloor, "noise-floor" },
-                                      std::pair{ options.sigmaFloorCorrection, "sigma-floor-correction" } })
-  {
-    label += given ? (label.empty() ? "" : "+") + std::string(name) : "";
-  }
-  return label.empty() ? "none" : label;
-}
-
 const char *
 FirstMagnitudeOption(const ComplexInputOptions & options)
 {
@@ -151,6 +146,10 @@ void
 CheckComplexInputOptions(const ComplexInputOptions & options, bool knownSigma, bool policyEstimatesSigma)
 {
   const bool magnitudeModel = MagnitudeNoiseModel(options).Active();
+  if (magnitudeModel && options.noMagnitudeModel)
+  {
+    throw UsageError(std::string(FirstMagnitudeOption(options)) + " with --no-magnitude-model: give one");
+  }
   if (magnitudeModel && (!options.phase.empty() || !options.imaginary.empty()))
   {
     throw UsageError(std::string(FirstMagnitudeOption(options)) +

@@ -288,12 +288,12 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   {
     throw UsageError("give --policy or --estimator (dwidenoise's name for it), not both");
   }
-  // The preset's settings (the defaults without one) stand wherever no option was given.
+  // The preset's settings (the "default" preset's without one) stand wherever no option was given.
   svdlr::LocalDenoiseOptions preset;
-  if (!options.preset.empty())
-  {
-    svdlr::ApplyDenoisePreset(*svdlr::FindDenoisePreset(options.preset), preset); // a known name: IsMember checked
-  }
+  svdlr::ApplyDenoisePreset(options.preset.empty() ? svdlr::DenoisePresets().front()
+                                                   : *svdlr::FindDenoisePreset(options.preset), // IsMember checked it
+                            preset);
+  options.complex.automaticMagnitudeModel = preset.magnitudeNoise.automatic && !options.complex.noMagnitudeModel;
   const std::string fixed = svdlr::PolicyName(svdlr::RankPolicy::Fixed(svdlr::kMinimumRank));
   if (policy.empty())
   {

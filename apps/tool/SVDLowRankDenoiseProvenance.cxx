@@ -55,7 +55,7 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
   parameters.emplace_back("noiseEstimator",
                           JsonString(svdlr::NoiseEstimatorName(itk::LocalLowRankDenoisingBridge::ToEngine(options.noiseEstimator))));
   parameters.emplace_back("noiseSigma", options.noiseSigma > 0.0 ? JsonNumber(options.noiseSigma) : "null");
-  parameters.emplace_back("magnitudeNoise", JsonString(MagnitudeNoiseLabel(options.complex)));
+  parameters.emplace_back("magnitudeNoise", JsonString(summary.magnitudeNoise));
   parameters.emplace_back("coils", std::to_string(options.complex.coils));
   parameters.emplace_back("demean", JsonString(options.multiEcho.demean));
   parameters.emplace_back("echoes", std::to_string(summary.echoes));

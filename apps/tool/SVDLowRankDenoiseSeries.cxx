@@ -302,6 +302,9 @@ public:
     m_Filter->SetRemoveNoiseFloor(m_Options.complex.noiseFloor);
     m_Filter->SetSigmaFloorCorrection(m_Options.complex.sigmaFloorCorrection);
     m_Filter->SetCoils(m_Options.complex.coils);
+    // A demodulated real part (complex INPUT) is not a magnitude: its noise is Gaussian already.
+    m_Filter->SetAutomaticMagnitudeModel(m_Options.complex.automaticMagnitudeModel &&
+                                         !(m_Prepared && m_Prepared->demodulated));
     itk::SVDLowRankEngineBridge::SetRankPolicy(m_Filter.GetPointer(), m_Options.policy);
     m_Filter->SetDeviceMemoryLimit(m_Options.gpuMemoryLimit);
     m_Filter->WarnOnBackendFallbackOff(); // printed as a note of ours
@@ -344,6 +347,7 @@ public:
     }
     m_Summary.patchRadius = m_Filter->GetPatchRadiusUsed();
     m_Summary.patchStride = m_Filter->GetPatchStrideUsed();
+    m_Summary.magnitudeNoise = m_Filter->GetMagnitudeNoiseUsed();
     m_Summary.patchVoxels = static_cast<std::size_t>(m_Filter->GetPatchVoxelsUsed());
     m_Summary.mask = m_Mask ? m_Mask->GetBufferPointer() : nullptr;
     m_Summary.sigma = m_Filter->GetNoiseSigmaOutput()->GetBufferPointer();

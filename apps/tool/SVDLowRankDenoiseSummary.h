@@ -53,6 +53,7 @@ struct DenoiseSummary
   double                                      patchRadius{ 0.0 };       // a sphere's; 0 for a cuboid
   std::size_t                                 patchVoxels{ 0 };
   std::size_t                                 patchStride{ 0 }; // the stride used (the default resolved)
+  std::string magnitudeNoise{ "none" }; // the magnitude model used (svdlr::MagnitudeNoiseName: automatic resolved)
   const DenoiseToolOptions *                  options{ nullptr };
   const unsigned char *                       mask{ nullptr }; // grid voxels, x fastest; null: every voxel
   const float *                               sigma{ nullptr };
@@ -129,7 +130,7 @@ DescribeDistribution(std::vector<double> values)
 }
 
 inline std::string
-DescribePolicy(const DenoiseToolOptions & options)
+DescribePolicy(const DenoiseToolOptions & options, const std::string & magnitudeNoise)
 {
   std::string text = options.policy.kind == svdlr::RankPolicy::Kind::FixedRank
                        ? "fixed rank " + std::to_string(options.policy.rank)
@@ -156,11 +157,9 @@ DescribePolicy(const DenoiseToolOptions & options)
   text += options.shrinkage == itk::LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius
             ? ", optimal Frobenius shrinkage"
             : ", hard threshold";
-  if (options.complex.vst || options.complex.noiseFloor || options.complex.sigmaFloorCorrection)
+  if (magnitudeNoise != "none")
   {
-    text += std::string(options.complex.vst ? ", variance-stabilised" : "") +
-            (options.complex.noiseFloor ? ", noise floor removed" : "") +
-            (options.complex.sigmaFloorCorrection ? ", sigma corrected for the floor" : "") + " (" +
+    text += ", magnitude model " + magnitudeNoise + " (" +
             (options.complex.coils == 1 ? std::string("Rician") : std::to_string(options.complex.coils) + " coils") +
             ")";
   }
@@ -217,7 +216,7 @@ PrintDenoiseSummary(std::ostream & out, const DenoiseSummary & summary)
       << "backend:  " << summary.backend << "\n"
       << "patch:    " << DescribePatch(summary) << ", stride " << summary.patchStride << ", "
       << DescribeAggregation(options.aggregation) << "\n"
-      << "policy:   " << DescribePolicy(options) << "\n"
+      << "policy:   " << DescribePolicy(options, summary.magnitudeNoise) << "\n"
       << "sigma:    " << (sigmaKnown ? DescribeDistribution(sigma) + where : "not estimated (fixed rank)") << "\n"
       << "rank:     " << DescribeDistribution(ValuesInMask(summary.rank, summary.mask, voxels)) << "\n"
       << "time:     " << summary.seconds << " s (filter only)\n";

@@ -5,7 +5,8 @@ brain over phantoms of several noise levels, volume counts and masks, and with a
 for each configuration of SVDLowRankDenoiseSeries given; also the PSNR gain of each output.
 
 Each case takes the clean series of a make_dwi_phantom.py phantom (made here if missing) and adds its own noise
-with a seed: Rician (|S + sigma (n1 + i n2)|, as the phantoms and the scanner's magnitude) or Gaussian
+with a seed: Rician (|S + sigma (n1 + i n2)|, as the phantoms and the scanner's magnitude), non-central chi (chiN: N coils
+combined by root-sum-of-squares, the signal in one, run with --coils N) or Gaussian
 (S + sigma n1, which separates the estimator's own bias from the Rician floor's). sigma is the fraction given times
 the CSF b=0 signal (1000); the varying case grows it linearly along x from 0.5x to 1.5x.
 
@@ -24,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -36,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # name -> extra arguments of SVDLowRankDenoiseSeries (the run adds input, output, --noise-map and --mask)
 CONFIGS = {
     "default": [],
+    "plain": ["--no-magnitude-model"],  # the default before the automatic magnitude model
     "dwidenoise": ["--preset", "dwidenoise"],
     "default-residual": ["--noise-estimator", "residual"],
     "default-mp": ["--noise-estimator", "mp"],
@@ -87,7 +90,16 @@ def add_noise(clean, sigma, model, seed):
     if model == "gaussian":
         return (clean + s * n1).astype(np.float32)
     n2 = rng.standard_normal(clean.shape, dtype=np.float32)
-    return np.hypot(clean + s * n1, s * n2).astype(np.float32)
+    squares = (clean + s * n1) ** 2 + (s * n2) ** 2
+    for _ in range(coil_count(model) - 1):  # root-sum-of-squares over coils, the signal in the first
+        squares += (s * rng.standard_normal(clean.shape, dtype=np.float32)) ** 2 + \
+            (s * rng.standard_normal(clean.shape, dtype=np.float32)) ** 2
+    return np.sqrt(squares).astype(np.float32)
+
+
+def coil_count(model):
+    """rician: 1; chiN: N coils combined by root-sum-of-squares (non-central chi), as --coils N."""
+    return int(model[3:]) if model.startswith("chi") else 1
 
 
 def rician_corrected(sigma_map, denoised, volumes, passes=4):
@@ -159,10 +171,14 @@ def main():
                     command = [args.tool, "--backend", "cpu", "--nthreads", str(args.threads), "--overwrite",
                                "--quiet", noisy_path, out, "--noise-map", sigma_out, *CONFIGS[config]]
                     command += ["--mask", files["mask"]] if masked else []
+                    command += ["--coils", str(coil_count(model))] if coil_count(model) > 1 else []
+                    start = time.perf_counter()
                     subprocess.run(command, check=True)
+                    seconds = time.perf_counter() - start
                     sigma_map, denoised = dwi_io.load_nifti(sigma_out)[0], dwi_io.load_nifti(out)[0]
                     scores = sigma_scores(sigma_map, truth, brain)
                     scores["psnr gain"] = psnr(denoised, clean, brain) - row["noisy psnr"]
+                    scores["seconds"] = seconds
                     if model == "rician" and args.rician_prototype:
                         corrected = rician_corrected(sigma_map, denoised.astype(np.float64), volumes)
                         scores["rician corrected"] = sigma_scores(corrected, truth, brain)
@@ -171,11 +187,12 @@ def main():
                 print(json.dumps(row), flush=True)
 
     print()
-    print("| case | noise | seed | " + " | ".join(f"{c}: median abs / median / IQR, PSNR gain" for c in configs) + " |")
+    print("| case | noise | seed | " + " | ".join(f"{c}: median abs / median / IQR, PSNR gain, time" for c in configs) + " |")
     print("|---|---|---|" + "---|" * len(configs))
     for row in rows:
         cells = [f"{100 * row[c]['median abs']:.1f} % / {100 * row[c]['median']:+.1f} % / "
-                 f"{100 * row[c]['iqr']:.1f} %, {row[c]['psnr gain']:+.2f} dB" for c in configs]
+                 f"{100 * row[c]['iqr']:.1f} %, {row[c]['psnr gain']:+.2f} dB, {row[c]['seconds']:.1f} s"
+                 for c in configs]
         print(f"| {row['case']} | {row['noise']} | {row['seed']} | " + " | ".join(cells) + " |")
     corrected = [row for row in rows if "rician corrected" in row[configs[0]]]
     if corrected:

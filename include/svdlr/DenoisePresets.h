@@ -22,7 +22,7 @@
 // named configurations that the tool's
 // --preset and Python's preset= apply before the options given explicitly,
 // which override them. Each sets the rank policy, the aggregation, the
-// shrinkage and the noise estimator; the patch extent of every preset is the engine's default rule
+// shrinkage, the noise estimator and the automatic magnitude model; the patch extent of every preset is the engine's default rule
 // (DefaultPatchSize: the smallest odd cube of at least as many voxels as
 // volumes, dwidenoise's rule) and the stride 1. ITK-free.
 
@@ -41,6 +41,8 @@ struct DenoisePreset {
   PatchAggregation aggregation;
   Shrinkage shrinkage;
   NoiseEstimator noiseEstimator;
+  bool automaticMagnitudeModel; // MagnitudeNoiseOptions::automatic for a
+                                // magnitude input (dwidenoise: none)
 };
 
 /** Every preset, in the order --help lists them: "default" (the defaults of
@@ -54,8 +56,9 @@ std::vector<std::string> DenoisePresetNameList();
 /** What the preset sets, in the options' spellings: "aggregation overlap,
  * shrinkage auto, policy mp-cg, noise estimator residual". */
 std::string DenoisePresetSettings(const DenoisePreset &preset);
-/** Sets the policy, aggregation, shrinkage and noise estimator of `options` to
- * the preset's (the rest is untouched). */
+/** Sets the policy, aggregation, shrinkage, noise estimator and
+ * magnitudeNoise.automatic of `options` to the preset's (the rest is
+ * untouched). */
 void ApplyDenoisePreset(const DenoisePreset &preset,
                         LocalDenoiseOptions &options);
 

@@ -82,7 +82,13 @@ struct MagnitudeNoiseOptions
   bool sigmaFloorCorrection{ false };
   /** Coils combined by root-sum-of-squares (1: Rician). */
   unsigned coils{ kDefaultCoils };
+  /** The caller knows the series is a magnitude and asks for no model of its own (stabilise, noiseFloor and
+   * sigmaFloorCorrection all off): apply Defaults.h's automatic magnitude model where the series admits it
+   * (MagnitudeNoiseUsed). Off in the engine's own options; every interface turns it on for magnitude input
+   * (kDefaultAutomaticMagnitudeModel). Ignored when any of the three is on. */
+  bool automatic{ false };
 
+  /** Whether a model is asked for explicitly (automatic not counted: MagnitudeNoiseUsed resolves it). */
   bool
   Active() const
   {
@@ -146,7 +152,8 @@ struct LocalDenoiseOptions
    * second pass estimates σ of the divided series), so only its shape matters. Not with `gfactor` nor an active
    * magnitudeNoise (GFactorEstimateProblem). Default: kDefaultEstimateGFactor. */
   bool estimateGFactor{ kDefaultEstimateGFactor };
-  /** Magnitude input: variance stabilisation and noise-floor removal; off by default. */
+  /** Magnitude input: variance stabilisation and noise-floor removal; off by default (automatic: see
+   * MagnitudeNoiseUsed). */
   MagnitudeNoiseOptions magnitudeNoise{};
   /** Optional, `volumes` values: the group of each volume, 0 .. groups - 1, each group holding at least one volume
    * (svdlr/VolumeGroups.h's DemeanGroups builds them). Each voxel's mean over each group's volumes is subtracted
@@ -195,6 +202,7 @@ struct LocalDenoiseReport
   std::size_t                patchStride{ 0 };   // the stride used (PatchStrideUsed: kAutoPatchStride resolved)
   Shrinkage                  shrinkage{ Shrinkage::Hard }; // the shrinkage used: Auto resolved (ResolveShrinkage)
   std::size_t                patches{ 0 };         // patches computed
+  MagnitudeNoiseOptions      magnitudeNoise{};     // the magnitude model used: automatic resolved (MagnitudeNoiseUsed)
   /** The device memory the CUDA backend's buffers took (slabs, batch, mask and σ map) in the run that produced
    * the output; 0 on the CPU. The CUDA context and library handles come on top of it. */
   std::size_t peakDeviceBytes{ 0 };
@@ -270,6 +278,26 @@ DefaultPatchSize(std::size_t volumes);
  * the tools' summaries and Python's BIDS sidecars report. */
 std::array<std::size_t, 3>
 PatchSizeUsed(const std::array<std::size_t, 3> & size, std::size_t volumes, const std::array<std::size_t, 3> & requested);
+
+/** The magnitude model DenoiseLocalLowRank applies with these options to a series that holds a value below 0
+ * (`negativeValues`) or none: options.magnitudeNoise as given where it is not automatic or asks for a model itself;
+ * for an automatic one, Defaults.h's kAutomaticMagnitudeStabilise and kAutomaticMagnitudeNoiseFloor where the
+ * series can be a magnitude (no value below 0) and σ is estimated per patch (no known σ, scalar or map, no
+ * g-factor map given or estimated, a rank policy that estimates σ), and none otherwise: a known σ keeps what it
+ * did, a fixed rank has no σ to stabilise with, and a series with negative values (a real part, a demeaned or
+ * filtered series) is no magnitude. The result is never automatic. The one rule of the engine, the filter, the
+ * tools and Python, whose summaries and sidecars report it (MagnitudeNoiseName). */
+MagnitudeNoiseOptions
+MagnitudeNoiseUsed(const LocalDenoiseOptions & options, bool negativeValues);
+
+/** Whether the series holds a value below 0 (MagnitudeNoiseUsed's `negativeValues`), over every voxel. */
+bool
+HasNegativeValue(const SeriesView<const float> & input);
+
+/** How the tools, Python and the sidecars name a magnitude model: "none", or its parts joined by "+" in the order
+ * "vst", "noise-floor", "sigma-floor-correction" ("vst+noise-floor"). */
+std::string
+MagnitudeNoiseName(const MagnitudeNoiseOptions & model);
 
 /** The patch stride DenoiseLocalLowRank uses with a patch of extent `patchUsed` (PatchSizeUsed, or a sphere's box):
  * `requested` as given (DenoiseLocalLowRank checks it), or for kAutoPatchStride the smallest extent divided by

@@ -51,6 +51,7 @@ class DenoiseOptions:
     demean: Optional[str] = None  # "none", "all", "shells" (from the run's b-values), "echoes" (None: "none",
     noise_estimator: Optional[str] = None  # "mp" or "residual" (None: the engine's default)
     sigma_floor_correction: bool = False  # correct the magnitude's sigma map for the noise floor
+    magnitude_model: Optional[bool] = None  # the automatic magnitude model (None: on; False: off, the Gaussian model)
 
     def keywords(self) -> Dict[str, Any]:
         """Keywords of :func:`local_low_rank_denoising_image_filter` for a nibabel array (x, y, z, volumes)."""
@@ -63,7 +64,8 @@ class DenoiseOptions:
                     noise_floor=bool(self.noise_floor), coils=None if self.coils is None else int(self.coils),
                     demean=self.demean,
                     noise_estimator=self.noise_estimator,
-                    sigma_floor_correction=bool(self.sigma_floor_correction))
+                    sigma_floor_correction=bool(self.sigma_floor_correction),
+                    magnitude_model=self.magnitude_model)
 
     def policy_used(self) -> str:
         """The rank policy's name: the one given, else the one a parameter implies, else the engine's default."""
@@ -77,6 +79,15 @@ class DenoiseOptions:
         """"hard" or "frobenius": the shrinkage given, or the engine's default resolved by its rule."""
         return _engine.shrinkage_used(self.shrinkage or _engine.DEFAULT_DENOISE_SHRINKAGE, self.policy_used(),
                                       self.noise_sigma is not None)
+
+    def magnitude_noise_used(self, negative_values: bool = False) -> str:
+        """The magnitude model the run applies, as the sidecars name it ("vst+noise-floor", "none", ...): the
+        engine's rule (svdlr::MagnitudeNoiseUsed) on these options, for a series with a value below 0 or none."""
+        return _engine.magnitude_noise_used(self.policy_used(), self.magnitude_model is not False, vst=bool(self.vst),
+                                            noise_floor=bool(self.noise_floor),
+                                            sigma_floor_correction=bool(self.sigma_floor_correction),
+                                            known_sigma=self.noise_sigma is not None,
+                                            negative_values=negative_values)
 
     def shape_used(self) -> str:
         """"cuboid" or "sphere": the shape given, else "sphere" for a radius, else the engine's default."""
@@ -93,6 +104,7 @@ class DenoiseOptions:
         record["shrinkage"] = self.shrinkage_used()
         record["demean"] = self.demean or _engine.DEFAULT_DEMEAN
         record["noise_estimator"] = self.noise_estimator or _engine.DEFAULT_DENOISE_NOISE_ESTIMATOR
+        record["magnitude_noise"] = self.magnitude_noise_used()
         return record
 
 
@@ -118,6 +130,7 @@ class SeriesResult:
     sigma: Dict[str, float]
     seconds: float
     report: Optional[ReportData] = None
+    negative_values: bool = False  # the series held a value below 0: no magnitude (MagnitudeNoiseUsed)
 
 
 def _summary(values: np.ndarray) -> Dict[str, float]:
@@ -353,7 +366,7 @@ def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, ra
     estimated = _estimated_voxels(series.mask, noisy)
     return SeriesResult(shape=tuple(int(n) for n in noisy.shape), rank=_summary(rank[estimated].astype(float)),
                         sigma=_summary(sigma[estimated].astype(float)), seconds=time.perf_counter() - series.start,
-                        report=report)
+                        report=report, negative_values=bool((noisy < 0).any()))
 
 
 def _estimated_voxels(mask: Optional[np.ndarray], noisy: np.ndarray) -> np.ndarray:

@@ -70,6 +70,9 @@ class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
     noise_floor = traits.Bool(False, usedefault=True, desc="output the signal with the noise floor removed")
     sigma_floor_correction = traits.Bool(False, usedefault=True,
                                          desc="correct the sigma map estimated on the magnitude for its noise floor")
+    magnitude_model = traits.Bool(desc="the automatic magnitude model: with sigma estimated, the magnitude is "
+                                       "variance-stabilised and its noise floor removed, as with vst and "
+                                       "noise_floor (default: on; False: the magnitude as it is, dwidenoise's model)")
     coils = traits.Int(desc="coils combined by root-sum-of-squares, for vst, noise_floor and sigma_floor_correction "
                             "(default 1)")
     demean = traits.Enum(*_engine.DEMEAN_CHOICES, desc="subtract each voxel's mean over all volumes, each b-value "
@@ -118,7 +121,8 @@ class DenoiseSeries(SimpleInterface):
                               noise_floor=defined["noise_floor"], coils=defined.get("coils"),
                               demean=defined.get("demean"),
                               noise_estimator=defined.get("noise_estimator"),
-                              sigma_floor_correction=defined["sigma_floor_correction"])
+                              sigma_floor_correction=defined["sigma_floor_correction"],
+                              magnitude_model=defined.get("magnitude_model"))
 
     def _run_interface(self, runtime):
         out_file, noise, rank = self._path("out_file", "denoised"), self._path("noise", "noise"), \

@@ -67,12 +67,6 @@ using SeriesArray = nb::ndarray<nb::ro, float, nb::device::cpu>;
 using MaskArray = nb::ndarray<nb::ro, std::uint8_t, nb::c_contig, nb::device::cpu>;
 using SigmaArray = nb::ndarray<nb::ro, float, nb::c_contig, nb::device::cpu>;
 
-[[noreturn]] void
-ThrowValueError(const std::string & message)
-{
-  throw nb::value_error(("svdlr: " + message).c_str());
-}
-
 std::string
 ShapeText(const std::vector<std::size_t> & shape)
 {
@@ -231,16 +225,13 @@ MakeOptions(const std::optional<std::string> &         preset,
             const std::optional<std::string> &         gpuMemoryLimit,
             std::int64_t                               threads)
 {
-  LocalDenoiseOptions options; // the defaults (svdlr/Defaults.h), then the preset's, then the keywords given
-  if (preset)
+  LocalDenoiseOptions options; // the preset's ("default": Defaults.h's without one), then the keywords given
+  const DenoisePreset * named = preset ? FindDenoisePreset(*preset) : &DenoisePresets().front();
+  if (named == nullptr)
   {
-    const DenoisePreset * named = FindDenoisePreset(*preset);
-    if (named == nullptr)
-    {
-      ThrowValueError("preset must be " + PresetNames() + ", got \"" + *preset + "\"");
-    }
-    ApplyDenoisePreset(*named, options);
+    ThrowValueError("preset must be " + PresetNames() + ", got \"" + *preset + "\"");
   }
+  ApplyDenoisePreset(*named, options);
   // The reconstruction's keywords (svdlrPyRankPolicy.h); noise_sigma is the denoiser's map, not a policy parameter.
   options.policy = RankPolicyFrom({ policy, "policy", rank, energyFraction, std::nullopt }, PolicyName(options.policy));
   const std::string problem = PolicyProblem(options.policy, Solver::Exact);
@@ -360,7 +351,8 @@ DenoiseArray(SeriesArray                               series,
              std::optional<std::string>                noiseEstimator,
              bool                                      sigmaFloorCorrection,
              std::optional<SigmaArray>                 gfactor,
-             bool                                      estimateGFactor)
+             bool                                      estimateGFactor,
+             std::optional<bool>                       automaticMagnitudeModel)
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options = MakeOptions(
@@ -374,6 +366,7 @@ DenoiseArray(SeriesArray                               series,
   options.magnitudeNoise.noiseFloor = noiseFloor;
   options.magnitudeNoise.sigmaFloorCorrection = sigmaFloorCorrection;
   options.magnitudeNoise.coils = static_cast<unsigned>(coils);
+  options.magnitudeNoise.automatic = automaticMagnitudeModel.value_or(options.magnitudeNoise.automatic);
   if (noiseEstimator && !ParseNoiseEstimatorName(*noiseEstimator, options.noiseEstimator))
   {
     ThrowValueError("noise_estimator must be \"mp\" or \"residual\", got \"" + *noiseEstimator + "\"");
@@ -542,6 +535,7 @@ DefineDenoise(nb::module_ & module)
              "sigma_floor_correction"_a = false,
              "gfactor"_a = nb::none(),
              "estimate_gfactor"_a = kDefaultEstimateGFactor,
+             "automatic_magnitude_model"_a = nb::none(),
              DenoiseDoc);
   module.def(
     "demean_groups",
@@ -606,113 +600,7 @@ DefineDenoise(nb::module_ & module)
     presets.append(nb::str(name.c_str()));
   }
   module.attr("DENOISE_PRESETS") = nb::tuple(presets);
-  module.def(
-    "shrinkage_used",
-    [](const std::string & shrinkage, const std::string & policy, bool knownSigma) {
-      Shrinkage requested{};
-      RankPolicy rankPolicy;
-      if (!ParseShrinkageName(shrinkage, requested) || !ParsePolicyName(policy, rankPolicy))
-      {
-        ThrowValueError("unknown shrinkage \"" + shrinkage + "\" or policy \"" + policy + "\"");
-      }
-      return std::string(ShrinkageName(ResolveShrinkage(requested, rankPolicy, knownSigma)));
-    },
-    "shrinkage"_a, "policy"_a, "known_sigma"_a,
-    "The shrinkage a denoising run uses, \"hard\" or \"frobenius\": \"auto\" resolved by the engine's rule\n"
-    "(svdlr::ResolveShrinkage: optimal shrinkage where the patches have sigma, the hard threshold otherwise).");
-  module.def(
-    "gfactor_known_sigma_problem",
-    [](bool knownSigmaMap) { return GFactorKnownSigmaProblem(knownSigmaMap); },
-    "known_sigma_map"_a,
-    "Why a known sigma map cannot go with a g-factor map: \"\" when it can (a single sigma is the sigma where g = 1;\n"
-    "svdlr::GFactorKnownSigmaProblem, the rule the tools share).");
-  module.def(
-    "sigma_floor_correction_problem",
-    [](bool vst, bool knownSigma) {
-      MagnitudeNoiseOptions model;
-      model.stabilise = vst;
-      model.sigmaFloorCorrection = true;
-      return SigmaFloorCorrectionProblem(model, knownSigma);
-    },
-    "vst"_a, "known_sigma"_a,
-    "Why sigma_floor_correction cannot run with vst and a known sigma as given: \"\" when it can (the engine's\n"
-    "rule, svdlr::SigmaFloorCorrectionProblem), for checking a command line before any run.");
-  module.def(
-    "patch_size_used",
-    [](const std::vector<std::int64_t> & shape, std::int64_t volumes,
-       const std::optional<std::vector<std::int64_t>> & requested) {
-      if (shape.size() != 3 || (requested && requested->size() != 3) || volumes < 1)
-      {
-        ThrowValueError("patch_size_used takes the 3 spatial extents, the volume count (>= 1) and optionally the 3 "
-                        "patch extents asked for");
-      }
-      // Array order in and out, the engine's (x = the last spatial array axis) inside, as denoise_local_low_rank.
-      std::array<std::size_t, 3> size{};
-      std::array<std::size_t, 3> asked{};
-      for (int i = 0; i < 3; ++i)
-      {
-        if (shape[2 - i] < 1 || (requested && (*requested)[2 - i] < 0))
-        {
-          ThrowValueError("patch_size_used: extents must be >= 1 (patch extents >= 0)");
-        }
-        size[i] = static_cast<std::size_t>(shape[2 - i]);
-        asked[i] = requested ? static_cast<std::size_t>((*requested)[2 - i]) : 0;
-      }
-      const std::array<std::size_t, 3> used = PatchSizeUsed(size, static_cast<std::size_t>(volumes), asked);
-      return std::vector<std::int64_t>{ static_cast<std::int64_t>(used[2]), static_cast<std::int64_t>(used[1]),
-                                        static_cast<std::int64_t>(used[0]) };
-    },
-    "shape"_a, "volumes"_a, "requested"_a = nb::none(),
-    "The patch extent a denoising run uses on a series of this spatial shape and volume count (array order):\n"
-    "`requested` as given, or for None the default cube fitted to the image (svdlr::PatchSizeUsed, the one rule\n"
-    "the engine and the tools use). The BIDS App records it in each run's sidecar.");
-  module.def(
-    "patch_stride_used",
-    [](const std::vector<std::int64_t> & patchUsed, const std::string & shape, const std::string & aggregation,
-       std::int64_t requested) {
-      PatchShape       engineShape = kDefaultPatchShape;
-      PatchAggregation engineAggregation = kDefaultPatchAggregation;
-      if (patchUsed.size() != 3 || requested < 0 || !ParsePatchShapeName(shape, engineShape) ||
-          !ParseAggregationName(aggregation, engineAggregation))
-      {
-        ThrowValueError("patch_stride_used takes the 3 patch extents used, a patch shape's and an aggregation's "
-                        "name, and the stride asked for (>= 0)");
-      }
-      std::array<std::size_t, 3> patch{};
-      for (int i = 0; i < 3; ++i)
-      {
-        patch[i] = static_cast<std::size_t>(std::max<std::int64_t>(1, patchUsed[i]));
-      }
-      return static_cast<std::int64_t>(
-        PatchStrideUsed(patch, engineShape, engineAggregation, static_cast<std::size_t>(requested)));
-    },
-    "patch_used"_a, "patch_shape"_a, "aggregation"_a, "requested"_a = static_cast<std::int64_t>(kAutoPatchStride),
-    "The patch stride a denoising run uses with this patch extent (patch_size_used), shape and aggregation:\n"
-    "`requested` as given, or for AUTO_PATCH_STRIDE (0) the default rule (svdlr::PatchStrideUsed, the one rule the\n"
-    "engine and the tools use: half the patch's smallest extent). The BIDS App records it in each run's sidecar.");
-  module.def(
-    "sphere_patch_used",
-    [](const std::vector<std::int64_t> & shape, std::int64_t volumes, double radius) {
-      if (shape.size() != 3 || volumes < 1 || !(std::isfinite(radius) && radius >= 0.0))
-      {
-        ThrowValueError("sphere_patch_used takes the 3 spatial extents, the volume count (>= 1) and a radius >= 0");
-      }
-      std::array<std::size_t, 3> size{};
-      for (int i = 0; i < 3; ++i)
-      {
-        if (shape[2 - i] < 1)
-        {
-          ThrowValueError("sphere_patch_used: extents must be >= 1");
-        }
-        size[i] = static_cast<std::size_t>(shape[2 - i]);
-      }
-      const SpherePatch sphere = SpherePatchUsed(size, static_cast<std::size_t>(volumes), radius);
-      return nb::make_tuple(sphere.radius, sphere.voxels);
-    },
-    "shape"_a, "volumes"_a, "radius"_a = 0.0,
-    "The spherical patch a denoising run uses on a series of this spatial shape (array order) and volume count:\n"
-    "(radius, voxels), for `radius` as given or, for 0, the default (svdlr::SpherePatchUsed, the one rule the\n"
-    "engine and the tools use). The BIDS App records it in each run's sidecar.");
+  DefineDenoiseRules(module);
 }
 
 } // namespace python

@@ -30,6 +30,12 @@ namespace python
 void
 DefineDenoise(nanobind::module_ & module);
 
+/** Adds the engine's rules that the Python layer and the BIDS App read before a run, each the engine's one function:
+ * shrinkage_used, magnitude_noise_used, gfactor_known_sigma_problem, sigma_floor_correction_problem,
+ * patch_size_used, patch_stride_used, sphere_patch_used (svdlrPyDenoiseRules.cpp). */
+void
+DefineDenoiseRules(nanobind::module_ & module);
+
 } // namespace python
 } // namespace svdlr
 

@@ -94,5 +94,11 @@ RaiseImageFileError(const svdlr_io::ImageFileError & error)
   throw nb::python_error();
 }
 
+[[noreturn]] void
+ThrowValueError(const std::string & message)
+{
+  throw nanobind::value_error(("svdlr: " + message).c_str());
+}
+
 } // namespace python
 } // namespace svdlr

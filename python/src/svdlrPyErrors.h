@@ -43,6 +43,10 @@ RaiseEngineError(const Error & error);
 [[noreturn]] void
 RaiseImageFileError(const svdlr_io::ImageFileError & error);
 
+/** Raises ValueError("svdlr: " + message): a keyword's value the binding refuses before any engine call. */
+[[noreturn]] void
+ThrowValueError(const std::string & message);
+
 /** The name of `code`, as in the C++ enum ("InvalidArgument", ...). */
 const char *
 ErrorCodeName(ErrorCode code);

@@ -15,6 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
+#include "svdlrPyErrors.h"
 #include "svdlrPyRankPolicy.h"
 
 #include <nanobind/stl/optional.h>
@@ -31,12 +32,6 @@ namespace python
 {
 namespace
 {
-
-[[noreturn]] void
-ThrowValueError(const std::string & message)
-{
-  throw nb::value_error(("svdlr: " + message).c_str());
-}
 
 nb::tuple
 AsTuple(const std::vector<std::string> & names)

@@ -76,12 +76,6 @@ struct BatchShape
 };
 
 [[noreturn]] void
-ThrowValueError(const std::string & message)
-{
-  throw nb::value_error(("svdlr: " + message).c_str());
-}
-
-[[noreturn]] void
 ThrowTypeError(const std::string & message)
 {
   throw nb::type_error(("svdlr: " + message).c_str());

@@ -182,15 +182,25 @@ def test_exp2_is_cordero_grande_in_the_sidecar_and_the_boilerplate(raw, tmp_path
 
 def test_vst_and_noise_floor_reach_the_denoiser_the_sidecar_and_the_boilerplate(raw, tmp_path):
     root, _, _ = raw
-    plain, stabilised = tmp_path / "plain", tmp_path / "vst"
+    plain, stabilised, automatic = tmp_path / "plain", tmp_path / "vst", tmp_path / "automatic"
     common = ["participant", "--participant-label", "02", "--backend", "cpu", "--no-reports", "--quiet"]
-    assert bids.main([str(root), str(plain), *common]) == _engine.EXIT_SOME_FAILED  # sub-02's broken run
+    # sub-02's broken run fails each
+    assert bids.main([str(root), str(plain), *common, "--no-magnitude-model"]) == _engine.EXIT_SOME_FAILED
     assert bids.main([str(root), str(stabilised), *common, "--vst", "--noise-floor", "--coils", "4"]) == \
         _engine.EXIT_SOME_FAILED
+    assert bids.main([str(root), str(automatic), *common]) == _engine.EXIT_SOME_FAILED
     relative = GOOD_DWI[2]
     sidecar = json.loads((stabilised / _derivative(relative, "denoised", ".json")).read_text())
     parameters = sidecar["DenoisingParameters"]
     assert (parameters["vst"], parameters["noise_floor"], parameters["coils"]) == (True, True, 4)
+    assert parameters["magnitude_noise"] == "vst+noise-floor"
+    # The default is the automatic model on a magnitude: the same noise model, named so; --no-magnitude-model none.
+    for folder, model in ((automatic, "vst+noise-floor"), (plain, "none")):
+        recorded = json.loads((folder / _derivative(relative, "denoised", ".json")).read_text())
+        assert recorded["DenoisingParameters"]["magnitude_noise"] == model
+    assert "variance-stabilised" in (automatic / "logs" / "CITATION.md").read_text()
+    assert bids.main([str(root), str(tmp_path / "both"), *common, "--no-magnitude-model", "--vst"]) == \
+        _engine.EXIT_USAGE
     citation = (stabilised / "logs" / "CITATION.md").read_text()
     assert "variance-stabilised" in citation and "non-central chi (4 coils)" in citation and "[foi2011]" in citation
     # The transforms ran: removing a 4-coil floor lowers the mean of every voxel against the plain run's output.
@@ -204,7 +214,8 @@ def test_sigma_floor_correction_reaches_the_noise_map_the_sidecar_and_the_boiler
     root, _, _ = raw
     plain, corrected = tmp_path / "plain", tmp_path / "corrected"
     common = ["participant", "--participant-label", "02", "--backend", "cpu", "--no-reports", "--quiet"]
-    assert bids.main([str(root), str(plain), *common]) == _engine.EXIT_SOME_FAILED  # sub-02's broken run
+    assert bids.main([str(root), str(plain), *common, "--no-magnitude-model"]) == \
+        _engine.EXIT_SOME_FAILED  # sub-02's broken run
     assert bids.main([str(root), str(corrected), *common, "--sigma-floor-correction"]) == _engine.EXIT_SOME_FAILED
     relative = GOOD_DWI[2]
     sidecar = json.loads((corrected / _derivative(relative, "denoised", ".json")).read_text())

@@ -70,7 +70,8 @@ def test_complex_denoising_beats_magnitude_denoising_at_low_snr(rng):
     clean, z, _ = complex_series(rng, snr=2.0)
     magnitude = np.abs(z)
     error = lambda result: float(np.sqrt(np.mean((np.asarray(result, np.float64) - clean) ** 2)))  # noqa: E731
-    from_magnitude = error(denoise(magnitude, backend="cpu"))
+    # Against the magnitude denoised as it is: the automatic magnitude model (the default) closes most of the gap.
+    from_magnitude = error(denoise(magnitude, backend="cpu", magnitude_model=False))
     from_complex = error(denoise(magnitude, phase=np.angle(z), backend="cpu"))
     assert from_complex < 0.8 * from_magnitude, (from_complex, from_magnitude, error(magnitude))
 

@@ -389,7 +389,7 @@ def test_ctrl_c_stops_the_work_between_batches(series):
     def press_ctrl_c(done, total):
         calls.append(done)
         if len(calls) == 1:
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)  # to this thread: os.kill may pick another thread
 
     with pytest.raises(KeyboardInterrupt):
         _engine.denoise_local_low_rank(series[1], backend="cpu", max_patches_per_batch=16, progress=press_ctrl_c)

@@ -221,7 +221,7 @@ def test_ctrl_c_during_the_work_raises_keyboard_interrupt(rng):
     def press_ctrl_c(done, total):
         calls.append(done)
         if len(calls) == 1:
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)  # to this thread: os.kill may pick another thread
 
     with pytest.raises(KeyboardInterrupt):
         _engine.reconstruct(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from itk_svdlowrankreconstruction import _engine
 from itk_svdlowrankreconstruction import local_low_rank_denoising_image_filter as denoise
 
 SIGMA = 1.0
@@ -83,7 +84,7 @@ def test_the_sigma_map_corrected_for_the_floor_comes_closer_to_sigma(rng):
     # A flat signal at 1.5 sigma, where the Rician spread is about 0.7 sigma: the map measured on the magnitude is
     # that low, and the correction, which knows the floor's spread at the denoised series' SNR, brings it back.
     noisy = flat_magnitude(rng, 1.5 * SIGMA, 1)
-    _, measured, _ = denoise(noisy, noise_estimator="residual", return_maps=True)
+    _, measured, _ = denoise(noisy, noise_estimator="residual", magnitude_model=False, return_maps=True)
     _, corrected, _ = denoise(noisy, noise_estimator="residual", sigma_floor_correction=True, return_maps=True)
     measured_error = abs(float(np.median(measured)) / SIGMA - 1.0)
     corrected_error = abs(float(np.median(corrected)) / SIGMA - 1.0)
@@ -107,3 +108,30 @@ def test_bad_requests_are_refused(rng):
         denoise(noisy, sigma_floor_correction=True, vst=True)
     with pytest.raises(ValueError, match="magnitude series"):
         denoise(noisy, sigma_floor_correction=True, phase=np.zeros_like(noisy))
+
+
+def test_the_default_on_a_magnitude_is_vst_with_the_floor_removed(rng):
+    """The automatic magnitude model: a magnitude series whose sigma is estimated gets exactly vst + noise_floor;
+    magnitude_model=False, a known sigma or a value below 0 give the plain result, and the rule says so."""
+    magnitude = flat_magnitude(rng, 3.0, 1)
+    automatic = denoise(magnitude, volume_axis=0, backend="cpu")
+    explicit = denoise(magnitude, volume_axis=0, backend="cpu", vst=True, noise_floor=True)
+    plain = denoise(magnitude, volume_axis=0, backend="cpu", magnitude_model=False)
+    np.testing.assert_array_equal(automatic, explicit)
+    assert np.abs(automatic - plain).max() > 0
+    assert automatic.mean() < plain.mean()  # the floor removed
+    forced = denoise(magnitude, volume_axis=0, backend="cpu", preset="dwidenoise", magnitude_model=True)
+    np.testing.assert_array_equal(
+        forced, denoise(magnitude, volume_axis=0, backend="cpu", preset="dwidenoise", vst=True, noise_floor=True))
+    shifted = magnitude.copy()
+    shifted[0, 0, 0, 0] = -1.0  # no magnitude
+    np.testing.assert_array_equal(denoise(shifted, volume_axis=0, backend="cpu"),
+                                  denoise(shifted, volume_axis=0, backend="cpu", magnitude_model=False))
+    assert _engine.magnitude_noise_used("mp-cg", True) == "vst+noise-floor"
+    assert _engine.magnitude_noise_used("mp-cg", True, negative_values=True) == "none"
+    assert _engine.magnitude_noise_used("mp-cg", True, known_sigma=True) == "none"
+    assert _engine.magnitude_noise_used("fixed", True) == "none"
+    assert _engine.magnitude_noise_used("mp-cg", False) == "none"
+    assert _engine.magnitude_noise_used("mp-cg", True, noise_floor=True) == "noise-floor"
+    with pytest.raises(ValueError, match="magnitude_model=False"):
+        denoise(magnitude, volume_axis=0, backend="cpu", magnitude_model=False, vst=True)

@@ -280,13 +280,20 @@ TEST(SVDLowRankDenoisePresets, DefaultPresetIsTheDefaults) {
   EXPECT_EQ(fromPreset.policy.kind, defaults.policy.kind);
   EXPECT_EQ(fromPreset.policy.estimator, defaults.policy.estimator);
   EXPECT_EQ(fromPreset.noiseEstimator, defaults.noiseEstimator);
+  // The one default an interface's options hold that the engine's own do not: the input is a magnitude.
+  EXPECT_EQ(fromPreset.magnitudeNoise.automatic, svdlr::kDefaultAutomaticMagnitudeModel);
+  EXPECT_FALSE(defaults.magnitudeNoise.automatic);
 }
 
 TEST(SVDLowRankDenoisePresets, DwidenoiseIsCentreVoxelHardThresholdAndExp2) {
   const svdlr::DenoisePreset *preset = svdlr::FindDenoisePreset("dwidenoise");
   ASSERT_NE(preset, nullptr);
   EXPECT_EQ(svdlr::DenoisePresetSettings(*preset),
-            "aggregation centre, shrinkage hard, policy mp-cg, noise estimator mp");
+            "aggregation centre, shrinkage hard, policy mp-cg, noise estimator mp, magnitude model none");
+  LocalDenoiseOptions fromPreset;
+  fromPreset.magnitudeNoise.automatic = true;
+  svdlr::ApplyDenoisePreset(*preset, fromPreset);
+  EXPECT_FALSE(fromPreset.magnitudeNoise.automatic); // dwidenoise's model: the magnitude as it is
   EXPECT_EQ(preset->noiseEstimator, svdlr::NoiseEstimator::MarchenkoPasturMean);
   Random random;
   SCOPED_TRACE(random.SeedTrace());

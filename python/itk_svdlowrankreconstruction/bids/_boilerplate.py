@@ -85,16 +85,17 @@ def methods_text(options: DenoiseOptions, version: str, datatypes: List[str]) ->
              f"holding it{weighting}.")
     coils = options.coils or 1
     noise = "Rician" if coils == 1 else f"non-central chi ({coils} coils)"
-    if options.vst:
+    model = options.magnitude_noise_used().split("+")  # the model the run applied, the automatic one resolved
+    if "vst" in model:
         cite.append("foi2011")
         text += (f" Before the low-rank step the magnitude was variance-stabilised for its {noise} noise, and after "
                  "it transformed back with the exact unbiased inverse [foi2011]" +
-                 (", giving the signal with the noise floor removed." if options.noise_floor else "."))
-    if options.sigma_floor_correction:
+                 (", giving the signal with the noise floor removed." if "noise-floor" in model else "."))
+    if "sigma-floor-correction" in model:
         text += (" The noise map, measured on the magnitude, was corrected for the smaller spread of its "
                  f"{noise} noise near the floor: each voxel's variance ratio at the SNR of the denoised series, "
                  "averaged over its volumes and its patch, divided out.")
-    if options.noise_floor and not options.vst:
+    if "noise-floor" in model and "vst" not in model:
         cite.append("koay2006")
         text += (f" The {noise} noise floor was then removed from the denoised magnitude by inverting its expected "
                  "value [koay2006].")

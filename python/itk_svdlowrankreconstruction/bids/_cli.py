@@ -160,6 +160,10 @@ def _parser() -> argparse.ArgumentParser:
                                "low-rank step and invert after")
     denoiser.add_argument("--noise-floor", action="store_true",
                           help="write the signal with the magnitude's noise floor removed")
+    denoiser.add_argument("--no-magnitude-model", action="store_true",
+                          help="denoise the magnitude as it is (Gaussian noise, the floor kept; dwidenoise's model). "
+                               "Without it, a run whose sigma is estimated is variance-stabilised and its noise "
+                               "floor removed, as with --vst --noise-floor")
     denoiser.add_argument("--sigma-floor-correction", action="store_true",
                           help="correct the noise map estimated on the magnitude for its noise floor (not with "
                                "--noise-sigma or --vst)")
@@ -190,6 +194,9 @@ def _parser() -> argparse.ArgumentParser:
 def _options(arguments: argparse.Namespace) -> DenoiseOptions:
     if arguments.device is not None and arguments.devices is not None:
         raise _UsageError("--device takes one device number, and not with --devices")
+    if arguments.no_magnitude_model and (arguments.vst or arguments.noise_floor or arguments.sigma_floor_correction):
+        raise _UsageError("--no-magnitude-model turns the automatic model off; --vst, --noise-floor and "
+                          "--sigma-floor-correction ask for one: give one or the other")
     policy = arguments.policy
     if arguments.estimator:
         if policy and policy != _ESTIMATORS[arguments.estimator]:
@@ -203,7 +210,8 @@ def _options(arguments: argparse.Namespace) -> DenoiseOptions:
                           vst=arguments.vst, noise_floor=arguments.noise_floor, coils=arguments.coils,
                           demean=arguments.demean,
                           noise_estimator=arguments.noise_estimator,
-                          sigma_floor_correction=arguments.sigma_floor_correction)
+                          sigma_floor_correction=arguments.sigma_floor_correction,
+                          magnitude_model=False if arguments.no_magnitude_model else None)
 
 
 def _devices_used(arguments: argparse.Namespace) -> Optional[List[int]]:
