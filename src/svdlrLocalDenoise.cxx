@@ -446,7 +446,7 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
     // Resolved once, here, so that the g-factor and magnitude paths below see an explicit model.
     LocalDenoiseOptions resolved = requested;
     resolved.magnitudeNoise =
-      MagnitudeNoiseUsed(requested, !requested.magnitudeNoise.Active() && HasNegativeValue(input));
+      MagnitudeNoiseUsed(requested, !requested.magnitudeNoise.Active() && HasNegativeValue(input, requested.threads));
     return DenoiseLocalLowRank(input, output, maps, resolved);
   }
   // A call for the CUDA backend is a device worker's: its host-side loops (the NaN scan, the slab packing) take

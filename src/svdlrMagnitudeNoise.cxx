@@ -25,6 +25,8 @@
 #include "svdlrParallel.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -35,7 +37,31 @@ namespace svdlr
 namespace
 {
 
-/** out(v, t) = sigma(v) f(in(v, t) / sigma(v)) for every voxel (in parallel over voxels); a copy where sigma is 0. */
+/** body(t, z, y) for every row of a series of `size` voxels and `volumes` volumes, in parallel over (volume, plane)
+ * pairs: each row is contiguous along x in a compact series, so that the loops stream through memory (a loop over
+ * voxels, then volumes, jumps a whole volume between reads and divides to find each voxel's row). */
+template <typename TBody>
+void
+ForEachRow(const std::array<std::size_t, 3> & size, std::size_t volumes, unsigned threads, const TBody & body)
+{
+  detail::StdThreadParallelFor(threads, volumes * size[2], [&](std::size_t task) {
+    const std::size_t t = task / size[2], z = task % size[2];
+    for (std::size_t y = 0; y < size[1]; ++y)
+    {
+      body(t, z, y);
+    }
+  });
+}
+
+template <typename T>
+T *
+RowStart(const SeriesView<T> & view, std::size_t t, std::size_t z, std::size_t y)
+{
+  return view.data + static_cast<std::ptrdiff_t>(y) * view.strides[1] + static_cast<std::ptrdiff_t>(z) * view.strides[2] +
+         static_cast<std::ptrdiff_t>(t) * view.strides[3];
+}
+
+/** out(v, t) = sigma(v) f(in(v, t) / sigma(v)) for every voxel (in parallel over rows); a copy where sigma is 0. */
 template <typename TFunction>
 void
 ApplyPerVoxel(const SeriesView<const float> & in, const float * sigma, const SeriesView<float> & out,
@@ -56,17 +82,23 @@ ApplyPerVoxel(const SeriesView<const float> & in, const float * sigma, const Ser
                                                 std::to_string(sigma[v]) + " at voxel " + std::to_string(v));
     }
   }
-  constexpr std::size_t kVoxelsPerTask = 4096;
-  const std::size_t     tasks = (voxels + kVoxelsPerTask - 1) / kVoxelsPerTask;
-  detail::StdThreadParallelFor(threads, tasks, [&](std::size_t task) {
-    const std::size_t end = std::min(voxels, (task + 1) * kVoxelsPerTask);
-    for (std::size_t v = task * kVoxelsPerTask; v < end; ++v)
+  const bool inPlace = static_cast<const void *>(in.data) == static_cast<const void *>(out.data) &&
+                       in.strides == out.strides;
+  ForEachRow(in.size, in.volumes, threads, [&](std::size_t t, std::size_t z, std::size_t y) {
+    const float * source = RowStart(in, t, z, y);
+    float *       target = RowStart(out, t, z, y);
+    const float * rowSigma = sigma + (z * in.size[1] + y) * in.size[0];
+    for (std::size_t x = 0; x < in.size[0]; ++x)
     {
-      const double s = sigma[v];
-      for (std::size_t t = 0; t < in.volumes; ++t)
+      const double s = rowSigma[x];
+      const double value = source[static_cast<std::ptrdiff_t>(x) * in.strides[0]];
+      if (s > 0.0)
       {
-        const double value = in.data[detail::ElementOffset(in, v, t)];
-        out.data[detail::ElementOffset(out, v, t)] = static_cast<float>(s > 0.0 ? s * f(value / s) : value);
+        target[static_cast<std::ptrdiff_t>(x) * out.strides[0]] = static_cast<float>(s * f(value / s));
+      }
+      else if (!inPlace)
+      {
+        target[static_cast<std::ptrdiff_t>(x) * out.strides[0]] = static_cast<float>(value);
       }
     }
   });
@@ -124,20 +156,22 @@ MagnitudeNoiseUsed(const LocalDenoiseOptions & options, bool negativeValues)
 }
 
 bool
-HasNegativeValue(const SeriesView<const float> & input)
+HasNegativeValue(const SeriesView<const float> & input, unsigned threads)
 {
-  const std::size_t voxels = input.VoxelCount();
-  for (std::size_t t = 0; t < input.volumes; ++t)
-  {
-    for (std::size_t v = 0; v < voxels; ++v)
+  std::atomic<bool> negative{ false };
+  ForEachRow(input.size, input.volumes, threads, [&](std::size_t t, std::size_t z, std::size_t y) {
+    const float * row = RowStart(input, t, z, y);
+    bool          found = false;
+    for (std::size_t x = 0; x < input.size[0]; ++x)
     {
-      if (input.data[detail::ElementOffset(input, v, t)] < 0.0f)
-      {
-        return true;
-      }
+      found |= row[static_cast<std::ptrdiff_t>(x) * input.strides[0]] < 0.0f;
     }
-  }
-  return false;
+    if (found)
+    {
+      negative.store(true, std::memory_order_relaxed);
+    }
+  });
+  return negative.load();
 }
 
 std::string

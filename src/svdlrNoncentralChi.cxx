@@ -223,6 +223,28 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
     m_EndSlope *= highSlope;
     tabulateMoments();
   }
+  // About four table entries per bucket.
+  const double span = m_ExpectedStabilised.back() - m_ExpectedStabilised.front();
+  m_ExpectedStart.resize(count / 4 + 1);
+  m_BucketsPerUnit = static_cast<double>(m_ExpectedStart.size()) / span;
+  for (std::size_t b = 0, i = 0; b < m_ExpectedStart.size(); ++b)
+  {
+    const double edge = m_ExpectedStabilised.front() + static_cast<double>(b) / m_BucketsPerUnit;
+    while (i < count && m_ExpectedStabilised[i] <= edge)
+    {
+      ++i;
+    }
+    m_ExpectedStart[b] = i;
+  }
+}
+
+std::size_t
+NoncentralChiModel::ExpectedSearchStart(double value) const
+{
+  const double position = (value - m_ExpectedStabilised.front()) * m_BucketsPerUnit;
+  const auto   bucket = static_cast<std::size_t>(std::max(0.0, position));
+  // One bucket back: the rounding of `position` may put value just below its bucket's edge.
+  return bucket == 0 ? 0 : m_ExpectedStart[std::min(bucket, m_ExpectedStart.size()) - 1];
 }
 
 const NoncentralChiModel &
@@ -327,7 +349,15 @@ NoncentralChiModel::SignalFromExpectedStabilised(double value) const
   {
     return SignalBeyondTable(m_Mean.back() + (value - m_ExpectedStabilised.back()) / m_EndSlope);
   }
-  return Interpolate(m_ExpectedStabilised, m_Signal, value);
+  // Interpolate's upper bound, found by stepping from the bucket's start.
+  std::size_t upper = ExpectedSearchStart(value);
+  while (upper < m_ExpectedStabilised.size() && m_ExpectedStabilised[upper] <= value)
+  {
+    ++upper;
+  }
+  const std::size_t i = std::min<std::size_t>(std::max<std::size_t>(upper, 1), m_ExpectedStabilised.size() - 1);
+  const double      t = (value - m_ExpectedStabilised[i - 1]) / (m_ExpectedStabilised[i] - m_ExpectedStabilised[i - 1]);
+  return m_Signal[i - 1] + t * (m_Signal[i] - m_Signal[i - 1]);
 }
 
 double

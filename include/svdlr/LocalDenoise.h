@@ -290,9 +290,10 @@ PatchSizeUsed(const std::array<std::size_t, 3> & size, std::size_t volumes, cons
 MagnitudeNoiseOptions
 MagnitudeNoiseUsed(const LocalDenoiseOptions & options, bool negativeValues);
 
-/** Whether the series holds a value below 0 (MagnitudeNoiseUsed's `negativeValues`), over every voxel. */
+/** Whether the series holds a value below 0 (MagnitudeNoiseUsed's `negativeValues`), over every voxel, on up to
+ * `threads` threads (0: this thread's share of the cores). */
 bool
-HasNegativeValue(const SeriesView<const float> & input);
+HasNegativeValue(const SeriesView<const float> & input, unsigned threads = 0);
 
 /** How the tools, Python and the sidecars name a magnitude model: "none", or its parts joined by "+" in the order
  * "vst", "noise-floor", "sigma-floor-correction" ("vst+noise-floor"). */

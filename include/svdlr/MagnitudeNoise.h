@@ -108,6 +108,11 @@ private:
   MeanBeyondTable(double signal) const;
   double
   SignalBeyondTable(double mean) const;
+  /** Where the search for `value` in m_ExpectedStabilised starts: the first index above the lower edge of the bucket
+   * before value's (m_ExpectedStart), so that the inverse takes a few steps instead of a binary search (measured:
+   * the search was a third of the inverse transform's time on a 65-volume series). */
+  std::size_t
+  ExpectedSearchStart(double value) const;
 
   unsigned            m_Coils;
   std::vector<double> m_Signal;             // nu_i
@@ -118,6 +123,8 @@ private:
   double              m_EndSlope{ 1.0 };    // g' beyond the grid
   std::vector<double> m_ExpectedStabilised; // E[g(M) | nu_i]
   std::vector<double> m_Variance;           // Var[g(M) | nu_i]
+  std::vector<std::size_t> m_ExpectedStart; // per bucket of E[g(M)]: the first i with E[g(M) | nu_i] above its edge
+  double                   m_BucketsPerUnit{ 0.0 };
 };
 
 /** What the denoised stabilised series is turned back into. */
