@@ -24,7 +24,7 @@ from ._engine import cuda_backend_built as _cuda_backend_built
 from ._engine import cuda_device_usable as _cuda_device_usable
 from ._engine import release_cuda_resources as _release_cuda_resources
 from ._batch import find_volumes, reconstruct_many, reconstruct_volume, write_table
-from ._dask import denoise_with_dask, local_cuda_cluster, reconstruct_with_dask
+from ._dask import local_cuda_cluster, reconstruct_with_dask
 from ._denoise import local_low_rank_denoising_image_filter
 from ._denoise_batch import denoise_batch
 from ._filter import ReconstructionDetails, svd_low_rank_reconstruction_image_filter
@@ -73,3 +73,13 @@ def cuda_device_unusable_reason(device_id: int = 0) -> str:
 def release_cuda_resources() -> None:
     """Frees the GPU memory, streams and handles the CUDA backend keeps between runs (no-op without CUDA)."""
     _release_cuda_resources()
+
+
+def __getattr__(name: str):
+    """denoise_with_dask on first use: it lives with the BIDS App (bids/_dask_runs.py), whose imports (nibabel) the
+    package's own import does not pay for."""
+    if name == "denoise_with_dask":
+        from .bids._dask_runs import denoise_with_dask  # noqa: PLC0415
+
+        return denoise_with_dask
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,8 +4,8 @@
 
 Dask does the scheduling (this package has no scheduler of its own): any ``distributed`` scheduler works (a
 ``LocalCluster``, ``dask_cuda.LocalCUDACluster`` for one worker per GPU, Slurm through ``dask-jobqueue``,
-Kubernetes), and Dask's own progress bar and dashboard show the run. :func:`denoise_with_dask` maps the BIDS App's
-runs the same way. Every worker needs this package installed and the input and output folders at the same paths (a
+Kubernetes), and Dask's own progress bar and dashboard show the run. :func:`itk_svdlowrankreconstruction.denoise_with_dask`
+(bids/_dask_runs.py) maps the BIDS App's runs the same way, through :func:`_map_and_gather`. Every worker needs this package installed and the input and output folders at the same paths (a
 shared file system)."""
 
 from __future__ import annotations
@@ -92,64 +92,3 @@ def _workers_per_host(client: Any) -> Dict[str, int]:
     host = {address: info.get("host") or urlparse(address).hostname for address, info in workers.items()}
     counts = Counter(host.values())
     return {address: counts[name] for address, name in host.items()}
-
-
-def _prepare_worker(reports: bool, sharing: Dict[str, int], dask_worker: Any = None) -> None:
-    """Run on every worker before the tasks start. Its share of the host's cores: several workers on one host
-    (one per GPU) each take every core for their reading, writing and engine unless told, 2x the cores on a
-    two-GPU host (measured: two workers 1.52x one, the one process 1.75x). Then what every run task needs, imported
-    once per worker process (not inside the first task, where it would count as that run's time and, on a fresh
-    worker, stall its first run)."""
-    from . import _engine  # noqa: PLC0415
-
-    sharing_host = sharing.get(dask_worker.address, 1) if dask_worker is not None else 1
-    _engine.limit_cpu_threads(0)  # this worker's own cores first (a cap from an earlier call lifted), then its share
-    if sharing_host > 1:
-        _engine.limit_cpu_threads(max(1, _engine.usable_cpu_threads() // sharing_host))
-    import nibabel  # noqa: F401, PLC0415
-
-    from .bids import _runner  # noqa: F401, PLC0415
-
-    if reports:
-        try:
-            from matplotlib.figure import Figure  # noqa: F401, PLC0415
-        except ImportError:
-            pass  # the runs note that they have no reportlet
-
-
-def denoise_with_dask(
-    client: Union[str, Any],
-    runs: Union[str, Sequence[Any]],
-    output_dir: str,
-    *,
-    options: Any = None,
-    reports: bool = True,
-    overwrite: bool = False,
-    progress: bool = False,
-    participant_labels: Optional[Sequence[str]] = None,
-    session_labels: Optional[Sequence[str]] = None,
-    datatypes: Sequence[str] = ("dwi",),
-) -> List[Dict[str, Any]]:
-    """The BIDS App's runs on the workers of ``client`` (a ``distributed.Client`` or a scheduler address), one task
-    per run: :func:`itk_svdlowrankreconstruction.bids.process_run`, with its rules (complete outputs are skipped
-    unless ``overwrite``, a run that fails is a row with status "failed" and the others go on).
-
-    ``runs``: a raw BIDS dataset folder (searched with ``participant_labels``, ``session_labels`` and
-    ``datatypes``; its dataset_description.json and methods boilerplate are written into ``output_dir`` first), or
-    runs from :func:`itk_svdlowrankreconstruction.bids.find_runs` (the caller writes the dataset files: the
-    command line does). ``options``: a :class:`itk_svdlowrankreconstruction.bids.DenoiseOptions`. Returns one row
-    per run, in order (``bids.COLUMNS``). Every worker needs this package with its ``bids`` extra and the same
-    paths (a shared file system)."""
-    from .bids import DenoiseOptions, find_runs, prepare_output_dir, process_run  # noqa: PLC0415
-
-    options = options or DenoiseOptions()
-    if isinstance(runs, (str, os.PathLike)):
-        bids_dir = os.fspath(runs)
-        runs = find_runs(bids_dir, participant_labels=participant_labels, session_labels=session_labels,
-                         datatypes=datatypes)
-        prepare_output_dir(bids_dir, output_dir, options, datatypes)
-    runs = list(runs)
-    keys = [f"svdlr-bids-{i}-{run.relative}" for i, run in enumerate(runs)]
-    return _map_and_gather(client, process_run, [runs], keys, progress,
-                           warm_up=lambda c: c.run(_prepare_worker, reports, _workers_per_host(c)),
-                           output_dir=output_dir, options=options, reports=reports, overwrite=overwrite)

@@ -279,7 +279,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         prepare_output_dir(arguments.bids_dir, arguments.output_dir, options, arguments.datatype)
         if arguments.dask_scheduler:
-            from .._dask import denoise_with_dask  # noqa: PLC0415
+            from ._dask_runs import denoise_with_dask  # noqa: PLC0415
 
             rows = denoise_with_dask(arguments.dask_scheduler, runs, arguments.output_dir, options=options,
                                      reports=not arguments.no_reports, overwrite=arguments.overwrite)
