@@ -33,7 +33,7 @@ namespace itk
  * plane), leaving each voxel itself out of its own estimate. Output 0 is the real part of the series with that
  * phase removed, Re(z e^{-i phase}): the signal with Gaussian noise (no Rician floor), ready for
  * LocalLowRankDenoisingImageFilter; output 1 (GetPhaseOutput()) is the phase, in radians, for putting it back.
- * See docs/denoising.md, "Complex data". The work runs in the ITK-free engine (svdlr/ComplexSeries.h) on ITK's
+ * See docs/denoising-options.md, "Complex data". The work runs in the ITK-free engine (svdlr/ComplexSeries.h) on ITK's
  * threads.
  *
  * \ingroup SVDLowRankReconstruction

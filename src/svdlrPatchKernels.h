@@ -22,8 +22,8 @@
 // BLAS and LAPACK. The matrices are small (65 x 65 for a 5x5x5 patch of 65 volumes) and every worker thread runs
 // them thousands of times a second. OpenBLAS 0.3 takes one process-wide mutex for a scratch buffer in each call
 // of dsymv, dsyr2, dtrmv and every level-3 routine: dsytrd, dormtr and dsyrk made about 137 such calls per patch,
-// and with more than two threads the workers queued on that lock (1 -> 16 threads gave 1.2x; docs/denoising.md has
-// the profile). These kernels allocate nothing and take no lock. Each is the textbook algorithm that its
+// and with more than two threads the workers queued on that lock (1 -> 16 threads gave 1.2x
+// with LAPACK). These kernels allocate nothing and take no lock. Each is the textbook algorithm that its
 // LAPACK counterpart also implements, so results agree with LAPACK's to rounding.
 //
 // Matrices are column-major with the leading dimension given (or the order, where none is).

@@ -688,7 +688,7 @@ TEST_F(DenoiseTool, TheExampleGivesTheToolsPixels)
 }
 #endif
 
-// Round 2 (docs/reliability.md): BIDS naming and sidecars. Each map's sidecar describes its map (what it holds, its
+// docs/reliability.md, "More cases": BIDS naming and sidecars. Each map's sidecar describes its map (what it holds, its
 // units, the series it came from: svdlr/OutputMaps.h, the BIDS App's too), not the same whole-run document thrice;
 // and a cuboid patch is written as its extent, without a radius.
 TEST_F(DenoiseTool, EachMapSidecarDescribesItsMap)

@@ -177,7 +177,7 @@ const HostileCase Cases[] = {
   { "BatchInputInsideOutput", Tool::Reconstruct, "--batch $IN/batch -o $IN", 2, "lies inside the output", {} },
   { "BatchDiskFull", Tool::Reconstruct, "--batch $IN/batch -o out", 4, "writing 'out/a_svd-rank20.nii.gz' failed", { "out" }, "", 4 },
 
-  // Round 2 (docs/reliability.md): the command-line tools' up-front checks
+  // docs/reliability.md, "More cases": the command-line tools' up-front checks
   { "DenoiseBvalCountDiffers", Tool::Denoise, "$IN/dwi_bval/dwi.nii.gz out.nii.gz", 3, "dwi.bval' hold 3 values for the 6 volumes of", {} },
   { "DenoiseBvecTwoRows", Tool::Denoise, "$IN/dwi_bvec/dwi.nii.gz out.nii.gz", 3, "dwi.bvec' hold 2 rows", {} },
   { "DenoiseBvecCountDiffers", Tool::Denoise, "$IN/dwi_bvec5/dwi.nii.gz out.nii.gz", 3, "dwi.bvec' hold 5 directions for the 6 volumes of", {} },
@@ -196,7 +196,7 @@ const HostileCase Cases[] = {
   { "DenoiseToPngFile", Tool::Denoise, "$IN/series.nii.gz out.png", 2, "which holds a 2D image, not this 4D one", {} },
   { "DenoiseEchoOutputToTiffFile", Tool::Denoise, "--echo $IN/echo2.nii.gz --echo-output o2.tif $IN/series.nii.gz out.nii.gz", 2, "no ITK writer for 'o2.tif'", {} },
   { "DenoiseEchoBeforePositionals", Tool::Denoise, "--echo $IN/echo2.nii.gz --echo-output o2.nii.gz $IN/series.nii.gz out.nii.gz", 0, "", { "o2.nii.gz", "out.nii.gz" } },
-  // Round 2 (docs/reliability.md): outputs that are folders, sets of outputs, and long names
+  // docs/reliability.md, "More cases": outputs that are folders, sets of outputs, and long names
   // --overwrite replaces a folder of the tool's own files only: a folder holding anything else is refused (exit 2).
   { "ReconstructOverwritePngFolderWithOtherFiles", Tool::Reconstruct, "--overwrite --no-figure --format png $IN/small.nii.gz project", 2, "holds files this tool does not write ('sub/', 'thesis.tex')", {}, "project/thesis.tex;project/sub/deeper/data.csv" },
   { "ReconstructOverwritePngFolderOfItsSlices", Tool::Reconstruct, "--overwrite --no-figure --format png $IN/small.nii.gz project", 0, "", { "project", "project/slice0000.png", "project/slice0001.png", "project/slice0002.png", "project/slice0003.png" }, "project/slice0001.png" },
@@ -213,7 +213,7 @@ const HostileCase Cases[] = {
   { "ReconstructOutputNameOf257Bytes", Tool::Reconstruct, "--no-figure $IN/trunc.nii " + std::string(250, 'n') + ".nii.gz", 2, "has a name of 257 bytes", {} },
   { "ReconstructPngFolderNameOf256Bytes", Tool::Reconstruct, "--no-figure --format png $IN/small.nii.gz " + std::string(256, 'n'), 2, "has a name of 256 bytes", {} },
   { "DenoiseMapNameOf257Bytes", Tool::Denoise, "--rank-map " + std::string(250, 'r') + ".nii.gz $IN/series_trunc.nii.gz out.nii.gz", 2, "has a name of 257 bytes", {} },
-  // Round 2 (docs/reliability.md): the NIfTI read path (headers that lie, gzip streams that fail, files that are not)
+  // docs/reliability.md, "More cases": the NIfTI read path (headers that lie, gzip streams that fail, files that are not)
   { "R2NiftiDimZero", Tool::Reconstruct, "--no-figure $IN/r2nii/dimzero.nii.gz out.nii.gz", 3, "dim[3] is 0", {} },
   { "R2NiftiDimNegative", Tool::Reconstruct, "--no-figure $IN/r2nii/dimnegative.nii out.nii.gz", 3, "dim[2] is -16", {} },
   { "R2NiftiVoxOffsetInsideHeader", Tool::Reconstruct, "--no-figure $IN/r2nii/voxoffset.nii.gz out.nii.gz", 3, "vox_offset is 100", {} },

@@ -38,7 +38,8 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
     app.add_option("--phase", options.phase,
                    "INPUT is a magnitude and FILE its phase (same grid and volumes;\n"
                    "an image file, or a DICOM folder or file, rescale applied):\n"
-                   "denoise the complex series, phase removed (docs/denoising.md).\n"
+                   "denoise the complex series, phase removed\n"
+                   "(docs/denoising-options.md).\n"
                    "A DICOM INPUT folder of a magnitude and its phase series\n"
                    "(ImageType M and P) is paired without it")
       ->type_name("FILE");
@@ -81,7 +82,8 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
                 "series is divided by it before the low-rank step and\n"
                 "multiplied back after, as NORDIC does; the noise volumes or\n"
                 "scan are divided by it too (--noise-sigma is then sigma where\n"
-                "g = 1), and the noise map is sigma x g (docs/denoising.md)")
+                "g = 1), and the noise map is sigma x g\n"
+                "(docs/denoising-options.md)")
     ->type_name("FILE");
   const std::string percentile = std::to_string(static_cast<int>(svdlr::kGFactorEstimateReferencePercentile));
   app.add_flag("--estimate-gfactor", options.estimateGFactor,
@@ -94,7 +96,7 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
                "true map's gain (+1.7 dB at b=0 SNR 5) on the benchmark.\n"
                "Not with --gfactor, --known-sigma-map, --noise-volumes,\n"
                "--noise-scan, --vst, --noise-floor, --sigma-floor-correction\n"
-               "or --batch (exit 2; docs/denoising.md)");
+               "or --batch (exit 2; docs/denoising-options.md)");
   app
     .add_option("--coils", options.coils,
                 "coils combined by root-sum-of-squares in a magnitude series or\n"
@@ -107,7 +109,7 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
                "non-central chi, --coils) noise before the low-rank step and\n"
                "invert exactly after (Foi 2011); sigma from --noise-sigma,\n"
                "--known-sigma-map, --noise-volumes, --noise-scan or a first\n"
-               "MP-PCA pass (docs/denoising.md)");
+               "MP-PCA pass (docs/denoising-options.md)");
   app.add_flag("--noise-floor", options.noiseFloor,
                "magnitude INPUT: output the signal with the noise floor\n"
                "removed (the expected magnitude inverted), not the magnitude");
@@ -122,7 +124,7 @@ AddComplexInputOptions(CLI::App & app, ComplexInputOptions & options)
                "magnitude INPUT: correct the sigma estimated on it (the\n"
                "noise map, and the sigma --noise-floor uses) for the Rician\n"
                "(non-central chi, --coils) floor's smaller spread; not with\n"
-               "a known sigma or --vst (docs/denoising.md)");
+               "a known sigma or --vst (docs/denoising-options.md)");
 }
 
 svdlr::MagnitudeNoiseOptions

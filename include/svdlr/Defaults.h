@@ -45,7 +45,7 @@ constexpr MarchenkoPasturEstimator kDefaultMarchenkoPasturEstimator = MarchenkoP
 /** How a patch's σ is measured once its rank is chosen (DenoiseChoices.h's NoiseEstimator): the policy's own, the
  * Marchenko-Pastur mean, as dwidenoise. The residual refit removes its -2 % bias on Gaussian noise but not the larger
  * low bias of magnitude (Rician) data, and its larger σ shrinks the default's output 0.02-0.07 dB more
- * (docs/denoising.md, "The noise estimator"), so it is an option. */
+ * (docs/denoising-options.md, "The noise estimator"), so it is an option. */
 constexpr NoiseEstimator kDefaultNoiseEstimator = NoiseEstimator::MarchenkoPasturMean;
 /** Each voxel takes the mean over every patch that holds it. */
 constexpr PatchAggregation kDefaultPatchAggregation = PatchAggregation::OverlapAverage;
@@ -103,7 +103,7 @@ constexpr float kGFactorEstimateMinimum = 0.5f;
 constexpr float kGFactorEstimateMaximum = 10.0f;
 
 /** No demeaning unless asked for: demeaning lowered the PSNR on every benchmark phantom measured, per shell most
- * (docs/denoising.md, "Demeaning and multi-echo series"), since each group's mean comes back with its noise. */
+ * (docs/denoising-options.md, "Demeaning and multi-echo series"), since each group's mean comes back with its noise. */
 constexpr Demean kDefaultDemean = Demean::None;
 /** b-values closer than this (s/mm²) to their neighbour in sorted order are one shell: MRtrix3's BValueEpsilon. */
 constexpr double kShellBValueTolerance = 80.0;

@@ -45,7 +45,7 @@ enum class MarchenkoPasturEstimator { Veraart2016, CorderoGrande2019 };
  * ResidualRefit: σ² = (sum of the count - rank smallest Gram eigenvalues) /
  *   ((rows - rank)(cols - rank)), the energy left outside the kept rank over
  *   the degrees of freedom a rank-r fit leaves, as in a linear model's residual
- *   variance (docs/denoising.md, "The noise estimator"). The rank is the
+ *   variance (docs/denoising-options.md, "The noise estimator"). The rank is the
  *   policy's; only σ (the map and the shrinkage) changes. */
 enum class NoiseEstimator { MarchenkoPasturMean, ResidualRefit };
 

@@ -159,7 +159,7 @@ CorrectNoiseFloor(const SeriesView<const float> & magnitude, const float * sigma
  * the mask; 15 % at most), the 4th by 0.003 % (0.05 % at most). */
 constexpr unsigned kSigmaFloorPasses = 4;
 
-/** The σ map of a magnitude series corrected for its noise floor (docs/denoising.md, "The noise estimator"). A
+/** The σ map of a magnitude series corrected for its noise floor (docs/denoising-options.md, "The noise estimator"). A
  * patch's σ measured on a magnitude (MP-PCA, the residual refit) is the root of the mean variance of its entries,
  * and near the floor the magnitude varies less than σ: Var[M | nu] = rho(nu) sigma^2, rho = MagnitudeVariance
  * (0.43 at nu = 0 for one coil). With the denoised series D as the estimate of E[M | nu], each voxel's rho is

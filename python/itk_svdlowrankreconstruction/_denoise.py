@@ -135,7 +135,7 @@ def local_low_rank_denoising_image_filter(
         with its smooth phase removed first (each volume's complex image low-passed by a Gaussian, its argument
         taken, leaving the voxel itself out), so that the signal lies in the real part and its noise is Gaussian,
         without the Rician floor of the magnitude; the real part is then denoised as any series. A complex
-        ``series`` (NumPy complex dtype) takes the same path without ``phase``. docs/denoising.md, "Complex data".
+        ``series`` (NumPy complex dtype) takes the same path without ``phase``. docs/denoising-options.md, "Complex data".
     phase_filter : 3 floats, optional
         The Gaussian's standard deviation in voxels along the spatial axes (x, y, z for an ITK series, array order
         for arrays). Default: 2 voxels in plane, none across slices: x and y for ITK series and arrays of volume
@@ -154,7 +154,7 @@ def local_low_rank_denoising_image_filter(
         before the low-rank step and invert exactly after (Foi 2011), so that the low-SNR voxels are denoised
         without the noise floor's bias. sigma from ``noise_sigma``, else from a first MP-PCA pass over the
         magnitude. Not with ``phase`` or a complex series (their real part has Gaussian noise already).
-        docs/denoising.md, "Magnitude data: the noise floor".
+        docs/denoising-options.md, "Magnitude data: variance stabilisation and the noise floor".
     noise_floor : bool
         A magnitude series: return the signal with the noise floor removed (the expected magnitude inverted)
         rather than the magnitude; with or without ``vst``.
@@ -174,26 +174,26 @@ def local_low_rank_denoising_image_filter(
     noise_estimator : "mp" or "residual", optional
         How each patch's sigma is measured once its rank is chosen, where the policy estimates sigma: "mp" the
         Marchenko-Pastur fit's mean (dwidenoise's; about 2 % low on Gaussian noise), "residual" the energy outside
-        the kept rank over its degrees of freedom, (voxels - rank)(volumes - rank) (docs/denoising.md, "The noise
+        the kept rank over its degrees of freedom, (voxels - rank)(volumes - rank) (docs/denoising-options.md, "The noise
         estimator"). None: ``_engine.DEFAULT_DENOISE_NOISE_ESTIMATOR``, or the preset's.
     sigma_floor_correction : bool
         A magnitude series: correct the sigma estimated on it (the noise map, and the sigma ``noise_floor`` uses)
         for the Rician (non-central chi, ``coils``) noise floor, where the magnitude varies less than sigma: with
         ``noise_estimator="residual"`` the map comes within 2 % of the true sigma on the phantoms of
-        docs/denoising.md ("The noise estimator"). Not with ``noise_sigma``, ``vst``, ``phase`` or a complex series.
+        docs/denoising-options.md ("The noise estimator"). Not with ``noise_sigma``, ``vst``, ``phase`` or a complex series.
     gfactor : 3D image/array, optional
         A g-factor map (parallel imaging's noise amplification), of the series' spatial shape, finite and > 0 at
         every voxel (outside the mask too): the series is divided by it before the low-rank step and multiplied back
         after, as NORDIC does, and the noise map returned is sigma x g, in the series' units. A single
         ``noise_sigma`` is then the sigma where g = 1; a ``noise_sigma`` map is refused (it already holds g). Not
-        with ``vst``, ``noise_floor`` or ``sigma_floor_correction``. docs/denoising.md, "A given g-factor map".
+        with ``vst``, ``noise_floor`` or ``sigma_floor_correction``. docs/denoising-options.md, "A given g-factor map".
     estimate_gfactor : bool, optional
         Estimate the g-factor map from the series, as NORDIC does without one: a first pass of the default policy
         gives sigma per voxel, smoothed over one patch extent inside the mask and divided by the sigma where g = 1
         (a single ``noise_sigma``, else the map's 5th percentile in the mask), then as ``gfactor`` with that map.
         With ``policy="nordic"`` and one ``noise_sigma`` it gave 99 % of the true map's gain on the benchmark. Not
         with ``gfactor``, a ``noise_sigma`` map, ``vst``, ``noise_floor`` or ``sigma_floor_correction``
-        (ValueError). None: ``_engine.DEFAULT_ESTIMATE_GFACTOR`` (off). docs/denoising.md, "An estimated g-factor
+        (ValueError). None: ``_engine.DEFAULT_ESTIMATE_GFACTOR`` (off). docs/denoising-options.md, "An estimated g-factor
         map".
     magnitude_model : bool, optional
         A magnitude series whose sigma is estimated per patch (no ``noise_sigma``, ``gfactor`` or

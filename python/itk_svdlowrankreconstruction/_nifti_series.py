@@ -402,7 +402,7 @@ def denoise_nifti(
     the volume axis. ``bval_path``: the b-values, for ``options.demean == "shells"``. ``gfactor_path``: a g-factor
     map (3D; the series divided by it before the low-rank step and multiplied back, the noise map sigma x g; a single
     ``options.noise_sigma`` is then the sigma where g = 1, a ``sigma_map_path`` is refused); ``estimate_gfactor``: that
-    map estimated from the series instead (docs/denoising.md, "An estimated g-factor map"). Its three steps
+    map estimated from the series instead (docs/denoising-options.md, "An estimated g-factor map"). Its three steps
     (:func:`read_series`, :func:`denoise_series`, :func:`write_series`) are what the batch pipeline runs on its
     threads (:mod:`._denoise_batch`).
 

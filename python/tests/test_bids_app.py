@@ -323,7 +323,7 @@ def test_device_options_choose_the_gpus_the_runs_share():
     assert used("--devices", "0,1") == [0, 1]
 
 
-# Round 2 (docs/reliability.md): the BIDS App.
+# docs/reliability.md, "More cases": the BIDS App.
 
 @pytest.mark.parametrize("inside", ["same", "subject", "dotdot", "symlink", "derivatives_itself"])
 def test_an_output_dir_that_is_or_lies_in_the_raw_dataset_is_refused_up_front(raw, tmp_path, capsys, inside):
@@ -470,7 +470,7 @@ def test_every_option_of_the_app_is_in_the_synopsis_of_docs_bids_md():
 
 
 def test_a_gradient_table_that_disagrees_with_its_series_fails_that_run_only(raw, tmp_path):
-    # Round 2 (docs/reliability.md): the tools' rule (_engine.check_gradient_table) before the run's work, so that
+    # docs/reliability.md, "More cases": the tools' rule (_engine.check_gradient_table) before the run's work, so that
     # the derivative never carries a .bval or .bvec that disagrees with its series.
     root, _, _ = raw
     bval = root / "sub-02/dwi/sub-02_dwi.bval"

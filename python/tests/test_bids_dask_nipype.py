@@ -136,7 +136,7 @@ def test_nipype_interface_refuses_an_estimator_that_contradicts_the_policy(raw):
         node.run(cwd=str(root))
 
 
-# Round 2 (docs/reliability.md): Nipype's sigma_median without a mask is the median where the series holds data, not
+# docs/reliability.md, "More cases": Nipype's sigma_median without a mask is the median where the series holds data, not
 # over a zero-filled background (0 when it fills half the image).
 def test_nipype_sigma_median_without_a_mask_leaves_out_the_empty_background(tmp_path, rng):
     pytest.importorskip("nipype")

@@ -86,7 +86,7 @@ CASES = [
     ("output_exists_overwrite", "vol.nii.gz", {"overwrite": True}, "done", "", "out.nii.gz", 0),
     ("disk_full_nifti_gz", "vol.nii.gz", {}, "failed", "writing", None, 16384),
     ("disk_full_nifti", "vol.nii", {}, "failed", "writing", None, 16384),
-    # Round 2 (docs/reliability.md): the NIfTI read path.
+    # docs/reliability.md, "More cases": the NIfTI read path.
     ("r2_dim_zero", "dimzero.nii.gz", {}, "failed", "dim[3] is 0", None, 0),
     ("r2_crc_fails", "crc.nii.gz", {}, "failed", "fails its CRC-32 check", None, 0),
     ("r2_gzip_bomb", "bomb.nii.gz", {}, "failed", "holds more data than its header declares", None, 0),
@@ -144,7 +144,7 @@ def test_check_image_file_is_the_tools_rule(inputs):
         check_image_file(str(inputs / "nan.nii.gz"), values=True)
 
 
-# Round 2 (docs/reliability.md): the BIDS App's denoiser. A patch longer than the image names the axis as the caller
+# docs/reliability.md, "More cases": the BIDS App's denoiser. A patch longer than the image names the axis as the caller
 # gave patch_size (array order; ITK's x, y, z for an ITK image), not the engine's own order.
 @pytest.mark.parametrize("order", ["nibabel", "itk_numpy", "itk_image"])
 def test_a_patch_longer_than_the_image_names_the_callers_axis(order):
@@ -164,7 +164,7 @@ def test_a_patch_longer_than_the_image_names_the_callers_axis(order):
         image = itk.image_from_array(np.ascontiguousarray(series.T))  # an itk.Image of dimension 4, x fastest
         with pytest.raises(ValueError, match=r"patch_size\[0\] = 35 exceeds the image's 32 voxels along ITK axis 0"):
             local_low_rank_denoising_image_filter(image, patch_size=(35, 3, 3), backend="cpu")
-# Round 2 (docs/reliability.md): the gradient table against its series, the rule SVDLowRankDenoiseSeries checks up
+# docs/reliability.md, "More cases": the gradient table against its series, the rule SVDLowRankDenoiseSeries checks up
 # front, for the BIDS App, which copies .bval and .bvec into the derivative.
 def test_check_gradient_table_is_the_tools_rule(tmp_path):
     from itk_svdlowrankreconstruction._engine import check_gradient_table  # noqa: PLC0415
@@ -181,7 +181,7 @@ def test_check_gradient_table_is_the_tools_rule(tmp_path):
     (tmp_path / "two.bvec").write_text("\n".join(" ".join(["1"] * 25) for _ in range(2)) + "\n")
     with pytest.raises(ValueError, match="two.bvec' hold 2 rows"):
         check_gradient_table(str(series), bvec=str(tmp_path / "two.bvec"))
-# Round 2 (docs/reliability.md): sets of outputs and long names.
+# docs/reliability.md, "More cases": sets of outputs and long names.
 def _series(folder, name="series.nii.gz"):
     rng = np.random.default_rng(7)
     path = folder / name
