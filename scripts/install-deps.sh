@@ -18,6 +18,7 @@ packages=(
   libgdcm-dev                   # JPEG 2000 pixel data (GDCM with OpenJPEG), the syntaxes DCMTK lacks
   valgrind                      # shows DCMTK's JPEG-LS encoder writing out of bounds (docs/dicom.md)
   libcli11-dev                  # the command lines of the tools (CLI11)
+  nlohmann-json3-dev            # the tools' JSON sidecars and --json documents (nlohmann::json)
   dcm2niix libgdcm-tools        # DICOM cross-checks in the tests (dcm2niix, GDCM's tools)
   python3-nibabel               # the NIfTI header and sidecar test reads our .nii.gz back with nibabel
   python3 python3-venv python3-dev # the Python module is built and tested in a virtual environment

@@ -26,6 +26,11 @@
 #include "itkImageFileWriter.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+#include <vector>
 
 namespace
 {
@@ -84,6 +89,39 @@ TEST_F(SVDLowRankBatchTool, BrokenFileFailsAloneSummaryAndExitCodeSaySo)
   EXPECT_EQ(files, 5u); // the three outputs, and the sidecars of the two NIfTI ones
   EXPECT_TRUE(fs::exists(m_Directory / "out/site-a/sub-01/anat/sub-01_T1w_svd-rank5.json"));
   EXPECT_FALSE(fs::exists(m_Directory / "out/site-b/sub-03/anat/sub-03_T1w_svd-rank5.json")); // NRRD: none
+}
+
+// --json: stdout is one JSON document, the table in it; a fixed rank estimates no sigma, which is null, not NaN.
+TEST_F(SVDLowRankBatchTool, JsonPrintsTheTableAsOneDocument)
+{
+  const auto run = RunToolIn(m_Directory, SVDLR_TOOL, "--batch --json --rank 5 --backend cpu -o out study");
+  EXPECT_EQ(run.exitCode, 4) << run.out << run.err;
+  const auto document = nlohmann::ordered_json::parse(run.out); // throws on anything but one JSON document
+  std::vector<std::string> keys;
+  for (const auto & item : document.items())
+  {
+    keys.push_back(item.key());
+  }
+  EXPECT_EQ(keys, (std::vector<std::string>{ "tool", "mode", "done", "skipped", "failed", "seconds", "volumes" }));
+  EXPECT_EQ(document["tool"], "SVDLowRankReconstructImage");
+  EXPECT_EQ(document["done"], 3);
+  EXPECT_EQ(document["failed"], 1);
+  ASSERT_EQ(document["volumes"].size(), 4u) << run.out;
+  std::size_t failed = 0;
+  for (const auto & volume : document["volumes"])
+  {
+    failed += volume["status"] == "failed" ? 1 : 0;
+    if (volume["status"] == "done")
+    {
+      EXPECT_EQ(volume["rankMax"], 5) << volume;
+      EXPECT_TRUE(volume["sigmaMin"].is_null() && volume["sigmaMax"].is_null()) << volume;
+    }
+  }
+  EXPECT_EQ(failed, 1u) << run.out;
+  const auto sidecar =
+    nlohmann::json::parse(std::ifstream(m_Directory / "out/site-a/sub-01/anat/sub-01_T1w_svd-rank5.json"));
+  EXPECT_EQ(sidecar["parameters"]["rank"], 5);
+  EXPECT_EQ(sidecar["inputs"].size(), 1u);
 }
 
 TEST_F(SVDLowRankBatchTool, UnreadableSubfolderStopsTheRunBeforeAnyWorkWithExitCode3)

@@ -23,10 +23,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include <cmath>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 namespace svdlr_tools
 {
@@ -40,26 +38,30 @@ EngineBackendOf(ToolBackend backend)
 }
 
 /** --json: the run's table as one JSON document. */
-std::string
+Json
 BatchJson(const svdlr_batch::BatchSummary & summary, const char * toolName)
 {
-  std::ostringstream json;
-  json << "{\n  \"tool\": " << JsonString(toolName) << ",\n  \"mode\": \"batch\",\n"
-       << "  \"done\": " << summary.done << ",\n  \"skipped\": " << summary.skipped << ",\n  \"failed\": "
-       << summary.failed << ",\n  \"seconds\": " << JsonNumber(summary.wallSeconds) << ",\n  \"volumes\": [";
-  for (std::size_t i = 0; i < summary.volumes.size(); ++i)
+  Json volumes = Json::array();
+  for (const auto & volume : summary.volumes)
   {
-    const auto & volume = summary.volumes[i];
-    json << (i == 0 ? "\n" : ",\n") << "    { \"input\": " << JsonString(volume.input)
-         << ", \"output\": " << JsonString(volume.output)
-         << ", \"status\": " << JsonString(svdlr_batch::ToString(volume.status))
-         << ", \"message\": " << JsonString(volume.message) << ", \"slices\": " << volume.slices
-         << ", \"rankMin\": " << volume.rankMin << ", \"rankMax\": " << volume.rankMax
-         << ", \"sigmaMin\": " << JsonNumber(volume.sigmaMin) << ", \"sigmaMax\": " << JsonNumber(volume.sigmaMax)
-         << ", \"device\": " << (volume.device >= 0 ? std::to_string(volume.device) : "null") << " }";
+    volumes.push_back({ { "input", volume.input },
+                        { "output", volume.output },
+                        { "status", svdlr_batch::ToString(volume.status) },
+                        { "message", volume.message },
+                        { "slices", volume.slices },
+                        { "rankMin", volume.rankMin },
+                        { "rankMax", volume.rankMax },
+                        { "sigmaMin", JsonNumber(volume.sigmaMin) },
+                        { "sigmaMax", JsonNumber(volume.sigmaMax) },
+                        { "device", volume.device >= 0 ? Json(volume.device) : Json() } });
   }
-  json << (summary.volumes.empty() ? "]\n}\n" : "\n  ]\n}\n");
-  return json.str();
+  return { { "tool", toolName },
+           { "mode", "batch" },
+           { "done", summary.done },
+           { "skipped", summary.skipped },
+           { "failed", summary.failed },
+           { "seconds", JsonNumber(summary.wallSeconds) },
+           { "volumes", volumes } };
 }
 
 } // namespace
@@ -194,7 +196,7 @@ FinishBatchRun(const svdlr_batch::BatchSummary & summary, const BatchToolOptions
 {
   if (run.json)
   {
-    std::cout << BatchJson(summary, toolName);
+    std::cout << JsonText(BatchJson(summary, toolName));
   }
   else if (!run.quiet)
   {

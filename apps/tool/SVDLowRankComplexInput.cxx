@@ -311,7 +311,7 @@ ReadComplex(const std::string & input, itk::IOPixelEnum inputPixel, const Comple
     }
   });
   prepared.description = std::string("magnitude and phase (") + unit.name + ")";
-  prepared.provenance.emplace_back("phaseUnits", JsonString(unit.name));
+  prepared.provenance["phaseUnits"] = unit.name;
   return { first, imag };
 }
 
@@ -361,8 +361,8 @@ SigmaFromNoise(const SeriesImage & first, const SeriesImage * imag, const Comple
        << (estimate.uniform ? ", one sigma for the image: the scan is too small for a map)" : ", a map)")
        << (gfactor ? ", divided by the g-factor: sigma where g = 1" : "");
   prepared.description += text.str();
-  prepared.provenance.emplace_back("noiseScanSigma", JsonNumber(estimate.sigma));
-  prepared.provenance.emplace_back("noiseScanUniform", estimate.uniform ? "true" : "false");
+  prepared.provenance["noiseScanSigma"] = JsonNumber(estimate.sigma);
+  prepared.provenance["noiseScanUniform"] = estimate.uniform;
   return map;
 }
 
@@ -489,10 +489,10 @@ PrepareComplexSeries(const std::string &         input,
   filter << ", phase removed (Gaussian " << options.phaseFilter[0] << "," << options.phaseFilter[1] << ","
          << options.phaseFilter[2] << " voxels)";
   prepared.description += filter.str();
-  prepared.provenance.emplace_back("phaseFilter", "[" + JsonNumber(options.phaseFilter[0]) + ", " +
-                                                    JsonNumber(options.phaseFilter[1]) + ", " +
-                                                    JsonNumber(options.phaseFilter[2]) + "]");
-  prepared.provenance.emplace_back("complexOutput", JsonString(options.output));
+  prepared.provenance["phaseFilter"] = { JsonNumber(options.phaseFilter[0]),
+                                         JsonNumber(options.phaseFilter[1]),
+                                         JsonNumber(options.phaseFilter[2]) };
+  prepared.provenance["complexOutput"] = options.output;
   return prepared;
 }
 

@@ -25,6 +25,7 @@
 // the series prepared here as any other, with that sigma as a known sigma, and writes the output through
 // PreparedSeries::Write (magnitude, real or complex).
 
+#include "SVDLowRankProvenance.h"
 #include "itkImage.h"
 #include "itkImageIOBase.h"
 #include "svdlr/Defaults.h"
@@ -107,7 +108,7 @@ struct PreparedSeries
   bool                   demodulated{ false }; // series is a demodulated real part (complex input)
   std::string            output{ "magnitude" };
   std::string            description; // for the summary: what was read and done
-  std::vector<std::pair<std::string, std::string>> provenance; // (name, JSON value)
+  Json                   provenance = Json::object(); // parameters for the sidecar, by name
 
   /** Writes the denoised series: |real| (magnitude), the real part, or real x e^{i phase} as complex64, through
    * svdlr_io::WriteImageFile with `settings` (the input's NIfTI header fields). */

@@ -32,41 +32,37 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
   provenance.tool = tool;
   provenance.commandLine = options.run.commandLine;
   auto & parameters = provenance.parameters;
-  parameters.emplace_back("policy", JsonString(options.policyName));
+  parameters["policy"] = options.policyName;
   if (options.policy.kind == svdlr::RankPolicy::Kind::FixedRank)
   {
-    parameters.emplace_back("rank", std::to_string(options.policy.rank));
+    parameters["rank"] = options.policy.rank;
   }
-  parameters.emplace_back("patch", "[" + std::to_string(summary.patch[0]) + ", " + std::to_string(summary.patch[1]) +
-                                     ", " + std::to_string(summary.patch[2]) + "]");
-  parameters.emplace_back("stride", std::to_string(summary.patchStride));
-  parameters.emplace_back("patchShape",
-                          JsonString(svdlr::PatchShapeName(itk::LocalLowRankDenoisingBridge::ToEngine(options.patchShape))));
+  parameters["patch"] = { summary.patch[0], summary.patch[1], summary.patch[2] };
+  parameters["stride"] = summary.patchStride;
+  parameters["patchShape"] = svdlr::PatchShapeName(itk::LocalLowRankDenoisingBridge::ToEngine(options.patchShape));
   if (summary.patchRadius > 0.0) // a sphere's; a cuboid has its extent alone
   {
-    parameters.emplace_back("patchRadius", JsonNumber(summary.patchRadius));
+    parameters["patchRadius"] = JsonNumber(summary.patchRadius);
   }
-  parameters.emplace_back("patchVoxels", std::to_string(summary.patchVoxels));
+  parameters["patchVoxels"] = summary.patchVoxels;
   // The engine's names, as --aggregation and --shrinkage spell them (the shrinkage is resolved: never "auto").
-  parameters.emplace_back("aggregation",
-                          JsonString(svdlr::AggregationName(itk::LocalLowRankDenoisingBridge::ToEngine(options.aggregation))));
-  parameters.emplace_back("shrinkage",
-                          JsonString(svdlr::ShrinkageName(itk::LocalLowRankDenoisingBridge::ToEngine(options.shrinkage))));
-  parameters.emplace_back("noiseEstimator",
-                          JsonString(svdlr::NoiseEstimatorName(itk::LocalLowRankDenoisingBridge::ToEngine(options.noiseEstimator))));
-  parameters.emplace_back("noiseSigma", options.noiseSigma > 0.0 ? JsonNumber(options.noiseSigma) : "null");
-  parameters.emplace_back("magnitudeNoise", JsonString(summary.magnitudeNoise));
-  parameters.emplace_back("coils", std::to_string(options.complex.coils));
-  parameters.emplace_back("demean", JsonString(options.multiEcho.demean));
-  parameters.emplace_back("echoes", std::to_string(summary.echoes));
-  parameters.emplace_back("backend", JsonString(svdlr::Name(static_cast<svdlr::Backend>(options.backend))));
-  parameters.emplace_back("device", std::to_string(options.deviceId));
-  parameters.emplace_back("gpuMemoryLimit", options.gpuMemoryLimit > 0 ? std::to_string(options.gpuMemoryLimit)
-                                                                   : JsonString(svdlr::kNoDeviceMemoryLimitName));
-  parameters.emplace_back("outputType", JsonString(options.outputType));
-  parameters.emplace_back("threads", options.run.threads > 0 ? std::to_string(options.run.threads) : "null");
-  parameters.emplace_back("gfactor", options.complex.gfactor.empty() ? "null" : JsonString(options.complex.gfactor));
-  parameters.emplace_back("estimateGFactor", options.complex.estimateGFactor ? "true" : "false");
+  parameters["aggregation"] = svdlr::AggregationName(itk::LocalLowRankDenoisingBridge::ToEngine(options.aggregation));
+  parameters["shrinkage"] = svdlr::ShrinkageName(itk::LocalLowRankDenoisingBridge::ToEngine(options.shrinkage));
+  parameters["noiseEstimator"] =
+    svdlr::NoiseEstimatorName(itk::LocalLowRankDenoisingBridge::ToEngine(options.noiseEstimator));
+  parameters["noiseSigma"] = options.noiseSigma > 0.0 ? JsonNumber(options.noiseSigma) : Json();
+  parameters["magnitudeNoise"] = summary.magnitudeNoise;
+  parameters["coils"] = options.complex.coils;
+  parameters["demean"] = options.multiEcho.demean;
+  parameters["echoes"] = summary.echoes;
+  parameters["backend"] = svdlr::Name(static_cast<svdlr::Backend>(options.backend));
+  parameters["device"] = options.deviceId;
+  parameters["gpuMemoryLimit"] =
+    options.gpuMemoryLimit > 0 ? Json(options.gpuMemoryLimit) : Json(svdlr::kNoDeviceMemoryLimitName);
+  parameters["outputType"] = options.outputType;
+  parameters["threads"] = options.run.threads > 0 ? Json(options.run.threads) : Json();
+  parameters["gfactor"] = options.complex.gfactor.empty() ? Json() : Json(options.complex.gfactor);
+  parameters["estimateGFactor"] = options.complex.estimateGFactor;
   for (const std::string * input : { &options.input, &options.mask, &options.noiseSigmaMap, &options.complex.gfactor })
   {
     if (!input->empty())
@@ -94,8 +90,8 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
   return provenance;
 }
 
-std::string
-DenoiseSidecarJson(const std::string & target, const DenoiseToolOptions & options, const std::string & provenanceJson)
+Json
+DenoiseSidecarJson(const std::string & target, const DenoiseToolOptions & options, const Json & provenanceJson)
 {
   const svdlr::OutputMap * map =
     target == options.noiseMap ? &svdlr::kNoiseMap : target == options.rankMap ? &svdlr::kRankMap : nullptr;

@@ -34,8 +34,8 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
 
 /** The sidecar beside `target`, one of the run's outputs: the noise and rank maps' describe their map
  * (MapSidecarJson, the series as "Sources"); the series' (and each echo's) is the run's document `provenanceJson`. */
-std::string
-DenoiseSidecarJson(const std::string & target, const DenoiseToolOptions & options, const std::string & provenanceJson);
+Json
+DenoiseSidecarJson(const std::string & target, const DenoiseToolOptions & options, const Json & provenanceJson);
 
 } // namespace svdlr_tools
 

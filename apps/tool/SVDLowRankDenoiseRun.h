@@ -29,6 +29,7 @@
 
 #include "SVDLowRankDenoiseOptions.h"
 #include "SVDLowRankDenoiseSummary.h"
+#include "SVDLowRankProvenance.h"
 #include "SVDLowRankUpFrontChecks.h"
 
 #include <cstddef>
@@ -49,7 +50,7 @@ public:
   Denoise(ToolBackend backend, int deviceId, bool progress) = 0;
 
   /** Writes every output and commits them together. Returns the provenance record (the sidecar's JSON). */
-  virtual std::string
+  virtual Json
   Write() = 0;
 
   /** What the run found, for the summary; valid after Denoise (its pointers while this object lives). */

@@ -356,7 +356,7 @@ public:
     m_Summary.notes = m_Filter->GetBackendNotes();
   }
 
-  std::string
+  Json
   Write() override
   {
     Outputs &                outputs = *m_Outputs;
@@ -423,16 +423,16 @@ public:
     auto record = DenoiseProvenance(DenoiseToolName, m_Options, m_Summary);
     if (m_Prepared)
     {
-      record.parameters.insert(record.parameters.end(), m_Prepared->provenance.begin(), m_Prepared->provenance.end());
+      record.parameters.update(m_Prepared->provenance);
       const auto files = ComplexInputFiles(m_Options.complex);
       record.inputs.insert(record.inputs.end(), files.begin(), files.end());
     }
-    const std::string provenance = ProvenanceJson(record);
+    const Json provenance = ProvenanceJson(record);
     namingAShortImage([&] {
       for (const auto & sidecar : outputs.sidecars)
       {
         // A temporary name: Commit() renames it with the images.
-        WriteTextAtomically(DenoiseSidecarJson(sidecar.first, m_Options, provenance), sidecar.second);
+        WriteJsonAtomically(DenoiseSidecarJson(sidecar.first, m_Options, provenance), sidecar.second);
       }
     });
     writing.reset();

@@ -48,10 +48,10 @@ RunTool(const DenoiseToolOptions & options)
   const bool talk = !options.run.quiet && !options.run.json;
   const auto series = PrepareSeriesDenoising(options, talk, true);
   series->Denoise(options.backend, options.deviceId, talk);
-  const std::string provenance = series->Write();
+  const Json provenance = series->Write();
   if (options.run.json)
   {
-    std::cout << provenance;
+    std::cout << JsonText(provenance);
   }
   else if (!options.run.quiet)
   {

@@ -22,21 +22,16 @@
 #include "svdlrBuildInfo.h" // SVDLR_VERSION, SVDLR_GIT_DESCRIBE: generated at build time (apps/CMakeLists.txt)
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <map>
 #include <mutex>
-#include <iomanip>
-#include <limits>
-#include <sstream>
 #include <stdexcept>
 
 namespace svdlr_tools
@@ -61,79 +56,51 @@ AddFile(Sha256 & hash, const fs::path & file)
   }
 }
 
-/** `{ "min": .., "median": .., "max": .., "count": .. }` of the finite values; `{ "min": .., "max": .. }` of
- * `range` when there are no values but a finite range; null otherwise. */
-std::string
+/** `{ "min", "median", "max", "count" }` of the finite values; `{ "min", "max" }` of `range` when there are no
+ * values but a finite range; null otherwise. */
+Json
 SummaryJson(const std::vector<double> & values, const std::optional<std::pair<double, double>> & range)
 {
   if (values.empty() && range && std::isfinite(range->first) && std::isfinite(range->second))
   {
-    return "{ \"min\": " + JsonNumber(range->first) + ", \"max\": " + JsonNumber(range->second) + " }";
+    return { { "min", JsonNumber(range->first) }, { "max", JsonNumber(range->second) } };
   }
   std::vector<double> finite;
   std::copy_if(values.begin(), values.end(), std::back_inserter(finite), [](double v) { return std::isfinite(v); });
   if (finite.empty())
   {
-    return "null";
+    return nullptr;
   }
   const auto [low, high] = std::minmax_element(finite.begin(), finite.end());
   const double lowest = *low, highest = *high;
   std::nth_element(finite.begin(), finite.begin() + finite.size() / 2, finite.end());
-  return "{ \"min\": " + JsonNumber(lowest) + ", \"median\": " + JsonNumber(finite[finite.size() / 2]) +
-         ", \"max\": " + JsonNumber(highest) + ", \"count\": " + std::to_string(finite.size()) + " }";
-}
-
-std::string
-JsonArray(const std::vector<std::string> & items, const std::string & indent)
-{
-  std::string text = "[";
-  for (std::size_t i = 0; i < items.size(); ++i)
-  {
-    text += (i == 0 ? "\n" : ",\n") + indent + "  " + items[i];
-  }
-  return text + (items.empty() ? "]" : "\n" + indent + "]");
+  return { { "min", JsonNumber(lowest) },
+           { "median", JsonNumber(finite[finite.size() / 2]) },
+           { "max", JsonNumber(highest) },
+           { "count", finite.size() } };
 }
 
 } // namespace
 
-std::string
-JsonString(const std::string & text)
-{
-  std::ostringstream out;
-  out << '"';
-  for (unsigned char c : text)
-  {
-    if (c == '"' || c == '\\')
-    {
-      out << '\\' << c;
-    }
-    else if (c == '\n')
-    {
-      out << "\\n";
-    }
-    else if (c < 0x20)
-    {
-      out << "\\u" << std::hex << std::setw(4) << std::setfill('0') << static_cast<int>(c) << std::dec;
-    }
-    else
-    {
-      out << c;
-    }
-  }
-  out << '"';
-  return out.str();
-}
-
-std::string
+Json
 JsonNumber(double value)
 {
   if (!std::isfinite(value))
   {
-    return "null";
+    return nullptr;
   }
-  std::ostringstream out;
-  out << std::setprecision(std::numeric_limits<double>::max_digits10 - 2) << value;
-  return out.str();
+  constexpr double wholeLimit = 9007199254740992.0; // 2^53: past it a double holds no fraction, and int64 may not fit
+  if (std::trunc(value) == value && std::abs(value) < wholeLimit)
+  {
+    return static_cast<std::int64_t>(value);
+  }
+  return value;
+}
+
+std::string
+JsonText(const Json & document)
+{
+  return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 namespace
@@ -283,8 +250,9 @@ SidecarPathFor(const std::string & imagePath)
 }
 
 void
-WriteTextAtomically(const std::string & text, const std::string & path)
+WriteJsonAtomically(const Json & document, const std::string & path)
 {
+  const std::string text = JsonText(document);
   // Replaces a sidecar there: it belongs to its image, whose own write decided whether an output may be replaced.
   svdlr_io::WriteFileAtomically(path, true, [&text](const std::string & temporary) {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
@@ -297,63 +265,40 @@ WriteTextAtomically(const std::string & text, const std::string & path)
   });
 }
 
-std::string
-MapSidecarJson(const std::string &              provenanceJson,
-               const svdlr::OutputMap &         map,
-               const std::vector<std::string> & sources)
+Json
+MapSidecarJson(const Json & provenanceJson, const svdlr::OutputMap & map, const std::vector<std::string> & sources)
 {
-  std::vector<std::string> quoted;
-  for (const std::string & source : sources)
+  Json sidecar = { { "Description", map.description }, { "Units", map.units }, { "Sources", sources } };
+  for (const auto & [key, value] : provenanceJson.items()) // the map's own fields first, then the run's
   {
-    quoted.push_back(JsonString(source));
+    sidecar[key] = value;
   }
-  // The run's document is one object opening with "{\n": the map's own fields go first inside it.
-  return "{\n  \"Description\": " + JsonString(map.description) + ",\n  \"Units\": " + JsonString(map.units) +
-         ",\n  \"Sources\": " + JsonArray(quoted, "  ") + "," + provenanceJson.substr(1);
+  return sidecar;
 }
 
-std::string
+Json
 ProvenanceJson(const Provenance & provenance)
 {
-  std::vector<std::string> commandLine, inputs, outputs;
-  for (const std::string & word : provenance.commandLine)
-  {
-    commandLine.push_back(JsonString(word));
-  }
-  std::string parameterText = "{";
-  for (std::size_t i = 0; i < provenance.parameters.size(); ++i)
-  {
-    parameterText += std::string(i == 0 ? "\n" : ",\n") + "    " + JsonString(provenance.parameters[i].first) +
-                     ": " + provenance.parameters[i].second;
-  }
-  parameterText += provenance.parameters.empty() ? "}" : "\n  }";
+  Json inputs = Json::array();
   for (const std::string & input : provenance.inputs)
   {
-    inputs.push_back("{ \"path\": " + JsonString(input) + ", \"sha256\": " + JsonString(Sha256Of(input)) + " }");
+    inputs.push_back({ { "path", input }, { "sha256", Sha256Of(input) } });
   }
-  for (const std::string & output : provenance.outputs)
-  {
-    outputs.push_back(JsonString(output));
-  }
-  std::ostringstream json;
-  json << "{\n"
-       << "  \"tool\": " << JsonString(provenance.tool) << ",\n"
-       << "  \"version\": " << JsonString(SVDLR_VERSION) << ",\n"
-       << "  \"gitDescribe\": " << JsonString(SVDLR_GIT_DESCRIBE) << ",\n"
-       << "  \"commandLine\": " << JsonArray(commandLine, "  ") << ",\n"
-       << "  \"parameters\": " << parameterText << ",\n"
-       << "  \"inputs\": " << JsonArray(inputs, "  ") << ",\n"
-       << "  \"outputs\": " << JsonArray(outputs, "  ") << ",\n"
-       << "  \"rank\": " << SummaryJson(provenance.ranks, provenance.rankRange) << ",\n"
-       << "  \"sigma\": " << SummaryJson(provenance.sigmas, provenance.sigmaRange) << ",\n"
-       << "  \"backend\": " << JsonString(provenance.backend) << ",\n"
-       << "  \"solver\": " << (provenance.solver.empty() ? "null" : JsonString(provenance.solver)) << ",\n"
-       << "  \"device\": " << (provenance.device >= 0 ? std::to_string(provenance.device) : "null") << ",\n"
-       << "  \"notes\": " << JsonString(provenance.notes) << ",\n"
-       << "  \"started\": " << JsonString(provenance.started) << ",\n"
-       << "  \"seconds\": " << JsonNumber(provenance.seconds) << "\n"
-       << "}\n";
-  return json.str();
+  return { { "tool", provenance.tool },
+           { "version", SVDLR_VERSION },
+           { "gitDescribe", SVDLR_GIT_DESCRIBE },
+           { "commandLine", provenance.commandLine },
+           { "parameters", provenance.parameters },
+           { "inputs", inputs },
+           { "outputs", provenance.outputs },
+           { "rank", SummaryJson(provenance.ranks, provenance.rankRange) },
+           { "sigma", SummaryJson(provenance.sigmas, provenance.sigmaRange) },
+           { "backend", provenance.backend },
+           { "solver", provenance.solver.empty() ? Json() : Json(provenance.solver) },
+           { "device", provenance.device >= 0 ? Json(provenance.device) : Json() },
+           { "notes", provenance.notes },
+           { "started", provenance.started },
+           { "seconds", JsonNumber(provenance.seconds) } };
 }
 
 } // namespace svdlr_tools

@@ -22,9 +22,12 @@
 // tools' --json summary, which print the same document: the tool, its version and `git describe` (baked in at
 // build time), the command line and parameters, the inputs with their SHA-256, the ranks and noise levels found,
 // the backend and device, and when and how long. MRtrix3 keeps a command history in its headers and BIDS
-// derivatives a sidecar; NIfTI has no room for one, hence the sidecar.
+// derivatives a sidecar; NIfTI has no room for one, hence the sidecar. The documents are nlohmann::json values,
+// built where their parts are known and turned into text once, where they are written (JsonText).
 
 #include "svdlr/OutputMaps.h"
+
+#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
@@ -34,12 +37,15 @@
 namespace svdlr_tools
 {
 
+/** A JSON value whose objects keep their keys in the order they were set: the sidecars' fixed key order. */
+using Json = nlohmann::ordered_json;
+
 struct Provenance
 {
   std::string              tool;
   std::vector<std::string> commandLine;
-  /** Parameters as resolved (defaults filled in): name and value, the value already JSON (JsonString, JsonNumber). */
-  std::vector<std::pair<std::string, std::string>> parameters;
+  /** Parameters as resolved (defaults filled in), by name, in the order they were set. */
+  Json                     parameters = Json::object();
   std::vector<std::string> inputs; // files or folders; each gets a SHA-256 (a folder's over its files, in order)
   std::vector<std::string> outputs;
   std::vector<double>      ranks;  // per slice or per voxel inside the mask
@@ -54,17 +60,25 @@ struct Provenance
   double                   seconds{ 0.0 }; // the whole run up to the summary
 };
 
-/** The document: one JSON object, two-space indented, keys in a fixed order. Reads the inputs to hash them. */
-std::string
+/** The document: one JSON object, keys in a fixed order. Reads the inputs to hash them. */
+Json
 ProvenanceJson(const Provenance & provenance);
 
 /** The sidecar of a map output (svdlr/OutputMaps.h: the noise or rank map): the run's document `provenanceJson`
  * (ProvenanceJson) with, first, what the map is ("Description"), its "Units" and the series it came from
  * ("Sources"), as BIDS sidecars say them and the BIDS App writes them for its maps. */
+Json
+MapSidecarJson(const Json & provenanceJson, const svdlr::OutputMap & map, const std::vector<std::string> & sources);
+
+/** `value` as a JSON number: null for NaN and Inf, which JSON lacks; a whole number as an integer ("20", as
+ * counts and ranks read, not "20.0"). */
+Json
+JsonNumber(double value);
+
+/** The text of a document as the tools write and print it: two-space indented, one line break at the end. Bytes
+ * that are not UTF-8 (a Latin-1 file name) become U+FFFD, so that the text stays JSON. */
 std::string
-MapSidecarJson(const std::string &              provenanceJson,
-               const svdlr::OutputMap &         map,
-               const std::vector<std::string> & sources);
+JsonText(const Json & document);
 
 /** out.nii.gz, out.nii -> out.json (BIDS' sidecar name). */
 std::string
@@ -74,10 +88,10 @@ SidecarPathFor(const std::string & imagePath);
 bool
 IsNiftiPath(const std::string & path);
 
-/** Writes `text` to `path` whole or not at all (svdlr_io::WriteFileAtomically), replacing a file there. Throws
- * when it cannot. */
+/** Writes JsonText(document) to `path` whole or not at all (svdlr_io::WriteFileAtomically), replacing a file
+ * there. Throws when it cannot. */
 void
-WriteTextAtomically(const std::string & text, const std::string & path);
+WriteJsonAtomically(const Json & document, const std::string & path);
 
 /** The current time, UTC, as 2026-11-25T18:30:00Z. */
 std::string
@@ -88,14 +102,6 @@ const std::string &
 RunStartedUtc();
 double
 SecondsSinceRunStart();
-
-/** `text` as a JSON string, quoted and escaped. */
-std::string
-JsonString(const std::string & text);
-
-/** `value` as a JSON number (null for NaN and Inf, which JSON lacks). */
-std::string
-JsonNumber(double value);
 
 /** The SHA-256 of a file's bytes, or of a folder's regular files (their paths relative to it, in sorted order, then
  * their bytes), in hex. Throws std::runtime_error when a file cannot be read. */

@@ -64,7 +64,7 @@ CompleteNiftiOutput(const ToolOptions & options, const svdlr_batch::VolumeResult
   provenance.backend = result.device >= 0 ? "CUDA" : "CPU";
   provenance.device = result.device;
   provenance.seconds = result.readSeconds + result.solveSeconds + result.writeSeconds;
-  WriteTextAtomically(ProvenanceJson(provenance), SidecarPathFor(result.output));
+  WriteJsonAtomically(ProvenanceJson(provenance), SidecarPathFor(result.output));
 }
 
 } // namespace

@@ -146,7 +146,7 @@ Reconstruct(const TImage *                input,
     text.outputKind = " (" + (sameType ? std::string("same type as the input") : options.outputType) + ")";
   }
   const bool  sidecar = out.kind == OutputKind::File && IsNiftiPath(out.path);
-  std::string provenance; // the sidecar's and --json's document
+  Json        provenance; // the sidecar's and --json's document
   if (sidecar || options.run.json)
   {
     provenance = ProvenanceJson(RunProvenance(options, result));
@@ -439,7 +439,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
     text.figure = figure + " (middle slice of the first batch)";
   }
   return ReportRun(
-    options, result, policy, text, options.run.json ? ProvenanceJson(RunProvenance(options, result)) : "");
+    options, result, policy, text, options.run.json ? ProvenanceJson(RunProvenance(options, result)) : Json());
 }
 
 int

@@ -308,25 +308,25 @@ ProvenanceOf(const ToolOptions & options)
   // Named as everywhere else, by RankPolicy.h: "fixed", "energy", "gd", "mp" or "mp-cg", and its description.
   const svdlr::RankPolicy policy = RankPolicyOf(options);
   auto &                  parameters = provenance.parameters;
-  parameters.emplace_back("policy", JsonString(svdlr::PolicyName(policy)));
-  parameters.emplace_back("description", JsonString(svdlr::PolicyDescription(policy)));
+  parameters["policy"] = svdlr::PolicyName(policy);
+  parameters["description"] = svdlr::PolicyDescription(policy);
   switch (policy.kind)
   {
     case svdlr::RankPolicy::Kind::FixedRank:
-      parameters.emplace_back("rank", std::to_string(policy.rank));
+      parameters["rank"] = policy.rank;
       break;
     case svdlr::RankPolicy::Kind::EnergyFraction:
-      parameters.emplace_back("energyFraction", JsonNumber(policy.energyFraction));
+      parameters["energyFraction"] = JsonNumber(policy.energyFraction);
       break;
     default:
-      parameters.emplace_back("noiseSigma", policy.noiseSigma > 0.0 ? JsonNumber(policy.noiseSigma) : "null");
+      parameters["noiseSigma"] = policy.noiseSigma > 0.0 ? JsonNumber(policy.noiseSigma) : Json();
   }
-  parameters.emplace_back("sliceAxis", options.sliceAxis >= 0 ? std::to_string(options.sliceAxis) : "null");
-  parameters.emplace_back("backend", JsonString(svdlr::Name(static_cast<svdlr::Backend>(options.backend))));
-  parameters.emplace_back("solver", JsonString(svdlr::Name(static_cast<svdlr::Solver>(options.solver))));
-  parameters.emplace_back("device", std::to_string(options.deviceId));
-  parameters.emplace_back("outputType", JsonString(options.outputType));
-  parameters.emplace_back("threads", options.run.threads > 0 ? std::to_string(options.run.threads) : "null");
+  parameters["sliceAxis"] = options.sliceAxis >= 0 ? Json(options.sliceAxis) : Json();
+  parameters["backend"] = svdlr::Name(static_cast<svdlr::Backend>(options.backend));
+  parameters["solver"] = svdlr::Name(static_cast<svdlr::Solver>(options.solver));
+  parameters["device"] = options.deviceId;
+  parameters["outputType"] = options.outputType;
+  parameters["threads"] = options.run.threads > 0 ? Json(options.run.threads) : Json();
   provenance.inputs = options.inputs;
   provenance.started = RunStartedUtc();
   return provenance;

@@ -131,11 +131,11 @@ ReportRun(const ToolOptions &                    options,
           const svdlr_io::ReconstructionResult & result,
           const svdlr::RankPolicy &              policy,
           const SummaryText &                    text,
-          const std::string &                    provenanceJson)
+          const Json &                           provenanceJson)
 {
   if (options.run.json)
   {
-    std::cout << provenanceJson;
+    std::cout << JsonText(provenanceJson);
   }
   else if (!options.run.quiet)
   {

@@ -141,7 +141,7 @@ ReportRun(const ToolOptions &                    options,
           const svdlr_io::ReconstructionResult & result,
           const svdlr::RankPolicy &              policy,
           const SummaryText &                    text,
-          const std::string &                    provenanceJson);
+          const Json &                           provenanceJson);
 
 /** The line printed before any work, on stderr with the progress lines (stdout holds the summary or --json's
  * document alone), so that a pipeline's log shows at once what runs. Not under --quiet or --list-series. */

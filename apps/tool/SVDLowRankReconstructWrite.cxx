@@ -119,7 +119,7 @@ PlanOutput(const ToolOptions & options, const std::pair<OutputKind, std::string>
 }
 
 void
-CommitOutputFile(OutputPlan & plan, const std::string & provenance)
+CommitOutputFile(OutputPlan & plan, const Json & provenance)
 {
   if (!plan.files)
   {
@@ -129,7 +129,7 @@ CommitOutputFile(OutputPlan & plan, const std::string & provenance)
   {
     try
     {
-      WriteTextAtomically(provenance, plan.sidecarTemporary); // a temporary name: Commit() renames it
+      WriteJsonAtomically(provenance, plan.sidecarTemporary); // a temporary name: Commit() renames it
     }
     catch (...)
     {

@@ -133,7 +133,7 @@ WriteOutput(const TImage *                         output,
 /** Writes the sidecar `provenance` of an output file (when it has one) and renames both into place, the image last
  * (StagedFiles::Commit, which verifies them). Does nothing for a folder output. */
 void
-CommitOutputFile(OutputPlan & plan, const std::string & provenance);
+CommitOutputFile(OutputPlan & plan, const Json & provenance);
 
 } // namespace svdlr_tools
 
