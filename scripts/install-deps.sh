@@ -15,6 +15,7 @@ packages=(
   libdcmtk-dev dcmtk            # DICOM series in and out (the tool's DCMTK I/O)
   libpng-dev                    # PNG files are checked through libpng before ITK reads them
   libdeflate-dev                # .nii.gz read and written fast (libdeflate: whole buffers, members on every core)
+  libssl-dev                    # OpenSSL's libcrypto: the SHA-256 of the inputs in the provenance sidecar
   libgdcm-dev                   # JPEG 2000 pixel data (GDCM with OpenJPEG), the syntaxes DCMTK lacks
   valgrind                      # shows DCMTK's JPEG-LS encoder writing out of bounds (docs/dicom.md)
   libcli11-dev                  # the command lines of the tools (CLI11)

@@ -20,6 +20,7 @@
 #include "svdlr/Engine.h"
 
 #include <libdeflate.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -216,45 +217,12 @@ Crc32(std::uint32_t crc, const unsigned char * bytes, std::size_t size)
   return libdeflate_crc32(crc, bytes, size);
 }
 
-namespace
-{
-
-/** The CRC-32 polynomial, bit-reversed as gzip's CRC runs (the bit for x^0 is the highest). */
-constexpr std::uint32_t kCrcPolynomial = 0xedb88320u;
-
-/** a(x) b(x) modulo the CRC polynomial, both bit-reversed. */
-std::uint32_t
-MultiplyModCrc(std::uint32_t a, std::uint32_t b)
-{
-  std::uint32_t product = 0;
-  for (std::uint32_t bit = 0x80000000u; bit != 0; bit >>= 1)
-  {
-    if ((a & bit) != 0)
-    {
-      product ^= b;
-    }
-    b = (b & 1u) != 0 ? (b >> 1) ^ kCrcPolynomial : b >> 1; // b(x) x
-  }
-  return product;
-}
-
-} // namespace
-
 std::uint32_t
 Crc32Combine(std::uint32_t crcA, std::uint32_t crcB, std::uint64_t sizeB)
 {
-  // A CRC is linear over GF(2): appending B's bytes multiplies A's register by x^(8 sizeB) and adds B's own CRC (the
-  // pre- and post-conditioning of both cancel). x^(8 sizeB) by squaring, from x^8.
-  std::uint32_t shift = 0x80000000u, power = 0x00800000u; // x^0 and x^8
-  for (std::uint64_t n = sizeB; n != 0; n >>= 1)
-  {
-    if ((n & 1u) != 0)
-    {
-      shift = MultiplyModCrc(shift, power);
-    }
-    power = MultiplyModCrc(power, power);
-  }
-  return MultiplyModCrc(crcA, shift) ^ crcB;
+  // zlib's, for the CRC that libdeflate_crc32 computes (the same CRC-32; the tests check that they agree).
+  static_assert(sizeof(z_off64_t) >= sizeof(std::int64_t), "zlib's 64-bit offsets hold every size");
+  return static_cast<std::uint32_t>(crc32_combine64(crcA, crcB, static_cast<z_off64_t>(sizeB)));
 }
 
 namespace

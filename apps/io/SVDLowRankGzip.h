@@ -95,7 +95,8 @@ MostDecompressedBytes(std::size_t compressed);
 std::uint32_t
 Crc32(std::uint32_t crc, const unsigned char * bytes, std::size_t size);
 
-/** The CRC-32 of A followed by B from A's CRC, B's CRC and B's size: chunks checked on several threads, then joined. */
+/** The CRC-32 of A followed by B from A's CRC, B's CRC and B's size (zlib's crc32_combine64): chunks checked on
+ * several threads, then joined. */
 std::uint32_t
 Crc32Combine(std::uint32_t crcA, std::uint32_t crcB, std::uint64_t sizeB);
 
