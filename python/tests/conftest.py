@@ -101,3 +101,14 @@ def matrices_with_gap(rng: np.random.Generator, count: int, rows: int, cols: int
 
 def relative_error(result: np.ndarray, reference: np.ndarray) -> float:
     return float(np.linalg.norm(np.asarray(result, np.float64) - reference) / np.linalg.norm(reference))
+
+
+@pytest.fixture
+def default_sigint():
+    """Python's own Ctrl-C handler for the test (KeyboardInterrupt), whatever an earlier test's library (a Dask
+    cluster, a worker pool) left installed; the handler found is put back after."""
+    import signal  # noqa: PLC0415
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

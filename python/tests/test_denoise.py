@@ -381,7 +381,7 @@ def test_exception_in_progress_stops_the_work_and_propagates(series):
         denoise(series[1], backend="cpu", max_patches_per_batch=16, progress=progress)
 
 
-def test_ctrl_c_stops_the_work_between_batches(series):
+def test_ctrl_c_stops_the_work_between_batches(series, default_sigint):
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals reach Python only on the main thread")
     calls = []

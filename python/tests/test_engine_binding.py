@@ -213,7 +213,7 @@ def test_exception_in_progress_stops_the_work_and_propagates(rng):
         )
 
 
-def test_ctrl_c_during_the_work_raises_keyboard_interrupt(rng):
+def test_ctrl_c_during_the_work_raises_keyboard_interrupt(rng, default_sigint):
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals reach Python only on the main thread")
     calls = []
