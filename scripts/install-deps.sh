@@ -17,6 +17,7 @@ packages=(
   libdeflate-dev                # .nii.gz read and written fast (libdeflate: whole buffers, members on every core)
   libssl-dev                    # OpenSSL's libcrypto: the SHA-256 of the inputs in the provenance sidecar
   libgdcm-dev                   # JPEG 2000 pixel data (GDCM with OpenJPEG), the syntaxes DCMTK lacks
+  libopenjp2-7-dev              # each JPEG 2000 frame's header read (OpenJPEG) before GDCM decodes the frame
   valgrind                      # shows DCMTK's JPEG-LS encoder writing out of bounds (docs/dicom.md)
   libcli11-dev                  # the command lines of the tools (CLI11)
   nlohmann-json3-dev            # the tools' JSON sidecars and --json documents (nlohmann::json)

@@ -298,6 +298,56 @@ WriteAll(int fd, const void * data, std::size_t size)
   return true;
 }
 
+/** The address space this process holds now (a sanitizer's shadow reservation included), from /proc/self/statm's
+ * first field; false when it cannot tell. */
+bool
+AddressSpaceHeld(rlim_t & bytes)
+{
+  std::size_t   pages = 0;
+  std::ifstream statm("/proc/self/statm");
+  const long    pageSize = ::sysconf(_SC_PAGESIZE);
+  if (!(statm >> pages) || pageSize <= 0)
+  {
+    return false;
+  }
+  bytes = static_cast<rlim_t>(pages) * static_cast<rlim_t>(pageSize);
+  return true;
+}
+
+/** OpenJPEG 2.5.0 allocates for every tile and component its SIZ declares while it reads a header, before any check
+ * of ours can run: a code stream of a few hundred bytes describing 64 x 64 one-pixel tiles took 314 MB with 64
+ * components, 1.15 GB with 256, and 16384 components ask for about 70 GB; one of 65025 tiles took 630 MB with one
+ * component. A sound header reads in about 2 MB. (opj_read_header on code streams built for it, peak RSS by
+ * /usr/bin/time; SVDLowRankJpeg2000HeaderGTest's HeaderMakingOpenJpegAllocate... case.) So the child reads the
+ * frames' headers with its address space capped this far above what it holds: past it OpenJPEG's allocation fails
+ * and the frame is refused. */
+constexpr rlim_t kJpeg2000HeaderAddressSpace = rlim_t{ 256 } << 20;
+
+/** CheckJpeg2000Frames under kJpeg2000HeaderAddressSpace: the child's soft RLIMIT_AS lowered for it, then put back
+ * for GDCM's decoding (within the hard limit PrepareChild may have set). A refused frame ends the child. */
+void
+CheckJpeg2000FramesCapped(DcmFileFormat &     dicom,
+                          const std::string & file,
+                          unsigned int        frames,
+                          unsigned int        rows,
+                          unsigned int        columns,
+                          unsigned int        bitsAllocated)
+{
+  rlimit before{};
+  rlim_t held = 0;
+  const bool capped = ::getrlimit(RLIMIT_AS, &before) == 0 && AddressSpaceHeld(held);
+  if (capped)
+  {
+    const rlimit cap{ std::min<rlim_t>(before.rlim_cur, held + kJpeg2000HeaderAddressSpace), before.rlim_max };
+    ::setrlimit(RLIMIT_AS, &cap);
+  }
+  CheckJpeg2000Frames(dicom, file, frames, rows, columns, bitsAllocated);
+  if (capped)
+  {
+    ::setrlimit(RLIMIT_AS, &before);
+  }
+}
+
 GdcmChildLimits &
 ChildLimits()
 {
@@ -315,18 +365,11 @@ PrepareChild(const GdcmChildLimits & limits)
   {
     ::signal(signalNumber, SIG_DFL);
   }
-  if (limits.addressSpaceBytes > 0)
+  rlim_t held = 0;
+  if (limits.addressSpaceBytes > 0 && AddressSpaceHeld(held))
   {
-    // What the child holds now (a sanitizer's shadow reservation included), from /proc/self/statm's first field.
-    std::size_t    pages = 0;
-    std::ifstream  statm("/proc/self/statm");
-    const long     pageSize = ::sysconf(_SC_PAGESIZE);
-    if (statm >> pages && pageSize > 0)
-    {
-      const rlim_t  bound = static_cast<rlim_t>(pages) * static_cast<rlim_t>(pageSize) + limits.addressSpaceBytes;
-      const rlimit  limit{ bound, bound };
-      ::setrlimit(RLIMIT_AS, &limit);
-    }
+    const rlimit limit{ held + limits.addressSpaceBytes, held + limits.addressSpaceBytes };
+    ::setrlimit(RLIMIT_AS, &limit);
   }
   if (limits.seconds > 0)
   {
@@ -487,14 +530,14 @@ DecodeFramesWithGdcm(DcmFileFormat &     dicom,
   gdcm::Trace::SetDebug(false);
   gdcm::Trace::SetWarning(false);
   gdcm::Trace::SetError(false);
-  // Each frame's SIZ first: GDCM and OpenJPEG must never see a code stream that is cut short in its header or
-  // describes another image than the DICOM header does (they read past their buffers or allocate for it).
-  CheckJpeg2000Frames(dicom, file, frames, rows, columns, bitsAllocated);
   const std::string bytes = ReencodedByDcmtk(dicom, file, syntax);
-  // GDCM 3.0.21 also reads outside its buffers on some corrupt JPEG 2000 code streams (a SEGV in
-  // JPEG2000Codec::GetHeaderInfo, found by apps/fuzz): it decodes in a child process, so that a crash there is an
-  // error about the file and not the end of the program.
+  // GDCM 3.0.21 reads outside its buffers on some corrupt JPEG 2000 code streams (a SEGV in
+  // JPEG2000Codec::GetHeaderInfo, found by apps/fuzz), and OpenJPEG allocates for whatever a header declares: both
+  // run in a child process, so that a crash there is an error about the file and not the end of the program.
   return InChildProcess(file, syntax, frames * frameBytes, [&]() -> std::vector<std::uint8_t> {
+    // Each frame's header first: GDCM must never see a code stream that is cut short in its header or describes
+    // another image than the DICOM header does.
+    CheckJpeg2000FramesCapped(dicom, file, frames, rows, columns, bitsAllocated);
     std::istringstream reencoded(bytes);
     gdcm::ImageReader  reader;
     reader.SetStream(reencoded);

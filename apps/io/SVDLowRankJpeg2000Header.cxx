@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The SIZ marker segment of a JPEG 2000 frame (ISO/IEC 15444-1 A.5.1), and its check against the DICOM header.
+// Each JPEG 2000 frame's header through OpenJPEG, and its check against the DICOM header.
 #include "SVDLowRankJpeg2000Header.h"
 #include "SVDLowRankDicomTags.h"
 
@@ -25,81 +25,16 @@
 #include "dcmtk/dcmdata/dcpixseq.h"
 #include "dcmtk/dcmdata/dcpxitem.h"
 
+#include <openjpeg.h>
+
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
+#include <memory>
 
 namespace svdlr_io
 {
 namespace
 {
-
-constexpr std::uint32_t kStartOfCodeStream = 0xFF4F; // SOC
-constexpr std::uint32_t kImageAndTileSize = 0xFF51;  // SIZ
-/** Lsiz counts itself, Rsiz, the eight 32-bit sizes and offsets and Csiz (38 bytes), then 3 bytes a component. */
-constexpr std::size_t kSizFixedBytes = 38;
-constexpr std::size_t kMaximumComponents = 16384;   // Csiz
-constexpr unsigned    kMaximumPrecision = 38;       // Ssiz: 1..38 bits
-constexpr std::uint64_t kMaximumTiles = 65535;      // Isot of SOT counts tiles in 16 bits
-/** The bytes of a frame's first fragments read for its header: a JP2 file's boxes before the code stream (an ICC
- * profile among them) and a SIZ of 16384 components fit. */
-constexpr std::size_t kFrameHeaderBytes = std::size_t{ 1 } << 20;
-
-/** The big-endian unsigned integer of `bytes` bytes at `at`. */
-std::uint64_t
-BigEndian(const std::uint8_t * at, std::size_t bytes)
-{
-  std::uint64_t value = 0;
-  for (std::size_t i = 0; i < bytes; ++i)
-  {
-    value = (value << 8) | at[i];
-  }
-  return value;
-}
-
-/** Moves `data` and `size` to the contiguous code stream box ('jp2c') of a JP2 file (ISO/IEC 15444-1 Annex I);
- * leaves them as they are for anything that does not start with the JP2 signature box. False for a JP2 file
- * without a code stream box in these bytes. */
-bool
-SkipJp2Boxes(const std::uint8_t *& data, std::size_t & size)
-{
-  static const std::uint8_t signature[12] = { 0x00, 0x00, 0x00, 0x0C, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A };
-  if (size < sizeof(signature) || std::memcmp(data, signature, sizeof(signature)) != 0)
-  {
-    return true;
-  }
-  std::size_t at = 0;
-  while (size - at >= 8)
-  {
-    std::uint64_t length = BigEndian(data + at, 4);
-    std::size_t   header = 8;
-    if (length == 1) // the length follows in 64 bits
-    {
-      if (size - at < 16)
-      {
-        return false;
-      }
-      length = BigEndian(data + at + 8, 8);
-      header = 16;
-    }
-    else if (length == 0) // the box runs to the end
-    {
-      length = size - at;
-    }
-    if (BigEndian(data + at + 4, 4) == 0x6A703263) // 'jp2c': its code stream may run on beyond these bytes
-    {
-      data += at + header;
-      size -= at + header;
-      return true;
-    }
-    if (length < header || length > size - at)
-    {
-      return false;
-    }
-    at += static_cast<std::size_t>(length);
-  }
-  return false;
-}
 
 std::string
 Count(std::uint64_t value)
@@ -107,111 +42,160 @@ Count(std::uint64_t value)
   return std::to_string(value);
 }
 
-/** A marker as the standard writes it: "FF52". */
-std::string
-Marker(std::uint32_t marker)
+/** The JP2 signature box (ISO/IEC 15444-1 I.5.1): a JP2 file, not a bare code stream. */
+bool
+IsJp2File(const Jpeg2000Piece & first)
 {
-  char text[8];
-  std::snprintf(text, sizeof(text), "%04X", static_cast<unsigned int>(marker & 0xFFFFu));
-  return text;
+  static const std::uint8_t signature[12] = { 0x00, 0x00, 0x00, 0x0C, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A };
+  return first.size >= sizeof(signature) && std::memcmp(first.data, signature, sizeof(signature)) == 0;
 }
 
-/** Why the marker segments from `data` (just after SIZ) to the first tile's data (SOD) do not lie within the
- * `size` bytes (`whole`: all of the frame); empty when they do. GDCM 3.0.21 walks them by their lengths without
- * checking them against its buffer (JPEG2000Codec::GetHeaderInfo, a SEGV found by apps/fuzz). */
-std::string
-MarkerSegmentsProblem(const std::uint8_t * data, std::size_t size, bool whole)
+/** The fragments of a frame as one OpenJPEG input stream. OpenJPEG's stream buffer is one byte, so every read asks for
+ * what the header needs: a read asking for more than is left is a header running past the frame. */
+struct FrameStream
 {
-  constexpr std::uint32_t kStartOfData = 0xFF93;  // SOD: the tile-part's data follow
-  constexpr std::uint32_t kCodingStyle = 0xFF52;  // COD, whose Lcod is 12 to 45 (A.6.1)
-  std::size_t at = 0;
-  while (size - at >= 2)
+  const std::vector<Jpeg2000Piece> * pieces{ nullptr };
+  std::uint64_t                      size{ 0 };
+  std::uint64_t                      at{ 0 };
+  bool                               pastTheEnd{ false };
+
+  static OPJ_SIZE_T
+  Read(void * buffer, OPJ_SIZE_T bytes, void * self)
   {
-    const std::uint32_t marker = static_cast<std::uint32_t>(BigEndian(data + at, 2));
-    if ((marker >> 8) != 0xFF)
+    auto & stream = *static_cast<FrameStream *>(self);
+    if (bytes > stream.size - stream.at)
     {
-      return "has no marker at byte " + Count(at) + " after its SIZ (" + Marker(marker) + ")";
+      stream.pastTheEnd = true;
     }
-    if (marker == kStartOfData)
+    if (stream.at == stream.size)
     {
-      return {};
+      return static_cast<OPJ_SIZE_T>(-1);
     }
-    at += 2;
-    if ((marker >= 0xFF30 && marker <= 0xFF3F) || marker == 0xFF92) // no length: reserved, EPH
+    auto *        out = static_cast<std::uint8_t *>(buffer);
+    std::uint64_t start = 0;
+    OPJ_SIZE_T    copied = 0;
+    for (const Jpeg2000Piece & piece : *stream.pieces)
     {
-      continue;
-    }
-    if (size - at < 2)
-    {
-      break;
-    }
-    const std::uint64_t length = BigEndian(data + at, 2);
-    if (length < 2 || (marker == kCodingStyle && length < 12))
-    {
-      return "has a marker segment " + Marker(marker) + " of length " + Count(length) + " in its header";
-    }
-    if (length > size - at)
-    {
-      if (!whole)
+      const std::uint64_t end = start + piece.size;
+      if (copied < bytes && stream.at < end)
       {
-        return "has a header longer than " + Count(kFrameHeaderBytes) + " bytes";
+        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(end - stream.at, bytes - copied));
+        std::memcpy(out + copied, piece.data + (stream.at - start), take);
+        copied += take;
+        stream.at += take;
       }
-      return "has a marker segment (" + Marker(marker) + ", " + Count(length) + " bytes) that runs past the end of "
-             "the frame (" + Count(size - at) + " bytes left)";
+      start = end;
     }
-    at += static_cast<std::size_t>(length);
+    return copied;
   }
-  return whole ? "ends before its first tile's data (no SOD marker)" : "has a header longer than " +
-                                                                       Count(kFrameHeaderBytes) + " bytes";
+
+  static OPJ_OFF_T
+  Skip(OPJ_OFF_T bytes, void * self)
+  {
+    auto &              stream = *static_cast<FrameStream *>(self);
+    const std::uint64_t left = stream.size - stream.at;
+    if (bytes < 0 || static_cast<std::uint64_t>(bytes) > left)
+    {
+      stream.pastTheEnd = bytes > 0;
+      return -1;
+    }
+    stream.at += static_cast<std::uint64_t>(bytes);
+    return bytes;
+  }
+
+  static OPJ_BOOL
+  Seek(OPJ_OFF_T to, void * self)
+  {
+    auto & stream = *static_cast<FrameStream *>(self);
+    if (to < 0 || static_cast<std::uint64_t>(to) > stream.size)
+    {
+      stream.pastTheEnd = to > 0;
+      return OPJ_FALSE;
+    }
+    stream.at = static_cast<std::uint64_t>(to);
+    return OPJ_TRUE;
+  }
+};
+
+/** OpenJPEG's first error message, without its line end. */
+void
+KeepFirstError(const char * message, void * kept)
+{
+  auto & first = *static_cast<std::string *>(kept);
+  if (first.empty() && message != nullptr)
+  {
+    first = message;
+    first.erase(first.find_last_not_of("\r\n") + 1);
+  }
 }
 
-/** The first kFrameHeaderBytes of the frame held by items [first, end) of `sequence` (its fragments joined: a code
- * stream may be cut anywhere); `whole` says whether that is all of it. */
-std::vector<std::uint8_t>
-FrameStart(DcmPixelSequence & sequence, unsigned long first, unsigned long end, bool & whole)
+/** Why the header OpenJPEG read (`image`) is not the DICOM header's image; empty when it is. */
+std::string
+Mismatch(const opj_image_t & image,
+         unsigned int        rows,
+         unsigned int        columns,
+         unsigned int        samplesPerPixel,
+         unsigned int        bitsAllocated)
 {
-  std::vector<std::uint8_t> bytes;
-  whole = true;
+  const std::uint64_t width = image.x1 - image.x0, height = image.y1 - image.y0;
+  if (width != columns || height != rows)
+  {
+    return "describes a " + Count(width) + " x " + Count(height) + " image in its SIZ, the DICOM header " +
+           Count(columns) + " x " + Count(rows) + " (Columns x Rows)";
+  }
+  if (image.numcomps != samplesPerPixel)
+  {
+    return "has " + Count(image.numcomps) + " components in its SIZ, the DICOM header " + Count(samplesPerPixel) +
+           " (SamplesPerPixel)";
+  }
+  for (std::size_t c = 0; c < image.numcomps; ++c)
+  {
+    const opj_image_comp_t & component = image.comps[c];
+    if (component.dx != 1 || component.dy != 1)
+    {
+      return "samples component " + Count(c) + " every " + Count(component.dx) + " x " + Count(component.dy) +
+             " in its SIZ, not on every pixel";
+    }
+    if (component.prec > bitsAllocated)
+    {
+      return "has " + Count(component.prec) + "-bit samples in its SIZ, more than the DICOM header's " +
+             Count(bitsAllocated) + " (BitsAllocated)";
+    }
+  }
+  return {};
+}
+
+/** The fragments (items [first, end) of `sequence`) that hold one frame. */
+std::vector<Jpeg2000Piece>
+FramePieces(DcmPixelSequence & sequence, unsigned long first, unsigned long end)
+{
+  std::vector<Jpeg2000Piece> pieces;
   for (unsigned long item = first; item < end; ++item)
   {
     DcmPixelItem * fragment = nullptr;
     Uint8 *        values = nullptr;
-    if (sequence.getItem(fragment, item).bad() || fragment == nullptr || fragment->getLength() == 0 ||
-        fragment->getUint8Array(values).bad() || values == nullptr)
+    if (sequence.getItem(fragment, item).good() && fragment != nullptr && fragment->getLength() > 0 &&
+        fragment->getUint8Array(values).good() && values != nullptr)
     {
-      continue;
-    }
-    const std::size_t take = std::min<std::size_t>(fragment->getLength(), kFrameHeaderBytes - bytes.size());
-    bytes.insert(bytes.end(), values, values + take);
-    if (bytes.size() == kFrameHeaderBytes && (take < fragment->getLength() || item + 1 < end))
-    {
-      whole = false;
-      break;
+      pieces.push_back({ values, fragment->getLength() });
     }
   }
-  return bytes;
+  return pieces;
 }
 
 /** Whether item `index` of `sequence` starts a code stream (SOC then SIZ) or a JP2 file. */
 bool
 StartsAFrame(DcmPixelSequence & sequence, unsigned long index)
 {
-  DcmPixelItem * fragment = nullptr;
-  Uint8 *        values = nullptr;
-  if (sequence.getItem(fragment, index).bad() || fragment == nullptr || fragment->getLength() < 12 ||
-      fragment->getUint8Array(values).bad() || values == nullptr)
-  {
-    return false;
-  }
-  const std::uint8_t * data = values;
-  std::size_t          size = fragment->getLength();
-  return SkipJp2Boxes(data, size) && size >= 4 && BigEndian(data, 2) == kStartOfCodeStream &&
-         BigEndian(data + 2, 2) == kImageAndTileSize;
+  const std::vector<Jpeg2000Piece> pieces = FramePieces(sequence, index, index + 1);
+  static const std::uint8_t        startOfCodeStream[4] = { 0xFF, 0x4F, 0xFF, 0x51 }; // SOC, SIZ
+  return !pieces.empty() &&
+         (IsJp2File(pieces[0]) || (pieces[0].size >= 4 && std::memcmp(pieces[0].data, startOfCodeStream, 4) == 0));
 }
 
-/** The index of the first fragment of each of `frames` frames: from the Basic Offset Table, or one fragment a
- * frame (DCMTK's rule); else the fragments that start a code stream, when there are `frames` of them. Empty when
- * neither tells. */
+/** The index of the first fragment of each of `frames` frames: from the Basic Offset Table, or one fragment a frame
+ * (DCMTK's rule); else the fragments that start a code stream, when there are `frames` of them. Empty when neither
+ * tells. */
 std::vector<unsigned long>
 FirstFragments(DcmPixelSequence & sequence, unsigned int frames)
 {
@@ -243,120 +227,50 @@ FirstFragments(DcmPixelSequence & sequence, unsigned int frames)
 } // namespace
 
 std::string
-ReadJpeg2000ImageHeader(const std::uint8_t * data, std::size_t size, bool whole, Jpeg2000ImageHeader & header)
+Jpeg2000FrameProblem(const std::vector<Jpeg2000Piece> & pieces,
+                     unsigned int                       rows,
+                     unsigned int                       columns,
+                     unsigned int                       samplesPerPixel,
+                     unsigned int                       bitsAllocated)
 {
-  if (!SkipJp2Boxes(data, size))
+  FrameStream frame;
+  frame.pieces = &pieces;
+  for (const Jpeg2000Piece & piece : pieces)
   {
-    return "is a JP2 file without a contiguous code stream box";
+    frame.size += piece.size;
   }
-  if (size < 2 || BigEndian(data, 2) != kStartOfCodeStream)
+  if (frame.size == 0)
   {
-    return "does not start with a JPEG 2000 code stream (no SOC marker FF4F)";
+    return "is empty";
   }
-  if (size < 4 || BigEndian(data + 2, 2) != kImageAndTileSize)
+  const std::unique_ptr<opj_stream_t, void (*)(opj_stream_t *)> stream(opj_stream_create(1, OPJ_TRUE),
+                                                                       &opj_stream_destroy);
+  const std::unique_ptr<opj_codec_t, void (*)(opj_codec_t *)>   codec(
+    opj_create_decompress(IsJp2File(pieces.front()) ? OPJ_CODEC_JP2 : OPJ_CODEC_J2K), &opj_destroy_codec);
+  if (stream == nullptr || codec == nullptr)
   {
-    return "has no SIZ marker segment (FF51) after its SOC marker";
+    return "cannot be read: OpenJPEG cannot start";
   }
-  const std::uint8_t * siz = data + 4;
-  const std::size_t    available = size - 4;
-  if (available < kSizFixedBytes)
+  opj_stream_set_user_data(stream.get(), &frame, nullptr);
+  opj_stream_set_user_data_length(stream.get(), frame.size);
+  opj_stream_set_read_function(stream.get(), &FrameStream::Read);
+  opj_stream_set_skip_function(stream.get(), &FrameStream::Skip);
+  opj_stream_set_seek_function(stream.get(), &FrameStream::Seek);
+  std::string error;
+  opj_set_error_handler(codec.get(), &KeepFirstError, &error);
+  opj_dparameters_t parameters;
+  opj_set_default_decoder_parameters(&parameters);
+  opj_image_t * read = nullptr;
+  const bool    readable =
+    opj_setup_decoder(codec.get(), &parameters) && opj_read_header(stream.get(), codec.get(), &read);
+  const std::unique_ptr<opj_image_t, void (*)(opj_image_t *)> image(read, &opj_image_destroy);
+  if (!readable || image == nullptr)
   {
-    return "has a SIZ marker segment cut short (" + Count(available) + " of at least " + Count(kSizFixedBytes) +
-           " bytes)";
+    return frame.pastTheEnd
+             ? "has a header that runs past the end of the frame (" + Count(frame.size) + " bytes)"
+             : "has a header OpenJPEG refuses (" + (error.empty() ? std::string("no reason given") : error) + ")";
   }
-  const std::uint64_t length = BigEndian(siz, 2);
-  const std::uint64_t xSize = BigEndian(siz + 4, 4), ySize = BigEndian(siz + 8, 4);
-  const std::uint64_t xOffset = BigEndian(siz + 12, 4), yOffset = BigEndian(siz + 16, 4);
-  const std::uint64_t xTile = BigEndian(siz + 20, 4), yTile = BigEndian(siz + 24, 4);
-  const std::uint64_t xTileOffset = BigEndian(siz + 28, 4), yTileOffset = BigEndian(siz + 32, 4);
-  const std::uint64_t components = BigEndian(siz + 36, 2);
-  if (components < 1 || components > kMaximumComponents)
-  {
-    return "has " + Count(components) + " components in its SIZ (Csiz: 1 to 16384)";
-  }
-  if (length != kSizFixedBytes + 3 * components)
-  {
-    return "has a SIZ of " + Count(length) + " bytes (Lsiz) for " + Count(components) + " components, which take " +
-           Count(kSizFixedBytes + 3 * components);
-  }
-  if (available < length)
-  {
-    return "has a SIZ marker segment cut short (" + Count(available) + " of " + Count(length) + " bytes)";
-  }
-  if (xSize <= xOffset || ySize <= yOffset)
-  {
-    return "describes an empty image in its SIZ (Xsiz " + Count(xSize) + ", XOsiz " + Count(xOffset) + ", Ysiz " +
-           Count(ySize) + ", YOsiz " + Count(yOffset) + ")";
-  }
-  // ISO/IEC 15444-1 B.3: the tile grid starts at or before the image and its first tile reaches into it.
-  if (xTile == 0 || yTile == 0 || xTileOffset > xOffset || yTileOffset > yOffset || xTile + xTileOffset <= xOffset ||
-      yTile + yTileOffset <= yOffset)
-  {
-    return "has a tile grid in its SIZ that does not cover the image (XTsiz " + Count(xTile) + ", YTsiz " +
-           Count(yTile) + ", XTOsiz " + Count(xTileOffset) + ", YTOsiz " + Count(yTileOffset) + ")";
-  }
-  const std::uint64_t tiles =
-    ((xSize - xTileOffset + xTile - 1) / xTile) * ((ySize - yTileOffset + yTile - 1) / yTile);
-  if (tiles > kMaximumTiles)
-  {
-    return "has " + Count(tiles) + " tiles in its SIZ; a code stream holds at most 65535";
-  }
-  std::vector<Jpeg2000Component> parsed(static_cast<std::size_t>(components));
-  for (std::size_t c = 0; c < parsed.size(); ++c)
-  {
-    const std::uint8_t * component = siz + kSizFixedBytes + 3 * c;
-    parsed[c].precision = (component[0] & 0x7Fu) + 1u;
-    parsed[c].isSigned = (component[0] & 0x80u) != 0;
-    parsed[c].xSubsampling = component[1];
-    parsed[c].ySubsampling = component[2];
-    if (parsed[c].precision > kMaximumPrecision || parsed[c].xSubsampling == 0 || parsed[c].ySubsampling == 0)
-    {
-      return "has component " + Count(c) + " of " + Count(parsed[c].precision) + " bits sampled every " +
-             Count(parsed[c].xSubsampling) + " x " + Count(parsed[c].ySubsampling) +
-             " in its SIZ (1 to 38 bits, every 1 to 255)";
-    }
-  }
-  const std::string segments = MarkerSegmentsProblem(siz + length, available - static_cast<std::size_t>(length), whole);
-  if (!segments.empty())
-  {
-    return segments;
-  }
-  header.width = static_cast<std::uint32_t>(xSize - xOffset);
-  header.height = static_cast<std::uint32_t>(ySize - yOffset);
-  header.tiles = tiles;
-  header.components = std::move(parsed);
-  return {};
-}
-
-std::string
-Jpeg2000HeaderMismatch(const Jpeg2000ImageHeader & header, unsigned int rows, unsigned int columns,
-                       unsigned int samplesPerPixel, unsigned int bitsAllocated)
-{
-  if (header.width != columns || header.height != rows)
-  {
-    return "describes a " + Count(header.width) + " x " + Count(header.height) +
-           " image in its SIZ, the DICOM header " + Count(columns) + " x " + Count(rows) + " (Columns x Rows)";
-  }
-  if (header.components.size() != samplesPerPixel)
-  {
-    return "has " + Count(header.components.size()) + " components in its SIZ, the DICOM header " +
-           Count(samplesPerPixel) + " (SamplesPerPixel)";
-  }
-  for (std::size_t c = 0; c < header.components.size(); ++c)
-  {
-    const Jpeg2000Component & component = header.components[c];
-    if (component.xSubsampling != 1 || component.ySubsampling != 1)
-    {
-      return "samples component " + Count(c) + " every " + Count(component.xSubsampling) + " x " +
-             Count(component.ySubsampling) + " in its SIZ, not on every pixel";
-    }
-    if (component.precision > bitsAllocated)
-    {
-      return "has " + Count(component.precision) + "-bit samples in its SIZ, more than the DICOM header's " +
-             Count(bitsAllocated) + " (BitsAllocated)";
-    }
-  }
-  return {};
+  return Mismatch(*image, rows, columns, samplesPerPixel, bitsAllocated);
 }
 
 void
@@ -383,25 +297,22 @@ CheckJpeg2000Frames(DcmFileFormat &     dicom,
   const std::vector<unsigned long> first = FirstFragments(*sequence, frames);
   if (first.size() != frames)
   {
-    throw FileError(file, "has pixel data whose " + Count(frames) +
-                            " JPEG 2000 frames cannot be told apart (no Basic Offset Table, and not one fragment, "
-                            "or one code stream start, a frame)");
+    throw FileError(file,
+                    "has pixel data whose " + Count(frames) +
+                      " JPEG 2000 frames cannot be told apart (no "
+                      "Basic Offset Table, and not one fragment, "
+                      "or one code stream start, a frame)");
   }
   for (unsigned int frame = 0; frame < frames; ++frame)
   {
-    const unsigned long             end = frame + 1 < frames ? first[frame + 1] : sequence->card();
-    bool                            whole = true;
-    const std::vector<std::uint8_t> bytes = FrameStart(*sequence, first[frame], end, whole);
-    Jpeg2000ImageHeader             header;
-    std::string                     problem = ReadJpeg2000ImageHeader(bytes.data(), bytes.size(), whole, header);
-    if (problem.empty())
-    {
-      problem = Jpeg2000HeaderMismatch(header, rows, columns, samplesPerPixel, bitsAllocated);
-    }
+    const unsigned long end = frame + 1 < frames ? first[frame + 1] : sequence->card();
+    const std::string   problem =
+      Jpeg2000FrameProblem(FramePieces(*sequence, first[frame], end), rows, columns, samplesPerPixel, bitsAllocated);
     if (!problem.empty())
     {
-      throw FileError(file, "frame " + Count(frame + 1) + " of " + Count(frames) + ": its JPEG 2000 code stream " +
-                              problem + ", so it is not decoded");
+      throw FileError(file,
+                      "frame " + Count(frame + 1) + " of " + Count(frames) + ": its JPEG 2000 code stream " + problem +
+                        ", so it is not decoded");
     }
   }
 }

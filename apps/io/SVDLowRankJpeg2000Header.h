@@ -18,11 +18,11 @@
 #ifndef SVDLowRankJpeg2000Header_h
 #define SVDLowRankJpeg2000Header_h
 
-// The image header of a JPEG 2000 frame (ISO/IEC 15444-1 Annex A.5.1, the SIZ marker segment), read and checked
-// against the DICOM header before any JPEG 2000 decoder sees the frame. GDCM 3.0.21 and OpenJPEG 2.5.0 read
-// outside their buffers, abort or allocate without bound on code streams whose SIZ is cut short or describes
-// another image than the DICOM header does (found by apps/fuzz); the frames they would decode must describe
-// the image the reader expects: Rows x Columns, SamplesPerPixel components, at most BitsAllocated bits each.
+// The image header of each JPEG 2000 frame, read by OpenJPEG (opj_read_header) and checked against the DICOM header
+// before GDCM decodes the frame: GDCM 3.0.21 reads outside its buffers on code streams whose header runs past the frame
+// or describes another image than the DICOM header does (found by apps/fuzz). OpenJPEG allocates for the tiles and
+// components a SIZ declares while it reads the header, so this runs in GDCM's child process, under a cap on its address
+// space (DecodeFramesWithGdcm), never in the reading process.
 
 #include <cstddef>
 #include <cstdint>
@@ -34,41 +34,26 @@ class DcmFileFormat;
 namespace svdlr_io
 {
 
-/** One component of the SIZ segment: Ssiz (precision and sign), XRsiz and YRsiz (its sub-sampling). */
-struct Jpeg2000Component
+/** A fragment of a frame: a frame's code stream may be cut anywhere between fragments. */
+struct Jpeg2000Piece
 {
-  unsigned int precision{ 0 }; // bits, 1..38
-  bool         isSigned{ false };
-  unsigned int xSubsampling{ 0 };
-  unsigned int ySubsampling{ 0 };
+  const std::uint8_t * data{ nullptr };
+  std::size_t          size{ 0 };
 };
 
-/** What the SIZ segment says about the image. */
-struct Jpeg2000ImageHeader
-{
-  std::uint32_t                  width{ 0 };  // Xsiz - XOsiz
-  std::uint32_t                  height{ 0 }; // Ysiz - YOsiz
-  std::uint64_t                  tiles{ 0 };
-  std::vector<Jpeg2000Component> components; // Csiz of them
-};
-
-/** Reads the SIZ segment at the start of `size` bytes at `data`: a code stream (SOC, then SIZ), or a JP2 file
- * whose contiguous code stream box holds one; `whole` says whether the bytes are the whole frame or its start.
- * Returns why it cannot (no SOC, no SIZ, cut short, a field outside the ranges of ISO/IEC 15444-1 Table A.9, more
- * than 65535 tiles, or a marker segment before the first tile's data that does not fit the bytes); empty when
- * `header` was filled. */
+/** Why the frame held by `pieces` (a code stream, or a JP2 file holding one) is not an image of `columns` x `rows` with
+ * `samplesPerPixel` components of at most `bitsAllocated` bits, each sampled on the whole grid: OpenJPEG cannot read
+ * its header, the header runs past the frame's end, or it describes another image. Empty when it is. */
 std::string
-ReadJpeg2000ImageHeader(const std::uint8_t * data, std::size_t size, bool whole, Jpeg2000ImageHeader & header);
+Jpeg2000FrameProblem(const std::vector<Jpeg2000Piece> & pieces,
+                     unsigned int                       rows,
+                     unsigned int                       columns,
+                     unsigned int                       samplesPerPixel,
+                     unsigned int                       bitsAllocated);
 
-/** Why a frame with `header` is not an image of `columns` x `rows` with `samplesPerPixel` components of at most
- * `bitsAllocated` bits, each sampled on the whole grid; empty when it is. */
-std::string
-Jpeg2000HeaderMismatch(const Jpeg2000ImageHeader & header, unsigned int rows, unsigned int columns,
-                       unsigned int samplesPerPixel, unsigned int bitsAllocated);
-
-/** Checks the SIZ segment of each of the `frames` frames of `dicom`'s encapsulated pixel data (JPEG 2000) against
- * its Rows, Columns, SamplesPerPixel and BitsAllocated (given, as the reader read them). Throws DicomError naming
- * `file` and the frame for a frame whose SIZ is missing, cut short or describes another image. */
+/** Checks the header of each of the `frames` frames of `dicom`'s encapsulated pixel data (JPEG 2000) against its Rows,
+ * Columns, SamplesPerPixel and BitsAllocated (given, as the reader read them). Throws DicomError naming `file` and the
+ * frame for a frame whose header OpenJPEG refuses, is cut short or describes another image. */
 void
 CheckJpeg2000Frames(DcmFileFormat &     dicom,
                     const std::string & file,
