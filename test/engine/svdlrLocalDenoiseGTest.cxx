@@ -104,13 +104,15 @@ TEST(SVDLowRankLocalDenoise, FixedRankMatchesReference)
   ExpectMatchesReference(series.noisy, options, { 5, 5, 5 });
 }
 
-// Measured over 500 seeds (test/seed-spread/measure.sh, 2026-11-25; min..max, mean, standard deviation):
-//   lowest σ/σtrue of the interior's voxels    0.861..0.942, 0.922, 0.012
-//   highest σ/σtrue                            1.010..1.047, 1.024, 0.005
-//   mean σ/σtrue                               0.978..0.993, 0.985, 0.003
-//   fraction of the interior at the true rank  0.827..0.953, 0.895, 0.023; never below the true rank
-// Bounds by the margin rule of svdlrTestSeed.h: σ per voxel 0.83..1.15 (it was ±15 %, 0.011 from the lowest value
-// measured), the mean within 3 %, the true rank on at least 78 % of the voxels (it was 80 %, below the rule's 79 %).
+// Measured over 1,000 seeds with the default lattice of patch centres (test/seed-spread/measure.sh, 2026-11-29;
+// min..max, mean, standard deviation):
+//   lowest σ/σtrue of the interior's voxels    0.869..0.946, 0.922, 0.011
+//   highest σ/σtrue                            1.009..1.044, 1.024, 0.006
+//   mean σ/σtrue                               0.975..0.994, 0.985, 0.003
+//   fraction of the interior at the true rank  0.794..0.955, 0.896, 0.025; never below the true rank
+// A CI run met 0.774 (seed 12449647851697074507), beyond those 1,000 seeds: the fraction's low tail is long. Bounds
+// by the margin rule of svdlrTestSeed.h, with that seed counted: σ per voxel 0.83..1.15, the mean within 3 %, the
+// true rank on at least 71 % of the voxels.
 TEST(SVDLowRankLocalDenoise, NoiseMapFindsTheTrueSigmaAndRankInTheInterior)
 {
   Random random;
@@ -140,7 +142,7 @@ TEST(SVDLowRankLocalDenoise, NoiseMapFindsTheTrueSigmaAndRankInTheInterior)
   EXPECT_NEAR(mean, kSigma, 0.03 * kSigma);
   // MP-PCA's estimate of the bulk from 30 eigenvalues fluctuates: now and then it takes the largest noise
   // component for signal (about 1 patch in 10 here), but it never drops a signal component.
-  EXPECT_GE(double(rightRank), 0.78 * double(interior)) << rightRank << " of " << interior;
+  EXPECT_GE(double(rightRank), 0.71 * double(interior)) << rightRank << " of " << interior;
 }
 
 // Issue 23, row 5: a series constant over time (every voxel 1 or 2) is noise-free. Each patch is a rank-1 matrix;
