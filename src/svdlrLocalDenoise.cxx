@@ -443,10 +443,15 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
 {
   if (requested.magnitudeNoise.automatic)
   {
-    // Resolved once, here, so that the g-factor and magnitude paths below see an explicit model.
+    // Resolved once, here, so that the g-factor and magnitude paths below see an explicit model. The series' values
+    // matter only where the rule would turn a model on: only then is it scanned for a negative value.
     LocalDenoiseOptions resolved = requested;
-    resolved.magnitudeNoise =
-      MagnitudeNoiseUsed(requested, !requested.magnitudeNoise.Active() && HasNegativeValue(input, requested.threads));
+    resolved.magnitudeNoise = MagnitudeNoiseUsed(requested, false);
+    if (!requested.magnitudeNoise.Active() && resolved.magnitudeNoise.Active() &&
+        HasNegativeValue(input, requested.threads))
+    {
+      resolved.magnitudeNoise = MagnitudeNoiseUsed(requested, true);
+    }
     return DenoiseLocalLowRank(input, output, maps, resolved);
   }
   // A call for the CUDA backend is a device worker's: its host-side loops (the NaN scan, the slab packing) take

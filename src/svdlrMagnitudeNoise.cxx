@@ -192,8 +192,9 @@ namespace
 {
 
 /** The options of the first pass that only measures each voxel's sigma for the stabilisation: a cuboid patch's
- * centres on the body-centred lattice of stride SigmaPassStride (overlap-averaged, whatever the aggregation asked
- * for the output, so that every voxel between the centres gets a sigma). */
+ * centres on the body-centred lattice whose stride is the patch's smallest extent over kPatchExtentPerSigmaPassStride
+ * (overlap-averaged, whatever the aggregation asked for the output, so that every voxel between the centres gets a
+ * sigma). */
 LocalDenoiseOptions
 SigmaPassOptions(const SeriesView<const float> & input, const LocalDenoiseOptions & options)
 {
@@ -266,46 +267,37 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
     return report;
   }
 
-  // The stabilised series goes to the output, which is then denoised in place: no copy of the series beside the
-  // input and the output (on the 176x176x120x200 series a copy was 3 GB of host memory and a single-threaded pass).
-  // Only a caller that denoises in place itself needs one: the first pass would overwrite its input.
-  const bool              inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
-  std::vector<float>      work(inPlace ? voxels * input.volumes : 0);
-  const SeriesView<float> stabilised =
-    inPlace ? SeriesView<float>{ work.data(), input.size, input.volumes,
-                                 { 1, static_cast<std::ptrdiff_t>(input.size[0]),
-                                   static_cast<std::ptrdiff_t>(input.size[0] * input.size[1]),
-                                   static_cast<std::ptrdiff_t>(voxels) } }
-            : output;
-  if (inPlace)
-  {
-    StdThreadParallelFor(threads, input.volumes, [&](std::size_t t) {
-      for (std::size_t v = 0; v < voxels; ++v)
-      {
-        work[v + t * voxels] = input.data[ElementOffset(input, v, t)];
-      }
-    });
-  }
+  // The series is stabilised into the output and denoised there in place, so that no copy of it is made beside the
+  // input and the output (3 GB on a 176x176x120x200 series). The first pass's own denoised series is never read:
+  // it goes to the output too, unless the output is the input (a caller denoising in place), whose values the
+  // stabilisation still needs; then to a scratch series.
+  const bool inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
   if (knownSigma)
   {
     std::copy(options.noiseSigma, options.noiseSigma + voxels, sigma.begin());
   }
   else
   {
-    // sigma from a first pass over the magnitude (its output is replaced below), on a coarser lattice.
+    std::vector<float>      scratch(inPlace ? voxels * input.volumes : 0);
+    const SeriesView<float> firstOutput =
+      inPlace ? SeriesView<float>{ scratch.data(), input.size, input.volumes,
+                                   { 1, static_cast<std::ptrdiff_t>(input.size[0]),
+                                     static_cast<std::ptrdiff_t>(input.size[0] * input.size[1]),
+                                     static_cast<std::ptrdiff_t>(voxels) } }
+              : output;
+    // sigma from a first pass over the magnitude, on a coarser lattice.
     LocalDenoiseMaps firstMaps;
     firstMaps.noiseSigma = sigma.data();
-    DenoiseLocalLowRank(input, output, firstMaps, SigmaPassOptions(input, plain));
+    DenoiseLocalLowRank(input, firstOutput, firstMaps, SigmaPassOptions(input, plain));
   }
   for (std::size_t v = 0; options.mask && v < voxels; ++v)
   {
     sigma[v] = options.mask[v] ? sigma[v] : 0.0f;
   }
-  StabiliseMagnitude(inPlace ? SeriesView<const float>(stabilised) : input, sigma.data(), model.coils, stabilised,
-                     threads);
+  StabiliseMagnitude(input, sigma.data(), model.coils, output, threads);
   // The stabilised noise has about the magnitude's sigma everywhere: a known sigma stays known; an estimated one is
   // estimated again, now without the floor's bias.
-  LocalDenoiseReport report = DenoiseLocalLowRank(stabilised, output, outMaps, plain);
+  LocalDenoiseReport report = DenoiseLocalLowRank(output, output, outMaps, plain);
   UnstabiliseMagnitude(output, sigma.data(), model.coils,
                        model.noiseFloor ? MagnitudeEstimate::Signal : MagnitudeEstimate::ExpectedMagnitude, output,
                        threads);

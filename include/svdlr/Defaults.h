@@ -87,8 +87,8 @@ constexpr bool kAutomaticMagnitudeNoiseFloor = true;
 /** The stabilisation's first pass only measures σ per voxel, so it centres its patches on the body-centred lattice
  * of stride = the patch's smallest extent over this (5 for 5x5x5 patches: 2/125 of the dense run's patches),
  * overlap-averaged. Measured on the 96x96x60x65 phantom, CPU, 2 threads: the whole --vst --noise-floor run took
- * 1.25x the plain run (1.99x with the first pass at the output's stride), its PSNR within 0.04 dB and its σ map
- * within 0.2 % of the error. */
+ * 1.15x the plain run, whole or masked (1.99x with the first pass at the output's stride), its PSNR within 0.04 dB
+ * and its σ map within 0.2 % of the error. */
 constexpr std::size_t kPatchExtentPerSigmaPassStride = 1;
 
 /** The g-factor estimate (LocalDenoiseOptions::estimateGFactor, svdlrGFactorEstimate.h) is off unless asked for:

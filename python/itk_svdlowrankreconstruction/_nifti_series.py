@@ -95,8 +95,9 @@ class DenoiseOptions:
             return self.patch_shape
         return "sphere" if self.patch_radius > 0.0 else _engine.DEFAULT_PATCH_SHAPE
 
-    def record(self) -> Dict[str, Any]:
-        """The options for a sidecar (None: the engine's default; the aggregation and shrinkage as used)."""
+    def record(self, negative_values: bool = False) -> Dict[str, Any]:
+        """The options for a sidecar (None: the engine's default; the aggregation, shrinkage and magnitude model as
+        used, the last for a series with a value below 0 or none)."""
         record = asdict(self)
         record["patch"] = None if self.patch is None else list(self.patch)
         record["aggregation"] = self.aggregation or _engine.DEFAULT_DENOISE_AGGREGATION
@@ -104,7 +105,7 @@ class DenoiseOptions:
         record["shrinkage"] = self.shrinkage_used()
         record["demean"] = self.demean or _engine.DEFAULT_DEMEAN
         record["noise_estimator"] = self.noise_estimator or _engine.DEFAULT_DENOISE_NOISE_ESTIMATOR
-        record["magnitude_noise"] = self.magnitude_noise_used()
+        record["magnitude_noise"] = self.magnitude_noise_used(negative_values)
         return record
 
 

@@ -101,4 +101,22 @@ TEST(SVDLowRankAutomaticMagnitudeModel, IsExactlyVstWithTheFloorRemovedAndReport
   EXPECT_EQ(usedPlain, "none");
 }
 
+// The stabilised series is denoised in the output in place; a caller denoising in place itself (the output is the
+// input) gets the same values.
+TEST(SVDLowRankAutomaticMagnitudeModel, InPlaceGivesTheSameSeries)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const MagnitudePhantom     phantom = MakeMagnitudePhantom(8.0, 2.0, 1, random);
+  svdlr::LocalDenoiseOptions options;
+  options.magnitudeNoise.automatic = true;
+  options.backend = svdlr::Backend::CPU;
+  Series apart = EmptySeries(phantom.magnitude.size, phantom.magnitude.volumes);
+  svdlr::DenoiseLocalLowRank(phantom.magnitude.View(), apart.View(), {}, options);
+  Series inPlace = phantom.magnitude;
+  const auto report = svdlr::DenoiseLocalLowRank(inPlace.View(), inPlace.View(), {}, options);
+  EXPECT_EQ(svdlr::MagnitudeNoiseName(report.magnitudeNoise), "vst+noise-floor");
+  EXPECT_EQ(inPlace.values, apart.values);
+}
+
 } // namespace

@@ -119,8 +119,7 @@ def _parameters_used(options: DenoiseOptions, result: SeriesResult) -> Dict[str,
     from .._engine import (  # noqa: PLC0415
         AUTO_PATCH_STRIDE, DEFAULT_DENOISE_POLICY, patch_size_used, patch_stride_used, sphere_patch_used)
 
-    parameters = options.record()
-    parameters["magnitude_noise"] = options.magnitude_noise_used(result.negative_values)
+    parameters = options.record(result.negative_values)
     if parameters["policy"] is None:
         parameters["policy"] = "fixed" if options.rank is not None else DEFAULT_DENOISE_POLICY
     fitted = len(result.shape) == 4
