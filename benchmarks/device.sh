@@ -16,6 +16,8 @@
 #   python        builds the Python extension there and times it against the C++ engine
 #   bids-app      the BIDS App over 20 dwi subjects: 1 and 2 GPUs in one process and through Dask, against dwidenoise
 #   gunzip        the .nii.gz read's decompression: libdeflate on one thread against one member on 1..16 threads
+#   magnitude     the automatic magnitude model's cost on the GPU, step by step (MAGNITUDE_SIZES), against the run
+#                 without it, and the CUDA backend's trace of the run without it (stages, transfers)
 #   large         long series (LARGE_SIZES): ours at its defaults on the GPU and the CPU, dwidenoise on a slab, and
 #                 ours dense (--stride 1) on the GPU for the PSNR the default's subsampled centres give up
 # Everything goes to a work folder; $OUT gets summary.md (every stage's lines and times), details.tar.gz (logs and
@@ -26,7 +28,7 @@ bundle=$(cd "${SVDLR_BUNDLE:-$root/.gpu}" 2>/dev/null && pwd) ||
   { echo "no bundle: run benchmarks/gpu_bundle.sh here" >&2; exit 2; }
 out=${OUT:-/tmp/svdlr-device/out}
 work=${SVDLR_DEVICE_WORK:-/tmp/svdlr-device}
-known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask denoise-batch python bids-app gunzip large "
+known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask denoise-batch python bids-app gunzip magnitude large "
 [ $# -gt 0 ] || { echo "usage: $0 STAGE... (from:$known)" >&2; exit 2; }
 for stage in "$@"; do [[ "$known" == *" $stage "* ]] || { echo "unknown stage '$stage' (from:$known)" >&2; exit 2; }; done
 mkdir -p "$out" "$work"
@@ -457,6 +459,29 @@ with open(out, "wb") as f:
     fi
     one "$name" 200 "$bin/svdlrGunzipBenchmark" "$data/$name.nii.gz" --threads 1,2,4,8,16 --repeat 5
     note "$(cat "$dir/$name.log") (rc $rc)"
+  done
+}
+
+stage_magnitude() {
+  # Synthetic Rician series (make_denoise_series.py --magnitude: seconds, where the large stage's phantom on real
+  # anatomy takes minutes), memory to memory: the engine with the tools' automatic magnitude model (its steps'
+  # times in magnitude_steps_s) and without it, then the CUDA trace of the run without it.
+  local sizes=(${MAGNITUDE_SIZES:-96x96x60x65 64x64x40x500 176x176x120x200}) data=$work/data/magnitude size
+  mkdir -p "$data"
+  for size in "${sizes[@]}"; do
+    local dims=(${size//x/ })
+    python3 "$root/benchmarks/make_denoise_series.py" "$data/$size.f32" --size "${dims[@]}" --magnitude
+    for run in model plain; do
+      one "$size-$run" 300 "$bin/svdlrDenoiseBenchmark" --input "$data/$size.f32" --size "${dims[@]}" --backend cuda \
+        --repeat "${MAGNITUDE_REPEAT:-2}" $([ "$run" = model ] && echo --magnitude-model)
+      note "$size $run (rc $rc, $took s): $(tail -1 "$dir/$size-$run.log" | cut -c1-700)"
+    done
+    if [ "${MAGNITUDE_TRACE:-1}" = 1 ]; then
+      one "$size-trace" 300 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/$size.f32" --size "${dims[@]}" --repeat 1 \
+        --cusolver-repeat 0
+      note "$size trace (rc $rc, $took s): $(head -1 "$dir/$size-trace.log" | cut -c1-900)"
+    fi
+    rm -f "$data/$size.f32"
   done
 }
 

@@ -7,15 +7,16 @@ D = 3.0e-3 mm^2/s), grey matter (isotropic, 0.8e-3) and white matter along three
 (D_par = 1.7e-3, D_perp = 0.3e-3), so that every patch's Casorati matrix has a handful of signal components.
 5 b=0 volumes, then b=1000 and b=2000 shells along random directions (65 volumes for the default size). S0 = 1000
 inside, 0 outside; Gaussian noise of sigma (default 20: SNR 50 at b=0) everywhere, as in magnitude data far above
-the noise floor. Deterministic for a given --seed. Usage:
-    make_denoise_series.py OUT.f32 [--size 96 96 60 65] [--sigma 20] [--seed 1] [--clean CLEAN.f32]
+the noise floor; with --magnitude, the magnitude of complex Gaussian noise instead (Rician, non-negative, so that
+the tools' automatic magnitude model applies). Deterministic for a given --seed. Usage:
+    make_denoise_series.py OUT.f32 [--size 96 96 60 65] [--sigma 20] [--seed 1] [--magnitude] [--clean CLEAN.f32]
 """
 import argparse
 
 import numpy as np
 
 
-def series(nx, ny, nz, nv, sigma, seed):
+def series(nx, ny, nz, nv, sigma, seed, magnitude=False):
     rng = np.random.default_rng(seed)
     z, y, x = np.meshgrid(np.linspace(-1, 1, nz), np.linspace(-1, 1, ny), np.linspace(-1, 1, nx), indexing="ij")
     head = (x / 0.85) ** 2 + (y / 0.95) ** 2 + (z / 0.9) ** 2 < 1.0
@@ -43,7 +44,10 @@ def series(nx, ny, nz, nv, sigma, seed):
     profiles = np.stack(profiles)  # (5, nv)
 
     signal = np.einsum("cv,czyx->vzyx", profiles, weights * (1000.0 * head)).astype(np.float32)
-    noisy = signal + rng.normal(scale=sigma, size=signal.shape).astype(np.float32)
+    def noise():  # float32 draws: a 176x176x120x200 series is 743 M of them
+        return np.float32(sigma) * rng.standard_normal(signal.shape, dtype=np.float32)
+
+    noisy = np.hypot(signal + noise(), noise()) if magnitude else signal + noise()
     return noisy, signal
 
 
@@ -53,9 +57,10 @@ def main():
     parser.add_argument("--size", type=int, nargs=4, default=[96, 96, 60, 65], metavar=("NX", "NY", "NZ", "NV"))
     parser.add_argument("--sigma", type=float, default=20.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--magnitude", action="store_true")
     parser.add_argument("--clean")
     args = parser.parse_args()
-    noisy, clean = series(*args.size, args.sigma, args.seed)
+    noisy, clean = series(*args.size, args.sigma, args.seed, args.magnitude)
     noisy.tofile(args.output)
     if args.clean:
         clean.tofile(args.clean)

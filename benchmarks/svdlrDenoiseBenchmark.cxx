@@ -50,6 +50,8 @@ struct Arguments
   unsigned                   threads{ 0 };
   std::array<std::size_t, 3> patch{ 0, 0, 0 };
   svdlr::Backend             backend{ svdlr::Backend::Auto };
+  std::size_t                stride{ svdlr::kAutoPatchStride };
+  bool                       magnitudeModel{ false }; // the interfaces' automatic model (the engine's is off)
   // The engine's defaults, then --preset's settings, then the options given: as the tool decides them.
   svdlr::PatchAggregation aggregation{ svdlr::LocalDenoiseOptions{}.aggregation };
   svdlr::Shrinkage        shrinkage{ svdlr::LocalDenoiseOptions{}.shrinkage };
@@ -65,7 +67,8 @@ Usage(const std::string & problem)
             << "       [--backend auto|cpu|cuda] [--repeat N] [--patch PX PY PZ] [--preset default|dwidenoise]\n"
             << "       [--aggregation centre|overlap] [--shrinkage auto|hard|frobenius] (defaults: the engine's)\n"
             << "       [--policy mp|mp-cg|gd] [--output out.f32] [--sigma-out sigma.f32] [--rank-out rank.u16]\n"
-            << "       [--threads N]   (CPU worker threads; default: all)\n"
+            << "       [--threads N]   (CPU worker threads; default: all) [--stride N] (default: auto)\n"
+            << "       [--magnitude-model]   (the tools' automatic magnitude model; the engine's own default is off)\n"
             << "Raw little-endian files, x fastest, then y, z (and volume). Prints one JSON line.\n";
   std::exit(2);
 }
@@ -132,6 +135,10 @@ Parse(int argc, char * argv[])
                   : name == "cuda" ? svdlr::Backend::CUDA
                                    : (Usage("bad backend " + name), svdlr::Backend::Auto);
     }
+    else if (flag == "--stride")
+      a.stride = Number(value(i, flag));
+    else if (flag == "--magnitude-model")
+      a.magnitudeModel = true;
     else if (flag == "--preset")
       a.preset = value(i, flag);
     else if (flag == "--aggregation")
@@ -201,6 +208,8 @@ main(int argc, char * argv[])
     options.backend = args.backend;
     options.threads = args.threads;
     options.mask = mask.empty() ? nullptr : mask.data();
+    options.patchStride = args.stride;
+    options.magnitudeNoise.automatic = args.magnitudeModel;
 
     // Every repeat is timed: the first includes the CUDA backend's set-up, which a single run pays too; the
     // median of several is the steady-state figure.
@@ -234,7 +243,11 @@ main(int argc, char * argv[])
     {
       json << (i ? ", " : "") << times[i];
     }
-    json << "], \"notes\": \"";
+    const auto & steps = report.magnitudeSeconds; // of the last repeat
+    json << "], \"magnitude_model\": \"" << svdlr::MagnitudeNoiseName(report.magnitudeNoise)
+         << "\", \"magnitude_steps_s\": {\"sigma_pass\": " << steps.sigmaPass << ", \"stabilise\": " << steps.stabilise
+         << ", \"denoise\": " << steps.denoise << ", \"inverse\": " << steps.inverse << "}, \"stride\": "
+         << report.patchStride << ", \"notes\": \"";
     for (const char c : report.notes)
     {
       json << (c == '"' || c == '\\' ? "\\" : "") << c;

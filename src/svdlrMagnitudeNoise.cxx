@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -195,6 +196,16 @@ namespace
  * centres on the body-centred lattice whose stride is the patch's smallest extent over kPatchExtentPerSigmaPassStride
  * (overlap-averaged, whatever the aggregation asked for the output, so that every voxel between the centres gets a
  * sigma). */
+/** Seconds since `start`, and restarts it: the magnitude path's steps are timed back to back. */
+double
+Lap(std::chrono::steady_clock::time_point & start)
+{
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - start).count();
+  start = now;
+  return seconds;
+}
+
 LocalDenoiseOptions
 SigmaPassOptions(const SeriesView<const float> & input, const LocalDenoiseOptions & options)
 {
@@ -244,11 +255,13 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
     estimated.resize(voxels);
     outMaps.noiseSigma = estimated.data();
   }
+  auto clock = std::chrono::steady_clock::now();
   if (!model.stabilise)
   {
     // One pass over the magnitude, whose sigma (given or estimated, then corrected for the floor's spread if asked)
     // places the floor.
     LocalDenoiseReport report = DenoiseLocalLowRank(input, output, outMaps, plain);
+    report.magnitudeSeconds.denoise = Lap(clock);
     for (std::size_t v = 0; v < voxels; ++v)
     {
       sigma[v] = options.mask && !options.mask[v] ? 0.0f : outMaps.noiseSigma[v];
@@ -263,6 +276,7 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
     {
       CorrectNoiseFloor(output, sigma.data(), model.coils, output, threads);
     }
+    report.magnitudeSeconds.inverse = Lap(clock);
     report.magnitudeNoise = model;
     return report;
   }
@@ -290,17 +304,23 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
     firstMaps.noiseSigma = sigma.data();
     DenoiseLocalLowRank(input, firstOutput, firstMaps, SigmaPassOptions(input, plain));
   }
+  LocalDenoiseReport::MagnitudeSteps seconds;
+  seconds.sigmaPass = Lap(clock);
   for (std::size_t v = 0; options.mask && v < voxels; ++v)
   {
     sigma[v] = options.mask[v] ? sigma[v] : 0.0f;
   }
   StabiliseMagnitude(input, sigma.data(), model.coils, output, threads);
+  seconds.stabilise = Lap(clock);
   // The stabilised noise has about the magnitude's sigma everywhere: a known sigma stays known; an estimated one is
   // estimated again, now without the floor's bias.
   LocalDenoiseReport report = DenoiseLocalLowRank(output, output, outMaps, plain);
+  seconds.denoise = Lap(clock);
   UnstabiliseMagnitude(output, sigma.data(), model.coils,
                        model.noiseFloor ? MagnitudeEstimate::Signal : MagnitudeEstimate::ExpectedMagnitude, output,
                        threads);
+  seconds.inverse = Lap(clock);
+  report.magnitudeSeconds = seconds;
   report.magnitudeNoise = model;
   return report;
 }

@@ -203,6 +203,16 @@ struct LocalDenoiseReport
   Shrinkage                  shrinkage{ Shrinkage::Hard }; // the shrinkage used: Auto resolved (ResolveShrinkage)
   std::size_t                patches{ 0 };         // patches computed
   MagnitudeNoiseOptions      magnitudeNoise{};     // the magnitude model used: automatic resolved (MagnitudeNoiseUsed)
+  /** Wall seconds of the magnitude model's steps, 0 for a step that did not run (all 0 without a model): the first
+   * pass that measures σ for the stabilisation, the forward transform, the denoising itself, and the inverse
+   * transform or the floor's removal. What a user weighs `--no-magnitude-model` against. */
+  struct MagnitudeSteps
+  {
+    double sigmaPass{ 0 };
+    double stabilise{ 0 };
+    double denoise{ 0 };
+    double inverse{ 0 };
+  } magnitudeSeconds{};
   /** The device memory the CUDA backend's buffers took (slabs, batch, mask and σ map) in the run that produced
    * the output; 0 on the CPU. The CUDA context and library handles come on top of it. */
   std::size_t peakDeviceBytes{ 0 };
