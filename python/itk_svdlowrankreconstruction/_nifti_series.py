@@ -312,20 +312,36 @@ def denoise_series(series: ReadSeries, options: Optional[DenoiseOptions] = None,
     from the series (the filter's ``estimate_gfactor``)."""
     from ._denoise import local_low_rank_denoising_image_filter  # noqa: PLC0415
 
+    # The engine takes an array's last spatial axis for its x, and a nibabel array's x is its first: the engine is
+    # handed the reversed view (no copy), so that it walks the file's voxels in the order the tool does and the same
+    # file gives the same output through both (under a mask, the patch lattice fills its holes in that order).
     options = options or DenoiseOptions()
     keywords = options.keywords()
+    if keywords["patch_size"] is not None:
+        keywords["patch_size"] = keywords["patch_size"][::-1]
     if series.known_sigma is not None:
-        keywords["noise_sigma"] = np.asarray(series.known_sigma, dtype=np.float32)
+        keywords["noise_sigma"] = np.asarray(series.known_sigma, dtype=np.float32).T
     if series.gfactor is not None:
-        keywords["gfactor"] = np.asarray(series.gfactor, dtype=np.float32)
+        keywords["gfactor"] = np.asarray(series.gfactor, dtype=np.float32).T
     if estimate_gfactor is not None:
         keywords["estimate_gfactor"] = bool(estimate_gfactor)
     keywords["echoes"] = series.echoes
     if series.bvalues is not None:
         keywords["bvalues"] = list(series.bvalues) * series.echoes  # every echo has the run's b-values
-    with _device_lock(options):
-        return local_low_rank_denoising_image_filter(series.noisy, mask=series.mask, volume_axis=-1,
-                                                     return_maps=True, **keywords)
+    zyx = (2, 1, 0, 3)
+    try:
+        with _device_lock(options):
+            denoised, sigma, rank = local_low_rank_denoising_image_filter(
+                series.noisy.transpose(zyx), mask=None if series.mask is None else series.mask.T, volume_axis=-1,
+                return_maps=True, **keywords)
+    except ValueError as error:
+        patch_axis = getattr(error, "patch_axis", None)
+        if patch_axis is None:
+            raise
+        axis = 2 - patch_axis
+        raise ValueError(f"svdlr: patch size {options.patch[axis]} exceeds the series' {series.noisy.shape[axis]} "
+                         f"voxels along {'xyz'[axis]}") from error
+    return denoised.transpose(zyx), sigma.T, rank.T
 
 
 def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, rank: np.ndarray, output_path: str, *,

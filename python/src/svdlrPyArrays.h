@@ -30,13 +30,13 @@ namespace svdlr
 namespace python
 {
 
-/** A new NumPy array of `ndim` dimensions, C-ordered or (`fortran`) with its first axis fastest; `data` receives its
+/** A new C-ordered NumPy array of `ndim` dimensions (transpose it for another memory order); `data` receives its
  * buffer (left uninitialised). NumPy itself allocates it: it asks the kernel for huge pages on large arrays, so the
  * engine's first write into a fresh result takes a few hundred page faults instead of one per 4 KiB (12.7 ms of a
  * 22.7 ms W1 call on the H100 machine with `new[]`, docs/performance.md). Needs the GIL. */
 template <typename T>
 nanobind::object
-NewNumpyArray(std::size_t ndim, const std::size_t * shape, T *& data, bool fortran = false)
+NewNumpyArray(std::size_t ndim, const std::size_t * shape, T *& data)
 {
   namespace nb = nanobind;
   nb::list dimensions;
@@ -50,7 +50,7 @@ NewNumpyArray(std::size_t ndim, const std::size_t * shape, T *& data, bool fortr
                        : std::is_same_v<T, double>       ? "float64"
                        : std::is_same_v<T, std::int64_t> ? "int64"
                                                          : "uint16";
-  nb::object array = nb::module_::import_("numpy").attr("empty")(nb::tuple(dimensions), dtype, fortran ? "F" : "C");
+  nb::object array = nb::module_::import_("numpy").attr("empty")(nb::tuple(dimensions), dtype);
   data = static_cast<T *>(nb::cast<nb::ndarray<nb::numpy, T>>(array).data());
   return array;
 }

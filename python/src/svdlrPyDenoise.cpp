@@ -42,10 +42,12 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -456,19 +458,28 @@ DenoiseArray(SeriesArray                               series,
   }
   const SeriesView<const float> input = ViewOf(series.data(), shape.data(), inputStrides, axes);
 
-  // The denoised series takes the input's memory order when it is Fortran's (nibabel's arrays, x fastest), so that
-  // writing it to NIfTI (x fastest too) needs no transposing copy of the whole series; otherwise C order.
-  const bool fortran = inputStrides[0] == 1 && inputStrides[1] == static_cast<std::int64_t>(shape[0]) &&
-                       inputStrides[2] == static_cast<std::int64_t>(shape[0] * shape[1]) &&
-                       inputStrides[3] == static_cast<std::int64_t>(shape[0] * shape[1] * shape[2]);
-  float *      denoisedData = nullptr;
-  nb::object   denoised = NewNumpyArray(shape.size(), shape.data(), denoisedData, fortran);
-  std::int64_t outputStrides[4];
-  for (std::int64_t k = 0, stride = 1; k < 4; ++k)
+  // The denoised series takes the input's memory order (its axes ranked by stride): a nibabel array (x fastest), or
+  // the reversed view of one, comes back in the order NIfTI writes, without a transposing copy of the whole series.
+  std::array<std::size_t, 4> slowestFirst{ 0, 1, 2, 3 };
+  std::stable_sort(slowestFirst.begin(), slowestFirst.end(), [&](std::size_t a, std::size_t b) {
+    return std::llabs(inputStrides[a]) > std::llabs(inputStrides[b]);
+  });
+  std::size_t                memoryShape[4];
+  std::array<std::size_t, 4> position{};
+  for (std::size_t j = 0; j < 4; ++j)
   {
-    const std::int64_t i = fortran ? k : 3 - k;
-    outputStrides[i] = stride;
-    stride *= static_cast<std::int64_t>(shape[static_cast<std::size_t>(i)]);
+    memoryShape[j] = shape[slowestFirst[j]];
+    position[slowestFirst[j]] = j;
+  }
+  float *      denoisedData = nullptr;
+  nb::object   denoised = NewNumpyArray(4, memoryShape, denoisedData)
+                          .attr("transpose")(nb::make_tuple(position[0], position[1], position[2], position[3]));
+  std::int64_t outputStrides[4];
+  for (std::int64_t j = 3, stride = 1; j >= 0; --j)
+  {
+    const std::size_t axis = slowestFirst[static_cast<std::size_t>(j)];
+    outputStrides[axis] = stride;
+    stride *= static_cast<std::int64_t>(shape[axis]);
   }
   const SeriesView<float> output = ViewOf(denoisedData, shape.data(), outputStrides, axes);
 
