@@ -23,7 +23,8 @@
 //  - CudaBackendTable: the backend's side of svdlrBackends.h and svdlrLocalDenoiseBackends.h, one function each;
 //  - CudaHostTable: the engine code the backend runs (threads, rank and patch rules), given by the engine.
 // Both sides are built from the same sources by the same build, so C++ types cross by pointer. A plugin from another
-// build has another entry point's name (kCudaBackendAbi) or another layout (CudaBackendLayout()), and is refused.
+// build has another entry point's name (SVDLR_CUDA_BACKEND_ABI) or another layout (CudaBackendLayout()), and is
+// refused.
 //
 // Why the backend calls the engine's rules through CudaHostTable instead of linking a copy of them: the thread rules
 // keep process-wide state (the running jobs of RunningParallelJob, LimitCpuThreads' limit) that a second copy would
@@ -59,16 +60,6 @@ namespace detail
 
 /** The entry point's name, for dlsym. */
 constexpr const char * kCudaBackendEntryName = SVDLR_CUDA_BACKEND_QUOTE(SVDLR_CUDA_BACKEND_ENTRY);
-
-/** The sizes of the types that cross the tables: a plugin built from other headers differs in one of them. */
-constexpr std::uint64_t
-CudaBackendLayout()
-{
-  return (((sizeof(Options) * 1031 + sizeof(Report)) * 1031 + sizeof(LocalDenoiseOptions)) * 1031 +
-          sizeof(LocalDenoiseReport)) *
-           1031 +
-         sizeof(RankPolicy);
-}
 
 /** How a backend call failed. An svdlr::Error travels as its parts and is thrown anew on the engine's side, so that
  * the engine's catch sites never compare the type information of two shared objects; any other exception (an
@@ -126,6 +117,25 @@ struct CudaHostTable
                                  PatchAggregation aggregation, std::size_t requested);
   Shrinkage (*resolveShrinkage)(Shrinkage requested, const RankPolicy & policy, bool knownSigma);
 };
+
+/** A fingerprint of the sizes of `TTypes`. */
+template <typename... TTypes>
+constexpr std::uint64_t
+SizesOf()
+{
+  std::uint64_t fingerprint = 0;
+  ((fingerprint = fingerprint * 1031 + sizeof(TTypes)), ...);
+  return fingerprint;
+}
+
+/** The layout of what crosses the tables: a backend built from other headers differs in one of these sizes. */
+constexpr std::uint64_t
+CudaBackendLayout()
+{
+  return SizesOf<Options, Report, MatrixBatch<const float>, LocalDenoiseOptions, LocalDenoiseReport, LocalDenoiseMaps,
+                 SeriesView<const float>, RankPolicy, RankChoice, SpherePatch, CudaCallFailure, CudaBackendTable,
+                 CudaHostTable>();
+}
 
 /** The entry point's type: given the engine's functions, the backend's, or nullptr when `host` has another layout. */
 using CudaBackendEntry = const CudaBackendTable * (*)(const CudaHostTable * host);
