@@ -20,6 +20,10 @@ if(NOT DEFINED SVDLR_USE_CUDA)
 endif()
 option(SVDLR_USE_CUDA "Build the CUDA backend (cuSOLVER + our kernels)" ${_svdlr_cuda_default})
 
+# The CUDA backend's library (libsvdlr_cuda.so): its one name, which the engine's loader looks for, the installs place
+# and the backend's tests link.
+set(SVDLR_CUDA_BACKEND_TARGET svdlr_cuda)
+
 set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrEngine.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNames.cxx
@@ -60,7 +64,8 @@ if(SVDLR_USE_CUDA)
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)
   include(${SVDLR_ENGINE_SOURCE_DIR}/cuda/sources.cmake) # sets SVDLR_ENGINE_CUDA_SOURCES
-  list(APPEND SVDLR_ENGINE_SOURCES ${SVDLR_ENGINE_CUDA_SOURCES})
+  # The engine loads the backend, a library of its own, on first use (svdlr_add_cuda_backend below).
+  list(APPEND SVDLR_ENGINE_SOURCES ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCudaBackendLoader.cxx)
 else()
   list(APPEND SVDLR_ENGINE_SOURCES ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCudaBackendDisabled.cxx)
 endif()
@@ -83,8 +88,34 @@ function(svdlr_configure_engine_target target)
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_link_libraries(${target} ${private_link} ${LAPACK_LIBRARIES} ${BLAS_LIBRARIES} Threads::Threads ${CMAKE_DL_LIBS})
   if(SVDLR_USE_CUDA)
-    target_compile_definitions(${target} PRIVATE SVDLR_WITH_CUDA=1)
-    set_target_properties(${target} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
-    target_link_libraries(${target} ${private_link} CUDA::cudart CUDA::cusolver CUDA::cublas)
+    # No CUDA library here: the loader (svdlrCudaBackendLoader.cxx) opens the backend's file by this name.
+    target_compile_definitions(${target} PRIVATE SVDLR_WITH_CUDA=1
+      "SVDLR_CUDA_BACKEND_FILE=\"$<TARGET_FILE_NAME:${SVDLR_CUDA_BACKEND_TARGET}>\"")
+  endif()
+endfunction()
+
+# The CUDA backend as a shared library of its own, ${SVDLR_CUDA_BACKEND_TARGET}, beside the engine's library (or the
+# Python module) that loads it. It alone links the CUDA runtime, cuBLAS and cuSOLVER. Its RUNPATH is $ORIGIN; the
+# Python build adds where NVIDIA's wheels put those libraries. It exports its entry point (svdlrCudaBackendTable.h)
+# and the internal functions that the backend's tests and benchmarks call (SVDLR_CUDA_EXPORT), which link it.
+function(svdlr_add_cuda_backend)
+  set(target ${SVDLR_CUDA_BACKEND_TARGET})
+  add_library(${target} SHARED ${SVDLR_ENGINE_CUDA_SOURCES})
+  target_include_directories(${target}
+    PUBLIC $<BUILD_INTERFACE:${SVDLR_ENGINE_INCLUDE_DIR}>
+    PRIVATE ${SVDLR_ENGINE_SOURCE_DIR} ${SVDLR_ENGINE_SOURCE_DIR}/cuda)
+  target_compile_features(${target} PUBLIC cxx_std_17)
+  target_compile_definitions(${target} PRIVATE SVDLR_WITH_CUDA=1)
+  set_target_properties(${target} PROPERTIES
+    CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
+    CUDA_RUNTIME_LIBRARY Shared
+    POSITION_INDEPENDENT_CODE ON
+    CXX_VISIBILITY_PRESET hidden CUDA_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
+    INSTALL_RPATH "$ORIGIN")
+  target_link_libraries(${target} PRIVATE CUDA::cudart CUDA::cusolver CUDA::cublas Threads::Threads)
+  if(UNIX AND NOT APPLE)
+    # Every symbol resolved at link time: an engine function the backend starts to call must go through
+    # CudaHostTable (src/cuda/svdlrCudaEngineCalls.cxx), never be left for the loader to find.
+    target_link_options(${target} PRIVATE "LINKER:-z,defs")
   endif()
 endfunction()

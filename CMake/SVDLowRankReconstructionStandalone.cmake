@@ -22,7 +22,14 @@ set_target_properties(SVDLowRankReconstruction PROPERTIES
   VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
   EXPORT_NAME SVDLowRankReconstruction)
 
-install(TARGETS SVDLowRankReconstruction EXPORT SVDLowRankReconstructionTargets
+set(_svdlr_installed_libraries SVDLowRankReconstruction)
+if(SVDLR_USE_CUDA)
+  # The CUDA backend, which the engine loads from its own folder on first use: built and installed beside it.
+  svdlr_add_cuda_backend()
+  list(APPEND _svdlr_installed_libraries ${SVDLR_CUDA_BACKEND_TARGET})
+endif()
+
+install(TARGETS ${_svdlr_installed_libraries} EXPORT SVDLowRankReconstructionTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

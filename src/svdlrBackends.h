@@ -29,6 +29,8 @@
 
 #include "svdlr/Engine.h"
 
+#include "cuda/svdlrCudaExport.h"
+
 #include <string>
 
 namespace svdlr
@@ -52,7 +54,7 @@ void
 RunCudaOnDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
                 Report & report, void * stream);
 
-/** Whether the CUDA backend was compiled into this build (false in svdlrCudaBackendDisabled.cxx). */
+/** Whether this build has the CUDA backend (false in svdlrCudaBackendDisabled.cxx), loaded or not. */
 bool
 CudaCompiledIn() noexcept;
 
@@ -74,6 +76,11 @@ FreePinnedHost(void * memory) noexcept;
 /** Whether `deviceId` can run the CUDA backend now; otherwise false with the reason in `why`. */
 bool
 CudaDeviceReady(int deviceId, std::string & why);
+
+/** Loads the CUDA backend now if no call has yet (svdlrCudaBackendLoader.cxx); false, with the reason in `why`, when
+ * it cannot be loaded. The backend's own tests call it before they call into the backend directly. */
+SVDLR_CUDA_EXPORT bool
+LoadCudaBackend(std::string & why);
 
 } // namespace detail
 } // namespace svdlr

@@ -37,6 +37,12 @@ CudaDeviceReady(int, std::string & why)
   return false;
 }
 
+bool
+LoadCudaBackend(std::string & why)
+{
+  return CudaDeviceReady(0, why);
+}
+
 void
 ReleaseCachedCudaResources() noexcept
 {}

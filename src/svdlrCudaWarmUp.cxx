@@ -117,6 +117,13 @@ StartWarmUpThread(int deviceId, std::function<void()> warmUp)
   {
     return; // the user's opt-out, and how docs/performance.md measures what the warm-up saves
   }
+  // The backend's libraries are loaded here, on the caller's thread, never on the warm-up's: a process that exits
+  // while the warm-up thread is still inside dlopen crashes in the CUDA libraries' initialisers (cuBLASLt's).
+  std::string why;
+  if (!detail::LoadCudaBackend(why))
+  {
+    return; // the real call reports why
+  }
   WarmUpState &                     state = State();
   const std::lock_guard<std::mutex> lock(state.mutex);
   if (state.thread.joinable())

@@ -75,24 +75,12 @@ LimitCpuThreads(unsigned most) noexcept
 
 RunningParallelJob::RunningParallelJob(ParallelJobKind kind) noexcept
   : m_Kind(kind)
-  , m_OuterKind(t_InnermostKind)
-{
-  const std::size_t k = KindIndex(kind);
-  if (t_OpenScopes[k]++ == 0)
-  {
-    ++g_RunningJobs[k];
-  }
-  t_InnermostKind = static_cast<int>(kind);
-}
+  , m_OuterKind(detail::OpenParallelJob(kind))
+{}
 
 RunningParallelJob::~RunningParallelJob()
 {
-  const std::size_t k = KindIndex(m_Kind);
-  if (--t_OpenScopes[k] == 0)
-  {
-    --g_RunningJobs[k];
-  }
-  t_InnermostKind = m_OuterKind;
+  detail::CloseParallelJob(m_Kind, m_OuterKind);
 }
 
 unsigned
@@ -115,6 +103,30 @@ CpuThreadsOfThisThread() noexcept
 
 namespace detail
 {
+
+int
+OpenParallelJob(ParallelJobKind kind) noexcept
+{
+  const std::size_t k = KindIndex(kind);
+  if (t_OpenScopes[k]++ == 0)
+  {
+    ++g_RunningJobs[k];
+  }
+  const int outer = t_InnermostKind;
+  t_InnermostKind = static_cast<int>(kind);
+  return outer;
+}
+
+void
+CloseParallelJob(ParallelJobKind kind, int outerKind) noexcept
+{
+  const std::size_t k = KindIndex(kind);
+  if (--t_OpenScopes[k] == 0)
+  {
+    --g_RunningJobs[k];
+  }
+  t_InnermostKind = outerKind;
+}
 
 unsigned
 WorkerCount(unsigned threads)

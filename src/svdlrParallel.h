@@ -25,6 +25,14 @@ namespace svdlr
 namespace detail
 {
 
+/** RunningParallelJob's opening and closing, which the CUDA backend's copy of the class calls through
+ * svdlrCudaBackendTable.h so that its jobs count in the engine's: OpenParallelJob returns the kind this thread ran
+ * before (-1: none), which CloseParallelJob restores. */
+int
+OpenParallelJob(ParallelJobKind kind) noexcept;
+void
+CloseParallelJob(ParallelJobKind kind, int outerKind) noexcept;
+
 /** Runs body(i) for i in [0, n) on up to `threads` std::threads (0: CpuThreadsOfThisThread() at this call, so
  * that a device worker's loops take their share of the jobs running now).
  * Used when the caller gave no ParallelFor of its own. The first exception thrown by a body is

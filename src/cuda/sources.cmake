@@ -1,5 +1,6 @@
 # The CUDA backend of the ITK-free engine. Included by CMake/SVDLowRankReconstructionEngine.cmake when
-# SVDLR_USE_CUDA is ON, after find_package(CUDAToolkit); sets SVDLR_ENGINE_CUDA_SOURCES (absolute paths).
+# SVDLR_USE_CUDA is ON, after find_package(CUDAToolkit); sets SVDLR_ENGINE_CUDA_SOURCES (absolute paths), the sources of
+# the backend's own library (svdlr_add_cuda_backend).
 # No ITK header may appear in these files.
 
 # cusolverDnXsyevBatched, the batched eigen-solver the backend is built on, arrived in CUDA 12.6.
@@ -9,6 +10,8 @@ if(CUDAToolkit_VERSION VERSION_LESS 12.6)
 endif()
 
 set(SVDLR_ENGINE_CUDA_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaBackendEntry.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaEngineCalls.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaDevice.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaPipeline.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaBatchPlan.cxx

@@ -25,6 +25,8 @@
 // calling thread for much of the solve (all of it at n = 1024), so the pipeline makes it from a solver
 // thread. Eigenvalues come out in ascending order.
 
+#include "svdlrCudaExport.h"
+
 #include <cusolverDn.h>
 
 #include <cstddef>
@@ -42,7 +44,7 @@ struct EigenWorkspaceSize
 };
 
 /** Workspace that SolveSymmetricEigenBatched needs for `count` matrices of n x n. */
-EigenWorkspaceSize
+SVDLR_CUDA_EXPORT EigenWorkspaceSize
 QueryEigenWorkspace(cusolverDnHandle_t handle, cusolverDnParams_t params, std::int64_t n, std::int64_t count);
 
 /** In place on the handle's stream.
@@ -51,7 +53,7 @@ QueryEigenWorkspace(cusolverDnHandle_t handle, cusolverDnParams_t params, std::i
  * eigenvalues: (count, n), ascending per matrix.
  * info:        (count) on the device; info[i] > 0 when matrix i did not converge.
  * The workspaces must have at least the sizes that QueryEigenWorkspace returned for the same n and count. */
-void
+SVDLR_CUDA_EXPORT void
 SolveSymmetricEigenBatched(cusolverDnHandle_t handle, cusolverDnParams_t params, double * matrices,
                            double * eigenvalues, int * info, std::int64_t n, std::int64_t count, void * deviceWorkspace,
                            std::size_t deviceWorkspaceBytes, void * hostWorkspace, std::size_t hostWorkspaceBytes);
