@@ -5,9 +5,9 @@
 #   scripts/build-wheel.sh            # CPU only: dist/svdlowrankreconstruction-<v>-<py>-manylinux_2_34_x86_64.whl
 #   scripts/build-wheel.sh --cuda     # with the CUDA backend; its CUDA libraries come from the [cuda] extra
 #
-# Steps: scikit-build-core builds the wheel from pyproject.toml (python/CMakeLists.txt), with libdeflate and zlib
-# linked statically; auditwheel then copies OpenBLAS and its Fortran runtime into the wheel, rewrites their RUNPATHs,
-# and gives the wheel the oldest manylinux tag that its glibc and libstdc++ symbol versions allow.
+# Steps: scikit-build-core builds the wheel from pyproject.toml (python/CMakeLists.txt), with libdeflate, zlib and
+# libstdc++ linked statically; auditwheel then copies OpenBLAS and its Fortran runtime into the wheel, points the
+# extension's RPATH at them, and gives the wheel the oldest manylinux tag that its glibc symbol versions allow.
 #
 # Settings (environment):
 #   SVDLR_WHEEL_PYTHON          interpreter whose ABI the wheel is for (default python3; CPython >= 3.12 gives one
