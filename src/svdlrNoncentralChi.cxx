@@ -223,9 +223,10 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
     m_EndSlope *= highSlope;
     tabulateMoments();
   }
-  // About four table entries per bucket.
+  // Buckets four times as many as table entries: where the floor flattens the table (low signal) one still holds
+  // only a few entries, which ExpectedUpperBound's window covers.
   const double span = m_ExpectedStabilised.back() - m_ExpectedStabilised.front();
-  m_ExpectedStart.resize(count / 4 + 1);
+  m_ExpectedStart.resize(4 * count + 1);
   m_BucketsPerUnit = static_cast<double>(m_ExpectedStart.size()) / span;
   for (std::size_t b = 0, i = 0; b < m_ExpectedStart.size(); ++b)
   {
@@ -239,12 +240,30 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
 }
 
 std::size_t
-NoncentralChiModel::ExpectedSearchStart(double value) const
+NoncentralChiModel::ExpectedUpperBound(double value) const
 {
   const double position = (value - m_ExpectedStabilised.front()) * m_BucketsPerUnit;
-  const auto   bucket = static_cast<std::size_t>(std::max(0.0, position));
-  // One bucket back: the rounding of `position` may put value just below its bucket's edge.
-  return bucket == 0 ? 0 : m_ExpectedStart[std::min(bucket, m_ExpectedStart.size()) - 1];
+  const auto   bucket = std::min(static_cast<std::size_t>(std::max(0.0, position)), m_ExpectedStart.size());
+  // From the first entry above the lower edge of the bucket before value's (the rounding of `position` may put value
+  // just below its bucket's edge), counted over a fixed window without branches (the table is sorted), then stepped
+  // on where the bound lies beyond it. Stepping alone mispredicted its data-dependent exit on almost every voxel.
+  constexpr std::size_t kWindow = 8;
+  const std::size_t     entries = m_ExpectedStabilised.size();
+  std::size_t           upper = bucket == 0 ? 0 : m_ExpectedStart[bucket - 1];
+  if (upper + kWindow <= entries)
+  {
+    std::size_t atOrBelow = 0;
+    for (std::size_t j = 0; j < kWindow; ++j)
+    {
+      atOrBelow += m_ExpectedStabilised[upper + j] <= value ? 1 : 0;
+    }
+    upper += atOrBelow;
+  }
+  while (upper < entries && m_ExpectedStabilised[upper] <= value)
+  {
+    ++upper;
+  }
+  return upper;
 }
 
 const NoncentralChiModel &
@@ -349,13 +368,9 @@ NoncentralChiModel::SignalFromExpectedStabilised(double value) const
   {
     return SignalBeyondTable(m_Mean.back() + (value - m_ExpectedStabilised.back()) / m_EndSlope);
   }
-  // Interpolate's upper bound, found by stepping from the bucket's start.
-  std::size_t upper = ExpectedSearchStart(value);
-  while (upper < m_ExpectedStabilised.size() && m_ExpectedStabilised[upper] <= value)
-  {
-    ++upper;
-  }
-  const std::size_t i = std::min<std::size_t>(std::max<std::size_t>(upper, 1), m_ExpectedStabilised.size() - 1);
+  const std::size_t entries = m_ExpectedStabilised.size();
+  const std::size_t upper = ExpectedUpperBound(value); // Interpolate's upper bound
+  const std::size_t i = std::min<std::size_t>(std::max<std::size_t>(upper, 1), entries - 1);
   const double      t = (value - m_ExpectedStabilised[i - 1]) / (m_ExpectedStabilised[i] - m_ExpectedStabilised[i - 1]);
   return m_Signal[i - 1] + t * (m_Signal[i] - m_Signal[i - 1]);
 }

@@ -108,11 +108,13 @@ private:
   MeanBeyondTable(double signal) const;
   double
   SignalBeyondTable(double mean) const;
-  /** Where the search for `value` in m_ExpectedStabilised starts: the first index above the lower edge of the bucket
-   * before value's (m_ExpectedStart), so that the inverse takes a few steps instead of a binary search (measured:
-   * the search was a third of the inverse transform's time on a 65-volume series). */
+  /** The first index of m_ExpectedStabilised above `value`, searched for from the edge of the bucket before value's
+   * (m_ExpectedStart): a binary search of the whole table was a third of the inverse transform's time on a 65-volume
+   * series. Measured on 96x96x60x65 values of 0 to 6 sigma (2 threads), the inverse took 0.41 s stepping from
+   * buckets of four entries, 0.54 s by a binary search within them, 0.185 s with this window over buckets of a
+   * quarter entry (the forward transform: 0.055 s). */
   std::size_t
-  ExpectedSearchStart(double value) const;
+  ExpectedUpperBound(double value) const;
 
   unsigned            m_Coils;
   std::vector<double> m_Signal;             // nu_i
