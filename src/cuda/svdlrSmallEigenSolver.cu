@@ -289,6 +289,43 @@ __launch_bounds__(kScalarThreads)
   }
 }
 
+/** Stage 2 by bisection: one block per matrix, one thread per eigenvalue (its index), d, |e| and e^2 in shared
+ * memory, where every thread of a warp reads the same element at once. Each thread also finds the Gershgorin
+ * bounds itself: one pass of n steps, against the ~52 n-step Sturm counts of its eigenvalue. */
+__global__ void
+__launch_bounds__(SmallEigenSolver::kMaxSide)
+  TridiagonalBisectionKernel(const double * diagonal, const double * offDiagonal, double * values,
+                             double * eigenvalues, int * info, int n, std::int64_t count)
+{
+  __shared__ double d[SmallEigenSolver::kMaxSide];
+  __shared__ double magnitude[SmallEigenSolver::kMaxSide];
+  __shared__ double squared[SmallEigenSolver::kMaxSide];
+  const std::int64_t b = blockIdx.x;
+  for (int i = threadIdx.x; i < n; i += blockDim.x)
+  {
+    d[i] = diagonal[i * count + b];
+    const double e = i < n - 1 ? offDiagonal[i * count + b] : 0.0;
+    magnitude[i] = fabs(e);
+    squared[i] = e * e;
+  }
+  __syncthreads();
+  const SturmBounds bounds = GershgorinBounds(d, magnitude, squared, n);
+  const int         i = threadIdx.x;
+  if (i < n)
+  {
+    const double value = BisectEigenvalue(d, squared, n, i, bounds);
+    values[i * count + b] = value;
+    if (eigenvalues != nullptr)
+    {
+      eigenvalues[b * n + i] = value;
+    }
+  }
+  if (i == 0 && info != nullptr)
+  {
+    info[b] = isfinite(bounds.norm) ? 0 : 1; // NaN or Inf in T: no eigenvalue to trust, as QL's failure
+  }
+}
+
 __device__ inline int
 VectorsWanted(const int * vectorCounts, const int * info, std::int64_t b, int maxVectors, int n)
 {
@@ -579,6 +616,14 @@ SmallEigenSolver::RunTridiagonalEigenvalues(const Arguments & arguments, cudaStr
   }
   const Workspace w = CarveWorkspace(arguments.workspace, arguments.n, arguments.count, arguments.maxVectors);
   const int       n = static_cast<int>(arguments.n);
+  if (arguments.tuning.bisection)
+  {
+    const int threads = (n + 31) / 32 * 32;
+    TridiagonalBisectionKernel<<<static_cast<unsigned>(arguments.count), threads, 0, stream>>>(
+      w.diagonal, w.offDiagonal, w.values, arguments.eigenvalues, arguments.info, n, arguments.count);
+    SVDLR_CUDA_CHECK_LAUNCH("TridiagonalBisectionKernel");
+    return;
+  }
   // Shared memory for d and e: 16 n bytes per thread; blocks of kScalarThreads when that fits in a third of the
   // SM's shared memory, else fewer threads per block.
   const std::size_t perThread = 2 * static_cast<std::size_t>(n) * sizeof(double);

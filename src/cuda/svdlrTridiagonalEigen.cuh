@@ -163,6 +163,89 @@ TridiagonalQLEigenvalues(const TArray & d, const TArray & e, int n)
   return 0;
 }
 
+/** The number of eigenvalues of T below x (Sturm count): the negative pivots of the LDL^T factorisation of T - x I,
+ * with squared[i] = e[i]^2. A pivot smaller than pivmin in magnitude becomes -pivmin, as in LAPACK's dstebz. */
+template <typename TArray>
+SVDLR_HOST_DEVICE inline int
+SturmCount(const TArray & d, const TArray & squared, int n, double x, double pivmin)
+{
+  int    below = 0;
+  double pivot = 1.0;
+  for (int i = 0; i < n; ++i)
+  {
+    pivot = d[i] - x - (i > 0 ? squared[i - 1] / pivot : 0.0);
+    pivot = fabs(pivot) < pivmin ? -pivmin : pivot;
+    below += pivot < 0.0 ? 1 : 0;
+  }
+  return below;
+}
+
+/** T's Gershgorin interval, widened as dstebz widens it, and the pivot floor of its Sturm counts; `magnitude`[i] =
+ * |e[i]|, `squared`[i] = e[i]^2. */
+struct SturmBounds
+{
+  double lower;
+  double upper;
+  double pivmin;
+  double norm; // max(|lower|, |upper|) before the widening: ||T|| to within a factor 2
+};
+
+template <typename TArray>
+SVDLR_HOST_DEVICE inline SturmBounds
+GershgorinBounds(const TArray & d, const TArray & magnitude, const TArray & squared, int n)
+{
+  SturmBounds bounds{ DBL_MAX, -DBL_MAX, 0.0, 0.0 };
+  double      largestSquared = 1.0;
+  for (int i = 0; i < n; ++i)
+  {
+    const double radius = (i > 0 ? magnitude[i - 1] : 0.0) + (i < n - 1 ? magnitude[i] : 0.0);
+    bounds.lower = fmin(bounds.lower, d[i] - radius);
+    bounds.upper = fmax(bounds.upper, d[i] + radius);
+    largestSquared = i < n - 1 ? fmax(largestSquared, squared[i]) : largestSquared;
+  }
+  bounds.pivmin = DBL_MIN * largestSquared;
+  bounds.norm = fmax(fabs(bounds.lower), fabs(bounds.upper));
+  const double widening = 2.1 * DBL_EPSILON * bounds.norm + 2.1 * bounds.pivmin;
+  bounds.lower -= widening;
+  bounds.upper += widening;
+  return bounds;
+}
+
+/** Eigenvalue `index` of T (0-based, ascending) by bisection on the Sturm count, to an absolute accuracy of about
+ * eps ||T|| (QL's): about 52 counts of n steps each, a chain independent of every other eigenvalue's, so that one
+ * thread per eigenvalue can run them side by side (TridiagonalQLEigenvalues finds them all in one chain). */
+template <typename TArray>
+SVDLR_HOST_DEVICE inline double
+BisectEigenvalue(const TArray & d, const TArray & squared, int n, int index, const SturmBounds & bounds)
+{
+  if (bounds.norm == 0.0)
+  {
+    return 0.0; // T = 0 (a patch of zeros): exactly, where the pivot floor would leave 1e-308
+  }
+  double       lower = bounds.lower;
+  double       upper = bounds.upper;
+  const double tolerance = DBL_EPSILON * bounds.norm + bounds.pivmin;
+  for (int iteration = 0; iteration < 128; ++iteration)
+  {
+    const double middle = 0.5 * (lower + upper);
+    if (upper - lower <= tolerance + 2.0 * DBL_EPSILON * fmax(fabs(lower), fabs(upper)) || middle <= lower ||
+        middle >= upper)
+    {
+      break;
+    }
+    // count(middle) > index exactly when eigenvalue `index` lies below middle.
+    if (SturmCount(d, squared, n, middle, bounds.pivmin) > index)
+    {
+      upper = middle;
+    }
+    else
+    {
+      lower = middle;
+    }
+  }
+  return 0.5 * (lower + upper);
+}
+
 /** Sorts d[0..n) ascending (insertion sort: n is at most a few hundred and the QL output is nearly ordered). */
 template <typename TArray>
 SVDLR_HOST_DEVICE inline void

@@ -81,7 +81,7 @@ OneNorm(const Tridiagonal & t)
   return norm;
 }
 
-/** QL eigenvalues against LAPACK, then inverse iteration for the k largest: residual and orthogonality. */
+/** QL and bisection eigenvalues against LAPACK, then inverse iteration for the k largest: residual and orthogonality. */
 void
 ExpectSolved(const Tridiagonal & t, int k, double bound)
 {
@@ -102,6 +102,24 @@ ExpectSolved(const Tridiagonal & t, int k, double bound)
     for (int i = 0; i < n; ++i)
     {
       EXPECT_NEAR(values[i], reference[i], bound * norm) << "eigenvalue " << i << " of " << n << (fast ? " (fast)" : "");
+    }
+  }
+
+  // Bisection, one eigenvalue at a time (the GPU's thread per eigenvalue), to the same bound.
+  {
+    std::vector<double> magnitude(n), squared(n);
+    for (int i = 0; i < n; ++i)
+    {
+      magnitude[i] = std::abs(t.e[i]);
+      squared[i] = t.e[i] * t.e[i];
+    }
+    const Interleaved<double> d{ const_cast<double *>(t.d.data()), 1 }, absE{ magnitude.data(), 1 },
+      e2{ squared.data(), 1 };
+    const svdlr::detail::SturmBounds bounds = svdlr::detail::GershgorinBounds(d, absE, e2, n);
+    for (int i = 0; i < n; ++i)
+    {
+      EXPECT_NEAR(svdlr::detail::BisectEigenvalue(d, e2, n, i, bounds), reference[i], bound * norm)
+        << "eigenvalue " << i << " of " << n << " (bisection)";
     }
   }
 
