@@ -77,12 +77,9 @@ if [ "$cuda" = ON ]; then
   if [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
     export CUDACXX=/usr/local/cuda/bin/nvcc
   fi
-  # Where pip puts the [cuda] extra's libraries, beside this package in site-packages (nvidia/cu13/lib): the first
-  # place the loader looks for them, before the system's (LD_LIBRARY_PATH, ldconfig). auditwheel keeps this entry,
-  # which points inside the installed tree, when it adds its own for OpenBLAS.
-  # shellcheck disable=SC2016 # $ORIGIN is for the loader, not the shell
-  defines+=("cmake.define.CMAKE_CUDA_ARCHITECTURES=${SVDLR_CUDA_ARCHITECTURES:-all-major}"
-    'cmake.define.CMAKE_INSTALL_RPATH=$ORIGIN/../nvidia/cu13/lib')
+  # The CUDA backend is its own library beside _engine, loaded on first use; python/CMakeLists.txt gives it the
+  # RUNPATH into NVIDIA's wheels (site-packages/nvidia/cu13/lib, the [cuda] extra), which auditwheel keeps.
+  defines+=("cmake.define.CMAKE_CUDA_ARCHITECTURES=${SVDLR_CUDA_ARCHITECTURES:-all-major}")
   # The CUDA runtime, cuBLAS and cuSOLVER (CUDA 13's sonames) come from NVIDIA's wheels (the [cuda] extra) or the
   # system, and the driver's libcuda from the driver: none of them is copied into the wheel. cuSOLVER's own
   # dependencies (cuSPARSE, nvJitLink) come with the nvidia-cusolver wheel.

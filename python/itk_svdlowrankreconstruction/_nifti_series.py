@@ -335,12 +335,12 @@ def denoise_series(series: ReadSeries, options: Optional[DenoiseOptions] = None,
                 series.noisy.transpose(zyx), mask=None if series.mask is None else series.mask.T, volume_axis=-1,
                 return_maps=True, **keywords)
     except ValueError as error:
-        patch_axis = getattr(error, "patch_axis", None)
-        if patch_axis is None:
+        if getattr(error, "patch_axis", None) is None:
             raise
-        axis = 2 - patch_axis
-        raise ValueError(f"svdlr: patch size {options.patch[axis]} exceeds the series' {series.noisy.shape[axis]} "
-                         f"voxels along {'xyz'[axis]}") from error
+        # Named in the file's axis order, as the user gave the patch, not the engine's.
+        axis = next(a for a in range(3) if options.patch[a] > series.noisy.shape[a])
+        raise ValueError(f"svdlr: patch_size[{axis}] = {options.patch[axis]} exceeds the series' "
+                         f"{series.noisy.shape[axis]} voxels along {'xyz'[axis]}") from error
     return denoised.transpose(zyx), sigma.T, rank.T
 
 
