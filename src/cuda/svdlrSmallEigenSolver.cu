@@ -363,6 +363,51 @@ __launch_bounds__(kScalarThreads)
   TridiagonalEigenvectors(at(diagonal), at(offDiagonal), at(values), n, k, mine, at(z));
 }
 
+/** Bytes of shared memory SharedTridiagonalEigenvectorsKernel takes per thread: d, e, the eigenvalues, the four LU
+ * arrays and the vector iterated (doubles), the interchanges (ints). */
+constexpr std::size_t
+SharedEigenvectorBytesPerThread(int n)
+{
+  return static_cast<std::size_t>(n) * (8 * sizeof(double) + sizeof(int));
+}
+
+/** Stage 3 as TridiagonalEigenvectorsKernel, with each thread's T, eigenvalues, LU factors and vector in shared
+ * memory (element i of the block's thread t at [i * blockDim.x + t]) and its vectors stored to z as each is done:
+ * its long chains of dependent loads then wait on shared memory instead of L2. Shared memory bounds the block to a
+ * few threads (68 n bytes each). */
+__global__ void
+__launch_bounds__(kScalarThreads)
+  SharedTridiagonalEigenvectorsKernel(const double * diagonal, const double * offDiagonal, const double * values,
+                                      double * z, const int * vectorCounts, const int * info, int n, int maxVectors,
+                                      std::int64_t count)
+{
+  extern __shared__ double work[];
+  const int          t = threadIdx.x;
+  const int          threads = blockDim.x;
+  const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * threads + t;
+  if (b >= count)
+  {
+    return;
+  }
+  const int k = VectorsWanted(vectorCounts, info, b, maxVectors, n);
+  if (k == 0)
+  {
+    return;
+  }
+  const std::int64_t  column = static_cast<std::int64_t>(n) * threads;
+  const auto          at = [&](int array) { return Interleaved<double>{ work + array * column + t, threads }; };
+  const Interleaved<double> d = at(0), e = at(1), ascending = at(2), x = at(7);
+  const TridiagonalLU lu{ at(3), at(4), at(5), at(6),
+                          Interleaved<int>{ reinterpret_cast<int *>(work + 8 * column) + t, threads } };
+  for (int i = 0; i < n; ++i)
+  {
+    d[i] = diagonal[i * count + b];
+    e[i] = offDiagonal[i * count + b];
+    ascending[i] = values[i * count + b];
+  }
+  TridiagonalEigenvectors(d, e, ascending, n, k, lu, Interleaved<double>{ z + b, count }, &x);
+}
+
 /** Stage 4. One warp per vector: V = Q Z = H_0 H_1 ... H_{n-3} Z, applying the reflectors last to first. The
  * vector lives in registers, kRowsPerLane components per lane (n <= 32 kRowsPerLane); each reflector costs one warp
  * reduction and no barrier, so vectors of one matrix proceed independently. */
@@ -671,17 +716,31 @@ SmallEigenSolver::RunEigenvectors(const Arguments & arguments, cudaStream_t stre
                           Interleaved<double>{ w.luUpper2, arguments.count },
                           Interleaved<double>{ w.luMultipliers, arguments.count },
                           Interleaved<int>{ w.luSwapped, arguments.count } };
-  TridiagonalEigenvectorsKernel<<<ScalarBlocks(arguments.count), kScalarThreads, 0, stream>>>(w.diagonal,
-                                                                                               w.offDiagonal,
-                                                                                               w.values,
-                                                                                               lu,
-                                                                                               w.z,
-                                                                                               arguments.vectorCounts,
-                                                                                               arguments.info,
-                                                                                               n,
-                                                                                               maxVectors,
-                                                                                               arguments.count);
-  SVDLR_CUDA_CHECK_LAUNCH("TridiagonalEigenvectorsKernel");
+  // Shared memory: the most threads a block, up to kScalarThreads, that leave room for two blocks an SM.
+  const std::size_t perThread = SharedEigenvectorBytesPerThread(n);
+  int               sharedThreads = kScalarThreads;
+  while (sharedThreads > 1 && sharedThreads * perThread > static_cast<std::size_t>(SharedMemoryLimit()) / 2)
+  {
+    sharedThreads /= 2;
+  }
+  if (arguments.tuning.sharedInverseIteration && sharedThreads * perThread <= static_cast<std::size_t>(SharedMemoryLimit()))
+  {
+    const std::size_t bytes = sharedThreads * perThread;
+    SVDLR_CUDA_CHECK(cudaFuncSetAttribute(SharedTridiagonalEigenvectorsKernel,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    const auto blocks = static_cast<unsigned>((arguments.count + sharedThreads - 1) / sharedThreads);
+    SharedTridiagonalEigenvectorsKernel<<<blocks, sharedThreads, bytes, stream>>>(
+      w.diagonal, w.offDiagonal, w.values, w.z, arguments.vectorCounts, arguments.info, n, maxVectors,
+      arguments.count);
+    SVDLR_CUDA_CHECK_LAUNCH("SharedTridiagonalEigenvectorsKernel");
+  }
+  else
+  {
+    TridiagonalEigenvectorsKernel<<<ScalarBlocks(arguments.count), kScalarThreads, 0, stream>>>(
+      w.diagonal, w.offDiagonal, w.values, lu, w.z, arguments.vectorCounts, arguments.info, n, maxVectors,
+      arguments.count);
+    SVDLR_CUDA_CHECK_LAUNCH("TridiagonalEigenvectorsKernel");
+  }
 
   if (n <= 32)
   {

@@ -60,18 +60,21 @@ struct SmallEigenTuning
    * (n = 200 in 8 GB: 2,184 matrices a batch) a batch took as long as its longest chain, 18 ms, and stage 2 2.5 s
    * of a 176x176x120x200 series' 8.5 s on the H200. */
   bool bisection{ true };
+  /** Stage 3 (inverse iteration, one thread per matrix) on T, its LU factors and the vector in shared memory, not
+   * in the global workspace, whose loads each of its long chains waited on (2.3 s of the same 8.5 s). */
+  bool sharedInverseIteration{ true };
 };
 
 inline bool
 operator==(const SmallEigenTuning & a, const SmallEigenTuning & b)
 {
   return a.tridiagonal == b.tridiagonal && a.sharedQL == b.sharedQL && a.fastRotation == b.fastRotation &&
-         a.bisection == b.bisection;
+         a.bisection == b.bisection && a.sharedInverseIteration == b.sharedInverseIteration;
 }
 
 /** The variants, the default first: every combination of the first two stage-1 kernels with the QL options, then
- * each later stage-1 kernel with the default stage 2 (one row each keeps the device run short), then the default
- * stage 1 with QL. */
+ * each later stage-1 kernel with the default stages 2 and 3 (one row each keeps the device run short), then the
+ * defaults but QL, and the defaults but stage 3 in global memory. */
 inline std::vector<SmallEigenTuning>
 AllSmallEigenTunings()
 {
@@ -103,6 +106,9 @@ AllSmallEigenTunings()
   SmallEigenTuning ql;
   ql.bisection = false;
   all.push_back(ql);
+  SmallEigenTuning globalInverseIteration;
+  globalInverseIteration.sharedInverseIteration = false;
+  all.push_back(globalInverseIteration);
   return all;
 }
 
@@ -131,12 +137,13 @@ inline std::string
 SmallEigenTuningName(const SmallEigenTuning & tuning)
 {
   const std::string stage1 = std::string(TridiagonalKernelName(tuning.tridiagonal)) + " tridiagonalisation, ";
+  const std::string stage3 = tuning.sharedInverseIteration ? "" : ", inverse iteration in global memory";
   if (tuning.bisection)
   {
-    return stage1 + "bisection";
+    return stage1 + "bisection" + stage3;
   }
   return stage1 + "QL in " + (tuning.sharedQL ? "shared" : "global") + " memory" +
-         (tuning.fastRotation ? ", fast rotations" : "");
+         (tuning.fastRotation ? ", fast rotations" : "") + stage3;
 }
 
 } // namespace detail

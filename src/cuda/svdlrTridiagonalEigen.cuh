@@ -401,11 +401,14 @@ InterleavedDot(const Interleaved<double> & a, const Interleaved<double> & b, int
  * the earlier vectors of its cluster after every solve (modified Gram-Schmidt); eigenvalues closer than
  * 10 eps ||T|| are pulled apart by that much first, so that their factorisations differ. Vectors of different
  * clusters are orthogonal to working accuracy because each has a residual of order eps ||T||.
- *  ascending: the eigenvalues of T, ascending (TridiagonalQLEigenvalues + SortAscending);
- *  z:         column c (c < k) at z[c * n + i], for the (c+1)-th largest eigenvalue, unit 2-norm. */
+ *  ascending: the eigenvalues of T, ascending (TridiagonalQLEigenvalues + SortAscending, or BisectEigenvalue);
+ *  z:         column c (c < k) at z[c * n + i], for the (c+1)-th largest eigenvalue, unit 2-norm;
+ *  work:      where each vector is iterated before it is stored in z (n values, e.g. in shared memory where z is
+ *             not), or null to iterate in z itself. */
 SVDLR_HOST_DEVICE inline void
 TridiagonalEigenvectors(const Interleaved<double> & d, const Interleaved<double> & e, const Interleaved<double> & ascending,
-                        int n, int k, const TridiagonalLU & lu, const Interleaved<double> & z)
+                        int n, int k, const TridiagonalLU & lu, const Interleaved<double> & z,
+                        const Interleaved<double> * work = nullptr)
 {
   constexpr int kSolves = 3;
   const auto    column = [&](int c) { return Interleaved<double>{ &z[static_cast<std::int64_t>(c) * n], z.stride }; };
@@ -451,7 +454,7 @@ TridiagonalEigenvectors(const Interleaved<double> & d, const Interleaved<double>
     previousShift = shift;
 
     FactorShiftedTridiagonal(d, e, n, shift, pivotFloor, lu);
-    const auto x = column(c);
+    const auto x = work != nullptr ? *work : column(c);
     for (int i = 0; i < n; ++i)
     {
       x[i] = InverseIterationStart(i, c);
@@ -489,6 +492,14 @@ TridiagonalEigenvectors(const Interleaved<double> & d, const Interleaved<double>
             x[i] -= projection * other[i];
           }
         }
+      }
+    }
+    if (work != nullptr)
+    {
+      const auto stored = column(c);
+      for (int i = 0; i < n; ++i)
+      {
+        stored[i] = x[i];
       }
     }
   }

@@ -129,6 +129,14 @@ ExpectSolved(const Tridiagonal & t, int k, double bound)
   const TridiagonalLU lu{ { a.data(), 1 }, { u.data(), 1 }, { u2.data(), 1 }, { m.data(), 1 }, { swapped.data(), 1 } };
   svdlr::detail::TridiagonalEigenvectors(
     { d.data(), 1 }, { e.data(), 1 }, { values.data(), 1 }, n, k, lu, { z.data(), 1 });
+  {
+    // Iterated in a work vector apart from z (the GPU's shared-memory stage 3): the same vectors, bit for bit.
+    std::vector<double>       apart(z.size(), 0.0), work(n);
+    const Interleaved<double> workView{ work.data(), 1 };
+    svdlr::detail::TridiagonalEigenvectors(
+      { d.data(), 1 }, { e.data(), 1 }, { values.data(), 1 }, n, k, lu, { apart.data(), 1 }, &workView);
+    EXPECT_EQ(apart, z) << "n = " << n;
+  }
   double worstResidual = 0.0, worstOrthogonality = 0.0;
   for (int c = 0; c < k; ++c)
   {
