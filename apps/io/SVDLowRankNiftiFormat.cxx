@@ -19,52 +19,29 @@
 
 #include "SVDLowRankImageFileErrors.h"
 
+// nifti_clib (Debian: libnifti2-dev), its include folder given to this file alone (CMake/SVDLowRankNifti.cmake): the
+// header structs, their byte swapping and their conversion to a nifti_image are the library's. ITK 5.2 bundles the
+// NIfTI-1 niftilib under the same names, so the archive is linked with its symbols hidden (--exclude-libs) and no file
+// that includes ITK's nifti1_io.h includes this.
+#include <nifti2_io.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
 #include <sstream>
+#include <type_traits>
 
 namespace svdlr_io
 {
 namespace
 {
 
-// Offsets in the NIfTI-1 header (nifti1.h).
-constexpr std::size_t XyztUnitsOffset = 123;
-constexpr std::size_t DescripOffset = 148;
-constexpr std::size_t DescripSize = 80;
-constexpr std::size_t QformCodeOffset = 252;
-constexpr std::size_t SformCodeOffset = 254;
-constexpr std::size_t MagicOffset = 344;
-constexpr unsigned char SpaceUnitBits = 0x07, TimeUnitBits = 0x38;
-
-template <typename T>
-T
-Field(const unsigned char * header, std::size_t at, bool swapped)
-{
-  return StoredValue<T>(header + at, swapped);
-}
-
-template <typename T>
-void
-PutField(unsigned char * header, std::size_t at, T value, bool swapped)
-{
-  unsigned char bytes[sizeof(T)];
-  std::memcpy(bytes, &value, sizeof(T));
-  if (swapped)
-  {
-    std::reverse(bytes, bytes + sizeof(T));
-  }
-  std::memcpy(header + at, bytes, sizeof(T));
-}
-
-/** niftilib's FIXED_FLOAT: a non-finite header value reads as 0. */
-double
-Fixed(double value)
-{
-  return std::isfinite(value) ? value : 0.0;
-}
+constexpr unsigned char TimeUnitBits = 0x38; // XYZT_TO_TIME's bits
 
 /** a * b, saturating instead of wrapping: a header may claim more than 2^64 bytes. */
 std::uint64_t
@@ -73,23 +50,49 @@ Times(std::uint64_t a, std::uint64_t b)
   return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
 }
 
-/** Which header `bytes` start with: 1 or 2 (and its byte order), else 0. */
+/** nifti_clib speaks to stderr on bad input; the tools' messages (ImageFileError) are the only ones users see. */
+void
+SilenceNiftiLibrary()
+{
+  static std::once_flag once;
+  std::call_once(once, [] { nifti_set_debug_level(0); });
+}
+
+/** Which header `bytes` start with by its sizeof_hdr: 1 or 2 (and its byte order), else 0. The magic is judged apart
+ * (nifti_header_version goes by both, and would take a NIfTI-2 sizeof_hdr in fewer than 540 bytes). */
 int
 VersionOf(const unsigned char * bytes, std::size_t size, bool & swapped)
 {
-  if (size < kNifti1HeaderSize)
+  if (size < sizeof(nifti_1_header))
   {
     return 0;
   }
-  const auto sizeofHdr = Field<std::int32_t>(bytes, 0, false);
-  const auto swappedSize = Field<std::int32_t>(bytes, 0, true);
-  swapped = sizeofHdr != 348 && sizeofHdr != 540;
-  const std::int32_t native = swapped ? swappedSize : sizeofHdr;
-  if (native == 348)
+  std::int32_t stored = 0;
+  std::memcpy(&stored, bytes, sizeof(stored));
+  swapped = stored != 348 && stored != 540;
+  if (swapped)
+  {
+    nifti_swap_4bytes(1, &stored);
+  }
+  if (stored == 348)
   {
     return 1;
   }
-  return native == 540 && size >= 540 ? 2 : 0;
+  return stored == 540 && size >= sizeof(nifti_2_header) ? 2 : 0;
+}
+
+/** The header struct of `bytes` in this machine's byte order (nifti_clib's swap_nifti_header). */
+template <typename THeader>
+THeader
+NativeHeader(const unsigned char * bytes, bool swapped, int version)
+{
+  THeader header;
+  std::memcpy(&header, bytes, sizeof(header));
+  if (swapped)
+  {
+    swap_nifti_header(&header, version);
+  }
+  return header;
 }
 
 /** A NIfTI datatype code (nifti1.h) that ITK 5.2's reader reads, with its name and bits a voxel. */
@@ -99,12 +102,20 @@ struct NiftiDatatype
   const char * name;
   int          bits;
 };
-constexpr NiftiDatatype kReadDatatypes[] = {
-  { 2, "uint8", 8 },           { 4, "int16", 16 },    { 8, "int32", 32 },    { 16, "float32", 32 },
-  { 32, "complex64", 64 },     { 64, "float64", 64 }, { 128, "rgb24", 24 },  { 256, "int8", 8 },
-  { 512, "uint16", 16 },       { 768, "uint32", 32 }, { 1024, "int64", 64 }, { 1280, "uint64", 64 },
-  { 1792, "complex128", 128 }, { 2304, "rgba32", 32 }
-};
+constexpr NiftiDatatype kReadDatatypes[] = { { DT_UINT8, "uint8", 8 },
+                                             { DT_INT16, "int16", 16 },
+                                             { DT_INT32, "int32", 32 },
+                                             { DT_FLOAT32, "float32", 32 },
+                                             { DT_COMPLEX64, "complex64", 64 },
+                                             { DT_FLOAT64, "float64", 64 },
+                                             { DT_RGB24, "rgb24", 24 },
+                                             { DT_INT8, "int8", 8 },
+                                             { DT_UINT16, "uint16", 16 },
+                                             { DT_UINT32, "uint32", 32 },
+                                             { DT_INT64, "int64", 64 },
+                                             { DT_UINT64, "uint64", 64 },
+                                             { DT_COMPLEX128, "complex128", 128 },
+                                             { DT_RGBA32, "rgba32", 32 } };
 
 /** Throws InvalidImageFile: `source`'s header has `problem`. */
 [[noreturn]] void
@@ -114,108 +125,116 @@ ThrowInvalid(const std::string & source, const std::string & problem)
                          " has an impossible NIfTI header: " + problem);
 }
 
-/** The judgement of ParseNiftiHeader (its header comment says what and why), on the fields as stored. */
+/** The judgement of ParseNiftiHeader (its header comment says what and why), on the fields as stored: nifti_clib's
+ * conversion would mend them (a dim below 1 read as 1, a non-finite pixdim as 1) and read the file as another. */
+template <typename THeader>
 void
-CheckHeaderFields(const NiftiHeader & header, const std::int64_t (&dims)[8], const std::string & source)
+CheckHeaderFields(const THeader & h, int version, const std::string & source)
 {
   std::ostringstream problem;
-  if (dims[0] < 1 || dims[0] > 7)
+  const auto         dims = [&h](int i) { return static_cast<std::int64_t>(h.dim[i]); };
+  if (dims(0) < 1 || dims(0) > 7)
   {
-    problem << "dim[0] is " << dims[0] << "; it must be 1 to 7";
+    problem << "dim[0] is " << dims(0) << "; it must be 1 to 7";
     ThrowInvalid(source, problem.str());
   }
-  for (int i = 1; i <= dims[0]; ++i)
+  for (int i = 1; i <= dims(0); ++i)
   {
-    if (dims[i] < 1)
+    if (dims(i) < 1)
     {
-      problem << "dim[" << i << "] is " << dims[i] << "; each of dim[1] to dim[" << dims[0] << "] must be at least 1";
+      problem << "dim[" << i << "] is " << dims(i) << "; each of dim[1] to dim[" << dims(0) << "] must be at least 1";
       ThrowInvalid(source, problem.str());
     }
   }
-  const auto type = std::find_if(std::begin(kReadDatatypes), std::end(kReadDatatypes), [&](const NiftiDatatype & t) {
-    return t.code == header.datatype;
-  });
+  const int  datatype = h.datatype;
+  const auto type = std::find_if(
+    std::begin(kReadDatatypes), std::end(kReadDatatypes), [&](const NiftiDatatype & t) { return t.code == datatype; });
   if (type == std::end(kReadDatatypes))
   {
-    problem << "datatype " << header.datatype << " is not a NIfTI data type ITK reads";
+    problem << "datatype " << datatype << " is not a NIfTI data type ITK reads";
     ThrowInvalid(source, problem.str());
   }
-  if (header.bitpix != type->bits)
+  if (h.bitpix != type->bits)
   {
-    problem << "bitpix is " << header.bitpix << ", but datatype " << header.datatype << " (" << type->name << ") has "
-            << type->bits << " bits a voxel";
+    problem << "bitpix is " << h.bitpix << ", but datatype " << datatype << " (" << type->name << ") has " << type->bits
+            << " bits a voxel";
     ThrowInvalid(source, problem.str());
   }
-  const double firstVoxel = header.version == 1 ? 352.0 : 544.0; // the header and its 4 extension bytes
-  if (header.singleFile && !(header.storedVoxOffset >= firstVoxel))
+  const double firstVoxel = sizeof(THeader) + 4.0; // the header and its 4 extension bytes
+  const double voxOffset = static_cast<double>(h.vox_offset);
+  if (NIFTI_ONEFILE(h) && !(voxOffset >= firstVoxel))
   {
-    problem << "vox_offset is " << header.storedVoxOffset << ", inside the header: the voxels of a single-file NIfTI-"
-            << header.version << " start at byte " << firstVoxel << " or later";
+    problem << "vox_offset is " << voxOffset << ", inside the header: the voxels of a single-file NIfTI-" << version
+            << " start at byte " << firstVoxel << " or later";
     ThrowInvalid(source, problem.str());
   }
 }
 
 /** The geometry ITK's reader builds the image's spacing, origin and direction from: pixdim[1..dim[0]], and the qform
- * (quaternion and offset) and sform (three rows) where their codes say they hold one. A code outside NIfTI's (0 to
- * 5) or a NaN or Inf in a transform in use is refused: ITK 5.2's reader took a sform_code of 29793 with a NaN in
- * srow_y for a sform and spun in VNL's SVD for minutes (found by SVDLowRankNiftiFuzzer, docs/fuzzing.md). */
-template <typename TReal, typename TCode>
+ * (quaternion and offset) and sform (three rows) where their codes say they hold one. A code outside NIfTI's (0 to 5)
+ * or a NaN or Inf in a transform in use is refused: ITK 5.2's reader took a sform_code of 29793 with a NaN in srow_y
+ * for a sform and spun in VNL's SVD for minutes (found by SVDLowRankNiftiFuzzer, docs/fuzzing.md). */
+template <typename THeader>
 void
-CheckGeometryFields(const unsigned char * bytes, bool swapped, std::int64_t dimensions, std::size_t pixdim,
-                    std::size_t qformCode, std::size_t quatern, std::size_t sformCode, std::size_t srow,
-                    const std::string & source)
+CheckGeometryFields(const THeader & h, const std::string & source)
 {
   std::ostringstream problem;
-  // `count` values from `offset`, named name[first], name[first + 1], ...
-  const auto finite = [&](std::size_t offset, int count, const char * name, int first) {
+  // `count` values from `values`, named name[first], name[first + 1], ...
+  const auto finite = [&](const auto * values, int count, const char * name, int first) {
     for (int i = 0; i < count; ++i)
     {
-      const double value = static_cast<double>(Field<TReal>(bytes, offset + i * sizeof(TReal), swapped));
-      if (!std::isfinite(value))
+      if (!std::isfinite(static_cast<double>(values[i])))
       {
-        problem << name << "[" << first + i << "] is " << value << "; the geometry must be finite";
+        problem << name << "[" << first + i << "] is " << static_cast<double>(values[i])
+                << "; the geometry must be finite";
         ThrowInvalid(source, problem.str());
       }
     }
   };
-  finite(pixdim + sizeof(TReal), static_cast<int>(dimensions), "pixdim", 1);
-  for (const auto & [offset, name] : { std::pair{ qformCode, "qform_code" }, std::pair{ sformCode, "sform_code" } })
+  finite(h.pixdim + 1, h.dim[0], "pixdim", 1);
+  for (const auto & [code, name] : { std::pair{ static_cast<std::int64_t>(h.qform_code), "qform_code" },
+                                     std::pair{ static_cast<std::int64_t>(h.sform_code), "sform_code" } })
   {
-    const auto code = static_cast<std::int64_t>(Field<TCode>(bytes, offset, swapped));
     if (code < 0 || code > 5)
     {
       problem << name << " is " << code << "; NIfTI's codes are 0 to 5";
       ThrowInvalid(source, problem.str());
     }
   }
-  if (Field<TCode>(bytes, qformCode, swapped) > 0)
+  if (h.qform_code > 0)
   {
-    finite(quatern, 6, "quatern_b..qoffset_z", 0);
+    const decltype(h.quatern_b) quaternion[] = { h.quatern_b, h.quatern_c, h.quatern_d,
+                                                 h.qoffset_x, h.qoffset_y, h.qoffset_z };
+    finite(quaternion, 6, "quatern_b..qoffset_z", 0);
   }
-  if (Field<TCode>(bytes, sformCode, swapped) > 0)
+  if (h.sform_code > 0)
   {
-    finite(srow, 12, "srow_x..srow_z", 0);
+    finite(h.srow_x, 4, "srow_x..srow_z", 0);
+    finite(h.srow_y, 4, "srow_x..srow_z", 4);
+    finite(h.srow_z, 4, "srow_x..srow_z", 8);
   }
 }
 
-/** Whether `magic` has NIfTI's form: "n+" or "ni", a digit, a NUL. */
+/** Whether `magic` has NIfTI's form: "n+" or "ni", a digit, a NUL. Wider than nifti_clib's NIFTI_VERSION (1 to 9), so
+ * that "n+0" is refused as a NIfTI magic of no version rather than read as Analyze. */
 bool
 HasNiftiMagicForm(const char * magic)
 {
-  return magic[0] == 'n' && (magic[1] == '+' || magic[1] == 'i') && std::isdigit(static_cast<unsigned char>(magic[2])) &&
-         magic[3] == '\0';
+  return magic[0] == 'n' && (magic[1] == '+' || magic[1] == 'i') &&
+         std::isdigit(static_cast<unsigned char>(magic[2])) && magic[3] == '\0';
 }
 
-/** Throws InvalidImageFile where a NIfTI magic stands where a header of its version keeps it, but sizeof_hdr is
- * neither 348 nor 540: niftilib goes by the magic, and ITK 5.2 then took such a file's geometry as it stands, NaN
- * included, and aborted in VNL (a NIfTI-1 magic behind sizeof_hdr 0x88e9015c, found by SVDLowRankNiftiFuzzer). */
+/** Throws InvalidImageFile where a NIfTI magic stands where a header of its version keeps it, but sizeof_hdr is neither
+ * 348 nor 540: niftilib goes by the magic, and ITK 5.2 then took such a file's geometry as it stands, NaN included, and
+ * aborted in VNL (a NIfTI-1 magic behind sizeof_hdr 0x88e9015c, found by SVDLowRankNiftiFuzzer). */
 void
 CheckMagicWithoutItsSize(const unsigned char * bytes, std::size_t size, const std::string & source)
 {
-  const auto   stored = Field<std::int32_t>(bytes, 0, false);
-  const char * first = reinterpret_cast<const char *>(bytes + MagicOffset);
-  const char * second = reinterpret_cast<const char *>(bytes + 4);
-  const bool   nifti1 = size >= kNifti1HeaderSize && HasNiftiMagicForm(first);
+  std::int32_t stored = 0;
+  std::memcpy(&stored, bytes, sizeof(stored));
+  const char * first = reinterpret_cast<const char *>(bytes + offsetof(nifti_1_header, magic));
+  const char * second = reinterpret_cast<const char *>(bytes + offsetof(nifti_2_header, magic));
+  const bool   nifti1 = size >= sizeof(nifti_1_header) && HasNiftiMagicForm(first);
   if (nifti1 || HasNiftiMagicForm(second))
   {
     std::ostringstream problem;
@@ -225,11 +244,10 @@ CheckMagicWithoutItsSize(const unsigned char * bytes, std::size_t size, const st
   }
 }
 
-/** Throws InvalidImageFile where `magic` has NIfTI's form ("n+" or "ni", a digit, a NUL) but is not that of the
- * header's version, `version` (from sizeof_hdr): niftilib reads the version from the magic and ITK 5.2 then takes
- * such a file's geometry as it stands, NaN included (a NIfTI-1 header with "n+2", sform_code 5 and a NaN in srow_y
- * made the tools abort in VNL, found by SVDLowRankNiftiFuzzer). Any other magic is no NIfTI's: ITK judges it as
- * Analyze 7.5 or not at all. */
+/** Throws InvalidImageFile where `magic` has NIfTI's form but is not that of the header's version, `version` (from
+ * sizeof_hdr): niftilib reads the version from the magic and ITK 5.2 then takes such a file's geometry as it stands,
+ * NaN included (a NIfTI-1 header with "n+2", sform_code 5 and a NaN in srow_y made the tools abort in VNL, found by
+ * SVDLowRankNiftiFuzzer). Any other magic is no NIfTI's: ITK judges it as Analyze 7.5 or not at all. */
 void
 CheckMagicOfAnotherVersion(const char * magic, int version, const std::string & source)
 {
@@ -240,6 +258,79 @@ CheckMagicOfAnotherVersion(const char * magic, int version, const std::string & 
             << (version == 1 ? 348 : 540) << ") it has";
     ThrowInvalid(source, problem.str());
   }
+}
+
+/** The fields the tools use of the judged header `h` (this machine's byte order), through nifti_clib's conversion to a
+ * nifti_image (nifti_convert_n1hdr2nim, nifti_convert_n2hdr2nim: non-finite scl_* read as 0, the units split).
+ * vox_offset is taken as stored: the library casts NIfTI-1's float to an int, which a hostile header overflows. */
+template <typename THeader>
+NiftiHeader
+FieldsOf(const THeader & h, int version, bool swapped)
+{
+  SilenceNiftiLibrary();
+  nifti_image * converted = nullptr;
+  if constexpr (std::is_same_v<THeader, nifti_1_header>)
+  {
+    converted = nifti_convert_n1hdr2nim(h, nullptr);
+  }
+  else
+  {
+    converted = nifti_convert_n2hdr2nim(h, nullptr);
+  }
+  const std::unique_ptr<nifti_image, void (*)(nifti_image *)> image(converted, nifti_image_free);
+  if (!image) // only out of memory: the header was judged above
+  {
+    throw std::bad_alloc();
+  }
+  NiftiHeader header;
+  header.version = version;
+  header.swapped = swapped;
+  header.singleFile = NIFTI_ONEFILE(h);
+  header.dimensions = static_cast<int>(image->ndim);
+  for (int i = 1; i <= header.dimensions; ++i)
+  {
+    header.extents[i - 1] = static_cast<std::uint64_t>(image->dim[i]);
+  }
+  header.datatype = image->datatype;
+  header.bitpix = 8 * image->nbyper;
+  header.sclSlope = image->scl_slope;
+  header.sclInter = image->scl_inter;
+  header.intentCode = image->intent_code;
+  header.qformCode = static_cast<short>(image->qform_code);
+  header.sformCode = static_cast<short>(image->sform_code);
+  header.description = image->descrip;
+  header.xyztUnits = static_cast<unsigned char>(h.xyzt_units); // whole: the library splits off the known bits
+  return header;
+}
+
+/** ParseNiftiHeader for a header of `version` (1 or 2, from its sizeof_hdr), THeader its struct. */
+template <typename THeader>
+std::optional<NiftiHeader>
+ParseHeaderOf(const unsigned char * bytes, bool swapped, int version, const std::string & source)
+{
+  const THeader h = NativeHeader<THeader>(bytes, swapped, version);
+  if (NIFTI_VERSION(h) != version)
+  {
+    CheckMagicOfAnotherVersion(h.magic, version, source);
+    return std::nullopt;
+  }
+  CheckHeaderFields(h, version, source);
+  CheckGeometryFields(h, source);
+  NiftiHeader header = FieldsOf(h, version, swapped);
+  header.storedVoxOffset = static_cast<double>(h.vox_offset);
+  if constexpr (std::is_same_v<THeader, nifti_1_header>)
+  {
+    // A float offset past what 64 bits hold (found by the fuzzer) means data far beyond any file: cast saturated.
+    const float offset = h.vox_offset;
+    header.voxOffset = !(offset >= 352.0f) ? 352
+                       : offset < 9.0e18f  ? static_cast<std::uint64_t>(offset)
+                                           : UINT64_MAX / 2;
+  }
+  else
+  {
+    header.voxOffset = h.vox_offset >= 544 ? static_cast<std::uint64_t>(h.vox_offset) : 544;
+  }
+  return header;
 }
 
 } // namespace
@@ -287,90 +378,21 @@ NiftiHeader::FloatBytes() const
 std::optional<NiftiHeader>
 ParseNiftiHeader(const unsigned char * bytes, std::size_t size, const std::string & source)
 {
-  NiftiHeader header;
-  std::int64_t dims[8] = {};
-  header.version = VersionOf(bytes, size, header.swapped);
-  if (header.version == 0 && size >= 8)
+  bool      swapped = false;
+  const int version = VersionOf(bytes, size, swapped);
+  if (version == 1)
+  {
+    return ParseHeaderOf<nifti_1_header>(bytes, swapped, 1, source);
+  }
+  if (version == 2)
+  {
+    return ParseHeaderOf<nifti_2_header>(bytes, swapped, 2, source);
+  }
+  if (size >= 8)
   {
     CheckMagicWithoutItsSize(bytes, size, source);
   }
-  const bool swapped = header.swapped;
-  if (header.version == 1)
-  {
-    const char * magic = reinterpret_cast<const char *>(bytes + MagicOffset);
-    if (std::memcmp(magic, "n+1", 4) != 0 && std::memcmp(magic, "ni1", 4) != 0)
-    {
-      CheckMagicOfAnotherVersion(magic, 1, source);
-      return std::nullopt;
-    }
-    header.singleFile = magic[1] == '+';
-    for (int i = 0; i < 8; ++i)
-    {
-      dims[i] = Field<std::int16_t>(bytes, 40 + 2 * i, swapped);
-    }
-    header.intentCode = Field<std::int16_t>(bytes, 68, swapped);
-    header.datatype = Field<std::int16_t>(bytes, 70, swapped);
-    header.bitpix = Field<std::int16_t>(bytes, 72, swapped);
-    const float offset = Field<float>(bytes, 108, swapped);
-    header.storedVoxOffset = offset;
-    // A float offset past what 64 bits hold (found by the fuzzer) means data far beyond any file: cast saturated.
-    header.voxOffset =
-      !(offset >= 352.0f) ? 352 : offset < 9.0e18f ? static_cast<std::uint64_t>(offset) : UINT64_MAX / 2;
-    header.sclSlope = Fixed(Field<float>(bytes, 112, swapped));
-    header.sclInter = Fixed(Field<float>(bytes, 116, swapped));
-    header.xyztUnits = bytes[XyztUnitsOffset];
-    header.qformCode = Field<std::int16_t>(bytes, QformCodeOffset, swapped);
-    header.sformCode = Field<std::int16_t>(bytes, SformCodeOffset, swapped);
-    const char * descrip = reinterpret_cast<const char *>(bytes + DescripOffset);
-    header.description.assign(descrip, strnlen(descrip, DescripSize));
-  }
-  else if (header.version == 2)
-  {
-    const char * magic = reinterpret_cast<const char *>(bytes + 4);
-    if (std::memcmp(magic, "n+2", 4) != 0 && std::memcmp(magic, "ni2", 4) != 0)
-    {
-      CheckMagicOfAnotherVersion(magic, 2, source);
-      return std::nullopt;
-    }
-    header.singleFile = magic[1] == '+';
-    for (int i = 0; i < 8; ++i)
-    {
-      dims[i] = Field<std::int64_t>(bytes, 16 + 8 * i, swapped);
-    }
-    header.datatype = Field<std::int16_t>(bytes, 12, swapped);
-    header.bitpix = Field<std::int16_t>(bytes, 14, swapped);
-    const std::int64_t offset = Field<std::int64_t>(bytes, 168, swapped);
-    header.storedVoxOffset = static_cast<double>(offset);
-    header.voxOffset = offset >= 544 ? static_cast<std::uint64_t>(offset) : 544;
-    header.sclSlope = Fixed(Field<double>(bytes, 176, swapped));
-    header.sclInter = Fixed(Field<double>(bytes, 184, swapped));
-    header.qformCode = static_cast<short>(Field<std::int32_t>(bytes, 344, swapped));
-    header.sformCode = static_cast<short>(Field<std::int32_t>(bytes, 348, swapped));
-    header.xyztUnits = static_cast<unsigned char>(Field<std::int32_t>(bytes, 500, swapped));
-    header.intentCode = Field<std::int32_t>(bytes, 504, swapped);
-    const char * descrip = reinterpret_cast<const char *>(bytes + 240);
-    header.description.assign(descrip, strnlen(descrip, DescripSize));
-  }
-  else
-  {
-    return std::nullopt;
-  }
-  CheckHeaderFields(header, dims, source);
-  if (header.version == 1)
-  {
-    CheckGeometryFields<float, std::int16_t>(bytes, swapped, dims[0], 76, QformCodeOffset, 256, SformCodeOffset, 280,
-                                             source);
-  }
-  else
-  {
-    CheckGeometryFields<double, std::int32_t>(bytes, swapped, dims[0], 104, 344, 352, 348, 400, source);
-  }
-  header.dimensions = static_cast<int>(dims[0]);
-  for (int i = 1; i <= dims[0]; ++i)
-  {
-    header.extents[i - 1] = static_cast<std::uint64_t>(dims[i]);
-  }
-  return header;
+  return std::nullopt;
 }
 
 std::optional<NiftiHeaderFields>
@@ -392,18 +414,35 @@ bool
 PatchNiftiHeaderFields(unsigned char * header, const NiftiHeaderFields & fields)
 {
   bool swapped = false;
-  if (VersionOf(header, kNifti1HeaderSize, swapped) != 1 ||
-      (std::memcmp(header + MagicOffset, "n+1", 4) != 0 && std::memcmp(header + MagicOffset, "ni1", 4) != 0))
+  if (VersionOf(header, sizeof(nifti_1_header), swapped) != 1)
   {
     return false;
   }
-  PutField<std::int16_t>(header, QformCodeOffset, fields.qformCode, swapped);
-  PutField<std::int16_t>(header, SformCodeOffset, fields.sformCode, swapped);
-  std::fill_n(header + DescripOffset, DescripSize, 0);
-  std::memcpy(header + DescripOffset, fields.description.data(), std::min(fields.description.size(), DescripSize - 1));
-  header[XyztUnitsOffset] =
-    static_cast<unsigned char>((header[XyztUnitsOffset] & SpaceUnitBits) | (fields.timeUnits & TimeUnitBits));
+  nifti_1_header h = NativeHeader<nifti_1_header>(header, swapped, 1);
+  if (NIFTI_VERSION(h) != 1)
+  {
+    return false;
+  }
+  h.qform_code = fields.qformCode;
+  h.sform_code = fields.sformCode;
+  std::fill(std::begin(h.descrip), std::end(h.descrip), '\0');
+  std::memcpy(h.descrip, fields.description.data(), std::min(fields.description.size(), sizeof(h.descrip) - 1));
+  h.xyzt_units = static_cast<char>((XYZT_TO_SPACE(h.xyzt_units)) | (fields.timeUnits & TimeUnitBits));
+  if (swapped)
+  {
+    swap_nifti_header(&h, 1); // back to the writer's byte order
+  }
+  std::memcpy(header, &h, sizeof(h));
   return true;
+}
+
+void
+SetNifti1Extents(unsigned char * header, const std::vector<std::int16_t> & sizes)
+{
+  nifti_1_header h;
+  std::memcpy(&h, header, sizeof(h));
+  std::copy(sizes.begin(), sizes.begin() + std::min<std::size_t>(sizes.size(), 7), h.dim + 1);
+  std::memcpy(header, &h, sizeof(h));
 }
 
 } // namespace svdlr_io

@@ -18,11 +18,13 @@
 #ifndef SVDLowRankNiftiFormat_h
 #define SVDLowRankNiftiFormat_h
 
-// The one reader of NIfTI-1 and NIfTI-2 headers (nifti1.h, nifti2.h) in the tools: the raw checks (size, NaN and Inf),
-// the fast .nii.gz reader and writer, and the header fields the tools carry from input to output all read a header
-// through ParseNiftiHeader, and change one through PatchNiftiHeaderFields. ParseNiftiHeader is also where a header is
-// judged (dimensions, datatype and bitpix, vox_offset), once for every reader: a later header codec (nifti_clib)
-// replaces its parsing and keeps that judgement.
+// The one reader of NIfTI-1 and NIfTI-2 headers in the tools and the Python extension: the raw checks (size, NaN and
+// Inf), the fast .nii.gz reader and writer, and the header fields the tools carry from input to output all read a
+// header through ParseNiftiHeader, and change one through PatchNiftiHeaderFields. nifti_clib (libnifti2) holds the
+// header structs, swaps their bytes and converts them (nifti_convert_n1hdr2nim, nifti_convert_n2hdr2nim); ours is the
+// judgement of a header before that conversion, which would mend what no sound file has (dimensions, datatype and
+// bitpix, vox_offset, the geometry) and read the file as another. Its include folder stays in the .cxx: ITK's
+// NiftiImageIO brings NIfTI-1's niftilib under the same names.
 
 #include <algorithm>
 #include <array>
@@ -31,11 +33,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace svdlr_io
 {
 
-/** The value of type T stored at `bytes`, in the byte order of its writer (`swapped`: not this machine's). */
+/** The value of type T stored at `bytes`, in the byte order of its writer (`swapped`: not this machine's). For voxels,
+ * one at a time in the readers' loops, where it inlines (nifti_clib's nifti_swap_Nbytes swaps whole arrays in place,
+ * and the decompressed file is shared read-only). */
 template <typename T>
 T
 StoredValue(const unsigned char * bytes, bool swapped)
@@ -118,6 +123,11 @@ HeaderFieldsOf(const NiftiHeader & header);
  * and everything else are left as they are. Returns false, changing nothing, when it is not a NIfTI-1 header. */
 bool
 PatchNiftiHeaderFields(unsigned char * header, const NiftiHeaderFields & fields);
+
+/** Sets dim[1..sizes.size()] of the NIfTI-1 header at `header` (348 bytes, in this machine's byte order) to `sizes`,
+ * each at most 32767; dim[0] and everything else are left as they are. */
+void
+SetNifti1Extents(unsigned char * header, const std::vector<std::int16_t> & sizes);
 
 } // namespace svdlr_io
 

@@ -143,7 +143,7 @@ NiftiHeaderForSizes(const std::string & small, const std::vector<std::uint64_t> 
   {
     return std::nullopt;
   }
-  constexpr std::size_t dimOffset = 40; // short dim[8]
+  std::vector<std::int16_t> extents;
   for (std::size_t i = 0; i < sizes.size(); ++i)
   {
     if (static_cast<int>(i) >= header->dimensions)
@@ -158,9 +158,9 @@ NiftiHeaderForSizes(const std::string & small, const std::vector<std::uint64_t> 
     {
       return std::nullopt;
     }
-    const auto value = static_cast<std::int16_t>(sizes[i]);
-    std::memcpy(bytes.data() + dimOffset + 2 * (i + 1), &value, sizeof(value));
+    extents.push_back(static_cast<std::int16_t>(sizes[i]));
   }
+  SetNifti1Extents(bytes.data(), extents);
   return bytes;
 }
 
