@@ -5,8 +5,8 @@
 #   scripts/build-wheel.sh            # CPU only: dist/svdlowrankreconstruction-<v>-<py>-manylinux_2_34_x86_64.whl
 #   scripts/build-wheel.sh --cuda     # with the CUDA backend; its CUDA libraries come from the [cuda] extra
 #
-# Steps: scikit-build-core builds the wheel from pyproject.toml (python/CMakeLists.txt), with libdeflate, nifti_clib, zlib and
-# libstdc++ linked statically; auditwheel then copies OpenBLAS and its Fortran runtime into the wheel, points the
+# Steps: scikit-build-core builds the wheel from pyproject.toml (python/CMakeLists.txt), with libdeflate, zlib and
+# libstdc++ linked statically; auditwheel then copies OpenBLAS, its Fortran runtime and nifti_clib into the wheel, points the
 # extension's RPATH at them, and gives the wheel the oldest manylinux tag that its glibc symbol versions allow.
 #
 # Settings (environment):
@@ -64,8 +64,6 @@ defines=(
   # Linked in rather than vendored: a few hundred kB that then cannot clash with another package's copy.
   "cmake.define.SVDLR_LIBDEFLATE_LIBRARY=$(static_lib libdeflate.a libdeflate-dev)"
   "cmake.define.ZLIB_LIBRARY=$(static_lib libz.a zlib1g-dev)"
-  "cmake.define.SVDLR_NIFTI2_LIBRARY=$(static_lib libnifti2.a libnifti2-dev)"
-  "cmake.define.SVDLR_ZNZ_LIBRARY=$(static_lib libznz.a libznz-dev)"
   "build-dir=build-wheel/{wheel_tag}-cuda-$cuda"
 )
 # libstdc++ is linked in (its symbols stay hidden: python/CMakeLists.txt links with --exclude-libs,ALL): GCC 12's

@@ -102,20 +102,15 @@ struct NiftiDatatype
   const char * name;
   int          bits;
 };
-constexpr NiftiDatatype kReadDatatypes[] = { { DT_UINT8, "uint8", 8 },
-                                             { DT_INT16, "int16", 16 },
-                                             { DT_INT32, "int32", 32 },
-                                             { DT_FLOAT32, "float32", 32 },
-                                             { DT_COMPLEX64, "complex64", 64 },
-                                             { DT_FLOAT64, "float64", 64 },
-                                             { DT_RGB24, "rgb24", 24 },
-                                             { DT_INT8, "int8", 8 },
-                                             { DT_UINT16, "uint16", 16 },
-                                             { DT_UINT32, "uint32", 32 },
-                                             { DT_INT64, "int64", 64 },
-                                             { DT_UINT64, "uint64", 64 },
-                                             { DT_COMPLEX128, "complex128", 128 },
-                                             { DT_RGBA32, "rgba32", 32 } };
+// clang-format off
+constexpr NiftiDatatype kReadDatatypes[] = {
+  { DT_UINT8, "uint8", 8 },        { DT_INT16, "int16", 16 },         { DT_INT32, "int32", 32 },
+  { DT_FLOAT32, "float32", 32 },   { DT_COMPLEX64, "complex64", 64 }, { DT_FLOAT64, "float64", 64 },
+  { DT_RGB24, "rgb24", 24 },       { DT_INT8, "int8", 8 },            { DT_UINT16, "uint16", 16 },
+  { DT_UINT32, "uint32", 32 },     { DT_INT64, "int64", 64 },         { DT_UINT64, "uint64", 64 },
+  { DT_COMPLEX128, "complex128", 128 }, { DT_RGBA32, "rgba32", 32 }
+};
+// clang-format on
 
 /** Throws InvalidImageFile: `source`'s header has `problem`. */
 [[noreturn]] void

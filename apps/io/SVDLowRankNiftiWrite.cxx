@@ -259,6 +259,24 @@ RewriteNiftiGzHeaderFields(const std::string & path, const NiftiHeaderFields & f
   ForgetRecordedWrite(path); // its bytes are no longer those its writer recorded, if any
 }
 
+std::optional<NiftiHeaderFields>
+ReadNiftiHeaderFields(const std::string & path)
+{
+  const auto header = ReadNiftiHeader(path); // plain files as they are
+  return header ? HeaderFieldsOf(*header) : std::nullopt;
+}
+
+void
+WriteNiftiHeaderFields(const std::string & path, const NiftiHeaderFields & fields, int gzipLevel)
+{
+  if (IsNiftiGzFileName(path))
+  {
+    RewriteNiftiGzHeaderFields(path, fields, gzipLevel);
+    return;
+  }
+  PatchNiftiFileHeader(path, fields);
+}
+
 void
 ForgetRecordedWrite(const std::string & path)
 {

@@ -150,6 +150,18 @@ IsCompleteImageFile(const std::string & path);
 void
 RewriteNiftiGzHeaderFields(const std::string & path, const NiftiHeaderFields & fields, int gzipLevel);
 
+/** The fields of the NIfTI-1 file `path` (.nii or .nii.gz) that its outputs inherit (NiftiHeaderFields: ITK 5.2's
+ * writer drops them; its reader does put the codes in the metadata dictionary, which its writer ignores);
+ * std::nullopt for any other file. */
+std::optional<NiftiHeaderFields>
+ReadNiftiHeaderFields(const std::string & path);
+
+/** Sets `fields` in the header of the NIfTI-1 file `path`: in place for .nii (PatchNiftiFileHeader), by rewriting it
+ * for .nii.gz (RewriteNiftiGzHeaderFields, at `gzipLevel`, 0: the default). Throws std::runtime_error when the file is
+ * not NIfTI-1 or cannot be rewritten. */
+void
+WriteNiftiHeaderFields(const std::string & path, const NiftiHeaderFields & fields, int gzipLevel = 0);
+
 /** Forgets what was recorded of `path`, a file rewritten since by another writer. */
 void
 ForgetRecordedWrite(const std::string & path);

@@ -27,7 +27,6 @@
 #include "SVDLowRankDenoiseSummary.h"
 #include "SVDLowRankDicomComplexInput.h"
 #include "SVDLowRankImageFileCheck.h"
-#include "SVDLowRankNiftiHeader.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProgressBar.h"
@@ -366,7 +365,7 @@ public:
     const auto component = m_Options.outputType == svdlr::kSameAsInputOutputTypeName ? outputs.inputComponent
                                                                                      : itk::IOComponentEnum::FLOAT;
     svdlr_io::ImageWriteSettings settings;
-    settings.niftiFields = ReadNiftiHeaderFields(m_Options.input);
+    settings.niftiFields = svdlr_io::ReadNiftiHeaderFields(m_Options.input);
     if constexpr (std::is_same_v<TSeries, Series4D>)
     {
       if (m_Prepared)

@@ -23,7 +23,6 @@
 #include "SVDLowRankGradientTable.h"
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiFormat.h"
-#include "SVDLowRankNiftiHeader.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankReadInput.h"
@@ -343,14 +342,14 @@ WriteEchoStack(const EchoStack & stack, const SeriesImage * denoised, const std:
     image->SetRegions(stack.fiveD->GetLargestPossibleRegion());
     image->SetPixelContainer(const_cast<SeriesImage *>(denoised)->GetPixelContainer());
     svdlr_io::ImageWriteSettings settings;
-    settings.niftiFields = ReadNiftiHeaderFields(input);
+    settings.niftiFields = svdlr_io::ReadNiftiHeaderFields(input);
     WriteInComponentType(image.GetPointer(), output, component, settings);
     return;
   }
   for (std::size_t e = 0; e < stack.echoes; ++e)
   {
     svdlr_io::ImageWriteSettings settings;
-    settings.niftiFields = ReadNiftiHeaderFields(EchoInput(input, options, e));
+    settings.niftiFields = svdlr_io::ReadNiftiHeaderFields(EchoInput(input, options, e));
     const auto echo = EchoOf(*denoised, e * stack.volumesPerEcho, stack.volumesPerEcho);
     WriteInComponentType(echo.GetPointer(), e == 0 ? output : echoTemporaries[e - 1], component, settings);
   }

@@ -18,7 +18,7 @@
 #include "SVDLowRankReconstructBatch.h"
 
 #include "SVDLowRankBatchPipeline.h"
-#include "SVDLowRankNiftiHeader.h"
+#include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankProvenance.h"
 #include "SVDLowRankReconstructRun.h"
 #include "SVDLowRankStagedOutput.h"
@@ -53,9 +53,9 @@ SolverOf(ToolSolver solver)
 void
 CompleteNiftiOutput(const ToolOptions & options, const svdlr_batch::VolumeResult & result)
 {
-  if (const auto header = ReadNiftiHeaderFields(result.input))
+  if (const auto header = svdlr_io::ReadNiftiHeaderFields(result.input))
   {
-    WriteNiftiHeaderFields(result.output, *header, options.batch.compressionLevel);
+    svdlr_io::WriteNiftiHeaderFields(result.output, *header, options.batch.compressionLevel);
   }
   Provenance provenance = RunProvenance(options, result);
   provenance.inputs = { result.input };

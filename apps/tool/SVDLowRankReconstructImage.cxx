@@ -21,7 +21,7 @@
 // or PNG slices) and a PNG figure, and prints a summary.
 #include "SVDLowRankInterruptCleanup.h"
 #include "SVDLowRankImageFileErrors.h"
-#include "SVDLowRankNiftiHeader.h"
+#include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankPngStack.h"
@@ -93,7 +93,7 @@ Reconstruct(const TImage *                input,
   OutputPlan out = PlanOutput(options, resolved);
   if (out.kind == OutputKind::File && inputKind == OutputKind::File)
   {
-    out.niftiHeader = ReadNiftiHeaderFields(options.Input()); // the fields ITK's NIfTI writer drops
+    out.niftiHeader = svdlr_io::ReadNiftiHeaderFields(options.Input()); // the fields ITK's NIfTI writer drops
   }
 
   auto                    filter = FilterType::New();

@@ -22,7 +22,6 @@
 // starts (so that a taken or misplaced output fails fast), then written as planned and labelled from the policy.
 
 #include "SVDLowRankMethodLabels.h"
-#include "SVDLowRankNiftiHeader.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankPngStack.h"
 #include "SVDLowRankProvenance.h"
@@ -66,7 +65,7 @@ struct OutputPlan
   std::unique_ptr<svdlr_io::StagedFiles>     files;
   std::string                                imageTemporary;
   std::string                                sidecarTemporary; // "" when the output has no sidecar
-  std::optional<NiftiHeaderFields>           niftiHeader; // the input's, for a NIfTI output file
+  std::optional<svdlr_io::NiftiHeaderFields> niftiHeader; // the input's, for a NIfTI output file
 #ifdef SVDLR_HAVE_DCMTK
   svdlr_io::DicomOutputSyntax transferSyntax{ svdlr_io::DicomOutputSyntax::Keep };
 #endif
