@@ -41,8 +41,6 @@ namespace svdlr_io
 namespace
 {
 
-constexpr unsigned char TimeUnitBits = 0x38; // XYZT_TO_TIME's bits
-
 /** a * b, saturating instead of wrapping: a header may claim more than 2^64 bytes. */
 std::uint64_t
 Times(std::uint64_t a, std::uint64_t b)
@@ -359,11 +357,11 @@ NiftiHeader::FloatBytes() const
 {
   switch (datatype)
   {
-    case 16: // DT_FLOAT32
-    case 32: // DT_COMPLEX64
+    case DT_FLOAT32:
+    case DT_COMPLEX64:
       return 4;
-    case 64:   // DT_FLOAT64
-    case 1792: // DT_COMPLEX128
+    case DT_FLOAT64:
+    case DT_COMPLEX128:
       return 8;
     default:
       return 0;
@@ -401,7 +399,7 @@ HeaderFieldsOf(const NiftiHeader & header)
   fields.qformCode = header.qformCode;
   fields.sformCode = header.sformCode;
   fields.description = header.description;
-  fields.timeUnits = header.xyztUnits & TimeUnitBits;
+  fields.timeUnits = static_cast<unsigned char>(XYZT_TO_TIME(header.xyztUnits));
   return fields;
 }
 
@@ -422,7 +420,7 @@ PatchNiftiHeaderFields(unsigned char * header, const NiftiHeaderFields & fields)
   h.sform_code = fields.sformCode;
   std::fill(std::begin(h.descrip), std::end(h.descrip), '\0');
   std::memcpy(h.descrip, fields.description.data(), std::min(fields.description.size(), sizeof(h.descrip) - 1));
-  h.xyzt_units = static_cast<char>((XYZT_TO_SPACE(h.xyzt_units)) | (fields.timeUnits & TimeUnitBits));
+  h.xyzt_units = static_cast<char>(XYZT_TO_SPACE(h.xyzt_units) | XYZT_TO_TIME(fields.timeUnits));
   if (swapped)
   {
     swap_nifti_header(&h, 1); // back to the writer's byte order
