@@ -93,12 +93,7 @@ RmsDifference(const float * a, const float * b, std::size_t count)
   return std::sqrt(sum / static_cast<double>(count));
 }
 
-inline double
-Median(std::vector<double> values)
-{
-  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-  return values[values.size() / 2];
-}
+using svdlr::test::Median;
 
 template <typename TImageA, typename TImageB>
 void

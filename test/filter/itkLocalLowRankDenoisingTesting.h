@@ -105,12 +105,7 @@ RmsError(const float * a, const svdlr::test::Series & b)
   return std::sqrt(sum / static_cast<double>(b.values.size()));
 }
 
-double
-Median(std::vector<double> values)
-{
-  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-  return values[values.size() / 2];
-}
+using svdlr::test::Median;
 
 /** The configuration the tests with measured bounds were measured with, dwidenoise's with the Veraart estimator
  * (centre voxel, hard threshold, Exp1), pinned so that the defaults can move without moving those bounds. */
