@@ -75,11 +75,7 @@ TEST_F(SVDLowRankEngineCuda, DefaultPipelinedSplitEqualsOneBatch)
   // 256 matrices, 16 MiB: by default the pipeline splits this into two batches so that copies overlap.
   Random             random;
   const std::size_t  count = 256, rows = 128, cols = 128;
-  std::vector<float> input(count * rows * cols);
-  for (float & v : input)
-  {
-    v = static_cast<float>(random.Normal());
-  }
+  const std::vector<float> input = NormalValues<float>(count * rows * cols, random);
   std::vector<float>       split(input.size()), whole(input.size());
   std::vector<std::size_t> progress;
   auto                     options = GpuOptions(svdlr::RankPolicy::Fixed(6));
@@ -103,11 +99,7 @@ void
 ExpectCachedResourcesGiveTheSameResult(Random & random)
 {
   const std::size_t count = 40, rows = 24, cols = 20;
-  std::vector<T>    input(count * rows * cols);
-  for (T & v : input)
-  {
-    v = static_cast<T>(random.Normal());
-  }
+  const std::vector<T> input = NormalValues<T>(count * rows * cols, random);
   auto options = GpuOptions(svdlr::RankPolicy::Fixed(4));
   options.maxMatricesPerBatch = 16; // several batches on both slots
   const auto run = [&](const std::vector<T> & from, std::vector<T> & to) {

@@ -48,17 +48,6 @@ namespace
 {
 using namespace svdlr::test;
 
-std::vector<float>
-NormalValues(std::size_t size, Random & random)
-{
-  std::vector<float> values(size);
-  for (float & v : values)
-  {
-    v = static_cast<float>(random.Normal());
-  }
-  return values;
-}
-
 class SVDLowRankEngine : public ::testing::TestWithParam<svdlr::Backend>
 {
 protected:
@@ -236,7 +225,7 @@ TEST_P(SVDLowRankEngine, NonFiniteInputNamesTheMatrix)
 {
   Random                   random;
   const std::size_t        rows = 8, cols = 6;
-  const std::vector<float> input = NormalValues(6 * rows * cols, random);
+  const std::vector<float> input = NormalValues<float>(6 * rows * cols, random);
   std::vector<float>       output(input.size());
   for (const float bad : { std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity() })
   {
@@ -255,7 +244,7 @@ TEST_P(SVDLowRankEngine, NonFiniteInputInALaterBatchNamesTheMatrix)
 {
   Random             random;
   const std::size_t  count = 10, rows = 16, cols = 12;
-  std::vector<float> input = NormalValues(count * rows * cols, random);
+  std::vector<float> input = NormalValues<float>(count * rows * cols, random);
   input[7 * rows * cols + rows * cols - 1] = -std::numeric_limits<float>::infinity();
   std::vector<float> output(input.size());
   auto               options = Options(svdlr::RankPolicy::Fixed(3));
@@ -270,7 +259,7 @@ TEST_P(SVDLowRankEngine, ManySmallBatchesEqualOneBatch)
   Random random;
   SCOPED_TRACE(random.SeedTrace());
   const std::size_t        count = 257, rows = 32, cols = 24;
-  const std::vector<float> input = NormalValues(count * rows * cols, random);
+  const std::vector<float> input = NormalValues<float>(count * rows * cols, random);
   std::vector<float>       whole(input.size()), pieces(input.size(), std::numeric_limits<float>::quiet_NaN());
   auto                     options = Options(svdlr::RankPolicy::Fixed(5));
   const svdlr::Report      wholeReport =
@@ -303,7 +292,7 @@ TEST_P(SVDLowRankEngine, InPlaceEqualsOutOfPlace)
 {
   Random             random;
   const std::size_t  count = 5, rows = 33, cols = 47;
-  std::vector<float> input = NormalValues(count * rows * cols, random);
+  std::vector<float> input = NormalValues<float>(count * rows * cols, random);
   std::vector<float> outOfPlace(input.size());
   auto               options = Options(svdlr::RankPolicy::Fixed(5));
   options.maxMatricesPerBatch = 2; // several batches: in place must not read what a later batch wrote
@@ -316,7 +305,7 @@ TEST_P(SVDLowRankEngine, StridedBatchLeavesTheGapsAlone)
 {
   Random                   random;
   const std::size_t        count = 4, rows = 20, cols = 30, stride = rows * cols + 13;
-  const std::vector<float> input = NormalValues(count * stride, random);
+  const std::vector<float> input = NormalValues<float>(count * stride, random);
   std::vector<float>       output(input.size(), -7.0f);
   std::vector<float>       packedInput, packedOutput(count * rows * cols);
   for (std::size_t i = 0; i < count; ++i)
@@ -350,7 +339,7 @@ TEST_P(SVDLowRankEngine, CallerParallelForRunsTheWork)
 {
   Random                   random;
   const std::size_t        count = 6, rows = 600, cols = 400; // on CUDA 5.5 MiB: several staging pieces and lanes
-  const std::vector<float> input = NormalValues(count * rows * cols, random);
+  const std::vector<float> input = NormalValues<float>(count * rows * cols, random);
   std::vector<float>       expected(input.size()), output(input.size());
   auto                     options = Options(svdlr::RankPolicy::Fixed(3));
   svdlr::Reconstruct(ConstBatch(input, count, rows, cols), MutableBatch(expected, count, rows, cols), options);
@@ -371,7 +360,7 @@ TEST_P(SVDLowRankEngine, ProgressCallbackCanAbortAndTheNextRunWorks)
 {
   Random                   random;
   const std::size_t        count = 6, rows = 10, cols = 12;
-  const std::vector<float> input = NormalValues(count * rows * cols, random);
+  const std::vector<float> input = NormalValues<float>(count * rows * cols, random);
   std::vector<float>       output(input.size());
   auto                     options = Options(svdlr::RankPolicy::Fixed(2));
   options.maxMatricesPerBatch = 2;

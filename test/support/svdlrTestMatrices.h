@@ -105,6 +105,19 @@ struct Matrix
   }
 };
 
+/** `size` standard Gaussian values in precision T. */
+template <typename T>
+std::vector<T>
+NormalValues(std::size_t size, Random & random)
+{
+  std::vector<T> values(size);
+  for (T & v : values)
+  {
+    v = static_cast<T>(random.Normal());
+  }
+  return values;
+}
+
 /** n x k matrix with orthonormal columns: Gaussian columns, Gram-Schmidt applied twice. */
 inline Matrix
 RandomOrthonormalColumns(std::size_t n, std::size_t k, Random & random)
