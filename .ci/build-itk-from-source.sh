@@ -188,7 +188,9 @@ itk_module_flags() {
   done
 }
 
-# Options shared by the plain ITK build and the ITK build that contains the module.
+# Options shared by the plain ITK build and the ITK build that contains the module. ITKGroup_Core is ON even with
+# ITK_BUILD_DEFAULT_MODULES=OFF, so it is switched off; ITKTestKernel (the tests' TEST_DEPENDS) still pulls in every
+# common IO, 47 modules in all. CMake 4 refuses ITK 5.2.1's bundled KWSys without CMAKE_POLICY_VERSION_MINIMUM.
 itk_common_flags() {
   cat <<EOF
 -GNinja

@@ -32,10 +32,10 @@ endif()
 find_package(ZLIB REQUIRED) # znzlib's gzip files
 set(SVDLR_NIFTI_LIBRARIES ${SVDLR_NIFTI2_LIBRARY} ${SVDLR_ZNZ_LIBRARY} ZLIB::ZLIB m)
 
-# Links `target` (ITK-free: nifti2_io.h must not meet ITK's nifti1_io.h) to nifti_clib, with its include folder, and
-# hides the archives' symbols in whatever links `target`.
+# Links `target` (ITK-free: nifti2_io.h must not meet ITK's nifti1_io.h) to nifti_clib, with its include folder first
+# (ahead of ITK's, which holds ITK's own znzlib.h), and hides the archives' symbols in whatever links `target`.
 function(svdlr_link_nifti target)
-  target_include_directories(${target} PRIVATE ${SVDLR_NIFTI_INCLUDE_DIR})
+  target_include_directories(${target} BEFORE PRIVATE ${SVDLR_NIFTI_INCLUDE_DIR})
   target_link_libraries(${target} PRIVATE ${SVDLR_NIFTI_LIBRARIES})
   if(UNIX AND NOT APPLE AND SVDLR_NIFTI2_LIBRARY MATCHES "\\.a$")
     get_filename_component(_nifti2 ${SVDLR_NIFTI2_LIBRARY} NAME)

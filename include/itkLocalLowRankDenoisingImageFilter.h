@@ -424,8 +424,6 @@ protected:
   GenerateData() override;
 
 private:
-  svdlr::RankPolicy
-  MakeRankPolicy() const;
   std::array<std::size_t, 3>
   SpatialSize() const;
 

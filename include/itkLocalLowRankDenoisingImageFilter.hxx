@@ -129,14 +129,6 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GetGFactorOutput() 
 }
 
 template <typename TInputImage, typename TOutputImage>
-svdlr::RankPolicy
-LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::MakeRankPolicy() const
-{
-  return SVDLowRankEngineBridge::ToEngine(
-    m_RankSelection, m_Rank, m_EnergyFraction, m_NoiseSigma, m_MarchenkoPasturEstimator);
-}
-
-template <typename TInputImage, typename TOutputImage>
 std::array<std::size_t, 3>
 LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::SpatialSize() const
 {
@@ -149,10 +141,10 @@ void
 LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::VerifyPreconditions() ITKv5_CONST
 {
   Superclass::VerifyPreconditions();
-  const std::string problem = svdlr::PolicyProblem(this->MakeRankPolicy(), svdlr::Solver::Exact);
+  const std::string problem = SVDLowRankEngineBridge::CommonParameterProblem(*this, svdlr::Solver::Exact);
   if (!problem.empty())
   {
-    itkExceptionMacro("Rank selection: " << problem);
+    itkExceptionMacro(<< problem);
   }
   if (m_PatchStride > 1 && m_Aggregation == AggregationEnum::CentreVoxel)
   {
@@ -171,10 +163,6 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::VerifyPreconditions
   if (!(std::isfinite(m_PatchRadius) && m_PatchRadius >= 0.0))
   {
     itkExceptionMacro("PatchRadius must be finite and >= 0, got " << m_PatchRadius);
-  }
-  if (m_DeviceId < 0)
-  {
-    itkExceptionMacro("DeviceId must be >= 0, got " << m_DeviceId);
   }
 }
 
@@ -311,7 +299,8 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   }
 
   svdlr::LocalDenoiseOptions options;
-  options.policy = this->MakeRankPolicy();
+  SVDLowRankEngineBridge::SetCommonOptions(options, *this);
+  SVDLowRankEngineBridge::ConnectToUpdate(options, this);
   for (unsigned int i = 0; i < 3; ++i)
   {
     options.patchSize[i] = m_PatchSize[i];
@@ -340,14 +329,8 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
     }
     options.volumeGroups = m_VolumeGroups.data();
   }
-  options.backend = SVDLowRankEngineBridge::ToEngine(m_Backend);
-  options.deviceId = m_DeviceId;
   options.maxPatchesPerBatch = m_MaximumPatchesPerBatch;
   options.deviceMemoryLimit = static_cast<std::size_t>(m_DeviceMemoryLimit);
-  MultiThreaderBase * threader = this->GetMultiThreader();
-  options.threads = threader->GetMaximumNumberOfThreads();
-  options.parallelFor = SVDLowRankEngineBridge::MakeParallelFor(threader);
-  options.progress = SVDLowRankEngineBridge::MakeProgress(this);
 
   svdlr::LocalDenoiseMaps maps;
   maps.noiseSigma = sigmaMap->GetBufferPointer();
@@ -392,12 +375,9 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::GenerateData()
   m_PatchVoxelsUsed = static_cast<SizeValueType>(report.patchVoxels);
   m_ShrinkageUsed = LocalLowRankDenoisingBridge::FromEngine(report.shrinkage);
   m_MagnitudeNoiseUsed = svdlr::MagnitudeNoiseName(report.magnitudeNoise);
-
-  m_BackendNotes = report.notes;
-  if (!report.notes.empty() && !m_FallbackWarned && m_WarnOnBackendFallback)
+  if (SVDLowRankEngineBridge::KeepBackendNotes(report.notes, m_BackendNotes, m_FallbackWarned, m_WarnOnBackendFallback))
   {
     itkWarningMacro(<< report.notes);
-    m_FallbackWarned = true;
   }
 }
 

@@ -27,6 +27,7 @@
 #include "itkProcessObject.h"
 #include "itkSVDLowRankReconstructionEnums.h"
 #include "svdlr/Engine.h"
+#include "svdlr/Names.h"
 
 #include <string>
 
@@ -166,6 +167,73 @@ MakeProgress(ProcessObject * filter)
     filter->UpdateProgress(static_cast<float>(done) / static_cast<float>(total));
     return !filter->GetAbortGenerateData();
   };
+}
+
+/** The engine's rank policy for a filter's rank parameters (either filter of this module). */
+template <typename TFilter>
+svdlr::RankPolicy
+RankPolicyOf(const TFilter & filter)
+{
+  return ToEngine(filter.GetRankSelection(),
+                  filter.GetRank(),
+                  filter.GetEnergyFraction(),
+                  filter.GetNoiseSigma(),
+                  filter.GetMarchenkoPasturEstimator());
+}
+
+/** What a filter's parameters may get wrong the same way on every filter, or "": its rank policy for `solver`, and
+ * its DeviceId. */
+template <typename TFilter>
+std::string
+CommonParameterProblem(const TFilter & filter, svdlr::Solver solver)
+{
+  const std::string policyProblem = svdlr::PolicyProblem(RankPolicyOf(filter), solver);
+  if (!policyProblem.empty())
+  {
+    return "Rank selection: " + policyProblem;
+  }
+  if (filter.GetDeviceId() < 0)
+  {
+    return "DeviceId must be >= 0, got " + std::to_string(filter.GetDeviceId());
+  }
+  return {};
+}
+
+/** Fills what every engine request (svdlr::Options, svdlr::LocalDenoiseOptions) takes from its filter alike: the
+ * rank policy, the backend, the device and ITK's thread count. */
+template <typename TOptions, typename TFilter>
+void
+SetCommonOptions(TOptions & options, const TFilter & filter)
+{
+  options.policy = RankPolicyOf(filter);
+  options.backend = ToEngine(filter.GetBackend());
+  options.deviceId = filter.GetDeviceId();
+  options.threads = filter.GetMultiThreader()->GetMaximumNumberOfThreads();
+}
+
+/** Connects a request made in GenerateData to the filter's update: ITK's thread pool runs the engine's parallel
+ * loops, and the filter's progress and abort flag are updated and read between the engine's batches. Not for a
+ * request that may outlive the update (the CUDA warm-up). */
+template <typename TOptions>
+void
+ConnectToUpdate(TOptions & options, ProcessObject * filter)
+{
+  options.parallelFor = MakeParallelFor(filter->GetMultiThreader());
+  options.progress = MakeProgress(filter);
+}
+
+/** Keeps the engine's notes on why the backend used is not the one asked for, and says whether the filter should
+ * show them as a warning now: once per filter, and only while its WarnOnBackendFallback is on. */
+inline bool
+KeepBackendNotes(const std::string & notes, std::string & kept, bool & warned, bool warnOnFallback)
+{
+  kept = notes;
+  if (notes.empty() || warned || !warnOnFallback)
+  {
+    return false;
+  }
+  warned = true;
+  return true;
 }
 
 /** Rethrows an engine error as ITK does: ProcessAborted for an abort, ExceptionObject with the engine's message

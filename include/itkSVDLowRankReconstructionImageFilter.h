@@ -254,10 +254,6 @@ private:
   void
   EnlargeToWholeSlices(TRegion & region) const;
 
-  /** The engine's rank policy for the current parameters. */
-  svdlr::RankPolicy
-  MakeRankPolicy() const;
-
   unsigned int      m_Rank{ svdlr::kDefaultRank };
   double            m_EnergyFraction{ 0.9 };
   double                       m_NoiseSigma{ 0.0 };

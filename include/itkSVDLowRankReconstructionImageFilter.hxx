@@ -64,14 +64,6 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::SVDLowRankRecons
 }
 
 template <typename TInputImage, typename TOutputImage>
-svdlr::RankPolicy
-SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::MakeRankPolicy() const
-{
-  return SVDLowRankEngineBridge::ToEngine(
-    m_RankSelection, m_Rank, m_EnergyFraction, m_NoiseSigma, m_MarchenkoPasturEstimator);
-}
-
-template <typename TInputImage, typename TOutputImage>
 bool
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::IsCUDABackendBuilt()
 {
@@ -84,10 +76,11 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditi
 {
   Superclass::VerifyPreconditions();
 
-  const std::string problem = svdlr::PolicyProblem(this->MakeRankPolicy(), SVDLowRankEngineBridge::ToEngine(m_Solver));
+  const std::string problem =
+    SVDLowRankEngineBridge::CommonParameterProblem(*this, SVDLowRankEngineBridge::ToEngine(m_Solver));
   if (!problem.empty())
   {
-    itkExceptionMacro("Rank selection: " << problem);
+    itkExceptionMacro(<< problem);
   }
   const std::string sliceProblem = svdlr::SliceDimensionProblem("SliceDimension", ImageDimension, m_SliceDimension);
   if (!sliceProblem.empty())
@@ -98,10 +91,6 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::VerifyPreconditi
   {
     itkExceptionMacro("Backend CUDA was requested, but this build of SVDLowRankReconstruction has no CUDA backend "
                       "(configure it with -DSVDLR_USE_CUDA=ON on a machine with the CUDA toolkit)");
-  }
-  if (m_DeviceId < 0)
-  {
-    itkExceptionMacro("DeviceId must be >= 0, got " << m_DeviceId);
   }
 }
 
@@ -143,12 +132,9 @@ svdlr::Options
 SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::MakeEngineOptions() const
 {
   svdlr::Options options;
-  options.policy = this->MakeRankPolicy();
-  options.backend = SVDLowRankEngineBridge::ToEngine(m_Backend);
+  SVDLowRankEngineBridge::SetCommonOptions(options, *this);
   options.solver = SVDLowRankEngineBridge::ToEngine(m_Solver);
-  options.deviceId = m_DeviceId;
   options.maxMatricesPerBatch = m_MaximumSlicesPerBatch;
-  options.threads = this->GetMultiThreader()->GetMaximumNumberOfThreads();
   return options;
 }
 
@@ -267,8 +253,7 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   }
 
   svdlr::Options options = this->MakeEngineOptions();
-  options.parallelFor = SVDLowRankEngineBridge::MakeParallelFor(threader);
-  options.progress = SVDLowRankEngineBridge::MakeProgress(this);
+  SVDLowRankEngineBridge::ConnectToUpdate(options, this);
 
   const svdlr::MatrixBatch<const RealType> inBatch{ engineIn, sliceCount, rows, cols, sliceSize };
   const svdlr::MatrixBatch<RealType>       outBatch{ engineOut, sliceCount, rows, cols, sliceSize };
@@ -328,11 +313,9 @@ SVDLowRankReconstructionImageFilter<TInputImage, TOutputImage>::GenerateData()
   }
   m_BackendUsed = SVDLowRankEngineBridge::FromEngine(report.backend);
   m_SolverUsed = report.solver == svdlr::Solver::Subspace ? SolverEnum::Subspace : SolverEnum::Exact;
-  m_BackendNotes = report.notes;
-  if (!report.notes.empty() && !m_FallbackWarned && m_WarnOnBackendFallback)
+  if (SVDLowRankEngineBridge::KeepBackendNotes(report.notes, m_BackendNotes, m_FallbackWarned, m_WarnOnBackendFallback))
   {
     itkWarningMacro(<< report.notes);
-    m_FallbackWarned = true;
   }
 }
 

@@ -19,9 +19,6 @@
 
 #include "SVDLowRankFolderFiles.h"
 #include "SVDLowRankReadableFile.h"
-#ifdef SVDLR_HAVE_DCMTK
-#  include "SVDLowRankDicomSeries.h"
-#endif
 
 #include <algorithm>
 #include <filesystem>
@@ -88,52 +85,6 @@ FilesUnder(const fs::path & root, const std::string & exclude)
   std::sort(files.begin(), files.end());
   return files;
 }
-
-#ifdef SVDLR_HAVE_DCMTK
-/** Each image series under `root`, named by the folder of its first file and its series number. */
-void
-AddDicomSeries(const fs::path & root, std::vector<BatchInput> & inputs)
-{
-  std::vector<svdlr_io::DicomSeriesSummary> series;
-  svdlr_io::DicomSearchNotes                notes;
-  try
-  {
-    series = svdlr_io::FindDicomSeries({ root.string() }, &notes);
-  }
-  catch (const svdlr_io::DicomError & error)
-  {
-    // One unreadable folder fails alone (docs/batch.md): it is reported by name and the other folders go on.
-    BatchInput failed;
-    failed.source = VolumeSource::DicomSeries;
-    failed.path = root.string();
-    failed.relative = Generic(root.filename().empty() ? root.parent_path().filename() : root.filename());
-    failed.problem = "cannot read the DICOM folder '" + root.string() + "': " + error.what();
-    inputs.push_back(std::move(failed));
-    return;
-  }
-  for (const std::string & file : notes.leftOut)
-  {
-    std::cerr << "note: left out " << file << "\n";
-  }
-  for (const auto & one : series)
-  {
-    BatchInput input;
-    input.source = VolumeSource::DicomSeries;
-    input.path = root.string();
-    input.dicomFiles = one.files;
-    input.seriesInstanceUID = one.seriesInstanceUID;
-    input.seriesNumber = one.seriesNumber;
-    input.seriesDescription = one.seriesDescription;
-    // A series with unusable files fails alone, by name, and the others go on (docs/batch.md).
-    input.problem = svdlr_io::DicomSeriesProblem(one);
-    const std::string & first = one.files.empty() ? one.unusable.front().file : one.files.front();
-    const fs::path      folder = fs::path(first).parent_path().lexically_relative(root);
-    const std::string name = one.seriesNumber.empty() ? one.seriesInstanceUID : "series-" + one.seriesNumber;
-    input.relative = Generic(folder / name);
-    inputs.push_back(std::move(input));
-  }
-}
-#endif
 
 /** Two series with the same number in one folder: the UID tells them apart. */
 void
@@ -218,12 +169,12 @@ FindBatchInputs(const InputSelection & selection)
     }
     if (selection.dicomSeries)
     {
-#ifdef SVDLR_HAVE_DCMTK
-      AddDicomSeries(path, inputs);
+      if (!selection.addDicomSeries)
+      {
+        throw BatchInputError("this build has no DICOM support (DCMTK was not found when it was built)");
+      }
+      selection.addDicomSeries(path, inputs);
       continue;
-#else
-      throw BatchInputError("this build has no DICOM support (DCMTK was not found when it was built)");
-#endif
     }
     for (const std::string & relative : FilesUnder(path, selection.exclude))
     {

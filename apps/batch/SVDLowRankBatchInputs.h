@@ -26,6 +26,7 @@
 
 #include "svdlr/RankPolicy.h"
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -89,6 +90,10 @@ struct InputSelection
   bool bids{ false };
   /** Each DICOM series found under the folders is one volume (instead of image files). */
   bool dicomSeries{ false };
+  /** How a folder's DICOM series are listed: AddDicomSeries (SVDLowRankBatchDicomInputs.h) in the tools built with
+   * DCMTK. Given here, not called directly, so that this list stays free of DICOM and Python shares it; without it,
+   * `dicomSeries` is refused. */
+  std::function<void(const std::string & folder, std::vector<BatchInput> & inputs)> addDicomSeries;
   /** Never descend into this folder (the output tree, when it lies inside an input folder). */
   std::string exclude;
 };

@@ -62,12 +62,7 @@ ImageOf(const std::array<std::size_t, 3> & size, std::size_t volumes)
   return image;
 }
 
-double
-Median(std::vector<double> values)
-{
-  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-  return values[values.size() / 2];
-}
+using svdlr::test::Median;
 
 class ComplexDenoiseTool : public DenoiseToolTest
 {

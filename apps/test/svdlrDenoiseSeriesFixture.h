@@ -22,7 +22,7 @@
 // refusals): the series as images with a geometry of their own, comparisons, and the DenoiseTool fixture.
 
 #include "svdlrTestScratch.h"
-#include "svdlrTestSeries.h"
+#include "svdlrTestSeriesImage.h"
 #include "svdlrToolRun.h"
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
@@ -45,31 +45,7 @@ using Map = itk::Image<float, 3>;
 using MaskImage = itk::Image<unsigned char, 3>;
 using RankImage = itk::Image<unsigned short, 3>;
 
-/** `series` as a 4D image with a geometry of its own (anisotropic spacing, an origin, a rotation), so that the
- * outputs' geometry is checked. */
-inline Series4D::Pointer
-ToImage(const svdlr::test::Series & series)
-{
-  auto                    image = Series4D::New();
-  Series4D::SpacingType   spacing;
-  Series4D::PointType     origin;
-  Series4D::DirectionType direction;
-  direction.SetIdentity();
-  direction[0][0] = direction[1][1] = 0.0;
-  direction[0][1] = direction[1][0] = 1.0;
-  for (unsigned int i = 0; i < 4; ++i)
-  {
-    spacing[i] = 1.25 + 0.5 * i;
-    origin[i] = 3.0 - 7.0 * i;
-  }
-  image->SetRegions(Series4D::SizeType{ { series.size[0], series.size[1], series.size[2], series.volumes } });
-  image->SetSpacing(spacing);
-  image->SetOrigin(origin);
-  image->SetDirection(direction);
-  image->Allocate();
-  std::copy(series.values.begin(), series.values.end(), image->GetBufferPointer());
-  return image;
-}
+using svdlr::test::ToImage;
 
 template <typename TMap>
 typename TMap::Pointer
@@ -93,12 +69,7 @@ RmsDifference(const float * a, const float * b, std::size_t count)
   return std::sqrt(sum / static_cast<double>(count));
 }
 
-inline double
-Median(std::vector<double> values)
-{
-  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-  return values[values.size() / 2];
-}
+using svdlr::test::Median;
 
 template <typename TImageA, typename TImageB>
 void

@@ -138,29 +138,12 @@ Stored(const std::vector<double> & physical, double slope, double intercept)
   return stored;
 }
 
-/** The attributes every test image shares: patient, study, series, MR. */
-inline void
-PutCommon(DcmDataset * dataset, const std::string & seriesUID, const std::string & description, const char * sopClass)
+/** Who every image cut from Colin27 belongs to: one patient, one study, the series given. */
+inline DicomIdentity
+Colin27Identity(const std::string & seriesUID, const std::string & description)
 {
-  char uid[100];
-  Put(dataset, DCM_SOPClassUID, sopClass);
-  Put(dataset, DCM_SOPInstanceUID, dcmGenerateUniqueIdentifier(uid, SITE_INSTANCE_UID_ROOT));
-  Put(dataset, DCM_PatientName, "Colin^TwentySeven");
-  Put(dataset, DCM_PatientID, "SVDLR-COLIN27");
-  Put(dataset, DCM_StudyInstanceUID, "1.2.826.0.1.3680043.9.7261.27");
-  Put(dataset, DCM_StudyDate, "20240102");
-  Put(dataset, DCM_Modality, "MR");
-  Put(dataset, DCM_SeriesInstanceUID, seriesUID);
-  Put(dataset, DCM_SeriesNumber, "5");
-  Put(dataset, DCM_SeriesDescription, description);
-  Put(dataset, DCM_FrameOfReferenceUID, "1.2.826.0.1.3680043.9.7261.27.1");
-  Put(dataset, DCM_Manufacturer, "SVDLR test");
-  Put(dataset, DCM_SamplesPerPixel, "1");
-  Put(dataset, DCM_PhotometricInterpretation, "MONOCHROME2");
-  dataset->putAndInsertUint16(DCM_BitsAllocated, 16);
-  dataset->putAndInsertUint16(DCM_BitsStored, 16);
-  dataset->putAndInsertUint16(DCM_HighBit, 15);
-  dataset->putAndInsertUint16(DCM_PixelRepresentation, 0);
+  return { "Colin^TwentySeven", "SVDLR-COLIN27",  "1.2.826.0.1.3680043.9.7261.27", seriesUID,
+           "5",                 description,      "1.2.826.0.1.3680043.9.7261.27.1" };
 }
 
 inline std::string
@@ -182,17 +165,15 @@ WriteClassicImage(const std::string &                       path,
 {
   DcmFileFormat file;
   DcmDataset *  dataset = file.getDataset();
-  PutCommon(dataset, seriesUID, description, UID_MRImageStorage);
-  Put(dataset, DCM_ImageType, "ORIGINAL\\PRIMARY\\M\\ND");
-  Put(dataset, DCM_InstanceNumber, std::to_string(instanceNumber));
-  Put(dataset, DCM_ImagePositionPatient, JoinDS({ plane.position[0], plane.position[1], plane.position[2] }));
-  Put(dataset, DCM_ImageOrientationPatient, JoinGeometry(plane.rowDirection, plane.columnDirection));
-  Put(dataset, DCM_PixelSpacing, JoinDS({ plane.rowSpacing, plane.columnSpacing }));
-  Put(dataset, DCM_SliceThickness, "1");
+  PutClassicMrImage(dataset,
+                    Colin27Identity(seriesUID, description),
+                    DicomPixelFormat{},
+                    { plane.position, plane.rowDirection, plane.columnDirection, plane.rowSpacing, plane.columnSpacing,
+                      1.0, plane.rows, plane.columns },
+                    instanceNumber);
+  Put(dataset, DCM_Manufacturer, "SVDLR test");
   Put(dataset, DCM_RescaleSlope, svdlr_io::FormatDecimalString(slope));
   Put(dataset, DCM_RescaleIntercept, svdlr_io::FormatDecimalString(intercept));
-  dataset->putAndInsertUint16(DCM_Rows, static_cast<Uint16>(plane.rows));
-  dataset->putAndInsertUint16(DCM_Columns, static_cast<Uint16>(plane.columns));
   if (extra)
   {
     extra(dataset);
@@ -232,7 +213,8 @@ WriteEnhancedMr(const std::string &                path,
 {
   DcmFileFormat file;
   DcmDataset *  dataset = file.getDataset();
-  PutCommon(dataset, seriesUID, description, UID_EnhancedMRImageStorage);
+  PutMrImage(dataset, Colin27Identity(seriesUID, description), UID_EnhancedMRImageStorage, DicomPixelFormat{});
+  Put(dataset, DCM_Manufacturer, "SVDLR test");
   Put(dataset, DCM_ImageType, "ORIGINAL\\PRIMARY\\M\\NONE");
   Put(dataset, DCM_InstanceNumber, "1");
   Put(dataset, DCM_ContentDate, "20240102");

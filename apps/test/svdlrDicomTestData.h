@@ -23,9 +23,9 @@
 // fetched by fetch-test-data.sh.
 
 #include "SVDLowRankDicomSeries.h"
+#include "svdlrDicomImageBuilder.h"
 #include "svdlrTestData.h"
 #include "svdlrTestScratch.h"
-#include "SVDLowRankDicomTags.h"
 
 #include "dcmtk/dcmjpeg/djrplol.h"
 
@@ -48,7 +48,6 @@
 namespace svdlr_test
 {
 namespace fs = std::filesystem;
-using Vector3 = std::array<double, 3>;
 using svdlr_io::DicomVolumeImage;
 
 /** A series to write: geometry, pixel format and encoding. Stored values are random over the format's
@@ -116,23 +115,6 @@ struct WrittenSeries
   SeriesSpec               spec;
 };
 
-inline std::string
-JoinDS(const std::vector<double> & values)
-{
-  std::string text;
-  for (double v : values)
-  {
-    text += (text.empty() ? "" : "\\") + svdlr_io::FormatDecimalString(v);
-  }
-  return text;
-}
-
-inline void
-Put(DcmItem * item, const DcmTagKey & tag, const std::string & value)
-{
-  ASSERT_TRUE(item->putAndInsertString(tag, value.c_str()).good()) << DcmTag(tag).getTagName();
-}
-
 /** The dataset of slice k of `spec` with `stored` pixel values (already two's complement for signed). */
 inline void
 FillSliceDataset(DcmDataset *                dataset,
@@ -142,44 +124,16 @@ FillSliceDataset(DcmDataset *                dataset,
                  const std::vector<Uint16> & stored,
                  int                         instanceNumber)
 {
-  char uid[100];
-  Put(dataset, DCM_SOPClassUID, UID_MRImageStorage);
-  Put(dataset, DCM_SOPInstanceUID, dcmGenerateUniqueIdentifier(uid, SITE_INSTANCE_UID_ROOT));
-  Put(dataset, DCM_PatientName, "Test^Patient");
-  Put(dataset, DCM_PatientID, "SVDLR-TEST-1");
+  const DicomIdentity identity{ "Test^Patient",     "SVDLR-TEST-1",          studyUID,         spec.seriesUID,
+                                spec.seriesNumber, spec.seriesDescription, studyUID + ".9" };
+  const DicomPlane    plane{ SlicePosition(spec, k), spec.rowDirection, spec.columnDirection, spec.rowSpacing,
+                          spec.columnSpacing,     spec.sliceSpacing, spec.rows,            spec.columns };
+  PutClassicMrImage(
+    dataset, identity, { spec.bitsAllocated, spec.bitsStored, spec.isSigned, spec.photometric }, plane, instanceNumber);
   Put(dataset, DCM_PatientBirthDate, "19700101");
   Put(dataset, DCM_PatientSex, "O");
-  Put(dataset, DCM_StudyInstanceUID, studyUID);
   Put(dataset, DCM_StudyDescription, "svdlr test study");
-  Put(dataset, DCM_StudyDate, "20240102");
   Put(dataset, DCM_AccessionNumber, "ACC42");
-  Put(dataset, DCM_Modality, "MR");
-  Put(dataset, DCM_SeriesInstanceUID, spec.seriesUID);
-  Put(dataset, DCM_SeriesNumber, spec.seriesNumber);
-  Put(dataset, DCM_SeriesDescription, spec.seriesDescription);
-  Put(dataset, DCM_FrameOfReferenceUID, studyUID + ".9");
-  Put(dataset, DCM_ImageType, "ORIGINAL\\PRIMARY\\M\\ND");
-  Put(dataset, DCM_InstanceNumber, std::to_string(instanceNumber));
-  const Vector3 p = SlicePosition(spec, k);
-  Put(dataset, DCM_ImagePositionPatient, JoinDS({ p[0], p[1], p[2] }));
-  Put(dataset,
-      DCM_ImageOrientationPatient,
-      JoinDS({ spec.rowDirection[0],
-               spec.rowDirection[1],
-               spec.rowDirection[2],
-               spec.columnDirection[0],
-               spec.columnDirection[1],
-               spec.columnDirection[2] }));
-  Put(dataset, DCM_PixelSpacing, JoinDS({ spec.rowSpacing, spec.columnSpacing }));
-  Put(dataset, DCM_SliceThickness, svdlr_io::FormatDecimalString(spec.sliceSpacing));
-  Put(dataset, DCM_SamplesPerPixel, "1");
-  Put(dataset, DCM_PhotometricInterpretation, spec.photometric);
-  dataset->putAndInsertUint16(DCM_Rows, spec.rows);
-  dataset->putAndInsertUint16(DCM_Columns, spec.columns);
-  dataset->putAndInsertUint16(DCM_BitsAllocated, spec.bitsAllocated);
-  dataset->putAndInsertUint16(DCM_BitsStored, spec.bitsStored);
-  dataset->putAndInsertUint16(DCM_HighBit, spec.bitsStored - 1);
-  dataset->putAndInsertUint16(DCM_PixelRepresentation, spec.isSigned ? 1 : 0);
   if (spec.slope != 1.0 || spec.intercept != 0.0 || spec.slopePerSlice)
   {
     Put(dataset, DCM_RescaleSlope, svdlr_io::FormatDecimalString(SliceSlope(spec, k)));

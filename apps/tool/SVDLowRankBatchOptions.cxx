@@ -18,6 +18,9 @@
 #include "SVDLowRankBatchOptions.h"
 
 #include "SVDLowRankBatchReport.h"
+#ifdef SVDLR_HAVE_DCMTK
+#  include "SVDLowRankBatchDicomInputs.h"
+#endif
 #include "SVDLowRankProvenance.h"
 #include "SVDLowRankStagedOutput.h"
 
@@ -151,6 +154,9 @@ ListBatchInputs(svdlr_batch::InputSelection selection, const std::string & outpu
     }
   }
   selection.exclude = outputRoot; // an output tree inside an input folder is not searched
+#ifdef SVDLR_HAVE_DCMTK
+  selection.addDicomSeries = svdlr_batch::AddDicomSeries;
+#endif
   try
   {
     return svdlr_batch::FindBatchInputs(selection);

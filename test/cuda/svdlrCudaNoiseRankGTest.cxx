@@ -40,15 +40,6 @@ using namespace svdlr::test;
 using svdlr::MarchenkoPasturEstimator;
 using svdlr::RankPolicy;
 
-std::vector<RankPolicy>
-NoisePolicies(double knownSigma)
-{
-  return { RankPolicy::GavishDonoho(),
-           RankPolicy::GavishDonoho(knownSigma),
-           RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::Veraart2016),
-           RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::CorderoGrande2019) };
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Host logic: runs without a GPU.
 

@@ -37,18 +37,6 @@ using namespace svdlr::test;
 // device buffers of the same layout, calls svdlr::ReconstructOnDevice on them, and copies the result back.
 
 template <typename T>
-std::vector<T>
-NormalValues(std::size_t size, Random & random)
-{
-  std::vector<T> values(size);
-  for (T & v : values)
-  {
-    v = static_cast<T>(random.Normal());
-  }
-  return values;
-}
-
-template <typename T>
 svdlr::Report
 ThroughDevice(const std::vector<T> & input, std::vector<T> & output, std::size_t count, std::size_t rows,
               std::size_t cols, const svdlr::Options & options, svdlr::detail::testing::DeviceRun run = {})

@@ -51,15 +51,6 @@ struct Shape
 // the signal's values push up by about rank / (2 min(rows, cols)) of a quantile (1 % here).
 const std::vector<Shape> kShapes{ { 256, 256, 5 }, { 200, 65, 2 }, { 65, 200, 2 }, { 125, 65, 2 }, { 1000, 50, 2 } };
 
-std::vector<RankPolicy>
-NoisePolicies(double knownSigma)
-{
-  return { RankPolicy::GavishDonoho(),
-           RankPolicy::GavishDonoho(knownSigma),
-           RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::Veraart2016),
-           RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::CorderoGrande2019) };
-}
-
 std::string
 Describe(const RankPolicy & policy)
 {

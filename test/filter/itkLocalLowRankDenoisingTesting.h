@@ -29,7 +29,7 @@
 #include "itkSVDLowRankReconstructionImageFilter.h"
 #include "svdlrTestData.h"
 #include "svdlr/VolumeGroups.h"
-#include "svdlrTestSeries.h"
+#include "svdlrTestSeriesImage.h"
 
 #include <gtest/gtest.h>
 
@@ -47,33 +47,7 @@ using SeriesVector = itk::VectorImage<float, 3>;
 using Filter4D = itk::LocalLowRankDenoisingImageFilter<Series4D>;
 using FilterVector = itk::LocalLowRankDenoisingImageFilter<SeriesVector>;
 
-/** A 4D image holding `series`, with a non-trivial geometry. */
-Series4D::Pointer
-ToImage(const svdlr::test::Series & series)
-{
-  auto                image = Series4D::New();
-  Series4D::SizeType  size{ { series.size[0], series.size[1], series.size[2], series.volumes } };
-  Series4D::SpacingType spacing;
-  Series4D::PointType   origin;
-  Series4D::DirectionType direction;
-  direction.SetIdentity();
-  for (unsigned int i = 0; i < 4; ++i)
-  {
-    spacing[i] = 0.5 + i;
-    origin[i] = -10.0 * i;
-  }
-  direction[0][0] = 0.0; // x and y swapped: a real rotation, so that the maps' geometry is checked
-  direction[0][1] = 1.0;
-  direction[1][0] = 1.0;
-  direction[1][1] = 0.0;
-  image->SetRegions(size);
-  image->SetSpacing(spacing);
-  image->SetOrigin(origin);
-  image->SetDirection(direction);
-  image->Allocate();
-  std::copy(series.values.begin(), series.values.end(), image->GetBufferPointer());
-  return image;
-}
+using svdlr::test::ToImage;
 
 SeriesVector::Pointer
 ToVectorImage(const svdlr::test::Series & series)
@@ -105,12 +79,7 @@ RmsError(const float * a, const svdlr::test::Series & b)
   return std::sqrt(sum / static_cast<double>(b.values.size()));
 }
 
-double
-Median(std::vector<double> values)
-{
-  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-  return values[values.size() / 2];
-}
+using svdlr::test::Median;
 
 /** The configuration the tests with measured bounds were measured with, dwidenoise's with the Veraart estimator
  * (centre voxel, hard threshold, Exp1), pinned so that the defaults can move without moving those bounds. */

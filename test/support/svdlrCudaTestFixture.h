@@ -43,12 +43,6 @@ GpuOptions(RankPolicy policy)
   return OptionsFor(policy, Backend::CUDA);
 }
 
-inline bool
-AllFinite(const std::vector<float> & values)
-{
-  return std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); });
-}
-
 class SVDLowRankEngineCuda : public ::testing::Test
 {
 protected:

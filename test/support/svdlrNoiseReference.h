@@ -36,6 +36,17 @@ namespace svdlr
 namespace test
 {
 
+/** Every rank policy that models noise: Gavish-Donoho with σ estimated and with `knownSigma` given, and
+ * Marchenko-Pastur with each estimator. */
+inline std::vector<RankPolicy>
+NoisePolicies(double knownSigma)
+{
+  return { RankPolicy::GavishDonoho(),
+           RankPolicy::GavishDonoho(knownSigma),
+           RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::Veraart2016),
+           RankPolicy::MarchenkoPastur(MarchenkoPasturEstimator::CorderoGrande2019) };
+}
+
 /** X + σZ: X = U diag(s) Vᵀ of rank `signal.size()` with random singular vectors, Z standard Gaussian. */
 inline Matrix
 LowRankPlusNoise(std::size_t rows, std::size_t cols, const std::vector<double> & signal, double sigma, Random & random)

@@ -27,6 +27,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -56,6 +57,12 @@ OptionsFor(RankPolicy policy, Backend backend)
   options.policy = policy;
   options.backend = backend;
   return options;
+}
+
+inline bool
+AllFinite(const std::vector<float> & values)
+{
+  return std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); });
 }
 
 /** Runs a request that must fail and returns its error (a test failure if it does not fail). */

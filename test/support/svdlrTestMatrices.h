@@ -105,15 +105,25 @@ struct Matrix
   }
 };
 
+/** `size` standard Gaussian values in precision T. */
+template <typename T>
+std::vector<T>
+NormalValues(std::size_t size, Random & random)
+{
+  std::vector<T> values(size);
+  for (T & v : values)
+  {
+    v = static_cast<T>(random.Normal());
+  }
+  return values;
+}
+
 /** n x k matrix with orthonormal columns: Gaussian columns, Gram-Schmidt applied twice. */
 inline Matrix
 RandomOrthonormalColumns(std::size_t n, std::size_t k, Random & random)
 {
   Matrix q(n, k);
-  for (double & v : q.values)
-  {
-    v = random.Normal();
-  }
+  q.values = NormalValues<double>(n * k, random);
   for (std::size_t j = 0; j < k; ++j)
   {
     for (int pass = 0; pass < 2; ++pass)
@@ -205,10 +215,7 @@ inline Matrix
 RandomMatrix(std::size_t rows, std::size_t cols, Random & random)
 {
   Matrix a(rows, cols);
-  for (double & v : a.values)
-  {
-    v = random.Normal();
-  }
+  a.values = NormalValues<double>(rows * cols, random);
   return a;
 }
 

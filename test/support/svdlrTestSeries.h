@@ -25,6 +25,7 @@
 #include "svdlr/LocalDenoise.h"
 #include "svdlrTestMatrices.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -154,6 +155,14 @@ Interior(std::size_t voxel, const std::array<std::size_t, 3> & size, std::size_t
     }
   }
   return true;
+}
+
+/** The median of a map's values (the upper one of an even count), as the tests measure σ and rank maps. */
+inline double
+Median(std::vector<double> values)
+{
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
 }
 
 } // namespace test
