@@ -15,7 +15,8 @@
 #   denoise-batch the denoiser's batch mode: 20 DWI subjects on --devices 0 and 0,1, and dwidenoise on 3 of them
 #   python        builds the Python extension there and times it against the C++ engine
 #   bids-app      the BIDS App over 20 dwi subjects: 1 and 2 GPUs in one process and through Dask, against dwidenoise
-#   gunzip        the .nii.gz read's decompression: libdeflate on one thread against one member on 1..16 threads
+#   gunzip        the .nii.gz read's decompression: libdeflate, ISA-L, ours and rapidgzip on one member and on our
+#                 own output, and the verdict whether ours stays (gunzip_compare.py)
 #   magnitude     the automatic magnitude model's cost on the GPU, step by step (MAGNITUDE_SIZES), against the run
 #                 without it, and the CUDA backend's trace of the run without it (stages, transfers)
 #   large         long series (LARGE_SIZES): ours at its defaults on the GPU and the CPU, dwidenoise on a slab, and
@@ -431,13 +432,16 @@ stage_bids-app() {
     --work "$b" 2>&1 | tee "$dir/trace.log" | grep -E '^(#|-|  )' | tee -a "$summary"
 }
 
-# The .nii.gz read's decompression (apps/io/SVDLowRankParallelGunzip.h) on the denoise phantom (make_denoise_series.py)
-# as scanners, dcm2niix and `gzip -6` write it: one gzip member at zlib level 6, float32 and rounded to int16, at
-# 96x96x60x65 and 112x112x72x91. svdlrGunzipBenchmark checks every result against libdeflate's, byte for byte.
+# The .nii.gz read's decompression, and whether our decoder (apps/io/SVDLowRankParallelGunzip.h) stays: on the denoise
+# phantom (make_denoise_series.py) as scanners, dcm2niix and `gzip -6` write it (one gzip member at zlib level 6) and
+# on the tool's own output of it (libdeflate members of 1 MiB), libdeflate and ISA-L on one thread, ours and
+# rapidgzip on 1..16 threads, and the tool's read (its steps: line, best of two runs) of each file.
+# svdlrGunzipBenchmark checks every result against libdeflate's, byte for byte, gunzip_compare.py rapidgzip's by
+# size and CRC-32, and prints the verdict. GUNZIP_CASES adds sizes and int16 (e.g. "96x96x60x65:int16").
 stage_gunzip() {
-  local data=$work/data/gunzip case size kind name
+  local data=$work/data/gunzip case size kind name file run
   mkdir -p "$data"
-  for case in 96x96x60x65:float32 96x96x60x65:int16 112x112x72x91:float32; do
+  for case in ${GUNZIP_CASES:-96x96x60x65:float32}; do
     size=${case%%:*} kind=${case##*:} name=phantom${size}_$kind
     if [ ! -f "$data/$name.nii.gz" ]; then
       # shellcheck disable=SC2046 # the four sizes, as four arguments
@@ -457,8 +461,20 @@ with open(out, "wb") as f:
 ' "$data/series.f32" "$data/$name.nii.gz" "$size" "$kind" > "$dir/make-$name.log" 2>&1
       rm -f "$data/series.f32" "$data/$name.nii"
     fi
-    one "$name" 200 "$bin/svdlrGunzipBenchmark" "$data/$name.nii.gz" --threads 1,2,4,8,16 --repeat 5
-    note "$(cat "$dir/$name.log") (rc $rc)"
+    # The tool reads the one-member file and writes its own (the denoised series, our members); then reads that.
+    for file in "$name" "${name}_own"; do
+      for run in 1 2; do
+        one "tool-$file-$run" 120 "$bin/SVDLowRankDenoiseSeries" "$data/$file.nii.gz" "$data/${file}_out.nii.gz" \
+          --overwrite
+      done
+      [ "$file" = "$name" ] && mv "$data/${file}_out.nii.gz" "$data/${name}_own.nii.gz"
+      one "$file" 200 "$bin/svdlrGunzipBenchmark" "$data/$file.nii.gz" --threads 1,2,4,8,16 --repeat 5
+      note "$(cat "$dir/$file.log") (rc $rc)"
+      one "$file-compare" 200 python3 "$root/benchmarks/gunzip_compare.py" "$data/$file.nii.gz" \
+        --benchmark "$dir/$file.log" --tool-log "$dir/tool-$file-1.log" "$dir/tool-$file-2.log"
+      note "$(cat "$dir/$file-compare.log") (rc $rc)"
+      note "tool: $(grep -h 'steps:' "$dir/tool-$file-1.log" "$dir/tool-$file-2.log" | tr -s ' ' | tr '\n' ' ')"
+    done
   done
 }
 

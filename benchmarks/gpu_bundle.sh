@@ -12,7 +12,8 @@
 #                       or skipping
 #   .gpu/data/          Colin27 (ch2, ch2bet) and ITK's BrainProtonDensitySlice.png
 #   .gpu/whl/           Python 3.12 wheels the GPU image lacks: nibabel (the denoise phantom), nanobind (the python
-#                       stage); with --peers also dipy and patch-denoise, with --dask dask, distributed and dask-cuda
+#                       stage), rapidgzip (the gunzip stage's reference); with --peers also dipy and patch-denoise,
+#                       with --dask dask, distributed and dask-cuda
 # The scripts themselves travel with the working tree. Then: device run, carry [".gpu"],
 #   command "bash benchmarks/device.sh STAGE..." (benchmarks/README.md).
 set -euo pipefail
@@ -83,7 +84,7 @@ cp "$SVDLR_ITK_EXAMPLE_DATA_DIR/BrainProtonDensitySlice.png" "$out/data/" 2>/dev
 
 # Python 3.12 wheels for the GPU image, one version each so the offline install cannot conflict (the versions
 # benchmarks/denoise/setup_peers.sh pins).
-wheels=(nibabel==5.4.2 nanobind==3.1.0)
+wheels=(nibabel==5.4.2 nanobind==3.1.0 rapidgzip==0.16.2)
 [ $peers = 1 ] && wheels+=(dipy==1.12.1 patch-denoise==1.4.4)
 # dask-cuda 26.10 pins dask and distributed to 2026.7.1 (through rapids-dask-dependency, which it never imports).
 # Its other needs the GPU image already has (numba, pynvml, pandas, numpy) except cuda-core, its bindings and zict.
