@@ -418,6 +418,7 @@ ReadDicomFrames(const DicomSeriesSummary & series)
     DicomFrame common = ParseClassicFrame(dicom->getDataset(), file);
     ParseTransferSyntax(*dicom, common);
     CheckSupportedPixels(common);
+    CheckFrameCount(common);
     std::vector<DicomFrame> enhanced = ParseFunctionalGroupFrames(dicom->getDataset(), common);
     if (!enhanced.empty())
     {

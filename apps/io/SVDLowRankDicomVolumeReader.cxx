@@ -26,6 +26,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <filesystem>
 #include <sstream>
 
 namespace svdlr_io
@@ -138,6 +140,32 @@ ParseTransferSyntax(DcmFileFormat & dicom, DicomFrame & header)
   }
   // A lossy syntax marks the pixels lossy even when the writer forgot LossyImageCompression.
   header.lossyCompressed = header.lossyCompressed || IsLossyTransferSyntax(header.transferSyntaxUID);
+}
+
+void
+CheckFrameCount(const DicomFrame & header)
+{
+  if (header.framesInFile <= 1)
+  {
+    return;
+  }
+  std::error_code error;
+  const std::uintmax_t fileBytes = std::filesystem::file_size(header.file, error);
+  if (error)
+  {
+    return; // the loader has just read it; the pixel reader judges its frames
+  }
+  // A native frame takes its pixels' bytes, an encapsulated one at least a fragment's 8-byte item header.
+  const bool          encapsulated = DcmXfer(header.transferSyntaxUID.c_str()).isEncapsulated();
+  const std::uint64_t frameBytes = encapsulated ? 8
+                                                : std::uint64_t{ header.rows } * header.columns * header.samplesPerPixel *
+                                                    (header.bitsAllocated / 8u);
+  if (frameBytes * header.framesInFile > fileBytes)
+  {
+    throw FileError(header.file,
+                    "declares " + std::to_string(header.framesInFile) + " frames (NumberOfFrames), more than its " +
+                      std::to_string(fileBytes) + " bytes can hold (truncated?)");
+  }
 }
 
 // What this reader supports, checked per frame so the message names it.

@@ -291,6 +291,24 @@ TEST_F(DicomSeriesReading, MissingPixelDataIsAnErrorNamingTheFile)
   EXPECT_NE(message.find(written.files[2] + ": has no pixel data"), std::string::npos) << message;
 }
 
+TEST_F(DicomSeriesReading, NumberOfFramesBeyondWhatTheFileHoldsIsRefusedAtOnce)
+{
+  // The fuzzer's finding: one 16 x 16 frame of pixel data under NumberOfFrames 98,890,234 made the reader list a
+  // frame entry for each, 24 GB, before its pixel check could run.
+  SeriesSpec spec;
+  spec.slices = 1;
+  spec.rows = spec.columns = 16;
+  const auto    written = WriteSeries(Folder("series"), spec, m_Random);
+  DcmFileFormat file;
+  ASSERT_TRUE(file.loadFile(written.files[0].c_str()).good());
+  Put(file.getDataset(), DCM_NumberOfFrames, "98890234");
+  ASSERT_TRUE(file.saveFile(written.files[0].c_str(), EXS_LittleEndianExplicit).good());
+  SVDLR_ERROR_MESSAGE(ReadOnlySeries(Path("series")), message);
+  EXPECT_NE(message.find(written.files[0] + ": declares 98890234 frames (NumberOfFrames), more than its"),
+            std::string::npos)
+    << message;
+}
+
 TEST_F(DicomSeriesReading, TruncatedFileIsAnErrorNamingTheFile)
 {
   SeriesSpec spec;
