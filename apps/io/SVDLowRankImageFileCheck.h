@@ -82,6 +82,11 @@ ThrowDataPastHeader(const std::string & path, std::uint64_t declared, std::uint6
 std::optional<NiftiHeader>
 ReadNiftiHeader(const std::string & path);
 
+/** As ReadNiftiHeader, from a gzip file already in memory (`bytes`, the whole file `path`): the read that decompresses
+ * the file next (LoadNiftiFile) takes its header from the same bytes, without opening the file again. */
+std::optional<NiftiHeader>
+ParseGzipNiftiHeader(const unsigned char * bytes, std::size_t size, const std::string & path);
+
 /** The first `count` bytes of the file's stream (decompressed when gzip), fewer when it is shorter. */
 std::vector<unsigned char>
 ReadDecompressedHead(const std::string & path, std::size_t count);

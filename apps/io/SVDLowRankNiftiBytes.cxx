@@ -234,22 +234,28 @@ LoadNiftiFile(const std::string & path)
   const auto     size = static_cast<std::uint64_t>(status.st_size);
   NiftiFileBytes loaded;
   ByteBuffer head = ReadFileStart(file.fd, static_cast<std::size_t>(std::min<std::uint64_t>(size, kNiftiHeaderBytes)));
-  const bool gzip = StartsGzipMember(head.data(), head.size());
-  const std::optional<NiftiHeader> header =
-    gzip ? ReadNiftiHeader(path) : ParseNiftiHeader(head.data(), head.size(), path);
+  if (StartsGzipMember(head.data(), head.size()))
+  {
+    // The file read once: its header inflated from these bytes, then the whole stream decompressed from them. A gzip
+    // stream may give a little more than the header declares (kTrailingBytesAllowed), not a bomb's gigabytes.
+    ByteBuffer                       raw = ReadFileStart(file.fd, static_cast<std::size_t>(size));
+    const std::optional<NiftiHeader> header = ParseGzipNiftiHeader(raw.data(), raw.size(), path);
+    if (!header || !header->singleFile)
+    {
+      return std::nullopt;
+    }
+    loaded.header = *header;
+    loaded.stream = DecompressNifti(path, std::move(raw), *header);
+    return loaded;
+  }
+  const std::optional<NiftiHeader> header = ParseNiftiHeader(head.data(), head.size(), path);
   if (!header || !header->singleFile)
   {
     return std::nullopt;
   }
   loaded.header = *header;
-  // Only what the header declares is read: the bytes of a plain file after its voxels are never asked for, and a gzip
-  // stream may give a little more (kTrailingBytesAllowed), not a bomb's gigabytes.
+  // Only what the header declares is read: the bytes of a plain file after its voxels are never asked for.
   const std::uint64_t needed = header->StreamBytes();
-  if (gzip)
-  {
-    loaded.stream = DecompressNifti(path, ReadFileStart(file.fd, static_cast<std::size_t>(size)), *header);
-    return loaded;
-  }
   if (size < needed)
   {
     ThrowMissingData(path, needed, size, "pixel data");
