@@ -66,12 +66,13 @@ defines=(
   "cmake.define.ZLIB_LIBRARY=$(static_lib libz.a zlib1g-dev)"
   "build-dir=build-wheel/{wheel_tag}-cuda-$cuda"
 )
-# libstdc++ is linked in (its symbols stay hidden: python/CMakeLists.txt links with --exclude-libs,ALL): GCC 12's
-# std::condition_variable::wait is GLIBCXX_3.4.30, one newer than RHEL 9's libstdc++ (3.4.29), which would make the
-# tag manylinux_2_35. libgcc stays shared: its static unwinder calls _dl_find_object (GLIBC_2.35), which would too
-# (docs/building.md, "The tag").
-defines+=("cmake.define.CMAKE_SHARED_LINKER_FLAGS=-static-libstdc++"
-  "cmake.define.CMAKE_MODULE_LINKER_FLAGS=-static-libstdc++")
+# The extension (a MODULE library) links libstdc++ in (its symbols stay hidden: python/CMakeLists.txt links with
+# --exclude-libs,ALL): GCC 12's std::condition_variable::wait is GLIBCXX_3.4.30, one newer than RHEL 9's libstdc++
+# (3.4.29), which would make the tag manylinux_2_35. libgcc stays shared: its static unwinder calls _dl_find_object
+# (GLIBC_2.35), which would too. The CUDA backend (a SHARED library) takes the system's libstdc++ instead (it needs
+# GLIBCXX_3.4.29 at most): linked in, its std::async pulls std::future_error's logic_error, whose COW string object
+# (cow-string-inst.o) pulls random.o and its arc4random, GLIBC_2.36 (docs/building.md, "The tag").
+defines+=("cmake.define.CMAKE_MODULE_LINKER_FLAGS=-static-libstdc++" "cmake.define.CMAKE_SHARED_LINKER_FLAGS=")
 exclude=()
 if [ "$cuda" = ON ]; then
   if [ -z "${CUDACXX:-}" ] && [ -x /usr/local/cuda/bin/nvcc ]; then
