@@ -192,10 +192,6 @@ namespace detail
 namespace
 {
 
-/** The options of the first pass that only measures each voxel's sigma for the stabilisation: a cuboid patch's
- * centres on the body-centred lattice whose stride is the patch's smallest extent over kPatchExtentPerSigmaPassStride
- * (overlap-averaged, whatever the aggregation asked for the output, so that every voxel between the centres gets a
- * sigma). */
 /** Seconds since `start`, and restarts it: the magnitude path's steps are timed back to back. */
 double
 Lap(std::chrono::steady_clock::time_point & start)
@@ -206,6 +202,10 @@ Lap(std::chrono::steady_clock::time_point & start)
   return seconds;
 }
 
+/** The options of the first pass that only measures each voxel's sigma for the stabilisation: a cuboid patch's
+ * centres on the body-centred lattice whose stride is the patch's smallest extent over kPatchExtentPerSigmaPassStride
+ * (overlap-averaged, whatever the aggregation asked for the output, so that every voxel between the centres gets a
+ * sigma). */
 LocalDenoiseOptions
 SigmaPassOptions(const SeriesView<const float> & input, const LocalDenoiseOptions & options)
 {
