@@ -20,6 +20,7 @@
 #include "svdlrCudaCheck.h"
 #include "svdlrFusedTridiagonalKernel.cuh"
 #include "svdlrTridiagonalEigen.cuh"
+#include "svdlrTridiagonalStageKernels.cuh"
 #include "svdlrWarpReflector.cuh"
 
 #include <algorithm>
@@ -35,7 +36,6 @@ namespace
 constexpr int kTridiagonalThreads = 128;   // stage 1: one block per matrix
 constexpr int kWideTridiagonalThreads = 512; // stage 1, SharedPacked past n = 96
 constexpr int kFusedMaxRows = 7;           // stage 1, SharedFused: n <= 32 kFusedMaxRows
-constexpr int kScalarThreads = 128;        // stages 2 and 3: one thread per matrix
 constexpr int kBackTransformThreads = 128; // stage 4: one warp per vector
 constexpr std::size_t kAlignment = 256;
 
@@ -241,171 +241,6 @@ __launch_bounds__(kThreads)
   {
     StoreReflectors(at, n, global);
   }
-}
-
-/** Stage 2. One thread per matrix: the eigenvalues of T, ascending, into the interleaved `values` (and into
- * `eigenvalues`, (count, n), when given). kShared = false: the QL iteration works on the interleaved global arrays
- * (L1/L2); true: on a copy in shared memory, element i of the block's thread t at [i * blockDim.x + t] (no bank
- * conflicts), so that each rotation's loads cost shared-memory latency instead of a cache miss. */
-template <bool kShared, bool kFastRotation>
-__global__ void
-__launch_bounds__(kScalarThreads)
-  TridiagonalEigenvaluesKernel(const double * diagonal, const double * offDiagonal, double * values, double * scratch,
-                               double * eigenvalues, int * info, int n, std::int64_t count)
-{
-  extern __shared__ double work[];
-  const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (b >= count)
-  {
-    return;
-  }
-  const Interleaved<double> global{ values + b, count };
-  const Interleaved<double> d = kShared ? Interleaved<double>{ work + threadIdx.x, blockDim.x } : global;
-  const Interleaved<double> e = kShared ? Interleaved<double>{ work + static_cast<std::int64_t>(n) * blockDim.x + threadIdx.x,
-                                                               blockDim.x }
-                                        : Interleaved<double>{ scratch + b, count };
-  for (int i = 0; i < n; ++i)
-  {
-    d[i] = diagonal[i * count + b];
-    e[i] = offDiagonal[i * count + b];
-  }
-  const int status = TridiagonalQLEigenvalues<kFastRotation>(d, e, n);
-  SortAscending(d, n);
-  for (int i = 0; i < n; ++i)
-  {
-    const double value = d[i];
-    if (kShared)
-    {
-      global[i] = value;
-    }
-    if (eigenvalues != nullptr)
-    {
-      eigenvalues[b * n + i] = value;
-    }
-  }
-  if (info != nullptr)
-  {
-    info[b] = status;
-  }
-}
-
-/** Stage 2 by bisection: one block per matrix, one thread per eigenvalue (its index), d, |e| and e^2 in shared
- * memory, where every thread of a warp reads the same element at once. Each thread also finds the Gershgorin
- * bounds itself: one pass of n steps, against the ~52 n-step Sturm counts of its eigenvalue. */
-__global__ void
-__launch_bounds__(SmallEigenSolver::kMaxSide)
-  TridiagonalBisectionKernel(const double * diagonal, const double * offDiagonal, double * values,
-                             double * eigenvalues, int * info, int n, std::int64_t count)
-{
-  __shared__ double d[SmallEigenSolver::kMaxSide];
-  __shared__ double magnitude[SmallEigenSolver::kMaxSide];
-  __shared__ double squared[SmallEigenSolver::kMaxSide];
-  const std::int64_t b = blockIdx.x;
-  for (int i = threadIdx.x; i < n; i += blockDim.x)
-  {
-    d[i] = diagonal[i * count + b];
-    const double e = i < n - 1 ? offDiagonal[i * count + b] : 0.0;
-    magnitude[i] = fabs(e);
-    squared[i] = e * e;
-  }
-  __syncthreads();
-  const SturmBounds bounds = GershgorinBounds(d, magnitude, squared, n);
-  const int         i = threadIdx.x;
-  if (i < n)
-  {
-    const double value = BisectEigenvalue(d, squared, n, i, bounds);
-    values[i * count + b] = value;
-    if (eigenvalues != nullptr)
-    {
-      eigenvalues[b * n + i] = value;
-    }
-  }
-  if (i == 0 && info != nullptr)
-  {
-    info[b] = isfinite(bounds.norm) ? 0 : 1; // NaN or Inf in T: no eigenvalue to trust, as QL's failure
-  }
-}
-
-__device__ inline int
-VectorsWanted(const int * vectorCounts, const int * info, std::int64_t b, int maxVectors, int n)
-{
-  if (info != nullptr && info[b] != 0)
-  {
-    return 0;
-  }
-  const int wanted = vectorCounts != nullptr ? vectorCounts[b] : maxVectors;
-  return max(0, min(min(wanted, maxVectors), n));
-}
-
-/** Stage 3. One thread per matrix: T's eigenvectors for the largest eigenvalues, into the interleaved z. */
-__global__ void
-__launch_bounds__(kScalarThreads)
-  TridiagonalEigenvectorsKernel(const double * diagonal, const double * offDiagonal, const double * values,
-                                TridiagonalLU lu, double * z, const int * vectorCounts, const int * info, int n,
-                                int maxVectors, std::int64_t count)
-{
-  const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (b >= count)
-  {
-    return;
-  }
-  const int k = VectorsWanted(vectorCounts, info, b, maxVectors, n);
-  if (k == 0)
-  {
-    return;
-  }
-  const auto          at = [&](const double * base) { return Interleaved<double>{ const_cast<double *>(base) + b, count }; };
-  const TridiagonalLU mine{ Interleaved<double>{ lu.diagonal.data + b, count },
-                            Interleaved<double>{ lu.upper.data + b, count },
-                            Interleaved<double>{ lu.upper2.data + b, count },
-                            Interleaved<double>{ lu.multipliers.data + b, count },
-                            Interleaved<int>{ lu.swapped.data + b, count } };
-  TridiagonalEigenvectors(at(diagonal), at(offDiagonal), at(values), n, k, mine, at(z));
-}
-
-/** Bytes of shared memory SharedTridiagonalEigenvectorsKernel takes per thread: d, e, the eigenvalues, the four LU
- * arrays and the vector iterated (doubles), the interchanges (ints). */
-constexpr std::size_t
-SharedEigenvectorBytesPerThread(int n)
-{
-  return static_cast<std::size_t>(n) * (8 * sizeof(double) + sizeof(int));
-}
-
-/** Stage 3 as TridiagonalEigenvectorsKernel, with each thread's T, eigenvalues, LU factors and vector in shared
- * memory (element i of the block's thread t at [i * blockDim.x + t]) and its vectors stored to z as each is done:
- * its long chains of dependent loads then wait on shared memory instead of L2. Shared memory bounds the block to a
- * few threads (68 n bytes each). */
-__global__ void
-__launch_bounds__(kScalarThreads)
-  SharedTridiagonalEigenvectorsKernel(const double * diagonal, const double * offDiagonal, const double * values,
-                                      double * z, const int * vectorCounts, const int * info, int n, int maxVectors,
-                                      std::int64_t count)
-{
-  extern __shared__ double work[];
-  const int          t = threadIdx.x;
-  const int          threads = blockDim.x;
-  const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * threads + t;
-  if (b >= count)
-  {
-    return;
-  }
-  const int k = VectorsWanted(vectorCounts, info, b, maxVectors, n);
-  if (k == 0)
-  {
-    return;
-  }
-  const std::int64_t  column = static_cast<std::int64_t>(n) * threads;
-  const auto          at = [&](int array) { return Interleaved<double>{ work + array * column + t, threads }; };
-  const Interleaved<double> d = at(0), e = at(1), ascending = at(2), x = at(7);
-  const TridiagonalLU lu{ at(3), at(4), at(5), at(6),
-                          Interleaved<int>{ reinterpret_cast<int *>(work + 8 * column) + t, threads } };
-  for (int i = 0; i < n; ++i)
-  {
-    d[i] = diagonal[i * count + b];
-    e[i] = offDiagonal[i * count + b];
-    ascending[i] = values[i * count + b];
-  }
-  TridiagonalEigenvectors(d, e, ascending, n, k, lu, Interleaved<double>{ z + b, count }, &x);
 }
 
 /** Stage 4. One warp per vector: V = Q Z = H_0 H_1 ... H_{n-3} Z, applying the reflectors last to first. The
