@@ -19,6 +19,8 @@
 #                 own output, and the verdict whether ours stays (gunzip_compare.py)
 #   magnitude     the automatic magnitude model's cost on the GPU, step by step (MAGNITUDE_SIZES), against the run
 #                 without it, and the CUDA backend's trace of the run without it (stages, transfers)
+#   wheel         the CUDA wheel (the bundle's whl-cuda/) installed beside the machine's NVIDIA runtime wheels, no CUDA
+#                 toolkit on the library path: a phantom denoised through it against the bundle's tool (wheel_on_gpu.py)
 #   large         long series (LARGE_SIZES): ours at its defaults on the GPU and the CPU, dwidenoise on a slab, and
 #                 ours dense (--stride 1) on the GPU for the PSNR the default's subsampled centres give up
 # Everything goes to a work folder; $OUT gets summary.md (every stage's lines and times), details.tar.gz (logs and
@@ -29,7 +31,7 @@ bundle=$(cd "${SVDLR_BUNDLE:-$root/.gpu}" 2>/dev/null && pwd) ||
   { echo "no bundle: run benchmarks/gpu_bundle.sh here" >&2; exit 2; }
 out=${OUT:-/tmp/svdlr-device/out}
 work=${SVDLR_DEVICE_WORK:-/tmp/svdlr-device}
-known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask denoise-batch python bids-app gunzip magnitude large "
+known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask denoise-batch python bids-app gunzip magnitude large wheel "
 [ $# -gt 0 ] || { echo "usage: $0 STAGE... (from:$known)" >&2; exit 2; }
 for stage in "$@"; do [[ "$known" == *" $stage "* ]] || { echo "unknown stage '$stage' (from:$known)" >&2; exit 2; }; done
 mkdir -p "$out" "$work"
@@ -499,6 +501,35 @@ stage_magnitude() {
     fi
     rm -f "$data/$size.f32"
   done
+}
+
+stage_wheel() {
+  # What pip gives a user: our wheel and NVIDIA's cu13 runtime wheels in one site-packages, so that the CUDA
+  # backend's RPATH ($ORIGIN/../nvidia/cu13/lib) finds them. The machine's NVIDIA wheels are linked in beside ours.
+  local wheel site=$work/wheel-site data=$work/data/wheel nvidia
+  wheel=$(ls "$bundle"/whl-cuda/*.whl 2>/dev/null | head -1)
+  [ -n "$wheel" ] || { note "no CUDA wheel in the bundle (whl-cuda/)"; return; }
+  nvidia=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])' 2>/dev/null)
+  note "wheel: $(basename "$wheel"); the machine's NVIDIA wheels: ${nvidia:-none} ($(ls "$nvidia/cu13/lib" 2>/dev/null |
+    grep -E 'cusolver|cublas|cudart' | tr '\n' ' '))"
+  rm -rf "$site" && mkdir -p "$data"
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" "$wheel" > "$dir/pip.log" 2>&1 ||
+    { note "pip install failed: $(tail -3 "$dir/pip.log")"; return; }
+  [ -n "$nvidia" ] && ln -sfn "$nvidia" "$site/nvidia"
+  PYTHONPATH=$root/python/tests:$PYTHONPATH python3 "$root/.ci/wheel-install-checks.py" phantom "$data/phantom.nii" "$data/mask.nii" > "$dir/phantom.log" 2>&1
+  # No toolkit and no bundle libraries on the path: what the wheel needs, it must bring or find through pip's wheels.
+  one wheel-run 300 env -u LD_LIBRARY_PATH PATH=/usr/bin:/bin PYTHONPATH="$site:$work/site" \
+    python3 "$root/benchmarks/wheel_on_gpu.py" "$data/phantom.nii" "$data/mask.nii" "$data/wheel"
+  note "$(cat "$dir/wheel-run.log") (rc $rc)"
+  one tool-run 120 "$bin/SVDLowRankDenoiseSeries" --overwrite "$data/phantom.nii" "$data/tool.nii" \
+    --mask "$data/mask.nii" --noise-map "$data/tool_sigma.nii"
+  note "bundle tool, GPU (rc $rc, $took s): $(grep -h 'steps:' "$dir/tool-run.log" | tr -s ' ')"
+  for pair in "wheel_gpu tool" "wheel_gpu_sigma tool_sigma" "wheel_cpu tool"; do
+    read -r got want <<< "$pair"
+    note "compare $got with $want: $(PYTHONPATH=$work/site python3 "$root/.ci/wheel-install-checks.py" compare \
+      "$data/$got.nii" "$data/$want.nii" 2>&1 | tail -1)"
+  done
+  rm -rf "$data"
 }
 
 stage_large() {

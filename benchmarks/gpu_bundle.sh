@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
-# gpu_bundle.sh [--peers] [--dask] [--no-build]
+# gpu_bundle.sh [--peers] [--dask] [--no-build] [--cuda-wheel=WHEEL]
 #
 # Run here (no GPU): builds the module for the GPU machine (sm_90, scripts/build.sh into $SVDLR_BUILD_DIR, default
 # build/) and packs into .gpu/ (SVDLR_GPU_BUNDLE_DIR overrides) everything benchmarks/device.sh needs there, where
@@ -14,19 +14,21 @@
 #   .gpu/whl/           Python 3.12 wheels the GPU image lacks: nibabel (the denoise phantom), nanobind (the python
 #                       stage), rapidgzip (the gunzip stage's reference); with --peers also dipy and patch-denoise,
 #                       with --dask dask, distributed and dask-cuda
+#   .gpu/whl-cuda/      with --cuda-wheel, that wheel (scripts/build-wheel.sh --cuda, cp312 or abi3): the wheel stage
 # The scripts themselves travel with the working tree. Then: device run, carry [".gpu"],
 #   command "bash benchmarks/device.sh STAGE..." (benchmarks/README.md).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SVDLR_BUILD_DIR:-$root/build}
 out=${SVDLR_GPU_BUNDLE_DIR:-$root/.gpu}
-peers=0 dask=0 rebuild=1
+peers=0 dask=0 rebuild=1 cuda_wheel=""
 for option in "$@"; do
   case "$option" in
     --peers) peers=1 ;;
     --dask) dask=1 ;;
     --no-build) rebuild=0 ;;
-    *) echo "usage: $0 [--peers] [--dask] [--no-build]" >&2; exit 2 ;;
+    --cuda-wheel=*) cuda_wheel=${option#--cuda-wheel=} ;;
+    *) echo "usage: $0 [--peers] [--dask] [--no-build] [--cuda-wheel=WHEEL]" >&2; exit 2 ;;
   esac
 done
 
@@ -99,6 +101,8 @@ if [ $dask = 1 ]; then # their dependencies too (cloudpickle, toolz, msgpack, ..
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     -d "$out/whl" "${dask_pins[@]}"
 fi
+
+[ -z "$cuda_wheel" ] || { mkdir -p "$out/whl-cuda" && cp "$cuda_wheel" "$out/whl-cuda/"; }
 
 git -C "$root" rev-parse --short HEAD > "$out/commit"
 tree=$(git -C "$root" ls-files -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
