@@ -56,8 +56,12 @@ while IFS=$'\t' read -r path target; do
   case "$target" in repo:*) target=$root/${target#repo:} ;; *) target=$unpacked/$target ;; esac
   [ -e "$path" ] || { mkdir -p "$(dirname "$path")" && ln -sf "$target" "$path"; } 2>/dev/null || true
 done < "$bundle/paths.tsv"
-if [ -n "$(ls "$bundle"/whl/*.whl 2>/dev/null)" ] && [ ! -d "$work/site" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$bundle"/whl/*.whl
+# Installed again when the wheels changed: a call may carry fewer of them to stay within what a call carries.
+wheels_stamp=$(ls "$bundle"/whl/*.whl 2>/dev/null | cksum)
+if [ -n "$(ls "$bundle"/whl/*.whl 2>/dev/null)" ] && [ "$(cat "$work/site/.stamp" 2>/dev/null)" != "$wheels_stamp" ]; then
+  rm -rf "$work/site"
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/site" "$bundle"/whl/*.whl &&
+    echo "$wheels_stamp" > "$work/site/.stamp"
 fi
 export PYTHONPATH=$work/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 colin=$bundle/data/ch2.nii.gz
