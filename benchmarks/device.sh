@@ -522,8 +522,10 @@ stage_wheel() {
   [ -n "$nvidia" ] && ln -sfn "$nvidia" "$site/nvidia"
   PYTHONPATH=$root/python/tests:$PYTHONPATH python3 "$root/.ci/wheel-install-checks.py" phantom "$data/phantom.nii" "$data/mask.nii" > "$dir/phantom.log" 2>&1
   # No toolkit and no bundle libraries on the path: what the wheel needs, it must bring or find through pip's wheels.
-  one wheel-run 300 env -u LD_LIBRARY_PATH PATH=/usr/bin:/bin PYTHONPATH="$site:$work/site" \
-    python3 "$root/benchmarks/wheel_on_gpu.py" "$data/phantom.nii" "$data/mask.nii" "$data/wheel"
+  local python
+  python=$(command -v python3) # the machine's Python (NumPy, NVIDIA's wheels): /usr/bin's has neither
+  one wheel-run 300 env -u LD_LIBRARY_PATH PATH="$(dirname "$python"):/usr/bin:/bin" PYTHONPATH="$site:$work/site" \
+    "$python" "$root/benchmarks/wheel_on_gpu.py" "$data/phantom.nii" "$data/mask.nii" "$data/wheel"
   note "$(cat "$dir/wheel-run.log") (rc $rc)"
   one tool-run 120 "$bin/SVDLowRankDenoiseSeries" --overwrite "$data/phantom.nii" "$data/tool.nii" \
     --mask "$data/mask.nii" --noise-map "$data/tool_sigma.nii"

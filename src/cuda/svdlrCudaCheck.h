@@ -83,6 +83,9 @@ CheckCuda(cudaError_t status, const char * call, const char * file, int line)
   {
     return;
   }
+  // The runtime also keeps a failure in the thread's last-error slot, where the next launch check would find it and
+  // blame its kernel: reported here, it is taken out of there (a sticky error stays, as it should).
+  (void)cudaGetLastError();
   const std::string what = std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
   const ErrorCode   code = status == cudaErrorMemoryAllocation ? ErrorCode::OutOfMemory : ErrorCode::DeviceFailure;
   throw Error(code, FormatFailure(call, what, file, line));

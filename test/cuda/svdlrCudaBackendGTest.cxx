@@ -22,6 +22,7 @@
 #include "svdlrCudaTestFixture.h"
 
 #include "svdlrCudaTestHooks.h"
+#include "cuda/svdlrCudaDevice.h"
 
 #include <algorithm>
 #include <chrono>
@@ -149,6 +150,22 @@ TEST_F(SVDLowRankEngineCuda, DeviceIdOutOfRangeIsUnusableWithAReason)
   options.deviceId = 4096;
   const auto error = FailureOf(ConstBatch(input, 1, 3, 4), MutableBatch(output, 1, 3, 4), options);
   EXPECT_EQ(error.Code(), svdlr::ErrorCode::BackendUnavailable);
+}
+
+// A CUDA call that fails leaves its error in the thread's last-error slot, which the next kernel launch's check would
+// read and report as its own: a run after a refused device id failed with "invalid device ordinal" at its first
+// launch (found on the H200 when the resource cache's tests, which ask for device 4096, ran before this suite).
+TEST_F(SVDLowRankEngineCuda, ARunAfterAFailedCudaCallSucceeds)
+{
+  EXPECT_THROW(svdlr::detail::ScopedDevice(4096), svdlr::Error);
+  std::vector<float> input(12, 1.0f), output(12);
+  const svdlr::Report report = svdlr::Reconstruct(ConstBatch(input, 1, 3, 4), MutableBatch(output, 1, 3, 4),
+                                                  GpuOptions(svdlr::RankPolicy::Fixed(1)));
+  EXPECT_EQ(report.backend, svdlr::Backend::CUDA);
+  for (const float value : output)
+  {
+    EXPECT_NEAR(value, 1.0f, 1e-6f); // all ones is rank one
+  }
 }
 
 // How far the tiled kernel may be from the naive one (which accumulates in double) at one pixel, given the
