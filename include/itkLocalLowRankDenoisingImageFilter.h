@@ -18,7 +18,7 @@
 #ifndef itkLocalLowRankDenoisingImageFilter_h
 #define itkLocalLowRankDenoisingImageFilter_h
 
-#include "itkImageToImageFilter.h"
+#include "itkInPlaceImageFilter.h"
 #include "itkLocalLowRankDenoisingEnums.h"
 #include "itkSVDLowRankEngineBridge.h"
 #include "itkSVDLowRankReconstructionEnums.h"
@@ -179,19 +179,24 @@ struct LocalLowRankSeriesTraits<VectorImage<TPixel, 3>>
  * with EstimateGFactor, or 1).
  * The maps have the series' spatial geometry.
  *
+ * InPlaceOn() (off by default, unlike most of ITK's in-place filters: a denoised series is usually compared with its
+ * input) denoises in the input's buffer when input and output types are the same: the series is then held in memory
+ * once instead of twice (3 GB less host memory for a 176x176x120x200 float series), and the input's data is
+ * released when the filter has run.
+ *
  * The work runs in the ITK-free svdlr engine (svdlr/LocalDenoise.h): on an NVIDIA GPU through CUDA when the
  * module was built with it, else on the CPU over ITK's threads, with the same results.
  *
  * \ingroup SVDLowRankReconstruction
  */
 template <typename TInputImage, typename TOutputImage = TInputImage>
-class ITK_TEMPLATE_EXPORT LocalLowRankDenoisingImageFilter : public ImageToImageFilter<TInputImage, TOutputImage>
+class ITK_TEMPLATE_EXPORT LocalLowRankDenoisingImageFilter : public InPlaceImageFilter<TInputImage, TOutputImage>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(LocalLowRankDenoisingImageFilter);
 
   using Self = LocalLowRankDenoisingImageFilter;
-  using Superclass = ImageToImageFilter<TInputImage, TOutputImage>;
+  using Superclass = InPlaceImageFilter<TInputImage, TOutputImage>;
   using Pointer = SmartPointer<Self>;
   using ConstPointer = SmartPointer<const Self>;
 
@@ -199,7 +204,7 @@ public:
 #if ITK_VERSION_MAJOR > 5 || (ITK_VERSION_MAJOR == 5 && ITK_VERSION_MINOR >= 4)
   itkOverrideGetNameOfClassMacro(LocalLowRankDenoisingImageFilter);
 #else
-  itkTypeMacro(LocalLowRankDenoisingImageFilter, ImageToImageFilter);
+  itkTypeMacro(LocalLowRankDenoisingImageFilter, InPlaceImageFilter);
 #endif
 
   using InputImageType = TInputImage;

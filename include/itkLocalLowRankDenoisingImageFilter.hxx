@@ -89,6 +89,7 @@ LocalLowRankDenoisingImageFilter<TInputImage, TOutputImage>::LocalLowRankDenoisi
   this->SetNthOutput(3, this->MakeOutput(3));
   // The engine spreads patches over ITK's threads itself (ParallelizeArray); ITK's region splitting does not apply.
   this->DynamicMultiThreadingOff();
+  this->InPlaceOff(); // opt-in: the caller's series stays as it was unless asked
 }
 
 template <typename TInputImage, typename TOutputImage>
