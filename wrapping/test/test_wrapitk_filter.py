@@ -285,3 +285,13 @@ def test_local_low_rank_denoising_of_a_vector_image_series(itk, rng):
     assert rms(result) < 0.7 * rms(noisy), (rms(result), rms(noisy))
     estimated = itk.array_from_image(denoise.GetNoiseSigmaOutput())
     assert abs(float(np.median(estimated)) / sigma - 1.0) < 0.2
+
+    # In place (its base class, InPlaceImageFilter, wrapped by this module for VectorImage to VectorImage): the same
+    # series in what was the input's buffer.
+    in_place = itk.LocalLowRankDenoisingImageFilter[series_type, series_type].New(series)
+    in_place.SetRankSelection(itk.SVDLowRankReconstructionEnums.RankSelection_MarchenkoPastur)
+    in_place.SetBackend(itk.SVDLowRankReconstructionEnums.Backend_CPU)
+    assert not in_place.GetInPlace()
+    in_place.InPlaceOn()
+    in_place.Update()
+    np.testing.assert_array_equal(itk.array_from_image(in_place.GetOutput()), result)
