@@ -61,8 +61,11 @@ PatchGather::Columns(const std::int64_t (&start)[3], std::size_t x0, std::size_t
   const std::size_t volumes = m_Input.volumes;
   const auto &      s = m_Input.strides;
   const std::size_t m = m_Voxels;
-  const std::size_t ey = m_Patch[1], ez = m_Patch[2];
+  const std::size_t ex = m_Patch[0], ey = m_Patch[1], ez = m_Patch[2];
   const float *     origin = m_Input.data + start[1] * s[1] + start[2] * s[2];
+  // Column x of the patch is i % ex (a ring over x); kept as a counter that wraps, since a division per element
+  // took a tenth of the CPU denoiser's time.
+  const std::size_t firstRing = x0 % ex;
   if (std::abs(s[3]) >= std::abs(s[0]))
   {
     // Volumes far apart (itk::Image): runs along x are contiguous, so walk them volume by volume.
@@ -75,10 +78,12 @@ PatchGather::Columns(const std::int64_t (&start)[3], std::size_t x0, std::size_t
         for (std::size_t j = 0; j < ey; ++j)
         {
           const float *     run = volume + static_cast<std::ptrdiff_t>(k) * s[2] + static_cast<std::ptrdiff_t>(j) * s[1];
-          const std::size_t offset = j + ey * k;
+          double *    target = column + j + ey * k;
+          std::size_t ring = firstRing;
           for (std::size_t i = x0; i < x1; ++i)
           {
-            column[(i % m_Patch[0]) * ey * ez + offset] = run[static_cast<std::ptrdiff_t>(i) * s[0]];
+            target[ring * ey * ez] = run[static_cast<std::ptrdiff_t>(i) * s[0]];
+            ring = ring + 1 == ex ? 0 : ring + 1;
           }
         }
       }
@@ -90,11 +95,12 @@ PatchGather::Columns(const std::int64_t (&start)[3], std::size_t x0, std::size_t
   {
     for (std::size_t j = 0; j < ey; ++j)
     {
-      for (std::size_t i = x0; i < x1; ++i)
+      std::size_t ring = firstRing;
+      for (std::size_t i = x0; i < x1; ++i, ring = ring + 1 == ex ? 0 : ring + 1)
       {
         const float * series = origin + static_cast<std::ptrdiff_t>(k) * s[2] + static_cast<std::ptrdiff_t>(j) * s[1] +
                                static_cast<std::ptrdiff_t>(i) * s[0];
-        const std::size_t row = (i % m_Patch[0]) * ey * ez + j + ey * k;
+        const std::size_t row = ring * ey * ez + j + ey * k;
         for (std::size_t t = 0; t < volumes; ++t)
         {
           x[row + t * m] = series[static_cast<std::ptrdiff_t>(t) * s[3]];
