@@ -25,6 +25,12 @@
 // one before it stopped, its window becomes known and its markers are replaced, in parallel again, straight into the
 // caller's buffer. The CRC-32 and size of the trailer must match, or nothing is kept: DecompressGzip then decodes the
 // member with libdeflate, as it did before, so the result is libdeflate's, byte for byte, or its failure.
+//
+// Why our own decoder and not a library's (`bash benchmarks/device.sh gunzip`, one H200 host, 16 cores; a 96x96x60x65
+// float32 series as one gzip -6 member, 131.5 MB): ours 0.094 s on 16 threads, libdeflate 0.494 s and ISA-L's igzip
+// 0.557 s on their one thread, rapidgzip (the same two-stage method) 0.226 s at best (8 threads). The rule was to
+// keep ours only if it saved 0.2 s against the best library. Files of many small members (ours, bgzip's) gain
+// nothing from it (0.52 s against libdeflate's 0.47 s), so libdeflate decodes them.
 
 #include "SVDLowRankByteBuffer.h"
 
