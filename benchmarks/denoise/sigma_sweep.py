@@ -54,6 +54,7 @@ CONFIGS = {
     "stride2-rank": ["--stride", "2", "--aggregation", "rank"],
     "stride3": ["--stride", "3"],
     "stride3-gaussian": ["--stride", "3", "--aggregation", "gaussian"],
+    "stride3-rank": ["--stride", "3", "--aggregation", "rank"],
     "stride4": ["--stride", "4"],
     # the Rician floor removed (magnitude data by default?)
     "vst-floor": ["--vst", "--noise-floor"],

@@ -162,7 +162,9 @@ constexpr double kWeakAmplitude = 1.5;
 constexpr double kGFactorRmseRatioBound = 1.015;
 constexpr double kGFactorSigmaErrorRatioBound = 0.5;
 constexpr double kNordicRmseRatioBound = 1.0;
-constexpr int    kNordicDraws = 4;
+// Eight phantoms a seed: with four, the ratio of the errors with and without the map (mean 0.976, sd 0.0073 over
+// 1,000 seeds) came within 3.3 sd of its bound of 1.
+constexpr int    kNordicDraws = 8;
 constexpr double kNordicSigmaErrorRatioBound = 0.15;
 
 TEST(SVDLowRankGFactor, TheTrueMapMakesTheDefaultPolicysSigmaMapRightAtNoCostInError)
@@ -186,7 +188,7 @@ TEST(SVDLowRankGFactor, NordicWithNoiseVolumesAndTheTrueMapIsCloserToTheTruth)
   Random random;
   SCOPED_TRACE(random.SeedTrace());
   const std::vector<float> g = SmoothGFactor(kSize);
-  // Four phantoms per seed, their squared errors pooled: one 12x11x10 phantom varies too much from seed to seed.
+  // Several phantoms per seed, their squared errors pooled: one 12x11x10 phantom varies too much from seed to seed.
   Scores without, with;
   for (int draw = 0; draw < kNordicDraws; ++draw)
   {
@@ -200,8 +202,10 @@ TEST(SVDLowRankGFactor, NordicWithNoiseVolumesAndTheTrueMapIsCloserToTheTruth)
     scan.gfactor = g.data();
     const svdlr::NoiseScanEstimate unit =
       svdlr::EstimateNoiseFromScan(noiseReal.View(), noiseImag.View(), nullptr, scan);
-    // 1320 voxels x 3 complex volumes pooled: within 3 % of kSigma (3 sd of a 7920-sample estimate is 2.4 %).
-    EXPECT_NEAR(unit.sigma, kSigma, 0.03 * kSigma);
+    // 1320 voxels x 3 complex volumes pooled: sd 0.80 % of kSigma over 4,000 draws (0.79 % expected of a
+    // 7920-sample estimate), so within 4 % (5 sd). 3 % failed for 1 draw in a few thousand.
+    svdlr::test::RecordSpread("nordic-unit-sigma/true", random.Seed(), unit.sigma / kSigma);
+    EXPECT_NEAR(unit.sigma, kSigma, 0.04 * kSigma);
     LocalDenoiseOptions options = CpuOptions();
     options.policy = RankPolicy::Nordic(measured.sigma);
     const Scores plain = ScoreRun(series, g, options);
@@ -217,6 +221,8 @@ TEST(SVDLowRankGFactor, NordicWithNoiseVolumesAndTheTrueMapIsCloserToTheTruth)
   with.rmse = std::sqrt(with.rmse);
   std::cout << "nordic, noise volumes: rmse " << without.rmse << " -> " << with.rmse << ", sigma error "
             << without.sigmaError << " -> " << with.sigmaError << "\n";
+  svdlr::test::RecordSpread("nordic-rmse-with/without", random.Seed(), with.rmse / without.rmse);
+  svdlr::test::RecordSpread("nordic-sigma-error-with/without", random.Seed(), with.sigmaError / without.sigmaError);
   EXPECT_LT(with.rmse, kNordicRmseRatioBound * without.rmse);
   EXPECT_LT(with.sigmaError, kNordicSigmaErrorRatioBound * without.sigmaError);
 }
