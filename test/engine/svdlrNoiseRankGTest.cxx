@@ -91,7 +91,11 @@ ReconstructOnCpu(const std::vector<T> & input, std::vector<T> & output, std::siz
 //  - Marchenko-Pastur never misses a signal component but, with MRtrix3's criterion, admits the largest noise
 //    components as signal in 5-25 % of draws (the empirical bulk width of the complete noise set exceeds its mean
 //    about as often as the largest noise eigenvalue lies above the bulk's edge, a Tracy-Widom event): rank - k was
-//    +1 in 8-14 %, +2 in 0.1-1.4 %, +3 in 0-0.2 % of draws;
+//    +1 in 8-14 %, +2 in 0.1-1.4 %, +3 in 0-0.2 % of draws. Its tail is long: over 100,000 matrices
+//    (test/seed-spread, 1,000 seeds of each test) rank - k was at most +3 with either estimator, yet one matrix of
+//    SVDLR_TEST_SEED=6457684895361471086 takes +5 with Veraart's (the float64 reference agrees; Cordero-Grande's
+//    takes +1). So +4 bounds each matrix for Cordero-Grande's estimator only; for both, the mean over a shape's 10
+//    matrices stays <= 1.5 (over 300 seeds that mean was 0.28 at most, sd 0.15, largest 0.8: 1.5 is 8 sd);
 //  - σ per matrix is within 1-2 % of the truth on average (Gavish-Donoho above, Marchenko-Pastur below), with a
 //    spread of 0.4-1.5 %: the mean over the 10 matrices of a shape is within 3 % (more than 4 standard deviations),
 //    and every matrix within 10 %.
@@ -121,6 +125,7 @@ ExpectTrueRankAndSigmaOnEveryShape(double sigmaTolerance)
       const svdlr::Report report = ReconstructOnCpu(input, output, count, shape.rows, shape.cols, policy);
       ASSERT_EQ(report.noiseSigmas.size(), count);
       double meanSigma = 0.0;
+      double excess = 0.0; // Marchenko-Pastur: the mean over the matrices of rank - k
       for (std::size_t i = 0; i < count; ++i)
       {
         const ReferenceNoiseChoice reference =
@@ -138,7 +143,11 @@ ExpectTrueRankAndSigmaOnEveryShape(double sigmaTolerance)
         else
         {
           EXPECT_GE(report.ranks[i], shape.rank) << "matrix " << i;
-          EXPECT_LE(report.ranks[i], shape.rank + 4) << "matrix " << i;
+          excess += (double(report.ranks[i]) - double(shape.rank)) / count;
+          if (policy.estimator == MarchenkoPasturEstimator::CorderoGrande2019)
+          {
+            EXPECT_LE(report.ranks[i], shape.rank + 4) << "matrix " << i;
+          }
         }
         RecordSpread(Tag(policy, shape) + ".sigma/true", random.Seed(), report.noiseSigmas[i] / sigma);
         RecordSpread(Tag(policy, shape) + ".rank-k", random.Seed(), double(report.ranks[i]) - double(shape.rank));
@@ -147,6 +156,11 @@ ExpectTrueRankAndSigmaOnEveryShape(double sigmaTolerance)
       }
       RecordSpread(Tag(policy, shape) + ".mean-sigma/true", random.Seed(), meanSigma / sigma);
       EXPECT_NEAR(meanSigma, sigma, 0.03 * sigma);
+      if (policy.kind != RankPolicy::Kind::GavishDonoho)
+      {
+        RecordSpread(Tag(policy, shape) + ".mean-rank-k", random.Seed(), excess);
+        EXPECT_LE(excess, 1.5);
+      }
     }
   }
 }
