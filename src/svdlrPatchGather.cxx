@@ -78,8 +78,8 @@ PatchGather::Columns(const std::int64_t (&start)[3], std::size_t x0, std::size_t
         for (std::size_t j = 0; j < ey; ++j)
         {
           const float *     run = volume + static_cast<std::ptrdiff_t>(k) * s[2] + static_cast<std::ptrdiff_t>(j) * s[1];
-          double *    target = column + j + ey * k;
-          std::size_t ring = firstRing;
+          double *          target = column + j + ey * k;
+          std::size_t       ring = firstRing;
           for (std::size_t i = x0; i < x1; ++i)
           {
             target[ring * ey * ez] = run[static_cast<std::ptrdiff_t>(i) * s[0]];
