@@ -208,6 +208,26 @@ CheckGeometryFields(const THeader & h, const std::string & source)
   }
 }
 
+/** The judgement of an Analyze 7.5 header (NIfTI-1's size, no NIfTI magic), which ITK 5.2 reads through niftilib:
+ * CheckHeaderFields' dims, datatype and bitpix, and finite pixdims (its spacing). Its other geometry fields are not
+ * Analyze's and are not read. niftilib takes the byte order from dim[0], where VersionOf takes it from sizeof_hdr: a
+ * header whose two disagree fails the dim[0] check here. ITK 5.2 read one such header (dim[0] 5 one way, sizeof_hdr
+ * 348 the other; RGB24 with bitpix 0 and dims of 0) past the end of niftilib's buffer (found by SVDLowRankNiftiFuzzer). */
+void
+CheckAnalyzeFields(const nifti_1_header & h, const std::string & source)
+{
+  CheckHeaderFields(h, 1, source);
+  for (int i = 1; i <= h.dim[0]; ++i)
+  {
+    if (!std::isfinite(h.pixdim[i]))
+    {
+      std::ostringstream problem;
+      problem << "pixdim[" << i << "] is " << h.pixdim[i] << "; the geometry must be finite";
+      ThrowInvalid(source, problem.str());
+    }
+  }
+}
+
 /** Whether `magic` has NIfTI's form: "n+" or "ni", a digit, a NUL. Wider than nifti_clib's NIFTI_VERSION (1 to 9), so
  * that "n+0" is refused as a NIfTI magic of no version rather than read as Analyze. */
 bool
@@ -305,6 +325,10 @@ ParseHeaderOf(const unsigned char * bytes, bool swapped, int version, const std:
   if (NIFTI_VERSION(h) != version)
   {
     CheckMagicOfAnotherVersion(h.magic, version, source);
+    if constexpr (std::is_same_v<THeader, nifti_1_header>)
+    {
+      CheckAnalyzeFields(h, source); // ITK reads it as Analyze 7.5
+    }
     return std::nullopt;
   }
   CheckHeaderFields(h, version, source);
