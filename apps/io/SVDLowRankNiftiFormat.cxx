@@ -257,6 +257,21 @@ CheckMagicWithoutItsSize(const unsigned char * bytes, std::size_t size, const st
   }
 }
 
+/** Throws InvalidImageFile where a header of NIfTI-2's size holds a NIfTI magic at NIfTI-1's place: ITK 5.2's
+ * niftilib knows only NIfTI-1, goes by that magic and reads the bytes as a NIfTI-1 header, which the checks of a
+ * NIfTI-2 header never saw (one with sform_code 2573 and a NaN in srow made the tools abort in VNL, found by
+ * SVDLowRankNiftiFuzzer). A NIfTI-2 header keeps its qform_code there, which no NIfTI magic can be. */
+void
+CheckNiftiOneMagicInANiftiTwoHeader(const unsigned char * bytes, const std::string & source)
+{
+  const char * magic = reinterpret_cast<const char *>(bytes + offsetof(nifti_1_header, magic));
+  if (HasNiftiMagicForm(magic))
+  {
+    ThrowInvalid(source, "sizeof_hdr is NIfTI-2's (540), but the magic at NIfTI-1's place is '" +
+                           std::string(magic, 3) + "', which ITK reads as a NIfTI-1 header");
+  }
+}
+
 /** Throws InvalidImageFile where `magic` has NIfTI's form but is not that of the header's version, `version` (from
  * sizeof_hdr): niftilib reads the version from the magic and ITK 5.2 then takes such a file's geometry as it stands,
  * NaN included (a NIfTI-1 header with "n+2", sform_code 5 and a NaN in srow_y made the tools abort in VNL, found by
@@ -403,6 +418,7 @@ ParseNiftiHeader(const unsigned char * bytes, std::size_t size, const std::strin
   }
   if (version == 2)
   {
+    CheckNiftiOneMagicInANiftiTwoHeader(bytes, source);
     return ParseHeaderOf<nifti_2_header>(bytes, swapped, 2, source);
   }
   if (size >= 8)
