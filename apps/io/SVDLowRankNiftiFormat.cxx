@@ -147,6 +147,13 @@ CheckHeaderFields(const THeader & h, int version, const std::string & source)
     problem << "datatype " << datatype << " is not a NIfTI data type ITK reads";
     ThrowInvalid(source, problem.str());
   }
+  if (datatype == DT_RGB24 || datatype == DT_RGBA32)
+  {
+    // Colour is no MRI series, and ITK 5.2's reader wrote past its buffer on a big-endian RGBA32 file (found by
+    // SVDLowRankNiftiFuzzer): refused here, whatever the byte order.
+    throw InvalidImageFile((source.empty() ? std::string("a NIfTI file") : "'" + source + "'") + " holds " +
+                           type->name + " colour voxels: the tools read grey values, one a voxel and volume");
+  }
   if (h.bitpix != type->bits)
   {
     problem << "bitpix is " << h.bitpix << ", but datatype " << datatype << " (" << type->name << ") has " << type->bits
