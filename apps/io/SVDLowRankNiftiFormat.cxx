@@ -110,12 +110,18 @@ constexpr NiftiDatatype kReadDatatypes[] = {
 };
 // clang-format on
 
+/** How a message names `source`: quoted, or "a NIfTI file" when it has no name (bytes from memory). */
+std::string
+Named(const std::string & source)
+{
+  return source.empty() ? std::string("a NIfTI file") : "'" + source + "'";
+}
+
 /** Throws InvalidImageFile: `source`'s header has `problem`. */
 [[noreturn]] void
 ThrowInvalid(const std::string & source, const std::string & problem)
 {
-  throw InvalidImageFile((source.empty() ? std::string("a NIfTI file") : "'" + source + "'") +
-                         " has an impossible NIfTI header: " + problem);
+  throw InvalidImageFile(Named(source) + " has an impossible NIfTI header: " + problem);
 }
 
 /** The judgement of ParseNiftiHeader (its header comment says what and why), on the fields as stored: nifti_clib's
@@ -151,8 +157,8 @@ CheckHeaderFields(const THeader & h, int version, const std::string & source)
   {
     // Colour is no MRI series, and ITK 5.2's reader wrote past its buffer on a big-endian RGBA32 file (found by
     // SVDLowRankNiftiFuzzer): refused here, whatever the byte order.
-    throw InvalidImageFile((source.empty() ? std::string("a NIfTI file") : "'" + source + "'") + " holds " +
-                           type->name + " colour voxels: the tools read grey values, one a voxel and volume");
+    throw InvalidImageFile(Named(source) + " holds " + type->name +
+                           " colour voxels: the tools read grey values, one a voxel and volume");
   }
   if (h.bitpix != type->bits)
   {
@@ -174,12 +180,23 @@ CheckHeaderFields(const THeader & h, int version, const std::string & source)
  * (rows like 1.05, -1.7e38, 0, 0) kept ITK 5.2's VNL SVD, in float, iterating past 25 s (found by
  * SVDLowRankNiftiFuzzer); 1e10 mm is 10,000 km, and its square stays far inside a float. */
 constexpr double kMostGeometryMagnitude = 1e10;
-constexpr const char * kGeometryRangeRule = "; the geometry must be finite and within +-1e10";
 
-bool
-WithinGeometryRange(double value)
+/** Throws InvalidImageFile where one of `count` geometry values from `values`, named name[first], name[first + 1], ...,
+ * is NaN, infinite or beyond kMostGeometryMagnitude. */
+template <typename TValue>
+void
+CheckGeometryValues(const TValue * values, int count, const char * name, int first, const std::string & source)
 {
-  return std::fabs(value) <= kMostGeometryMagnitude; // false for NaN
+  for (int i = 0; i < count; ++i)
+  {
+    const double value = static_cast<double>(values[i]);
+    if (!(std::fabs(value) <= kMostGeometryMagnitude)) // NaN too
+    {
+      std::ostringstream problem;
+      problem << name << "[" << first + i << "] is " << value << "; the geometry must be finite and within +-1e10";
+      ThrowInvalid(source, problem.str());
+    }
+  }
 }
 
 /** The geometry ITK's reader builds the image's spacing, origin and direction from: pixdim[1..dim[0]], and the qform
@@ -191,18 +208,7 @@ void
 CheckGeometryFields(const THeader & h, const std::string & source)
 {
   std::ostringstream problem;
-  // `count` values from `values`, named name[first], name[first + 1], ...
-  const auto finite = [&](const auto * values, int count, const char * name, int first) {
-    for (int i = 0; i < count; ++i)
-    {
-      if (!WithinGeometryRange(static_cast<double>(values[i])))
-      {
-        problem << name << "[" << first + i << "] is " << static_cast<double>(values[i]) << kGeometryRangeRule;
-        ThrowInvalid(source, problem.str());
-      }
-    }
-  };
-  finite(h.pixdim + 1, h.dim[0], "pixdim", 1);
+  CheckGeometryValues(h.pixdim + 1, h.dim[0], "pixdim", 1, source);
   for (const auto & [code, name] : { std::pair{ static_cast<std::int64_t>(h.qform_code), "qform_code" },
                                      std::pair{ static_cast<std::int64_t>(h.sform_code), "sform_code" } })
   {
@@ -216,13 +222,13 @@ CheckGeometryFields(const THeader & h, const std::string & source)
   {
     const decltype(h.quatern_b) quaternion[] = { h.quatern_b, h.quatern_c, h.quatern_d,
                                                  h.qoffset_x, h.qoffset_y, h.qoffset_z };
-    finite(quaternion, 6, "quatern_b..qoffset_z", 0);
+    CheckGeometryValues(quaternion, 6, "quatern_b..qoffset_z", 0, source);
   }
   if (h.sform_code > 0)
   {
-    finite(h.srow_x, 4, "srow_x..srow_z", 0);
-    finite(h.srow_y, 4, "srow_x..srow_z", 4);
-    finite(h.srow_z, 4, "srow_x..srow_z", 8);
+    CheckGeometryValues(h.srow_x, 4, "srow_x..srow_z", 0, source);
+    CheckGeometryValues(h.srow_y, 4, "srow_x..srow_z", 4, source);
+    CheckGeometryValues(h.srow_z, 4, "srow_x..srow_z", 8, source);
   }
 }
 
@@ -235,15 +241,7 @@ void
 CheckAnalyzeFields(const nifti_1_header & h, const std::string & source)
 {
   CheckHeaderFields(h, 1, source);
-  for (int i = 1; i <= h.dim[0]; ++i)
-  {
-    if (!WithinGeometryRange(h.pixdim[i]))
-    {
-      std::ostringstream problem;
-      problem << "pixdim[" << i << "] is " << h.pixdim[i] << kGeometryRangeRule;
-      ThrowInvalid(source, problem.str());
-    }
-  }
+  CheckGeometryValues(h.pixdim + 1, h.dim[0], "pixdim", 1, source);
 }
 
 /** Whether `magic` has NIfTI's form: "n+" or "ni", a digit, a NUL. Wider than nifti_clib's NIFTI_VERSION (1 to 9), so

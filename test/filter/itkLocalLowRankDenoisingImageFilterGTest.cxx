@@ -115,14 +115,8 @@ TEST_F(LocalLowRankDenoising, MapsHaveTheSeriesSpatialGeometry)
 // margin rule of svdlrTestSeed.h, so the check stays "above 0".
 TEST_F(LocalLowRankDenoising, VoxelsOutsideTheMaskAreCopiedAndMapsAreZeroThere)
 {
-  auto mask = Filter4D::MaskImageType::New();
-  mask->SetRegions(Filter4D::MaskImageType::SizeType{ { 14, 12, 10 } });
-  mask->Allocate();
-  for (std::size_t v = 0; v < m_Series.noisy.Voxels(); ++v)
-  {
-    mask->GetBufferPointer()[v] = (v % 14) < 7 ? 255 : 0;
-  }
-  auto filter = Filter4D::New();
+  const auto mask = LeftHalfMask();
+  auto       filter = Filter4D::New();
   filter->SetInput(ToImage(m_Series.noisy));
   filter->SetMaskImage(mask);
   filter->SetBackend(itk::SVDLowRankReconstructionEnums::Backend::CPU);

@@ -68,6 +68,20 @@ ToVectorImage(const svdlr::test::Series & series)
   return image;
 }
 
+/** The mask of the left half (x < 7) of the fixture's 14 x 12 x 10 grid. */
+Filter4D::MaskImageType::Pointer
+LeftHalfMask()
+{
+  auto mask = Filter4D::MaskImageType::New();
+  mask->SetRegions(Filter4D::MaskImageType::SizeType{ { 14, 12, 10 } });
+  mask->Allocate();
+  for (std::size_t v = 0; v < 14 * 12 * 10; ++v)
+  {
+    mask->GetBufferPointer()[v] = (v % 14) < 7 ? 255 : 0;
+  }
+  return mask;
+}
+
 double
 RmsError(const float * a, const svdlr::test::Series & b)
 {
