@@ -81,7 +81,8 @@ RunCudaOnDevice(const MatrixBatch<const T> &, const MatrixBatch<T> &, const Opti
 
 void
 RunLocalDenoiseCuda(const SeriesView<const float> &, const SeriesView<float> &, const LocalDenoiseMaps &,
-                    const LocalDenoiseOptions &, const std::array<std::size_t, 3> &, LocalDenoiseReport &)
+                    const LocalDenoiseOptions &, const std::array<std::size_t, 3> &, LocalDenoiseReport &,
+                    const MagnitudeTransform *)
 {
   throw Error(ErrorCode::BackendUnavailable,
               "svdlr: this build has no CUDA backend (configure with -DSVDLR_USE_CUDA=ON and a CUDA toolkit)");

@@ -285,11 +285,12 @@ RunCudaOnDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & outpu
 void
 RunLocalDenoiseCuda(const SeriesView<const float> & input, const SeriesView<float> & output,
                     const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
-                    const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report)
+                    const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report,
+                    const MagnitudeTransform * transform)
 {
   const CudaBackendTable & table = BackendOrThrow();
   CudaCallFailure          failure;
-  table.runLocalDenoise(input, output, maps, options, patch, report, failure);
+  table.runLocalDenoise(input, output, maps, options, patch, report, transform, failure);
   ThrowIfFailed(failure);
 }
 

@@ -34,6 +34,7 @@
 #include "svdlr/Engine.h"
 #include "svdlr/LocalDenoise.h"
 
+#include "svdlrMagnitudeTransform.h"
 #include "svdlrRankSelection.h"
 #include "svdlrSphereOrder.h"
 
@@ -45,7 +46,7 @@
 #include <vector>
 
 /** Bumped whenever either table or a type that crosses it changes: it is part of the entry point's name. */
-#define SVDLR_CUDA_BACKEND_ABI 1
+#define SVDLR_CUDA_BACKEND_ABI 2
 #define SVDLR_CUDA_BACKEND_PASTE2(a, b) a##b
 #define SVDLR_CUDA_BACKEND_PASTE(a, b) SVDLR_CUDA_BACKEND_PASTE2(a, b)
 #define SVDLR_CUDA_BACKEND_QUOTE2(x) #x
@@ -91,7 +92,7 @@ struct CudaBackendTable
   void (*runLocalDenoise)(const SeriesView<const float> & input, const SeriesView<float> & output,
                           const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
                           const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report,
-                          CudaCallFailure & failure) noexcept;
+                          const MagnitudeTransform * transform, CudaCallFailure & failure) noexcept;
 };
 
 /** The engine's functions that the backend's code calls (each the function of the same name in the engine). */
@@ -133,8 +134,8 @@ constexpr std::uint64_t
 CudaBackendLayout()
 {
   return SizesOf<Options, Report, MatrixBatch<const float>, LocalDenoiseOptions, LocalDenoiseReport, LocalDenoiseMaps,
-                 SeriesView<const float>, RankPolicy, RankChoice, SpherePatch, CudaCallFailure, CudaBackendTable,
-                 CudaHostTable>();
+                 SeriesView<const float>, RankPolicy, RankChoice, SpherePatch, MagnitudeTransform, CudaCallFailure,
+                 CudaBackendTable, CudaHostTable>();
 }
 
 /** The entry point's type: given the engine's functions, the backend's, or nullptr when `host` has another layout. */

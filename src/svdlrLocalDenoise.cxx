@@ -26,14 +26,18 @@
 #include "svdlrGFactorEstimate.h"
 #include "svdlrLocalDenoiseBackends.h"
 #include "svdlrMagnitudeDenoise.h"
+#include "svdlrMagnitudeTransform.h"
 #include "svdlrParallel.h"
 #include "svdlrVolumeGroupMeans.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
+#include <utility>
 
 namespace svdlr
 {
@@ -474,6 +478,21 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
   {
     return detail::DenoiseMagnitudeSeries(input, output, maps, requested); // which comes back here without it
   }
+  return detail::DenoiseLowRankPass(input, output, maps, requested, nullptr);
+}
+
+namespace detail
+{
+
+LocalDenoiseReport
+DenoiseLowRankPass(const SeriesView<const float> & input, const SeriesView<float> & output,
+                   const LocalDenoiseMaps & maps, const LocalDenoiseOptions & requested,
+                   const MagnitudeTransform * transform)
+{
+  if (transform != nullptr && requested.volumeGroups != nullptr)
+  {
+    throw std::logic_error("svdlr: a magnitude transform around the low-rank pass cannot take volume groups");
+  }
   const std::array<std::size_t, 3> patch = ResolvePatch(input, requested);
   // The backends see a stride >= 1, and Hard or OptimalFrobenius only.
   LocalDenoiseOptions options = requested;
@@ -504,17 +523,34 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
   report.patchStride = options.patchStride;
   report.shrinkage = options.shrinkage;
   const auto run = [&](const SeriesView<const float> & series) {
-    report.backend = detail::RunOnChosenBackend(
+    report.backend = RunOnChosenBackend(
       options.backend,
       options.deviceId,
       false, // Auto's cold-start rule is for slice batches; a 4D series is never small enough to matter
       [&] {
         report.backend = Backend::CUDA;
-        detail::RunLocalDenoiseCuda(series, output, maps, options, patch, report);
+        RunLocalDenoiseCuda(series, output, maps, options, patch, report, transform);
       },
       [&] {
         report.backend = Backend::CPU;
-        detail::RunLocalDenoiseCpu(series, output, maps, options, patch, report);
+        if (transform == nullptr)
+        {
+          RunLocalDenoiseCpu(series, output, maps, options, patch, report);
+          return;
+        }
+        // On the host, into the output, and back there after a run in place.
+        const unsigned threads = WorkerCount(options.threads);
+        auto           clock = std::chrono::steady_clock::now();
+        const auto     lap = [&clock] {
+          const auto now = std::chrono::steady_clock::now();
+          return std::chrono::duration<double>(now - std::exchange(clock, now)).count();
+        };
+        ApplyMagnitudeTransform(series, *transform, TransformDirection::Stabilise, output, threads);
+        report.magnitudeSeconds.stabilise = lap();
+        RunLocalDenoiseCpu(output, output, maps, options, patch, report);
+        lap();
+        ApplyMagnitudeTransform(output, *transform, TransformDirection::Invert, output, threads);
+        report.magnitudeSeconds.inverse = lap();
       },
       report.notes);
   };
@@ -525,10 +561,8 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
   }
   // Demeaned into the output, which the backends then denoise in place; the means come back after, also when a
   // backend throws, so that an in-place input is left as it was (up to the rounding of subtracting and adding).
-  const detail::VolumeGroupMeans means(
-    input,
-    options.volumeGroups,
-    detail::ParallelForOrThreads(options.parallelFor, detail::WorkerCount(options.threads)));
+  const VolumeGroupMeans means(
+    input, options.volumeGroups, ParallelForOrThreads(options.parallelFor, WorkerCount(options.threads)));
   means.Subtract(input, output);
   options.removedVolumeDimensions += means.Groups();
   options.volumeGroups = nullptr;
@@ -547,4 +581,5 @@ DenoiseLocalLowRank(const SeriesView<const float> & input, const SeriesView<floa
   return report;
 }
 
+} // namespace detail
 } // namespace svdlr

@@ -30,11 +30,16 @@
 //  - report progress between batches of patches on the calling thread only, and set report.patches;
 //  - when the output is the input (in place) and it throws an error after which Auto falls back to the CPU
 //    (BackendUnavailable, DeviceFailure, OutOfMemory), not have written any output yet: the CPU reads the input.
+// The CUDA backend also takes a magnitude transform (svdlrMagnitudeTransform.h), which it applies to each slab on
+// its way in and inverts on its way out; the front end applies it on the host around the CPU backend.
 
 #include "svdlr/LocalDenoise.h"
 
 namespace svdlr
 {
+
+struct MagnitudeTransform; // svdlrMagnitudeTransform.h
+
 namespace detail
 {
 
@@ -62,11 +67,13 @@ RunLocalDenoiseCpu(const SeriesView<const float> & input, const SeriesView<float
                    const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report);
 
 /** Same contract on the GPU (src/cuda/; svdlrCudaBackendDisabled.cxx throws BackendUnavailable). The views are
- * host memory; the backend stages slabs of the series through the device. */
+ * host memory; the backend stages slabs of the series through the device. With a `transform`, the output is its
+ * inverse of the low-rank approximation of the input stabilised by it. */
 void
 RunLocalDenoiseCuda(const SeriesView<const float> & input, const SeriesView<float> & output,
                     const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
-                    const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report);
+                    const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report,
+                    const MagnitudeTransform * transform = nullptr);
 
 } // namespace detail
 } // namespace svdlr

@@ -22,8 +22,33 @@
 
 namespace svdlr
 {
+
+struct MagnitudeTransform; // svdlrMagnitudeTransform.h
+
 namespace detail
 {
+
+enum class TransformDirection
+{
+  Stabilise, // StabilisedValue
+  Invert     // UnstabilisedValue
+};
+
+/** `transform` applied to every voxel of `in` into `out` (which may be `in`), on the host. InvalidArgument on
+ * mismatched sizes, a null or negative sigma. */
+void
+ApplyMagnitudeTransform(const SeriesView<const float> & in, const MagnitudeTransform & transform,
+                        TransformDirection direction, const SeriesView<float> & out, unsigned threads);
+
+/** DenoiseLocalLowRank's low-rank pass on the chosen backend, once the front end has checked the views and taken
+ * its detours (the g-factor, the magnitude model): `options` without them. With a `transform` (and no volume
+ * groups), the series is stabilised on its way in and inverted on its way out: the CUDA backend does it as it
+ * unpacks and finalises each slab; the CPU backend on the host, into the output, around a run in place there; the
+ * report's magnitudeSeconds then hold the CPU's two host steps (0 on the GPU). */
+LocalDenoiseReport
+DenoiseLowRankPass(const SeriesView<const float> & input, const SeriesView<float> & output,
+                   const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
+                   const MagnitudeTransform * transform);
 
 /** DenoiseLocalLowRank with options.magnitudeNoise active: sigma (given, or from a first pass over the magnitude),
  * the series stabilised, denoised on the chosen backend, and inverted; or, without stabilisation, the magnitude

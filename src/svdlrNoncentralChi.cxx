@@ -18,6 +18,7 @@
 // The non-central chi model's tables (svdlr/MagnitudeNoise.h).
 #include "svdlr/MagnitudeNoise.h"
 
+#include "svdlrMagnitudeTransform.h"
 #include "svdlrParallel.h"
 
 #include <algorithm>
@@ -38,10 +39,6 @@ namespace
 constexpr double kFineStep = 0.025;
 constexpr double kFineEnd = 8.0;
 constexpr double kCoarseStep = 0.1;
-constexpr double kTableEnd = 40.0;
-// g on a uniform magnitude grid (sigma = 1): fine enough that its linear interpolation errs by far less than the
-// float32 the series is stored in.
-constexpr double kMagnitudeStep = 0.005;
 // The quadrature: nodes every kNodeStep over +-kNodeReach standard deviations of each Gaussian factor. Both
 // integrands are smooth and Gaussian-weighted, where the trapezoidal rule converges fast.
 constexpr double kNodeStep = 0.125;
@@ -145,7 +142,7 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
   {
     m_Signal.push_back(nu);
   }
-  for (double nu = kFineEnd; nu <= kTableEnd + 1e-9; nu += kCoarseStep)
+  for (double nu = kFineEnd; nu <= kNoncentralChiTableEnd + 1e-9; nu += kCoarseStep)
   {
     m_Signal.push_back(nu);
   }
@@ -172,19 +169,19 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
   {
     atMean[i] = atMean[i - 1] + (m_Mean[i] - m_Mean[i - 1]) * 0.5 * (1.0 / spread[i - 1] + 1.0 / spread[i]);
   }
-  const std::size_t nodes = static_cast<std::size_t>(std::ceil(m_Mean.back() / kMagnitudeStep)) + 1;
+  const std::size_t nodes = static_cast<std::size_t>(std::ceil(m_Mean.back() / kStabiliserMagnitudeStep)) + 1;
   m_Stabilised.resize(nodes);
   // Var[M | nu] against E[M | nu] on the same uniform grid, for a lookup without a search (CorrectSigmaForNoiseFloor
   // takes it once per voxel, volume and pass); below the floor it is the variance at nu = 0.
   m_VarianceAtMean.resize(nodes);
   for (std::size_t j = 0; j < nodes; ++j)
   {
-    const double m = j * kMagnitudeStep;
+    const double m = j * kStabiliserMagnitudeStep;
     m_VarianceAtMean[j] = m <= m_Mean.front() ? m_MagnitudeVariance.front() : Interpolate(m_Mean, m_MagnitudeVariance, m);
   }
   for (std::size_t j = 0; j < nodes; ++j)
   {
-    const double m = j * kMagnitudeStep;
+    const double m = j * kStabiliserMagnitudeStep;
     m_Stabilised[j] = m <= m_Mean.front()  ? m / spread[0]
                       : m >= m_Mean.back() ? atMean.back() + (m - m_Mean.back())
                                            : Interpolate(m_Mean, atMean, m);
@@ -239,33 +236,6 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
   }
 }
 
-std::size_t
-NoncentralChiModel::ExpectedUpperBound(double value) const
-{
-  const double position = (value - m_ExpectedStabilised.front()) * m_BucketsPerUnit;
-  const auto   bucket = std::min(static_cast<std::size_t>(std::max(0.0, position)), m_ExpectedStart.size());
-  // From the first entry above the lower edge of the bucket before value's (the rounding of `position` may put value
-  // just below its bucket's edge), counted over a fixed window without branches (the table is sorted), then stepped
-  // on where the bound lies beyond it. Stepping alone mispredicted its data-dependent exit on almost every voxel.
-  constexpr std::size_t kWindow = 8;
-  const std::size_t     entries = m_ExpectedStabilised.size();
-  std::size_t           upper = bucket == 0 ? 0 : m_ExpectedStart[bucket - 1];
-  if (upper + kWindow <= entries)
-  {
-    std::size_t atOrBelow = 0;
-    for (std::size_t j = 0; j < kWindow; ++j)
-    {
-      atOrBelow += m_ExpectedStabilised[upper + j] <= value ? 1 : 0;
-    }
-    upper += atOrBelow;
-  }
-  while (upper < entries && m_ExpectedStabilised[upper] <= value)
-  {
-    ++upper;
-  }
-  return upper;
-}
-
 const NoncentralChiModel &
 NoncentralChiModel::ForCoils(unsigned coils)
 {
@@ -280,26 +250,28 @@ NoncentralChiModel::ForCoils(unsigned coils)
   return *model;
 }
 
-double
-NoncentralChiModel::MeanBeyondTable(double signal) const
+NoncentralChiTables
+NoncentralChiModel::Tables() const
 {
-  const double dof = 2.0 * m_Coils - 1.0;
-  return m_Mean.back() + std::sqrt(signal * signal + dof) - std::sqrt(kTableEnd * kTableEnd + dof);
-}
-
-double
-NoncentralChiModel::SignalBeyondTable(double mean) const
-{
-  const double dof = 2.0 * m_Coils - 1.0;
-  const double root = mean - m_Mean.back() + std::sqrt(kTableEnd * kTableEnd + dof);
-  return std::sqrt(std::max(root * root - dof, 0.0));
+  NoncentralChiTables tables;
+  tables.stabilised = m_Stabilised.data();
+  tables.stabilisedCount = m_Stabilised.size();
+  tables.endSlope = m_EndSlope;
+  tables.signal = m_Signal.data();
+  tables.mean = m_Mean.data();
+  tables.expected = m_ExpectedStabilised.data();
+  tables.count = m_Signal.size();
+  tables.expectedStart = m_ExpectedStart.data();
+  tables.bucketCount = m_ExpectedStart.size();
+  tables.bucketsPerUnit = m_BucketsPerUnit;
+  tables.degreesOfFreedom = 2.0 * m_Coils - 1.0;
+  return tables;
 }
 
 double
 NoncentralChiModel::MeanMagnitude(double signal) const
 {
-  signal = std::max(signal, 0.0);
-  return signal > kTableEnd ? MeanBeyondTable(signal) : Interpolate(m_Signal, m_Mean, signal);
+  return chi::MeanMagnitude(Tables(), signal);
 }
 
 double
@@ -309,33 +281,22 @@ NoncentralChiModel::SignalFromMeanMagnitude(double mean) const
   {
     return 0.0;
   }
-  return mean > m_Mean.back() ? SignalBeyondTable(mean) : Interpolate(m_Mean, m_Signal, mean);
+  return mean > m_Mean.back() ? chi::SignalBeyondTable(Tables(), mean) : Interpolate(m_Mean, m_Signal, mean);
 }
 
 double
 NoncentralChiModel::Stabilise(double magnitude) const
 {
-  const double last = (m_Stabilised.size() - 1) * kMagnitudeStep;
-  if (magnitude <= 0.0)
-  {
-    return magnitude * m_Stabilised[1] / kMagnitudeStep;
-  }
-  if (magnitude >= last)
-  {
-    return m_Stabilised.back() + (magnitude - last) * m_EndSlope;
-  }
-  const double      position = magnitude / kMagnitudeStep;
-  const std::size_t j = static_cast<std::size_t>(position);
-  return m_Stabilised[j] + (position - j) * (m_Stabilised[j + 1] - m_Stabilised[j]);
+  return chi::Stabilise(Tables(), magnitude);
 }
 
 double
 NoncentralChiModel::InverseStabilise(double value) const
 {
-  const double last = (m_Stabilised.size() - 1) * kMagnitudeStep;
+  const double last = (m_Stabilised.size() - 1) * kStabiliserMagnitudeStep;
   if (value <= 0.0)
   {
-    return value * kMagnitudeStep / m_Stabilised[1];
+    return value * kStabiliserMagnitudeStep / m_Stabilised[1];
   }
   if (value >= m_Stabilised.back())
   {
@@ -343,16 +304,16 @@ NoncentralChiModel::InverseStabilise(double value) const
   }
   const auto        upper = std::upper_bound(m_Stabilised.begin(), m_Stabilised.end(), value);
   const std::size_t j = static_cast<std::size_t>(upper - m_Stabilised.begin());
-  return kMagnitudeStep * ((j - 1) + (value - m_Stabilised[j - 1]) / (m_Stabilised[j] - m_Stabilised[j - 1]));
+  return kStabiliserMagnitudeStep * ((j - 1) + (value - m_Stabilised[j - 1]) / (m_Stabilised[j] - m_Stabilised[j - 1]));
 }
 
 double
 NoncentralChiModel::ExpectedStabilised(double signal) const
 {
   signal = std::max(signal, 0.0);
-  if (signal > kTableEnd)
+  if (signal > kNoncentralChiTableEnd)
   {
-    return m_ExpectedStabilised.back() + (MeanBeyondTable(signal) - m_Mean.back()) * m_EndSlope;
+    return m_ExpectedStabilised.back() + (chi::MeanBeyondTable(Tables(), signal) - m_Mean.back()) * m_EndSlope;
   }
   return Interpolate(m_Signal, m_ExpectedStabilised, signal);
 }
@@ -360,31 +321,19 @@ NoncentralChiModel::ExpectedStabilised(double signal) const
 double
 NoncentralChiModel::SignalFromExpectedStabilised(double value) const
 {
-  if (value <= m_ExpectedStabilised.front())
-  {
-    return 0.0;
-  }
-  if (value > m_ExpectedStabilised.back())
-  {
-    return SignalBeyondTable(m_Mean.back() + (value - m_ExpectedStabilised.back()) / m_EndSlope);
-  }
-  const std::size_t entries = m_ExpectedStabilised.size();
-  const std::size_t upper = ExpectedUpperBound(value); // Interpolate's upper bound
-  const std::size_t i = std::min<std::size_t>(std::max<std::size_t>(upper, 1), entries - 1);
-  const double      t = (value - m_ExpectedStabilised[i - 1]) / (m_ExpectedStabilised[i] - m_ExpectedStabilised[i - 1]);
-  return m_Signal[i - 1] + t * (m_Signal[i] - m_Signal[i - 1]);
+  return chi::SignalFromExpectedStabilised(Tables(), value);
 }
 
 double
 NoncentralChiModel::StabilisedVariance(double signal) const
 {
-  return Interpolate(m_Signal, m_Variance, std::clamp(signal, 0.0, kTableEnd));
+  return Interpolate(m_Signal, m_Variance, std::clamp(signal, 0.0, kNoncentralChiTableEnd));
 }
 
 double
 NoncentralChiModel::MagnitudeVarianceAtMean(double mean) const
 {
-  const double position = std::max(mean, 0.0) / kMagnitudeStep;
+  const double position = std::max(mean, 0.0) / kStabiliserMagnitudeStep;
   if (position >= static_cast<double>(m_VarianceAtMean.size() - 1))
   {
     return MagnitudeVariance(SignalFromMeanMagnitude(mean));
@@ -396,7 +345,7 @@ NoncentralChiModel::MagnitudeVarianceAtMean(double mean) const
 double
 NoncentralChiModel::MagnitudeVariance(double signal) const
 {
-  return signal >= kTableEnd ? 1.0 : Interpolate(m_Signal, m_MagnitudeVariance, std::max(signal, 0.0));
+  return signal >= kNoncentralChiTableEnd ? 1.0 : Interpolate(m_Signal, m_MagnitudeVariance, std::max(signal, 0.0));
 }
 
 } // namespace svdlr

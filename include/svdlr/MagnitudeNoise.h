@@ -32,7 +32,7 @@
 // Foi), giving E[M | nu] (the magnitude the series would have without noise variance) or nu itself (the noise floor
 // removed). The expected-magnitude inversion nu = E[M | nu]^-1(m) (Koay and Basser 2006 solve the same moment
 // equation) removes the floor from a plain magnitude denoising. All are pointwise, with each voxel's sigma, and run
-// on the host before and after either backend, so the CPU and the GPU share them exactly.
+// with the same code on the host (the CPU) or on the device as the slabs go in and out (the GPU).
 
 #include "svdlr/LocalDenoise.h"
 
@@ -43,6 +43,8 @@
 
 namespace svdlr
 {
+
+struct NoncentralChiTables; // svdlrMagnitudeTransform.h
 
 /** The most coils the model takes (its tables grow with sqrt(coils)); more is InvalidArgument. */
 constexpr unsigned kMaximumCoils = 1024;
@@ -103,25 +105,18 @@ public:
   double
   MagnitudeVarianceAtMean(double mean) const;
 
-private:
-  double
-  MeanBeyondTable(double signal) const;
-  double
-  SignalBeyondTable(double mean) const;
-  /** The first index of m_ExpectedStabilised above `value`, searched for from the edge of the bucket before value's
-   * (m_ExpectedStart): a binary search of the whole table was a third of the inverse transform's time on a 65-volume
-   * series. Measured on 96x96x60x65 values of 0 to 6 sigma (2 threads), the inverse took 0.41 s stepping from
-   * buckets of four entries, 0.54 s by a binary search within them, 0.185 s with this window over buckets of a
-   * quarter entry (the forward transform: 0.055 s). */
-  std::size_t
-  ExpectedUpperBound(double value) const;
+  /** Views of the tables, for the transforms of svdlrMagnitudeTransform.h (which these methods call), on the host
+   * or copied to a device; valid while the model lives (ForCoils' models live as long as the process). */
+  NoncentralChiTables
+  Tables() const;
 
+private:
   unsigned            m_Coils;
   std::vector<double> m_Signal;             // nu_i
   std::vector<double> m_Mean;               // E[M | nu_i]
   std::vector<double> m_MagnitudeVariance;  // Var[M | nu_i]
-  std::vector<double> m_VarianceAtMean;     // Var[M | nu] at E[M | nu] = j kMagnitudeStep
-  std::vector<double> m_Stabilised;         // g(j kMagnitudeStep), j = 0, 1, ...; g(0) = 0
+  std::vector<double> m_VarianceAtMean;     // Var[M | nu] at E[M | nu] = j kStabiliserMagnitudeStep
+  std::vector<double> m_Stabilised;         // g(j kStabiliserMagnitudeStep), j = 0, 1, ...; g(0) = 0
   double              m_EndSlope{ 1.0 };    // g' beyond the grid
   std::vector<double> m_ExpectedStabilised; // E[g(M) | nu_i]
   std::vector<double> m_Variance;           // Var[g(M) | nu_i]

@@ -38,6 +38,7 @@ set(SVDLR_ENGINE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseBuffers.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseResources.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseTransfers.cxx
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrMagnitudeTransformCuda.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaLocalDenoiser.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseCuda.cxx
   )

@@ -79,9 +79,9 @@ Run(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Opt
 void
 RunLocalDenoise(const SeriesView<const float> & input, const SeriesView<float> & output, const LocalDenoiseMaps & maps,
                 const LocalDenoiseOptions & options, const std::array<std::size_t, 3> & patch,
-                LocalDenoiseReport & report, CudaCallFailure & failure) noexcept
+                LocalDenoiseReport & report, const MagnitudeTransform * transform, CudaCallFailure & failure) noexcept
 {
-  CaptureFailure(failure, [&] { RunLocalDenoiseCuda(input, output, maps, options, patch, report); });
+  CaptureFailure(failure, [&] { RunLocalDenoiseCuda(input, output, maps, options, patch, report, transform); });
 }
 
 constexpr CudaBackendTable kBackend{ CudaBackendLayout(),

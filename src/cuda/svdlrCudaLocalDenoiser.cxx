@@ -40,6 +40,7 @@
 #include "svdlrLocalDenoiseResources.h"
 #include "svdlrLocalDenoiseStageClock.h"
 #include "svdlrLocalDenoiseTransfers.h"
+#include "svdlrMagnitudeTransformCuda.h"
 #include "svdlrParallel.h"
 #include "svdlrPatchCentres.h"
 #include "svdlrProgress.h"
@@ -117,7 +118,7 @@ public:
   CudaLocalDenoiser(const SeriesView<const float> & input, const SeriesView<float> & output,
                     const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
                     const std::array<std::size_t, 3> & patch, const LocalDenoiseCudaTuning & tuning,
-                    LocalDenoiseCudaTrace * trace)
+                    LocalDenoiseCudaTrace * trace, const MagnitudeTransform * transform)
     : m_Input(input)
     , m_Maps(maps)
     , m_Options(options)
@@ -132,6 +133,7 @@ public:
     , m_UseCusolver(tuning.cusolver || !SmallEigenSolver::CanImplement(m_N, 1))
     , m_Rule(RankRuleFor(options, m_Geometry))
     , m_Transfers(input, output, m_Geometry, m_ParallelFor)
+    , m_Transform(transform, input.VoxelCount())
   {
     m_Shape.nx = m_Geometry.nx;
     m_Shape.ny = m_Geometry.ny;
@@ -166,7 +168,7 @@ public:
         TraceSpan span(m_Trace ? &m_Trace->setup : nullptr);
         Setup();
       }
-      m_DeviceBytes = m_Resources->DeviceBytes();
+      m_DeviceBytes = m_Resources->DeviceBytes() + m_Transform.Bytes();
       for (std::size_t s = 0; s < m_Plan.slabs.size(); ++s)
       {
         Upload(s);
@@ -210,7 +212,7 @@ private:
     const std::size_t voxels = static_cast<std::size_t>(m_Geometry.nz * PlaneVoxels());
     const std::size_t fixedBytes =
       FixedBytes(voxels, m_Options.mask != nullptr, m_Options.noiseSigma != nullptr, m_SphereOrder.size());
-    PlanSlabsAndBatches(fixedBytes);
+    PlanSlabsAndBatches(fixedBytes + m_Transform.Bytes());
     ReserveBuffers(fixedBytes);
     UploadFixedInputs();
     SizeStagingRing();
@@ -329,7 +331,8 @@ private:
     m_Geometry.sphereOrder = m_Fixed.sphereOrder;
   }
 
-  /** The status flags' initial values, the mask, the σ map and a sphere's offset table, on the device. */
+  /** The status flags' initial values, the mask, the σ map, a sphere's offset table and a magnitude transform, on
+   * the device. */
   void
   UploadFixedInputs()
   {
@@ -353,6 +356,7 @@ private:
     }
     // Those copies are from pageable memory; finish them before the host buffers can go away.
     SVDLR_CUDA_CHECK(cudaStreamSynchronize(compute));
+    m_Transform.Upload(compute);
   }
 
   /** The staging ring, sized for the largest slab transfer; the cached one is kept when it is large enough. */
@@ -410,7 +414,8 @@ private:
       m_Clock.Mark(StageClock::Unpack, compute); // the origin
     }
     SVDLR_CUDA_CHECK(cudaStreamWaitEvent(compute, m_Resources->uploaded[slot].Get(), 0));
-    LaunchUnpackSlab(b.packedIn, m_Transfers.InputLayout(), b.slab, m_Geometry, window, m_Fixed.flags, compute);
+    LaunchUnpackSlab(
+      b.packedIn, m_Transfers.InputLayout(), b.slab, m_Geometry, window, m_Transform.View(), m_Fixed.flags, compute);
     PrepareSums(s, window);
     MarkStage(StageClock::Unpack);
 
@@ -426,8 +431,9 @@ private:
     }
 
     LaunchFinaliseSlab(b.slab, b.sums, m_Geometry, window, e.outFirst, e.outLast - e.outFirst, m_Fixed.mask,
-                       m_Transfers.OutputLayout(), b.packedOut, m_Maps.noiseSigma != nullptr ? b.sigmaMap : nullptr,
-                       m_Maps.rank != nullptr ? b.rankMap : nullptr, compute);
+                       m_Transform.View(), m_Transfers.OutputLayout(), b.packedOut,
+                       m_Maps.noiseSigma != nullptr ? b.sigmaMap : nullptr, m_Maps.rank != nullptr ? b.rankMap : nullptr,
+                       compute);
     MarkStage(StageClock::Finalise);
     SVDLR_CUDA_CHECK(cudaMemcpyAsync(m_Resources->hostFlags.Data() + 2 * slot, m_Fixed.flags,
                                      2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, compute));
@@ -657,6 +663,7 @@ private:
   const PatchRankRule   m_Rule;
   LocalDenoiseShape     m_Shape;
   SlabTransfers         m_Transfers;
+  DeviceMagnitudeTransform m_Transform; // none: its View() has no σ map
 
   std::vector<std::int64_t> m_Centres;          // linear voxel indices, by plane
   std::vector<std::int64_t> m_PlaneCentreStart; // (nz + 1): where plane z's centres start in m_Centres
@@ -678,9 +685,9 @@ std::size_t
 RunCudaLocalDenoiser(const SeriesView<const float> & input, const SeriesView<float> & output,
                      const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
                      const std::array<std::size_t, 3> & patch, const LocalDenoiseCudaTuning & tuning,
-                     LocalDenoiseCudaTrace * trace, std::size_t * deviceBytes)
+                     LocalDenoiseCudaTrace * trace, const MagnitudeTransform * transform, std::size_t * deviceBytes)
 {
-  CudaLocalDenoiser denoiser(input, output, maps, options, patch, tuning, trace);
+  CudaLocalDenoiser denoiser(input, output, maps, options, patch, tuning, trace, transform);
   const std::size_t patches = denoiser.Run();
   if (deviceBytes != nullptr)
   {

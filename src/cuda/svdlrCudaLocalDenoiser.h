@@ -35,14 +35,16 @@ namespace detail
 struct OwnSolverFailed
 {};
 
-/** Denoises the whole series on options.deviceId; returns the number of patches, and in `deviceBytes` (when given)
+/** Denoises the whole series on options.deviceId, stabilised on its way in and inverted on its way out by
+ * `transform` when given; returns the number of patches, and in `deviceBytes` (when given)
  * the device memory its buffers took. Throws OwnSolverFailed when our eigen-solver did not converge on a patch
  * (planes may have been written to `output` by then), svdlr::Error otherwise. */
 std::size_t
 RunCudaLocalDenoiser(const SeriesView<const float> & input, const SeriesView<float> & output,
                      const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
                      const std::array<std::size_t, 3> & patch, const LocalDenoiseCudaTuning & tuning,
-                     LocalDenoiseCudaTrace * trace, std::size_t * deviceBytes = nullptr);
+                     LocalDenoiseCudaTrace * trace, const MagnitudeTransform * transform = nullptr,
+                     std::size_t * deviceBytes = nullptr);
 
 } // namespace detail
 } // namespace svdlr

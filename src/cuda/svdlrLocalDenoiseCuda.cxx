@@ -37,11 +37,13 @@ namespace
 void
 RunWithFallback(const SeriesView<const float> & input, const SeriesView<float> & output, const LocalDenoiseMaps & maps,
                 const LocalDenoiseOptions & options, const std::array<std::size_t, 3> & patch,
-                LocalDenoiseReport & report, const LocalDenoiseCudaTuning & tuning, LocalDenoiseCudaTrace * trace)
+                LocalDenoiseReport & report, const LocalDenoiseCudaTuning & tuning, LocalDenoiseCudaTrace * trace,
+                const MagnitudeTransform * transform)
 {
   try
   {
-    report.patches = RunCudaLocalDenoiser(input, output, maps, options, patch, tuning, trace, &report.peakDeviceBytes);
+    report.patches =
+      RunCudaLocalDenoiser(input, output, maps, options, patch, tuning, trace, transform, &report.peakDeviceBytes);
     return;
   }
   catch (const OwnSolverFailed &)
@@ -55,7 +57,8 @@ RunWithFallback(const SeriesView<const float> & input, const SeriesView<float> &
   }
   LocalDenoiseCudaTuning reference = tuning;
   reference.cusolver = true;
-  report.patches = RunCudaLocalDenoiser(input, output, maps, options, patch, reference, trace, &report.peakDeviceBytes);
+  report.patches =
+    RunCudaLocalDenoiser(input, output, maps, options, patch, reference, trace, transform, &report.peakDeviceBytes);
 }
 
 /** The output held aside (packed, x fastest, volumes outermost) -> the caller's output view. */
@@ -95,14 +98,15 @@ void
 RunLocalDenoiseCudaTuned(const SeriesView<const float> & input, const SeriesView<float> & output,
                          const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
                          const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report,
-                         const LocalDenoiseCudaTuning & tuning, LocalDenoiseCudaTrace * trace)
+                         const LocalDenoiseCudaTuning & tuning, LocalDenoiseCudaTrace * trace,
+                         const MagnitudeTransform * transform)
 {
   // A device job also where Backend::Auto chose the GPU (counted once inside DenoiseLocalLowRank's own for CUDA).
   const RunningParallelJob deviceCall(ParallelJobKind::DeviceEngineCall);
   const bool               inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
   if (!inPlace)
   {
-    RunWithFallback(input, output, maps, options, patch, report, tuning, trace);
+    RunWithFallback(input, output, maps, options, patch, report, tuning, trace, transform);
     return;
   }
   // In place, the output is held aside and written only once the whole run has succeeded: an error part way
@@ -113,16 +117,17 @@ RunLocalDenoiseCudaTuned(const SeriesView<const float> & input, const SeriesView
   const auto         ny = static_cast<std::ptrdiff_t>(input.size[1]);
   const SeriesView<float> aside{ held.data(), input.size, input.volumes,
                                  { 1, nx, nx * ny, static_cast<std::ptrdiff_t>(voxels) } };
-  RunWithFallback(input, aside, maps, options, patch, report, tuning, trace);
+  RunWithFallback(input, aside, maps, options, patch, report, tuning, trace, transform);
   CopyHeldOutput(held.data(), output, options);
 }
 
 void
 RunLocalDenoiseCuda(const SeriesView<const float> & input, const SeriesView<float> & output,
                     const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
-                    const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report)
+                    const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report,
+                    const MagnitudeTransform * transform)
 {
-  RunLocalDenoiseCudaTuned(input, output, maps, options, patch, report, LocalDenoiseCudaTuning{}, nullptr);
+  RunLocalDenoiseCudaTuned(input, output, maps, options, patch, report, LocalDenoiseCudaTuning{}, nullptr, transform);
 }
 
 } // namespace detail

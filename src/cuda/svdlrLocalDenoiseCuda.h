@@ -74,7 +74,8 @@ SVDLR_CUDA_EXPORT void
 RunLocalDenoiseCudaTuned(const SeriesView<const float> & input, const SeriesView<float> & output,
                          const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,
                          const std::array<std::size_t, 3> & patch, LocalDenoiseReport & report,
-                         const LocalDenoiseCudaTuning & tuning, LocalDenoiseCudaTrace * trace);
+                         const LocalDenoiseCudaTuning & tuning, LocalDenoiseCudaTrace * trace,
+                         const MagnitudeTransform * transform = nullptr);
 
 } // namespace detail
 } // namespace svdlr

@@ -34,6 +34,7 @@
 //                                                                          (slab I/O: svdlrLocalDenoiseSlabKernels.cu)
 // Every launcher checks its launch. All sizes and offsets are 64-bit. No ITK header.
 
+#include "svdlrMagnitudeTransform.h"
 #include "svdlrPatchGeometry.h" // SVDLR_HOST_DEVICE
 #include "svdlrSpherePatch.h"   // PatchOffset
 
@@ -141,11 +142,13 @@ struct BasisView
   bool           reversed{ false };
 };
 
-/** packed (the slab as uploaded, `layout`) -> slab (compute layout). The lowest linear voxel index (whole series)
- * whose series holds NaN or Inf is atomicMin'ed into *firstNonFinite. */
+/** packed (the slab as uploaded, `layout`) -> slab (compute layout), stabilised by `transform` where its (device)
+ * sigma is not null. The lowest linear voxel index (whole series) whose series holds NaN or Inf is atomicMin'ed into
+ * *firstNonFinite. */
 void
 LaunchUnpackSlab(const float * packed, PackedLayout layout, float * slab, const DenoiseGeometry & geometry,
-                 const SlabWindow & window, unsigned long long * firstNonFinite, cudaStream_t stream);
+                 const SlabWindow & window, const MagnitudeTransform & transform, unsigned long long * firstNonFinite,
+                 cudaStream_t stream);
 
 /** Gram matrices of the batch's patches: gram (count, n, n) column-major, both triangles, float64, from the slab. */
 void
@@ -178,14 +181,15 @@ LaunchPatchApproximation(const float * slab, const DenoiseGeometry & geometry, c
                          const SlabSums & sums, cudaStream_t stream);
 
 /** Planes [outFirst, outFirst + outPlanes) of the window, final: the weighted mean of the rows summed (voxels
- * inside the mask that patches covered), else the input, into packedOut (`layout`, those planes only); and the maps
+ * inside the mask that patches covered), else the input, inverted by `transform` where its sigma is not null (the
+ * inverse of UnpackSlab's stabilisation), into packedOut (`layout`, those planes only); and the maps
  * for those planes (null to skip): σ the weighted mean of the patches' σ, rank the rounded weighted mean of their
  * ranks, 0 where not covered. */
 void
 LaunchFinaliseSlab(const float * slab, const SlabSums & sums, const DenoiseGeometry & geometry,
                    const SlabWindow & window, std::int64_t outFirst, std::int64_t outPlanes, const std::uint8_t * mask,
-                   PackedLayout layout, float * packedOut, float * sigmaMap, std::uint16_t * rankMap,
-                   cudaStream_t stream);
+                   const MagnitudeTransform & transform, PackedLayout layout, float * packedOut, float * sigmaMap,
+                   std::uint16_t * rankMap, cudaStream_t stream);
 
 } // namespace detail
 } // namespace svdlr

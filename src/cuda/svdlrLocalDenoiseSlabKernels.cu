@@ -16,8 +16,8 @@
  *
  *=========================================================================*/
 // The local denoiser's slab I/O on the device (svdlrLocalDenoiseKernels.cuh): UnpackSlab, from the layout the slab
-// travels in to the compute layout, with the non-finite check; FinaliseSlab, from the slab's sums to the denoised
-// planes in the layout they travel back in, and the σ and rank maps.
+// travels in to the compute layout, with the non-finite check and a magnitude's stabilisation; FinaliseSlab, from the
+// slab's sums to the denoised planes in the layout they travel back in, inverted, and the σ and rank maps.
 #include "svdlrLocalDenoiseKernels.cuh"
 
 #include "svdlrAggregationWeight.h"
@@ -39,12 +39,22 @@ constexpr int kTransposeRows = 8;  // threads along the tile's second axis
 // ---------------------------------------------------------------------------------------------------------------
 // UnpackSlab
 
+/** A value of the series at a voxel (whole series' index), stabilised when the transform has a σ map. Non-finite
+ * values pass as they are, for the check beside. */
+__device__ inline float
+Stabilised(const MagnitudeTransform & transform, std::int64_t voxel, float value)
+{
+  return transform.sigma == nullptr || !isfinite(value) ? value
+                                                        : StabilisedValue(transform, transform.sigma[voxel], value);
+}
+
 /** [t][v] -> [v][t] through a (kTransposeTile, kTransposeTile + 1) shared tile: both the reads (along v) and the
  * writes (along t) are coalesced. v is the voxel index within the window. */
 __global__ void
 __launch_bounds__(kTransposeTile * kTransposeRows)
   UnpackVolumesOuterKernel(const float * __restrict__ packed, float * __restrict__ slab, std::int64_t voxels,
-                           std::int64_t volumes, std::int64_t firstVoxel, unsigned long long * firstNonFinite)
+                           std::int64_t volumes, std::int64_t firstVoxel, MagnitudeTransform transform,
+                           unsigned long long * firstNonFinite)
 {
   __shared__ float   tile[kTransposeTile][kTransposeTile + 1];
   const std::int64_t v0 = static_cast<std::int64_t>(blockIdx.x) * kTransposeTile;
@@ -56,7 +66,7 @@ __launch_bounds__(kTransposeTile * kTransposeRows)
     if (t < volumes && v < voxels)
     {
       const float value = packed[t * voxels + v];
-      tile[row][threadIdx.x] = value;
+      tile[row][threadIdx.x] = Stabilised(transform, firstVoxel + v, value);
       if (!isfinite(value))
       {
         atomicMin(firstNonFinite, static_cast<unsigned long long>(firstVoxel + v));
@@ -79,13 +89,13 @@ __launch_bounds__(kTransposeTile * kTransposeRows)
 __global__ void
 __launch_bounds__(256) UnpackVolumesInnerKernel(const float * __restrict__ packed, float * __restrict__ slab,
                                                 std::int64_t elements, std::int64_t volumes, std::int64_t firstVoxel,
-                                                unsigned long long * firstNonFinite)
+                                                MagnitudeTransform transform, unsigned long long * firstNonFinite)
 {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < elements; e += stride)
   {
     const float value = packed[e];
-    slab[e] = value;
+    slab[e] = Stabilised(transform, firstVoxel + e / volumes, value);
     if (!isfinite(value))
     {
       atomicMin(firstNonFinite, static_cast<unsigned long long>(firstVoxel + e / volumes));
@@ -99,16 +109,14 @@ __launch_bounds__(256) UnpackVolumesInnerKernel(const float * __restrict__ packe
 /** One value of the denoised series: the weighted mean of the rows summed, or the input where nothing was (outside
  * the mask, or never covered). */
 __device__ inline float
-FinalValue(const float * slab, const SlabSums & sums, const std::uint8_t * mask, std::int64_t localVoxel,
-           std::int64_t globalVoxel, std::int64_t volumes, std::int64_t t)
+FinalValue(const float * slab, const SlabSums & sums, const std::uint8_t * mask, const MagnitudeTransform & transform,
+           std::int64_t localVoxel, std::int64_t globalVoxel, std::int64_t volumes, std::int64_t t)
 {
   const bool   inside = mask == nullptr || mask[globalVoxel] != 0;
   const double weight = sums.weights[localVoxel];
-  if (!inside || weight == 0.0)
-  {
-    return slab[localVoxel * volumes + t];
-  }
-  return static_cast<float>(sums.values[localVoxel * volumes + t] / weight);
+  const float  value = !inside || weight == 0.0 ? slab[localVoxel * volumes + t]
+                                                : static_cast<float>(sums.values[localVoxel * volumes + t] / weight);
+  return transform.sigma == nullptr ? value : UnstabilisedValue(transform, transform.sigma[globalVoxel], value);
 }
 
 /** Output planes in VolumesOuter layout: [v][t] sums -> [t][v] packed, through a shared tile as in UnpackSlab.
@@ -116,8 +124,8 @@ FinalValue(const float * slab, const SlabSums & sums, const std::uint8_t * mask,
 __global__ void
 __launch_bounds__(kTransposeTile * kTransposeRows)
   FinaliseVolumesOuterKernel(const float * __restrict__ slab, SlabSums sums, const std::uint8_t * __restrict__ mask,
-                             float * __restrict__ packedOut, std::int64_t voxels, std::int64_t volumes,
-                             std::int64_t localOffset, std::int64_t globalOffset)
+                             MagnitudeTransform transform, float * __restrict__ packedOut, std::int64_t voxels,
+                             std::int64_t volumes, std::int64_t localOffset, std::int64_t globalOffset)
 {
   __shared__ float   tile[kTransposeTile][kTransposeTile + 1];
   const std::int64_t v0 = static_cast<std::int64_t>(blockIdx.x) * kTransposeTile;
@@ -128,7 +136,8 @@ __launch_bounds__(kTransposeTile * kTransposeRows)
     const std::int64_t t = t0 + threadIdx.x;
     if (t < volumes && v < voxels)
     {
-      tile[row][threadIdx.x] = FinalValue(slab, sums, mask, localOffset + v, globalOffset + v, volumes, t);
+      tile[row][threadIdx.x] =
+        FinalValue(slab, sums, mask, transform, localOffset + v, globalOffset + v, volumes, t);
     }
   }
   __syncthreads();
@@ -146,15 +155,15 @@ __launch_bounds__(kTransposeTile * kTransposeRows)
 __global__ void
 __launch_bounds__(256)
   FinaliseVolumesInnerKernel(const float * __restrict__ slab, SlabSums sums, const std::uint8_t * __restrict__ mask,
-                             float * __restrict__ packedOut, std::int64_t elements, std::int64_t volumes,
-                             std::int64_t localOffset, std::int64_t globalOffset)
+                             MagnitudeTransform transform, float * __restrict__ packedOut, std::int64_t elements,
+                             std::int64_t volumes, std::int64_t localOffset, std::int64_t globalOffset)
 {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < elements; e += stride)
   {
     const std::int64_t v = e / volumes;
     const std::int64_t t = e - v * volumes;
-    packedOut[e] = FinalValue(slab, sums, mask, localOffset + v, globalOffset + v, volumes, t);
+    packedOut[e] = FinalValue(slab, sums, mask, transform, localOffset + v, globalOffset + v, volumes, t);
   }
 }
 
@@ -194,7 +203,8 @@ GridStrideBlocks(std::int64_t elements, int threads)
 
 void
 LaunchUnpackSlab(const float * packed, PackedLayout layout, float * slab, const DenoiseGeometry & geometry,
-                 const SlabWindow & window, unsigned long long * firstNonFinite, cudaStream_t stream)
+                 const SlabWindow & window, const MagnitudeTransform & transform, unsigned long long * firstNonFinite,
+                 cudaStream_t stream)
 {
   const std::int64_t voxels = window.planes * geometry.PlaneVoxels();
   const std::int64_t firstVoxel = window.first * geometry.PlaneVoxels();
@@ -207,14 +217,14 @@ LaunchUnpackSlab(const float * packed, PackedLayout layout, float * slab, const 
     const dim3 grid(static_cast<unsigned>((voxels + kTransposeTile - 1) / kTransposeTile),
                     static_cast<unsigned>((geometry.volumes + kTransposeTile - 1) / kTransposeTile));
     UnpackVolumesOuterKernel<<<grid, dim3(kTransposeTile, kTransposeRows), 0, stream>>>(
-      packed, slab, voxels, geometry.volumes, firstVoxel, firstNonFinite);
+      packed, slab, voxels, geometry.volumes, firstVoxel, transform, firstNonFinite);
     SVDLR_CUDA_CHECK_LAUNCH("UnpackVolumesOuterKernel");
   }
   else
   {
     const std::int64_t elements = voxels * geometry.volumes;
     UnpackVolumesInnerKernel<<<GridStrideBlocks(elements, 256), 256, 0, stream>>>(
-      packed, slab, elements, geometry.volumes, firstVoxel, firstNonFinite);
+      packed, slab, elements, geometry.volumes, firstVoxel, transform, firstNonFinite);
     SVDLR_CUDA_CHECK_LAUNCH("UnpackVolumesInnerKernel");
   }
 }
@@ -222,8 +232,8 @@ LaunchUnpackSlab(const float * packed, PackedLayout layout, float * slab, const 
 void
 LaunchFinaliseSlab(const float * slab, const SlabSums & sums, const DenoiseGeometry & geometry,
                    const SlabWindow & window, std::int64_t outFirst, std::int64_t outPlanes, const std::uint8_t * mask,
-                   PackedLayout layout, float * packedOut, float * sigmaMap, std::uint16_t * rankMap,
-                   cudaStream_t stream)
+                   const MagnitudeTransform & transform, PackedLayout layout, float * packedOut, float * sigmaMap,
+                   std::uint16_t * rankMap, cudaStream_t stream)
 {
   const std::int64_t voxels = outPlanes * geometry.PlaneVoxels();
   if (voxels == 0)
@@ -237,14 +247,14 @@ LaunchFinaliseSlab(const float * slab, const SlabSums & sums, const DenoiseGeome
     const dim3 grid(static_cast<unsigned>((voxels + kTransposeTile - 1) / kTransposeTile),
                     static_cast<unsigned>((geometry.volumes + kTransposeTile - 1) / kTransposeTile));
     FinaliseVolumesOuterKernel<<<grid, dim3(kTransposeTile, kTransposeRows), 0, stream>>>(
-      slab, sums, mask, packedOut, voxels, geometry.volumes, localOffset, globalOffset);
+      slab, sums, mask, transform, packedOut, voxels, geometry.volumes, localOffset, globalOffset);
     SVDLR_CUDA_CHECK_LAUNCH("FinaliseVolumesOuterKernel");
   }
   else
   {
     const std::int64_t elements = voxels * geometry.volumes;
     FinaliseVolumesInnerKernel<<<GridStrideBlocks(elements, 256), 256, 0, stream>>>(
-      slab, sums, mask, packedOut, elements, geometry.volumes, localOffset, globalOffset);
+      slab, sums, mask, transform, packedOut, elements, geometry.volumes, localOffset, globalOffset);
     SVDLR_CUDA_CHECK_LAUNCH("FinaliseVolumesInnerKernel");
   }
   if (sigmaMap != nullptr || rankMap != nullptr)

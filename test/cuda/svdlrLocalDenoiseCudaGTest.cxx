@@ -667,8 +667,8 @@ TEST_F(LocalDenoiseCuda, DenoisingBringsTheSeriesCloserToTheCleanSignal)
 namespace
 {
 
-// Issue 21, item 3: the magnitude noise model's transforms run on the host around either backend, so a stabilised
-// magnitude series gives the GPU what it gives the CPU. With a known σ map both backends stabilise the same numbers;
+// A stabilised magnitude series gives the GPU what it gives the CPU (the GPU transforms each slab on the device, the
+// CPU the series on the host: svdlrMagnitudeTransformCudaGTest.cxx). With a known σ map both stabilise the same numbers;
 // the expected magnitude written back is a smooth function of the denoised value, so float rounding stays rounding.
 // (The floor-removed output is not compared here: near the floor ν grows like the square root of the distance to
 // it, which magnifies rounding; the tool's test compares it on a series above the floor.)
