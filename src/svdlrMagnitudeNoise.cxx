@@ -30,6 +30,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -305,9 +306,10 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
   }
   else
   {
-    std::vector<float>      scratch(inPlace ? voxels * input.volumes : 0);
+    // Not zeroed: the pass writes every element, and nothing reads them.
+    const std::unique_ptr<float[]> scratch(inPlace ? new float[voxels * input.volumes] : nullptr);
     const SeriesView<float> firstOutput =
-      inPlace ? SeriesView<float>{ scratch.data(), input.size, input.volumes,
+      inPlace ? SeriesView<float>{ scratch.get(), input.size, input.volumes,
                                    { 1, static_cast<std::ptrdiff_t>(input.size[0]),
                                      static_cast<std::ptrdiff_t>(input.size[0] * input.size[1]),
                                      static_cast<std::ptrdiff_t>(voxels) } }

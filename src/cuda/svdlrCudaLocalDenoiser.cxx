@@ -432,8 +432,8 @@ private:
 
     LaunchFinaliseSlab(b.slab, b.sums, m_Geometry, window, e.outFirst, e.outLast - e.outFirst, m_Fixed.mask,
                        m_Transform.View(), m_Transfers.OutputLayout(), b.packedOut,
-                       m_Maps.noiseSigma != nullptr ? b.sigmaMap : nullptr, m_Maps.rank != nullptr ? b.rankMap : nullptr,
-                       compute);
+                       m_Maps.noiseSigma != nullptr ? b.sigmaMap : nullptr,
+                       m_Maps.rank != nullptr ? b.rankMap : nullptr, compute);
     MarkStage(StageClock::Finalise);
     SVDLR_CUDA_CHECK(cudaMemcpyAsync(m_Resources->hostFlags.Data() + 2 * slot, m_Fixed.flags,
                                      2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, compute));

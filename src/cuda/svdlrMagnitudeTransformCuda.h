@@ -19,8 +19,9 @@
 #define svdlr_MagnitudeTransformCuda_h
 
 // A magnitude transform's tables and σ map (svdlrMagnitudeTransform.h) copied to the device for one run of the local
-// denoiser, whose slab kernels stabilise and invert with them.
+// denoiser, whose slab kernels stabilise and invert with them. Exported for the tests, which size a plan with it.
 
+#include "svdlrCudaExport.h"
 #include "svdlrDeviceBuffer.h"
 #include "svdlrMagnitudeTransform.h"
 
@@ -33,7 +34,7 @@ namespace svdlr
 namespace detail
 {
 
-class DeviceMagnitudeTransform
+class SVDLR_CUDA_EXPORT DeviceMagnitudeTransform
 {
 public:
   /** Nothing to copy without a transform (`host` null): View() then has no σ map, which the kernels read as none. */

@@ -22,6 +22,7 @@
 // saying why, without a usable CUDA device.
 #include "svdlrLocalDenoiseCudaTesting.h"
 
+#include "cuda/svdlrMagnitudeTransformCuda.h"
 #include "svdlrMagnitudeTransform.h"
 #include "svdlr/MagnitudeNoise.h"
 
@@ -108,7 +109,9 @@ TEST_F(LocalDenoiseCuda, VstThroughSlabsOfOnePlaneEqualsTheHostTransform)
   transform.toSignal = false; // E[M | nu], as the model without the floor removal
   LocalDenoiseOptions plain = options;
   plain.magnitudeNoise = {};
-  const svdlr::detail::LocalDenoiseCudaTuning tuning = OnePlanePerSlabTuning(input, cpu, plain);
+  svdlr::detail::LocalDenoiseCudaTuning tuning = OnePlanePerSlabTuning(input, cpu, plain);
+  // The transform's tables and σ map count against the device memory as the mask's do (about 110 KB here).
+  tuning.availableBytes += svdlr::detail::DeviceMagnitudeTransform(&transform, input.Voxels()).Bytes();
   svdlr::detail::LocalDenoiseCudaTrace        trace;
   Result                                      gpu;
   gpu.output = input.Poisoned();
