@@ -130,18 +130,6 @@ TEST_F(LocalDenoiseCuda, CentreVoxelWithMaskCopiesOutsideAndEqualsCpu)
   }
 }
 
-/** A known σ map of random values in [0.5, 1], the range of the noise of LowRankPlusNoise. */
-std::vector<float>
-KnownSigmaMap(const Series & input, Random & random)
-{
-  std::vector<float> sigma(input.Voxels());
-  for (float & s : sigma)
-  {
-    s = static_cast<float>(random.Uniform(0.5, 1.0));
-  }
-  return sigma;
-}
-
 TEST_F(LocalDenoiseCuda, KnownSigmaMapEqualsCpuForEveryPolicy)
 {
   SCOPED_TRACE(m_Random.SeedTrace());

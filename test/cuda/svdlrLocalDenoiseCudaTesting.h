@@ -306,6 +306,18 @@ InLayoutOf(const Result & result, const Series & reference)
   return moved;
 }
 
+/** A known σ map of random values in [0.5, 1], the range of the noise of LowRankPlusNoise. */
+inline std::vector<float>
+KnownSigmaMap(const Series & input, Random & random)
+{
+  std::vector<float> sigma(input.Voxels());
+  for (float & s : sigma)
+  {
+    s = static_cast<float>(random.Uniform(0.5, 1.0));
+  }
+  return sigma;
+}
+
 /** A random ball of voxels, the rest outside. */
 inline std::vector<std::uint8_t>
 BallMask(const std::array<std::size_t, 3> & size, Random & random)

@@ -45,18 +45,6 @@ MagnitudeOf(Series series, float offset)
   return series;
 }
 
-/** σ in [0.5, 1] per voxel, the range of LowRankPlusNoise's noise. */
-std::vector<float>
-SigmaMap(const Series & input, Random & random)
-{
-  std::vector<float> sigma(input.Voxels());
-  for (float & s : sigma)
-  {
-    s = static_cast<float>(random.Uniform(0.5, 1.0));
-  }
-  return sigma;
-}
-
 LocalDenoiseOptions
 StabilisedWithKnownSigma(const std::vector<float> & sigma, unsigned coils)
 {
@@ -72,7 +60,7 @@ TEST_F(LocalDenoiseCuda, VstInTheVectorImageLayoutAndInPlaceAcrossSlabsEqualsCpu
 {
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series                    image = MagnitudeOf(LowRankPlusNoise({ 14, 12, 12 }, 25, 3, m_Random), 0.0f);
-  const std::vector<float>        sigma = SigmaMap(image, m_Random);
+  const std::vector<float>        sigma = KnownSigmaMap(image, m_Random);
   const std::vector<std::uint8_t> mask = BallMask(image.size, m_Random);
   LocalDenoiseOptions             options = StabilisedWithKnownSigma(sigma, 2);
   options.mask = mask.data();
@@ -99,7 +87,7 @@ TEST_F(LocalDenoiseCuda, VstThroughSlabsOfOnePlaneEqualsTheHostTransform)
   // The tuned backend with the transform itself, one centre plane a slab: each slab's σ is read at its own planes.
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series             input = MagnitudeOf(LowRankPlusNoise({ 12, 11, 14 }, 22, 3, m_Random), 0.0f);
-  const std::vector<float> sigma = SigmaMap(input, m_Random);
+  const std::vector<float> sigma = KnownSigmaMap(input, m_Random);
   const LocalDenoiseOptions options = StabilisedWithKnownSigma(sigma, 1);
   const Result              cpu = Denoise(input, options, svdlr::Backend::CPU);
 
