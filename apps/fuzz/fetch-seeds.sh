@@ -22,7 +22,8 @@ header_seeds=$dest/SVDLowRankDicomHeaderFuzzer
 png_seeds=$dest/SVDLowRankPngStackFuzzer
 nifti_seeds=$dest/SVDLowRankNiftiFuzzer
 nifti_gz_seeds=$dest/SVDLowRankNiftiGzipFuzzer
-mkdir -p "$file_seeds" "$folder_seeds" "$header_seeds" "$png_seeds" "$nifti_seeds" "$nifti_gz_seeds"
+gunzip_seeds=$dest/SVDLowRankParallelGunzipFuzzer
+mkdir -p "$file_seeds" "$folder_seeds" "$header_seeds" "$png_seeds" "$nifti_seeds" "$nifti_gz_seeds" "$gunzip_seeds"
 
 # Joins files with the separator into one seed: join OUT FILE...
 join() {
@@ -125,6 +126,24 @@ for name, (control, amount) in controls.items():
     for kind in ("float32", "int16-scaled", "float64-4d", "nifti2"):
         open(f"{gz}/{kind}-{name}", "wb").write(bytes([control, amount]) + files[kind])
 PY
-for t in "$file_seeds" "$folder_seeds" "$header_seeds" "$png_seeds" "$nifti_seeds" "$nifti_gz_seeds"; do
+# The parallel decoder's target: its four control bytes (SVDLowRankParallelGunzipFuzzer.cxx) and payloads of the kinds
+# a series holds (floats, text, noise), compressed there with each block type, and one gzip stream as it is.
+python3 - "$gunzip_seeds" <<'PY'
+import gzip, random, struct, sys
+out, rng = sys.argv[1], random.Random(7)
+floats = struct.pack("<512f", *[100.0 + (i * 37) % 17 + rng.random() for i in range(512)])
+text = b"".join(b"voxel %d volume %d\n" % (i, i % 7) for i in range(200))
+noise = bytes(rng.getrandbits(8) for _ in range(3000))
+def seed(name, control, shape, b2, b3, payload):
+    open(f"{out}/{name}", "wb").write(bytes([control, shape, b2, b3]) + payload)
+seed("floats-level6", 1 | 6 << 2, 0, 0, 0, floats)
+seed("text-three-members-repeated", 3 | 9 << 2 | 128, 1 | 2 << 2, 5, 0, text)
+seed("noise-stored", 1, 2 | 4 << 2, 0, 0, noise)
+seed("floats-sync-flush", 1 | 6 << 2 | 64, 1 | 3 << 2, 0, 3, floats)
+seed("text-fixed-huffman", 2 | 5 << 2, 4 << 5 | 1 << 2, 0, 0, text)
+seed("text-rle-bit-flipped", 1 | 6 << 2, 3 << 5, 128 | 40, 2, text)
+seed("gzip-as-is", 0, 0, 0, 0, gzip.compress(floats * 4, 6))
+PY
+for t in "$file_seeds" "$folder_seeds" "$header_seeds" "$png_seeds" "$nifti_seeds" "$nifti_gz_seeds" "$gunzip_seeds"; do
   echo "fetch-seeds: $(ls "$t" | wc -l) seeds in $t"
 done

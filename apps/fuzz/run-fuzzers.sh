@@ -21,7 +21,8 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 targets=()
 all=(SVDLowRankPngStackFuzzer SVDLowRankDicomFileFuzzer SVDLowRankDicomFolderFuzzer SVDLowRankDicomHeaderFuzzer
-     SVDLowRankNiftiFuzzer SVDLowRankNiftiGzipFuzzer SVDLowRankMetaImageFuzzer SVDLowRankNrrdFuzzer)
+     SVDLowRankNiftiFuzzer SVDLowRankNiftiGzipFuzzer SVDLowRankParallelGunzipFuzzer SVDLowRankMetaImageFuzzer
+     SVDLowRankNrrdFuzzer)
 for t in "${all[@]}"; do
   # The DICOM targets exist only when DCMTK was found.
   if ninja -C "$build" -t query "$t" > /dev/null 2>&1; then targets+=("$t"); fi
@@ -35,7 +36,7 @@ if ! (cd "$build" && ctest -R '\.Regressions$' --output-on-failure); then
 fi
 
 seeds=$build/fuzz/seeds
-[ -d "$seeds/SVDLowRankPngStackFuzzer" ] && [ -d "$seeds/SVDLowRankNiftiGzipFuzzer" ] || "$here/fetch-seeds.sh" "$seeds"
+[ -d "$seeds/SVDLowRankPngStackFuzzer" ] && [ -d "$seeds/SVDLowRankParallelGunzipFuzzer" ] || "$here/fetch-seeds.sh" "$seeds"
 mkdir -p "$build/fuzz/logs"
 each=$(( total / ${#targets[@]} ))
 [ "$each" -ge 1 ] || each=1
