@@ -37,7 +37,6 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
-#include <utility>
 
 namespace svdlr
 {
@@ -541,16 +540,12 @@ DenoiseLowRankPass(const SeriesView<const float> & input, const SeriesView<float
         // On the host, into the output, and back there after a run in place.
         const unsigned threads = WorkerCount(options.threads);
         auto           clock = std::chrono::steady_clock::now();
-        const auto     lap = [&clock] {
-          const auto now = std::chrono::steady_clock::now();
-          return std::chrono::duration<double>(now - std::exchange(clock, now)).count();
-        };
         ApplyMagnitudeTransform(series, *transform, TransformDirection::Stabilise, output, threads);
-        report.magnitudeSeconds.stabilise = lap();
+        report.magnitudeSeconds.stabilise = Lap(clock);
         RunLocalDenoiseCpu(output, output, maps, options, patch, report);
-        lap();
+        Lap(clock);
         ApplyMagnitudeTransform(output, *transform, TransformDirection::Invert, output, threads);
-        report.magnitudeSeconds.inverse = lap();
+        report.magnitudeSeconds.inverse = Lap(clock);
       },
       report.notes);
   };

@@ -20,6 +20,8 @@
 
 #include "svdlr/LocalDenoise.h"
 
+#include <chrono>
+
 namespace svdlr
 {
 
@@ -27,6 +29,16 @@ struct MagnitudeTransform; // svdlrMagnitudeTransform.h
 
 namespace detail
 {
+
+/** Seconds since `start`, and restarts it: the magnitude path's steps are timed back to back. */
+inline double
+Lap(std::chrono::steady_clock::time_point & start)
+{
+  const auto   now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - start).count();
+  start = now;
+  return seconds;
+}
 
 enum class TransformDirection
 {

@@ -207,16 +207,6 @@ ApplyMagnitudeTransform(const SeriesView<const float> & in, const MagnitudeTrans
 namespace
 {
 
-/** Seconds since `start`, and restarts it: the magnitude path's steps are timed back to back. */
-double
-Lap(std::chrono::steady_clock::time_point & start)
-{
-  const auto now = std::chrono::steady_clock::now();
-  const double seconds = std::chrono::duration<double>(now - start).count();
-  start = now;
-  return seconds;
-}
-
 /** The options of the first pass that only measures each voxel's sigma for the stabilisation: a cuboid patch's
  * centres on the body-centred lattice whose stride is the patch's smallest extent over kPatchExtentPerSigmaPassStride
  * (overlap-averaged, whatever the aggregation asked for the output, so that every voxel between the centres gets a
