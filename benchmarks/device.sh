@@ -18,7 +18,8 @@
 #   gunzip        the .nii.gz read's decompression: libdeflate, ISA-L, ours and rapidgzip on one member and on our
 #                 own output, and the verdict whether ours stays (gunzip_compare.py)
 #   magnitude     the automatic magnitude model's cost on the GPU, step by step (MAGNITUDE_SIZES), against the run
-#                 without it, and the CUDA backend's trace of the run without it (stages, transfers)
+#                 without it, the CUDA backend's trace of the run without it (stages, transfers), and that run under
+#                 each device memory limit of MAGNITUDE_LIMITS
 #   wheel         the CUDA wheel (the bundle's whl-cuda/) installed beside the machine's NVIDIA runtime wheels, no CUDA
 #                 toolkit on the library path: a phantom denoised through it against the bundle's tool (wheel_on_gpu.py)
 #   large         long series (LARGE_SIZES): ours at its defaults on the GPU and the CPU, dwidenoise on a slab, and
@@ -503,6 +504,12 @@ stage_magnitude() {
         --cusolver-repeat 0
       note "$size trace (rc $rc, $took s): $(head -1 "$dir/$size-trace.log" | cut -c1-900)"
     fi
+    # MAGNITUDE_LIMITS="8G 200G": the run without the model under each device memory limit (the plan, the stages).
+    for limit in ${MAGNITUDE_LIMITS:-}; do
+      one "$size-limit-$limit" 300 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/$size.f32" --size "${dims[@]}" \
+        --repeat 2 --cusolver-repeat 0 --device-memory-limit "$limit"
+      note "$size limit $limit (rc $rc, $took s): $(head -1 "$dir/$size-limit-$limit.log" | cut -c1-900)"
+    done
     rm -f "$data/$size.f32"
   done
 }
