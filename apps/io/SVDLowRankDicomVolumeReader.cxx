@@ -218,12 +218,24 @@ CheckFiniteNumbers(const DicomFrame & header)
   const Vector3 & a = header.rowDirection;
   const Vector3 & b = header.columnDirection;
   const Vector3   normal{ { a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0] } };
-  if (!finite(a) || !finite(b) ||
-      !(std::sqrt(normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2]) > 1e-3))
+  if (!finite(a) || !finite(b) || !(std::hypot(normal[0], normal[1], normal[2]) > 1e-3))
   {
     throw FileError(header.Name(),
                     "has a degenerate ImageOrientationPatient " + format(a) + ", " + format(b) +
                       ": its row and column directions span no plane");
+  }
+  // Direction cosines are unit vectors (PS3.3 C.7.6.2.1.1); rounded to a few digits they stay well within 10 %. A
+  // column of 1e200 made the volume's direction matrix overflow its determinant (found by the DICOM fuzzer).
+  for (const Vector3 * cosines : { &a, &b })
+  {
+    const double length = std::hypot((*cosines)[0], (*cosines)[1], (*cosines)[2]);
+    if (!(length > 0.9 && length < 1.1))
+    {
+      std::ostringstream what;
+      what << "has an ImageOrientationPatient " << format(a) << ", " << format(b)
+           << " whose directions are not unit vectors (one of length " << length << ")";
+      throw FileError(header.Name(), what.str());
+    }
   }
   for (const double spacing :
        { header.rowSpacing, header.columnSpacing, header.sliceThickness, header.spacingBetweenSlices })
