@@ -31,7 +31,6 @@
 #include "svdlrVolumeGroupMeans.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -537,15 +536,8 @@ DenoiseLowRankPass(const SeriesView<const float> & input, const SeriesView<float
           RunLocalDenoiseCpu(series, output, maps, options, patch, report);
           return;
         }
-        // On the host, into the output, and back there after a run in place.
-        const unsigned threads = WorkerCount(options.threads);
-        auto           clock = std::chrono::steady_clock::now();
-        ApplyMagnitudeTransform(series, *transform, TransformDirection::Stabilise, output, threads);
-        report.magnitudeSeconds.stabilise = Lap(clock);
-        RunLocalDenoiseCpu(output, output, maps, options, patch, report);
-        Lap(clock);
-        ApplyMagnitudeTransform(output, *transform, TransformDirection::Invert, output, threads);
-        report.magnitudeSeconds.inverse = Lap(clock);
+        DenoiseBetweenHostTransforms(series, output, *transform, WorkerCount(options.threads), report.magnitudeSeconds,
+                                     [&] { RunLocalDenoiseCpu(output, output, maps, options, patch, report); });
       },
       report.notes);
   };

@@ -20,7 +20,7 @@
 
 #include "svdlr/LocalDenoise.h"
 
-#include <chrono>
+#include <functional>
 
 namespace svdlr
 {
@@ -30,33 +30,20 @@ struct MagnitudeTransform; // svdlrMagnitudeTransform.h
 namespace detail
 {
 
-/** Seconds since `start`, and restarts it: the magnitude path's steps are timed back to back. */
-inline double
-Lap(std::chrono::steady_clock::time_point & start)
-{
-  const auto   now = std::chrono::steady_clock::now();
-  const double seconds = std::chrono::duration<double>(now - start).count();
-  start = now;
-  return seconds;
-}
-
-enum class TransformDirection
-{
-  Stabilise, // StabilisedValue
-  Invert     // UnstabilisedValue
-};
-
-/** `transform` applied to every voxel of `in` into `out` (which may be `in`), on the host. InvalidArgument on
- * mismatched sizes, a null or negative sigma. */
+/** A magnitude transform on the host, around a low-rank pass that cannot apply it itself (the CPU backend, or a pass
+ * that demeans volume groups): `input` stabilised into `output`, `denoise()` run on `output` in place, `output`
+ * inverted; the three steps' seconds into `seconds` (sigmaPass untouched). InvalidArgument on mismatched sizes, a
+ * null or negative sigma. */
 void
-ApplyMagnitudeTransform(const SeriesView<const float> & in, const MagnitudeTransform & transform,
-                        TransformDirection direction, const SeriesView<float> & out, unsigned threads);
+DenoiseBetweenHostTransforms(const SeriesView<const float> & input, const SeriesView<float> & output,
+                             const MagnitudeTransform & transform, unsigned threads,
+                             LocalDenoiseReport::MagnitudeSteps & seconds, const std::function<void()> & denoise);
 
 /** DenoiseLocalLowRank's low-rank pass on the chosen backend, once the front end has checked the views and taken
  * its detours (the g-factor, the magnitude model): `options` without them. With a `transform` (and no volume
  * groups), the series is stabilised on its way in and inverted on its way out: the CUDA backend does it as it
- * unpacks and finalises each slab; the CPU backend on the host, into the output, around a run in place there; the
- * report's magnitudeSeconds then hold the CPU's two host steps (0 on the GPU). */
+ * unpacks and finalises each slab; the CPU backend on the host (DenoiseBetweenHostTransforms), whose steps' times
+ * the report's magnitudeSeconds then hold (0 on the GPU). */
 LocalDenoiseReport
 DenoiseLowRankPass(const SeriesView<const float> & input, const SeriesView<float> & output,
                    const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,

@@ -30,6 +30,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -97,6 +98,39 @@ ApplyPerVoxel(const SeriesView<const float> & in, const float * sigma, const Ser
   });
 }
 
+/** Seconds since `start`, and restarts it: the magnitude path's steps are timed back to back. */
+double
+Lap(std::chrono::steady_clock::time_point & start)
+{
+  const auto   now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - start).count();
+  start = now;
+  return seconds;
+}
+
+enum class Direction
+{
+  Stabilise, // StabilisedValue
+  Invert     // UnstabilisedValue
+};
+
+/** `transform` applied to every voxel of `in` into `out` (which may be `in`). */
+void
+ApplyTransform(const SeriesView<const float> & in, const MagnitudeTransform & transform, Direction direction,
+               const SeriesView<float> & out, unsigned threads)
+{
+  if (direction == Direction::Stabilise)
+  {
+    ApplyPerVoxel(in, transform.sigma, out, threads, "the variance-stabilising transform",
+                  [&transform](float s, float m) { return StabilisedValue(transform, s, m); });
+  }
+  else
+  {
+    ApplyPerVoxel(in, transform.sigma, out, threads, "the inverse variance-stabilising transform",
+                  [&transform](float s, float d) { return UnstabilisedValue(transform, s, d); });
+  }
+}
+
 MagnitudeTransform
 TransformFor(unsigned coils, const float * sigma, MagnitudeEstimate estimate)
 {
@@ -113,16 +147,14 @@ void
 StabiliseMagnitude(const SeriesView<const float> & magnitude, const float * sigma, unsigned coils,
                    const SeriesView<float> & out, unsigned threads)
 {
-  detail::ApplyMagnitudeTransform(magnitude, TransformFor(coils, sigma, MagnitudeEstimate::Signal),
-                                  detail::TransformDirection::Stabilise, out, threads);
+  ApplyTransform(magnitude, TransformFor(coils, sigma, MagnitudeEstimate::Signal), Direction::Stabilise, out, threads);
 }
 
 void
 UnstabiliseMagnitude(const SeriesView<const float> & denoised, const float * sigma, unsigned coils,
                      MagnitudeEstimate estimate, const SeriesView<float> & out, unsigned threads)
 {
-  detail::ApplyMagnitudeTransform(denoised, TransformFor(coils, sigma, estimate), detail::TransformDirection::Invert,
-                                  out, threads);
+  ApplyTransform(denoised, TransformFor(coils, sigma, estimate), Direction::Invert, out, threads);
 }
 
 void
@@ -189,19 +221,17 @@ namespace detail
 {
 
 void
-ApplyMagnitudeTransform(const SeriesView<const float> & in, const MagnitudeTransform & transform,
-                        TransformDirection direction, const SeriesView<float> & out, unsigned threads)
+DenoiseBetweenHostTransforms(const SeriesView<const float> & input, const SeriesView<float> & output,
+                             const MagnitudeTransform & transform, unsigned threads,
+                             LocalDenoiseReport::MagnitudeSteps & seconds, const std::function<void()> & denoise)
 {
-  if (direction == TransformDirection::Stabilise)
-  {
-    ApplyPerVoxel(in, transform.sigma, out, threads, "the variance-stabilising transform",
-                  [&transform](float s, float m) { return StabilisedValue(transform, s, m); });
-  }
-  else
-  {
-    ApplyPerVoxel(in, transform.sigma, out, threads, "the inverse variance-stabilising transform",
-                  [&transform](float s, float d) { return UnstabilisedValue(transform, s, d); });
-  }
+  auto clock = std::chrono::steady_clock::now();
+  ApplyTransform(input, transform, Direction::Stabilise, output, threads);
+  seconds.stabilise = Lap(clock);
+  denoise();
+  seconds.denoise = Lap(clock);
+  ApplyTransform(output, transform, Direction::Invert, output, threads);
+  seconds.inverse = Lap(clock);
 }
 
 namespace
@@ -333,12 +363,8 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
   else
   {
     // Each group's mean is taken out of the stabilised series, so it is stabilised before the pass demeans it.
-    ApplyMagnitudeTransform(input, transform, TransformDirection::Stabilise, output, threads);
-    seconds.stabilise = Lap(clock);
-    report = DenoiseLocalLowRank(output, output, outMaps, plain);
-    seconds.denoise = Lap(clock);
-    ApplyMagnitudeTransform(output, transform, TransformDirection::Invert, output, threads);
-    seconds.inverse = Lap(clock);
+    DenoiseBetweenHostTransforms(input, output, transform, threads, seconds,
+                                 [&] { report = DenoiseLocalLowRank(output, output, outMaps, plain); });
   }
   report.magnitudeSeconds = seconds;
   report.magnitudeNoise = model;
