@@ -50,6 +50,7 @@ struct Arguments
   std::size_t             size[4]{ 0, 0, 0, 0 };
   std::size_t             repeat{ 5 };
   std::size_t             cusolverRepeat{ 2 };
+  bool                    everyEigenvector{ true }; // the "every eigenvector" configuration after the default
   std::size_t             maxPatchesPerBatch{ 0 };
   bool                    variants{ false };
   // The engine's defaults, as the reference svdlrDenoiseBenchmark's.
@@ -63,7 +64,8 @@ Usage(const std::string & problem)
 {
   std::cerr << "svdlrDenoiseCudaBenchmark: " << problem << "\n"
             << "usage: svdlrDenoiseCudaBenchmark --input series.f32 --size NX NY NZ NV [--repeat N]\n"
-            << "       [--cusolver-repeat N (0: skip)] [--aggregation centre|overlap] [--shrinkage auto|hard|frobenius]\n"
+            << "       [--cusolver-repeat N (0: skip)] [--default-only (no every-eigenvector run)]\n"
+            << "       [--aggregation centre|overlap] [--shrinkage auto|hard|frobenius]\n"
             << "       [--batch N] [--device-memory-limit SIZE (" << svdlr::ByteSizeSyntax() << ")]\n"
             << "       [--reference cpu.f32 --reference-rank cpu.u16] [--variants (every kernel variant of our solver)]\n";
   std::exit(2);
@@ -93,6 +95,8 @@ Parse(int argc, char * argv[])
       a.repeat = std::stoul(value(i));
     else if (flag == "--cusolver-repeat")
       a.cusolverRepeat = std::stoul(value(i));
+    else if (flag == "--default-only")
+      a.everyEigenvector = false;
     else if (flag == "--variants")
       a.variants = true;
     else if (flag == "--batch")
@@ -283,6 +287,7 @@ main(int argc, char * argv[])
     };
     std::vector<Configuration> configurations;
     configurations.push_back({ "ours", {}, a.repeat });
+    if (a.everyEigenvector)
     {
       // The eigenvectors the ranks keep (the default) against all of them up to the rank's bound, as before.
       svdlr::detail::LocalDenoiseCudaTuning tuning;

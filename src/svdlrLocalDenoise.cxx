@@ -491,6 +491,10 @@ DenoiseLowRankPass(const SeriesView<const float> & input, const SeriesView<float
   {
     throw std::logic_error("svdlr: a magnitude transform around the low-rank pass cannot take volume groups");
   }
+  if (output.data == nullptr && (transform != nullptr || requested.volumeGroups != nullptr))
+  {
+    throw std::logic_error("svdlr: a pass for the maps alone takes no magnitude transform and no volume groups");
+  }
   const std::array<std::size_t, 3> patch = ResolvePatch(input, requested);
   // The backends see a stride >= 1, and Hard or OptimalFrobenius only.
   LocalDenoiseOptions options = requested;

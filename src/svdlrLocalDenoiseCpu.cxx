@@ -146,6 +146,7 @@ public:
     , m_Workers(WorkerCount(options.threads))
     , m_Lanes(m_Workers)
     , m_InPlace(static_cast<const void *>(input.data) == static_cast<const void *>(output.data))
+    , m_MapsOnly(output.data == nullptr)
   {
     m_Centres = PatchCentres(input.size, patch, BackendPatchStride(options, patch), options.mask);
     m_Total = static_cast<std::size_t>(std::count(m_Centres.begin(), m_Centres.end(), std::uint8_t{ 1 }));
@@ -355,7 +356,7 @@ private:
         }
         PatchLowRank &    patch = *group[j];
         const std::size_t voxel = x + m_Nx * (y + m_Ny * z);
-        patch.Choose(m_Options.noiseSigma != nullptr ? static_cast<double>(m_Options.noiseSigma[voxel]) : -1.0);
+        ChooseFor(patch, voxel);
         emit(x, patch, start);
       }
       previous = group[slots - 1];
@@ -388,10 +389,24 @@ private:
         const std::size_t  x = lane.centres[next];
         const std::int64_t start[3] = { Start(0, x), Start(1, y), Start(2, z) };
         const std::size_t  voxel = x + m_Nx * (y + m_Ny * z);
-        group[j]->Choose(m_Options.noiseSigma != nullptr ? static_cast<double>(m_Options.noiseSigma[voxel]) : -1.0);
+        ChooseFor(*group[j], voxel);
         emit(x, *group[j], start);
       }
     }
+  }
+
+  /** The patch's rank and σ, with σ known at `voxel` when a σ map is given; its kept components too unless the run
+   * writes the maps only (a σ pass). */
+  void
+  ChooseFor(PatchLowRank & patch, std::size_t voxel) const
+  {
+    const double knownSigma = m_Options.noiseSigma != nullptr ? static_cast<double>(m_Options.noiseSigma[voxel]) : -1.0;
+    if (m_MapsOnly)
+    {
+      patch.ChooseRankOnly(knownSigma);
+      return;
+    }
+    patch.Choose(knownSigma);
   }
 
   /** CentreVoxel: each centre's own row, one line of centres of planes [z0, z1) per unit, the lines with the most
@@ -421,10 +436,13 @@ private:
       PlaneSums &       plane = Plane(z);
       std::size_t       count = 0;
       ForEachCentreOfLine(lane, y, z, 0, m_Nx, [&](std::size_t x, PatchLowRank & patch, const std::int64_t(&start)[3]) {
-        // A sphere's centre voxel is its row 0 (svdlrSpherePatch.h).
-        patch.ApproximateRow(m_Sphere ? 0 : static_cast<int>(CasoratiRow(x, y, z, start)), lane.row.data());
         const std::size_t index = x + m_Nx * y;
-        std::copy(lane.row.begin(), lane.row.end(), plane.values.begin() + index * m_Nv);
+        if (!m_MapsOnly)
+        {
+          // A sphere's centre voxel is its row 0 (svdlrSpherePatch.h).
+          patch.ApproximateRow(m_Sphere ? 0 : static_cast<int>(CasoratiRow(x, y, z, start)), lane.row.data());
+          std::copy(lane.row.begin(), lane.row.end(), plane.values.begin() + index * m_Nv);
+        }
         plane.weights[index] = 1.0;
         plane.sigma[index] = patch.Sigma();
         plane.rank[index] = static_cast<double>(patch.Rank());
@@ -475,11 +493,15 @@ private:
           turn = turn || (lane.pending.empty() && schedule.IsTurn(unit)); // stays true: read the counters once
           if (turn)
           {
-            Accumulate(patch.ApproximateAll(), decomposed); // no copy
+            Accumulate(m_MapsOnly ? nullptr : patch.ApproximateAll(), decomposed); // no copy
             return;
           }
           const std::size_t slot = lane.pending.size();
           lane.pending.push_back(decomposed);
+          if (m_MapsOnly)
+          {
+            return;
+          }
           lane.pendingValues.resize(std::max(lane.pendingValues.size(), (slot + 1) * values));
           const double * approximation = patch.ApproximateAll();
           std::copy(approximation, approximation + values, lane.pendingValues.begin() + slot * values);
@@ -497,7 +519,7 @@ private:
       }
       for (std::size_t i = 0; i < lane.pending.size(); ++i)
       {
-        Accumulate(lane.pendingValues.data() + i * values, lane.pending[i]);
+        Accumulate(m_MapsOnly ? nullptr : lane.pendingValues.data() + i * values, lane.pending[i]);
       }
       patches += count;
       schedule.Done(unit);
@@ -505,7 +527,8 @@ private:
     return patches;
   }
 
-  /** Adds one patch's approximation to the sums of its voxels, each row weighted (AggregationWeight). */
+  /** Adds one patch's approximation to the sums of its voxels, each row weighted (AggregationWeight); null: its σ
+   * and rank only, to the maps' sums (a σ pass). */
   void
   Accumulate(const double * approximation, const PendingPatch & patch)
   {
@@ -519,7 +542,7 @@ private:
       PlaneSums &       plane = Plane(z);
       const std::size_t index = x + m_Nx * y;
       double *          sums = plane.values.data() + index * m_Nv;
-      for (std::size_t t = 0; t < m_Nv; ++t)
+      for (std::size_t t = 0; approximation != nullptr && t < m_Nv; ++t)
       {
         sums[t] += weight * approximation[row + t * m];
       }
@@ -550,7 +573,8 @@ private:
     }
   }
 
-  /** Writes planes [z0, z1) to the output and the maps, and clears their slots for the planes to come. */
+  /** Writes planes [z0, z1) to the output (unless the run writes the maps only) and the maps, and clears their slots
+   * for the planes to come. */
   void
   Flush(std::size_t z0, std::size_t z1)
   {
@@ -561,7 +585,9 @@ private:
       const std::size_t z = z0 + unit / m_Ny, y = unit % m_Ny;
       PlaneSums &       plane = Plane(z);
       const float * inRow = m_Input.data + static_cast<std::ptrdiff_t>(y) * si[1] + static_cast<std::ptrdiff_t>(z) * si[2];
-      float *       outRow = m_Output.data + static_cast<std::ptrdiff_t>(y) * so[1] + static_cast<std::ptrdiff_t>(z) * so[2];
+      float *       outRow = m_MapsOnly ? nullptr
+                                        : m_Output.data + static_cast<std::ptrdiff_t>(y) * so[1] +
+                                            static_cast<std::ptrdiff_t>(z) * so[2];
       const std::size_t rowStart = m_Nx * y;
       const auto value = [&](std::size_t x, std::size_t t) -> float {
         const std::size_t index = rowStart + x;
@@ -580,7 +606,11 @@ private:
         }
         outRow[static_cast<std::ptrdiff_t>(x) * so[0] + static_cast<std::ptrdiff_t>(t) * so[3]] = value(x, t);
       };
-      if (volumesOuter)
+      if (m_MapsOnly)
+      {
+        // no output
+      }
+      else if (volumesOuter)
       {
         for (std::size_t t = 0; t < m_Nv; ++t)
         {
@@ -631,6 +661,7 @@ private:
   const unsigned                  m_Workers;
   std::vector<Lane>               m_Lanes;
   const bool                      m_InPlace;
+  const bool                      m_MapsOnly; // a σ pass: an output view with null data, the maps only
   std::vector<std::uint8_t>       m_Centres;
   std::size_t                     m_Total{ 0 };
   std::size_t                     m_PlanesPerStep{ 1 };

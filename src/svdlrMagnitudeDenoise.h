@@ -43,7 +43,9 @@ DenoiseBetweenHostTransforms(const SeriesView<const float> & input, const Series
  * its detours (the g-factor, the magnitude model): `options` without them. With a `transform` (and no volume
  * groups), the series is stabilised on its way in and inverted on its way out: the CUDA backend does it as it
  * unpacks and finalises each slab; the CPU backend on the host (DenoiseBetweenHostTransforms), whose steps' times
- * the report's magnitudeSeconds then hold (0 on the GPU). */
+ * the report's magnitudeSeconds then hold (0 on the GPU). An output view with null data (and the input's size and
+ * strides) asks for the maps alone, a σ pass: no eigenvector and no approximation is formed, and nothing is written
+ * but the maps; not with a transform nor volume groups (std::logic_error). */
 LocalDenoiseReport
 DenoiseLowRankPass(const SeriesView<const float> & input, const SeriesView<float> & output,
                    const LocalDenoiseMaps & maps, const LocalDenoiseOptions & options,

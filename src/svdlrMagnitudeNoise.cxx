@@ -316,16 +316,26 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
     return report;
   }
 
-  // No copy of the series is made beside the input and the output (3 GB on a 176x176x120x200 series): the first
-  // pass's own denoised series, never read, goes to the output, unless the output is the input (a caller denoising
-  // in place), whose values the second pass still needs; then to a scratch series.
   const bool inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
+  LocalDenoiseMaps firstMaps;
+  firstMaps.noiseSigma = sigma.data();
   if (knownSigma)
   {
     std::copy(options.noiseSigma, options.noiseSigma + voxels, sigma.begin());
   }
+  else if (options.volumeGroups == nullptr)
+  {
+    // sigma from a first pass over the magnitude, on a coarser lattice, that forms the maps alone: no eigenvectors,
+    // no approximation and no series written (on 96x96x60x1000 the pass's eigenvectors had cost XXX).
+    const SeriesView<float> mapsOnly{ nullptr, input.size, input.volumes, input.strides };
+    DenoiseLowRankPass(input, mapsOnly, firstMaps, SigmaPassOptions(input, plain), nullptr);
+  }
   else
   {
+    // The front end demeans each group into the output before the pass: no copy of the series is made beside the
+    // input and the output (3 GB on a 176x176x120x200 series). The first pass's own denoised series, never read,
+    // goes to the output, unless the output is the input (a caller denoising in place), whose values the second
+    // pass still needs; then to a scratch series.
     // Not zeroed: the pass writes every element, and nothing reads them.
     const std::unique_ptr<float[]> scratch(inPlace ? new float[voxels * input.volumes] : nullptr);
     const SeriesView<float> firstOutput =
@@ -334,9 +344,6 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
                                      static_cast<std::ptrdiff_t>(input.size[0] * input.size[1]),
                                      static_cast<std::ptrdiff_t>(voxels) } }
               : output;
-    // sigma from a first pass over the magnitude, on a coarser lattice.
-    LocalDenoiseMaps firstMaps;
-    firstMaps.noiseSigma = sigma.data();
     DenoiseLocalLowRank(input, firstOutput, firstMaps, SigmaPassOptions(input, plain));
   }
   LocalDenoiseReport::MagnitudeSteps seconds;

@@ -245,12 +245,9 @@ PatchLowRank::Choose(double knownSigma)
   {
     return;
   }
-  const PatchNoiseShape shape = NoiseShapeOf(m_M, m_N, static_cast<int>(m_Options.removedVolumeDimensions));
-  const NoiseRank       decided =
-    ChoosePatchRank(m_Options.policy, m_Options.noiseEstimator, m_Eigen.data(), m_P, shape, knownSigma, m_Median);
   const std::size_t previousRank = m_Chosen ? m_Rank : static_cast<std::size_t>(-1);
-  m_Rank = static_cast<std::size_t>(decided.rank);
-  m_Sigma = decided.sigma;
+  ChooseRankOnly(knownSigma);
+  const PatchNoiseShape shape = NoiseShapeOf(m_M, m_N, static_cast<int>(m_Options.removedVolumeDimensions));
   if (m_Rank != previousRank)
   {
     KeptComponents();
@@ -270,6 +267,17 @@ PatchLowRank::Choose(double knownSigma)
   }
   m_Chosen = true;
   m_ChosenFor = knownSigma;
+}
+
+void
+PatchLowRank::ChooseRankOnly(double knownSigma)
+{
+  const PatchNoiseShape shape = NoiseShapeOf(m_M, m_N, static_cast<int>(m_Options.removedVolumeDimensions));
+  const NoiseRank       decided =
+    ChoosePatchRank(m_Options.policy, m_Options.noiseEstimator, m_Eigen.data(), m_P, shape, knownSigma, m_Median);
+  m_Rank = static_cast<std::size_t>(decided.rank);
+  m_Sigma = decided.sigma;
+  m_Chosen = false; // the components are not prepared
 }
 
 void

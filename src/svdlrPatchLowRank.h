@@ -106,6 +106,10 @@ public:
    * prepares the kept components and their shrinkage weights. Cheap when called again with the same σ. */
   void
   Choose(double knownSigma);
+  /** Choose's rank and σ alone, without the kept components (a σ pass, which writes no approximation): Rank() and
+   * Sigma() only. A later Choose prepares the components. */
+  void
+  ChooseRankOnly(double knownSigma);
 
   std::size_t
   Rank() const

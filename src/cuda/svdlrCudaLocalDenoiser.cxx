@@ -131,6 +131,7 @@ public:
     , m_N(m_Geometry.GramSide())
     , m_MaxVectors(MaxVectorsFor(options.policy, m_N))
     , m_UseCusolver(tuning.cusolver || !SmallEigenSolver::CanImplement(m_N, 1))
+    , m_MapsOnly(output.data == nullptr)
     , m_Rule(RankRuleFor(options, m_Geometry))
     , m_Transfers(input, output, m_Geometry, m_ParallelFor)
     , m_Transform(transform, input.VoxelCount())
@@ -273,13 +274,11 @@ private:
         std::max<std::size_t>(1, (std::size_t{ 1 } << 30) / (static_cast<std::size_t>(m_N * m_N) * sizeof(double)));
       batchCap = batchCap > 0 ? std::min(batchCap, limit) : limit;
     }
-    m_Plan = PlanLocalDenoise(
-      m_Shape, available, batchCap, [this](std::int64_t b) { return SolverBytes(b); }, ScratchPerPatch());
+    m_Plan = PlanLocalDenoise(m_Shape, available, batchCap, [this](std::int64_t b) { return SolverBytes(b); });
     if (m_Plan.batch == 0)
     {
       const std::size_t limit = m_Options.deviceMemoryLimit;
-      const std::size_t needed =
-        fixedBytes + SmallestPlanBytes(m_Shape, [this](std::int64_t b) { return SolverBytes(b); }, ScratchPerPatch());
+      const std::size_t needed = fixedBytes + SmallestPlanBytes(m_Shape, [this](std::int64_t b) { return SolverBytes(b); });
       if (limit > 0 && needed > limit)
       {
         throw Error(ErrorCode::InvalidArgument,
@@ -317,13 +316,10 @@ private:
     {
       m_Slab[slot] = CarveSlab(m_Resources->slots[slot].Data(), WindowPlanes(), PlaneVoxels(), m_Geometry.volumes);
     }
-    m_Batch = CarveBatch(
-      m_Resources->batch.Data(), m_Plan.batch, m_N, m_MaxVectors, ScratchPerPatch(), SolverBytes(m_Plan.batch));
+    m_Batch = CarveBatch(m_Resources->batch.Data(), m_Plan.batch, m_N, m_MaxVectors, SolverBytes(m_Plan.batch));
     if (m_UseCusolver)
     {
-      m_Resources->cusolverHostWorkspace.resize(
-        QueryEigenWorkspace(m_Resources->cusolver.Get(), m_Resources->cusolverParams.Get(), m_N, m_Plan.batch)
-          .hostBytes);
+      m_Resources->cusolverHostWorkspace.resize(CusolverWorkspace(m_Plan.batch).hostBytes);
     }
     const std::size_t voxels = static_cast<std::size_t>(m_Geometry.nz * PlaneVoxels());
     m_Fixed = CarveFixed(
@@ -431,7 +427,7 @@ private:
     }
 
     LaunchFinaliseSlab(b.slab, b.sums, m_Geometry, window, e.outFirst, e.outLast - e.outFirst, m_Fixed.mask,
-                       m_Transform.View(), m_Transfers.OutputLayout(), b.packedOut,
+                       m_Transform.View(), m_Transfers.OutputLayout(), m_MapsOnly ? nullptr : b.packedOut,
                        m_Maps.noiseSigma != nullptr ? b.sigmaMap : nullptr,
                        m_Maps.rank != nullptr ? b.rankMap : nullptr, compute);
     MarkStage(StageClock::Finalise);
@@ -460,7 +456,7 @@ private:
       if (voxels > 0)
       {
         SVDLR_CUDA_CHECK(cudaMemcpyAsync(b.sums.values, from.sums.values + offset * nv,
-                                         voxels * static_cast<std::size_t>(nv) * sizeof(double),
+                                         m_MapsOnly ? 0 : voxels * static_cast<std::size_t>(nv) * sizeof(double),
                                          cudaMemcpyDeviceToDevice, compute));
         SVDLR_CUDA_CHECK(cudaMemcpyAsync(
           b.sums.weights, from.sums.weights + offset, voxels * sizeof(double), cudaMemcpyDeviceToDevice, compute));
@@ -473,7 +469,7 @@ private:
     const std::size_t done = static_cast<std::size_t>(carried * planeVoxels);
     const std::size_t rest = static_cast<std::size_t>((window.planes - carried) * planeVoxels);
     SVDLR_CUDA_CHECK(cudaMemsetAsync(b.sums.values + done * static_cast<std::size_t>(nv), 0,
-                                     rest * static_cast<std::size_t>(nv) * sizeof(double), compute));
+                                     m_MapsOnly ? 0 : rest * static_cast<std::size_t>(nv) * sizeof(double), compute));
     SVDLR_CUDA_CHECK(cudaMemsetAsync(b.sums.weights + done, 0, rest * sizeof(double), compute));
     SVDLR_CUDA_CHECK(cudaMemsetAsync(b.sums.sigma + done, 0, rest * sizeof(double), compute));
     SVDLR_CUDA_CHECK(cudaMemsetAsync(b.sums.rank + done, 0, rest * sizeof(double), compute));
@@ -487,13 +483,15 @@ private:
     LaunchPatchGram(slab.slab, m_Geometry, window, batch, m_Batch.gram, compute);
     MarkStage(StageClock::Gram);
     const BasisView basis = m_UseCusolver ? SolveWithCusolver(batch) : SolveWithOwnSolver(batch);
+    SlabSums        sums = slab.sums;
+    sums.values = m_MapsOnly ? nullptr : sums.values; // the maps' sums alone
     LaunchPatchApproximation(slab.slab, m_Geometry, window, batch, basis, m_Batch.ranks, m_Batch.sigmas,
-                             m_Batch.weights, static_cast<int>(m_MaxVectors), m_Options.aggregation, m_Batch.scratch,
-                             slab.sums, compute);
+                             m_Batch.weights, static_cast<int>(m_MaxVectors), m_Options.aggregation, sums, compute);
     MarkStage(StageClock::Approximation);
   }
 
-  /** cuSOLVER's XsyevBatched: every eigenvector, in place of the Gram matrices (ascending), then the ranks. */
+  /** cuSOLVER's XsyevBatched: every eigenvector (none for the maps alone), in place of the Gram matrices (ascending),
+   * then the ranks. */
   BasisView
   SolveWithCusolver(const PatchBatch & batch)
   {
@@ -507,13 +505,15 @@ private:
                                m_Batch.solver,
                                m_Batch.solverBytes,
                                m_Resources->cusolverHostWorkspace.data(),
-                               m_Resources->cusolverHostWorkspace.size());
+                               m_Resources->cusolverHostWorkspace.size(),
+                               m_MapsOnly ? CUSOLVER_EIG_MODE_NOVECTOR : CUSOLVER_EIG_MODE_VECTOR);
     MarkStage(StageClock::Eigenvalues);
     ChooseRanks(batch);
     return { m_Batch.gram, m_N * m_N, true };
   }
 
-  /** Our solver: eigenvalues first, then the ranks, then only the eigenvectors the ranks keep. */
+  /** Our solver: eigenvalues first, then the ranks, then only the eigenvectors the ranks keep (none for the maps
+   * alone). */
   BasisView
   SolveWithOwnSolver(const PatchBatch & batch)
   {
@@ -535,7 +535,10 @@ private:
     SmallEigenSolver::RunTridiagonalEigenvalues(arguments, compute);
     MarkStage(StageClock::Eigenvalues);
     ChooseRanks(batch);
-    SmallEigenSolver::RunEigenvectors(arguments, compute);
+    if (!m_MapsOnly)
+    {
+      SmallEigenSolver::RunEigenvectors(arguments, compute);
+    }
     MarkStage(StageClock::Eigenvectors);
     return { m_Batch.vectors, m_N * m_MaxVectors, false };
   }
@@ -574,7 +577,10 @@ private:
       const cudaStream_t stream = m_Resources->download.Get();
       StagingRing &      ring = *m_Resources->ring;
       SVDLR_CUDA_CHECK(cudaStreamWaitEvent(stream, m_Resources->computed[slot].Get(), 0));
-      m_Transfers.DownloadOutput(e.outFirst, planes, m_Slab[slot].packedOut, ring, stream);
+      if (!m_MapsOnly)
+      {
+        m_Transfers.DownloadOutput(e.outFirst, planes, m_Slab[slot].packedOut, ring, stream);
+      }
       m_Transfers.DownloadMaps(e.outFirst, planes, m_Slab[slot].sigmaMap, m_Slab[slot].rankMap, m_Maps, ring, stream);
     }
     m_Done += static_cast<std::size_t>(m_PlaneCentreStart[e.centreLast] - m_PlaneCentreStart[e.centreFirst]);
@@ -630,21 +636,17 @@ private:
     return std::min(m_Geometry.nz, m_Plan.centrePlanes + m_Geometry.ez - 1);
   }
 
-  std::size_t
-  ScratchPerPatch() const
+  EigenWorkspaceSize
+  CusolverWorkspace(std::int64_t batch)
   {
-    return PatchApproximationScratchBytes(m_Geometry, m_Options.aggregation, static_cast<int>(m_MaxVectors));
+    return QueryEigenWorkspace(m_Resources->cusolver.Get(), m_Resources->cusolverParams.Get(), m_N, batch,
+                               m_MapsOnly ? CUSOLVER_EIG_MODE_NOVECTOR : CUSOLVER_EIG_MODE_VECTOR);
   }
 
   std::size_t
   SolverBytes(std::int64_t batch)
   {
-    if (m_UseCusolver)
-    {
-      return QueryEigenWorkspace(m_Resources->cusolver.Get(), m_Resources->cusolverParams.Get(), m_N, batch)
-        .deviceBytes;
-    }
-    return SmallEigenSolver::WorkspaceBytes(m_N, batch, m_MaxVectors);
+    return m_UseCusolver ? CusolverWorkspace(batch).deviceBytes : SmallEigenSolver::WorkspaceBytes(m_N, batch, m_MaxVectors);
   }
 
   const SeriesView<const float> & m_Input;
@@ -660,6 +662,7 @@ private:
   const std::int64_t    m_N;          // the Gram matrices' side
   const std::int64_t    m_MaxVectors; // eigenvectors kept per patch at most
   const bool            m_UseCusolver;
+  const bool            m_MapsOnly; // a σ pass: an output view with null data; no eigenvectors, values or output
   const PatchRankRule   m_Rule;
   LocalDenoiseShape     m_Shape;
   SlabTransfers         m_Transfers;

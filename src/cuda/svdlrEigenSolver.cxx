@@ -25,7 +25,8 @@ namespace detail
 {
 
 EigenWorkspaceSize
-QueryEigenWorkspace(cusolverDnHandle_t handle, cusolverDnParams_t params, std::int64_t n, std::int64_t count)
+QueryEigenWorkspace(cusolverDnHandle_t handle, cusolverDnParams_t params, std::int64_t n, std::int64_t count,
+                    cusolverEigMode_t mode)
 {
   // The size query reads no matrix data, so it can run before anything is allocated (the batch planner
   // needs that). cuSOLVER's documentation does not promise that null data pointers are accepted, so if the
@@ -34,7 +35,7 @@ QueryEigenWorkspace(cusolverDnHandle_t handle, cusolverDnParams_t params, std::i
   const auto         query = [&](const void * a, const void * w) {
     return cusolverDnXsyevBatched_bufferSize(handle,
                                              params,
-                                             CUSOLVER_EIG_MODE_VECTOR,
+                                             mode,
                                              CUBLAS_FILL_MODE_LOWER,
                                              n,
                                              CUDA_R_64F,
@@ -58,11 +59,12 @@ QueryEigenWorkspace(cusolverDnHandle_t handle, cusolverDnParams_t params, std::i
 void
 SolveSymmetricEigenBatched(cusolverDnHandle_t handle, cusolverDnParams_t params, double * matrices,
                            double * eigenvalues, int * info, std::int64_t n, std::int64_t count, void * deviceWorkspace,
-                           std::size_t deviceWorkspaceBytes, void * hostWorkspace, std::size_t hostWorkspaceBytes)
+                           std::size_t deviceWorkspaceBytes, void * hostWorkspace, std::size_t hostWorkspaceBytes,
+                           cusolverEigMode_t mode)
 {
   SVDLR_CUSOLVER_CHECK(cusolverDnXsyevBatched(handle,
                                               params,
-                                              CUSOLVER_EIG_MODE_VECTOR,
+                                              mode,
                                               CUBLAS_FILL_MODE_LOWER,
                                               n,
                                               CUDA_R_64F,

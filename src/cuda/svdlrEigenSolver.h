@@ -43,20 +43,23 @@ struct EigenWorkspaceSize
   std::size_t hostBytes{ 0 };
 };
 
-/** Workspace that SolveSymmetricEigenBatched needs for `count` matrices of n x n. */
+/** Workspace that SolveSymmetricEigenBatched needs for `count` matrices of n x n, in `mode`. */
 SVDLR_CUDA_EXPORT EigenWorkspaceSize
-QueryEigenWorkspace(cusolverDnHandle_t handle, cusolverDnParams_t params, std::int64_t n, std::int64_t count);
+QueryEigenWorkspace(cusolverDnHandle_t handle, cusolverDnParams_t params, std::int64_t n, std::int64_t count,
+                    cusolverEigMode_t mode = CUSOLVER_EIG_MODE_VECTOR);
 
 /** In place on the handle's stream.
  * matrices:    (count, n, n) column-major, symmetric (the lower triangle is read); on return the
- *              eigenvectors, column j belonging to eigenvalue j.
+ *              eigenvectors, column j belonging to eigenvalue j (CUSOLVER_EIG_MODE_VECTOR), or overwritten
+ *              (CUSOLVER_EIG_MODE_NOVECTOR: the eigenvalues alone, for a σ pass).
  * eigenvalues: (count, n), ascending per matrix.
  * info:        (count) on the device; info[i] > 0 when matrix i did not converge.
- * The workspaces must have at least the sizes that QueryEigenWorkspace returned for the same n and count. */
+ * The workspaces must have at least the sizes that QueryEigenWorkspace returned for the same n, count and mode. */
 SVDLR_CUDA_EXPORT void
 SolveSymmetricEigenBatched(cusolverDnHandle_t handle, cusolverDnParams_t params, double * matrices,
                            double * eigenvalues, int * info, std::int64_t n, std::int64_t count, void * deviceWorkspace,
-                           std::size_t deviceWorkspaceBytes, void * hostWorkspace, std::size_t hostWorkspaceBytes);
+                           std::size_t deviceWorkspaceBytes, void * hostWorkspace, std::size_t hostWorkspaceBytes,
+                           cusolverEigMode_t mode = CUSOLVER_EIG_MODE_VECTOR);
 
 } // namespace detail
 } // namespace svdlr

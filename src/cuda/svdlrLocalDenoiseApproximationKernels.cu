@@ -34,8 +34,8 @@ namespace detail
 namespace
 {
 
-constexpr int         kApproximationThreads = 128;                   // one block per patch
-constexpr std::size_t kApproximationSharedBytes = 96 * 1024;       // the factor F, when it fits
+constexpr int         kApproximationThreads = 128;     // one block per patch
+constexpr std::size_t kApproximationSharedBytes = 96 * 1024; // the row table, then as much of the factor as fits
 
 // ---------------------------------------------------------------------------------------------------------------
 // PatchApproximation
@@ -44,15 +44,18 @@ constexpr std::size_t kApproximationSharedBytes = 96 * 1024;       // the factor
  *   volume side (n = N): F = X B W (rows R x rank, R the rows wanted), approximation row r = F(r, :) Bᵀ;
  *   voxel side  (n = M): F = Xᵀ B W (N x rank),                         approximation row r = B(r, :) Fᵀ.
  * Rows wanted: the centre's (CentreVoxel) or all M (overlap). Shared memory holds each patch row's voxel index in
- * the window and its aggregation weight (svdlrAggregationWeight.h), then F when it fits (else F goes to the patch's
- * global scratch). X is read from the slab (L1/L2). Contributions go to the window's sums: plain stores for the
- * centre (each voxel is the centre of one patch), weighted atomics for overlap. */
+ * the window and its aggregation weight (svdlrAggregationWeight.h), then F a chunk at a time: the rows of F that fit
+ * (volume side) and the output rows they give, or the volumes of F that fit (voxel side) and those volumes of every
+ * output row. F in chunks needs no global scratch, whose m x n doubles a patch had cost the batch planner more
+ * than its Gram matrix. X is read from the slab (L1/L2). Contributions go to the window's sums: plain stores for
+ * the centre (each voxel is the centre of one patch), weighted atomics for overlap. sums.values null: the maps'
+ * sums only (a σ pass). */
 __global__ void
 __launch_bounds__(kApproximationThreads)
   PatchApproximationKernel(const float * __restrict__ slab, DenoiseGeometry g, SlabWindow w, PatchBatch batch,
                            BasisView basis, const int * __restrict__ ranks, const double * __restrict__ sigmas,
                            const double * __restrict__ weights, int maxVectors, PatchAggregation aggregation,
-                           bool overlap, double * scratch, std::int64_t scratchStride, SlabSums sums)
+                           bool overlap, int factorCapacity, SlabSums sums)
 {
   extern __shared__ double shared[];
   const std::int64_t b = blockIdx.x;
@@ -65,7 +68,7 @@ __launch_bounds__(kApproximationThreads)
   const double *     w8 = weights + b * maxVectors;
   auto *             voxelOf = reinterpret_cast<std::int64_t *>(shared); // (m): window voxel of each patch row
   double *           rowWeight = shared + m;                             // (m): its aggregation weight
-  double *           factor = scratch != nullptr ? scratch + b * scratchStride : shared + 2 * m;
+  double *           factor = shared + 2 * m;                            // (factorCapacity): a chunk of F
   const int          rowsWanted = overlap ? m : 1;
   const int          centreRow = static_cast<int>(place.centreRow);
   const auto         rowOf = [&](int i) { return overlap ? i : centreRow; };
@@ -78,75 +81,89 @@ __launch_bounds__(kApproximationThreads)
 
   FillPatchVoxels(g, w, place, voxelOf);
   __syncthreads();
-  for (int r = threadIdx.x; r < m; r += kApproximationThreads)
-  {
-    rowWeight[r] = overlap ? AggregationWeight(aggregation, rank, DistanceFromCentre2(g, w, place, voxelOf[r])) : 1.0;
-  }
-  __syncthreads();
-
-  // F, row-major (rows, rank).
-  const int factorRows = volumeSide ? rowsWanted : volumes;
-  for (int e = threadIdx.x; e < factorRows * rank; e += kApproximationThreads)
-  {
-    const int i = e / rank;
-    const int c = e - i * rank;
-    double    sum = 0.0;
-    if (volumeSide)
-    {
-      const int r = rowOf(i);
-      for (int t = 0; t < volumes; ++t)
-      {
-        sum += x(r, t) * basisAt(t, c);
-      }
-    }
-    else
-    {
-      for (int r = 0; r < m; ++r)
-      {
-        sum += x(r, i) * basisAt(r, c);
-      }
-    }
-    factor[e] = sum * w8[c];
-  }
-  __syncthreads();
-
   const double sigma = sigmas[b];
-  for (int e = threadIdx.x; e < rowsWanted * volumes; e += kApproximationThreads)
+  for (int i = threadIdx.x; i < rowsWanted; i += kApproximationThreads)
   {
-    const int i = e / volumes;
-    const int t = e - i * volumes;
-    const int r = rowOf(i);
-    double    value = 0.0;
-    for (int c = 0; c < rank; ++c)
-    {
-      value += volumeSide ? factor[i * rank + c] * basisAt(t, c) : basisAt(r, c) * factor[t * rank + c];
-    }
+    const int          r = rowOf(i);
     const std::int64_t voxel = voxelOf[r];
-    const double       weight = rowWeight[r];
-    double *           target = sums.values + voxel * volumes + t;
+    const double       weight = overlap ? AggregationWeight(aggregation, rank, DistanceFromCentre2(g, w, place, voxel)) : 1.0;
+    rowWeight[r] = weight;
     if (overlap)
     {
-      atomicAdd(target, weight * value);
+      atomicAdd(sums.weights + voxel, weight);
+      atomicAdd(sums.sigma + voxel, weight * sigma);
+      atomicAdd(sums.rank + voxel, weight * static_cast<double>(rank));
     }
     else
     {
-      *target = value;
+      sums.weights[voxel] = 1.0;
+      sums.sigma[voxel] = sigma;
+      sums.rank[voxel] = static_cast<double>(rank);
     }
-    if (t == 0)
+  }
+  if (sums.values == nullptr || rank == 0)
+  {
+    return; // a rank of 0 adds zeros to the values, which the sums hold already
+  }
+  __syncthreads();
+
+  // The chunk: output rows [first, first + rows) of the wanted ones and volumes [t0, t0 + span) of every row.
+  const int chunk = max(1, factorCapacity / rank);
+  const int chunks = volumeSide ? (rowsWanted + chunk - 1) / chunk : (volumes + chunk - 1) / chunk;
+  for (int k = 0; k < chunks; ++k)
+  {
+    const int first = volumeSide ? k * chunk : 0;
+    const int rows = volumeSide ? min(chunk, rowsWanted - first) : rowsWanted;
+    const int t0 = volumeSide ? 0 : k * chunk;
+    const int span = volumeSide ? volumes : min(chunk, volumes - t0);
+
+    // F's chunk, row-major (rows or volumes of the chunk, rank).
+    for (int e = threadIdx.x; e < (volumeSide ? rows : span) * rank; e += kApproximationThreads)
     {
-      if (overlap)
+      const int i = e / rank;
+      const int c = e - i * rank;
+      double    sum = 0.0;
+      if (volumeSide)
       {
-        atomicAdd(sums.weights + voxel, weight);
-        atomicAdd(sums.sigma + voxel, weight * sigma);
-        atomicAdd(sums.rank + voxel, weight * static_cast<double>(rank));
+        const int r = rowOf(first + i);
+        for (int t = 0; t < volumes; ++t)
+        {
+          sum += x(r, t) * basisAt(t, c);
+        }
       }
       else
       {
-        sums.weights[voxel] = 1.0;
-        sums.sigma[voxel] = sigma;
-        sums.rank[voxel] = static_cast<double>(rank);
+        for (int r = 0; r < m; ++r)
+        {
+          sum += x(r, t0 + i) * basisAt(r, c);
+        }
+      }
+      factor[e] = sum * w8[c];
+    }
+    __syncthreads();
+
+    for (int e = threadIdx.x; e < rows * span; e += kApproximationThreads)
+    {
+      const int i = e / span;
+      const int j = e - i * span;
+      const int r = rowOf(first + i);
+      const int t = t0 + j;
+      double    value = 0.0;
+      for (int c = 0; c < rank; ++c)
+      {
+        value += volumeSide ? factor[i * rank + c] * basisAt(t, c) : basisAt(r, c) * factor[j * rank + c];
+      }
+      double * target = sums.values + voxelOf[r] * volumes + t;
+      if (overlap)
+      {
+        atomicAdd(target, rowWeight[r] * value);
+      }
+      else
+      {
+        *target = value;
       }
     }
+    __syncthreads(); // the next chunk overwrites F
   }
 }
 
@@ -157,49 +174,34 @@ OffsetBytes(const DenoiseGeometry & geometry)
   return static_cast<std::size_t>(geometry.PatchVoxels()) * (sizeof(std::int64_t) + sizeof(double));
 }
 
-std::size_t
-FactorBytes(const DenoiseGeometry & geometry, bool overlap, int maxVectors)
-{
-  const std::int64_t rows = geometry.VolumeSide() ? (overlap ? geometry.PatchVoxels() : 1) : geometry.volumes;
-  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(std::max(maxVectors, 1)) * sizeof(double);
-}
-
 } // namespace
-
-std::size_t
-PatchApproximationScratchBytes(const DenoiseGeometry & geometry, PatchAggregation aggregation, int maxVectors)
-{
-  const std::size_t bytes = FactorBytes(geometry, IsOverlapAggregation(aggregation), maxVectors);
-  return OffsetBytes(geometry) + bytes <= kApproximationSharedBytes ? 0 : bytes;
-}
 
 void
 LaunchPatchApproximation(const float * slab, const DenoiseGeometry & geometry, const SlabWindow & window,
                          const PatchBatch & batch, const BasisView & basis, const int * ranks, const double * sigmas,
-                         const double * weights, int maxVectors, PatchAggregation aggregation, void * scratch,
-                         const SlabSums & sums, cudaStream_t stream)
+                         const double * weights, int maxVectors, PatchAggregation aggregation, const SlabSums & sums,
+                         cudaStream_t stream)
 {
   if (batch.count == 0)
   {
     return;
   }
-  const bool overlap = IsOverlapAggregation(aggregation);
-  const std::size_t factorBytes = FactorBytes(geometry, overlap, maxVectors);
+  // At least one row of F beside the row table: more than the usual 96 KiB only for very large patches and ranks.
   const std::size_t offsetBytes = OffsetBytes(geometry);
-  const bool        inShared = offsetBytes + factorBytes <= kApproximationSharedBytes;
-  if (!inShared && scratch == nullptr)
-  {
-    throw Error(ErrorCode::InvalidArgument, "svdlr: PatchApproximation needs its scratch for this patch shape");
-  }
-  if (offsetBytes > kApproximationSharedBytes)
+  const std::size_t sharedBytes =
+    std::max(kApproximationSharedBytes, offsetBytes + static_cast<std::size_t>(std::max(maxVectors, 1)) * sizeof(double));
+  const int factorCapacity = static_cast<int>((sharedBytes - offsetBytes) / sizeof(double));
+  int       device = 0;
+  int       sharedLimit = 0;
+  SVDLR_CUDA_CHECK(cudaGetDevice(&device));
+  SVDLR_CUDA_CHECK(cudaDeviceGetAttribute(&sharedLimit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (sharedBytes > static_cast<std::size_t>(sharedLimit))
   {
     throw Error(ErrorCode::InvalidArgument,
-                "svdlr: the CUDA local denoiser takes patches of at most " +
-                  std::to_string(kApproximationSharedBytes / (sizeof(std::int64_t) + sizeof(double))) +
-                  " voxels, got " +
-                  std::to_string(geometry.PatchVoxels()));
+                "svdlr: the CUDA local denoiser's approximation needs " + std::to_string(sharedBytes) +
+                  " bytes of shared memory for a patch of " + std::to_string(geometry.PatchVoxels()) + " voxels and " +
+                  std::to_string(maxVectors) + " eigenvectors; this GPU offers " + std::to_string(sharedLimit));
   }
-  const std::size_t sharedBytes = offsetBytes + (inShared ? factorBytes : 0);
   SVDLR_CUDA_CHECK(cudaFuncSetAttribute(
     PatchApproximationKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sharedBytes)));
   PatchApproximationKernel<<<static_cast<unsigned>(batch.count), kApproximationThreads, sharedBytes, stream>>>(
@@ -213,9 +215,8 @@ LaunchPatchApproximation(const float * slab, const DenoiseGeometry & geometry, c
     weights,
     maxVectors,
     aggregation,
-    overlap,
-    inShared ? nullptr : static_cast<double *>(scratch),
-    static_cast<std::int64_t>(factorBytes / sizeof(double)),
+    IsOverlapAggregation(aggregation),
+    factorCapacity,
     sums);
   SVDLR_CUDA_CHECK_LAUNCH("PatchApproximationKernel");
 }

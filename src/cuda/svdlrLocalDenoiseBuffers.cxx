@@ -45,8 +45,7 @@ CarveSlab(unsigned char * base, std::int64_t planes, std::int64_t planeVoxels, s
 }
 
 BatchBuffers
-CarveBatch(unsigned char * base, std::int64_t batch, std::int64_t n, std::int64_t maxVectors,
-           std::size_t scratchPerPatch, std::size_t solverBytes)
+CarveBatch(unsigned char * base, std::int64_t batch, std::int64_t n, std::int64_t maxVectors, std::size_t solverBytes)
 {
   const std::size_t b = static_cast<std::size_t>(batch);
   const std::size_t side = static_cast<std::size_t>(n);
@@ -60,7 +59,6 @@ CarveBatch(unsigned char * base, std::int64_t batch, std::int64_t n, std::int64_
   buffers.sigmas = carve.Take<double>(b);
   buffers.ranks = carve.Take<int>(b);
   buffers.info = carve.Take<int>(b);
-  buffers.scratch = carve.Take<unsigned char>(b * scratchPerPatch);
   buffers.solverBytes = solverBytes;
   buffers.solver = carve.Take<unsigned char>(solverBytes);
   return buffers;

@@ -88,16 +88,14 @@ struct BatchBuffers
   double *        sigmas{ nullptr };
   int *           ranks{ nullptr };
   int *           info{ nullptr };
-  unsigned char * scratch{ nullptr };
   unsigned char * solver{ nullptr };
   std::size_t     solverBytes{ 0 };
 };
 
-/** The batch's buffers for `batch` patches with Gram matrices of side n, at most `maxVectors` eigenvectors kept,
- * `scratchPerPatch` bytes of approximation scratch each and `solverBytes` of eigen-solver workspace. */
+/** The batch's buffers for `batch` patches with Gram matrices of side n, at most `maxVectors` eigenvectors kept and
+ * `solverBytes` of eigen-solver workspace. */
 BatchBuffers
-CarveBatch(unsigned char * base, std::int64_t batch, std::int64_t n, std::int64_t maxVectors,
-           std::size_t scratchPerPatch, std::size_t solverBytes);
+CarveBatch(unsigned char * base, std::int64_t batch, std::int64_t n, std::int64_t maxVectors, std::size_t solverBytes);
 
 /** The run's fixed device inputs: the status flags (2 slots, 2: first non-finite voxel, solver failures), and the
  * mask, σ map and a sphere's offset table (svdlrSpherePatch.h) when the run has them (null otherwise). */

@@ -165,26 +165,21 @@ LaunchChoosePatchRanks(const double * eigenvalues, const float * knownSigma, con
                        unsigned long long * failures, int * ranks, double * sigmas, double * weights,
                        cudaStream_t stream);
 
-/** Bytes of the per-patch scratch that PatchApproximation needs when its factor does not fit in shared memory
- * (0 when it fits). */
-std::size_t
-PatchApproximationScratchBytes(const DenoiseGeometry & geometry, PatchAggregation aggregation, int maxVectors);
-
 /** The low-rank approximation of each patch, X B W Bᵀ (volume side) or B W Bᵀ X (voxel side) with B the kept
  * eigenvectors and W the weights, into the sums: its centre's row only (CentreVoxel, plain stores: each voxel is
- * the centre of one patch), or every row times its aggregation weight (the overlap modes: atomic additions).
- * scratch: PatchApproximationScratchBytes per patch, or null when that is 0. */
+ * the centre of one patch), or every row times its aggregation weight (the overlap modes: atomic additions). The
+ * maps' sums (weights, σ, rank) always; the values' only where sums.values is not null (a σ pass needs no basis). */
 void
 LaunchPatchApproximation(const float * slab, const DenoiseGeometry & geometry, const SlabWindow & window,
                          const PatchBatch & batch, const BasisView & basis, const int * ranks, const double * sigmas,
-                         const double * weights, int maxVectors, PatchAggregation aggregation, void * scratch,
-                         const SlabSums & sums, cudaStream_t stream);
+                         const double * weights, int maxVectors, PatchAggregation aggregation, const SlabSums & sums,
+                         cudaStream_t stream);
 
 /** Planes [outFirst, outFirst + outPlanes) of the window, final: the weighted mean of the rows summed (voxels
  * inside the mask that patches covered), else the input, inverted by `transform` where its sigma is not null (the
- * inverse of UnpackSlab's stabilisation), into packedOut (`layout`, those planes only); and the maps
- * for those planes (null to skip): σ the weighted mean of the patches' σ, rank the rounded weighted mean of their
- * ranks, 0 where not covered. */
+ * inverse of UnpackSlab's stabilisation), into packedOut (`layout`, those planes only; null: none, a σ pass);
+ * and the maps for those planes (null to skip): σ the weighted mean of the patches' σ, rank the rounded weighted
+ * mean of their ranks, 0 where not covered. */
 void
 LaunchFinaliseSlab(const float * slab, const SlabSums & sums, const DenoiseGeometry & geometry,
                    const SlabWindow & window, std::int64_t outFirst, std::int64_t outPlanes, const std::uint8_t * mask,

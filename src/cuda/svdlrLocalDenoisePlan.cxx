@@ -56,8 +56,7 @@ SlabSlotBytes(const LocalDenoiseShape & shape, std::int64_t planes)
 }
 
 std::size_t
-BatchBytes(const LocalDenoiseShape & shape, std::int64_t batch, const std::function<std::size_t(std::int64_t)> & solverBytes,
-           std::size_t scratchPerPatch)
+BatchBytes(const LocalDenoiseShape & shape, std::int64_t batch, const std::function<std::size_t(std::int64_t)> & solverBytes)
 {
   const std::size_t b = static_cast<std::size_t>(batch);
   const std::size_t m = static_cast<std::size_t>(shape.patchVoxels > 0 ? shape.patchVoxels : shape.ex * shape.ey * shape.ez);
@@ -70,7 +69,6 @@ BatchBytes(const LocalDenoiseShape & shape, std::int64_t batch, const std::funct
   bytes += AlignedBytes(b * k * sizeof(double));     // weights
   bytes += AlignedBytes(b * sizeof(double));         // σ
   bytes += 2 * AlignedBytes(b * sizeof(int));        // ranks, solver info
-  bytes += AlignedBytes(b * scratchPerPatch);
   bytes += AlignedBytes(solverBytes(batch));
   return bytes;
 }
@@ -96,7 +94,7 @@ CutSlabs(const LocalDenoiseShape & shape, std::int64_t centrePlanes)
 
 LocalDenoisePlan
 PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, std::size_t maxPatchesPerBatch,
-                 const std::function<std::size_t(std::int64_t)> & solverBytes, std::size_t scratchPerPatch)
+                 const std::function<std::size_t(std::int64_t)> & solverBytes)
 {
   const std::int64_t planeVoxels = shape.nx * shape.ny;
   std::int64_t       centrePlanes = std::max<std::int64_t>(1, (shape.nz + kTargetSlabs - 1) / kTargetSlabs);
@@ -110,7 +108,7 @@ PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, st
   };
   std::int64_t batch = batchFor(centrePlanes);
   const auto   slabBytes = [&](std::int64_t planes) { return 2 * SlabSlotBytes(shape, WindowPlanes(shape, planes)); };
-  const auto   total = [&] { return slabBytes(centrePlanes) + BatchBytes(shape, batch, solverBytes, scratchPerPatch); };
+  const auto   total = [&] { return slabBytes(centrePlanes) + BatchBytes(shape, batch, solverBytes); };
 
   // Shrink until both fit: the slabs first, down to windows of about twice their centre planes (a thinner slab only
   // uploads more of its neighbours' planes), then the batches down to one patch, then the slabs down to one plane.
@@ -142,7 +140,7 @@ PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, st
   while (batch < largest)
   {
     const std::int64_t middle = batch + (largest - batch + 1) / 2;
-    if (slabBytes(centrePlanes) + BatchBytes(shape, middle, solverBytes, scratchPerPatch) <= availableBytes)
+    if (slabBytes(centrePlanes) + BatchBytes(shape, middle, solverBytes) <= availableBytes)
     {
       batch = middle;
     }
@@ -157,7 +155,7 @@ PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, st
   plan.batch = batch;
   plan.slabs = CutSlabs(shape, centrePlanes);
   plan.slabBytes = slabBytes(centrePlanes);
-  plan.batchBytes = BatchBytes(shape, batch, solverBytes, scratchPerPatch);
+  plan.batchBytes = BatchBytes(shape, batch, solverBytes);
   return plan;
 }
 
@@ -169,10 +167,9 @@ PlanBudgetBytes(std::size_t usableBytes, std::size_t limitBytes, std::size_t fix
 }
 
 std::size_t
-SmallestPlanBytes(const LocalDenoiseShape & shape, const std::function<std::size_t(std::int64_t)> & solverBytes,
-                  std::size_t scratchPerPatch)
+SmallestPlanBytes(const LocalDenoiseShape & shape, const std::function<std::size_t(std::int64_t)> & solverBytes)
 {
-  return 2 * SlabSlotBytes(shape, WindowPlanes(shape, 1)) + BatchBytes(shape, 1, solverBytes, scratchPerPatch);
+  return 2 * SlabSlotBytes(shape, WindowPlanes(shape, 1)) + BatchBytes(shape, 1, solverBytes);
 }
 
 } // namespace detail

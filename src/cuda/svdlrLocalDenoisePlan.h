@@ -83,11 +83,9 @@ struct LocalDenoisePlan
 SVDLR_CUDA_EXPORT std::size_t
 SlabSlotBytes(const LocalDenoiseShape & shape, std::int64_t planes);
 
-/** Device bytes of a batch of `batch` patches, with `solverBytes(batch)` for the eigen-solver's workspace and
- * `scratchPerPatch` for the approximation's scratch. */
+/** Device bytes of a batch of `batch` patches, with `solverBytes(batch)` for the eigen-solver's workspace. */
 SVDLR_CUDA_EXPORT std::size_t
-BatchBytes(const LocalDenoiseShape & shape, std::int64_t batch, const std::function<std::size_t(std::int64_t)> & solverBytes,
-           std::size_t scratchPerPatch);
+BatchBytes(const LocalDenoiseShape & shape, std::int64_t batch, const std::function<std::size_t(std::int64_t)> & solverBytes);
 
 /** The slabs for `centrePlanes` centre planes each. */
 SVDLR_CUDA_EXPORT std::vector<SlabExtent>
@@ -99,7 +97,7 @@ CutSlabs(const LocalDenoiseShape & shape, std::int64_t centrePlanes);
  * Once the slabs are settled, the batch is the largest (up to its cap) that fits beside them. */
 SVDLR_CUDA_EXPORT LocalDenoisePlan
 PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, std::size_t maxPatchesPerBatch,
-                 const std::function<std::size_t(std::int64_t)> & solverBytes, std::size_t scratchPerPatch);
+                 const std::function<std::size_t(std::int64_t)> & solverBytes);
 
 /** The bytes the slabs and batches may take: `usableBytes` (what the device has free, less its reserve), capped by
  * `limitBytes` (LocalDenoiseOptions::deviceMemoryLimit) when it is > 0, less `fixedBytes` (the run's mask, σ map
@@ -110,8 +108,7 @@ PlanBudgetBytes(std::size_t usableBytes, std::size_t limitBytes, std::size_t fix
 /** The least device memory PlanLocalDenoise can work in: two slab slots of one centre plane and a batch of one
  * patch. A limit below this plus the fixed buffers cannot run at all. */
 SVDLR_CUDA_EXPORT std::size_t
-SmallestPlanBytes(const LocalDenoiseShape & shape, const std::function<std::size_t(std::int64_t)> & solverBytes,
-                  std::size_t scratchPerPatch);
+SmallestPlanBytes(const LocalDenoiseShape & shape, const std::function<std::size_t(std::int64_t)> & solverBytes);
 
 } // namespace detail
 } // namespace svdlr

@@ -242,7 +242,11 @@ LaunchFinaliseSlab(const float * slab, const SlabSums & sums, const DenoiseGeome
   }
   const std::int64_t localOffset = (outFirst - window.first) * geometry.PlaneVoxels();
   const std::int64_t globalOffset = outFirst * geometry.PlaneVoxels();
-  if (layout == PackedLayout::VolumesOuter)
+  if (packedOut == nullptr)
+  {
+    // A σ pass: the maps alone.
+  }
+  else if (layout == PackedLayout::VolumesOuter)
   {
     const dim3 grid(static_cast<unsigned>((voxels + kTransposeTile - 1) / kTransposeTile),
                     static_cast<unsigned>((geometry.volumes + kTransposeTile - 1) / kTransposeTile));

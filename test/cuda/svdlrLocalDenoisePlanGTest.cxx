@@ -98,17 +98,17 @@ TEST(LocalDenoisePlan, PlanShrinksToTheMemoryAndHonoursTheBatchCap)
 {
   const auto  shape = ShapeFor(60, 5);
   const auto  solver = [](std::int64_t batch) { return static_cast<std::size_t>(batch) * 30 * 30 * 8; };
-  const auto  roomy = svdlr::detail::PlanLocalDenoise(shape, std::size_t{ 8 } << 30, 0, solver, 0);
+  const auto  roomy = svdlr::detail::PlanLocalDenoise(shape, std::size_t{ 8 } << 30, 0, solver);
   EXPECT_EQ(roomy.slabs.size(), 4u);
   EXPECT_EQ(roomy.batch, 15 * 20 * 18);
-  const auto capped = svdlr::detail::PlanLocalDenoise(shape, std::size_t{ 8 } << 30, 1000, solver, 0);
+  const auto capped = svdlr::detail::PlanLocalDenoise(shape, std::size_t{ 8 } << 30, 1000, solver);
   EXPECT_EQ(capped.batch, 1000);
   const std::size_t tight = 2 * svdlr::detail::SlabSlotBytes(shape, 5) + 3 * 30 * 30 * 8 * 4;
-  const auto        small = svdlr::detail::PlanLocalDenoise(shape, tight, 0, solver, 0);
+  const auto        small = svdlr::detail::PlanLocalDenoise(shape, tight, 0, solver);
   EXPECT_EQ(small.centrePlanes, 1);
   EXPECT_GE(small.batch, 1);
   EXPECT_LE(small.slabBytes + small.batchBytes, tight);
-  const auto none = svdlr::detail::PlanLocalDenoise(shape, 1000, 0, solver, 0);
+  const auto none = svdlr::detail::PlanLocalDenoise(shape, 1000, 0, solver);
   EXPECT_EQ(none.batch, 0);
 }
 
@@ -147,10 +147,9 @@ TEST(LocalDenoisePlan, EveryLimitGivesAPlanWithinItOrNoneWhenTheSmallestDoesNotF
   for (const auto & shape : { ShapeFor(60, 5), large })
   {
     const auto        solver = OwnSolverBytes(shape);
-    const std::size_t scratch = 64 * static_cast<std::size_t>(shape.volumes); // any per-patch scratch
     const std::size_t fixed = static_cast<std::size_t>(shape.nx * shape.ny * shape.nz) * 5; // a mask and a σ map
-    const std::size_t smallest = fixed + svdlr::detail::SmallestPlanBytes(shape, solver, scratch);
-    const auto        roomy = svdlr::detail::PlanLocalDenoise(shape, ~std::size_t{ 0 } / 4, 0, solver, scratch);
+    const std::size_t smallest = fixed + svdlr::detail::SmallestPlanBytes(shape, solver);
+    const auto        roomy = svdlr::detail::PlanLocalDenoise(shape, ~std::size_t{ 0 } / 4, 0, solver);
     const std::size_t most = fixed + roomy.slabBytes + roomy.batchBytes;
     std::vector<std::size_t> limits{ 1, fixed, smallest - 1, smallest, smallest + 1, most, 2 * most };
     for (int i = 0; i < 200; ++i)
@@ -160,7 +159,7 @@ TEST(LocalDenoisePlan, EveryLimitGivesAPlanWithinItOrNoneWhenTheSmallestDoesNotF
     for (const std::size_t limit : limits)
     {
       const std::size_t budget = svdlr::detail::PlanBudgetBytes(~std::size_t{ 0 } / 4, limit, fixed);
-      const auto        plan = svdlr::detail::PlanLocalDenoise(shape, budget, 0, solver, scratch);
+      const auto        plan = svdlr::detail::PlanLocalDenoise(shape, budget, 0, solver);
       if (limit < smallest)
       {
         EXPECT_EQ(plan.batch, 0) << "limit " << limit << " is below the smallest plan's " << smallest;
@@ -169,12 +168,12 @@ TEST(LocalDenoisePlan, EveryLimitGivesAPlanWithinItOrNoneWhenTheSmallestDoesNotF
       ASSERT_GE(plan.batch, 1) << "limit " << limit << ", smallest plan " << smallest;
       EXPECT_LE(fixed + plan.slabBytes + plan.batchBytes, limit);
       EXPECT_EQ(plan.slabBytes, 2 * svdlr::detail::SlabSlotBytes(shape, std::min(shape.nz, plan.centrePlanes + shape.ez - 1)));
-      EXPECT_EQ(plan.batchBytes, svdlr::detail::BatchBytes(shape, plan.batch, solver, scratch));
+      EXPECT_EQ(plan.batchBytes, svdlr::detail::BatchBytes(shape, plan.batch, solver));
       EXPECT_EQ(plan.slabs.back().centreLast, shape.nz);
       const std::int64_t cap = std::min<std::int64_t>(roomy.batch, plan.centrePlanes * shape.nx * shape.ny);
       if (plan.batch < cap)
       {
-        EXPECT_GT(fixed + plan.slabBytes + svdlr::detail::BatchBytes(shape, plan.batch + 1, solver, scratch), limit)
+        EXPECT_GT(fixed + plan.slabBytes + svdlr::detail::BatchBytes(shape, plan.batch + 1, solver), limit)
           << "limit " << limit << ": the batch of " << plan.batch << " does not fill what the slabs leave";
       }
     }
@@ -182,7 +181,7 @@ TEST(LocalDenoisePlan, EveryLimitGivesAPlanWithinItOrNoneWhenTheSmallestDoesNotF
   const auto        solver = OwnSolverBytes(large);
   const std::size_t eightGiB = std::size_t{ 8 } << 30;
   const auto        plan = svdlr::detail::PlanLocalDenoise(
-    large, svdlr::detail::PlanBudgetBytes(~std::size_t{ 0 } / 4, eightGiB, 0), 0, solver, 0);
+    large, svdlr::detail::PlanBudgetBytes(~std::size_t{ 0 } / 4, eightGiB, 0), 0, solver);
   ASSERT_GE(plan.batch, 1);
   std::cout << "176 x 176 x 120 x 200 in 8 GiB: " << plan.slabs.size() << " slabs of " << plan.centrePlanes
             << " centre planes, batches of " << plan.batch << " patches, " << (plan.slabBytes >> 20) << " MiB of slabs, "

@@ -18,16 +18,18 @@
 // A magnitude series' variance stabilisation on the GPU: the CUDA denoiser stabilises each slab as it unpacks it
 // and inverts it as it finalises it (svdlrMagnitudeTransform.h), where the CPU backend transforms the whole series
 // on the host around its run. Both must give the same series, σ and rank maps, to float rounding, in every layout,
-// in place, across slabs of one plane, and with the default model (σ estimated, the floor removed). Every test skips,
-// saying why, without a usable CUDA device.
+// in place, across slabs of one plane, and with the default model (σ estimated, the floor removed). The model's σ
+// pass forms the maps alone, which must be the CPU's. Every test skips, saying why, without a usable CUDA device.
 #include "svdlrLocalDenoiseCudaTesting.h"
 
 #include "cuda/svdlrMagnitudeTransformCuda.h"
+#include "svdlrMagnitudeDenoise.h"
 #include "svdlrMagnitudeTransform.h"
 #include "svdlr/MagnitudeNoise.h"
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace
@@ -126,6 +128,51 @@ TEST_F(LocalDenoiseCuda, DefaultMagnitudeModelAboveTheFloorEqualsCpu)
   EXPECT_EQ(gpu.report.backend, svdlr::Backend::CUDA);
   EXPECT_EQ(svdlr::MagnitudeNoiseName(gpu.report.magnitudeNoise), "vst+noise-floor");
   ExpectSameResult(gpu, cpu, input);
+}
+
+TEST_F(LocalDenoiseCuda, PassForTheMapsAloneEqualsTheCpusMaps)
+{
+  // An output view with null data: no eigenvectors (ours skips them, cuSOLVER's runs without: NOVECTOR), no
+  // approximation and no series back; the maps equal a whole pass's on the CPU, masked, in batches across slabs.
+  SCOPED_TRACE(m_Random.SeedTrace());
+  const Series                    input = MagnitudeOf(LowRankPlusNoise({ 14, 12, 12 }, 25, 3, m_Random), 0.0f);
+  const std::vector<std::uint8_t> mask = BallMask(input.size, m_Random);
+  for (const auto aggregation : { PatchAggregation::CentreVoxel, PatchAggregation::OverlapAverage })
+  {
+    LocalDenoiseOptions options = WrittenForOptions();
+    options.aggregation = aggregation;
+    options.mask = mask.data();
+    options.maxPatchesPerBatch = 300;
+    const Result cpu = Denoise(input, options, svdlr::Backend::CPU);
+    for (const bool cusolver : { false, true })
+    {
+      SCOPED_TRACE(cusolver ? "cuSOLVER" : "our solver");
+      svdlr::detail::LocalDenoiseCudaTuning tuning;
+      tuning.cusolver = cusolver;
+      svdlr::detail::LocalDenoiseCudaTrace trace;
+      Result                               gpu = cpu;
+      gpu.sigma.assign(input.Voxels(), std::numeric_limits<float>::quiet_NaN());
+      gpu.rank.assign(input.Voxels(), 0xFFFF);
+      const SeriesView<float> mapsAlone{ nullptr, input.size, input.volumes, input.strides };
+      svdlr::detail::RunLocalDenoiseCudaTuned(input.View(), mapsAlone, { gpu.sigma.data(), gpu.rank.data() }, options,
+                                              cpu.report.patchSize, gpu.report, tuning, &trace);
+      EXPECT_EQ(trace.usedCusolver, cusolver);
+      EXPECT_GE(trace.batches, 2u);
+      ExpectSameResult(gpu, cpu, input); // the output is the CPU's own: the maps and the patch count are compared
+    }
+    // Through the front end, on the backend Auto picks.
+    std::vector<float> sigma(input.Voxels(), -1.0f);
+    options.backend = svdlr::Backend::CUDA;
+    const svdlr::LocalDenoiseReport report = svdlr::detail::DenoiseLowRankPass(
+      input.View(), { nullptr, input.size, input.volumes, input.strides }, { sigma.data(), nullptr }, options, nullptr);
+    EXPECT_EQ(report.backend, svdlr::Backend::CUDA);
+    EXPECT_EQ(report.patches, cpu.report.patches);
+    const double scale = RootMeanSquare(input.data);
+    for (std::size_t v = 0; v < sigma.size(); ++v)
+    {
+      ASSERT_NEAR(sigma[v], cpu.sigma[v], 1e-6 * (std::abs(cpu.sigma[v]) + 1e-3 * scale)) << "voxel " << v;
+    }
+  }
 }
 
 } // namespace

@@ -18,17 +18,21 @@
 // The magnitude noise model (svdlr/MagnitudeNoise.h) against independent float64 references: the Rician mean in
 // closed form (Bessel functions), and for several coils the non-central chi density integrated numerically with
 // Simpson's rule; the transforms' inverses; and DenoiseLocalLowRank's magnitude path on a low-SNR phantom.
+#include "svdlr/DenoiseChoices.h"
 #include "svdlr/MagnitudeNoise.h"
+#include "svdlrMagnitudeDenoise.h"
 #include "svdlrMagnitudePhantom.h"
 #include "svdlrTestMatrices.h"
 #include "svdlrTestSeries.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <iostream>
+#include <string>
 #include <vector>
 
 namespace
@@ -293,6 +297,51 @@ TEST(SVDLowRankMagnitudeNoise, VstIsStabiliseThenDenoiseThenInvertWithAndWithout
     }
     EXPECT_EQ(differences, 0u) << (volumeGroups ? "with" : "without") << " volume groups";
   }
+}
+
+// The σ pass forms the maps alone (an output view with null data): the same σ and rank maps as a whole pass, bit
+// for bit on the CPU (the same eigenvalues and ranks, summed in the same order), for each aggregation and patch
+// shape, with and without a mask. Its logic errors: a transform or volume groups with it.
+TEST(SVDLowRankMagnitudeNoise, PassForTheMapsAloneGivesTheWholePasssMaps)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  const Series &            input = MakeMagnitudePhantom(5.0, 2.0, 1, random).magnitude;
+  std::vector<std::uint8_t> mask(input.Voxels());
+  for (std::size_t v = 0; v < mask.size(); ++v)
+  {
+    mask[v] = random.Uniform(0.0, 1.0) < 0.7;
+  }
+  const svdlr::SeriesView<float> mapsAlone{ nullptr, input.size, input.volumes, input.Strides() };
+  for (const auto aggregation : { svdlr::PatchAggregation::OverlapAverage, svdlr::PatchAggregation::CentreVoxel })
+  {
+    for (const auto shape : { svdlr::PatchShape::Cuboid, svdlr::PatchShape::Sphere })
+    {
+      for (const bool masked : { false, true })
+      {
+        svdlr::LocalDenoiseOptions options;
+        options.backend = svdlr::Backend::CPU;
+        options.aggregation = aggregation;
+        options.patchShape = shape;
+        options.mask = masked ? mask.data() : nullptr;
+        std::vector<float>         sigma(input.Voxels(), -1.0f), sigmaAlone(input.Voxels(), -2.0f);
+        std::vector<std::uint16_t> rank(input.Voxels(), 1), rankAlone(input.Voxels(), 2);
+        Series                     output = EmptySeries(input.size, input.volumes);
+        svdlr::detail::DenoiseLowRankPass(input.View(), output.View(), { sigma.data(), rank.data() }, options, nullptr);
+        svdlr::detail::DenoiseLowRankPass(input.View(), mapsAlone, { sigmaAlone.data(), rankAlone.data() }, options,
+                                          nullptr);
+        SCOPED_TRACE(std::string(svdlr::AggregationName(aggregation)) + (masked ? ", masked" : "") +
+                     (shape == svdlr::PatchShape::Sphere ? ", sphere" : ", cuboid"));
+        EXPECT_EQ(sigmaAlone, sigma);
+        EXPECT_EQ(rankAlone, rank);
+        EXPECT_GT(*std::max_element(sigma.begin(), sigma.end()), 0.0f);
+      }
+    }
+  }
+  svdlr::LocalDenoiseOptions options;
+  std::vector<std::uint32_t> groups(input.volumes, 0);
+  options.volumeGroups = groups.data();
+  EXPECT_THROW(svdlr::detail::DenoiseLowRankPass(input.View(), mapsAlone, {}, options, nullptr), std::logic_error);
 }
 
 TEST(SVDLowRankMagnitudeNoise, WithoutSigmaAPolicyThatEstimatesNoneIsRefused)
