@@ -61,6 +61,21 @@ TEST_F(LocalDenoiseCuda, MarchenkoPasturCentreVoxelEqualsCpuWhenVoxelsAreTheSmal
   ExpectGpuEqualsCpu(input, options);
 }
 
+// The approximation holds its factor F (rows or volumes x rank) in shared memory a chunk at a time: ranks large
+// enough for several chunks on either side, overlap-averaged, equal the CPU (about 11,600 doubles a chunk).
+TEST_F(LocalDenoiseCuda, ApproximationsWhoseFactorTakesSeveralChunksEqualCpu)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  LocalDenoiseOptions options = WrittenForOptions();
+  options.aggregation = PatchAggregation::OverlapAverage;
+  options.patchSize = { 7, 7, 7 };
+  options.policy = svdlr::RankPolicy::Fixed(50); // volume side: F is 343 rows x 50, two chunks
+  ExpectGpuEqualsCpu(LowRankPlusNoise({ 11, 10, 9 }, 60, 6, m_Random), options);
+  options.patchSize = { 3, 3, 3 };
+  options.policy = svdlr::RankPolicy::Fixed(27); // voxel side: F is 700 volumes x 27, two chunks
+  ExpectGpuEqualsCpu(LowRankPlusNoise({ 9, 8, 7 }, 700, 5, m_Random), options);
+}
+
 // Issue 23, row 5: a series constant over time (every voxel 1 or 2) comes back unchanged with sigma 0 and rank 1 on
 // the GPU as on the CPU (the noise rules of svdlrNoiseThreshold.h are shared by both).
 TEST_F(LocalDenoiseCuda, SeriesConstantOverTimeComesBackUnchangedAndEqualsCpu)
