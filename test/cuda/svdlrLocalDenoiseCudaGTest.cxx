@@ -62,17 +62,17 @@ TEST_F(LocalDenoiseCuda, MarchenkoPasturCentreVoxelEqualsCpuWhenVoxelsAreTheSmal
 }
 
 // The approximation holds its factor F (rows or volumes x rank) in shared memory a chunk at a time: ranks large
-// enough for several chunks on either side, overlap-averaged, equal the CPU (about 11,600 doubles a chunk).
+// enough for several chunks on either side, overlap-averaged, equal the CPU (1,024 doubles a chunk).
 TEST_F(LocalDenoiseCuda, ApproximationsWhoseFactorTakesSeveralChunksEqualCpu)
 {
   SCOPED_TRACE(m_Random.SeedTrace());
   LocalDenoiseOptions options = WrittenForOptions();
   options.aggregation = PatchAggregation::OverlapAverage;
   options.patchSize = { 7, 7, 7 };
-  options.policy = svdlr::RankPolicy::Fixed(50); // volume side: F is 343 rows x 50, two chunks
+  options.policy = svdlr::RankPolicy::Fixed(50); // volume side: F is 343 rows x 50, 18 chunks of 20 rows
   ExpectGpuEqualsCpu(LowRankPlusNoise({ 11, 10, 9 }, 60, 6, m_Random), options);
   options.patchSize = { 3, 3, 3 };
-  options.policy = svdlr::RankPolicy::Fixed(27); // voxel side: F is 700 volumes x 27, two chunks
+  options.policy = svdlr::RankPolicy::Fixed(27); // voxel side: F is 700 volumes x 27, 19 chunks of 37 volumes
   ExpectGpuEqualsCpu(LowRankPlusNoise({ 9, 8, 7 }, 700, 5, m_Random), options);
 }
 
