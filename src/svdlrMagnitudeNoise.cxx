@@ -326,7 +326,8 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
   else if (options.volumeGroups == nullptr)
   {
     // sigma from a first pass over the magnitude, on a coarser lattice, that forms the maps alone: no eigenvectors,
-    // no approximation and no series written (on 96x96x60x1000 the pass's eigenvectors had cost XXX).
+    // no approximation and no series written (on 176x176x120x200 on the H200 the pass took 0.69 s with them and
+    // 0.50 s without; nor does it need a scratch series when the caller denoises in place).
     const SeriesView<float> mapsOnly{ nullptr, input.size, input.volumes, input.strides };
     DenoiseLowRankPass(input, mapsOnly, firstMaps, SigmaPassOptions(input, plain), nullptr);
   }
