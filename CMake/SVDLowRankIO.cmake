@@ -3,7 +3,7 @@
 # (python/CMakeLists.txt, which has no ITK) link. It holds:
 #  - the raw image-file checks (truncation, NaN in NIfTI) with the NIfTI reader of headers (nifti_clib:
 #    CMake/SVDLowRankNifti.cmake) and decompressed files they use, and the .nii.gz decompression and compression
-#    (libdeflate and zlib: apps/io/SVDLowRankGzip.h);
+#    (libdeflate and zlib, and ISA-L's igzip where found: apps/io/SVDLowRankGzip.h);
 #  - the gradient-table rule (a .bval/.bvec against the series' volumes) that the denoiser checks up front;
 #  - folder listing and the rule for stale partial outputs (a dead process's hidden temporaries);
 #  - the batch rules (apps/batch: which inputs, where their outputs go) and the batch pipeline's stages and threads,
@@ -11,6 +11,7 @@
 # svdlr_add_io_core(ENGINE) adds it, linking ENGINE: the module's library in the tools' build, svdlr_engine in Python's.
 include_guard(DIRECTORY)
 include(${CMAKE_CURRENT_LIST_DIR}/SVDLowRankLibdeflate.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/SVDLowRankIsal.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/SVDLowRankNifti.cmake)
 find_package(ZLIB REQUIRED) # the raw-data checks (zlib's streaming inflate) and the CRC of chunks joined
 find_package(Threads REQUIRED)
@@ -44,5 +45,10 @@ function(svdlr_add_io_core engine)
   set_target_properties(SVDLowRankIOCore PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_link_libraries(SVDLowRankIOCore PUBLIC ${engine} Threads::Threads
     PRIVATE ${SVDLR_LIBDEFLATE_LIBRARY} ZLIB::ZLIB)
+  if(SVDLR_ISAL_FOUND)
+    target_compile_definitions(SVDLowRankIOCore PRIVATE SVDLR_HAVE_ISAL=1)
+    target_include_directories(SVDLowRankIOCore PRIVATE ${SVDLR_ISAL_INCLUDE_DIR})
+    target_link_libraries(SVDLowRankIOCore PRIVATE ${SVDLR_ISAL_LIBRARY})
+  endif()
   svdlr_link_nifti(SVDLowRankIOCore)
 endfunction()

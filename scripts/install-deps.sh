@@ -16,7 +16,7 @@ packages=(
   libpng-dev                    # PNG files are checked through libpng before ITK reads them
   libdeflate-dev                # .nii.gz read and written fast (libdeflate: whole buffers, members on every core)
   libnifti2-dev                 # NIfTI-1/2 headers read and converted (nifti_clib)
-  libisal-dev                   # ISA-L, the gunzip benchmark's third decoder (benchmarks/svdlrGunzipBenchmark.cxx)
+  libisal-dev                   # ISA-L's igzip: the .nii.gz writers (apps/io/SVDLowRankGzip.cxx), the gunzip benchmark
   libssl-dev                    # OpenSSL's libcrypto: the SHA-256 of the inputs in the provenance sidecar
   libgdcm-dev                   # JPEG 2000 pixel data (GDCM with OpenJPEG), the syntaxes DCMTK lacks
   libopenjp2-7-dev              # each JPEG 2000 frame's header read (OpenJPEG) before GDCM decodes the frame

@@ -20,7 +20,7 @@
 
 // gzip (RFC 1952) through libdeflate, whole buffers at a time: decompression about twice as fast as zlib's (and a
 // large member on several threads: SVDLowRankParallelGunzip.h), and compression in independent members on several
-// threads. A file of several members (ours, bgzip's, pigz
+// threads (at level 1 by ISA-L's igzip where built with it). A file of several members (ours, bgzip's, pigz
 // --independent's) is one valid gzip stream to zlib's gzread, Python's gzip, nibabel, ITK and MRtrix3.
 
 #include "SVDLowRankGunzipCheck.h"
@@ -35,8 +35,9 @@
 namespace svdlr_io
 {
 
-/** The gzip level of the NIfTI outputs when none is asked for. libdeflate's level 1 is both the fastest and, on
- * noisy MRI, the smallest: measured on a 96x96x60x65 DWI phantom (docs/command-line.md), the denoised float32 series
+/** The gzip level of the NIfTI outputs when none is asked for (compressed by ISA-L's igzip where the library is built
+ * with it, at about seven times libdeflate's speed: SVDLowRankGzip.cxx). libdeflate's level 1 is both its fastest and,
+ * on noisy MRI, the smallest: measured on a 96x96x60x65 DWI phantom (docs/command-line.md), the denoised float32 series
  * compresses to 86.37% at level 1 (137 MB/s a core), 86.52% at 4 (103 MB/s) and 86.45% with zlib's default 6
  * (31 MB/s); the int16 noisy series to 61.2% at 1 (143 MB/s), 62.9% at 4 and 62.6% with zlib 6 (15 MB/s). Only
  * maps of few distinct values (a noise map: 8.2% against 5.4%) compress better higher up, and they are small. */
@@ -106,7 +107,7 @@ Crc32Combine(std::uint32_t crcA, std::uint32_t crcB, std::uint64_t sizeB);
  * compressed on an equal share of `threads` with the file jobs that run at the same time (a batch's writers
  * and readers: svdlr::ShareOfCpuThreads, kind FileInputOutput, the one rule for every parallel step), while
  * `write` writes the earlier ones; at most two per thread wait to be written. Throws std::runtime_error when
- * libdeflate cannot allocate; what `write` throws passes through. */
+ * a compressor cannot allocate or fails; what `write` throws passes through. */
 void
 CompressGzip(const std::vector<ByteSpan> &                                  parts,
              int                                                            level,
