@@ -222,6 +222,16 @@ TEST_F(NiftiGzip, CompressedMembersDecompressWholeThroughOursAndZlib)
     }
     file.resize(file.size() - 1 - std::uniform_int_distribution<std::size_t>(0, file.size() / 2)(m_Random));
     EXPECT_FALSE(svdlr_io::DecompressGzip(file.data(), file.size(), data.size()).complete) << "a cut stream";
+
+    // No bytes at all: one empty member, still gzip.
+    std::vector<unsigned char> empty;
+    svdlr_io::CompressGzip({}, level, 2, [&](const unsigned char * bytes, std::size_t size) {
+      empty.insert(empty.end(), bytes, bytes + size);
+    });
+    EXPECT_EQ(MemberCount(empty), 1);
+    const auto none = svdlr_io::DecompressGzip(empty.data(), empty.size(), 0);
+    EXPECT_TRUE(none.complete);
+    EXPECT_EQ(none.bytes.size(), 0u);
   }
 }
 
