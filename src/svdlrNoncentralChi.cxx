@@ -190,7 +190,10 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
   m_ExpectedStabilised.resize(count);
   m_Variance.resize(count);
   const auto tabulateMoments = [&] {
-    const auto g = [this](double m) { return Stabilise(m); };
+    // The tables taken once a pass (each refinement rewrites the stabiliser and its end slope), and the stabiliser
+    // inlined: through Stabilise(), which takes the tables anew, a third of the construction went to that call.
+    const NoncentralChiTables tables = Tables();
+    const auto                g = [&tables](double m) { return chi::Stabilise(tables, m); };
     detail::StdThreadParallelFor(0, count, [&](std::size_t i) {
       const auto [mean, square] = Moments(g, m_Signal[i], gaussian, chi);
       m_ExpectedStabilised[i] = mean;
