@@ -22,6 +22,8 @@
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiRead.h"
 
+#include "svdlr/Engine.h"
+
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -32,6 +34,10 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <new>
+#include <optional>
+#include <system_error>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -62,6 +68,85 @@ Record(const std::string & path, WriteRecord record)
 {
   std::lock_guard<std::mutex> lock(RecordsMutex());
   Records()[path] = std::move(record);
+}
+
+/** The bytes a file holds and their CRC-32, read back in ranges on the file jobs' share of the cores and joined
+ * (Crc32Combine); nullopt when it cannot be read. On one thread the read-back of a 2.4 GB output (200 volumes) took
+ * 0.64 s of the H200's run. */
+std::optional<GzipFileWrite>
+ReadBack(const std::string & path)
+{
+  OwnedDescriptor file{ ::open(path.c_str(), O_RDONLY | O_CLOEXEC) };
+  struct stat     status{};
+  if (file.fd < 0 || ::fstat(file.fd, &status) != 0)
+  {
+    return std::nullopt;
+  }
+  const std::uint64_t              size = static_cast<std::uint64_t>(status.st_size);
+  const svdlr::RunningParallelJob  running(svdlr::ParallelJobKind::FileInputOutput);
+  constexpr std::uint64_t          kLeastRange = std::uint64_t{ 32 } << 20; // smaller files are read on one thread
+  const std::uint64_t              ranges = std::clamp<std::uint64_t>(
+    size / kLeastRange, 1, svdlr::ShareOfCpuThreads(svdlr::ParallelJobKind::FileInputOutput));
+  std::vector<GzipFileWrite> parts(static_cast<std::size_t>(ranges));
+  std::vector<unsigned char> failed(parts.size(), 0); // one element a thread (not vector<bool>'s shared words)
+  const auto                 readRange = [&](std::size_t r) noexcept {
+    try
+    {
+      std::vector<unsigned char> buffer(std::size_t{ 1 } << 22);
+      std::uint64_t              at = size * r / ranges;
+      const std::uint64_t        end = size * (r + 1) / ranges;
+      while (at < end)
+      {
+        const ssize_t got = ::pread(file.fd, buffer.data(),
+                                    static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), end - at)),
+                                    static_cast<off_t>(at));
+        if (got <= 0)
+        {
+          failed[r] = got < 0;
+          return; // got == 0: the file ended early, which the byte count says
+        }
+        parts[r].crc = Crc32(parts[r].crc, buffer.data(), static_cast<std::size_t>(got));
+        parts[r].bytes += static_cast<std::uint64_t>(got);
+        at += static_cast<std::uint64_t>(got);
+      }
+    }
+    catch (const std::bad_alloc &)
+    {
+      failed[r] = 1;
+    }
+  };
+  std::vector<std::thread> readers;
+  std::vector<std::size_t> here{ 0 }; // the ranges this thread reads: the first, and any no thread could be made for
+  for (std::size_t r = 1; r < parts.size(); ++r)
+  {
+    try
+    {
+      readers.emplace_back(readRange, r);
+    }
+    catch (const std::system_error &)
+    {
+      here.push_back(r);
+    }
+  }
+  for (const std::size_t r : here)
+  {
+    readRange(r);
+  }
+  for (std::thread & reader : readers)
+  {
+    reader.join();
+  }
+  GzipFileWrite whole = parts[0];
+  for (std::size_t r = 1; r < parts.size(); ++r)
+  {
+    whole.crc = Crc32Combine(whole.crc, parts[r].crc, parts[r].bytes);
+    whole.bytes += parts[r].bytes;
+  }
+  if (std::find(failed.begin(), failed.end(), 1) != failed.end())
+  {
+    return std::nullopt;
+  }
+  return whole;
 }
 
 } // namespace
@@ -302,23 +387,14 @@ CheckRecordedWrite(const std::string & path)
     return record.failure;
   }
   // What reached the disk is read back: its size and CRC-32 must be those of what was written.
-  OwnedDescriptor file{ ::open(path.c_str(), O_RDONLY | O_CLOEXEC) };
-  std::vector<unsigned char> buffer(std::size_t{ 1 } << 22);
-  std::uint64_t              bytes = 0;
-  std::uint32_t              crc = 0;
-  ssize_t                    got = 0;
-  while (file.fd >= 0 && (got = ::read(file.fd, buffer.data(), buffer.size())) > 0)
-  {
-    bytes += static_cast<std::uint64_t>(got);
-    crc = Crc32(crc, buffer.data(), static_cast<std::size_t>(got));
-  }
-  if (file.fd < 0 || got < 0)
+  const std::optional<GzipFileWrite> read = ReadBack(path);
+  if (!read)
   {
     return "it cannot be read back";
   }
-  if (bytes != record.bytes || crc != record.crc)
+  if (read->bytes != record.bytes || read->crc != record.crc)
   {
-    return "it holds " + std::to_string(bytes) + " bytes, not the " + std::to_string(record.bytes) +
+    return "it holds " + std::to_string(read->bytes) + " bytes, not the " + std::to_string(record.bytes) +
            " written, or other bytes";
   }
   return std::string();
