@@ -286,7 +286,8 @@ public:
     }
 #endif
     out.resize(std::max(out.size(), libdeflate_gzip_compress_bound(m_Deflater.get(), member.size)));
-    const std::size_t made = libdeflate_gzip_compress(m_Deflater.get(), member.data, member.size, out.data(), out.size());
+    const std::size_t made =
+      libdeflate_gzip_compress(m_Deflater.get(), member.data, member.size, out.data(), out.size());
     if (made == 0)
     {
       throw std::runtime_error("gzip compression failed"); // the bound makes this unreachable
