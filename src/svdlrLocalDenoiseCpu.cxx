@@ -606,11 +606,7 @@ private:
         }
         outRow[static_cast<std::ptrdiff_t>(x) * so[0] + static_cast<std::ptrdiff_t>(t) * so[3]] = value(x, t);
       };
-      if (m_MapsOnly)
-      {
-        // no output
-      }
-      else if (volumesOuter)
+      if (!m_MapsOnly && volumesOuter)
       {
         for (std::size_t t = 0; t < m_Nv; ++t)
         {
@@ -620,7 +616,7 @@ private:
           }
         }
       }
-      else
+      else if (!m_MapsOnly)
       {
         for (std::size_t x = 0; x < m_Nx; ++x)
         {

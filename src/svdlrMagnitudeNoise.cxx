@@ -316,7 +316,6 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
     return report;
   }
 
-  const bool inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
   LocalDenoiseMaps firstMaps;
   firstMaps.noiseSigma = sigma.data();
   if (knownSigma)
@@ -338,6 +337,7 @@ DenoiseMagnitudeSeries(const SeriesView<const float> & input, const SeriesView<f
     // goes to the output, unless the output is the input (a caller denoising in place), whose values the second
     // pass still needs; then to a scratch series.
     // Not zeroed: the pass writes every element, and nothing reads them.
+    const bool inPlace = static_cast<const void *>(input.data) == static_cast<const void *>(output.data);
     const std::unique_ptr<float[]> scratch(inPlace ? new float[voxels * input.volumes] : nullptr);
     const SeriesView<float> firstOutput =
       inPlace ? SeriesView<float>{ scratch.get(), input.size, input.volumes,
