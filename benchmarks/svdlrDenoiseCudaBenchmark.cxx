@@ -57,6 +57,7 @@ struct Arguments
   svdlr::PatchAggregation aggregation{ svdlr::LocalDenoiseOptions{}.aggregation };
   svdlr::Shrinkage        shrinkage{ svdlr::LocalDenoiseOptions{}.shrinkage };
   std::size_t             deviceMemoryLimit{ 0 };
+  int                     gemmGram{ -1 }; // --gram: LocalDenoiseCudaTuning::gemmGram for every configuration
 };
 
 [[noreturn]] void
@@ -67,6 +68,7 @@ Usage(const std::string & problem)
             << "       [--cusolver-repeat N (0: skip)] [--default-only (no every-eigenvector run)]\n"
             << "       [--aggregation centre|overlap] [--shrinkage auto|hard|frobenius]\n"
             << "       [--batch N] [--device-memory-limit SIZE (" << svdlr::ByteSizeSyntax() << ")]\n"
+            << "       [--gram auto|tiled|gemm (the Gram stage: the default's choice, our kernel, cuBLAS)]\n"
             << "       [--reference cpu.f32 --reference-rank cpu.u16] [--variants (every kernel variant of our solver)]\n";
   std::exit(2);
 }
@@ -99,6 +101,13 @@ Parse(int argc, char * argv[])
       a.everyEigenvector = false;
     else if (flag == "--variants")
       a.variants = true;
+    else if (flag == "--gram")
+    {
+      const std::string name = value(i);
+      if (name != "auto" && name != "tiled" && name != "gemm")
+        Usage("--gram takes auto, tiled or gemm, got '" + name + "'");
+      a.gemmGram = name == "auto" ? -1 : name == "gemm" ? 1 : 0;
+    }
     else if (flag == "--batch")
       a.maxPatchesPerBatch = std::stoul(value(i));
     else if (flag == "--size")
@@ -237,6 +246,7 @@ Json(const std::string & name, const Arguments & a, const Run & run, const Agree
   }
   json << "], \"plan\": {\"slabs\": " << t.slabs << ", \"batches\": " << t.batches << ", \"batch\": " << t.batchSize
        << ", \"centre_planes\": " << t.centrePlanesPerSlab << ", \"cusolver\": " << (t.usedCusolver ? "true" : "false")
+       << ", \"gemm_gram\": " << (t.usedGemmGram ? "true" : "false")
        << "}, \"host_ms\": {\"setup\": " << t.setup << ", \"upload\": " << t.upload << ", \"enqueue\": " << t.enqueue
        << ", \"download\": " << t.download << ", \"total\": " << t.total << "}, \"gpu_ms\": {\"unpack\": "
        << t.gpuUnpack << ", \"gram\": " << t.gpuGram << ", \"tridiagonal\": " << t.gpuTridiagonal
@@ -318,7 +328,9 @@ main(int argc, char * argv[])
       const Configuration & configuration = configurations[c];
       try
       {
-        Run run = Time(a, input, configuration.tuning, configuration.repeat);
+        svdlr::detail::LocalDenoiseCudaTuning tuning = configuration.tuning;
+        tuning.gemmGram = a.gemmGram;
+        Run run = Time(a, input, tuning, configuration.repeat);
         const Agreement vsReference = reference.empty() ? Agreement{} : Compare(run.output, reference, run.rank, referenceRank);
         const Agreement vsFirst = c > 0 ? Compare(run.output, first.output, run.rank, first.rank) : Agreement{};
         std::cout << Json(configuration.name, a, run, reference.empty() ? nullptr : &vsReference, c > 0 ? &vsFirst : nullptr)

@@ -34,6 +34,7 @@ set(SVDLR_ENGINE_CUDA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseGramKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseRankKernels.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseApproximationKernels.cu
+  ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaLocalDenoiseRules.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoisePlan.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseBuffers.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrLocalDenoiseResources.cxx

@@ -28,6 +28,8 @@
 // go back to it after a successful run.
 #include "svdlrCudaLocalDenoiser.h"
 
+#include "svdlrCudaLocalDenoiseRules.h"
+
 #include "svdlrChooseRank.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrCudaDevice.h"
@@ -62,56 +64,6 @@ namespace detail
 namespace
 {
 
-/** The series and the patch; a sphere's voxel count and table size (the table's device address comes with the
- * fixed buffers). */
-DenoiseGeometry
-GeometryOf(const SeriesView<const float> & input, const std::array<std::size_t, 3> & patch,
-           const LocalDenoiseOptions & options, const std::vector<PatchOffset> & sphereOrder)
-{
-  DenoiseGeometry geometry;
-  geometry.nx = static_cast<std::int64_t>(input.size[0]);
-  geometry.ny = static_cast<std::int64_t>(input.size[1]);
-  geometry.nz = static_cast<std::int64_t>(input.size[2]);
-  geometry.volumes = static_cast<std::int64_t>(input.volumes);
-  geometry.ex = static_cast<std::int64_t>(patch[0]);
-  geometry.ey = static_cast<std::int64_t>(patch[1]);
-  geometry.ez = static_cast<std::int64_t>(patch[2]);
-  if (options.patchShape == PatchShape::Sphere)
-  {
-    geometry.sphereVoxels =
-      static_cast<std::int64_t>(SpherePatchUsed(input.size, input.volumes, options.patchRadius).voxels);
-    geometry.sphereOrderSize = static_cast<std::int64_t>(sphereOrder.size());
-  }
-  return geometry;
-}
-
-/** The most eigenvectors a patch keeps: the fixed rank, else all n. */
-std::int64_t
-MaxVectorsFor(const RankPolicy & policy, std::int64_t n)
-{
-  return policy.kind == RankPolicy::Kind::FixedRank
-           ? std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(policy.rank), n))
-           : n;
-}
-
-/** The options' rank policy, with what ChooseRank needs besides, for ChoosePatchRanks. */
-PatchRankRule
-RankRuleFor(const LocalDenoiseOptions & options, const DenoiseGeometry & geometry)
-{
-  PatchRankRule rule;
-  rule.policy = options.policy;
-  rule.noiseEstimator = options.noiseEstimator;
-  rule.optimalShrinkage = ShrinksOptimally(options);
-  rule.removed = static_cast<int>(options.removedVolumeDimensions);
-  if (NeedsMarchenkoPasturMedian(options.policy, options.noiseSigma != nullptr))
-  {
-    const PatchNoiseShape shape =
-      NoiseShapeOf(static_cast<int>(geometry.PatchVoxels()), static_cast<int>(geometry.volumes), rule.removed);
-    rule.median = MarchenkoPasturMedian(NoiseAspectRatio(shape.rows, shape.cols));
-  }
-  return rule;
-}
-
 class CudaLocalDenoiser
 {
 public:
@@ -131,6 +83,7 @@ public:
     , m_N(m_Geometry.GramSide())
     , m_MaxVectors(MaxVectorsFor(options.policy, m_N))
     , m_UseCusolver(tuning.cusolver || !SmallEigenSolver::CanImplement(m_N, 1))
+    , m_UseGemmGram(UsesGemmGram(tuning, m_N))
     , m_MapsOnly(output.data == nullptr)
     , m_Rule(RankRuleFor(options, m_Geometry))
     , m_Transfers(input, output, m_Geometry, m_ParallelFor)
@@ -197,6 +150,7 @@ public:
     if (m_Trace != nullptr)
     {
       m_Trace->usedCusolver = m_UseCusolver;
+      m_Trace->usedGemmGram = m_UseGemmGram;
       m_Trace->total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     }
     return m_TotalPatches;
@@ -480,7 +434,15 @@ private:
   EnqueueBatch(const PatchBatch & batch, const SlabWindow & window, const SlabBuffers & slab)
   {
     const cudaStream_t compute = m_Resources->compute.Get();
-    LaunchPatchGram(slab.slab, m_Geometry, window, batch, m_Batch.gram, compute);
+    if (m_UseGemmGram) // its staging is the solver's workspace, which is free until the solve
+    {
+      LaunchPatchGramByGemm(slab.slab, m_Geometry, window, batch, m_Batch.gram, m_Batch.solver, m_Batch.solverBytes,
+                            m_Resources->cublas.Get(), compute);
+    }
+    else
+    {
+      LaunchPatchGram(slab.slab, m_Geometry, window, batch, m_Batch.gram, compute);
+    }
     MarkStage(StageClock::Gram);
     const BasisView basis = m_UseCusolver ? SolveWithCusolver(batch) : SolveWithOwnSolver(batch);
     SlabSums        sums = slab.sums;
@@ -646,7 +608,11 @@ private:
   std::size_t
   SolverBytes(std::int64_t batch)
   {
-    return m_UseCusolver ? CusolverWorkspace(batch).deviceBytes : SmallEigenSolver::WorkspaceBytes(m_N, batch, m_MaxVectors);
+    const std::size_t solver =
+      m_UseCusolver ? CusolverWorkspace(batch).deviceBytes : SmallEigenSolver::WorkspaceBytes(m_N, batch, m_MaxVectors);
+    const std::size_t perPatch = GemmGramStagingBytesPerPatch(m_Geometry);
+    const std::size_t staged = std::min<std::size_t>(batch, std::max<std::size_t>(1, kGemmGramStagingBytes / perPatch));
+    return m_UseGemmGram ? std::max(solver, staged * perPatch) : solver;
   }
 
   const SeriesView<const float> & m_Input;
@@ -662,6 +628,7 @@ private:
   const std::int64_t    m_N;          // the Gram matrices' side
   const std::int64_t    m_MaxVectors; // eigenvectors kept per patch at most
   const bool            m_UseCusolver;
+  const bool            m_UseGemmGram;
   const bool            m_MapsOnly; // a σ pass: an output view with null data; no eigenvectors, values or output
   const PatchRankRule   m_Rule;
   LocalDenoiseShape     m_Shape;

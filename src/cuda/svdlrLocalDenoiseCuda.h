@@ -27,6 +27,7 @@
 #include "svdlrSmallEigenTuning.h"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace svdlr
 {
@@ -34,10 +35,16 @@ namespace detail
 {
 
 /** Overrides for experiments and tests; the defaults are what the engine uses. */
+/** The Gram side from which the Gram stage goes through cuBLAS's DGEMM (LaunchPatchGramByGemm) by default, and the
+ * staging it takes at most: the stage benchmark at n = 65, 200 and 1,000 (docs/denoising-cuda.md). */
+constexpr std::int64_t kGemmGramFromSide = 128;
+constexpr std::size_t  kGemmGramStagingBytes = std::size_t{ 256 } << 20;
+
 struct LocalDenoiseCudaTuning
 {
   std::size_t availableBytes{ 0 }; // device memory the plan may use; 0: what cudaMemGetInfo reports, less a reserve
   bool        cusolver{ false };   // cuSOLVER's XsyevBatched instead of our eigen-solver (the reference)
+  int         gemmGram{ -1 };      // the Gram stage by cuBLAS's DGEMM: -1 from kGemmGramFromSide on, 0 never, 1 always
   SmallEigenTuning eigen{};        // variants of our eigen-solver's kernels
   /** Our solver computes, for every patch, the eigenvectors of all its largest eigenvalues up to the rank's upper
    * bound (n for the noise policies), not only the ones its rank keeps: the same output, for timing the kept-rank
@@ -53,6 +60,7 @@ struct LocalDenoiseCudaTrace
   std::size_t batchSize{ 0 };
   std::size_t centrePlanesPerSlab{ 0 };
   bool        usedCusolver{ false };   // the reference solver ran (asked for, too large for ours, or after a failure)
+  bool        usedGemmGram{ false };   // the Gram matrices came from cuBLAS's DGEMM (LaunchPatchGramByGemm)
   double      setup{ 0 };              // resources, plan, allocations, mask and σ map
   double      upload{ 0 };             // host -> device through the staging ring
   double      enqueue{ 0 };            // launching the slabs' work

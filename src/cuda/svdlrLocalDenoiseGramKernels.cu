@@ -16,9 +16,10 @@
  *
  *=========================================================================*/
 // The local denoiser's Gram stage on the device (svdlrLocalDenoiseKernels.cuh): the Gram matrix of each patch's
-// Casorati matrix, from the slab, in float64.
+// Casorati matrix, from the slab, in float64: by our tiled kernel, or gathered and multiplied by cuBLAS.
 #include "svdlrLocalDenoiseKernels.cuh"
 
+#include "svdlrBatchedGemm.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrLocalDenoisePatchPlace.cuh"
 
@@ -158,6 +159,36 @@ __launch_bounds__(kGramThreads)
   }
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// GatherPatches
+
+constexpr int kGatherThreads = 256;
+
+/** One block per patch: row r of its Casorati matrix (voxel r's series) to staging + (patch, r, volume) in float64,
+ * a warp per row, so that both the slab's series and the staged row are read and written contiguously. */
+__global__ void
+__launch_bounds__(kGatherThreads)
+  GatherPatchesKernel(const float * __restrict__ slab, DenoiseGeometry g, SlabWindow w, PatchBatch batch,
+                      double * __restrict__ staging)
+{
+  extern __shared__ std::int64_t voxelOf[];
+  const std::int64_t b = blockIdx.x;
+  const int          m = static_cast<int>(g.PatchVoxels());
+  const std::int64_t volumes = g.volumes;
+  FillPatchVoxels(g, w, PlacePatch(g, batch.centres[b]), voxelOf);
+  __syncthreads();
+  double *      patch = staging + b * m * volumes;
+  constexpr int kWarps = kGatherThreads / 32;
+  for (int r = static_cast<int>(threadIdx.x) / 32; r < m; r += kWarps)
+  {
+    const float * series = slab + voxelOf[r] * volumes;
+    for (std::int64_t t = threadIdx.x % 32; t < volumes; t += 32)
+    {
+      patch[r * volumes + t] = static_cast<double>(series[t]);
+    }
+  }
+}
+
 } // namespace
 
 void
@@ -180,6 +211,49 @@ LaunchPatchGram(const float * slab, const DenoiseGeometry & geometry, const Slab
   PatchGramKernel<<<static_cast<unsigned>(batch.count), kGramThreads, bytes, stream>>>(
     slab, geometry, window, batch, gram, chunk);
   SVDLR_CUDA_CHECK_LAUNCH("PatchGramKernel");
+}
+
+std::size_t
+GemmGramStagingBytesPerPatch(const DenoiseGeometry & geometry)
+{
+  return static_cast<std::size_t>(geometry.PatchVoxels() * geometry.volumes) * sizeof(double);
+}
+
+void
+LaunchPatchGramByGemm(const float * slab, const DenoiseGeometry & geometry, const SlabWindow & window,
+                      const PatchBatch & batch, double * gram, unsigned char * staging, std::size_t stagingBytes,
+                      cublasHandle_t cublas, cudaStream_t stream)
+{
+  const std::size_t  perPatch = GemmGramStagingBytesPerPatch(geometry);
+  const std::int64_t fit = static_cast<std::int64_t>(stagingBytes / perPatch);
+  if (batch.count > 0 && fit == 0)
+  {
+    throw Error(ErrorCode::OutOfMemory, "svdlr CUDA backend: the Gram stage's staging holds no patch");
+  }
+  const std::int64_t m = geometry.PatchVoxels();
+  const std::int64_t volumes = geometry.volumes;
+  const std::int64_t n = geometry.GramSide();
+  auto *             rows = reinterpret_cast<double *>(staging); // (patch, row, volume)
+  for (std::int64_t first = 0; first < batch.count; first += fit)
+  {
+    const PatchBatch part{ batch.centres + first, std::min(fit, batch.count - first) };
+    GatherPatchesKernel<<<static_cast<unsigned>(part.count), kGatherThreads,
+                          static_cast<std::size_t>(m) * sizeof(std::int64_t), stream>>>(slab, geometry, window, part, rows);
+    SVDLR_CUDA_CHECK_LAUNCH("GatherPatchesKernel");
+    double * out = gram + first * n * n;
+    // Each staged patch, column-major, is Xᵀ (volumes x m, leading dimension volumes): G = XᵀX is Xᵀ (Xᵀ)ᵀ on the
+    // volume side (n = volumes), and XXᵀ = (Xᵀ)ᵀ Xᵀ on the voxel side (n = m).
+    if (geometry.VolumeSide())
+    {
+      MultiplyBatched(cublas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, m, rows, volumes, m * volumes, rows, volumes,
+                      m * volumes, out, n, n * n, part.count);
+    }
+    else
+    {
+      MultiplyBatched(cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, volumes, rows, volumes, m * volumes, rows, volumes,
+                      m * volumes, out, n, n * n, part.count);
+    }
+  }
 }
 
 } // namespace detail

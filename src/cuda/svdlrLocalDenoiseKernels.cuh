@@ -40,6 +40,7 @@
 
 #include "svdlr/RankPolicy.h"
 
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -154,6 +155,19 @@ LaunchUnpackSlab(const float * packed, PackedLayout layout, float * slab, const 
 void
 LaunchPatchGram(const float * slab, const DenoiseGeometry & geometry, const SlabWindow & window,
                 const PatchBatch & batch, double * gram, cudaStream_t stream);
+
+/** The Gram stage by cuBLAS's batched DGEMM, which runs on the FP64 tensor cores: the patches' Casorati matrices
+ * are gathered from the slab into `staging` in float64, as many at a time as it holds (GemmGramStagingBytesPerPatch each),
+ * and multiplied. The same matrices as LaunchPatchGram up to rounding; far faster at large n (the stage benchmark:
+ * docs/denoising-cuda.md), slower at small n, where the launches and the staging cost more than the products. */
+void
+LaunchPatchGramByGemm(const float * slab, const DenoiseGeometry & geometry, const SlabWindow & window,
+                      const PatchBatch & batch, double * gram, unsigned char * staging, std::size_t stagingBytes,
+                      cublasHandle_t cublas, cudaStream_t stream);
+
+/** Staging bytes one patch takes in LaunchPatchGramByGemm: its Casorati matrix in float64. */
+std::size_t
+GemmGramStagingBytesPerPatch(const DenoiseGeometry & geometry);
 
 /** Per patch, from its eigenvalues (count, n) ascending: the rank (clamped to maxVectors), σ, and the weights
  * (count, maxVectors) of the kept components, exactly as the CPU backend's PatchLowRank::Choose. knownSigma: the

@@ -37,6 +37,7 @@ LocalDenoiseResources::LocalDenoiseResources(int device)
   }
   cusolver = CreateCusolver(compute.Get());
   cusolverParams = CreateCusolverParams();
+  cublas = CreateCublas(compute.Get());
   hostFlags.Allocate(4);
 }
 

@@ -46,6 +46,7 @@ struct LocalDenoiseResources
   EventOwner                       uploaded[2];
   EventOwner                       computed[2];
   CusolverOwner                    cusolver;
+  CublasOwner                      cublas; // the Gram stage's DGEMM (LaunchPatchGramByGemm), on the compute stream
   CusolverParamsOwner              cusolverParams;
   std::unique_ptr<StagingRing>     ring;
   std::size_t                      ringLanes{ 0 };

@@ -1,0 +1,77 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The Gram stage by cuBLAS's batched DGEMM (LaunchPatchGramByGemm, the default from kGemmGramFromSide on) against
+// the CPU backend's float64 result: forced at small sides, on the volume and the voxel side and for spheres; and at
+// its default on the long series it is for, n = 200 (our eigen-solver), 500 and 1,000 (cuSOLVER's). Every test
+// skips, saying why, without a usable CUDA device.
+#include "svdlrLocalDenoiseCudaTesting.h"
+
+#include <array>
+#include <cstddef>
+#include <string>
+
+namespace
+{
+using namespace svdlr::test;
+using svdlr::PatchShape;
+
+/** The GPU with the Gram stage chosen by `gemmGram` (LocalDenoiseCudaTuning) equals the CPU, and took that path. */
+void
+ExpectGramPathEqualsCpu(const Series & input, const LocalDenoiseOptions & options, int gemmGram)
+{
+  const Result                          cpu = Denoise(input, options, svdlr::Backend::CPU);
+  svdlr::detail::LocalDenoiseCudaTuning tuning;
+  tuning.gemmGram = gemmGram;
+  svdlr::detail::LocalDenoiseCudaTrace trace;
+  const Result                         gpu = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
+  EXPECT_TRUE(trace.usedGemmGram);
+  ExpectSameResult(gpu, cpu, input);
+}
+
+TEST_F(LocalDenoiseCuda, GramByGemmEqualsCpuOnEitherSideAndForSpheres)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  LocalDenoiseOptions options = WrittenForOptions();
+  options.aggregation = PatchAggregation::OverlapAverage;
+  ExpectGramPathEqualsCpu(LowRankPlusNoise({ 13, 12, 11 }, 30, 3, m_Random), options, 1); // 5x5x5: n = 30 volumes
+  options.patchSize = { 3, 3, 3 };                                                       // n = 27 voxels < 40 volumes
+  ExpectGramPathEqualsCpu(LowRankPlusNoise({ 12, 11, 10 }, 40, 3, m_Random), options, 1);
+  options.patchSize = {};
+  options.patchShape = PatchShape::Sphere; // the default radius: 81 voxels x 28 volumes
+  ExpectGramPathEqualsCpu(LowRankPlusNoise({ 12, 13, 11 }, 28, 3, m_Random), options, 1);
+}
+
+TEST_F(LocalDenoiseCuda, LongSeriesAt200To1000VolumesEqualCpuThroughTheDefaultGramStage)
+{
+  SCOPED_TRACE(m_Random.SeedTrace());
+  LocalDenoiseOptions options = WrittenForOptions();
+  options.aggregation = PatchAggregation::OverlapAverage;
+  options.patchStride = 5; // a few dozen patches: the CPU's float64 reference at n = 1,000 takes seconds a patch
+  struct Case
+  {
+    std::size_t volumes, extent, side;
+  };
+  for (const Case c : { Case{ 200, 7, 9 }, Case{ 500, 9, 11 }, Case{ 1000, 11, 12 } })
+  {
+    SCOPED_TRACE("volumes " + std::to_string(c.volumes));
+    options.patchSize = { c.extent, c.extent, c.extent }; // more voxels than volumes: n = volumes
+    ExpectGramPathEqualsCpu(LowRankPlusNoise({ c.side, c.side, c.side }, c.volumes, 5, m_Random), options, -1);
+  }
+}
+
+} // namespace
