@@ -134,6 +134,8 @@ public:
 private:
   static constexpr int kReplacementsBeforeRefresh = 16;
 
+  bool
+  TridiagonalizeByLapack(); // dsytrd (m_UsesLapackTridiagonal); false when it fails or T is not finite
   void
   EigenvaluesBySterf();
   void
@@ -151,6 +153,8 @@ private:
   int                         m_N; // volumes
   int                         m_P; // min(m, n): the Gram matrix's order
   bool                        m_VolumeSide; // G = XᵀX (n x n), else XXᵀ (m x m)
+  bool                        m_UsesBlas;   // large orders: dsyrk and dgemm (PatchLowRank.cxx says why)
+  bool                        m_UsesLapackTridiagonal; // larger still: dsytrd
 
   std::vector<double> m_X;         // (m, n)
   std::vector<double> m_Rows;      // (2m, n), row-major: rows of X for the Gram matrix's updates (volume side)
