@@ -21,6 +21,7 @@
 // centre voxel (a patch on every voxel: the sliding updates) and overlap averaging on the default lattice.
 #include "svdlrLocalDenoiseReference.h"
 #include "svdlrLocalDenoiseRun.h"
+#include "svdlrTestSeed.h"
 #include "svdlrTestSeries.h"
 
 #include <gtest/gtest.h>
@@ -43,6 +44,9 @@ struct LargeOrder
   PatchAggregation           aggregation;
 };
 
+// Measured over 60 seeds (test/seed-spread/measure.sh, 2026-11-29; min..max): the largest relative distance of a
+// voxel's series 2.8e-8..3.3e-8 and of σ 2.5e-9..5.9e-8 in every case (the float32 output's rounding), ranks always
+// equal. ExpectMatchesReference's bounds (1e-5, 1e-6, equal ranks) lie far outside that.
 TEST(SVDLowRankLocalDenoise, MatchesFloat64SvdReferenceAtLargeGramOrders)
 {
   Random random;
@@ -59,7 +63,14 @@ TEST(SVDLowRankLocalDenoise, MatchesFloat64SvdReferenceAtLargeGramOrders)
     options.backend = svdlr::Backend::CPU;
     options.patchSize = c.patch;
     options.aggregation = c.aggregation;
-    ExpectMatchesReference(series.noisy, options, c.patch);
+    const ReferenceDistance distance = DistanceToReference(series.noisy, options, c.patch);
+    const std::string       at = "n" + std::to_string(c.volumes) + "-" + std::to_string(c.patch[2]);
+    RecordSpread("value-" + at, random.Seed(), distance.value);
+    RecordSpread("sigma-" + at, random.Seed(), distance.sigma);
+    RecordSpread("ranks-" + at, random.Seed(), static_cast<double>(distance.ranks));
+    EXPECT_LE(distance.value, 1e-5); // ExpectMatchesReference's bounds
+    EXPECT_LE(distance.sigma, 1e-6);
+    EXPECT_EQ(distance.ranks, 0u);
   }
 }
 
