@@ -22,8 +22,8 @@
 // stage. A slab is a range of z planes of the series held on the device; within it:
 //   packed slab (as copied from the host)  --UnpackSlab-->  slab in compute layout (float, volume fastest)
 //                                                                          (slab I/O: svdlrLocalDenoiseSlabKernels.cu)
-//   slab + patch centres  --PatchGram-->  Gram matrices of the patches' Casorati matrices (float64)
-//                                                                              (svdlrLocalDenoiseGramKernels.cu)
+//   slab + patch centres  --PatchGram-->  Gram matrices of the patches' Casorati matrices (float64; from n = 128
+//                                         gathered and multiplied by cuBLAS)   (svdlrLocalDenoiseGramKernels.cu)
 //   Gram matrices  --eigen-solver-->  eigenvalues and eigenvectors   (svdlrSmallEigenSolver.h, or cuSOLVER's:
 //                                                                     svdlrEigenSolver.h)
 //   eigenvalues  --ChoosePatchRanks-->  rank, σ and shrinkage weight per patch (svdlrChooseRank.h)
