@@ -132,6 +132,15 @@ compare /test/phantom_wheel.nii /test/phantom_tool.nii
 compare /test/phantom_wheel_sigma.nii /test/phantom_tool_sigma.nii
 stamp "phantom"
 
+# A long series through the wheel and the tool: Gram matrices of order 340, where the CPU denoiser calls the
+# vendored OpenBLAS's dsyrk, dgemm and dsytrd (svdlrPatchLowRank.cxx), which the 65-volume runs above never reach.
+checks long-series /test/long.nii
+in_root python -c 'from itk_svdlowrankreconstruction._nifti_series import denoise_nifti
+denoise_nifti("/test/long.nii", "/test/long_wheel.nii")'
+"$tool" --quiet "$chroot_dir/test/long.nii" "$chroot_dir/test/long_tool.nii" >/dev/null
+compare /test/long_wheel.nii /test/long_tool.nii
+stamp "long series"
+
 if [ "$failures" -gt 0 ]; then
   echo "test-wheel-install.sh: $failures outputs differ from the tool's" >&2
   exit 1

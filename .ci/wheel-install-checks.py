@@ -6,6 +6,8 @@
     wheel-install-checks.py import-time [RUNS]               fresh-process import of the package: wall and -X importtime
     wheel-install-checks.py dataset DIR                      a tiny raw BIDS dataset (python/tests/bids_dataset.py)
     wheel-install-checks.py phantom NOISY MASK               a 96x96x60x65 low-rank phantom with noise, and its mask
+    wheel-install-checks.py long-series NOISY                a 16x16x12x340 low-rank series with noise: patches of 340
+                                                             volumes, where the CPU calls BLAS and LAPACK (dsytrd)
     wheel-install-checks.py nipype IN OUT                    the Nipype interface DenoiseSeries on IN, its output to OUT
     wheel-install-checks.py compare GOT WANT                 |GOT - WANT| <= 1e-6 x WANT's range, voxel by voxel
 """
@@ -87,6 +89,19 @@ def phantom(noisy_path: str, mask_path: str) -> int:
     return 0
 
 
+def long_series(noisy_path: str) -> int:
+    import nibabel
+    import numpy as np
+
+    from bids_dataset import AFFINE, low_rank_signal
+
+    shape = (16, 16, 12, 340)  # the default patch, 7x7x7, holds 343 voxels: Gram matrices of order 340
+    rng = np.random.default_rng(340)
+    noisy = 10.0 * low_rank_signal(rng, shape, rank=4) + rng.normal(0.0, 20.0, shape)
+    nibabel.save(nibabel.Nifti1Image(noisy.astype(np.float32), AFFINE), noisy_path)
+    return 0
+
+
 def nipype(in_file: str, out_file: str) -> int:
     from itk_svdlowrankreconstruction.interfaces import DenoiseSeries
 
@@ -117,5 +132,5 @@ def compare(got_path: str, want_path: str) -> int:
 
 if __name__ == "__main__":
     commands = {"installed": installed, "import-time": import_time, "dataset": dataset, "phantom": phantom,
-                "nipype": nipype, "compare": compare}
+                "long-series": long_series, "nipype": nipype, "compare": compare}
     sys.exit(commands[sys.argv[1]](*sys.argv[2:]))
