@@ -187,9 +187,11 @@ PatchLowRank::Tridiagonalize()
       m_Gram[j + i * p] = m_Running[i + j * p];
     }
   }
-  if (!(m_UsesLapackTridiagonal ? TridiagonalizeByLapack()
-                     : TridiagonalizeSymmetric(
-                         m_P, m_Gram.data(), m_Diagonal.data(), m_Offdiag.data(), m_Tau.data(), m_Work.data())))
+  const bool reduced =
+    m_UsesLapackTridiagonal
+      ? TridiagonalizeByLapack()
+      : TridiagonalizeSymmetric(m_P, m_Gram.data(), m_Diagonal.data(), m_Offdiag.data(), m_Tau.data(), m_Work.data());
+  if (!reduced)
   {
     DecomposeFully();
     return;

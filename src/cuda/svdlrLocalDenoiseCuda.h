@@ -34,12 +34,12 @@ namespace svdlr
 namespace detail
 {
 
-/** Overrides for experiments and tests; the defaults are what the engine uses. */
 /** The Gram side from which the Gram stage goes through cuBLAS's DGEMM (LaunchPatchGramByGemm) by default, and the
  * staging it takes at most: the stage benchmark at n = 65, 200 and 1,000 (docs/denoising-cuda.md). */
 constexpr std::int64_t kGemmGramFromSide = 128;
 constexpr std::size_t  kGemmGramStagingBytes = std::size_t{ 256 } << 20;
 
+/** Overrides for experiments and tests; the defaults are what the engine uses. */
 struct LocalDenoiseCudaTuning
 {
   std::size_t availableBytes{ 0 }; // device memory the plan may use; 0: what cudaMemGetInfo reports, less a reserve

@@ -157,9 +157,10 @@ LaunchPatchGram(const float * slab, const DenoiseGeometry & geometry, const Slab
                 const PatchBatch & batch, double * gram, cudaStream_t stream);
 
 /** The Gram stage by cuBLAS's batched DGEMM, which runs on the FP64 tensor cores: the patches' Casorati matrices
- * are gathered from the slab into `staging` in float64, as many at a time as it holds (GemmGramStagingBytesPerPatch each),
- * and multiplied. The same matrices as LaunchPatchGram up to rounding; far faster at large n (the stage benchmark:
- * docs/denoising-cuda.md), slower at small n, where the launches and the staging cost more than the products. */
+ * are gathered from the slab into `staging` in float64, as many at a time as it holds (GemmGramStagingBytesPerPatch
+ * each), and multiplied. The same matrices as LaunchPatchGram up to rounding; far faster at large n (the stage
+ * benchmark: docs/denoising-cuda.md), slower at small n, where the launches and the staging cost more than the
+ * products. */
 void
 LaunchPatchGramByGemm(const float * slab, const DenoiseGeometry & geometry, const SlabWindow & window,
                       const PatchBatch & batch, double * gram, unsigned char * staging, std::size_t stagingBytes,
