@@ -22,6 +22,8 @@
 #                 each device memory limit of MAGNITUDE_LIMITS
 #   wheel         the CUDA wheel (the bundle's whl-cuda/) installed beside the machine's NVIDIA runtime wheels, no CUDA
 #                 toolkit on the library path: a phantom denoised through it against the bundle's tool (wheel_on_gpu.py)
+#   process       where a fresh tool process spends its wall time on PROCESS_SIZE (96x96x60x65): its lines timed, the
+#                 CUDA backend's loading, strace and perf (denoise/process_probe.sh)
 #   large         long series (LARGE_SIZES): ours at its defaults on the GPU and the CPU, dwidenoise on a slab, and
 #                 ours dense (--stride 1) on the GPU for the PSNR the default's subsampled centres give up
 # Everything goes to a work folder; $OUT gets summary.md (every stage's lines and times), details.tar.gz (logs and
@@ -32,7 +34,7 @@ bundle=$(cd "${SVDLR_BUNDLE:-$root/.gpu}" 2>/dev/null && pwd) ||
   { echo "no bundle: run benchmarks/gpu_bundle.sh here" >&2; exit 2; }
 out=${OUT:-/tmp/svdlr-device/out}
 work=${SVDLR_DEVICE_WORK:-/tmp/svdlr-device}
-known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask denoise-batch python bids-app gunzip magnitude large wheel "
+known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask denoise-batch python bids-app gunzip magnitude process large wheel "
 [ $# -gt 0 ] || { echo "usage: $0 STAGE... (from:$known)" >&2; exit 2; }
 for stage in "$@"; do [[ "$known" == *" $stage "* ]] || { echo "unknown stage '$stage' (from:$known)" >&2; exit 2; }; done
 mkdir -p "$out" "$work"
@@ -543,6 +545,16 @@ stage_wheel() {
       "$data/$got.nii" "$data/$want.nii" 2>&1 | tail -1)"
   done
   rm -rf "$data"
+}
+
+stage_process() {
+  local size=${PROCESS_SIZE:-96x96x60x65} d=$root/benchmarks/denoise
+  local prefix=$work/data/process$size/dwi
+  mkdir -p "$(dirname "$prefix")"
+  python3 "$d/make_dwi_phantom.py" --colin27 "$bundle/data" --size ${size//x/ } --out "$prefix" > /dev/null &&
+    (cd "$d" && python3 -c "import sys, dwi_io; a, affine = dwi_io.load_nifti(sys.argv[1]); dwi_io.save_nifti(sys.argv[2], a, affine)" \
+      "${prefix}_noisy.nii" "${prefix}_noisy.nii.gz") || { note "process: no phantom"; return; }
+  bash "$d/process_probe.sh" "$bin" "${prefix}_noisy.nii.gz" "$out" 2>&1 | tee -a "$summary"
 }
 
 stage_large() {

@@ -63,6 +63,10 @@ CudaCompiledIn() noexcept;
 void
 ReleaseCachedCudaResources() noexcept;
 
+/** Destroys the CUDA context of `deviceId` (cudaDeviceReset), once nothing cached refers to it. */
+void
+ResetCudaDevice(int deviceId) noexcept;
+
 /** The number of CUDA devices visible, 0 when none or without CUDA. */
 int
 CudaVisibleDevices() noexcept;

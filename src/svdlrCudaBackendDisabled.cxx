@@ -47,6 +47,10 @@ void
 ReleaseCachedCudaResources() noexcept
 {}
 
+void
+ResetCudaDevice(int) noexcept
+{}
+
 int
 CudaVisibleDevices() noexcept
 {

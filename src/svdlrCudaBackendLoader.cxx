@@ -223,6 +223,15 @@ ReleaseCachedCudaResources() noexcept
   }
 }
 
+void
+ResetCudaDevice(int deviceId) noexcept
+{
+  if (const CudaBackendTable * table = BackendIfLoaded())
+  {
+    table->resetDevice(deviceId);
+  }
+}
+
 int
 CudaVisibleDevices() noexcept
 {

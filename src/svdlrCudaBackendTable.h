@@ -80,6 +80,7 @@ struct CudaBackendTable
   int (*visibleDevices)() noexcept;
   bool (*deviceReady)(int deviceId, std::string & why, CudaCallFailure & failure) noexcept;
   void (*releaseCachedResources)() noexcept;
+  void (*resetDevice)(int deviceId) noexcept;
   void * (*allocatePinnedHost)(std::size_t bytes) noexcept;
   void (*freePinnedHost)(void * memory) noexcept;
   // RunCuda (host memory), or RunCudaOnDevice on `stream` (device memory; nullptr is the default stream) when

@@ -27,12 +27,14 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <cstdlib>
+#include <deque>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace svdlr
@@ -42,10 +44,11 @@ namespace
 
 struct WarmUpState
 {
-  std::mutex       mutex;
-  std::thread      thread;
-  bool             running{ false };
-  std::vector<int> warmDevices;
+  std::mutex                         mutex;
+  std::thread                        thread;
+  bool                               running{ false };
+  std::deque<std::function<void()>> queued; // started while the thread ran: run next on it, in order
+  std::vector<int>                   warmDevices;
 };
 
 // Never destroyed: the exit handler below may run after static destructors of this file.
@@ -109,7 +112,37 @@ JoinAtExit()
 namespace
 {
 
-/** Runs `warmUp` on the warm-up thread, unless the user opted out, one already runs, or `deviceId` is warm. */
+/** The warm-up thread's body: `warmUp`, then what was queued meanwhile, until nothing is left. */
+void
+RunWarmUps(std::function<void()> warmUp)
+{
+  t_InsideWarmUp = true;
+  while (warmUp)
+  {
+    try
+    {
+      warmUp();
+    }
+    catch (...)
+    {
+      // Dropped on purpose: the real call meets the same problem and reports it with its own context.
+    }
+    const std::lock_guard<std::mutex> lock(State().mutex);
+    warmUp = nullptr;
+    if (State().queued.empty())
+    {
+      State().running = false;
+    }
+    else
+    {
+      warmUp = std::move(State().queued.front());
+      State().queued.pop_front();
+    }
+  }
+}
+
+/** Runs `warmUp` on the warm-up thread (after the one running, when one runs), unless the user opted out or
+ * `deviceId` is warm. */
 void
 StartWarmUpThread(int deviceId, std::function<void()> warmUp)
 {
@@ -126,31 +159,24 @@ StartWarmUpThread(int deviceId, std::function<void()> warmUp)
   }
   WarmUpState &                     state = State();
   const std::lock_guard<std::mutex> lock(state.mutex);
-  if (state.thread.joinable())
-  {
-    return;
-  }
   if (std::find(state.warmDevices.begin(), state.warmDevices.end(), deviceId) != state.warmDevices.end())
   {
     return;
+  }
+  if (state.running)
+  {
+    state.queued.push_back(std::move(warmUp));
+    return;
+  }
+  if (state.thread.joinable())
+  {
+    state.thread.join(); // it has finished: nobody waited for it yet
   }
   // A process that ends while the warm-up runs must join it before the CUDA runtime is torn down.
   static const int registered = std::atexit(JoinAtExit);
   (void)registered;
   state.running = true;
-  state.thread = std::thread([warmUp = std::move(warmUp)] {
-    t_InsideWarmUp = true;
-    try
-    {
-      warmUp();
-    }
-    catch (...)
-    {
-      // Dropped on purpose: the real call meets the same problem and reports it with its own context.
-    }
-    const std::lock_guard<std::mutex> done(State().mutex);
-    State().running = false;
-  });
+  state.thread = std::thread(RunWarmUps, std::move(warmUp));
 }
 
 /** The denoiser once on a small random series of `volumes` volumes, with `options`' patch, policy and aggregation:
@@ -217,6 +243,19 @@ StartCudaWarmUp(std::size_t count, std::size_t rows, std::size_t cols, const Opt
 }
 
 void
+StartCudaDeviceWarmUp(Backend backend, int deviceId)
+{
+  if (backend == Backend::CPU || !detail::CudaCompiledIn())
+  {
+    return;
+  }
+  StartWarmUpThread(deviceId, [deviceId] {
+    std::string why;
+    (void)detail::CudaDeviceReady(deviceId, why); // the driver and the context: what costs most
+  });
+}
+
+void
 StartCudaDenoiseWarmUp(std::size_t volumes, const LocalDenoiseOptions & options)
 {
   if (options.backend == Backend::CPU || !detail::CudaCompiledIn() || volumes < 2)
@@ -265,6 +304,13 @@ NoteCudaDeviceWarm(int deviceId) noexcept
   }
 }
 
+std::vector<int>
+TakeWarmCudaDevices() noexcept
+{
+  const std::lock_guard<std::mutex> lock(State().mutex);
+  return std::exchange(State().warmDevices, {});
+}
+
 bool
 CudaDeviceWarmOrWarming(int deviceId) noexcept
 {
@@ -276,3 +322,4 @@ CudaDeviceWarmOrWarming(int deviceId) noexcept
 } // namespace detail
 
 } // namespace svdlr
+

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <thread>
+#include <vector>
 
 namespace svdlr
 {
@@ -39,6 +40,10 @@ CudaWarmUpRunning() noexcept;
 /** Records that `deviceId` has run CUDA work in this process (its context, handles and kernels are loaded). */
 void
 NoteCudaDeviceWarm(int deviceId) noexcept;
+
+/** The devices NoteCudaDeviceWarm recorded, which count as cold again from now on (ReleaseCudaDevices). */
+std::vector<int>
+TakeWarmCudaDevices() noexcept;
 
 /** True when `deviceId` has run CUDA work in this process, or a warm-up for it runs now. */
 bool

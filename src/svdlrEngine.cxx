@@ -38,6 +38,16 @@ ReleaseCudaResources() noexcept
   detail::ReleaseCachedCudaResources();
 }
 
+void
+ReleaseCudaDevices() noexcept
+{
+  ReleaseCudaResources();
+  for (const int deviceId : detail::TakeWarmCudaDevices())
+  {
+    detail::ResetCudaDevice(deviceId);
+  }
+}
+
 bool
 CudaBackendBuilt() noexcept
 {

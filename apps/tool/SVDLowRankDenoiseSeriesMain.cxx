@@ -33,6 +33,7 @@
 #include "svdlr/Engine.h"
 
 #include <exception>
+#include <future>
 #include <iostream>
 #include <string>
 
@@ -48,6 +49,10 @@ RunTool(const DenoiseToolOptions & options)
   const bool talk = !options.run.quiet && !options.run.json;
   const auto series = PrepareSeriesDenoising(options, talk, true);
   series->Denoise(options.backend, options.deviceId, talk);
+  // Done with the GPU: its contexts are torn down beside the write instead of at the exit, which then ends ~50 ms
+  // sooner on the H200 (96x96x60x65: 105 against 155 ms from the summary to the exit). The future waits when it
+  // goes, the write's exceptions included.
+  const auto released = std::async(std::launch::async, svdlr::ReleaseCudaDevices);
   const Json provenance = series->Write();
   if (options.run.json)
   {

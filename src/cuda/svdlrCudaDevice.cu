@@ -65,6 +65,16 @@ ScopedDevice::~ScopedDevice()
   }
 }
 
+void
+ResetCudaDevice(int deviceId) noexcept
+{
+  if (cudaSetDevice(deviceId) == cudaSuccess)
+  {
+    (void)cudaDeviceReset();
+  }
+  (void)cudaGetLastError();
+}
+
 bool
 CudaCompiledIn() noexcept
 {

@@ -437,7 +437,7 @@ private:
     if (m_UseGemmGram) // its staging is the solver's workspace, which is free until the solve
     {
       LaunchPatchGramByGemm(slab.slab, m_Geometry, window, batch, m_Batch.gram, m_Batch.solver, m_Batch.solverBytes,
-                            m_Resources->cublas.Get(), compute);
+                            m_Resources->Cublas(), compute);
     }
     else
     {
@@ -457,8 +457,8 @@ private:
   BasisView
   SolveWithCusolver(const PatchBatch & batch)
   {
-    SolveSymmetricEigenBatched(m_Resources->cusolver.Get(),
-                               m_Resources->cusolverParams.Get(),
+    SolveSymmetricEigenBatched(m_Resources->Cusolver(),
+                               m_Resources->CusolverParams(),
                                m_Batch.gram,
                                m_Batch.eigenvalues,
                                m_Batch.info,
@@ -601,7 +601,7 @@ private:
   EigenWorkspaceSize
   CusolverWorkspace(std::int64_t batch)
   {
-    return QueryEigenWorkspace(m_Resources->cusolver.Get(), m_Resources->cusolverParams.Get(), m_N, batch,
+    return QueryEigenWorkspace(m_Resources->Cusolver(), m_Resources->CusolverParams(), m_N, batch,
                                m_MapsOnly ? CUSOLVER_EIG_MODE_NOVECTOR : CUSOLVER_EIG_MODE_VECTOR);
   }
 

@@ -35,10 +35,37 @@ LocalDenoiseResources::LocalDenoiseResources(int device)
     uploaded[slot] = CreateEvent();
     computed[slot] = CreateEvent();
   }
-  cusolver = CreateCusolver(compute.Get());
-  cusolverParams = CreateCusolverParams();
-  cublas = CreateCublas(compute.Get());
   hostFlags.Allocate(4);
+}
+
+cusolverDnHandle_t
+LocalDenoiseResources::Cusolver()
+{
+  if (m_Cusolver.Get() == nullptr)
+  {
+    m_Cusolver = CreateCusolver(compute.Get());
+  }
+  return m_Cusolver.Get();
+}
+
+cusolverDnParams_t
+LocalDenoiseResources::CusolverParams()
+{
+  if (m_CusolverParams.Get() == nullptr)
+  {
+    m_CusolverParams = CreateCusolverParams();
+  }
+  return m_CusolverParams.Get();
+}
+
+cublasHandle_t
+LocalDenoiseResources::Cublas()
+{
+  if (m_Cublas.Get() == nullptr)
+  {
+    m_Cublas = CreateCublas(compute.Get());
+  }
+  return m_Cublas.Get();
 }
 
 std::size_t

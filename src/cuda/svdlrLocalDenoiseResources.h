@@ -45,9 +45,6 @@ struct LocalDenoiseResources
   StreamOwner                      download;
   EventOwner                       uploaded[2];
   EventOwner                       computed[2];
-  CusolverOwner                    cusolver;
-  CublasOwner                      cublas; // the Gram stage's DGEMM (LaunchPatchGramByGemm), on the compute stream
-  CusolverParamsOwner              cusolverParams;
   std::unique_ptr<StagingRing>     ring;
   std::size_t                      ringLanes{ 0 };
   std::size_t                      ringChunkBytes{ 0 };
@@ -57,9 +54,19 @@ struct LocalDenoiseResources
   PinnedBuffer<unsigned long long> hostFlags; // (2 slots, 2): first non-finite voxel, solver failures
   std::vector<unsigned char>       cusolverHostWorkspace;
 
-  /** The streams, events, handles and pinned flags of a fresh set, on `device` (current); the buffers and the
-   * staging ring come with the first run's plan. */
+  /** The streams, events and pinned flags of a fresh set, on `device` (current); the buffers and the staging ring
+   * come with the first run's plan, the library handles with their first use. */
   explicit LocalDenoiseResources(int device);
+
+  /** cuSOLVER's handle and parameters (XsyevBatched: the reference solver, and n past our own), on the compute
+   * stream, and cuBLAS's (the Gram stage's DGEMM from kGemmGramFromSide), each created at its first use: the 65-volume
+   * series needs neither, and creating them in a fresh process delays its first result. */
+  cusolverDnHandle_t
+  Cusolver();
+  cusolverDnParams_t
+  CusolverParams();
+  cublasHandle_t
+  Cublas();
 
   /** Device memory the buffers hold, which a new run may count as available. */
   std::size_t
@@ -68,6 +75,11 @@ struct LocalDenoiseResources
   /** Waits for everything this set may still be doing (after an error), ignoring failures. */
   void
   Quiesce() noexcept;
+
+private:
+  CusolverOwner       m_Cusolver;
+  CusolverParamsOwner m_CusolverParams;
+  CublasOwner         m_Cublas;
 };
 
 using LocalDenoiseResourceCache = DeviceResourceCache<LocalDenoiseResources>;

@@ -416,17 +416,23 @@ TEST_F(LocalDenoiseCuda, DefaultsEqualCpu)
   ExpectGpuEqualsCpu(input, masked);
 }
 
-TEST_F(LocalDenoiseCuda, RunWhileTheDenoiseWarmUpRunsWaitsForItAndEqualsCpu)
+TEST_F(LocalDenoiseCuda, RunAfterQueuedWarmUpsAndAfterReleasedDevicesEqualsCpu)
 {
-  // The tool starts the warm-up from the header and denoises once the pixels are read: the real run waits for the
-  // warm-up (same device, same kernels) and gives the CPU's result.
+  // The tool creates the context before its checks and starts the series' warm-up from the header (queued after
+  // the context's), then denoises once the pixels are read: the real run waits for both and gives the CPU's result.
+  // The tool's ReleaseCudaDevices before it destroys the context (the device is cold again, so both warm-ups run),
+  // and after it the next run creates a fresh one.
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series input = LowRankPlusNoise({ 12, 11, 10 }, 30, 3, m_Random);
   LocalDenoiseOptions options;
   options.backend = svdlr::Backend::CUDA;
+  svdlr::ReleaseCudaDevices();
+  svdlr::StartCudaDeviceWarmUp(options.backend, options.deviceId);
   svdlr::StartCudaDenoiseWarmUp(30, options);
   ExpectGpuEqualsCpu(input, options);
   svdlr::WaitForCudaWarmUp();
+  svdlr::ReleaseCudaDevices();
+  ExpectGpuEqualsCpu(input, options);
 }
 
 TEST_F(LocalDenoiseCuda, VectorImageLayoutAndInPlaceEqualCpu)

@@ -270,9 +270,11 @@ TEST(SVDLowRankAutoBackend, WarmUpIsHarmlessWithoutAUsableGpu)
   options.policy = svdlr::RankPolicy::Fixed(4);
   options.backend = svdlr::Backend::CUDA;
   options.threads = 1;
-  svdlr::StartCudaWarmUp(64, 512, 512, options); // fails on its thread without a device: dropped
+  svdlr::StartCudaDeviceWarmUp(options.backend, options.deviceId);
+  svdlr::StartCudaWarmUp(64, 512, 512, options); // queued after the device's: both fail on the thread, dropped
   svdlr::WaitForCudaWarmUp();
   svdlr::WaitForCudaWarmUp(); // nothing left to wait for
+  svdlr::ReleaseCudaDevices(); // no device was used: nothing to do
   // The real call then reports the problem itself.
   std::vector<float> data(16 * 16, 1.5f);
   data[3] = 2.0f;
