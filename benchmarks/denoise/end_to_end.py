@@ -230,6 +230,14 @@ def run_row(row, data, args, work, log, limit):
     return result
 
 
+def dwidenoise_extent(volumes):
+    """dwidenoise's default patch side: the smallest odd cube with at least as many voxels as volumes."""
+    side = 3
+    while side ** 3 < volumes:
+        side += 2
+    return side
+
+
 def engine_settings(ours_args):
     """The settings of our tool's extra arguments that svdlrDenoiseBenchmark also takes, so that both time the same
     work: --preset, --policy, --aggregation and --shrinkage (as `--flag value` or `--flag=value`)."""
@@ -330,8 +338,8 @@ def main():
     parser.add_argument("--one-core-slices", type=int, default=0, help="run the one-thread rows on a slab this thick")
     parser.add_argument("--dwidenoise-slices", type=int, default=0,
                         help="run the all-core dwidenoise rows on a slab this thick and extrapolate (long series); "
-                        "at least dwidenoise's patch extent (7 for 200 volumes): on a thinner slab dwidenoise 3.0.3 "
-                        "crashes (SIGSEGV, seen on the H100 machine with 4 slices)")
+                        "raised to dwidenoise's patch extent (7 for 200 volumes, 9 for 500) where thinner: on a "
+                        "thinner slab dwidenoise 3.0.3 crashes (SIGSEGV or a double free, seen with 4 and 6 slices)")
     parser.add_argument("--tool", default=shutil.which("SVDLowRankDenoiseSeries"), help="our tool")
     parser.add_argument("--engine", default=shutil.which("svdlrDenoiseBenchmark"), help="our engine's benchmark")
     parser.add_argument("--dwidenoise", default=shutil.which("dwidenoise"))
@@ -370,7 +378,7 @@ def main():
         rows += [f"{tool}:all:{region}:slab" for tool, threads, region in (row.split(":")[:3] for row in rows)
                  if threads == "1" and f"{tool}:all:{region}:slab" not in rows]
     peer_rows = any(row.startswith("dwidenoise:all:") and not row.endswith(":slab") for row in rows)
-    peer_slab = (DataSet.dwi(prefix, args.work, "peerslab", args.dwidenoise_slices)
+    peer_slab = (DataSet.dwi(prefix, args.work, "peerslab", max(args.dwidenoise_slices, dwidenoise_extent(nv)))
                  if args.dwidenoise_slices and peer_rows else None)
     complex_data = None
     if any(row in COMPLEX_ROWS for row in rows):
