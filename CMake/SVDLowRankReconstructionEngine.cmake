@@ -25,34 +25,34 @@ option(SVDLR_USE_CUDA "Build the CUDA backend (cuSOLVER + our kernels)" ${_svdlr
 set(SVDLR_CUDA_BACKEND_TARGET svdlr_cuda)
 
 set(SVDLR_ENGINE_SOURCES
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrEngine.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNames.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrRankPolicy.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrRankSelection.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrOverlapSchedule.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrParallel.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCpuBackend.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCudaWarmUp.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrBlasThreads.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrBlasCore.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrDenoiseChoices.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrLocalDenoise.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrLocalDenoiseCpu.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPhaseDemodulation.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNoiseScan.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrGFactor.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrGFactorEstimate.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrNoncentralChi.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrSigmaFloorCorrection.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrMagnitudeNoise.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrVolumeGroupMeans.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrVolumeGroups.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchCentres.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrSpherePatch.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchGather.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchLowRank.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrPatchKernels.cxx
-  ${SVDLR_ENGINE_SOURCE_DIR}/svdlrTridiagonalEigenvalues.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/slice/svdlrEngine.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/shared/svdlrNames.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/noise/svdlrRankPolicy.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/noise/svdlrRankSelection.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrOverlapSchedule.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/shared/svdlrParallel.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/slice/svdlrCpuBackend.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/shared/svdlrCudaWarmUp.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/shared/svdlrBlasThreads.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/shared/svdlrBlasCore.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrDenoiseChoices.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrLocalDenoise.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrLocalDenoiseCpu.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/noise/svdlrPhaseDemodulation.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/noise/svdlrNoiseScan.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/noise/svdlrGFactor.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/noise/svdlrGFactorEstimate.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/noise/svdlrNoncentralChi.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/noise/svdlrSigmaFloorCorrection.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/noise/svdlrMagnitudeNoise.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrVolumeGroupMeans.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrVolumeGroups.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrPatchCentres.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrSpherePatch.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrPatchGather.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrPatchLowRank.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrPatchKernels.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrTridiagonalEigenvalues.cxx
   )
 
 if(SVDLR_USE_CUDA)
@@ -65,9 +65,9 @@ if(SVDLR_USE_CUDA)
   find_package(CUDAToolkit REQUIRED)
   include(${SVDLR_ENGINE_SOURCE_DIR}/cuda/sources.cmake) # sets SVDLR_ENGINE_CUDA_SOURCES
   # The engine loads the backend, a library of its own, on first use (svdlr_add_cuda_backend below).
-  list(APPEND SVDLR_ENGINE_SOURCES ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCudaBackendLoader.cxx)
+  list(APPEND SVDLR_ENGINE_SOURCES ${SVDLR_ENGINE_SOURCE_DIR}/shared/svdlrCudaBackendLoader.cxx)
 else()
-  list(APPEND SVDLR_ENGINE_SOURCES ${SVDLR_ENGINE_SOURCE_DIR}/svdlrCudaBackendDisabled.cxx)
+  list(APPEND SVDLR_ENGINE_SOURCES ${SVDLR_ENGINE_SOURCE_DIR}/shared/svdlrCudaBackendDisabled.cxx)
 endif()
 
 find_package(Threads REQUIRED)

@@ -18,7 +18,7 @@
 #ifndef svdlr_DenoisePresets_h
 #define svdlr_DenoisePresets_h
 
-// The local denoiser's presets, in one table (src/svdlrDenoisePresets.cxx):
+// The local denoiser's presets, in one table (src/denoise/svdlrDenoiseChoices.cxx):
 // named configurations that the tool's
 // --preset and Python's preset= apply before the options given explicitly,
 // which override them. Each sets the rank policy, the aggregation, the

@@ -22,7 +22,8 @@
 // and every label a result carries (the output tag in file names, the one-line description in DICOM
 // SeriesDescription, summaries and sidecars, the sentence in DICOM DerivationDescription). The engine, both ITK
 // filters, the tools, the batch path and Python all take them from here, so a run is labelled alike on every path.
-// How each policy chooses a rank is src/svdlrChooseRank.h, the one rule every backend runs. ITK-free and CUDA-free.
+// How each policy chooses a rank is src/noise/svdlrChooseRank.h, the one rule every backend runs. ITK-free and
+// CUDA-free.
 // docs/architecture.md, "Adding a rank policy", lists the files a new policy touches.
 
 #include "svdlr/Defaults.h"

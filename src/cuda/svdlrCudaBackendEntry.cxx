@@ -18,9 +18,9 @@
 
 // The CUDA backend's one exported function: it takes the engine's functions and gives the backend's
 // (svdlrCudaBackendTable.h). Every call returns its failure instead of throwing it across the boundary.
-#include "svdlrBackends.h"
+#include "shared/svdlrBackends.h"
 #include "svdlrCudaEngineCalls.h"
-#include "svdlrLocalDenoiseBackends.h"
+#include "denoise/svdlrLocalDenoiseBackends.h"
 
 namespace svdlr
 {

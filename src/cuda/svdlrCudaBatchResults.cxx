@@ -17,7 +17,7 @@
  *=========================================================================*/
 #include "svdlrCudaBatchResults.h"
 
-#include "svdlrRankSelection.h"
+#include "noise/svdlrRankSelection.h"
 
 #include <algorithm>
 #include <cmath>

@@ -17,7 +17,7 @@
  *=========================================================================*/
 #include "svdlrCudaDevice.h"
 
-#include "svdlrBackends.h"
+#include "shared/svdlrBackends.h"
 #include "svdlrCudaCheck.h"
 
 #include <cuda_runtime_api.h>

@@ -22,9 +22,9 @@
 // CudaHostTable.
 #include "svdlrCudaEngineCalls.h"
 
-#include "svdlrLocalDenoiseBackends.h"
-#include "svdlrParallel.h"
-#include "svdlrPatchCentres.h"
+#include "denoise/svdlrLocalDenoiseBackends.h"
+#include "shared/svdlrParallel.h"
+#include "denoise/svdlrPatchCentres.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -21,7 +21,7 @@
 // The CUDA backend's link to the engine that loaded it: the engine's functions (svdlrCudaBackendTable.h), set once by
 // the backend's entry point before any other of its functions runs.
 
-#include "svdlrCudaBackendTable.h"
+#include "shared/svdlrCudaBackendTable.h"
 
 namespace svdlr
 {

@@ -17,8 +17,8 @@
  *=========================================================================*/
 #include "svdlrCudaLocalDenoiseRules.h"
 
-#include "svdlrChooseRank.h"
-#include "svdlrLocalDenoiseBackends.h" // ShrinksOptimally
+#include "noise/svdlrChooseRank.h"
+#include "denoise/svdlrLocalDenoiseBackends.h" // ShrinksOptimally
 
 #include <algorithm>
 

@@ -24,7 +24,7 @@
 
 #include "svdlrLocalDenoiseCuda.h"
 #include "svdlrLocalDenoiseKernels.cuh"
-#include "svdlrSpherePatch.h"
+#include "denoise/svdlrSpherePatch.h"
 
 #include "svdlr/Engine.h"
 

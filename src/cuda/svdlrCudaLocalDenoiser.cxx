@@ -30,12 +30,12 @@
 
 #include "svdlrCudaLocalDenoiseRules.h"
 
-#include "svdlrChooseRank.h"
+#include "noise/svdlrChooseRank.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrCudaDevice.h"
 #include "svdlrCudaPipelineTrace.h"
 #include "svdlrEigenSolver.h"
-#include "svdlrLocalDenoiseBackends.h" // ShrinksOptimally, BackendPatchStride
+#include "denoise/svdlrLocalDenoiseBackends.h" // ShrinksOptimally, BackendPatchStride
 #include "svdlrLocalDenoiseBuffers.h"
 #include "svdlrLocalDenoiseKernels.cuh"
 #include "svdlrLocalDenoisePlan.h"
@@ -43,11 +43,11 @@
 #include "svdlrLocalDenoiseStageClock.h"
 #include "svdlrLocalDenoiseTransfers.h"
 #include "svdlrMagnitudeTransformCuda.h"
-#include "svdlrParallel.h"
-#include "svdlrPatchCentres.h"
-#include "svdlrProgress.h"
+#include "shared/svdlrParallel.h"
+#include "denoise/svdlrPatchCentres.h"
+#include "shared/svdlrProgress.h"
 #include "svdlrSmallEigenSolver.h"
-#include "svdlrSphereOrder.h"
+#include "denoise/svdlrSphereOrder.h"
 
 #include <algorithm>
 #include <chrono>

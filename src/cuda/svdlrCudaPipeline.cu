@@ -43,9 +43,9 @@
 // every slot stream first waits for what the caller had queued on its own stream. Where the caller's memory is,
 // and the copies that reach it directly, are in svdlrCudaCallerMemory.h; the slots and the ring, kept per device
 // between runs, in svdlrCudaResourceCache.h.
-#include "svdlrBackends.h"
-#include "svdlrParallel.h"
-#include "svdlrProgress.h"
+#include "shared/svdlrBackends.h"
+#include "shared/svdlrParallel.h"
+#include "shared/svdlrProgress.h"
 
 #include "svdlrCudaBatchPlan.h"
 #include "svdlrCudaBatchResults.h"

@@ -17,7 +17,7 @@
  *=========================================================================*/
 #include "svdlrCudaResourceCache.h"
 
-#include "svdlrBackends.h"
+#include "shared/svdlrBackends.h"
 
 #include "svdlrCudaCheck.h"
 #include "svdlrLocalDenoiseResources.h"

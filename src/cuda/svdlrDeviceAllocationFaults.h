@@ -23,7 +23,7 @@
 // at a chosen allocation. Never armed by the engine itself.
 
 #include "svdlrCudaExport.h"
-#include "svdlrFaultCountdown.h"
+#include "shared/svdlrFaultCountdown.h"
 
 namespace svdlr
 {

@@ -22,7 +22,7 @@
 #include "svdlrEigenSolver.h"
 #include "svdlrFactorKernels.cuh"
 #include "svdlrLowRankProduct.h"
-#include "svdlrRankSelection.h"
+#include "noise/svdlrRankSelection.h"
 
 #include <algorithm>
 #include <string>

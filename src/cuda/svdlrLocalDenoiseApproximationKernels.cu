@@ -19,7 +19,7 @@
 // approximation from its kept eigenvectors and weights, into the slab's sums.
 #include "svdlrLocalDenoiseKernels.cuh"
 
-#include "svdlrAggregationWeight.h"
+#include "denoise/svdlrAggregationWeight.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrLocalDenoisePatchPlace.cuh"
 #include "svdlr/Engine.h"

@@ -22,7 +22,7 @@
 #include "svdlrLocalDenoiseCuda.h"
 
 #include "svdlrCudaLocalDenoiser.h"
-#include "svdlrParallel.h"
+#include "shared/svdlrParallel.h"
 
 #include <memory>
 #include <vector>

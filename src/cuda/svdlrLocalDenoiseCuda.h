@@ -23,7 +23,7 @@
 // benchmark code compiles without nvcc.
 
 #include "svdlrCudaExport.h"
-#include "svdlrLocalDenoiseBackends.h"
+#include "denoise/svdlrLocalDenoiseBackends.h"
 #include "svdlrSmallEigenTuning.h"
 
 #include <cstddef>

@@ -34,9 +34,9 @@
 //                                                                          (slab I/O: svdlrLocalDenoiseSlabKernels.cu)
 // Every launcher checks its launch. All sizes and offsets are 64-bit. No ITK header.
 
-#include "svdlrMagnitudeTransform.h"
-#include "svdlrPatchGeometry.h" // SVDLR_HOST_DEVICE
-#include "svdlrSpherePatch.h"   // PatchOffset
+#include "noise/svdlrMagnitudeTransform.h"
+#include "denoise/svdlrPatchGeometry.h" // SVDLR_HOST_DEVICE
+#include "denoise/svdlrSpherePatch.h"   // PatchOffset
 
 #include "svdlr/RankPolicy.h"
 

@@ -23,7 +23,7 @@
 // sphere's by walking its offset table (svdlrSpherePatch.h) a warp at a time. Device code only; no ITK header.
 
 #include "svdlrLocalDenoiseKernels.cuh"
-#include "svdlrPatchGeometry.h"
+#include "denoise/svdlrPatchGeometry.h"
 
 #include <cstdint>
 

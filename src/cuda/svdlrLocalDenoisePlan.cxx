@@ -17,7 +17,7 @@
  *=========================================================================*/
 #include "svdlrLocalDenoisePlan.h"
 
-#include "svdlrPatchGeometry.h"
+#include "denoise/svdlrPatchGeometry.h"
 
 #include <algorithm>
 

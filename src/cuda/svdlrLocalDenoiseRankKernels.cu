@@ -20,7 +20,7 @@
 #include "svdlrLocalDenoiseKernels.cuh"
 
 #include "svdlrCudaCheck.h"
-#include "svdlrChooseRank.h"
+#include "noise/svdlrChooseRank.h"
 #include "svdlr/Engine.h"
 
 namespace svdlr

@@ -25,7 +25,7 @@
 // strides are gathered into, or scattered from, a packed host copy first.
 
 #include "svdlrLocalDenoiseKernels.cuh"
-#include "svdlrParallel.h"
+#include "shared/svdlrParallel.h"
 #include "svdlrStagingRing.h"
 #include "svdlr/LocalDenoise.h"
 

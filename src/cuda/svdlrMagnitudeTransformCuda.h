@@ -23,7 +23,7 @@
 
 #include "svdlrCudaExport.h"
 #include "svdlrDeviceBuffer.h"
-#include "svdlrMagnitudeTransform.h"
+#include "noise/svdlrMagnitudeTransform.h"
 
 #include <cuda_runtime_api.h>
 

@@ -18,7 +18,7 @@
 // Pinned host memory and the device count for callers outside the engine (svdlr/Engine.h): the batch
 // pipeline of apps/batch stages whole volumes in pinned memory so that the pipeline's copies skip the
 // staging ring (svdlrStagingRing.h) and run at full PCIe speed.
-#include "svdlrBackends.h"
+#include "shared/svdlrBackends.h"
 
 #include <cuda_runtime_api.h>
 

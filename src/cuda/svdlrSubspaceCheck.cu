@@ -20,7 +20,7 @@
 #include "svdlrBatchedGemm.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrFactorKernels.cuh"
-#include "svdlrSubspaceCheck.h"
+#include "slice/svdlrSubspaceCheck.h"
 #include "svdlrSubspaceIteration.h"
 
 #include <algorithm>

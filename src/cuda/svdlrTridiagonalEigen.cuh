@@ -32,7 +32,7 @@
 #include <cstdint>
 
 // Host and device: the unit tests also run these routines on the CPU (test/cuda/svdlrTridiagonalEigenGTest.cxx).
-#include "svdlrHostDevice.h"
+#include "shared/svdlrHostDevice.h"
 
 namespace svdlr
 {

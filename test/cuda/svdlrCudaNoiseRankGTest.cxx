@@ -24,8 +24,8 @@
 
 #include "cuda/svdlrCudaBatchResults.h"
 #include "cuda/svdlrSubspacePlan.h"
-#include "svdlrNoiseThreshold.h"
-#include "svdlrRankSelection.h"
+#include "noise/svdlrNoiseThreshold.h"
+#include "noise/svdlrRankSelection.h"
 
 #include <algorithm>
 #include <cmath>

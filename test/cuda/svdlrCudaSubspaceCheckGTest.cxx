@@ -23,7 +23,7 @@
 #include "svdlrCudaTestFixture.h"
 
 #include "svdlrCudaTestHooks.h"
-#include "svdlrSubspaceCheck.h"
+#include "slice/svdlrSubspaceCheck.h"
 
 #include <algorithm>
 #include <cmath>

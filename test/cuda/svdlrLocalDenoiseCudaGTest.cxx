@@ -27,7 +27,7 @@
 #include "cuda/svdlrLocalDenoisePlan.h"
 #include "svdlr/Engine.h"
 #include "svdlr/LocalDenoise.h"
-#include "svdlrPatchGeometry.h"
+#include "denoise/svdlrPatchGeometry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -248,7 +248,7 @@ TEST_F(LocalDenoiseCuda, DemeanedSeriesEqualsCpu)
   }
 }
 
-// The g-factor step (src/svdlrGFactor.cxx) is host code around either backend: the divided series and the σ map
+// The g-factor step (src/noise/svdlrGFactor.cxx) is host code around either backend: the divided series and the σ map
 // times g come out alike, with σ estimated and with a known σ (the σ where g = 1) and NORDIC's threshold.
 TEST_F(LocalDenoiseCuda, GFactorMapEqualsCpuWithEstimatedAndKnownSigma)
 {
@@ -268,7 +268,7 @@ TEST_F(LocalDenoiseCuda, GFactorMapEqualsCpuWithEstimatedAndKnownSigma)
   ExpectGpuEqualsCpu(input, options);
 }
 
-// The g-factor estimate (src/svdlrGFactorEstimate.cxx) is host code around either backend: a first pass on the chosen
+// The g-factor estimate (src/noise/svdlrGFactorEstimate.cxx) is host code around either backend: a first pass on the chosen
 // backend, the map made on the host from its σ map, then the given-map step. The maps agree to float rounding, and the
 // GPU's run is the CPU's given-map run with the GPU's map (the same input to the second pass on both), with the
 // thermal σ from the map's percentile and from a known σ, with a mask.

@@ -18,7 +18,7 @@
 // The CUDA denoiser's slab plan (svdlrLocalDenoisePlan), on the host: it needs no device.
 #include "cuda/svdlrLocalDenoisePlan.h"
 #include "cuda/svdlrSmallEigenSolver.h"
-#include "svdlrPatchGeometry.h"
+#include "denoise/svdlrPatchGeometry.h"
 #include "svdlrTestMatrices.h"
 
 #include "gtest/gtest.h"

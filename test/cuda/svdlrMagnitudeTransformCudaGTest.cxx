@@ -23,8 +23,8 @@
 #include "svdlrLocalDenoiseCudaTesting.h"
 
 #include "cuda/svdlrMagnitudeTransformCuda.h"
-#include "svdlrMagnitudeDenoise.h"
-#include "svdlrMagnitudeTransform.h"
+#include "noise/svdlrMagnitudeDenoise.h"
+#include "noise/svdlrMagnitudeTransform.h"
 #include "svdlr/MagnitudeNoise.h"
 
 #include <cmath>

@@ -20,7 +20,7 @@
 // GPU runs one thread per matrix. These tests need no GPU and run everywhere. Reference: LAPACK's dsyevd on the
 // dense tridiagonal matrix.
 #include "cuda/svdlrTridiagonalEigen.cuh"
-#include "svdlrLapack.h"
+#include "shared/svdlrLapack.h"
 #include "svdlrTestMatrices.h"
 
 #include <gtest/gtest.h>

@@ -20,7 +20,7 @@
 // count given take their thread's share.
 #include "svdlr/Engine.h"
 #include "svdlrJobOnAnotherThread.h"
-#include "svdlrParallel.h"
+#include "shared/svdlrParallel.h"
 
 #include <gtest/gtest.h>
 

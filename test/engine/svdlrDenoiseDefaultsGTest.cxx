@@ -23,7 +23,7 @@
 // Each run is checked against the float64 reference.
 #include "svdlr/DenoisePresets.h"
 #include "svdlr/LocalDenoise.h"
-#include "svdlrLocalDenoiseBackends.h"
+#include "denoise/svdlrLocalDenoiseBackends.h"
 #include "svdlrLocalDenoiseReference.h"
 #include "svdlrLocalDenoiseRun.h"
 #include "svdlrTestSeries.h"

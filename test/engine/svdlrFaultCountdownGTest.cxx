@@ -19,7 +19,7 @@
 // The countdown behind the test hooks' injected faults (svdlrFaultCountdown.h): which events it fails, what it
 // counts, and that it fails exactly as many as asked when several threads draw at once (GPU solvers do).
 
-#include "svdlrFaultCountdown.h"
+#include "shared/svdlrFaultCountdown.h"
 
 #include <gtest/gtest.h>
 

@@ -27,8 +27,8 @@
 // is fitted as a voxels x (volumes - groups) matrix without its smallest eigenvalues that the demeaning made zero,
 // and the means are added back at the end: derived here on its own, not through the engine's NoiseShapeOf.
 
-#include "svdlrLapack.h"
-#include "svdlrNoiseThreshold.h"
+#include "shared/svdlrLapack.h"
+#include "noise/svdlrNoiseThreshold.h"
 #include "svdlrTestSeries.h"
 
 #include <algorithm>

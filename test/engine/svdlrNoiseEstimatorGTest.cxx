@@ -22,7 +22,7 @@
 // refits from its own dgesvd); and on Gaussian noise of known σ, the refit unbiased where the Marchenko-Pastur mean
 // is low. LocalDenoiseCuda.ResidualNoiseEstimatorEqualsCpu (test/cuda) holds the GPU to the CPU.
 #include "svdlr/LocalDenoise.h"
-#include "svdlrChooseRank.h"
+#include "noise/svdlrChooseRank.h"
 #include "svdlrLocalDenoiseReference.h"
 #include "svdlrLocalDenoiseRun.h"
 #include "svdlrTestSeed.h"

@@ -21,7 +21,7 @@
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
 #include "svdlrNoiseReference.h"
-#include "svdlrNoiseThreshold.h"
+#include "noise/svdlrNoiseThreshold.h"
 #include "svdlrTestBatches.h"
 #include "svdlrTestMatrices.h"
 

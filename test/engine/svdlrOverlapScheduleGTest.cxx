@@ -19,8 +19,8 @@
 // the units it holds in a random order: every two units whose patches touch a common voxel are added in the fixed
 // sum order (plane, colour, block, row), whatever order they finish in; the first unit not done may always go (no
 // deadlock); and Abandon releases a worker waiting for a turn that will never come. The seed is in every failure.
-#include "svdlrOverlapSchedule.h"
-#include "svdlrPatchGeometry.h"
+#include "denoise/svdlrOverlapSchedule.h"
+#include "denoise/svdlrPatchGeometry.h"
 #include "svdlrTestMatrices.h"
 
 #include <gtest/gtest.h>

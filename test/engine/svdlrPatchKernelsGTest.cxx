@@ -18,8 +18,8 @@
 // The CPU denoiser's own dense kernels (svdlrPatchKernels.h) against naive sums and LAPACK: Gram updates with
 // weights, the reduction to tridiagonal form (Q orthogonal, Q T Qᵀ = A, the same T as dsytrd), Q applied to
 // vectors, and the column products of the approximation. Random inputs; the seed is in every failure message.
-#include "svdlrLapack.h"
-#include "svdlrPatchKernels.h"
+#include "shared/svdlrLapack.h"
+#include "denoise/svdlrPatchKernels.h"
 #include "svdlrTestMatrices.h"
 
 #include <gtest/gtest.h>

@@ -23,8 +23,8 @@
 #include "svdlrLocalDenoiseReference.h"
 #include "svdlrLocalDenoiseRun.h"
 #include "svdlrLocalDenoiseSeriesShape.h"
-#include "svdlrPatchGeometry.h"
-#include "svdlrSphereOrder.h"
+#include "denoise/svdlrPatchGeometry.h"
+#include "denoise/svdlrSphereOrder.h"
 #include "svdlrTestSeed.h"
 #include "svdlrTestSeries.h"
 

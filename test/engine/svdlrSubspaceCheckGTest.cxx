@@ -17,7 +17,7 @@
  *=========================================================================*/
 // The subspace solver's a-posteriori check (svdlrSubspaceCheck.h) as plain arithmetic, on the host: the GPU
 // runs the same function in a kernel. These run without a GPU (in CI).
-#include "svdlrSubspaceCheck.h"
+#include "slice/svdlrSubspaceCheck.h"
 
 #include "svdlrTestMatrices.h"
 

@@ -18,9 +18,9 @@
 // The interleaved QL eigenvalue solver of the local denoiser against LAPACK's dsterf, on tridiagonal matrices
 // that stress it: random, graded like a patch's Gram matrix, split by zero off-diagonals, and with repeated
 // eigenvalues; several matrices of different kinds in one call.
-#include "svdlrLapack.h"
+#include "shared/svdlrLapack.h"
 #include "svdlrTestMatrices.h"
-#include "svdlrTridiagonalEigenvalues.h"
+#include "denoise/svdlrTridiagonalEigenvalues.h"
 
 #include <gtest/gtest.h>
 

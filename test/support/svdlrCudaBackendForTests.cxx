@@ -20,7 +20,7 @@
 // that they link. Those functions call back into the engine, which the engine gives the backend when it loads it:
 // so every program that links this support library has the engine load the backend before main() runs. The engine
 // finds the library already in the process and uses that one.
-#include "svdlrBackends.h"
+#include "shared/svdlrBackends.h"
 
 #include <cstdio>
 #include <string>

@@ -19,7 +19,7 @@
 #define svdlrNoiseReference_h
 
 // Test matrices for the noise rank policies (low rank plus Gaussian noise of known σ) and a float64 reference of
-// those policies written independently of src/svdlrNoiseThreshold.h: it works on singular values in descending
+// those policies written independently of src/noise/svdlrNoiseThreshold.h: it works on singular values in descending
 // order, counts signal components instead of noise ones, and finds the Marchenko-Pastur median by bisection on the
 // distribution's closed-form CDF instead of a quadrature. Slow and plain on purpose.
 

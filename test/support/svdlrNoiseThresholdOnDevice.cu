@@ -18,7 +18,7 @@
 #include "svdlrNoiseThresholdOnDevice.h"
 
 #include "svdlrDeviceBuffer.h"
-#include "svdlrNoiseThreshold.h"
+#include "noise/svdlrNoiseThreshold.h"
 
 namespace svdlr
 {

@@ -18,7 +18,7 @@
 #ifndef svdlrNoiseThresholdOnDevice_h
 #define svdlrNoiseThresholdOnDevice_h
 
-// Runs src/svdlrNoiseThreshold.h's functions in a CUDA kernel, one thread per matrix, so that the tests can
+// Runs src/noise/svdlrNoiseThreshold.h's functions in a CUDA kernel, one thread per matrix, so that the tests can
 // compare the device's decisions with the host's on the same eigenvalues. Host vectors in and out: the test
 // files that call it need no CUDA header.
 

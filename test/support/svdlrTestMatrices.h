@@ -22,7 +22,7 @@
 // Every generator draws fresh random numbers; the seed is printed so a failure can be replayed
 // (set SVDLR_TEST_SEED to replay it; svdlrTestSeed.h).
 
-#include "svdlrLapack.h"
+#include "shared/svdlrLapack.h"
 #include "svdlrTestSeed.h"
 
 #include <algorithm>
