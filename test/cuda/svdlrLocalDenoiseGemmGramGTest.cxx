@@ -23,6 +23,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace
@@ -30,9 +31,11 @@ namespace
 using namespace svdlr::test;
 using svdlr::PatchShape;
 
-/** The GPU with the Gram stage chosen by `gemmGram` (LocalDenoiseCudaTuning) equals the CPU, and took that path. */
+/** The GPU with the Gram stage chosen by `gemmGram` (LocalDenoiseCudaTuning) equals the CPU, and took that path;
+ * with a `label`, their distance is recorded for test/seed-spread under it. */
 void
-ExpectGramPathEqualsCpu(const Series & input, const LocalDenoiseOptions & options, int gemmGram)
+ExpectGramPathEqualsCpu(const Series & input, const LocalDenoiseOptions & options, int gemmGram,
+                        const std::string & label = {}, std::uint64_t seed = 0)
 {
   const Result                          cpu = Denoise(input, options, svdlr::Backend::CPU);
   svdlr::detail::LocalDenoiseCudaTuning tuning;
@@ -40,7 +43,13 @@ ExpectGramPathEqualsCpu(const Series & input, const LocalDenoiseOptions & option
   svdlr::detail::LocalDenoiseCudaTrace trace;
   const Result                         gpu = DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace);
   EXPECT_TRUE(trace.usedGemmGram);
-  ExpectSameResult(gpu, cpu, input);
+  const ResultDistance distance = ExpectSameResult(gpu, cpu, input);
+  if (!label.empty())
+  {
+    RecordSpread("value-" + label, seed, distance.value);
+    RecordSpread("sigma-" + label, seed, distance.sigma);
+    RecordSpread("ranks-" + label, seed, static_cast<double>(distance.ranks));
+  }
 }
 
 TEST_F(LocalDenoiseCuda, GramByGemmEqualsCpuOnEitherSideAndForSpheres)
@@ -70,7 +79,8 @@ TEST_F(LocalDenoiseCuda, LongSeriesAt200To1000VolumesEqualCpuThroughTheDefaultGr
   {
     SCOPED_TRACE("volumes " + std::to_string(c.volumes));
     options.patchSize = { c.extent, c.extent, c.extent }; // more voxels than volumes: n = volumes
-    ExpectGramPathEqualsCpu(LowRankPlusNoise({ c.side, c.side, c.side }, c.volumes, 5, m_Random), options, -1);
+    ExpectGramPathEqualsCpu(LowRankPlusNoise({ c.side, c.side, c.side }, c.volumes, 5, m_Random), options, -1,
+                            "n" + std::to_string(c.volumes), m_Random.Seed());
   }
 }
 
