@@ -589,12 +589,9 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   CheckInputExists(options.complex.gfactor, "g-factor map");
   auto outputs = std::make_unique<Outputs>(options.overwrite);
   ReserveOutputs(options, *outputs);
-  if (warmDevice)
+  if (warmDevice) // the GPU's driver and context (0.25 s) beside the checks below, which decompress the series
   {
-    // The GPU's driver and context (0.2 s) beside the checks below, which decompress the series; the warm-up of the
-    // series' own shape follows once its header is read.
-    const svdlr::LocalDenoiseOptions engine = WarmUpOptions(options);
-    svdlr::StartCudaDeviceWarmUp(engine.backend, engine.deviceId);
+    svdlr::StartCudaDeviceWarmUp(WarmUpOptions(options).backend, options.deviceId);
   }
   {
     StepTimer timer(outputs->steps.checks);
@@ -631,7 +628,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   {
     const unsigned    dimensions = io->GetNumberOfDimensions(); // 5: a multi-echo series, its echoes stacked
     const std::size_t volumes = VolumesPerEcho(*io) * (dimensions == 5 ? io->GetDimensions(4) : 1);
-    svdlr::StartCudaDenoiseWarmUp(volumes, WarmUpOptions(options));
+    svdlr::StartCudaDenoiseWarmUp(volumes, WarmUpOptions(options)); // after the context's, on its thread
   }
   // The sidecar's checksums, on their own thread: beside the decompression where cores allow (after it, a fast GPU
   // filter left the write waiting for them: 1.04 s against 0.17 s on the H100), after it on two cores or fewer.

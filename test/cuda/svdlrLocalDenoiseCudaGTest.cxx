@@ -418,10 +418,8 @@ TEST_F(LocalDenoiseCuda, DefaultsEqualCpu)
 
 TEST_F(LocalDenoiseCuda, RunAfterQueuedWarmUpsAndAfterReleasedDevicesEqualsCpu)
 {
-  // The tool creates the context before its checks and starts the series' warm-up from the header (queued after
-  // the context's), then denoises once the pixels are read: the real run waits for both and gives the CPU's result.
-  // The tool's ReleaseCudaDevices before it destroys the context (the device is cold again, so both warm-ups run),
-  // and after it the next run creates a fresh one.
+  // As the tool: the context's warm-up, the series' queued after it, then the run, which waits for both. Releasing
+  // the device first makes it cold (both warm-ups run); after the second release the run creates a fresh context.
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series input = LowRankPlusNoise({ 12, 11, 10 }, 30, 3, m_Random);
   LocalDenoiseOptions options;
