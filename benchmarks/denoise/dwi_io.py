@@ -1,5 +1,6 @@
 # Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
-"""File names and I/O of one phantom data set, shared by the generator, the peers' runner and the evaluation.
+"""File names and I/O of one phantom data set, shared by the generator, the peers' runner and the evaluation, and the
+default patch side for its volume count.
 
 A data set is a path prefix P (for example build/denoise/dwi96): P_noisy.nii, P_clean.nii, P_mask.nii,
 P.bval / P.bvec (FSL), P.b (MRtrix), P_truth.json (sigma and the model), and for svdlrDenoiseBenchmark the raw
@@ -14,6 +15,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import nibabel as nib
 import numpy as np
+
+
+def default_patch_side(volumes):
+    """The side of the default cubic patch for a series of `volumes` volumes, ours and dwidenoise's alike: the
+    smallest odd cube holding at least as many voxels as there are volumes (5 for 65, 7 for 200, 9 for 500)."""
+    side = 1
+    while side ** 3 < volumes:
+        side += 2
+    return side
 
 
 def paths(prefix):

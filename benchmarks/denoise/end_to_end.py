@@ -230,14 +230,6 @@ def run_row(row, data, args, work, log, limit):
     return result
 
 
-def dwidenoise_extent(volumes):
-    """dwidenoise's default patch side: the smallest odd cube with at least as many voxels as volumes."""
-    side = 3
-    while side ** 3 < volumes:
-        side += 2
-    return side
-
-
 def engine_settings(ours_args):
     """The settings of our tool's extra arguments that svdlrDenoiseBenchmark also takes, so that both time the same
     work: --preset, --policy, --aggregation and --shrinkage (as `--flag value` or `--flag=value`)."""
@@ -378,7 +370,7 @@ def main():
         rows += [f"{tool}:all:{region}:slab" for tool, threads, region in (row.split(":")[:3] for row in rows)
                  if threads == "1" and f"{tool}:all:{region}:slab" not in rows]
     peer_rows = any(row.startswith("dwidenoise:all:") and not row.endswith(":slab") for row in rows)
-    peer_slab = (DataSet.dwi(prefix, args.work, "peerslab", max(args.dwidenoise_slices, dwidenoise_extent(nv)))
+    peer_slab = (DataSet.dwi(prefix, args.work, "peerslab", max(args.dwidenoise_slices, dwi_io.default_patch_side(nv)))
                  if args.dwidenoise_slices and peer_rows else None)
     complex_data = None
     if any(row in COMPLEX_ROWS for row in rows):

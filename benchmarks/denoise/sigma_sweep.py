@@ -115,9 +115,7 @@ def rician_corrected(sigma_map, denoised, volumes, passes=4):
     nu = np.linspace(0.0, 60.0, 6001)
     half = nu * nu / 4.0  # x / 2 with x = nu^2 / 2: E[M]/sigma = sqrt(pi/2) [(1 + x) I0e(x/2) + x I1e(x/2)]
     mean = np.sqrt(np.pi / 2.0) * ((1.0 + 2.0 * half) * special.i0e(half) + 2.0 * half * special.i1e(half))
-    side = 1
-    while side ** 3 < volumes:
-        side += 2
+    side = dwi_io.default_patch_side(volumes)
     measured = sigma_map.astype(np.float64)
     sigma = measured.copy()
     for _ in range(passes):
