@@ -201,11 +201,7 @@ public:
   using ConstPointer = SmartPointer<const Self>;
 
   itkNewMacro(Self);
-#if ITK_VERSION_MAJOR > 5 || (ITK_VERSION_MAJOR == 5 && ITK_VERSION_MINOR >= 4)
-  itkOverrideGetNameOfClassMacro(LocalLowRankDenoisingImageFilter);
-#else
-  itkTypeMacro(LocalLowRankDenoisingImageFilter, InPlaceImageFilter);
-#endif
+  svdlrNameOfClassMacro(LocalLowRankDenoisingImageFilter, InPlaceImageFilter);
 
   using InputImageType = TInputImage;
   using OutputImageType = TOutputImage;

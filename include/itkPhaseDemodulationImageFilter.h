@@ -19,6 +19,7 @@
 #define itkPhaseDemodulationImageFilter_h
 
 #include "itkImageToImageFilter.h"
+#include "itkSVDLowRankEngineBridge.h"
 
 #include <complex>
 
@@ -50,11 +51,7 @@ public:
   using ConstPointer = SmartPointer<const Self>;
 
   itkNewMacro(Self);
-#if ITK_VERSION_MAJOR > 5 || (ITK_VERSION_MAJOR == 5 && ITK_VERSION_MINOR >= 4)
-  itkOverrideGetNameOfClassMacro(PhaseDemodulationImageFilter);
-#else
-  itkTypeMacro(PhaseDemodulationImageFilter, ImageToImageFilter);
-#endif
+  svdlrNameOfClassMacro(PhaseDemodulationImageFilter, ImageToImageFilter);
 
   static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
   static_assert(ImageDimension == 4 && TOutputImage::ImageDimension == 4,

@@ -19,7 +19,6 @@
 #define itkPhaseDemodulationImageFilter_hxx
 
 #include "itkPhaseDemodulationImageFilter.h"
-#include "itkSVDLowRankEngineBridge.h"
 #include "svdlr/ComplexSeries.h"
 
 #include <cmath>

@@ -47,6 +47,14 @@
     }                                                                                                           \
   }
 
+/** ITK's run-time type name of a filter of this module: itkOverrideGetNameOfClassMacro from ITK 5.4 on, which
+ * deprecates itkTypeMacro, and itkTypeMacro on the older ITK (Debian's 5.2) the module also builds against. */
+#if ITK_VERSION_MAJOR > 5 || (ITK_VERSION_MAJOR == 5 && ITK_VERSION_MINOR >= 4)
+#  define svdlrNameOfClassMacro(name, superclass) itkOverrideGetNameOfClassMacro(name)
+#else
+#  define svdlrNameOfClassMacro(name, superclass) itkTypeMacro(name, superclass)
+#endif
+
 namespace itk
 {
 namespace SVDLowRankEngineBridge

@@ -68,11 +68,7 @@ public:
   using ConstPointer = SmartPointer<const Self>;
 
   itkNewMacro(Self);
-#if ITK_VERSION_MAJOR > 5 || (ITK_VERSION_MAJOR == 5 && ITK_VERSION_MINOR >= 4)
-  itkOverrideGetNameOfClassMacro(SVDLowRankReconstructionImageFilter);
-#else
-  itkTypeMacro(SVDLowRankReconstructionImageFilter, ImageToImageFilter);
-#endif
+  svdlrNameOfClassMacro(SVDLowRankReconstructionImageFilter, ImageToImageFilter);
 
   static constexpr unsigned int ImageDimension = TInputImage::ImageDimension;
   static_assert(ImageDimension == 2 || ImageDimension == 3,

@@ -104,11 +104,28 @@ def relative_error(result: np.ndarray, reference: np.ndarray) -> float:
 
 
 @pytest.fixture
-def default_sigint():
-    """Python's own Ctrl-C handler for the test (KeyboardInterrupt), whatever an earlier test's library (a Dask
-    cluster, a worker pool) left installed; the handler found is put back after."""
+def expect_ctrl_c_stops():
+    """A check that `run(progress)` stops at Ctrl-C: its progress callback presses Ctrl-C at its first call, and the
+    engine must raise KeyboardInterrupt without calling it again. Python's own Ctrl-C handler is in place for the
+    test, whatever an earlier test's library (a Dask cluster, a worker pool) left installed, and put back after."""
     import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach Python only on the main thread")
+
+    def check(run):
+        calls = []
+
+        def press_ctrl_c(done, total):
+            calls.append(done)
+            if len(calls) == 1:
+                signal.raise_signal(signal.SIGINT)  # to this thread: os.kill may pick another thread
+
+        with pytest.raises(KeyboardInterrupt):
+            run(press_ctrl_c)
+        assert len(calls) == 1, "the engine went on after Ctrl-C"
 
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
+    yield check
     signal.signal(signal.SIGINT, previous)

@@ -650,16 +650,7 @@ RunCudaInstrumented<float>(const MatrixBatch<const float> &, const MatrixBatch<f
 template void
 RunCudaInstrumented<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &, Report &,
                             CudaPipelineTrace *, const CudaPipelineTuning &);
-template void
-RunCuda<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &, Report &);
-template void
-RunCuda<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &, Report &);
-template void
-RunCudaOnDevice<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &, Report &,
-                       void *);
-template void
-RunCudaOnDevice<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &, Report &,
-                        void *);
+SVDLR_INSTANTIATE_RUN_CUDA;
 
 } // namespace detail
 } // namespace svdlr

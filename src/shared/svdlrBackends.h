@@ -54,6 +54,18 @@ void
 RunCudaOnDevice(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,
                 Report & report, void * stream);
 
+/** The element types RunCuda and RunCudaOnDevice are instantiated for, in the one file that defines them in this
+ * build (the CUDA pipeline, the loader's forwarders or the disabled build's stubs); a semicolon follows. */
+#define SVDLR_INSTANTIATE_RUN_CUDA                                                                                  \
+  template void RunCuda<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &,        \
+                               Report &);                                                                            \
+  template void RunCuda<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &,     \
+                                Report &);                                                                           \
+  template void RunCudaOnDevice<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &, \
+                                       Report &, void *);                                                            \
+  template void RunCudaOnDevice<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &,             \
+                                        const Options &, Report &, void *)
+
 /** Whether this build has the CUDA backend (false in svdlrCudaBackendDisabled.cxx), loaded or not. */
 bool
 CudaCompiledIn() noexcept;

@@ -92,17 +92,7 @@ RunLocalDenoiseCuda(const SeriesView<const float> &, const SeriesView<float> &, 
               "svdlr: this build has no CUDA backend (configure with -DSVDLR_USE_CUDA=ON and a CUDA toolkit)");
 }
 
-template void
-RunCuda<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &, Report &);
-template void
-RunCuda<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &, Report &);
-
-template void
-RunCudaOnDevice<float>(const MatrixBatch<const float> &, const MatrixBatch<float> &, const Options &, Report &,
-                       void *);
-template void
-RunCudaOnDevice<double>(const MatrixBatch<const double> &, const MatrixBatch<double> &, const Options &, Report &,
-                        void *);
+SVDLR_INSTANTIATE_RUN_CUDA;
 
 } // namespace detail
 } // namespace svdlr

@@ -310,6 +310,16 @@ ExpectSameResult(const Result & gpu, const Result & cpu, const Series & input)
   return { worstValue / scale, worstSigma / scale, rankDifferences };
 }
 
+/** The GPU run with `tuning` equals the CPU's on `input` (ExpectSameResult, whose distance it returns); `trace` tells
+ * the caller which path the GPU took. */
+inline ResultDistance
+ExpectTunedEqualsCpu(const Series & input, const LocalDenoiseOptions & options,
+                     const svdlr::detail::LocalDenoiseCudaTuning & tuning, svdlr::detail::LocalDenoiseCudaTrace & trace)
+{
+  const Result cpu = Denoise(input, options, svdlr::Backend::CPU);
+  return ExpectSameResult(DenoiseTuned(input, options, cpu.report.patchSize, tuning, trace), cpu, input);
+}
+
 /** `result` with its output moved into the layout of `reference` (same size), for comparing results of views with
  * other strides. */
 inline Result

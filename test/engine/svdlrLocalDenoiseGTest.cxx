@@ -27,6 +27,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -565,34 +566,24 @@ TEST(SVDLowRankLocalDenoiseErrors, OutputOverlappingTheInputIsRejected)
   }
 }
 
-TEST(SVDLowRankLocalDenoiseErrors, EvenPatchIsRejected)
+TEST(SVDLowRankLocalDenoiseErrors, BadPatchSizesAreRejected)
 {
-  LocalDenoiseOptions options = CpuOptions();
-  options.patchSize = { 5, 4, 5 };
-  ExpectInvalid(options, "must be odd");
+  const struct
+  {
+    std::array<std::size_t, 3> patchSize;
+    const char *               message;
+  } cases[] = { { { 5, 4, 5 }, "must be odd" },
+                { { 5, 0, 5 }, "must be odd and >= 1" },
+                { { 5, 5, 11 }, "exceeds the image" },
+                { { 1, 1, 1 }, "at least 2 voxels" } };
+  for (const auto & c : cases)
+  {
+    SCOPED_TRACE(c.message);
+    LocalDenoiseOptions options = CpuOptions();
+    options.patchSize = c.patchSize;
+    ExpectInvalid(options, c.message);
+  }
 }
-
-TEST(SVDLowRankLocalDenoiseErrors, ZeroPatchExtentIsRejected)
-{
-  LocalDenoiseOptions options = CpuOptions();
-  options.patchSize = { 5, 0, 5 };
-  ExpectInvalid(options, "must be odd and >= 1");
-}
-
-TEST(SVDLowRankLocalDenoiseErrors, PatchLargerThanTheImageIsRejected)
-{
-  LocalDenoiseOptions options = CpuOptions();
-  options.patchSize = { 5, 5, 11 };
-  ExpectInvalid(options, "exceeds the image");
-}
-
-TEST(SVDLowRankLocalDenoiseErrors, SingleVoxelPatchIsRejected)
-{
-  LocalDenoiseOptions options = CpuOptions();
-  options.patchSize = { 1, 1, 1 };
-  ExpectInvalid(options, "at least 2 voxels");
-}
-
 
 TEST(SVDLowRankLocalDenoiseErrors, StrideWithCentreVoxelIsRejected)
 {
