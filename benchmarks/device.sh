@@ -561,7 +561,7 @@ stage_large() {
   # The long series that studies acquire (30-300 volumes for diffusion, 300-1,000 for fMRI): each size an equal share
   # of LARGE_BUDGET. Past 100 volumes dwidenoise runs on LARGE_DWIDENOISE_SLICES central slices and is extrapolated
   # (end_to_end.py);
-  # LARGE_ROWS and LARGE_DENSE=0 trim a call that would not fit.
+  # LARGE_ROWS and LARGE_DENSE=0 trim a call that would not fit; LARGE_ROUNDS runs the rows again, for a median.
   local sizes=(${LARGE_SIZES:-64x64x40x500 176x176x120x200 96x96x60x1000}) left share
   left=${#sizes[@]}
   for size in "${sizes[@]}"; do
@@ -569,12 +569,17 @@ stage_large() {
     share=$(( (${LARGE_BUDGET:-560} - ($(date +%s) - started)) / left ))
     left=$(( left - 1 ))
     local rows=${LARGE_ROWS:-ours-gpu:all:whole,ours-gpu:all:mask,ours-cpu:all:whole,ours-cpu:all:mask,dwidenoise:all:whole,dwidenoise:all:mask}
-    python3 "$root/benchmarks/denoise/end_to_end.py" --size "$nx" "$ny" "$nz" "$nv" --work "$work/data/$size" \
-      --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" --engine "" --dwidenoise "$bin/dwidenoise" \
-      --dwidenoise-slices "$([ "$nv" -gt 100 ] && echo "${LARGE_DWIDENOISE_SLICES:-12}" || echo 0)" \
-      --rows "$rows" --budget "$(( share * 3 / 4 ))" \
-      --json "$dir/$size.json" --markdown "$dir/$size.md" > "$dir/$size.log" 2>&1
-    [ -f "$dir/$size.md" ] && tee -a "$summary" < "$dir/$size.md" || tail -5 "$dir/$size.log" | tee -a "$summary"
+    local rounds=${LARGE_ROUNDS:-1} round name # rounds > 1: the rows again on the same phantom, interleaved
+    for round in $(seq 1 "$rounds"); do
+      name=$size$([ "$rounds" -gt 1 ] && echo "-round$round")
+      [ "$rounds" -gt 1 ] && note "round $round of $rounds:"
+      python3 "$root/benchmarks/denoise/end_to_end.py" --size "$nx" "$ny" "$nz" "$nv" --work "$work/data/$size" \
+        --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" --engine "" --dwidenoise "$bin/dwidenoise" \
+        --dwidenoise-slices "$([ "$nv" -gt 100 ] && echo "${LARGE_DWIDENOISE_SLICES:-12}" || echo 0)" \
+        --rows "$rows" --budget "$(( share * 3 / 4 / rounds ))" \
+        --json "$dir/$name.json" --markdown "$dir/$name.md" > "$dir/$name.log" 2>&1
+      [ -f "$dir/$name.md" ] && tee -a "$summary" < "$dir/$name.md" || tail -5 "$dir/$name.log" | tee -a "$summary"
+    done
     if [ "${LARGE_DENSE:-1}" = 1 ]; then # the dense run the default's PSNR is held to (within 0.1 dB)
       python3 "$root/benchmarks/denoise/end_to_end.py" --size "$nx" "$ny" "$nz" "$nv" --work "$work/data/$size" \
         --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" --engine "" --rows ours-gpu:all:whole \

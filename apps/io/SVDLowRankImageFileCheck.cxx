@@ -537,20 +537,6 @@ MostBytesInFile(const std::string & path)
 }
 
 bool
-HasCheckedImageFormat(const std::string & path)
-{
-  const std::string name = Lower(path);
-  for (const char * extension : { ".nii", ".nii.gz", ".mha", ".mhd", ".nrrd" })
-  {
-    if (EndsWith(name, extension))
-    {
-      return true;
-    }
-  }
-  return false;
-}
-
-bool
 CheckImageFile(const std::string & path, ImageFileScan scan)
 {
   CheckReadableFile(path);

@@ -96,10 +96,6 @@ ReadDecompressedHead(const std::string & path, std::size_t count);
 std::uint64_t
 MostBytesInFile(const std::string & path);
 
-/** Whether CheckImageFile understands the format `path`'s extension names (NIfTI, MHA/MHD, NRRD). */
-bool
-HasCheckedImageFormat(const std::string & path);
-
 } // namespace svdlr_io
 
 #endif

@@ -286,13 +286,6 @@ WaitForCudaWarmUp() noexcept
 
 namespace detail
 {
-bool
-CudaWarmUpRunning() noexcept
-{
-  const std::lock_guard<std::mutex> lock(State().mutex);
-  return State().running;
-}
-
 void
 NoteCudaDeviceWarm(int deviceId) noexcept
 {

@@ -33,10 +33,6 @@ namespace svdlr
 namespace detail
 {
 
-/** True while a warm-up started by StartCudaWarmUp runs. */
-bool
-CudaWarmUpRunning() noexcept;
-
 /** Records that `deviceId` has run CUDA work in this process (its context, handles and kernels are loaded). */
 void
 NoteCudaDeviceWarm(int deviceId) noexcept;
