@@ -143,6 +143,7 @@ public:
     , m_Sphere(options.patchShape == PatchShape::Sphere)
     , m_Gather(input, patch, options)
     , m_PatchVoxels(m_Gather.Voxels())
+    , m_Group(TridiagonalBatchFor(std::min(m_PatchVoxels, m_Nv)))
     , m_Workers(WorkerCount(options.threads))
     , m_Lanes(m_Workers)
     , m_InPlace(static_cast<const void *>(input.data) == static_cast<const void *>(output.data))
@@ -265,7 +266,7 @@ private:
   }
 
   /** Runs emit(x, patch, start) for every centre x in [x0, x1) of line (y, z), in order, with its decomposed patch.
-   * Up to kTridiagonalBatch consecutive patches are decomposed together; centres near a border that share a patch
+   * Up to m_Group consecutive patches are decomposed together; centres near a border that share a patch
    * share its decomposition; a patch one voxel along x from the one before it is found by replacing the column of
    * voxels that leaves by the one that enters. Each call starts afresh, so that its results do not depend on which
    * lane ran what before (row replacements round differently from a fresh Gram matrix). */
@@ -275,9 +276,9 @@ private:
   {
     if (!lane.patches[0])
     {
-      for (auto & patch : lane.patches)
+      for (int j = 0; j < m_Group; ++j)
       {
-        patch = std::make_unique<PatchLowRank>(m_PatchVoxels, m_Nv, m_Options, m_Median);
+        lane.patches[j] = std::make_unique<PatchLowRank>(m_PatchVoxels, m_Nv, m_Options, m_Median);
       }
       lane.row.resize(m_Nv);
     }
@@ -299,7 +300,7 @@ private:
     std::int64_t         previousStart = -1;
     for (std::size_t next = 0; next < lane.centres.size();)
     {
-      // The group: the next centres whose patches start at up to kTridiagonalBatch distinct x.
+      // The group: the next centres whose patches start at up to m_Group distinct x.
       std::int64_t starts[kTridiagonalBatch];
       int          slots = 0;
       std::size_t  end = next;
@@ -308,7 +309,7 @@ private:
         const std::int64_t sx = Start(0, lane.centres[end]);
         if (slots == 0 || sx != starts[slots - 1])
         {
-          if (slots == kTridiagonalBatch)
+          if (slots == m_Group)
           {
             break;
           }
@@ -365,14 +366,14 @@ private:
   }
 
   /** ForEachCentreOfLine for spherical patches: lane.centres' patches gathered from the offset table, decomposed
-   * kTridiagonalBatch at a time. */
+   * m_Group at a time. */
   template <typename TEmit>
   void
   ForEachSphereCentre(Lane & lane, std::size_t y, std::size_t z, TEmit && emit)
   {
     for (std::size_t next = 0; next < lane.centres.size();)
     {
-      const std::size_t count = std::min<std::size_t>(kTridiagonalBatch, lane.centres.size() - next);
+      const std::size_t count = std::min<std::size_t>(m_Group, lane.centres.size() - next);
       PatchLowRank *    group[kTridiagonalBatch];
       for (std::size_t j = 0; j < count; ++j)
       {
@@ -654,6 +655,7 @@ private:
   const bool                      m_Sphere;
   const PatchGather               m_Gather;
   const std::size_t               m_PatchVoxels;
+  const int                       m_Group; // patches decomposed together (TridiagonalBatchFor)
   const unsigned                  m_Workers;
   std::vector<Lane>               m_Lanes;
   const bool                      m_InPlace;

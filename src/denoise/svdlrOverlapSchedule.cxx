@@ -34,6 +34,15 @@ BlockExtent(std::size_t patchExtent)
 }
 } // namespace
 
+std::array<std::size_t, 2>
+OverlapSchedule::BlockSize(const std::array<std::size_t, 3> & patch)
+{
+  // Twice as long along x: a unit is one row of a block, whose centres the CPU decomposes kTridiagonalBatch (8) at a
+  // time. At the default stride of 2 and 5 x 5 x 5 patches a row of 16 voxels holds 8 centres; 8 voxels held 4,
+  // which left half of the eigenvalue lanes idle: the denoise took 1.13x as long on 2 cores.
+  return { 2 * BlockExtent(patch[0]), BlockExtent(patch[1]) };
+}
+
 OverlapSchedule::OverlapSchedule(std::size_t nx, std::size_t ny, const std::array<std::size_t, 3> & patch,
                                  std::size_t z0, std::size_t z1, const std::vector<std::int64_t> & patchStartZ,
                                  const std::function<bool(std::size_t, std::size_t, std::size_t, std::size_t)> &
@@ -42,7 +51,8 @@ OverlapSchedule::OverlapSchedule(std::size_t nx, std::size_t ny, const std::arra
   : m_PatchStartZ(patchStartZ)
   , m_PatchZ(patch[2])
 {
-  const std::size_t blockX = BlockExtent(patch[0]), blockY = BlockExtent(patch[1]);
+  const auto        block = BlockSize(patch);
+  const std::size_t blockX = block[0], blockY = block[1];
   m_BlocksX = (nx + blockX - 1) / blockX;
   m_BlocksY = (ny + blockY - 1) / blockY;
   m_Planes = z1 - z0;

@@ -68,6 +68,11 @@ public:
                   const std::function<bool(std::size_t, std::size_t, std::size_t, std::size_t)> & hasCentre,
                   std::size_t blocksAtOnce);
 
+  /** Centres per block along x and y for patches of extent `patch`: each unit is one row of a block, and two blocks
+   * of one colour lie a block apart, farther than a patch reaches. */
+  static std::array<std::size_t, 2>
+  BlockSize(const std::array<std::size_t, 3> & patch);
+
   /** In the order they are to be handed out. */
   const std::vector<OverlapUnit> &
   Units() const

@@ -100,9 +100,8 @@ Overlap(const std::array<std::array<std::int64_t, 2>, 3> & a, const std::array<s
 std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t>
 SumOrder(const Geometry & g, const OverlapUnit & u)
 {
-  const std::size_t blockX = std::max<std::size_t>(1, 2 * (g.patch[0] - 1));
-  const std::size_t blockY = std::max<std::size_t>(1, 2 * (g.patch[1] - 1));
-  const std::size_t by = u.y / blockY, bx = u.x0 / blockX;
+  const auto        block = OverlapSchedule::BlockSize(g.patch);
+  const std::size_t by = u.y / block[1], bx = u.x0 / block[0];
   return { u.z, 2 * (by % 2) + bx % 2, by, bx, u.y };
 }
 

@@ -139,6 +139,48 @@ TEST(SVDLowRankTridiagonalEigenvalues, SplitAndRepeatedEigenvaluesMatchSterf)
   ExpectMatchesSterf({ split, repeated, diagonal });
 }
 
+TEST(SVDLowRankTridiagonalEigenvalues, EveryCountUpToABatchMatchesSterf)
+{
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  std::vector<Tridiagonal> matrices;
+  for (int count = 1; count <= svdlr::detail::kTridiagonalBatch; ++count)
+  {
+    SCOPED_TRACE("count " + std::to_string(count));
+    matrices.push_back(count % 2 ? GramTridiagonal(65, random) : RandomTridiagonal(65, random));
+    ExpectMatchesSterf(matrices);
+  }
+}
+
+TEST(SVDLowRankTridiagonalEigenvalues, EachMatrixGetsTheSameEigenvaluesAloneAsInAFullBatch)
+{
+  // Each matrix's sweeps run in a lane of their own (in vector lanes where the CPU has AVX): its neighbours, and
+  // how many there are, must not change a bit of its result.
+  Random random;
+  SCOPED_TRACE(random.SeedTrace());
+  std::vector<Tridiagonal> batch;
+  for (int k = 0; k < svdlr::detail::kTridiagonalBatch; ++k)
+  {
+    batch.push_back(k % 3 ? GramTridiagonal(65, random) : RandomTridiagonal(65, random));
+  }
+  const std::vector<Tridiagonal> original = batch;
+  std::vector<double *>          d, e;
+  for (auto & t : batch)
+  {
+    d.push_back(t.d.data());
+    e.push_back(t.e.data());
+  }
+  ASSERT_TRUE(svdlr::detail::TridiagonalEigenvalues(65, d.data(), e.data(), static_cast<int>(batch.size())));
+  for (std::size_t k = 0; k < batch.size(); ++k)
+  {
+    Tridiagonal alone = original[k];
+    double *    da = alone.d.data();
+    double *    ea = alone.e.data();
+    ASSERT_TRUE(svdlr::detail::TridiagonalEigenvalues(65, &da, &ea, 1));
+    EXPECT_EQ(alone.d, batch[k].d) << "matrix " << k;
+  }
+}
+
 TEST(SVDLowRankTridiagonalEigenvalues, OneMatrixAloneMatchesSterf)
 {
   Random random;
