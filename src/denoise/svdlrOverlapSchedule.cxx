@@ -37,10 +37,10 @@ BlockExtent(std::size_t patchExtent)
 std::array<std::size_t, 2>
 OverlapSchedule::BlockSize(const std::array<std::size_t, 3> & patch)
 {
-  // Twice as long along x: a unit is one row of a block, whose centres the CPU decomposes kTridiagonalBatch (8) at a
-  // time. At the default stride of 2 and 5 x 5 x 5 patches a row of 16 voxels holds 8 centres; 8 voxels held 4,
-  // which left half of the eigenvalue lanes idle: the denoise took 1.13x as long on 2 cores.
-  return { 2 * BlockExtent(patch[0]), BlockExtent(patch[1]) };
+  // Not longer along x for fuller eigenvalue lanes (a row of 8 voxels holds 4 centres at stride 2; 16 would hold 8):
+  // on 2 EPYC cores that took 7 % off the denoise, but on an H200 host's 16 cores (4 rounds, 96x96x60x65) the whole
+  // series gained nothing and the masked one lost 7 %, the larger units balancing worse.
+  return { BlockExtent(patch[0]), BlockExtent(patch[1]) };
 }
 
 OverlapSchedule::OverlapSchedule(std::size_t nx, std::size_t ny, const std::array<std::size_t, 3> & patch,
