@@ -47,11 +47,6 @@ class Volume:
     relative: str
 
 
-def matches_pattern(relative: str, pattern: str) -> bool:
-    """Whether ``relative`` (a path with "/") matches ``pattern`` (see the module's rules)."""
-    return _engine.batch_matches_pattern(relative, pattern)
-
-
 def find_volumes(
     paths: Iterable[str],
     *,
@@ -88,11 +83,6 @@ def method_tag(*, policy: Optional[str] = None, rank: Optional[int] = None, ener
 def policy_keywords(options: Dict[str, Any]) -> Dict[str, Any]:
     """The keywords of ``options`` that choose the rank policy (those :func:`plan` names outputs by)."""
     return {key: options.get(key) for key in ("policy", "rank", "energy_fraction", "noise_sigma", "noise_rank")}
-
-
-def split_extension(name: str) -> tuple:
-    """(stem, extension), the extension a known image one from its end (brain.nii.gz -> brain, .nii.gz)."""
-    return tuple(_engine.batch_split_extension(name))
 
 
 def output_path_for(volume: Volume, output_dir: str, tag: str) -> str:

@@ -84,21 +84,9 @@ DefineBatchRules(nb::module_ & module)
   module.def("batch_default_patterns", &svdlr_batch::DefaultImagePatterns,
              "The patterns a folder search takes by default (NIfTI, NRRD, MetaImage, Analyze headers).");
   module.def("batch_bids_patterns", &svdlr_batch::BidsPatterns, "The patterns of a BIDS-like layout's anatomy.");
-  module.def("batch_matches_pattern", &svdlr_batch::MatchesPattern, "relative"_a, "pattern"_a,
-             "Whether `relative` (a path with '/') matches `pattern`: with a '/', the whole path, '*' never "
-             "crossing a '/'; without, the file name at any depth. Hidden names match only a pattern that starts "
-             "with '.'.");
   module.def("batch_find_inputs", &FindInputs, "paths"_a, nb::kw_only(), "patterns"_a = std::vector<std::string>{},
              "bids"_a = false, "exclude"_a = "",
              "[(path, relative)] of the volumes among `paths`, in the tool's order (see _batch.find_volumes).");
-  module.def(
-    "batch_split_extension",
-    [](const std::string & name) {
-      std::string stem, extension;
-      svdlr_batch::SplitExtension(name, stem, extension);
-      return std::make_pair(stem, extension);
-    },
-    "name"_a, "(stem, extension), the extension a known image one (brain.nii.gz -> brain, .nii.gz).");
   module.attr("BATCH_DENOISED_TAG") = svdlr_batch::DenoisedTag;
   module.attr("BATCH_SIGMA_MAP_TAG") = svdlr_batch::SigmaMapTag;
   module.attr("BATCH_RANK_MAP_TAG") = svdlr_batch::RankMapTag;

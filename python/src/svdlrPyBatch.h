@@ -27,9 +27,8 @@ namespace python
 
 /** Adds the batch rules of SVDLowRankReconstructImage --batch (apps/batch/SVDLowRankBatchInputs.h), the one
  * implementation the Python batch layer (_batch.py) calls: `batch_default_patterns()`, `batch_bids_patterns()`,
- * `batch_matches_pattern(relative, pattern)`, `batch_find_inputs(paths, *, patterns, bids, exclude)`,
- * `batch_split_extension(name)` and `batch_output_path(relative, output_root, tag)`. The output tag is
- * svdlr::OutputTag's (`output_tag`, svdlrPyRankPolicy.h). */
+ * `batch_find_inputs(paths, *, patterns, bids, exclude)` and `batch_output_path(relative, output_root, tag)`. The
+ * output tag is svdlr::OutputTag's (`output_tag`, svdlrPyRankPolicy.h). */
 void
 DefineBatchRules(nanobind::module_ & module);
 
