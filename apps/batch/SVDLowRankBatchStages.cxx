@@ -19,6 +19,7 @@
 
 #include "SVDLowRankBatchQueue.h"
 
+#include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 
 #include <algorithm>

@@ -17,7 +17,7 @@
  *=========================================================================*/
 #include "SVDLowRankGzip.h"
 
-#include "svdlr/Engine.h"
+#include "svdlr/CpuThreads.h"
 
 #include <libdeflate.h>
 #include <zlib.h>

@@ -24,6 +24,7 @@
 // --independent's) is one valid gzip stream to zlib's gzread, Python's gzip, nibabel, ITK and MRtrix3.
 
 #include "SVDLowRankGunzipCheck.h"
+#include "svdlr/CpuThreads.h"
 #include "SVDLowRankParallelGunzip.h"
 
 #include <cstddef>

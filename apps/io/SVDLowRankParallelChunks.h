@@ -23,7 +23,7 @@
 // convert a 144 MB series on the H100 machine, the largest step after the filter and the gzip. ITK-free: the tools'
 // reader and the Python extension's share it.
 
-#include "svdlr/Engine.h"
+#include "svdlr/CpuThreads.h"
 
 #include <algorithm>
 #include <atomic>

@@ -33,6 +33,7 @@
 // nothing from it (0.52 s against libdeflate's 0.47 s), so libdeflate decodes them.
 
 #include "SVDLowRankByteBuffer.h"
+#include "svdlr/CpuThreads.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -20,6 +20,7 @@
 // gzip stream of several members that zlib and ITK read back exactly; a cut stream is reported with its missing
 // bytes; the size rule past 4 GiB; a full disk leaves nothing.
 #include "SVDLowRankGzip.h"
+#include "svdlr/CpuThreads.h"
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankNiftiWrite.h"

@@ -21,6 +21,7 @@
 // threads and chunks small enough that two cores see many boundaries; truncated and corrupt files get libdeflate's
 // answer; a false block start is found out and decoded past.
 #include "SVDLowRankGzip.h"
+#include "svdlr/CpuThreads.h"
 #include "svdlrJobOnAnotherThread.h"
 #include "svdlrTestScratch.h"
 

@@ -20,7 +20,7 @@
 // and scans, the batch's readers and writers and the engine's own loops count their threads.
 #include "SVDLowRankCommonOptions.h"
 
-#include "svdlr/Engine.h"
+#include "svdlr/CpuThreads.h"
 
 #include "itkMultiThreaderBase.h"
 

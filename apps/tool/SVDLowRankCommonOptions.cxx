@@ -18,6 +18,7 @@
 #include "SVDLowRankCommonOptions.h"
 
 #include "svdlr/Defaults.h"
+#include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
 

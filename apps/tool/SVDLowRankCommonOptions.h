@@ -25,6 +25,7 @@
 // UsageError (exit code 2).
 
 #include "SVDLowRankExitCodes.h"
+#include "svdlr/CpuThreads.h"
 
 #include "itkSVDLowRankReconstructionEnums.h"
 

@@ -41,6 +41,7 @@
 #include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
 #include "itkLocalLowRankDenoisingImageFilter.h"
+#include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 #include "svdlr/LocalDenoise.h"
 

@@ -27,6 +27,7 @@
 #include "svdlrPySliceStack.h"
 
 #include "svdlr/Defaults.h"
+#include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 
 #include <nanobind/nanobind.h>

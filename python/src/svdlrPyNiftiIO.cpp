@@ -21,7 +21,7 @@
 #include "SVDLowRankGradientTable.h"
 #include "SVDLowRankGzipFile.h"
 #include "SVDLowRankImageFileCheck.h"
-#include "svdlr/Engine.h"
+#include "svdlr/CpuThreads.h"
 #include "SVDLowRankNiftiBytes.h"
 #include "SVDLowRankNiftiFormat.h"
 #include "SVDLowRankNiftiVoxels.h"

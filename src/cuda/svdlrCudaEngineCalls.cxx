@@ -21,6 +21,7 @@
 // -z defs, so an engine function that its code starts to call fails its link until it is added here and to
 // CudaHostTable.
 #include "svdlrCudaEngineCalls.h"
+#include "svdlr/CpuThreads.h"
 
 #include "denoise/svdlrLocalDenoiseBackends.h"
 #include "shared/svdlrParallel.h"

@@ -20,6 +20,7 @@
 // with cuSOLVER's. In place, the output is held aside until the run has succeeded, so that a failed run leaves the
 // input intact for the CPU fallback (svdlrLocalDenoiseBackends.h) and for the cuSOLVER rerun.
 #include "svdlrLocalDenoiseCuda.h"
+#include "svdlr/CpuThreads.h"
 
 #include "svdlrCudaLocalDenoiser.h"
 #include "shared/svdlrParallel.h"

@@ -17,6 +17,7 @@
  *=========================================================================*/
 // DenoiseLocalLowRank's front end: validates a request, resolves the patch extent, picks the backend, and runs it.
 #include "svdlr/LocalDenoise.h"
+#include "svdlr/CpuThreads.h"
 #include "svdlr/PatchFit.h"
 #include "svdlr/Names.h"
 

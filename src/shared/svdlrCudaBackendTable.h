@@ -31,6 +31,7 @@
 // split, and the Python module's engine is a static archive with hidden symbols that the plugin could not link to.
 // One copy of each rule, in the engine, is also what "one rule, one place" asks of the binaries.
 
+#include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 #include "svdlr/LocalDenoise.h"
 

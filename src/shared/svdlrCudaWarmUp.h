@@ -21,6 +21,7 @@
 // What the engine knows about the CUDA backend's start-up in this process: whether StartCudaWarmUp runs, and
 // which devices have already been set up, so that Backend::Auto can weigh a cold GPU against the CPU.
 
+#include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 
 #include <algorithm>

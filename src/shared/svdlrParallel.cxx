@@ -16,6 +16,7 @@
  *
  *=========================================================================*/
 #include "shared/svdlrParallel.h"
+#include "svdlr/CpuThreads.h"
 
 #include <algorithm>
 #include <array>

@@ -18,6 +18,7 @@
 #ifndef svdlr_Parallel_h
 #define svdlr_Parallel_h
 
+#include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 
 namespace svdlr

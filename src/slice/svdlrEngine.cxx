@@ -16,6 +16,7 @@
  *
  *=========================================================================*/
 // The engine's front end: validates a request, picks the backend, and runs it.
+#include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
 

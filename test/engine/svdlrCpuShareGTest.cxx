@@ -18,6 +18,7 @@
 // The one rule for how many threads a parallel step takes while others run (svdlr::ShareOfCpuThreads): an equal share
 // among the running jobs of its kind, at least one, under LimitCpuThreads; and the engine's own loops with no thread
 // count given take their thread's share.
+#include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 #include "svdlrJobOnAnotherThread.h"
 #include "shared/svdlrParallel.h"

@@ -17,7 +17,7 @@
  *=========================================================================*/
 // "Every core" is the CPUs a thread may run on (svdlr::UsableCpuThreads): what SLURM, taskset and dask-cuda's
 // per-GPU workers leave a process, not the machine's count.
-#include "svdlr/Engine.h"
+#include "svdlr/CpuThreads.h"
 
 #include <gtest/gtest.h>
 

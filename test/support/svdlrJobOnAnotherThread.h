@@ -18,7 +18,7 @@
 #ifndef svdlrJobOnAnotherThread_h
 #define svdlrJobOnAnotherThread_h
 
-#include "svdlr/Engine.h"
+#include "svdlr/CpuThreads.h"
 
 #include <future>
 #include <thread>
