@@ -598,8 +598,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
     StepTimer timer(outputs->steps.checks);
     if (!options.mask.empty())
     {
-      CheckInputFileUpFront(options.mask, "mask",
-                            false); // before ITK reads its header: the file's own words
+      CheckInputFileUpFront(options.mask, "mask", false); // before ITK reads its header: the file's own words
       CheckImageDimensionUpFront(options.mask, "mask", 3);
     }
     for (const auto & [path, what] : { std::pair{ &options.noiseSigmaMap, "noise map" },
@@ -642,8 +641,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
     // Every file of the complex series is scanned as the magnitude path's input is: ITK's NIfTI reader, and ours
     // after it, read NaN and Inf as 0, which a phase or an imaginary part would then carry on as a value.
     {
-      StepTimer timer(outputs->steps.checks); // the series was checked above; the read is
-                                              // the demodulated part
+      StepTimer timer(outputs->steps.checks); // the series was checked above; the read is the demodulated part
       for (const auto & [path, what] : { std::pair{ &options.complex.phase, "phase" },
                                          std::pair{ &options.complex.imaginary, "imaginary part" },
                                          std::pair{ &options.complex.noiseScan, "noise scan" } })
