@@ -52,6 +52,7 @@ set(SVDLR_ENGINE_SOURCES
   ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrPatchGather.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrPatchLowRank.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrPatchKernels.cxx
+  ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrGramTiles.cxx
   ${SVDLR_ENGINE_SOURCE_DIR}/denoise/svdlrTridiagonalEigenvalues.cxx
   )
 

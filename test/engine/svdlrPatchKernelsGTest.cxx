@@ -108,10 +108,13 @@ TEST(SVDLowRankPatchKernels, WeightedOuterProductsMatchNaiveSumsOnTheLowerTriang
 {
   Random random;
   SCOPED_TRACE(random.SeedTrace());
-  for (const int n : { 1, 7, 65 })
+  // Orders below, at and past the register tiles' 8 x 4 (svdlrGramTiles.h) and its remainders; unit weights take
+  // the tiles' unweighted variant.
+  for (const int n : { 1, 7, 8, 12, 65, 66 })
   {
     for (const int count : { 1, 4, 9, 50 }) // below, at and past the four-at-a-time blocking
     {
+      const bool           unit = count == 9;
       const std::ptrdiff_t stride = n + 3;
       std::vector<double>  vectors(static_cast<std::size_t>(count) * stride), weights(count);
       for (double & value : vectors)
@@ -120,7 +123,7 @@ TEST(SVDLowRankPatchKernels, WeightedOuterProductsMatchNaiveSumsOnTheLowerTriang
       }
       for (double & weight : weights)
       {
-        weight = random.Uniform(-1.5, 1.5);
+        weight = unit ? 1.0 : random.Uniform(-1.5, 1.5);
       }
       std::vector<double> g(static_cast<std::size_t>(n) * n);
       for (double & value : g)
