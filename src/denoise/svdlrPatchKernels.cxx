@@ -130,6 +130,41 @@ MakeReflector(int k, double * x, double & t, double & beta)
   return true;
 }
 
+/** Columns j to j + 3 of A22 (order k, leading dimension n) get the rank-2 update A22 -= v wᵀ + w vᵀ, and each
+ * updated value adds to the next step's product wNext = A22(1:, 1:) vNext (vNext null: no next product). Four
+ * columns share each load and store of v, w and wNext, which is what bounds this loop; the operations on each
+ * value are those of the one-column loop in its order, so the result does not depend on the grouping. */
+SVDLR_WIDE_VECTOR_CLONES void
+UpdateFourColumns(int k, int n, int j, const double * __restrict v, const double * __restrict w,
+                  const double * vNext, double * a22, double * __restrict wNext)
+{
+  const double   v0 = v[j], v1 = v[j + 1], v2 = v[j + 2], v3 = v[j + 3];
+  const double   w0 = w[j], w1 = w[j + 1], w2 = w[j + 2], w3 = w[j + 3];
+  const double   s0 = vNext ? vNext[j - 1] : 0.0, s1 = vNext ? vNext[j] : 0.0, s2 = vNext ? vNext[j + 1] : 0.0,
+               s3 = vNext ? vNext[j + 2] : 0.0;
+  double * __restrict c0 = a22 + static_cast<std::ptrdiff_t>(j) * n;
+  double * __restrict c1 = c0 + n;
+  double * __restrict c2 = c1 + n;
+  double * __restrict c3 = c2 + n;
+  c0[0] -= v[0] * w0 + w[0] * v0;
+  c1[0] -= v[0] * w1 + w[0] * v1;
+  c2[0] -= v[0] * w2 + w[0] * v2;
+  c3[0] -= v[0] * w3 + w[0] * v3;
+  for (int r = 1; r < k; ++r)
+  {
+    const double vr = v[r], wr = w[r];
+    const double u0 = c0[r] - (vr * w0 + wr * v0);
+    const double u1 = c1[r] - (vr * w1 + wr * v1);
+    const double u2 = c2[r] - (vr * w2 + wr * v2);
+    const double u3 = c3[r] - (vr * w3 + wr * v3);
+    c0[r] = u0;
+    c1[r] = u1;
+    c2[r] = u2;
+    c3[r] = u3;
+    wNext[r - 1] = (((wNext[r - 1] + s0 * u0) + s1 * u1) + s2 * u2) + s3 * u3;
+  }
+}
+
 } // namespace
 
 SVDLR_WIDE_VECTOR_CLONES bool
@@ -206,7 +241,12 @@ TridiagonalizeSymmetric(int n, double * a, double * d, double * e, double * tau,
       haveProduct = tNext != 0.0;
       std::fill(wNext, wNext + (k - 1), 0.0);
     }
-    for (int j = 1; j < k; ++j)
+    int j = 1;
+    for (; j + 4 <= k; j += 4)
+    {
+      UpdateFourColumns(k, n, j, v, w, haveProduct ? vNext : nullptr, a22, wNext);
+    }
+    for (; j < k; ++j)
     {
       const double vj = v[j], wj = w[j];
       const double s = haveProduct ? vNext[j - 1] : 0.0;
