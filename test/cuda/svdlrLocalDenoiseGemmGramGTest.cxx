@@ -69,10 +69,11 @@ TEST_F(LocalDenoiseCuda, LongSeriesAt200To1000VolumesEqualCpuThroughTheDefaultGr
   LocalDenoiseOptions options = WrittenForOptions();
   options.aggregation = PatchAggregation::OverlapAverage;
   options.patchStride = 5; // a few dozen patches: the CPU's float64 reference at n = 1,000 takes seconds a patch
-  // Spread over 60 seeds on an H200 (test/seed-spread/measure.sh ... 'LocalDenoiseCuda.LongSeries*' 60): no voxel
-  // of another rank, σ equal to the bit, and the worst value off by at most 6.9e-8, 2.0e-7 and 2.2e-7 of the
-  // series' rms at n = 200, 500 and 1,000 (mean 0.2e-8, 5.7e-8, 1.4e-7; sd 1.0e-8, 4.8e-8, 4.7e-8): float
-  // rounding of the output, 4.5 times inside ExpectSameResult's 1e-6.
+  // Spread over 119 seeds on an H200, in two runs of test/seed-spread/measure.sh ... 'LocalDenoiseCuda.LongSeries*'
+  // 60, before and after the CPU's Gram and reduction kernels were retiled: no voxel of another rank, σ equal to
+  // the bit, and the worst value off by at most 1.0e-7, 2.1e-7 and 2.3e-7 of the series' rms at n = 200, 500 and
+  // 1,000 (means at most 3.3e-9, 5.7e-8, 1.4e-7; sd at most 1.6e-8, 4.8e-8, 5.1e-8): float rounding of the
+  // output, 4.3 times inside ExpectSameResult's 1e-6.
   struct Case
   {
     std::size_t volumes, extent, side;
