@@ -73,6 +73,13 @@ endif()
 
 find_package(Threads REQUIRED)
 find_package(LAPACK REQUIRED) # also finds BLAS; OpenBLAS or the reference implementation
+# oneTBB's pool runs the engine's loops where the caller gives no ParallelFor (svdlrParallel.cxx). Linked by path,
+# as LAPACK is, so that the ITK module's exported link interface names no imported target its users must find.
+find_path(SVDLR_TBB_INCLUDE_DIR oneapi/tbb/parallel_for.h)
+find_library(SVDLR_TBB_LIBRARY NAMES tbb)
+if(NOT SVDLR_TBB_INCLUDE_DIR OR NOT SVDLR_TBB_LIBRARY)
+  message(FATAL_ERROR "oneTBB not found (Debian: apt-get install libtbb-dev); set SVDLR_TBB_INCLUDE_DIR and SVDLR_TBB_LIBRARY")
+endif()
 
 # Adds the engine's include directories, dependencies and settings to `target` (the ITK module
 # library, a plain library, or the Python extension). An optional second argument is the keyword for
@@ -84,10 +91,11 @@ function(svdlr_configure_engine_target target)
   endif()
   target_include_directories(${target} PUBLIC
     $<BUILD_INTERFACE:${SVDLR_ENGINE_INCLUDE_DIR}>
-    PRIVATE ${SVDLR_ENGINE_SOURCE_DIR})
+    PRIVATE ${SVDLR_ENGINE_SOURCE_DIR} ${SVDLR_TBB_INCLUDE_DIR})
   target_compile_features(${target} PUBLIC cxx_std_17)
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
-  target_link_libraries(${target} ${private_link} ${LAPACK_LIBRARIES} ${BLAS_LIBRARIES} Threads::Threads ${CMAKE_DL_LIBS})
+  target_link_libraries(${target} ${private_link} ${LAPACK_LIBRARIES} ${BLAS_LIBRARIES} ${SVDLR_TBB_LIBRARY} Threads::Threads
+    ${CMAKE_DL_LIBS})
   if(SVDLR_USE_CUDA)
     # No CUDA library here: the loader (svdlrCudaBackendLoader.cxx) opens the backend's file by this name.
     target_compile_definitions(${target} PRIVATE SVDLR_WITH_CUDA=1

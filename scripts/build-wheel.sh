@@ -6,7 +6,7 @@
 #   scripts/build-wheel.sh --cuda     # with the CUDA backend; its CUDA libraries come from the [cuda] extra
 #
 # Steps: scikit-build-core builds the wheel from pyproject.toml (python/CMakeLists.txt), with libdeflate, zlib and
-# libstdc++ linked statically; auditwheel then copies OpenBLAS, its Fortran runtime and nifti_clib into the wheel, points the
+# libstdc++ linked statically; auditwheel then copies OpenBLAS, its Fortran runtime, oneTBB and nifti_clib into the wheel, points the
 # extension's RPATH at them, and gives the wheel the oldest manylinux tag that its glibc symbol versions allow.
 #
 # Settings (environment):

@@ -14,6 +14,7 @@ packages=(
   mricron-data                  # the Colin27 brain, ch2.nii.gz
   libdcmtk-dev dcmtk            # DICOM series in and out (the tool's DCMTK I/O)
   libpng-dev                    # PNG files are checked through libpng before ITK reads them
+  libtbb-dev                    # oneTBB: the engine's thread pool where the caller gives none
   libdeflate-dev                # .nii.gz read and written fast (libdeflate: whole buffers, members on every core)
   libnifti2-dev                 # NIfTI-1/2 headers read and converted (nifti_clib)
   libisal-dev                   # ISA-L's igzip: the .nii.gz writers (apps/io/SVDLowRankGzip.cxx), the gunzip benchmark

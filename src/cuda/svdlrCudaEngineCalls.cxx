@@ -100,9 +100,9 @@ WorkerCount(const Options & options)
 }
 
 void
-StdThreadParallelFor(unsigned threads, std::size_t n, const std::function<void(std::size_t)> & body)
+PoolParallelFor(unsigned threads, std::size_t n, const std::function<void(std::size_t)> & body)
 {
-  Engine().stdThreadParallelFor(threads, n, body);
+  Engine().poolParallelFor(threads, n, body);
 }
 
 ParallelFor

@@ -90,7 +90,7 @@ CopyHeldOutput(const float * held, const SeriesView<float> & output, const Local
   }
   else
   {
-    StdThreadParallelFor(WorkerCount(options.threads), units, copyPlane);
+    PoolParallelFor(WorkerCount(options.threads), units, copyPlane);
   }
 }
 

@@ -48,7 +48,7 @@ template <typename TBody>
 void
 ForEachRow(const std::array<std::size_t, 3> & size, std::size_t volumes, unsigned threads, const TBody & body)
 {
-  detail::StdThreadParallelFor(threads, volumes * size[2], [&](std::size_t task) {
+  detail::PoolParallelFor(threads, volumes * size[2], [&](std::size_t task) {
     const std::size_t t = task / size[2], z = task % size[2];
     for (std::size_t y = 0; y < size[1]; ++y)
     {

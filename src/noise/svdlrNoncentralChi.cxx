@@ -155,7 +155,7 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
   m_Mean.resize(count);
   m_MagnitudeVariance.resize(count);
   // Each signal node's moments are independent: computed in parallel, each written by one task.
-  detail::StdThreadParallelFor(0, count, [&](std::size_t i) {
+  detail::PoolParallelFor(0, count, [&](std::size_t i) {
     m_Mean[i] = Moments([](double m) { return m; }, m_Signal[i], gaussian, chi).first;
     m_MagnitudeVariance[i] = std::max(m_Signal[i] * m_Signal[i] + meanSquareNoise - m_Mean[i] * m_Mean[i], 1e-12);
     spread[i] = std::sqrt(m_MagnitudeVariance[i]);
@@ -194,7 +194,7 @@ NoncentralChiModel::NoncentralChiModel(unsigned coils, unsigned iterations)
     // inlined: through Stabilise(), which takes the tables anew, a third of the construction went to that call.
     const NoncentralChiTables tables = Tables();
     const auto                g = [&tables](double m) { return chi::Stabilise(tables, m); };
-    detail::StdThreadParallelFor(0, count, [&](std::size_t i) {
+    detail::PoolParallelFor(0, count, [&](std::size_t i) {
       const auto [mean, square] = Moments(g, m_Signal[i], gaussian, chi);
       m_ExpectedStabilised[i] = mean;
       m_Variance[i] = std::max(square - mean * mean, 1e-12);

@@ -127,7 +127,7 @@ CorrectSigmaForNoiseFloor(const SeriesView<const float> & denoised, const float 
       atVoxel[v] = inside[v] != 0.0 ? sigma[v] : counted[v] != 0.0 ? atVoxel[v] / insideCount[v] : 0.0;
     }
     // Each counted voxel's variance ratio, averaged over its volumes, at the SNR of the current sigma.
-    detail::StdThreadParallelFor(detail::WorkerCount(threads), tasks, [&](std::size_t task) {
+    detail::PoolParallelFor(detail::WorkerCount(threads), tasks, [&](std::size_t task) {
       const std::size_t end = std::min(voxels, (task + 1) * kVoxelsPerTask);
       for (std::size_t v = task * kVoxelsPerTask; v < end; ++v)
       {

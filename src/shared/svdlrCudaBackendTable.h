@@ -104,7 +104,7 @@ struct CudaHostTable
   int (*openParallelJob)(ParallelJobKind kind) noexcept;
   void (*closeParallelJob)(ParallelJobKind kind, int outerKind) noexcept;
   unsigned (*workerCount)(unsigned threads);
-  void (*stdThreadParallelFor)(unsigned threads, std::size_t n, const std::function<void(std::size_t)> & body);
+  void (*poolParallelFor)(unsigned threads, std::size_t n, const std::function<void(std::size_t)> & body);
   ParallelFor (*parallelForOrThreads)(const ParallelFor & given, unsigned workers);
   RankChoice (*selectRank)(const RankPolicy & policy, const double * singularValuesDescending, std::size_t count,
                            std::size_t rows, std::size_t cols);

@@ -34,14 +34,14 @@ OpenParallelJob(ParallelJobKind kind) noexcept;
 void
 CloseParallelJob(ParallelJobKind kind, int outerKind) noexcept;
 
-/** Runs body(i) for i in [0, n) on up to `threads` std::threads (0: CpuThreadsOfThisThread() at this call, so
- * that a device worker's loops take their share of the jobs running now).
- * Used when the caller gave no ParallelFor of its own. The first exception thrown by a body is
- * rethrown on the calling thread after every thread has finished. */
+/** Runs body(i) for i in [0, n) on up to `threads` of oneTBB's pool (0: CpuThreadsOfThisThread() at this call, so
+ * that a device worker's loops take their share of the jobs running now). Used when the caller gave no ParallelFor
+ * of its own. The first exception thrown by a body is rethrown on the calling thread; bodies not yet started then
+ * do not run. */
 void
-StdThreadParallelFor(unsigned threads, std::size_t n, const std::function<void(std::size_t)> & body);
+PoolParallelFor(unsigned threads, std::size_t n, const std::function<void(std::size_t)> & body);
 
-/** The caller's ParallelFor when it gave one, else StdThreadParallelFor on `workers` threads (0: this thread's
+/** The caller's ParallelFor when it gave one, else PoolParallelFor on `workers` threads (0: this thread's
  * share, taken anew at each call). */
 ParallelFor
 ParallelForOrThreads(const ParallelFor & given, unsigned workers);
