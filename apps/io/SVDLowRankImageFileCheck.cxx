@@ -539,13 +539,17 @@ MostBytesInFile(const std::string & path)
 bool
 CheckImageFile(const std::string & path, ImageFileScan scan)
 {
-  CheckReadableFile(path);
   const std::string name = Lower(path);
   if (EndsWith(name, ".nii") || EndsWith(name, ".nii.gz"))
   {
+    if (scan == ImageFileScan::Structure) // else LoadNiftiFile checks it as it opens it
+    {
+      CheckReadableFile(path);
+    }
     return CheckNifti(path, scan);
   }
-  else if (EndsWith(name, ".mha") || EndsWith(name, ".mhd"))
+  CheckReadableFile(path);
+  if (EndsWith(name, ".mha") || EndsWith(name, ".mhd"))
   {
     CheckMetaImage(path);
   }

@@ -124,35 +124,6 @@ DecompressNifti(const std::string & path, ByteBuffer raw, const NiftiHeader & he
   }
 }
 
-/** What identifies a file's version: a file replaced or rewritten between the checks and the read is read again. */
-struct FileIdentity
-{
-  dev_t           device{};
-  ino_t           inode{};
-  off_t           size{};
-  struct timespec modified
-  {};
-
-  bool
-  operator==(const FileIdentity & other) const
-  {
-    return device == other.device && inode == other.inode && size == other.size &&
-           modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec;
-  }
-};
-
-std::optional<FileIdentity>
-IdentityOf(const std::string & path)
-{
-  struct stat status
-  {};
-  if (::stat(path.c_str(), &status) != 0)
-  {
-    return std::nullopt;
-  }
-  return FileIdentity{ status.st_dev, status.st_ino, status.st_size, status.st_mtim };
-}
-
 struct Kept
 {
   FileIdentity                          identity;

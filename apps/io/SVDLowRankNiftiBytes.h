@@ -25,6 +25,8 @@
 #include "SVDLowRankByteBuffer.h"
 #include "SVDLowRankNiftiFormat.h"
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -74,6 +76,36 @@ KeepForRead(const std::string & path, std::shared_ptr<const NiftiFileBytes> file
 /** What KeepForRead kept of `path`, taken (no longer kept); nullptr when nothing was, or the file changed since. */
 std::shared_ptr<const NiftiFileBytes>
 TakeKeptForRead(const std::string & path);
+
+/** What identifies a file's version: a file replaced or rewritten between the checks and the read is read again. */
+struct FileIdentity
+{
+  dev_t           device{};
+  ino_t           inode{};
+  off_t           size{};
+  struct timespec modified
+  {};
+
+  bool
+  operator==(const FileIdentity & other) const
+  {
+    return device == other.device && inode == other.inode && size == other.size &&
+           modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec;
+  }
+};
+
+/** The identity of the file at `path` now; nothing when it cannot be stat()ed. */
+inline std::optional<FileIdentity>
+IdentityOf(const std::string & path)
+{
+  struct stat status
+  {};
+  if (::stat(path.c_str(), &status) != 0)
+  {
+    return std::nullopt;
+  }
+  return FileIdentity{ status.st_dev, status.st_ino, status.st_size, status.st_mtim };
+}
 
 } // namespace svdlr_io
 

@@ -112,6 +112,20 @@ CreateReadImageIO(const std::string & path)
 }
 
 void
+NiftiBytesImageIO::ReadImageInformation()
+{
+  const std::string file = this->GetFileName();
+  const auto        identity = IdentityOf(file);
+  if (identity && m_InformationIdentity == identity && m_InformationFile == file)
+  {
+    return;
+  }
+  Superclass::ReadImageInformation();
+  m_InformationFile = file;
+  m_InformationIdentity = identity;
+}
+
+void
 NiftiBytesImageIO::Read(void * buffer)
 {
   std::shared_ptr<const NiftiFileBytes> file = TakeKeptForRead(this->GetFileName());

@@ -28,6 +28,7 @@
 #include "itkImageFileReader.h"
 #include "itkNiftiImageIO.h"
 
+#include <optional>
 #include <string>
 
 namespace svdlr_io
@@ -49,6 +50,12 @@ public:
   void
   Read(void * buffer) override;
 
+  /** ITK's header read, skipped when this ImageIO has read the same, unchanged file: the tools read an input's
+   * header up front (its type, its volume count) and then hand this ImageIO to the image reader, which reads the
+   * header again. */
+  void
+  ReadImageInformation() override;
+
 protected:
   NiftiBytesImageIO() = default;
   ~NiftiBytesImageIO() override = default;
@@ -57,6 +64,9 @@ private:
   /** Whether `file` can be served here; fills the buffer when it can. */
   bool
   ReadFrom(const NiftiFileBytes & file, void * buffer);
+
+  std::string                 m_InformationFile;
+  std::optional<FileIdentity> m_InformationIdentity;
 };
 
 /** Whether `path` names a NIfTI file by its extension (.nii, .nii.gz, any case). */
@@ -68,14 +78,19 @@ IsNiftiFileName(const std::string & path);
 itk::ImageIOBase::Pointer
 CreateReadImageIO(const std::string & path);
 
-/** ITK's image reader for `path`, through NiftiBytesImageIO for a NIfTI file (the reader is not updated). */
+/** ITK's image reader for `path` (not updated): through `io` when given (an ImageIO that has read the file's
+ * header, from ReadImageHeader), else NiftiBytesImageIO for a NIfTI file, else what ITK's factory picks. */
 template <typename TImage>
 typename itk::ImageFileReader<TImage>::Pointer
-ImageReaderFor(const std::string & path)
+ImageReaderFor(const std::string & path, itk::ImageIOBase * io = nullptr)
 {
   auto reader = itk::ImageFileReader<TImage>::New();
   reader->SetFileName(path);
-  if (IsNiftiFileName(path))
+  if (io != nullptr)
+  {
+    reader->SetImageIO(io);
+  }
+  else if (IsNiftiFileName(path))
   {
     reader->SetImageIO(NiftiBytesImageIO::New());
   }
@@ -85,9 +100,9 @@ ImageReaderFor(const std::string & path)
 /** The image in `path`, read through ImageReaderFor. */
 template <typename TImage>
 typename TImage::Pointer
-ReadImageFile(const std::string & path)
+ReadImageFile(const std::string & path, itk::ImageIOBase * io = nullptr)
 {
-  auto reader = ImageReaderFor<TImage>(path);
+  auto reader = ImageReaderFor<TImage>(path, io);
   reader->Update();
   return reader->GetOutput();
 }

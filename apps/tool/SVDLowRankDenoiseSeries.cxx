@@ -84,6 +84,8 @@ struct Outputs
   StepTimes steps;
   /** Every value of the series file was scanned for NaN and Inf by the up-front check (CheckInputFileUpFront). */
   bool seriesScannedUpFront{ false };
+  /** The ImageIO that read the series' header up front, which then reads its pixels (not for DICOM). */
+  itk::ImageIOBase::Pointer seriesHeader;
 
   explicit Outputs(bool overwrite)
     : staged(overwrite)
@@ -227,7 +229,7 @@ public:
     if (!series)
     {
       StepTimer timer(m_Outputs->steps.read);
-      series = ReadInputImage<TSeries>(m_Options.input, "series");
+      series = ReadInputImage<TSeries>(m_Options.input, "series", m_Outputs->seriesHeader);
     }
     const auto &                     size = series->GetLargestPossibleRegion().GetSize();
     const std::array<std::size_t, 3> grid{ { size[0], size[1], size[2] } };
@@ -497,27 +499,6 @@ PrepareDicom(const DenoiseToolOptions & options, std::unique_ptr<Outputs> output
     options, std::move(outputs), prepared->series, input.description + " (" + prepared->description + ")", prepared);
 }
 
-/** The input's ImageIO with its header read. Throws InputError. */
-itk::ImageIOBase::Pointer
-ReadSeriesHeader(const std::string & path)
-{
-  auto io = svdlr_io::CreateCheckedReadImageIO(path);
-  if (!io)
-  {
-    throw InputError("cannot read the series '" + path + "': no ITK reader for this file");
-  }
-  try
-  {
-    io->SetFileName(path);
-    io->ReadImageInformation();
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    throw InputError("cannot read the series '" + path + "': " + error.GetDescription());
-  }
-  return io;
-}
-
 /** The volumes of each echo of the series whose header `io` read: its fourth axis (a 4D or 5D image), or its
  * components (a 3D image of vectors). */
 std::size_t
@@ -567,7 +548,7 @@ SeriesFloatBytes(const std::string & path)
   {
     return 0;
   }
-  const auto io = ReadSeriesHeader(path);
+  const auto io = ReadImageHeader(path, "series");
   // Not past what the file can hold: a small file whose header claims 50 GiB must not take a batch's budget (the read
   // then says it is truncated).
   const std::uint64_t storedBytes = std::max<std::size_t>(io->GetComponentSize(), 1);
@@ -622,7 +603,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
     StepTimer timer(outputs->steps.checks);
     seriesScanned = CheckInputFileUpFront(options.input, "series", true);
   }
-  const auto io = ReadSeriesHeader(options.input);
+  const auto io = ReadImageHeader(options.input, "series");
   CheckGradientTableUpFront(options.input, options.multiEcho, VolumesPerEcho(*io));
   if (warmDevice)
   {
@@ -666,7 +647,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
   const unsigned int dimension = io->GetNumberOfDimensions();
   const unsigned int components = io->GetNumberOfComponents();
   outputs->inputComponent = io->GetComponentType();
-  CheckNotSingleEchoFiveD(options.input);
+  CheckNotSingleEchoFiveD(*io, options.input);
   if (MultiEchoRequested(options.multiEcho, dimension) && components == 1 && dimension <= 5)
   {
     std::shared_ptr<const EchoStack> stack;
@@ -679,6 +660,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
                                                          options.input + " (" + stack->description + ")", nullptr,
                                                          stack);
   }
+  outputs->seriesHeader = io;
   if (dimension == 4 && components == 1)
   {
     return std::make_unique<SeriesDenoisingOf<Series4D>>(options, std::move(outputs));

@@ -29,10 +29,12 @@
 #include "SVDLowRankUpFrontChecks.h"
 
 #include "CLI/CLI.hpp"
+#include "itkMetaDataObject.h"
 #include "svdlr/Engine.h"
 #include "svdlr/VolumeGroups.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -226,10 +228,12 @@ MultiEchoRequested(const MultiEchoOptions & options, unsigned int dimension)
 }
 
 void
-CheckNotSingleEchoFiveD(const std::string & path)
+CheckNotSingleEchoFiveD(const itk::ImageIOBase & io, const std::string & path)
 {
-  const auto header = svdlr_io::ReadNiftiHeader(path);
-  if (header && header->dimensions >= 5 && header->extents[4] == 1)
+  std::string dimensions, fifth; // none for a reader other than NIfTI's
+  const auto & header = io.GetMetaDataDictionary();
+  if (itk::ExposeMetaData(header, "dim[0]", dimensions) && itk::ExposeMetaData(header, "dim[5]", fifth) &&
+      std::atoi(dimensions.c_str()) >= 5 && std::atoi(fifth.c_str()) == 1)
   {
     throw InputError("'" + path + "' is a 5D image of 1 echo: a multi-echo series needs at least 2 along its fifth "
                      "axis (a single echo is a 4D series)");

@@ -27,6 +27,7 @@
 #include "SVDLowRankComplexInput.h"
 
 #include "itkImage.h"
+#include "itkImageIOBase.h"
 #include "svdlr/DenoiseChoices.h"
 #include "svdlr/Defaults.h"
 
@@ -94,10 +95,11 @@ struct EchoStack
 bool
 MultiEchoRequested(const MultiEchoOptions & options, unsigned int dimension);
 
-/** InputError when `path` is a NIfTI file whose header says 5 or more dimensions but 1 along the fifth: ITK reads it
- * as 4D, and a series meant as multi-echo would be denoised as one echo without a word. */
+/** InputError when `path` is a NIfTI file whose header (read by `io`, ITK's NIfTI reader, which records the
+ * header's dim[] in its metadata) says 5 or more dimensions but 1 along the fifth: ITK reads it as 4D, and a series
+ * meant as multi-echo would be denoised as one echo without a word. */
 void
-CheckNotSingleEchoFiveD(const std::string & path);
+CheckNotSingleEchoFiveD(const itk::ImageIOBase & io, const std::string & path);
 
 /** The --echo files' up-front checks (CheckInputFileUpFront: complete, and no NaN or Inf, named by file, voxel and
  * volume). Returns whether every value of every echo was scanned. Throws InputError. */

@@ -30,14 +30,15 @@
 namespace svdlr_tools
 {
 
-/** The image in `path`, which the error calls the `what` ("series", "mask"). Throws InputError. */
+/** The image in `path`, which the error calls the `what` ("series", "mask"), through `header` when given (the
+ * ImageIO that ReadImageHeader returned for it). Throws InputError. */
 template <typename TImage>
 typename TImage::Pointer
-ReadInputImage(const std::string & path, const char * what)
+ReadInputImage(const std::string & path, const char * what, itk::ImageIOBase * header = nullptr)
 {
   try
   {
-    return svdlr_io::ReadImageFile<TImage>(path);
+    return svdlr_io::ReadImageFile<TImage>(path, header);
   }
   catch (const itk::ExceptionObject & error)
   {

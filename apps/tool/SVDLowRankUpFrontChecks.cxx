@@ -19,6 +19,7 @@
 #include "SVDLowRankPngStack.h"
 
 #include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankStagedOutput.h"
 
 #include "itkImageIOFactory.h"
@@ -188,10 +189,10 @@ CheckInputFileUpFront(const std::string & path, const char * what, bool finite)
   }
 }
 
-void
-CheckImageDimensionUpFront(const std::string & path, const char * what, unsigned int dimension)
+itk::ImageIOBase::Pointer
+ReadImageHeader(const std::string & path, const char * what)
 {
-  auto io = svdlr_io::CreateCheckedReadImageIO(path);
+  const auto io = svdlr_io::CreateReadImageIO(path); // a NIfTI file: ITK's reader, its pixels from the bytes kept
   if (!io)
   {
     throw InputError(std::string("cannot read the ") + what + " '" + path + "': no ITK reader for this file");
@@ -205,6 +206,13 @@ CheckImageDimensionUpFront(const std::string & path, const char * what, unsigned
   {
     throw InputError(std::string("cannot read the ") + what + " '" + path + "': " + error.GetDescription());
   }
+  return io;
+}
+
+void
+CheckImageDimensionUpFront(const std::string & path, const char * what, unsigned int dimension)
+{
+  const auto io = ReadImageHeader(path, what);
   for (unsigned int axis = dimension; axis < io->GetNumberOfDimensions(); ++axis)
   {
     if (io->GetDimensions(axis) > 1)

@@ -25,6 +25,7 @@
 #include "SVDLowRankExitCodes.h"
 
 #include "itkCommonEnums.h"
+#include "itkImageIOBase.h"
 
 #include <cmath>
 #include <cstddef>
@@ -108,6 +109,12 @@ CheckFinitePixelsUpFront(const TPixel * pixels, const std::size_t (&size)[3], co
     }
   }
 }
+
+/** The ImageIO for the image file `what` at `path`, its header read (NiftiBytesImageIO for a NIfTI file, so that the
+ * read can reuse it: ReadInputImage's `header`). Throws InputError when no ITK reader takes the file or the header
+ * does not read. */
+itk::ImageIOBase::Pointer
+ReadImageHeader(const std::string & path, const char * what);
 
 /** The image file `what` at `path` has at most `dimension` dimensions (a 4D mask is refused, not cut to its first
  * volume by ITK's reader). Throws InputError. */
