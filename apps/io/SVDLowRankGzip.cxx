@@ -25,16 +25,16 @@
 #  include <isa-l/igzip_lib.h>
 #endif
 
+#include <oneapi/tbb/enumerable_thread_specific.h>
+#include <oneapi/tbb/parallel_pipeline.h>
+#include <oneapi/tbb/task_arena.h>
+
 #include <algorithm>
-#include <condition_variable>
 #include <cstdint>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 namespace svdlr_io
 {
@@ -359,103 +359,33 @@ CompressGzip(const std::vector<ByteSpan> &                                  part
     }
     return;
   }
-  // Workers take the members in order and compress each into a slot of a ring; this thread writes the slots in order
-  // as they fill, so that writing overlaps compressing and at most `window` members wait in memory.
-  struct Slot
-  {
-    std::vector<unsigned char> out;
-    std::size_t                made{ 0 };
-    bool                       ready{ false };
+  // oneTBB's pipeline: the members taken in order, compressed on up to `threads` cores, written in order as they
+  // are done, so that writing overlaps compressing. At most `window` members are in flight, and they complete in
+  // order, so member k + window starts after member k is written: the ring of `window` buffers is never overrun.
+  const std::size_t                                 window = 2 * std::size_t{ threads };
+  std::vector<std::vector<unsigned char>>           outs(window);
+  std::vector<std::size_t>                          made(window);
+  tbb::enumerable_thread_specific<MemberCompressor> compressors(level);
+  std::size_t                                       next = 0;
+  const auto take = [&](tbb::flow_control & control) -> std::size_t {
+    if (next == members.size())
+    {
+      control.stop();
+    }
+    return next++;
   };
-  const std::size_t       window = 2 * std::size_t{ threads };
-  std::vector<Slot>       slots(window);
-  std::mutex              mutex;
-  std::condition_variable changed;
-  std::size_t             next = 0, written = 0;
-  bool                    stop = false;
-  std::exception_ptr      failure;
-  const auto              work = [&] {
-    try
-    {
-      MemberCompressor compressor(level);
-      for (;;)
-      {
-        std::size_t k = 0;
-        {
-          std::unique_lock<std::mutex> lock(mutex);
-          changed.wait(lock, [&] { return stop || next >= members.size() || next < written + window; });
-          if (stop || next >= members.size())
-          {
-            return;
-          }
-          k = next++;
-        }
-        Slot &            slot = slots[k % window];
-        const std::size_t made = compressor.Compress(members[k], slot.out);
-        {
-          const std::lock_guard<std::mutex> lock(mutex);
-          slot.made = made;
-          slot.ready = true;
-        }
-        changed.notify_all();
-      }
-    }
-    catch (...)
-    {
-      const std::lock_guard<std::mutex> lock(mutex);
-      failure = failure ? failure : std::current_exception();
-      stop = true;
-      changed.notify_all();
-    }
+  const auto compress = [&](std::size_t k) {
+    made[k % window] = compressors.local().Compress(members[k], outs[k % window]);
+    return k;
   };
-  std::vector<std::thread> workers;
-  const auto               finish = [&] {
-    {
-      const std::lock_guard<std::mutex> lock(mutex);
-      stop = true;
-    }
-    changed.notify_all();
-    for (std::thread & worker : workers)
-    {
-      worker.join();
-    }
-  };
-  try
-  {
-    for (unsigned t = 0; t < threads; ++t)
-    {
-      workers.emplace_back(work);
-    }
-    for (std::size_t k = 0; k < members.size(); ++k)
-    {
-      Slot & slot = slots[k % window];
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        changed.wait(lock, [&] { return slot.ready || stop; });
-        if (!slot.ready)
-        {
-          break; // a worker failed
-        }
-      }
-      write(slot.out.data(), slot.made);
-      {
-        const std::lock_guard<std::mutex> lock(mutex);
-        slot.ready = false;
-        ++written;
-      }
-      changed.notify_all();
-    }
-  }
-  catch (...)
-  {
-    finish();
-    throw;
-  }
-  finish();
-  if (failure)
-  {
-    std::rethrow_exception(failure);
-  }
+  const auto put = [&](std::size_t k) { write(outs[k % window].data(), made[k % window]); };
+  tbb::task_arena arena(static_cast<int>(threads));
+  arena.execute([&] {
+    tbb::parallel_pipeline(window,
+                           tbb::make_filter<void, std::size_t>(tbb::filter_mode::serial_in_order, take) &
+                             tbb::make_filter<std::size_t, std::size_t>(tbb::filter_mode::parallel, compress) &
+                             tbb::make_filter<std::size_t, void>(tbb::filter_mode::serial_in_order, put));
+  });
 }
 
 } // namespace svdlr_io

@@ -25,11 +25,11 @@
 
 #include "svdlr/CpuThreads.h"
 
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
-#include <thread>
-#include <vector>
 
 namespace svdlr_io
 {
@@ -39,8 +39,8 @@ namespace svdlr_io
 constexpr std::size_t kParallelChunk = std::size_t{ 1 } << 20;
 
 /** Calls pass(first, count) over [0, n) in chunks of kParallelChunk, on up to every usable core: a file job
- * (svdlr::RunningParallelJob), which shares them with the other file jobs running now (svdlr::ShareOfCpuThreads);
- * on this thread alone for one chunk. `pass` must not throw. */
+ * (svdlr::RunningParallelJob), which shares them with the other file jobs running now (svdlr::ShareOfCpuThreads),
+ * in a oneTBB arena that wide; on this thread alone for one chunk. `pass` must not throw. */
 template <typename TPass>
 void
 ForChunksOnEveryCore(std::size_t n, const TPass & pass)
@@ -49,24 +49,20 @@ ForChunksOnEveryCore(std::size_t n, const TPass & pass)
   const std::size_t               chunks = (n + kParallelChunk - 1) / kParallelChunk;
   const std::size_t               threads =
     std::min<std::size_t>(svdlr::ShareOfCpuThreads(svdlr::ParallelJobKind::FileInputOutput), chunks);
-  std::atomic<std::size_t> next{ 0 };
-  const auto               work = [&] {
-    for (std::size_t c = next++; c < chunks; c = next++)
-    {
-      const std::size_t first = c * kParallelChunk;
-      pass(first, std::min(kParallelChunk, n - first));
-    }
+  const auto chunk = [&](std::size_t c) {
+    const std::size_t first = c * kParallelChunk;
+    pass(first, std::min(kParallelChunk, n - first));
   };
-  std::vector<std::thread> helpers;
-  for (std::size_t t = 1; t < threads; ++t)
+  if (threads <= 1)
   {
-    helpers.emplace_back(work);
+    for (std::size_t c = 0; c < chunks; ++c)
+    {
+      chunk(c);
+    }
+    return;
   }
-  work();
-  for (std::thread & helper : helpers)
-  {
-    helper.join();
-  }
+  tbb::task_arena arena(static_cast<int>(threads));
+  arena.execute([&] { tbb::parallel_for(std::size_t{ 0 }, chunks, chunk); });
 }
 
 } // namespace svdlr_io
