@@ -27,6 +27,7 @@ function(svdlr_add_io_core engine)
     ${SVDLR_IO_DIR}/SVDLowRankGzip.cxx
     ${SVDLR_IO_DIR}/SVDLowRankGzipFile.cxx
     ${SVDLR_IO_DIR}/SVDLowRankImageFileCheck.cxx
+    ${SVDLR_IO_DIR}/SVDLowRankNiftiHeaderRead.cxx
     ${SVDLR_IO_DIR}/SVDLowRankInflateChunk.cxx
     ${SVDLR_IO_DIR}/SVDLowRankInflateTables.cxx
     ${SVDLR_IO_DIR}/SVDLowRankInterruptCleanup.cxx

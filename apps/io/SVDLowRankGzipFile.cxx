@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <unistd.h>
 
 namespace svdlr_io
@@ -31,6 +32,15 @@ OwnedDescriptor::~OwnedDescriptor()
   {
     ::close(fd);
   }
+}
+
+bool
+IsGzipAt(const std::string & path, std::uint64_t offset)
+{
+  std::ifstream file(path, std::ios::binary); // a folder or an unreadable file: false, no exception
+  file.seekg(static_cast<std::streamoff>(offset));
+  unsigned char magic[2] = {};
+  return file.read(reinterpret_cast<char *>(magic), 2) && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
 int

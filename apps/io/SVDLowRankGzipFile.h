@@ -62,6 +62,10 @@ struct GzipFileWrite
 GzipFileWrite
 WriteGzipFile(const std::string & path, const std::vector<ByteSpan> & parts, int level, unsigned threads);
 
+/** Whether the file at `path` holds a gzip member's magic bytes at `offset` (false when it cannot be read there). */
+bool
+IsGzipAt(const std::string & path, std::uint64_t offset);
+
 } // namespace svdlr_io
 
 #endif

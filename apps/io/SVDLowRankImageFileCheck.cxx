@@ -16,6 +16,7 @@
  *
  *=========================================================================*/
 #include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankNiftiHeaderRead.h"
 
 #include "SVDLowRankGzip.h"
 #include "SVDLowRankGzipFile.h"
@@ -23,19 +24,14 @@
 #include "SVDLowRankNiftiFormat.h"
 #include "SVDLowRankReadableFile.h"
 
-#include <zlib.h>
-
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <sstream>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -84,107 +80,6 @@ Times(std::uint64_t a, std::uint64_t b)
 
 namespace
 {
-
-/** The first `count` bytes of the stream that `nextChunk` gives ({ data, size }, size 0 at its end), inflated when it
- * is gzip; fewer when it is shorter. Inflated here, not by gzread: gzread checks a member's CRC-32 when its end is in
- * the first buffer it reads, so a small file with a damaged voxel had no header at all, and was "no NIfTI file" rather
- * than corrupt. */
-template <typename TNextChunk>
-std::vector<unsigned char>
-InflateHead(TNextChunk nextChunk, std::size_t count)
-{
-  std::vector<unsigned char> head(count);
-  std::size_t                made = 0;
-  z_stream                   z{};
-  bool                       gzip = false, started = false;
-  while (made < count)
-  {
-    const auto [data, got] = nextChunk();
-    if (got == 0)
-    {
-      break;
-    }
-    if (!started)
-    {
-      started = true;
-      gzip = StartsGzipMember(data, got);
-      if (gzip && inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
-      {
-        return {};
-      }
-    }
-    if (!gzip)
-    {
-      const std::size_t take = std::min(count - made, got);
-      std::copy(data, data + take, head.data() + made);
-      made += take;
-      continue;
-    }
-    z.next_in = const_cast<unsigned char *>(data);
-    z.avail_in = static_cast<uInt>(got);
-    z.next_out = head.data() + made;
-    z.avail_out = static_cast<uInt>(count - made);
-    const int code = inflate(&z, Z_NO_FLUSH);
-    made = count - z.avail_out;
-    if (code != Z_OK)
-    {
-      break; // the end of the first member, or an error past the head: fewer
-             // bytes, which the header's parser judges
-    }
-  }
-  if (gzip)
-  {
-    inflateEnd(&z);
-  }
-  head.resize(made);
-  return head;
-}
-
-constexpr std::size_t kHeadChunkBytes = std::size_t{ 1 } << 16;
-
-/** A gzip stream too short to hold any NIfTI header (`head` what it gave) says why, rather than "not NIfTI": it breaks
- * (CorruptImageFile) or ends (IncompleteImageFile) inside the header. `bytes` is the whole file. */
-void
-ThrowWhereHeaderStreamBreaks(const unsigned char * bytes, std::size_t size, const std::string & path)
-{
-  const GunzipCheck check = CheckGzipStream(bytes, size);
-  if (check.status == GunzipStatus::Corrupt)
-  {
-    throw CorruptImageFile("'" + path + "' is corrupt: " + check.problem);
-  }
-  if (check.status == GunzipStatus::Truncated)
-  {
-    throw IncompleteImageFile("'" + path + "' is truncated: its compressed stream ends after " +
-                              std::to_string(check.bytes) + " bytes, inside its NIfTI header");
-  }
-}
-
-} // namespace
-
-std::vector<unsigned char>
-ReadDecompressedHead(const std::string & path, std::size_t count)
-{
-  const OwnedDescriptor      file{ OpenRegularFile(path) }; // a FIFO or a device is not read
-  std::vector<unsigned char> chunk(kHeadChunkBytes);
-  return InflateHead(
-    [&]() -> std::pair<const unsigned char *, std::size_t> {
-      const ssize_t got = file.fd < 0 ? -1 : ::read(file.fd, chunk.data(), chunk.size());
-      return { chunk.data(), got > 0 ? static_cast<std::size_t>(got) : 0 };
-    },
-    count);
-}
-
-namespace
-{
-
-bool
-IsGzipAt(const std::string & path, std::uint64_t offset)
-{
-  std::ifstream file(path, std::ios::binary);
-  file.seekg(static_cast<std::streamoff>(offset));
-  unsigned char magic[2] = {};
-  return file.read(reinterpret_cast<char *>(magic), 2) && magic[0] == 0x1f && magic[1] == 0x8b;
-}
 
 /** A gzip stream ends with its uncompressed size modulo 2^32 (RFC 1952, ISIZE): a stream cut short ends in other
  * bytes, which match only by chance. */
@@ -454,37 +349,6 @@ CheckNrrd(const std::string & path)
 }
 
 } // namespace
-
-std::optional<NiftiHeader>
-ReadNiftiHeader(const std::string & path)
-{
-  const std::vector<unsigned char> head = ReadDecompressedHead(path, kNiftiHeaderBytes);
-  if (head.size() < kNifti1HeaderSize && IsGzipAt(path, 0))
-  {
-    std::ifstream                    file(path, std::ios::binary);
-    const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    ThrowWhereHeaderStreamBreaks(bytes.data(), bytes.size(), path);
-  }
-  return ParseNiftiHeader(head.data(), head.size(), path);
-}
-
-std::optional<NiftiHeader>
-ParseGzipNiftiHeader(const unsigned char * bytes, std::size_t size, const std::string & path)
-{
-  std::size_t                      given = 0;
-  const std::vector<unsigned char> head = InflateHead(
-    [&]() -> std::pair<const unsigned char *, std::size_t> {
-      const std::size_t take = std::min(kHeadChunkBytes, size - given);
-      given += take;
-      return { bytes + given - take, take };
-    },
-    kNiftiHeaderBytes);
-  if (head.size() < kNifti1HeaderSize)
-  {
-    ThrowWhereHeaderStreamBreaks(bytes, size, path);
-  }
-  return ParseNiftiHeader(head.data(), head.size(), path);
-}
 
 void
 ThrowGzipTrailerMissing(const std::string & path)

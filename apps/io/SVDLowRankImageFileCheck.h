@@ -74,23 +74,6 @@ ThrowGzipTrailerMissing(const std::string & path);
 [[noreturn]] void
 ThrowDataPastHeader(const std::string & path, std::uint64_t declared, std::uint64_t most);
 
-/** The NIfTI header of the file `path` (decompressed when gzip), judged by
- * ParseNiftiHeader; std::nullopt when it is not one. The one way from a NIfTI
- * file to its header for the checks and the reader: a gzip stream too damaged
- * or too short to hold a header throws CorruptImageFile or IncompleteImageFile.
- */
-std::optional<NiftiHeader>
-ReadNiftiHeader(const std::string & path);
-
-/** As ReadNiftiHeader, from a gzip file already in memory (`bytes`, the whole file `path`): the read that decompresses
- * the file next (LoadNiftiFile) takes its header from the same bytes, without opening the file again. */
-std::optional<NiftiHeader>
-ParseGzipNiftiHeader(const unsigned char * bytes, std::size_t size, const std::string & path);
-
-/** The first `count` bytes of the file's stream (decompressed when gzip), fewer when it is shorter. */
-std::vector<unsigned char>
-ReadDecompressedHead(const std::string & path, std::size_t count);
-
 /** The most bytes reading `path` can give: its size, or for a gzip file what DEFLATE can expand it to. A header that
  * promises more lies: what sizes memory from a header before the checks (a batch's budget) is bounded by this. */
 std::uint64_t

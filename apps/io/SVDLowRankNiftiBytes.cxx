@@ -20,6 +20,7 @@
 #include "SVDLowRankGzip.h"
 #include "SVDLowRankGzipFile.h"
 #include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankNiftiHeaderRead.h"
 #include "SVDLowRankNiftiVoxels.h"
 #include "SVDLowRankParallelChunks.h"
 #include "SVDLowRankReadableFile.h"

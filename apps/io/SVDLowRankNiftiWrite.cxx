@@ -20,6 +20,7 @@
 #include "SVDLowRankGzip.h"
 #include "SVDLowRankGzipFile.h"
 #include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankNiftiHeaderRead.h"
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankParallelChunks.h"
 

@@ -22,6 +22,7 @@
 #include "SVDLowRankGzip.h"
 #include "svdlr/CpuThreads.h"
 #include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankNiftiHeaderRead.h"
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankStagedOutput.h"

@@ -21,6 +21,7 @@
 #include "SVDLowRankGradientTable.h"
 #include "SVDLowRankGzipFile.h"
 #include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankNiftiHeaderRead.h"
 #include "svdlr/CpuThreads.h"
 #include "SVDLowRankNiftiBytes.h"
 #include "SVDLowRankNiftiFormat.h"
