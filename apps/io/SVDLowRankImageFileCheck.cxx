@@ -176,6 +176,7 @@ CheckNifti(const std::string & path, ImageFileScan scan)
     }
     return file.has_value();
   }
+  CheckReadableFile(path); // LoadNiftiFile above checks it as it opens the file
   const auto header = ReadNiftiHeader(path);
   if (header && header->singleFile)
   {
@@ -406,10 +407,6 @@ CheckImageFile(const std::string & path, ImageFileScan scan)
   const std::string name = Lower(path);
   if (EndsWith(name, ".nii") || EndsWith(name, ".nii.gz"))
   {
-    if (scan == ImageFileScan::Structure) // else LoadNiftiFile checks it as it opens it
-    {
-      CheckReadableFile(path);
-    }
     return CheckNifti(path, scan);
   }
   CheckReadableFile(path);
