@@ -5,13 +5,10 @@
 #   tests         every GoogleTest suite in the bundle (CUDA, engine, filters, tools): their summary lines
 #   sanitizers    compute-sanitizer memcheck (with leak check), racecheck and synccheck on the CUDA suites' small tests
 #   bench         the slice engine end to end against the peers (run_benchmarks.py; report.py reads bench.json)
-#   sweeps        the subspace solver, staging lanes, streams against batches, the reconstruction kernels, Nsight Compute
 #   denoise       the denoiser end to end against dwidenoise (denoise/end_to_end.py) at DENOISE_SIZES
 #   peers         the denoising comparison with every peer and the figure (denoise/run_peers.py, evaluate.py, figure.py)
 #   denoise-kernels  the CUDA denoiser's variants against its defaults and cuSOLVER (svdlrDenoiseCudaBenchmark)
-#   startup       a fresh process's start-up: the tool per backend, the CUDA start-up probe, OpenBLAS, W4/W5, cuSOLVER
 #   batch         the batch pipeline against a loop of processes, on the GPU and the CPU (with nsys when there)
-#   batch-dask    several GPUs through Dask (run on a two-GPU machine; the bundle made with --dask)
 #   denoise-batch the denoiser's batch mode: 20 DWI subjects on --devices 0 and 0,1, and dwidenoise on 3 of them
 #   python        builds the Python extension there and times it against the C++ engine
 #   bids-app      the BIDS App over 20 dwi subjects: 1 and 2 GPUs in one process and through Dask, against dwidenoise
@@ -22,8 +19,6 @@
 #                 each device memory limit of MAGNITUDE_LIMITS
 #   wheel         the CUDA wheel (the bundle's whl-cuda/) installed beside the machine's NVIDIA runtime wheels, no CUDA
 #                 toolkit on the library path: a phantom denoised through it against the bundle's tool (wheel_on_gpu.py)
-#   process       where a fresh tool process spends its wall time on PROCESS_SIZE (96x96x60x65): its lines timed, the
-#                 CUDA backend's loading, strace and perf (denoise/process_probe.sh)
 #   large         long series (LARGE_SIZES): ours at its defaults on the GPU and the CPU, dwidenoise on a slab, and
 #                 ours dense (--stride 1) on the GPU for the PSNR the default's subsampled centres give up
 # Everything goes to a work folder; $OUT gets summary.md (every stage's lines and times), details.tar.gz (logs and
@@ -34,7 +29,7 @@ bundle=$(cd "${SVDLR_BUNDLE:-$root/.gpu}" 2>/dev/null && pwd) ||
   { echo "no bundle: run benchmarks/gpu_bundle.sh here" >&2; exit 2; }
 out=${OUT:-/tmp/svdlr-device/out}
 work=${SVDLR_DEVICE_WORK:-/tmp/svdlr-device}
-known=" tests sanitizers bench sweeps denoise peers denoise-kernels startup batch batch-dask denoise-batch python bids-app gunzip magnitude process large wheel "
+known=" tests sanitizers bench denoise peers denoise-kernels batch denoise-batch python bids-app gunzip magnitude large wheel "
 [ $# -gt 0 ] || { echo "usage: $0 STAGE... (from:$known)" >&2; exit 2; }
 for stage in "$@"; do [[ "$known" == *" $stage "* ]] || { echo "unknown stage '$stage' (from:$known)" >&2; exit 2; }; done
 mkdir -p "$out" "$work"
@@ -68,7 +63,7 @@ if [ -n "$(ls "$bundle"/whl/*.whl 2>/dev/null)" ] && [ "$(cat "$work/site/.stamp
 fi
 export PYTHONPATH=$work/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 colin=$bundle/data/ch2.nii.gz
-colin_raw=$work/ch2_181x217x181_u8.raw # the bare voxels, for the programs that take raw input
+colin_raw=$work/ch2_181x217x181_u8.raw # the bare voxels, for svdlrCudaBackendGTest (no ITK there)
 [ -f "$colin_raw" ] || python3 -c "import gzip, sys; open(sys.argv[2], 'wb').write(gzip.open(sys.argv[1]).read()[352:])" \
   "$colin" "$colin_raw"
 export SVDLR_COLIN27_RAW=$colin_raw
@@ -130,30 +125,6 @@ stage_bench() {
   (cd "$root/benchmarks" && python3 run_benchmarks.py --binary "$bin/svdlrBenchmark" --colin27 "$colin" --out "$dir") \
     > "$dir/bench.log" 2>&1
   tail -9 "$dir/bench.log" | tee -a "$summary"
-}
-
-stage_sweeps() {
-  local bench=$bin/svdlrBenchmark w1=/tmp/svdlr-sweep/W1.f32 # W1 is written by subspace_sweep.py
-  cd "$root/benchmarks" || return
-  python3 subspace_sweep.py --binary "$bench" --colin27 "$colin" --out "$dir" --iterations 6,8,10,12,14 \
-    --oversampling 16,k > "$dir/subspace-sweep.md" 2>&1
-  tail -62 "$dir/subspace-sweep.md" | head -20 | tee -a "$summary"
-  note "staging lanes (W1, pageable):"
-  for lanes in 0 2 8; do
-    note "lanes $lanes: $("$bench" --input "$w1" --count 256 --rows 256 --cols 256 --rank 32 --memory pageable \
-      --repeats 9 --staging-lanes "$lanes" --trace on 2>&1 | tail -2 | tr '\n' ' ' | cut -c1-420)"
-  done
-  python3 batch_sweep.py --binary "$bench" --colin27 "$colin_raw" > "$dir/batch-sweep.md" 2>&1
-  tail -14 "$dir/batch-sweep.md" | tee -a "$summary"
-  "$bin/svdlrKernelBenchmark" 20 > "$dir/kernel-sweep.md" 2>&1
-  tail -12 "$dir/kernel-sweep.md" | tee -a "$summary"
-  local w1run=("$bench" --input "$w1" --count 256 --rows 256 --cols 256 --rank 32 --memory pinned --repeats 1 --warmups 0)
-  ncu --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis \
-    -k 'regex:Orthonormalizing|TiledLowRank|ConvertAndFlag' --launch-count 3 "${w1run[@]}" > "$dir/ncu-W1.txt" 2>&1
-  grep -E "^  [a-zA-Z].*\(|Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy" \
-    "$dir/ncu-W1.txt" | head -40 | tee -a "$summary"
-  ncu --metrics gpu__time_duration.sum --csv "${w1run[@]}" > "$dir/ncu-W1-kernels.csv" 2>/dev/null
-  cd "$root" || return
 }
 
 stage_denoise() {
@@ -228,40 +199,7 @@ stage_denoise-kernels() {
   python3 "$root/benchmarks/denoise_cuda_report.py" "$data" "$dir" 2>&1 | tee -a "$summary"
 }
 
-stage_startup() {
-  local tool=$bin/SVDLowRankReconstructImage t=$work/startup
-  mkdir -p "$t"
-  wall() { local t0 r; t0=$(date +%s%N); "$@" > "$t/log" 2>&1; r=$?
-    note "$(( ($(date +%s%N) - t0) / 1000000 )) ms rc=$r | $(grep -m1 '^backend' "$t/log") | $(grep -m1 '^time' "$t/log")"; }
-  note "the main job (Colin27, rank 20, .nii.gz out) as fresh processes: wall | the tool's own times"
-  printf 'process start only (--help): ' | tee -a "$summary"; wall "$tool" --help
-  for run in 1 2 3; do
-    for backend in cpu cuda auto; do
-      printf '%-4s run %d: ' "$backend" "$run" | tee -a "$summary"
-      wall "$tool" "$colin" "$t/out_$backend.nii.gz" --rank 20 --backend "$backend" --overwrite --no-figure
-    done
-    printf 'cuda, no warm-up, run %d: ' "$run" | tee -a "$summary"
-    SVDLR_CUDA_WARMUP=0 wall "$tool" "$colin" "$t/out_nowarm.nii.gz" --rank 20 --backend cuda --overwrite --no-figure
-  done
-  note "the CUDA backend's start-up, step by step (lazy module loading, then eager):"
-  { "$bin/svdlrStartupProbe"; "$bin/svdlrStartupProbe" | tail -n +3 | head -9 | sed 's/^/(again) /'
-    CUDA_MODULE_LOADING=EAGER "$bin/svdlrStartupProbe" | tail -n +3 | sed 's/^/(eager) /'; } |
-    tee -a "$summary"
-  note "OpenBLAS kernels: unset: $(OPENBLAS_VERBOSE=2 "$tool" "$colin" "$t/o.nii.gz" --rank 20 --backend cpu \
-    --overwrite --no-figure 2>&1 | grep -E '^Core|^time' | tr '\n' ' ')"
-  for coretype in Haswell SkylakeX; do
-    note "OPENBLAS_CORETYPE=$coretype: $(OPENBLAS_CORETYPE=$coretype OPENBLAS_VERBOSE=2 "$tool" "$colin" "$t/o.nii.gz" \
-      --rank 20 --backend cpu --overwrite --no-figure 2>&1 | grep -E '^Core|^time' | tr '\n' ' ')"
-  done
-  note "$(grep -m1 'model name' /proc/cpuinfo)"
-  (cd "$root/benchmarks" && python3 run_benchmarks.py --binary "$bin/svdlrBenchmark" --colin27 "$colin" --out "$dir" \
-    --only W4,W5) > "$dir/w4-w5.log" 2>&1
-  tail -8 "$dir/w4-w5.log" | tee -a "$summary"
-  note "cuSOLVER routes to one float64 eigen-decomposition:"
-  "$bin/svdlrEigenProbe" 20 2>&1 | tee -a "$summary"
-}
-
-# Seconds and rates for the batch stages.
+# Seconds and rates for the batch stage.
 now() { date +%s.%N; }
 minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
 per() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
@@ -331,50 +269,6 @@ stage_batch() {
     ".nii ${loop[nii]}; batch CPU .nii.gz $cpu_gz, .nii $cpu_nii"
 }
 
-# Several GPUs through Dask, on a two-GPU machine (bundle made with --dask): a scheduler and one worker per GPU, each
-# seeing only its GPU (as dask-cuda's LocalCUDACluster does), with 1 then 2 workers, and for comparison the tool's own
-# pipeline with --devices 0 and 0,1. MODE=shards: the tool's pipeline per shard; volumes: reconstruct_with_dask per
-# volume (when the Python package is importable). Target: >= 1.8x with two GPUs.
-stage_batch-dask() {
-  N=${N:-200} RANK=${RANK:-20} b=$work/batch-dask
-  local mode=${MODE:-shards} gpus workers scheduler pids devices
-  python3 -c "import itk_svdlowrankreconstruction" 2>/dev/null && mode=${MODE:-volumes}
-  gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
-  rm -rf "$b" && mkdir -p "$b"
-  note "$gpus GPUs; N=$N RANK=$RANK MODE=$mode"
-  python3 "$root/benchmarks/make_batch_volumes.py" "$colin" "$b/nii" "$N" --gzip 0 > /dev/null
-  for devices in 0 0,1; do
-    [ "$gpus" -ge 2 ] || [ "$devices" = 0 ] || continue
-    "$bin/SVDLowRankReconstructImage" --rank "$RANK" --glob 'vol-*.nii' --backend cuda --devices "$devices" \
-      -o "$b/out-tool-$devices" "$b/nii" > "$dir/tool-$devices.log" 2>&1
-    note "-- the tool's pipeline, --devices $devices: $(grep -E '^time:' "$dir/tool-$devices.log")"
-  done
-  for workers in 1 2; do
-    [ "$workers" -le "$gpus" ] || { note "only $gpus GPU(s): no run with $workers workers"; continue; }
-    python3 -m distributed.cli.dask_scheduler --no-dashboard --port 0 --scheduler-file "$b/scheduler.json" \
-      > "$dir/scheduler.log" 2>&1 &
-    scheduler=$! pids=()
-    for _ in $(seq 50); do [ -s "$b/scheduler.json" ] && break; sleep 0.2; done
-    for gpu in $(seq 0 $((workers - 1))); do
-      CUDA_VISIBLE_DEVICES=$gpu python3 -m distributed.cli.dask_worker --scheduler-file "$b/scheduler.json" \
-        --nthreads 1 --nworkers 1 --name "gpu$gpu" --no-dashboard > "$dir/worker-$gpu.log" 2>&1 &
-      pids+=($!)
-    done
-    python3 -c "import sys; from distributed import Client
-Client(scheduler_file=sys.argv[1]).wait_for_workers(int(sys.argv[2]), timeout=60)" "$b/scheduler.json" "$workers"
-    timeout 240 python3 "$root/benchmarks/batch_dask_shards.py" "$b/scheduler.json" "$bin/SVDLowRankReconstructImage" \
-      "$b/nii" "$b/out-dask-$workers" "$mode" "$RANK" 2>&1 | grep -oE 'dask (shards|volumes): .*' |
-      tee "$dir/dask-$workers.txt" | tee -a "$summary"
-    kill "${pids[@]}" "$scheduler" 2>/dev/null
-    wait 2>/dev/null
-    rm -f "$b/scheduler.json"
-  done
-  local one two
-  one=$(grep -oE '[0-9.]+ volumes/s' "$dir/dask-1.txt" 2>/dev/null | grep -oE '^[0-9.]+')
-  two=$(grep -oE '[0-9.]+ volumes/s' "$dir/dask-2.txt" 2>/dev/null | grep -oE '^[0-9.]+')
-  [ -n "$one" ] && [ -n "$two" ] && note "two GPUs through Dask: $(per "$two" "$one")x one GPU (target 1.8x)"
-}
-
 # The denoiser's batch mode (docs/batch.md, issue 22): SUBJECTS (20) DWI series of DENOISE_BATCH_SIZE (96x96x60x65)
 # as int16 .nii.gz, SVDLowRankDenoiseSeries --batch with --devices 0 and, where there are two GPUs, 0,1; dwidenoise
 # -nthreads 16 on DWIDENOISE_SUBJECTS (3) of them, its time per subject scaled to all. Targets: two GPUs >= 1.8x
@@ -426,19 +320,10 @@ stage_bids-app() {
   mkdir -p "$b"
   [ -f "$b/phantom$size.bval" ] || python3 "$root/benchmarks/denoise/make_dwi_phantom.py" --colin27 "$bundle/data" \
     --size "$nx" "$ny" "$nz" "$nv" --out "$b/phantom$size" > "$dir/phantom.log" 2>&1
-  # BIDS_SESSION=0 leaves the session out (with BIDS_PROBE=1: the probe alone)
-  [ "${BIDS_SESSION:-1}" = 0 ] || PYTHONPATH=$pkg:$PYTHONPATH timeout $(( ${BIDS_BUDGET:-540} - ($(date +%s) - started) )) \
+  PYTHONPATH=$pkg:$PYTHONPATH timeout $(( ${BIDS_BUDGET:-540} - ($(date +%s) - started) )) \
     python3 "$root/benchmarks/bids_app_session.py" --phantom "$b/phantom$size" --subjects "${SUBJECTS:-20}" \
     --work "$b" --dwidenoise "$bin/dwidenoise" --dwidenoise-subjects "${DWIDENOISE_SUBJECTS:-2}" 2>&1 |
     tee "$dir/session.log" | grep -E '^(#|-|  )' | tee -a "$summary"
-  # BIDS_PROBE=1: the App as fresh processes on one GPU and on two, split into import, main() and exit
-  [ -z "${BIDS_PROBE:-}" ] || PYTHONPATH=$pkg:$PYTHONPATH timeout $(( ${BIDS_BUDGET:-540} - ($(date +%s) - started) )) \
-    python3 "$root/benchmarks/bids_app_process_probe.py" --phantom "$b/phantom$size" --subjects "${SUBJECTS:-20}" \
-    --work "$b" 2>&1 | tee "$dir/probe.log" | grep -E '^(#|-|  )' | tee -a "$summary"
-  # BIDS_TRACE=1: then the App in one process on one GPU and on two, each step timed (bids_app_trace.py)
-  [ -z "${BIDS_TRACE:-}" ] || PYTHONPATH=$pkg:$PYTHONPATH timeout $(( ${BIDS_BUDGET:-540} - ($(date +%s) - started) )) \
-    python3 "$root/benchmarks/bids_app_trace.py" --phantom "$b/phantom$size" --subjects "${SUBJECTS:-20}" \
-    --work "$b" 2>&1 | tee "$dir/trace.log" | grep -E '^(#|-|  )' | tee -a "$summary"
 }
 
 # The .nii.gz read's decompression, and whether our decoder (apps/io/SVDLowRankParallelGunzip.h) stays: on the denoise
@@ -545,16 +430,6 @@ stage_wheel() {
       "$data/$got.nii" "$data/$want.nii" 2>&1 | tail -1)"
   done
   rm -rf "$data"
-}
-
-stage_process() {
-  local size=${PROCESS_SIZE:-96x96x60x65} d=$root/benchmarks/denoise
-  local prefix=$work/data/process$size/dwi
-  mkdir -p "$(dirname "$prefix")"
-  python3 "$d/make_dwi_phantom.py" --colin27 "$bundle/data" --size ${size//x/ } --out "$prefix" > /dev/null &&
-    (cd "$d" && python3 -c "import sys, dwi_io; a, affine = dwi_io.load_nifti(sys.argv[1]); dwi_io.save_nifti(sys.argv[2], a, affine)" \
-      "${prefix}_noisy.nii" "${prefix}_noisy.nii.gz") || { note "process: no phantom"; return; }
-  bash "$d/process_probe.sh" "$bin" "${prefix}_noisy.nii.gz" "$out" 2>&1 | tee -a "$summary"
 }
 
 stage_large() {

@@ -48,8 +48,7 @@ programs=(test/svdlrCudaBackendGTest test/svdlrLocalDenoiseCudaGTest test/svdlrE
   apps/SVDLowRankReconstructImage
   apps/SVDLowRankDenoiseSeries
   apps/DicomSeriesExample examples/LocalLowRankDenoisingExample examples/ReaderFilterWriterExample
-  benchmarks/svdlrBenchmark benchmarks/svdlrKernelBenchmark benchmarks/svdlrDenoiseBenchmark
-  benchmarks/svdlrDenoiseCudaBenchmark benchmarks/svdlrEigenProbe benchmarks/svdlrStartupProbe
+  benchmarks/svdlrBenchmark benchmarks/svdlrDenoiseBenchmark benchmarks/svdlrDenoiseCudaBenchmark
   benchmarks/svdlrGunzipBenchmark)
 found=()
 for program in "${programs[@]}"; do

@@ -278,7 +278,7 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
   // The first series, one for each worker asked for, are read before the other readers start: alone they get all
   // the cores (a read's decompression takes an equal share of them, ShareOfThreads), so the workers start sooner.
   // With all the readers at once each series took a reader's share: 0.64 s for the first of 20 DWI series on 32
-  // cores and 8 readers, the devices idle meanwhile (bids_app_trace.py, two H200s).
+  // cores and 8 readers, the devices idle meanwhile (a trace of the BIDS App, two H200s).
   HeadStart head(std::min(todo.size(), workersAskedFor));
   const auto reader = [&](unsigned r) {
     if (r >= head.count)
