@@ -61,7 +61,7 @@ constexpr std::size_t kSphereVoxelsPerVolumeDenominator = 17;
 constexpr std::size_t kAutoPatchStride = 0;
 /** The auto stride is the patch's smallest extent over this, at least 1, on the body-centred lattice of
  * PatchCentres: 2 for 5x5x5 patches (a quarter of the dense run's patches), 3 for 7x7x7 (2/27), 4 for 9x9x9 (1/32).
- * Measured against the dense run on 48x48x24 phantoms (a CPU sweep, since removed): -0.002 to -0.010 dB of PSNR at 30
+ * Measured against the dense run on 48x48x24 phantoms (sigma_sweep.py, CPU): -0.002 to -0.010 dB of PSNR at 30
  * and 65 volumes, -0.015 dB at 150 and -0.014 dB at 200 volumes, the sigma map within 0.2 % of the dense one's
  * error. A third of the extent (stride 3 on 5x5x5) lost up to 0.13 dB, over the 0.1 dB a default may give up. */
 constexpr std::size_t kPatchExtentPerAutoStride = 2;
