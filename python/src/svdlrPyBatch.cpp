@@ -17,7 +17,7 @@
  *=========================================================================*/
 // The batch rules are compiled into the extension from apps/batch (without DICOM: Python's batch takes image
 // files), so that Python and the command-line tool cannot drift apart.
-#include "svdlrPyBatch.h"
+#include "svdlrPyModule.h"
 
 #include "SVDLowRankBatchInputs.h"
 #include "SVDLowRankInterruptCleanup.h"

@@ -21,7 +21,7 @@
 // given as Python callables. Each call into Python holds the GIL only for itself: the engine's calls inside the
 // steps release it (denoise_local_low_rank does), and so do zlib and NumPy in reading and writing, so that the
 // threads overlap as they do in the tools.
-#include "svdlrPyBatchPipeline.h"
+#include "svdlrPyModule.h"
 
 #include "SVDLowRankBatchStages.h"
 

@@ -17,7 +17,7 @@
  *=========================================================================*/
 // `demodulate_phase`: svdlr::DemodulatePhase on C-ordered float32 arrays of shape (volumes, n0, n1, n2), which the
 // engine sees as x = a2, y = a1, z = a0 (as denoise_local_low_rank does); the filter widths are given in array order.
-#include "svdlrPyComplex.h"
+#include "svdlrPyModule.h"
 
 #include "svdlrPyErrors.h"
 

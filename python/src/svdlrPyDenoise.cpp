@@ -20,8 +20,7 @@
 // in array order (a0, a1, a2), which the engine sees as (z, y, x): then C-ordered 3D arrays of shape
 // (n0, n1, n2) are exactly the engine's x-fastest maps, so that mask, noise_sigma and the maps returned need no
 // reordering, and patch sizes and voxel indices are given and reported in array order.
-#include "svdlrPyDenoise.h"
-#include "svdlrPyArrays.h"
+#include "svdlrPyModule.h"
 #include "svdlrPyDenoiseDoc.h"
 
 #include "svdlrPyErrors.h"

@@ -15,9 +15,9 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The engine's rules that Python reads before a run (svdlrPyDenoise.h's DefineDenoiseRules): each binds the one
+// The engine's rules that Python reads before a run (svdlrPyModule.h's DefineDenoiseRules): each binds the one
 // engine function the tools use too, so that a sidecar says what the engine does.
-#include "svdlrPyDenoise.h"
+#include "svdlrPyModule.h"
 
 #include "svdlrPyErrors.h"
 

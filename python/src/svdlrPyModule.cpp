@@ -16,15 +16,9 @@
  *
  *=========================================================================*/
 // The extension module `itk_svdlowrankreconstruction._engine`: the ITK-free engine, for the Python layer.
-#include "svdlrPyBatch.h"
-#include "svdlrPyBatchPipeline.h"
-#include "svdlrPyComplex.h"
-#include "svdlrPyDenoise.h"
+#include "svdlrPyModule.h"
 #include "svdlrPyErrors.h"
-#include "svdlrPyNiftiIO.h"
 #include "svdlrPyRankPolicy.h"
-#include "svdlrPyReconstruct.h"
-#include "svdlrPySliceStack.h"
 
 #include "svdlr/Defaults.h"
 #include "svdlr/CpuThreads.h"

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrPyNiftiIO.h"
+#include "svdlrPyModule.h"
 #include "svdlrPyErrors.h"
 
 #include "SVDLowRankGradientTable.h"

@@ -21,8 +21,7 @@
 // The GIL is released while the engine works; between batches the engine's progress callback takes it
 // back briefly to run the caller's progress function and Python's signal handlers, so Ctrl-C stops the
 // work at the next batch boundary and raises KeyboardInterrupt.
-#include "svdlrPyReconstruct.h"
-#include "svdlrPyArrays.h"
+#include "svdlrPyModule.h"
 
 #include "svdlrPyErrors.h"
 #include "svdlrPyProgress.h"

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrPySliceStack.h"
+#include "svdlrPyModule.h"
 
 #include "svdlr/SliceStack.h"
 

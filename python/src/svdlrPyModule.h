@@ -1,0 +1,114 @@
+/*=========================================================================
+ *
+ *  Copyright SVDLowRankReconstruction contributors
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         https://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef svdlrPyModule_h
+#define svdlrPyModule_h
+
+// The parts of the extension module `_engine`, which svdlrPyModule.cpp puts together, and the arrays they return.
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace svdlr
+{
+namespace python
+{
+
+/** Whether `reconstruct` works on CUDA device arrays where they are (svdlr::ReconstructOnDevice): true in
+ * a build with the CUDA backend. Without it, the Python layer copies device arrays to the host. */
+bool
+DeviceInputSupported() noexcept;
+
+/** Adds `reconstruct(matrices, *, rank, energy_fraction, noise_rank, noise_sigma, backend, solver, device_id,
+ * max_matrices_per_batch, threads, progress, out, stream)` to `module`. */
+void
+DefineReconstruct(nanobind::module_ & module);
+
+/** Adds svdlr/SliceStack.h's rules, as the Python layer (_filter.py) uses them: `slice_axes(dimension,
+ * slice_dimension=None)`, `works_in_double(input_is_double, output_is_double)` and
+ * `non_finite_slice_message(dimension, slice, slice_dimension=None)`. */
+void
+DefineSliceStack(nanobind::module_ & module);
+
+/** Adds `denoise_local_low_rank(series, *, volume_axis, patch_size, patch_stride, aggregation, shrinkage, policy,
+ * rank, mask, noise_sigma, backend, device_id, max_patches_per_batch, threads, progress)` to `module`. */
+void
+DefineDenoise(nanobind::module_ & module);
+
+/** Adds the engine's rules that the Python layer and the BIDS App read before a run, each the engine's one function:
+ * shrinkage_used, magnitude_noise_used, gfactor_known_sigma_problem, sigma_floor_correction_problem,
+ * patch_size_used, patch_stride_used, sphere_patch_used (svdlrPyDenoiseRules.cpp). */
+void
+DefineDenoiseRules(nanobind::module_ & module);
+
+/** Adds `demodulate_phase(real, imag, *, filter_sigma, threads)` to `module`. */
+void
+DefineComplex(nanobind::module_ & module);
+
+/** Adds the batch rules of SVDLowRankReconstructImage --batch (apps/batch/SVDLowRankBatchInputs.h), the one
+ * implementation the Python batch layer (_batch.py) calls: `batch_default_patterns()`, `batch_bids_patterns()`,
+ * `batch_find_inputs(paths, *, patterns, bids, exclude)` and `batch_output_path(relative, output_root, tag)`. The
+ * output tag is svdlr::OutputTag's (`output_tag`, svdlrPyRankPolicy.h). */
+void
+DefineBatchRules(nanobind::module_ & module);
+
+/** Adds `batch_pipeline(inputs, outputs, read, work, write, *, backend, devices, readers, writers, memory_bytes,
+ * overwrite, on_item)`: the batch pipeline of the tools (apps/batch/SVDLowRankBatchStages.h, compiled into the
+ * extension) with Python's steps, for _denoise_batch.denoise_batch. */
+void
+DefineBatchPipeline(nanobind::module_ & module);
+
+/** Adds the tools' NIfTI pixel reader and gzip writer, so that the Python per-series path (_nifti_series.py: the BIDS
+ * App, Dask, Nipype) reads and writes .nii.gz as fast as the tools and gives the denoiser the same numbers:
+ * `load_nifti_float32(path)` (apps/io/SVDLowRankNiftiBytes.h, SVDLowRankNiftiVoxels.h) and
+ * `write_gzip_file(path, header, pixels, level, threads)` (apps/io/SVDLowRankGzipFile.h). nibabel keeps the headers. */
+void
+DefineNiftiIO(nanobind::module_ & module);
+
+/** A new C-ordered NumPy array of `ndim` dimensions (transpose it for another memory order); `data` receives its
+ * buffer (left uninitialised). NumPy itself allocates it: it asks the kernel for huge pages on large arrays, so the
+ * engine's first write into a fresh result takes a few hundred page faults instead of one per 4 KiB (12.7 ms of a
+ * 22.7 ms W1 call on the H100 machine with `new[]`, docs/performance.md). Needs the GIL. */
+template <typename T>
+nanobind::object
+NewNumpyArray(std::size_t ndim, const std::size_t * shape, T *& data)
+{
+  namespace nb = nanobind;
+  nb::list dimensions;
+  for (std::size_t i = 0; i < ndim; ++i)
+  {
+    dimensions.append(shape[i]);
+  }
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int64_t> ||
+                std::is_same_v<T, std::uint16_t>);
+  const char * dtype = std::is_same_v<T, float>          ? "float32"
+                       : std::is_same_v<T, double>       ? "float64"
+                       : std::is_same_v<T, std::int64_t> ? "int64"
+                                                         : "uint16";
+  nb::object array = nb::module_::import_("numpy").attr("empty")(nb::tuple(dimensions), dtype);
+  data = static_cast<T *>(nb::cast<nb::ndarray<nb::numpy, T>>(array).data());
+  return array;
+}
+
+} // namespace python
+} // namespace svdlr
+
+#endif
