@@ -21,7 +21,6 @@
 // (n0, n1, n2) are exactly the engine's x-fastest maps, so that mask, noise_sigma and the maps returned need no
 // reordering, and patch sizes and voxel indices are given and reported in array order.
 #include "svdlrPyModule.h"
-#include "svdlrPyDenoiseDoc.h"
 
 #include "svdlrPyErrors.h"
 #include "svdlrPyProgress.h"
@@ -546,7 +545,24 @@ DefineDenoise(nb::module_ & module)
              "gfactor"_a = nb::none(),
              "estimate_gfactor"_a = kDefaultEstimateGFactor,
              "automatic_magnitude_model"_a = nb::none(),
-             DenoiseDoc);
+             R"doc(Denoises a 4D float32 host series by local low-rank approximation: svdlr::DenoiseLocalLowRank.
+
+The engine's entry point behind itk_svdlowrankreconstruction.local_low_rank_denoising_image_filter, whose
+docstring describes the keywords they share. Here only:
+volume_axis : int
+    The axis holding the volumes: 0 for ITK's NumPy view (volumes, z, y, x), -1 or 3 for nibabel's (x, y, z,
+    volumes). The other three are the spatial axes, in array order, which patch_size, mask, noise_sigma, gfactor
+    and the maps returned follow.
+patch_stride : int >= 0
+    0 (AUTO_PATCH_STRIDE, the default): the engine's rule (patch_stride_used).
+mask, noise_sigma, gfactor : C-contiguous arrays of the spatial shape (uint8, float32, float32), optional
+volume_groups : sequence of int, optional
+    The group of each volume, 0 .. groups - 1, whose means are removed (demean_groups builds them); None: none.
+automatic_magnitude_model : bool, optional
+    The filter's magnitude_model.
+
+Returns (denoised, noise_map, rank_map): a new float32 array of the series' shape, and the float32 sigma and uint16
+rank maps of the spatial shape. NaN or Inf in the series raises ValueError naming the voxel (attribute `voxel`).)doc");
   module.def(
     "demean_groups",
     [](const std::string & demean, std::int64_t volumes, std::int64_t echoes,

@@ -384,106 +384,6 @@ ReconstructArray(InputArray                  matrices,
   ThrowTypeError("matrices must be float32 or float64; convert other types first");
 }
 
-constexpr const char * ReconstructDocTemplate =
-  R"doc(Replaces every matrix of `matrices` by its rank-k truncated SVD reconstruction U_k S_k V_k^T.
-
-This is the engine's low-level entry point; most users want
-itk_svdlowrankreconstruction.svd_low_rank_reconstruction_image_filter.
-
-Parameters
-----------
-matrices : float32 or float64 array, shape (rows, cols) or (count, rows, cols)
-    In host memory (NumPy...): C-contiguous arrays are used without a copy; others are copied to C order
-    first. In CUDA device memory (CuPy, PyTorch... through DLPack; C-contiguous): the data stays on the
-    device, the "cuda" or "auto" backend works on it there, and `out` is required.
-policy : {POLICIES}, optional
-    How each matrix's rank is chosen; by default the one whose parameter is given (rank: "fixed",
-    energy_fraction: "energy", noise_sigma: "gd"), else "fixed" with rank {DEFAULT_RANK}. The same keywords as the
-    denoiser's.
-rank : int >= 1, optional
-    Singular triplets kept per matrix (clamped to min(rows, cols)). Default {DEFAULT_RANK} (svdlr/Defaults.h, as every
-    interface) when no other policy is given.
-energy_fraction : float in (0, 1], optional
-    Keep, per matrix, the fewest triplets whose squared singular values hold this fraction of ||A||_F^2.
-noise_rank : {NOISE_RANKS}, optional
-    Deprecated: the old name of policy for the noise policies. Keep, per matrix, the singular values that stand out
-    of the noise of a low-rank signal plus white noise, with the noise's standard deviation sigma per entry
-    estimated per matrix: "gd" Gavish & Donoho's optimal hard threshold (sigma from the median singular value), "mp"
-    Marchenko-Pastur as MP-PCA (Veraart et al. 2016, MRtrix3 dwidenoise's default), "mp-cg" Marchenko-Pastur with
-    Cordero-Grande et al.'s (2019) estimator (dwidenoise -estimator Exp2).
-noise_sigma : float > 0, optional
-    Gavish-Donoho with this known sigma per entry (implies noise_rank "gd"). Give one of rank, energy_fraction
-    and noise_rank/noise_sigma.
-backend : "auto", "cpu" or "cuda"
-solver : "auto", "exact" or "subspace"
-    How the CUDA backend finds the leading singular subspace. "exact": every singular value, at about
-    float64 accuracy. "subspace": subspace iteration on a block of w > rank vectors; only the leading w
-    singular values are computed, much faster for small ranks, within the same accuracy bounds (optimality
-    ratio ||A - R|| / ||A - A_k|| <= 1 + 1e-4); needs a fixed rank below {MAX_SUBSPACE_WIDTH}. "auto": "subspace" for
-    float32 data with a fixed rank where it pays off, else "exact". The CPU backend is always exact.
-device_id : int, optional
-    CUDA device for the "cuda" and "auto" backends. Default: the device holding a CUDA array, else 0.
-max_matrices_per_batch : int
-    0 lets the backend choose (from free GPU memory on the GPU).
-threads : int
-    CPU worker threads; 0 uses all hardware threads.
-progress : callable(done, total), optional
-    Called between batches, with the GIL held. Raise from it to stop the work; the exception propagates.
-out : array, optional (required for a CUDA array)
-    Receives the result: same dtype, shape and device as `matrices`, C-contiguous and writable. It may be
-    `matrices` itself (in place), but must not partially overlap it.
-stream : int
-    For a CUDA array: the caller's CUDA stream as an integer (CuPy: cupy.cuda.get_current_stream().ptr;
-    PyTorch: torch.cuda.current_stream(device).cuda_stream); 0 is the legacy default stream. The engine's
-    work starts after everything already queued on it, and the result is complete when the call returns.
-
-Returns
--------
-(result, details)
-    result is `out`, or a new NumPy array (host input only). details is a dict: "ranks" (int64, (count,)),
-    "noise_sigma" (float64, (count,): sigma estimated or given; NaN for rank and energy_fraction),
-    "singular_values" (float64, (count, min(rows, cols)), descending: all values with the exact solver; with
-    the subspace solver the leading w, then NaN for the values it did not compute), "backend" ("cpu" or
-    "cuda": where the work ran), "solver" ("exact" or "subspace": what ran), "slices_redone" (int) and
-    "redone_slices" (int64, ascending): the slices that failed the subspace solver's optimality check and were
-    redone by the exact solver (their singular values are all there), and "notes" (e.g. why "auto" fell back
-    to the CPU).
-
-Raises
-------
-ValueError
-    Invalid options or shapes (including solver "subspace" with energy_fraction or a rank of
-    {MAX_SUBSPACE_WIDTH} or more), empty input, NaN or Inf in a matrix. Engine errors carry `error_code`
-    and `matrix_index` (the offending matrix, or None) attributes.
-RuntimeError
-    The requested backend is unavailable, a device call failed, memory ran out, or a solver failed.
-KeyboardInterrupt
-    Ctrl-C during the work: the engine stops at the next batch boundary.
-TypeError
-    Unsupported dtype, an array neither in host nor in CUDA memory, or a CUDA array without `out`.
-)doc";
-
-/** The docstring with the engine's limits written in from svdlr/Names.h. */
-const char *
-ReconstructDoc()
-{
-  static const std::string doc = [] {
-    std::string text = ReconstructDocTemplate;
-    const auto  fill = [&text](const std::string & key, const std::string & value) {
-      for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at))
-      {
-        text.replace(at, key.size(), value);
-      }
-    };
-    fill("{MAX_SUBSPACE_WIDTH}", std::to_string(kMaxSubspaceWidth));
-    fill("{NOISE_RANKS}", NoiseRankNames());
-    fill("{POLICIES}", PolicyNames());
-    fill("{DEFAULT_RANK}", std::to_string(kDefaultRank));
-    return text;
-  }();
-  return doc.c_str();
-}
-
 } // namespace
 
 bool
@@ -512,7 +412,22 @@ DefineReconstruct(nb::module_ & module)
              "progress"_a = nb::none(),
              "out"_a = nb::none(),
              "stream"_a = 0,
-             ReconstructDoc());
+             R"doc(Replaces every matrix of `matrices` by its rank-k truncated SVD reconstruction: svdlr::Reconstruct.
+
+The engine's entry point behind itk_svdlowrankreconstruction.svd_low_rank_reconstruction_image_filter, whose
+docstring describes the keywords they share. Here only:
+matrices : float32 or float64 array, shape (rows, cols) or (count, rows, cols)
+    In host memory (copied to C order first when it is not), or C-contiguous in CUDA device memory (CuPy,
+    PyTorch... through DLPack), where it stays: `out` is then required.
+out : array, optional
+    Receives the result: the dtype, shape and device of `matrices`, C-contiguous and writable; it may be
+    `matrices` itself (in place), but must not partially overlap it.
+stream : int
+    For a CUDA array: the caller's CUDA stream as an integer (cupy.cuda.get_current_stream().ptr,
+    torch.cuda.current_stream(device).cuda_stream); 0 is the legacy default stream.
+
+Returns (result, details): `out` or a new NumPy array, and a dict of ReconstructionDetails' fields but
+slice_dimension. Engine errors carry `error_code` and `matrix_index` (the offending matrix, or None).)doc");
 
   module.def(
     "check_options",
