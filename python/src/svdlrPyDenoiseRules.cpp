@@ -15,27 +15,44 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The engine's rules that Python reads before a run (svdlrPyModule.h's DefineDenoiseRules): each binds the one
-// engine function the tools use too, so that a sidecar says what the engine does.
+// The rules that the Python layer reads, each binding the one function the tools use too: the denoiser's before a run
+// (DefineDenoiseRules), so that a sidecar says what the engine does; how an image is cut into slices
+// (DefineSliceStack); the batch rules (DefineBatchRules), compiled into the extension from apps/batch (without DICOM:
+// Python's batch takes image files), so that Python and the command-line tool cannot drift apart. And
+// `demodulate_phase` (DefineComplex): svdlr::DemodulatePhase on C-ordered float32 arrays of shape (volumes, n0, n1,
+// n2), which the engine sees as x = a2, y = a1, z = a0 (as denoise_local_low_rank does); the filter widths are given
+// in array order.
 #include "svdlrPyModule.h"
 
 #include "svdlrPyErrors.h"
 
+#include "SVDLowRankBatchInputs.h"
+#include "SVDLowRankInterruptCleanup.h"
+#include "svdlr/ComplexSeries.h"
 #include "svdlr/LocalDenoise.h"
 #include "svdlr/MagnitudeNoise.h"
 #include "svdlr/Names.h"
+#include "svdlr/OutputMaps.h"
+#include "svdlr/SliceStack.h"
 
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace nb = nanobind;
@@ -45,6 +62,106 @@ namespace svdlr
 {
 namespace python
 {
+namespace
+{
+
+/** The axes of the slices, or ValueError with the rule's sentence (Python spells the parameter slice_dimension). */
+SliceAxes
+CheckedSliceAxes(unsigned int dimension, std::optional<std::int64_t> sliceDimension)
+{
+  const long long   value = sliceDimension ? *sliceDimension : DefaultSliceDimension(dimension);
+  const std::string problem = SliceDimensionProblem("slice_dimension", dimension, value);
+  if (!problem.empty())
+  {
+    throw nb::value_error(("svdlr: " + problem).c_str());
+  }
+  return SliceAxesOf(dimension, static_cast<unsigned int>(value));
+}
+
+using VolumeArray = nb::ndarray<nb::ro, float, nb::ndim<4>, nb::c_contig, nb::device::cpu>;
+
+SeriesView<const float>
+ViewOf(const VolumeArray & array)
+{
+  const std::size_t n0 = array.shape(1), n1 = array.shape(2), n2 = array.shape(3);
+  return { array.data(),
+           { n2, n1, n0 },
+           array.shape(0),
+           { 1, static_cast<std::ptrdiff_t>(n2), static_cast<std::ptrdiff_t>(n2 * n1),
+             static_cast<std::ptrdiff_t>(n2 * n1 * n0) } };
+}
+
+nb::object
+NewLike(const VolumeArray & like, float *& data)
+{
+  const std::size_t    shape[4] = { like.shape(0), like.shape(1), like.shape(2), like.shape(3) };
+  std::unique_ptr<float[]> buffer(new float[std::max<std::size_t>(like.size(), 1)]);
+  nb::capsule          owner(buffer.get(), [](void * p) noexcept { delete[] static_cast<float *>(p); });
+  data = buffer.release();
+  return nb::ndarray<nb::numpy, float>(data, 4, shape, owner).cast();
+}
+
+nb::tuple
+DemodulatePhaseArrays(const VolumeArray & real, const VolumeArray & imag, std::array<double, 3> filterSigma,
+                      unsigned threads)
+{
+  float *    phaseData = nullptr;
+  float *    realData = nullptr;
+  nb::object phase = NewLike(real, phaseData);
+  nb::object demodulated = NewLike(real, realData);
+  const auto input = ViewOf(real);
+  PhaseDemodulationOptions options;
+  options.filterSigma = { filterSigma[2], filterSigma[1], filterSigma[0] }; // array order -> x, y, z
+  options.threads = threads;
+  try
+  {
+    nb::gil_scoped_release release;
+    DemodulatePhase(input, ViewOf(imag), { phaseData, input.size, input.volumes, input.strides },
+                    { realData, input.size, input.volumes, input.strides }, {}, options);
+  }
+  catch (const Error & error)
+  {
+    RaiseEngineError(error);
+  }
+  return nb::make_tuple(phase, demodulated);
+}
+
+/** (path, relative) of each volume found; FileNotFoundError for a path that does not exist, ValueError when
+ * nothing is found or two volumes would share an output. */
+std::vector<std::pair<std::string, std::string>>
+FindInputs(const std::vector<std::string> & paths,
+           const std::vector<std::string> & patterns,
+           bool                             bids,
+           const std::string &              exclude)
+{
+  svdlr_batch::InputSelection selection;
+  selection.paths = paths;
+  selection.patterns = patterns;
+  selection.bids = bids;
+  selection.exclude = exclude;
+  std::vector<svdlr_batch::BatchInput> inputs;
+  try
+  {
+    inputs = svdlr_batch::FindBatchInputs(selection);
+  }
+  catch (const svdlr_batch::MissingBatchInput & error)
+  {
+    PyErr_SetString(PyExc_FileNotFoundError, error.what());
+    throw nb::python_error();
+  }
+  catch (const svdlr_batch::BatchInputError & error)
+  {
+    throw nb::value_error(error.what());
+  }
+  std::vector<std::pair<std::string, std::string>> found;
+  for (const auto & input : inputs)
+  {
+    found.emplace_back(input.path, input.relative);
+  }
+  return found;
+}
+
+} // namespace
 
 void
 DefineDenoiseRules(nb::module_ & module)
@@ -182,6 +299,100 @@ DefineDenoiseRules(nb::module_ & module)
     "The spherical patch a denoising run uses on a series of this spatial shape (array order) and volume count:\n"
     "(radius, voxels), for `radius` as given or, for 0, the default (svdlr::SpherePatchUsed, the one rule the\n"
     "engine and the tools use). The BIDS App records it in each run's sidecar.");
+}
+
+void
+DefineSliceStack(nb::module_ & module)
+{
+  module.def(
+    "slice_axes",
+    [](unsigned int dimension, std::optional<std::int64_t> sliceDimension) {
+      const SliceAxes axes = CheckedSliceAxes(dimension, sliceDimension);
+      return std::make_tuple(axes.columnAxis, axes.rowAxis, axes.stackAxis);
+    },
+    "dimension"_a,
+    "slice_dimension"_a = nb::none(),
+    "(column_axis, row_axis, stack_axis) of the slices of a 2D or 3D image, in ITK's axis numbering (svdlr/SliceStack.h); "
+    "slice_dimension None: the default (the last axis). ValueError when the image cannot be cut so.");
+  module.def("works_in_double",
+             &WorksInDouble,
+             "input_is_double"_a,
+             "output_is_double"_a,
+             "Whether the reconstruction runs in float64 for these pixel types (svdlr/SliceStack.h).");
+  module.def(
+    "non_finite_slice_message",
+    [](unsigned int dimension, long long slice, std::optional<std::int64_t> sliceDimension) {
+      std::string message = NonFiniteSliceMessage(dimension, slice, CheckedSliceAxes(dimension, sliceDimension));
+      message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
+      return "svdlr: " + message;
+    },
+    "dimension"_a,
+    "slice"_a,
+    "slice_dimension"_a = nb::none(),
+    "The message for NaN or Inf in a slice, as the ITK filter words it (svdlr/SliceStack.h).");
+}
+
+void
+DefineComplex(nb::module_ & module)
+{
+  module.def("demodulate_phase", &DemodulatePhaseArrays, "real"_a, "imag"_a, nb::kw_only(),
+             "filter_sigma"_a = std::array<double, 3>{ 0.0, 2.0, 2.0 }, "threads"_a = 0u,
+             R"doc(Removes each volume's smooth phase from a complex series: svdlr::DemodulatePhase.
+
+real, imag : float32 C-ordered arrays of shape (volumes, n0, n1, n2)
+filter_sigma : the Gaussian's standard deviation in voxels along n0, n1, n2 (0: no smoothing along that axis)
+threads : CPU threads, 0 for all
+
+Returns (phase, demodulated_real), both of the input's shape: the smooth phase in radians and Re(z e^{-i phase}).
+Most users want local_low_rank_denoising_image_filter(..., phase=...).)doc");
+}
+
+void
+DefineBatchRules(nb::module_ & module)
+{
+  module.def("batch_default_patterns", &svdlr_batch::DefaultImagePatterns,
+             "The patterns a folder search takes by default (NIfTI, NRRD, MetaImage, Analyze headers).");
+  module.def("batch_bids_patterns", &svdlr_batch::BidsPatterns, "The patterns of a BIDS-like layout's anatomy.");
+  module.def("batch_find_inputs", &FindInputs, "paths"_a, nb::kw_only(), "patterns"_a = std::vector<std::string>{},
+             "bids"_a = false, "exclude"_a = "",
+             "[(path, relative)] of the volumes among `paths`, in the tool's order (see _batch.find_volumes).");
+  module.attr("BATCH_DENOISED_TAG") = svdlr_batch::DenoisedTag;
+  module.attr("BATCH_SIGMA_MAP_TAG") = svdlr_batch::SigmaMapTag;
+  module.attr("BATCH_RANK_MAP_TAG") = svdlr_batch::RankMapTag;
+  module.def(
+    "batch_output_path",
+    [](const std::string & relative, const std::string & outputRoot, const std::string & tag) {
+      svdlr_batch::BatchInput input;
+      input.relative = relative;
+      return svdlr_batch::OutputPathFor(input, outputRoot, tag);
+    },
+    "relative"_a, "output_root"_a, "tag"_a,
+    "Where an image file found at `relative` goes under `output_root`: `_<tag>` before its extension.");
+  module.def("remove_stale_partials_beside", &svdlr_io::RemoveStalePartialsBeside, "target"_a,
+             "Removes the hidden partial outputs beside `target` (.NAME.partial-PID..., .STEM.partial-PID...) whose "
+             "process no longer runs (killed with SIGKILL, a machine that lost power), as the tools do before each "
+             "write; a running process's, this one's included, are kept.");
+  module.def(
+    "partial_name_parts",
+    [](const std::string & name) {
+      const svdlr_io::PartialFileName parts = svdlr_io::SplitForPartial(name);
+      return std::make_pair(svdlr_io::PartialNameStart(parts.stem), parts.extension);
+    },
+    "name"_a,
+    "How the tools name a partial output of the file `name`: (start, extension), the temporary being\n"
+    "start + PID + ... + extension (\".STEM.partial-\", a long stem cut and tagged with its hash so that any legal\n"
+    "name stays within 255 bytes; the extension that picks ITK's writer). One rule for the tools and Python.");
+  // What the denoiser's maps hold, for their sidecars (svdlr/OutputMaps.h: the tool writes the same).
+  nb::dict maps;
+  for (const svdlr::OutputMap * map : { &svdlr::kNoiseMap, &svdlr::kRankMap })
+  {
+    nb::dict entry;
+    entry["label"] = map->label;
+    entry["description"] = map->description;
+    entry["units"] = map->units;
+    maps[map->label] = entry;
+  }
+  module.attr("OUTPUT_MAPS") = maps;
 }
 
 } // namespace python
