@@ -48,7 +48,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -91,24 +90,15 @@ ViewOf(const VolumeArray & array)
              static_cast<std::ptrdiff_t>(n2 * n1 * n0) } };
 }
 
-nb::object
-NewLike(const VolumeArray & like, float *& data)
-{
-  const std::size_t    shape[4] = { like.shape(0), like.shape(1), like.shape(2), like.shape(3) };
-  std::unique_ptr<float[]> buffer(new float[std::max<std::size_t>(like.size(), 1)]);
-  nb::capsule          owner(buffer.get(), [](void * p) noexcept { delete[] static_cast<float *>(p); });
-  data = buffer.release();
-  return nb::ndarray<nb::numpy, float>(data, 4, shape, owner).cast();
-}
-
 nb::tuple
 DemodulatePhaseArrays(const VolumeArray & real, const VolumeArray & imag, std::array<double, 3> filterSigma,
                       unsigned threads)
 {
-  float *    phaseData = nullptr;
-  float *    realData = nullptr;
-  nb::object phase = NewLike(real, phaseData);
-  nb::object demodulated = NewLike(real, realData);
+  const std::size_t shape[4] = { real.shape(0), real.shape(1), real.shape(2), real.shape(3) };
+  float *           phaseData = nullptr;
+  float *           realData = nullptr;
+  nb::object        phase = NewNumpyArray(4, shape, phaseData);
+  nb::object        demodulated = NewNumpyArray(4, shape, realData);
   const auto input = ViewOf(real);
   PhaseDemodulationOptions options;
   options.filterSigma = { filterSigma[2], filterSigma[1], filterSigma[0] }; // array order -> x, y, z
