@@ -610,22 +610,10 @@ rank maps of the spatial shape. NaN or Inf in the series raises ValueError namin
     "bvalues"_a, "tolerance"_a = kShellBValueTolerance,
     "The shell of each volume: b-values within `tolerance` s/mm^2 of their sorted neighbour are one shell (MRtrix3's\n"
     "rule), shells numbered from the lowest b-value (svdlr::ShellGroups).");
-  {
-    nb::list names;
-    for (const std::string & name : DemeanNameList())
-    {
-      names.append(nb::str(name.c_str()));
-    }
-    module.attr("DEMEAN_CHOICES") = nb::tuple(names);
-    module.attr("DEFAULT_DEMEAN") = DemeanName(kDefaultDemean);
-    module.attr("DEFAULT_ESTIMATE_GFACTOR") = kDefaultEstimateGFactor;
-  }
-  nb::list presets;
-  for (const std::string & name : DenoisePresetNameList())
-  {
-    presets.append(nb::str(name.c_str()));
-  }
-  module.attr("DENOISE_PRESETS") = nb::tuple(presets);
+  module.attr("DEMEAN_CHOICES") = nb::tuple(nb::cast(DemeanNameList()));
+  module.attr("DEFAULT_DEMEAN") = DemeanName(kDefaultDemean);
+  module.attr("DEFAULT_ESTIMATE_GFACTOR") = kDefaultEstimateGFactor;
+  module.attr("DENOISE_PRESETS") = nb::tuple(nb::cast(DenoisePresetNameList()));
   DefineDenoiseRules(module);
 }
 

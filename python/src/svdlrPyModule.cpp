@@ -26,6 +26,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <string>
 
@@ -203,24 +204,10 @@ NB_MODULE(_engine, module)
   module.attr("AUTO_PATCH_STRIDE") = static_cast<std::int64_t>(svdlr::kAutoPatchStride);
   module.attr("DEFAULT_GPU_MEMORY_LIMIT") = static_cast<std::int64_t>(svdlr::kDefaultDeviceMemoryLimit);
   // Every spelling, for the BIDS App's and the Nipype interface's choices.
-  nb::list aggregations, shapes;
-  for (const std::string & name : svdlr::AggregationNameList())
-  {
-    aggregations.append(nb::str(name.c_str()));
-  }
-  for (const std::string & name : svdlr::PatchShapeNameList())
-  {
-    shapes.append(nb::str(name.c_str()));
-  }
-  module.attr("AGGREGATIONS") = nb::tuple(aggregations);
-  module.attr("PATCH_SHAPES") = nb::tuple(shapes);
+  module.attr("AGGREGATIONS") = nb::tuple(nb::cast(svdlr::AggregationNameList()));
+  module.attr("PATCH_SHAPES") = nb::tuple(nb::cast(svdlr::PatchShapeNameList()));
   module.attr("DEFAULT_DENOISE_NOISE_ESTIMATOR") = svdlr::NoiseEstimatorName(svdlr::kDefaultNoiseEstimator);
-  nb::list noiseEstimators;
-  for (const std::string & name : svdlr::NoiseEstimatorNameList())
-  {
-    noiseEstimators.append(nb::str(name.c_str()));
-  }
-  module.attr("NOISE_ESTIMATORS") = nb::tuple(noiseEstimators);
+  module.attr("NOISE_ESTIMATORS") = nb::tuple(nb::cast(svdlr::NoiseEstimatorNameList()));
   // The tools' exit codes (apps/tool/SVDLowRankExitCodes.h), for Python's command-line entry points (svdlr-bids).
   module.attr("EXIT_SUCCESS") = svdlr_tools::ExitSuccess;
   module.attr("EXIT_FAILURE") = svdlr_tools::ExitFailure;

@@ -20,6 +20,7 @@
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cmath>
 
@@ -32,17 +33,6 @@ namespace python
 {
 namespace
 {
-
-nb::tuple
-AsTuple(const std::vector<std::string> & names)
-{
-  nb::list list;
-  for (const std::string & name : names)
-  {
-    list.append(nb::str(name.c_str()));
-  }
-  return nb::tuple(list);
-}
 
 RankPolicy
 FromKeywords(std::optional<std::string> policy, std::optional<std::int64_t> rank,
@@ -122,8 +112,8 @@ RankPolicyFrom(const PolicyKeywords & keywords, const char * defaultPolicy)
 void
 DefineRankPolicy(nb::module_ & module)
 {
-  module.attr("POLICIES") = AsTuple(PolicyNameList());
-  module.attr("NOISE_RANKS") = AsTuple(PolicyNameList(true));
+  module.attr("POLICIES") = nb::tuple(nb::cast(PolicyNameList()));
+  module.attr("NOISE_RANKS") = nb::tuple(nb::cast(PolicyNameList(true)));
   // Each label of svdlr/RankPolicy.h, from the same keywords as reconstruct() and denoise_local_low_rank().
   const auto defineLabel = [&module](const char * name, std::string (*label)(const RankPolicy &), const char * doc) {
     module.def(
