@@ -502,7 +502,7 @@ DenoiseArray(SeriesArray                               series,
       // The engine names the voxel x fastest, x = a2: that is the C-order index over the spatial grid.
       RaiseNonFinite(static_cast<std::size_t>(error.Matrix()), grid);
     }
-    RaiseEngineError(error);
+    throw; // TranslateErrors (svdlrPyModule.cpp)
   }
   relay.RaisePending();
   return nb::make_tuple(denoised, sigmaMap, rankMap);
@@ -581,15 +581,8 @@ rank maps of the spatial shape. NaN or Inf in the series raises ValueError namin
       {
         ThrowValueError("volumes must be >= 0 and echoes >= 1");
       }
-      try
-      {
-        return DemeanGroups(choice, static_cast<std::size_t>(volumes), static_cast<std::size_t>(echoes),
-                            bvalues.value_or(std::vector<double>{}));
-      }
-      catch (const Error & error)
-      {
-        RaiseEngineError(error);
-      }
+      return DemeanGroups(choice, static_cast<std::size_t>(volumes), static_cast<std::size_t>(echoes),
+                          bvalues.value_or(std::vector<double>{}));
     },
     "demean"_a, "volumes"_a, "echoes"_a = 1, "bvalues"_a = nb::none(),
     "The group of each volume that `demean` (\"none\", \"all\", \"shells\", \"echoes\") stands for, the engine's\n"
@@ -597,16 +590,7 @@ rank maps of the spatial shape. NaN or Inf in the series raises ValueError namin
     "blocks of volumes stacked echo after echo. ValueError for counts that do not fit.");
   module.def(
     "shell_groups",
-    [](const std::vector<double> & bvalues, double tolerance) {
-      try
-      {
-        return ShellGroups(bvalues, tolerance);
-      }
-      catch (const Error & error)
-      {
-        RaiseEngineError(error);
-      }
-    },
+    [](const std::vector<double> & bvalues, double tolerance) { return ShellGroups(bvalues, tolerance); },
     "bvalues"_a, "tolerance"_a = kShellBValueTolerance,
     "The shell of each volume: b-values within `tolerance` s/mm^2 of their sorted neighbour are one shell (MRtrix3's\n"
     "rule), shells numbered from the lowest b-value (svdlr::ShellGroups).");

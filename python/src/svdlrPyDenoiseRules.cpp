@@ -103,15 +103,10 @@ DemodulatePhaseArrays(const VolumeArray & real, const VolumeArray & imag, std::a
   PhaseDemodulationOptions options;
   options.filterSigma = { filterSigma[2], filterSigma[1], filterSigma[0] }; // array order -> x, y, z
   options.threads = threads;
-  try
   {
     nb::gil_scoped_release release;
     DemodulatePhase(input, ViewOf(imag), { phaseData, input.size, input.volumes, input.strides },
                     { realData, input.size, input.volumes, input.strides }, {}, options);
-  }
-  catch (const Error & error)
-  {
-    RaiseEngineError(error);
   }
   return nb::make_tuple(phase, demodulated);
 }
@@ -129,22 +124,8 @@ FindInputs(const std::vector<std::string> & paths,
   selection.patterns = patterns;
   selection.bids = bids;
   selection.exclude = exclude;
-  std::vector<svdlr_batch::BatchInput> inputs;
-  try
-  {
-    inputs = svdlr_batch::FindBatchInputs(selection);
-  }
-  catch (const svdlr_batch::MissingBatchInput & error)
-  {
-    PyErr_SetString(PyExc_FileNotFoundError, error.what());
-    throw nb::python_error();
-  }
-  catch (const svdlr_batch::BatchInputError & error)
-  {
-    throw nb::value_error(error.what());
-  }
   std::vector<std::pair<std::string, std::string>> found;
-  for (const auto & input : inputs)
+  for (const auto & input : svdlr_batch::FindBatchInputs(selection))
   {
     found.emplace_back(input.path, input.relative);
   }

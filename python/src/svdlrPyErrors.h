@@ -18,30 +18,17 @@
 #ifndef svdlrPyErrors_h
 #define svdlrPyErrors_h
 
-// Turns the engine's errors into Python exceptions. Call with the GIL held.
+// The binding's own Python exceptions; the engine's and the tools' errors that leave a binding are translated for the
+// whole module (svdlrPyModule.cpp's TranslateErrors). Call with the GIL held.
 
-#include "SVDLowRankImageFileErrors.h"
 #include "svdlr/Engine.h"
+
+#include <string>
 
 namespace svdlr
 {
 namespace python
 {
-
-/** Raises the Python exception for `error`:
- *   InvalidArgument, NonFiniteInput                                   -> ValueError
- *   BackendUnavailable, DeviceFailure, OutOfMemory, NumericalFailure  -> RuntimeError
- *   Aborted                                                           -> KeyboardInterrupt
- * The exception carries two attributes: `error_code` (the ErrorCode's name, e.g. "NonFiniteInput") and
- * `matrix_index` (the offending matrix of the batch, or None), so that the Python layer can name the slice. */
-[[noreturn]] void
-RaiseEngineError(const Error & error);
-
-/** Raises the Python exception for an input file the tools' checks refuse (SVDLowRankImageFileErrors.h): OSError when
- * the file cannot be read as it is (unreadable, truncated, corrupt), ValueError when what it says cannot be used (an
- * impossible header, NaN or Inf, values beyond float32). Call with the GIL held. */
-[[noreturn]] void
-RaiseImageFileError(const svdlr_io::ImageFileError & error);
 
 /** Raises ValueError("svdlr: " + message): a keyword's value the binding refuses before any engine call. */
 [[noreturn]] void

@@ -28,10 +28,13 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <exception>
 #include <string>
 
+#include "SVDLowRankBatchInputs.h"
 #include "SVDLowRankExitCodes.h"
 #include "SVDLowRankImageFileCheck.h"
+#include "SVDLowRankImageFileErrors.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -86,28 +89,51 @@ PythonExceptionType(ErrorCode code)
   return PyExc_RuntimeError;
 }
 
+/** The Python exception of an engine's or a tool's error that leaves a binding (nanobind calls it with the GIL held):
+ *   svdlr::Error: InvalidArgument, NonFiniteInput                     -> ValueError
+ *                 BackendUnavailable, DeviceFailure, OutOfMemory,
+ *                 NumericalFailure                                    -> RuntimeError
+ *                 Aborted                                             -> KeyboardInterrupt
+ *     with two attributes: `error_code` (the ErrorCode's name, e.g. "NonFiniteInput") and `matrix_index` (the
+ *     offending matrix of the batch, or None), so that the Python layer can name the slice;
+ *   svdlr_io::ImageFileError (SVDLowRankImageFileErrors.h): OSError when the file cannot be read as it is (unreadable,
+ *     truncated, corrupt), ValueError when what it says cannot be used (an impossible header, NaN or Inf, values
+ *     beyond float32);
+ *   svdlr_batch::MissingBatchInput: FileNotFoundError; the other BatchInputErrors: ValueError.
+ * Other exceptions go on to nanobind's own translation. */
+void
+TranslateErrors(const std::exception_ptr & thrown, void *)
+{
+  try
+  {
+    std::rethrow_exception(thrown);
+  }
+  catch (const Error & error)
+  {
+    const nb::handle type(PythonExceptionType(error.Code()));
+    nb::object       exception = type(nb::str(error.what()));
+    exception.attr("error_code") = nb::str(ErrorCodeName(error.Code()));
+    exception.attr("matrix_index") = error.Matrix() >= 0 ? nb::object(nb::int_(error.Matrix())) : nb::none();
+    PyErr_SetObject(type.ptr(), exception.ptr());
+  }
+  catch (const svdlr_io::ImageFileError & error)
+  {
+    const bool unusable = dynamic_cast<const svdlr_io::InvalidImageFile *>(&error) != nullptr ||
+                          dynamic_cast<const svdlr_io::NonFiniteImageFile *>(&error) != nullptr ||
+                          dynamic_cast<const svdlr_io::OverflowingImageFile *>(&error) != nullptr;
+    PyErr_SetString(unusable ? PyExc_ValueError : PyExc_OSError, error.what());
+  }
+  catch (const svdlr_batch::MissingBatchInput & error)
+  {
+    PyErr_SetString(PyExc_FileNotFoundError, error.what());
+  }
+  catch (const svdlr_batch::BatchInputError & error)
+  {
+    PyErr_SetString(PyExc_ValueError, error.what());
+  }
+}
+
 } // namespace
-
-void
-RaiseEngineError(const Error & error)
-{
-  const nb::handle type(PythonExceptionType(error.Code()));
-  nb::object       exception = type(nb::str(error.what()));
-  exception.attr("error_code") = nb::str(ErrorCodeName(error.Code()));
-  exception.attr("matrix_index") = error.Matrix() >= 0 ? nb::object(nb::int_(error.Matrix())) : nb::none();
-  PyErr_SetObject(type.ptr(), exception.ptr());
-  throw nb::python_error();
-}
-
-void
-RaiseImageFileError(const svdlr_io::ImageFileError & error)
-{
-  const bool unusable = dynamic_cast<const svdlr_io::InvalidImageFile *>(&error) != nullptr ||
-                        dynamic_cast<const svdlr_io::NonFiniteImageFile *>(&error) != nullptr ||
-                        dynamic_cast<const svdlr_io::OverflowingImageFile *>(&error) != nullptr;
-  PyErr_SetString(unusable ? PyExc_ValueError : PyExc_OSError, error.what());
-  throw nb::python_error();
-}
 
 [[noreturn]] void
 ThrowValueError(const std::string & message)
@@ -125,6 +151,7 @@ ThrowValueError(const std::string & message)
 NB_MODULE(_engine, module)
 {
   module.doc() = "Rank-k truncated SVD reconstruction of batches of matrices (the ITK-free svdlr engine).";
+  nb::register_exception_translator(&svdlr::python::TranslateErrors);
 
   svdlr::python::DefineReconstruct(module);
   svdlr::python::DefineSliceStack(module);
@@ -172,15 +199,8 @@ NB_MODULE(_engine, module)
   module.def(
     "check_image_file",
     [](const std::string & path, bool values) {
-      try
-      {
-        nb::gil_scoped_release release;
-        svdlr_io::CheckImageFile(path, values ? svdlr_io::ImageFileScan::Values : svdlr_io::ImageFileScan::Structure);
-      }
-      catch (const svdlr_io::ImageFileError & error)
-      {
-        svdlr::python::RaiseImageFileError(error);
-      }
+      nb::gil_scoped_release release;
+      svdlr_io::CheckImageFile(path, values ? svdlr_io::ImageFileScan::Values : svdlr_io::ImageFileScan::Structure);
     },
     "path"_a,
     "values"_a = false,

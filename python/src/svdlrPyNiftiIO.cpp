@@ -61,31 +61,25 @@ RaiseOSError(const std::string & message)
 nb::object
 LoadNiftiFloat32(const std::string & path)
 {
-  std::unique_ptr<float[]>   voxels;
-  std::vector<std::size_t>   shape;
-  try
+  std::unique_ptr<float[]> voxels;
+  std::vector<std::size_t> shape;
   {
-    nb::gil_scoped_release release;
-    std::optional<svdlr_io::NiftiFileBytes> file = svdlr_io::LoadNiftiFile(path);
-    if (!file)
+    nb::gil_scoped_release                        release; // no Python object, None included, until it is back
+    const std::optional<svdlr_io::NiftiFileBytes> file = svdlr_io::LoadNiftiFile(path);
+    if (file)
     {
-      return nb::none();
+      svdlr_io::CheckNiftiValues(*file, path);
+      const auto & header = file->header;
+      for (int axis = header.dimensions - 1; axis >= 0; --axis)
+      {
+        shape.push_back(static_cast<std::size_t>(header.extents[static_cast<std::size_t>(axis)]));
+      }
+      voxels.reset(new float[std::max<std::uint64_t>(header.Voxels(), 1)]);
+      if (!svdlr_io::NiftiVoxelsAsFloat(*file, voxels.get()))
+      {
+        voxels.reset();
+      }
     }
-    svdlr_io::CheckNiftiValues(*file, path);
-    const auto & header = file->header;
-    for (int axis = header.dimensions - 1; axis >= 0; --axis)
-    {
-      shape.push_back(static_cast<std::size_t>(header.extents[static_cast<std::size_t>(axis)]));
-    }
-    voxels.reset(new float[std::max<std::uint64_t>(header.Voxels(), 1)]);
-    if (!svdlr_io::NiftiVoxelsAsFloat(*file, voxels.get()))
-    {
-      voxels.reset();
-    }
-  }
-  catch (const svdlr_io::ImageFileError & error)
-  {
-    RaiseImageFileError(error);
   }
   if (!voxels)
   {
@@ -97,8 +91,8 @@ LoadNiftiFloat32(const std::string & path)
 }
 
 /** The tools' gradient-table rule (svdlr_io::CheckGradientTable) for a NIfTI series: its volumes (per echo: the
- * fourth axis) from its header. Returns them; ValueError for a table that disagrees, OSError for a series whose
- * header cannot be read. */
+ * fourth axis) from its header. Returns them; ValueError for a table that disagrees or an impossible header, OSError
+ * for a series whose header cannot be read. */
 std::size_t
 CheckGradientTable(const std::string & series, const std::optional<std::string> & bval,
                    const std::optional<std::string> & bvec)
@@ -114,14 +108,7 @@ CheckGradientTable(const std::string & series, const std::optional<std::string> 
   svdlr_io::GradientTableFiles files = svdlr_io::GradientTableBeside(series);
   files.bval = bval ? *bval : files.bval;
   files.bvec = bvec ? *bvec : files.bvec;
-  try
-  {
-    svdlr_io::CheckGradientTable(files, volumes, series);
-  }
-  catch (const svdlr_io::BadGradientTable & error)
-  {
-    throw nb::value_error(error.what());
-  }
+  svdlr_io::CheckGradientTable(files, volumes, series); // BadGradientTable, a std::invalid_argument: ValueError
   return volumes;
 }
 
@@ -180,8 +167,8 @@ DefineNiftiIO(nb::module_ & module)
              "fourth axis), the rule SVDLowRankDenoiseSeries checks before its work: `bval` holds one b-value per\n"
              "volume, `bvec` 3 rows (x, y, z) of one value per volume. None: the .bval/.bvec beside the series,\n"
              "where there is one. Returns the volumes. ValueError naming the file and both counts otherwise (\"the\n"
-             "b-values 'dwi.bval' hold 3 values for the 25 volumes of 'dwi.nii.gz'\"); OSError when the series'\n"
-             "header cannot be read.");
+             "b-values 'dwi.bval' hold 3 values for the 25 volumes of 'dwi.nii.gz'\"), or an impossible header;\n"
+             "OSError when the series' header cannot be read.");
   module.def("write_gzip_file",
              &WriteGzip,
              "path"_a,

@@ -273,12 +273,12 @@ CallEngine(const InputArray & input, T * outputData, const Options & options, Pr
     report = memory.onDevice ? ReconstructOnDevice(inputBatch, outputBatch, options, stream)
                              : Reconstruct(inputBatch, outputBatch, options);
   }
-  catch (const Error & error)
+  catch (const Error &)
   {
     // The GIL is held again here. A Python exception raised in the progress callback (Ctrl-C, or the
     // caller's own) is what stopped the engine: raise that one rather than the engine's Aborted.
     relay.RaisePending();
-    RaiseEngineError(error);
+    throw; // TranslateErrors (svdlrPyModule.cpp)
   }
   relay.RaisePending();
   return report;

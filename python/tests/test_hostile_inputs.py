@@ -181,6 +181,13 @@ def test_check_gradient_table_is_the_tools_rule(tmp_path):
     (tmp_path / "two.bvec").write_text("\n".join(" ".join(["1"] * 25) for _ in range(2)) + "\n")
     with pytest.raises(ValueError, match="two.bvec' hold 2 rows"):
         check_gradient_table(str(series), bvec=str(tmp_path / "two.bvec"))
+    # An impossible header: the tools' reader's ValueError (svdlr_io::InvalidImageFile, which the module translates
+    # wherever it leaves a binding), which the BIDS App reports as that run's failure.
+    impossible = bytearray(_nifti(np.ones((25, 4, 4, 4), np.float32)))
+    struct.pack_into("<h", impossible, 42, 0)  # dim[1]
+    (tmp_path / "impossible.nii").write_bytes(bytes(impossible))
+    with pytest.raises(ValueError, match=r"impossible NIfTI header: dim\[1\] is 0"):
+        check_gradient_table(str(tmp_path / "impossible.nii"))
 # docs/reliability.md, "More cases": sets of outputs and long names.
 def _series(folder, name="series.nii.gz"):
     rng = np.random.default_rng(7)
