@@ -90,18 +90,10 @@ AxesOf(const SeriesArray & series, std::int64_t volumeAxis)
 {
   if (series.ndim() != 4)
   {
-    std::vector<std::size_t> shape;
-    for (std::size_t i = 0; i < series.ndim(); ++i)
-    {
-      shape.push_back(series.shape(i));
-    }
     ThrowValueError("expected a 4D series (three spatial axes and one axis of volumes), got " +
-                    std::to_string(series.ndim()) + " dimensions, shape " + ShapeText(shape));
+                    std::to_string(series.ndim()) + " dimensions, shape " + ShapeText(ShapeVector(series)));
   }
-  if (volumeAxis < -4 || volumeAxis > 3)
-  {
-    ThrowValueError("volume_axis must be in [-4, 3], got " + std::to_string(volumeAxis));
-  }
+  CheckedRange("volume_axis", volumeAxis, "in [-4, 3]", -4, 3);
   SeriesAxes axes;
   axes.volume = static_cast<std::size_t>(volumeAxis < 0 ? volumeAxis + 4 : volumeAxis);
   for (std::size_t axis = 0, i = 0; axis < 4; ++axis)
@@ -137,11 +129,7 @@ template <typename TArray>
 void
 CheckGrid(const TArray & array, const std::vector<std::size_t> & grid, const char * name)
 {
-  std::vector<std::size_t> shape;
-  for (std::size_t i = 0; i < array.ndim(); ++i)
-  {
-    shape.push_back(array.shape(i));
-  }
+  const std::vector<std::size_t> shape = ShapeVector(array);
   if (shape != grid)
   {
     ThrowValueError(std::string(name) + " has shape " + ShapeText(shape) + ", but the series' spatial shape is " +
@@ -166,15 +154,12 @@ VoxelText(std::size_t voxel, const std::vector<std::size_t> & grid)
 [[noreturn]] void
 RaiseNonFinite(std::size_t voxel, const std::vector<std::size_t> & grid)
 {
-  const nb::handle type(PyExc_ValueError);
-  nb::object       exception = type(nb::str(("svdlr: the series holds NaN or Inf at voxel " + VoxelText(voxel, grid) +
-                                       " (indices along the spatial axes, in array order)")
-                                        .c_str()));
-  exception.attr("error_code") = nb::str(ErrorCodeName(ErrorCode::NonFiniteInput));
-  exception.attr("matrix_index") = nb::none();
-  exception.attr("voxel") = VoxelIndex(voxel, grid);
-  PyErr_SetObject(type.ptr(), exception.ptr());
-  throw nb::python_error();
+  RaisePythonError(PyExc_ValueError,
+                   "svdlr: the series holds NaN or Inf at voxel " + VoxelText(voxel, grid) +
+                     " (indices along the spatial axes, in array order)",
+                   { { "error_code", nb::str(ErrorCodeName(ErrorCode::NonFiniteInput)) },
+                     { "matrix_index", nb::none() },
+                     { "voxel", VoxelIndex(voxel, grid) } });
 }
 
 /** ValueError for a patch_size extent longer than its spatial axis, named in array order (the order patch_size is
@@ -183,16 +168,12 @@ RaiseNonFinite(std::size_t voxel, const std::vector<std::size_t> & grid)
 [[noreturn]] void
 RaisePatchTooLarge(std::size_t axis, std::int64_t extent, const std::vector<std::size_t> & grid)
 {
-  const nb::handle type(PyExc_ValueError);
-  nb::object       exception = type(nb::str(("svdlr: patch_size[" + std::to_string(axis) + "] = " +
-                                        std::to_string(extent) + " exceeds the series' " +
-                                        std::to_string(grid[axis]) + " voxels along that axis (spatial shape " +
-                                        ShapeText(grid) + ", in array order)")
-                                         .c_str()));
-  exception.attr("error_code") = nb::str(ErrorCodeName(ErrorCode::InvalidArgument));
-  exception.attr("patch_axis") = axis;
-  PyErr_SetObject(type.ptr(), exception.ptr());
-  throw nb::python_error();
+  RaisePythonError(PyExc_ValueError,
+                   "svdlr: patch_size[" + std::to_string(axis) + "] = " + std::to_string(extent) +
+                     " exceeds the series' " + std::to_string(grid[axis]) + " voxels along that axis (spatial shape " +
+                     ShapeText(grid) + ", in array order)",
+                   { { "error_code", nb::str(ErrorCodeName(ErrorCode::InvalidArgument)) },
+                     { "patch_axis", nb::cast(axis) } });
 }
 
 /** "default" or "dwidenoise", for messages. */
@@ -248,24 +229,13 @@ MakeOptions(const std::optional<std::string> &         preset,
     }
     for (std::size_t i = 0; i < 3; ++i)
     {
-      const std::int64_t extent = (*patchSize)[2 - i]; // engine x = array axis a2
-      if (extent < 1)
-      {
-        ThrowValueError("patch_size extents must be odd and >= 1, got " + std::to_string(extent));
-      }
-      options.patchSize[i] = static_cast<std::size_t>(extent);
+      options.patchSize[i] = static_cast<std::size_t>(
+        CheckedRange("patch_size extents", (*patchSize)[2 - i], "odd and >= 1", 1)); // engine x = array axis a2
     }
   }
-  if (patchStride < 0)
-  {
-    ThrowValueError("patch_stride must be >= 1 (or 0, AUTO_PATCH_STRIDE: the default rule), got " +
-                    std::to_string(patchStride));
-  }
-  options.patchStride = static_cast<std::size_t>(patchStride);
-  if (patchShape && !ParsePatchShapeName(*patchShape, options.patchShape))
-  {
-    ThrowValueError("patch_shape must be \"cuboid\" or \"sphere\", got \"" + *patchShape + "\"");
-  }
+  options.patchStride = static_cast<std::size_t>(
+    CheckedRange("patch_stride", patchStride, ">= 1 (or 0, AUTO_PATCH_STRIDE: the default rule)", 0));
+  ParseOption("patch_shape", patchShape, &ParsePatchShapeName, "\"cuboid\" or \"sphere\"", options.patchShape);
   if (!(std::isfinite(patchRadius) && patchRadius >= 0.0))
   {
     ThrowValueError("patch_radius must be finite and >= 0 (0: the default sphere), got " + std::to_string(patchRadius));
@@ -283,43 +253,17 @@ MakeOptions(const std::optional<std::string> &         preset,
     ThrowValueError("patch_radius needs patch_shape \"sphere\"");
   }
   options.patchRadius = patchRadius;
-  if (aggregation && !ParseAggregationName(*aggregation, options.aggregation))
-  {
-    ThrowValueError("aggregation must be \"centre\", \"overlap\", \"rank\" or \"gaussian\", got \"" +
-                    *aggregation + "\"");
-  }
-  if (shrinkage && !ParseShrinkageName(*shrinkage, options.shrinkage))
-  {
-    ThrowValueError("shrinkage must be \"hard\", \"frobenius\" or \"auto\", got \"" + *shrinkage + "\"");
-  }
-  if (!ParseName(backend, options.backend))
-  {
-    ThrowValueError("backend must be " + BackendNames() + ", got \"" + backend + "\"");
-  }
-  if (deviceId < 0 || deviceId > INT_MAX)
-  {
-    ThrowValueError("device_id must be >= 0, got " + std::to_string(deviceId));
-  }
-  options.deviceId = static_cast<int>(deviceId);
-  if (maxPatchesPerBatch < 0)
-  {
-    ThrowValueError("max_patches_per_batch must be >= 0 (0: the backend chooses), got " +
-                    std::to_string(maxPatchesPerBatch));
-  }
-  options.maxPatchesPerBatch = static_cast<std::size_t>(maxPatchesPerBatch);
-  if (gpuMemoryLimit)
-  {
-    if (!ParseDeviceMemoryLimit(*gpuMemoryLimit, options.deviceMemoryLimit))
-    {
-      ThrowValueError("gpu_memory_limit must be " + std::string(ByteSizeSyntax()) + " or \"" +
-                      kNoDeviceMemoryLimitName + "\", got \"" + *gpuMemoryLimit + "\"");
-    }
-  }
-  if (threads < 0 || threads > static_cast<std::int64_t>(UINT_MAX))
-  {
-    ThrowValueError("threads must be >= 0 (0: all hardware threads), got " + std::to_string(threads));
-  }
-  options.threads = static_cast<unsigned>(threads);
+  ParseOption("aggregation", aggregation, &ParseAggregationName,
+              "\"centre\", \"overlap\", \"rank\" or \"gaussian\"", options.aggregation);
+  ParseOption("shrinkage", shrinkage, &ParseShrinkageName, "\"hard\", \"frobenius\" or \"auto\"", options.shrinkage);
+  ParseOption("backend", backend, &ParseName, BackendNames(), options.backend);
+  options.deviceId = static_cast<int>(CheckedRange("device_id", deviceId, ">= 0", 0, INT_MAX));
+  options.maxPatchesPerBatch = static_cast<std::size_t>(
+    CheckedRange("max_patches_per_batch", maxPatchesPerBatch, ">= 0 (0: the backend chooses)", 0));
+  ParseOption("gpu_memory_limit", gpuMemoryLimit, &ParseDeviceMemoryLimit,
+              std::string(ByteSizeSyntax()) + " or \"" + kNoDeviceMemoryLimitName + "\"", options.deviceMemoryLimit);
+  options.threads =
+    static_cast<unsigned>(CheckedRange("threads", threads, ">= 0 (0: all hardware threads)", 0, UINT_MAX));
   return options;
 }
 
@@ -358,30 +302,20 @@ DenoiseArray(SeriesArray                               series,
   LocalDenoiseOptions options = MakeOptions(
     preset, patchSize, patchStride, patchShape, patchRadius, aggregation, shrinkage, policy, rank, energyFraction, backend, deviceId,
     maxPatchesPerBatch, gpuMemoryLimit, threads);
-  if (coils < 1 || coils > static_cast<std::int64_t>(UINT_MAX))
-  {
-    ThrowValueError("coils must be >= 1, got " + std::to_string(coils));
-  }
+  options.magnitudeNoise.coils = static_cast<unsigned>(CheckedRange("coils", coils, ">= 1", 1, UINT_MAX));
   options.magnitudeNoise.stabilise = vst;
   options.magnitudeNoise.noiseFloor = noiseFloor;
   options.magnitudeNoise.sigmaFloorCorrection = sigmaFloorCorrection;
-  options.magnitudeNoise.coils = static_cast<unsigned>(coils);
   options.magnitudeNoise.automatic = automaticMagnitudeModel.value_or(options.magnitudeNoise.automatic);
-  if (noiseEstimator && !ParseNoiseEstimatorName(*noiseEstimator, options.noiseEstimator))
-  {
-    ThrowValueError("noise_estimator must be \"mp\" or \"residual\", got \"" + *noiseEstimator + "\"");
-  }
+  ParseOption("noise_estimator", noiseEstimator, &ParseNoiseEstimatorName, "\"mp\" or \"residual\"",
+              options.noiseEstimator);
   if (options.magnitudeNoise.Active() && !noiseSigma && !PatchesHaveSigma(options.policy, false))
   {
     ThrowValueError(std::string(vst ? "vst" : noiseFloor ? "noise_floor" : "sigma_floor_correction") +
                     " needs sigma: give noise_sigma, or keep a policy that estimates it (the default does)");
   }
 
-  std::vector<std::size_t> shape(4);
-  for (std::size_t i = 0; i < 4; ++i)
-  {
-    shape[i] = series.shape(i);
-  }
+  const std::vector<std::size_t> shape = ShapeVector(series);
   const std::vector<std::size_t> grid{ shape[axes.spatial[0]], shape[axes.spatial[1]], shape[axes.spatial[2]] };
   const std::size_t              voxels = grid[0] * grid[1] * grid[2];
   for (std::size_t axis = 0; patchSize && axis < 3; ++axis)

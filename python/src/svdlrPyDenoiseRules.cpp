@@ -72,7 +72,7 @@ CheckedSliceAxes(unsigned int dimension, std::optional<std::int64_t> sliceDimens
   const std::string problem = SliceDimensionProblem("slice_dimension", dimension, value);
   if (!problem.empty())
   {
-    throw nb::value_error(("svdlr: " + problem).c_str());
+    ThrowValueError(problem);
   }
   return SliceAxesOf(dimension, static_cast<unsigned int>(value));
 }
@@ -94,11 +94,11 @@ nb::tuple
 DemodulatePhaseArrays(const VolumeArray & real, const VolumeArray & imag, std::array<double, 3> filterSigma,
                       unsigned threads)
 {
-  const std::size_t shape[4] = { real.shape(0), real.shape(1), real.shape(2), real.shape(3) };
-  float *           phaseData = nullptr;
-  float *           realData = nullptr;
-  nb::object        phase = NewNumpyArray(4, shape, phaseData);
-  nb::object        demodulated = NewNumpyArray(4, shape, realData);
+  const std::vector<std::size_t> shape = ShapeVector(real);
+  float *                        phaseData = nullptr;
+  float *                        realData = nullptr;
+  nb::object                     phase = NewNumpyArray(4, shape.data(), phaseData);
+  nb::object                     demodulated = NewNumpyArray(4, shape.data(), realData);
   const auto input = ViewOf(real);
   PhaseDemodulationOptions options;
   options.filterSigma = { filterSigma[2], filterSigma[1], filterSigma[0] }; // array order -> x, y, z

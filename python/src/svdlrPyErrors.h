@@ -23,7 +23,14 @@
 
 #include "svdlr/Engine.h"
 
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 
 namespace svdlr
 {
@@ -37,6 +44,42 @@ ThrowValueError(const std::string & message);
 /** The name of `code`, as in the C++ enum ("InvalidArgument", ...). */
 const char *
 ErrorCodeName(ErrorCode code);
+
+/** Sets the Python exception `type(message)` with these attributes (name, value), e.g. the engine's `error_code`. */
+void
+SetPythonError(PyObject * type, const std::string & message,
+               std::initializer_list<std::pair<const char *, nanobind::object>> attributes);
+
+/** SetPythonError, then throws it. */
+[[noreturn]] void
+RaisePythonError(PyObject * type, const std::string & message,
+                 std::initializer_list<std::pair<const char *, nanobind::object>> attributes);
+
+/** `value` when it lies in [minimum, maximum], else ValueError "<name> must be <rule>, got <value>": the range
+ * checks the engine cannot do because its fields are unsigned. */
+inline std::int64_t
+CheckedRange(const char * name, std::int64_t value, const char * rule, std::int64_t minimum,
+             std::int64_t maximum = std::numeric_limits<std::int64_t>::max())
+{
+  if (value < minimum || value > maximum)
+  {
+    ThrowValueError(std::string(name) + " must be " + rule + ", got " + std::to_string(value));
+  }
+  return value;
+}
+
+/** Sets `value` to the engine enum that `name` names, parsed by `parse` (svdlr/Names.h, svdlr/DenoiseChoices.h), when
+ * it is given; ValueError "<option> must be <names>, got "<name>"" for a name it does not know. */
+template <typename TEnum>
+void
+ParseOption(const char * option, const std::optional<std::string> & name, bool (*parse)(const std::string &, TEnum &),
+            const std::string & names, TEnum & value)
+{
+  if (name && !parse(*name, value))
+  {
+    ThrowValueError(std::string(option) + " must be " + names + ", got \"" + *name + "\"");
+  }
+}
 
 } // namespace python
 } // namespace svdlr

@@ -110,11 +110,9 @@ TranslateErrors(const std::exception_ptr & thrown, void *)
   }
   catch (const Error & error)
   {
-    const nb::handle type(PythonExceptionType(error.Code()));
-    nb::object       exception = type(nb::str(error.what()));
-    exception.attr("error_code") = nb::str(ErrorCodeName(error.Code()));
-    exception.attr("matrix_index") = error.Matrix() >= 0 ? nb::object(nb::int_(error.Matrix())) : nb::none();
-    PyErr_SetObject(type.ptr(), exception.ptr());
+    SetPythonError(PythonExceptionType(error.Code()), error.what(),
+                   { { "error_code", nb::str(ErrorCodeName(error.Code())) },
+                     { "matrix_index", error.Matrix() >= 0 ? nb::object(nb::int_(error.Matrix())) : nb::none() } });
   }
   catch (const svdlr_io::ImageFileError & error)
   {
@@ -139,6 +137,26 @@ TranslateErrors(const std::exception_ptr & thrown, void *)
 ThrowValueError(const std::string & message)
 {
   throw nanobind::value_error(("svdlr: " + message).c_str());
+}
+
+void
+SetPythonError(PyObject * type, const std::string & message,
+               std::initializer_list<std::pair<const char *, nb::object>> attributes)
+{
+  nb::object exception = nb::handle(type)(nb::str(message.c_str()));
+  for (const auto & [name, value] : attributes)
+  {
+    exception.attr(name) = value;
+  }
+  PyErr_SetObject(type, exception.ptr());
+}
+
+void
+RaisePythonError(PyObject * type, const std::string & message,
+                 std::initializer_list<std::pair<const char *, nb::object>> attributes)
+{
+  SetPythonError(type, message, attributes);
+  throw nb::python_error();
 }
 
 } // namespace python

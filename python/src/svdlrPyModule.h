@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 namespace svdlr
 {
@@ -106,6 +107,19 @@ NewNumpyArray(std::size_t ndim, const std::size_t * shape, T *& data)
   nb::object array = nb::module_::import_("numpy").attr("empty")(nb::tuple(dimensions), dtype);
   data = static_cast<T *>(nb::cast<nb::ndarray<nb::numpy, T>>(array).data());
   return array;
+}
+
+/** The extents of `array` (a nanobind::ndarray), to compare or to allocate by. */
+template <typename TArray>
+std::vector<std::size_t>
+ShapeVector(const TArray & array)
+{
+  std::vector<std::size_t> shape(array.ndim());
+  for (std::size_t i = 0; i < shape.size(); ++i)
+  {
+    shape[i] = array.shape(i);
+  }
+  return shape;
 }
 
 } // namespace python

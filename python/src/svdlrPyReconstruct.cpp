@@ -95,19 +95,6 @@ ShapeOf(const InputArray & matrices)
                   std::to_string(matrices.ndim()) + " dimensions");
 }
 
-/** An engine enum from its name (svdlr/Names.h), or a ValueError that lists the names. */
-template <typename TEnum>
-TEnum
-ParseOption(const char * option, const std::string & name, std::string (*names)())
-{
-  TEnum value{};
-  if (!ParseName(name, value))
-  {
-    ThrowValueError(std::string(option) + " must be " + names() + ", got \"" + name + "\"");
-  }
-  return value;
-}
-
 // Range checks the engine cannot do because its fields are unsigned. The engine validates the rest
 // (energy fraction range, empty input, overlap of input and output).
 Options
@@ -143,29 +130,18 @@ MakeOptions(const std::optional<std::string> & policy,
   }
   Options options;
   options.policy = RankPolicyFrom(keywords, "fixed");
-  options.backend = ParseOption<Backend>("backend", backend, &BackendNames);
-  options.solver = ParseOption<Solver>("solver", solver, &SolverNames);
+  ParseOption("backend", backend, &ParseName, BackendNames(), options.backend);
+  ParseOption("solver", solver, &ParseName, SolverNames(), options.solver);
   const std::string problem = PolicyProblem(options.policy, options.solver);
   if (!problem.empty())
   {
     ThrowValueError(problem);
   }
-  if (deviceId < 0 || deviceId > INT_MAX)
-  {
-    ThrowValueError("device_id must be >= 0, got " + std::to_string(deviceId));
-  }
-  options.deviceId = static_cast<int>(deviceId);
-  if (maxMatricesPerBatch < 0)
-  {
-    ThrowValueError("max_matrices_per_batch must be >= 0 (0: the backend chooses), got " +
-                    std::to_string(maxMatricesPerBatch));
-  }
-  options.maxMatricesPerBatch = static_cast<std::size_t>(maxMatricesPerBatch);
-  if (threads < 0 || threads > static_cast<std::int64_t>(UINT_MAX))
-  {
-    ThrowValueError("threads must be >= 0 (0: all hardware threads), got " + std::to_string(threads));
-  }
-  options.threads = static_cast<unsigned>(threads);
+  options.deviceId = static_cast<int>(CheckedRange("device_id", deviceId, ">= 0", 0, INT_MAX));
+  options.maxMatricesPerBatch = static_cast<std::size_t>(
+    CheckedRange("max_matrices_per_batch", maxMatricesPerBatch, ">= 0 (0: the backend chooses)", 0));
+  options.threads =
+    static_cast<unsigned>(CheckedRange("threads", threads, ">= 0 (0: all hardware threads)", 0, UINT_MAX));
   return options;
 }
 
@@ -179,12 +155,7 @@ OutputBuffer(nb::handle out, const InputArray & input)
   {
     ThrowTypeError("out must be a writable C-contiguous array");
   }
-  bool sameShape = array.ndim() == input.ndim();
-  for (std::size_t i = 0; sameShape && i < input.ndim(); ++i)
-  {
-    sameShape = array.shape(i) == input.shape(i);
-  }
-  if (array.dtype() != nb::dtype<T>() || !sameShape)
+  if (array.dtype() != nb::dtype<T>() || ShapeVector(array) != ShapeVector(input))
   {
     ThrowValueError("out must have the dtype and shape of the input");
   }
@@ -294,12 +265,8 @@ RunOnHost(const InputArray & input, nb::object out, const Options & options, Pro
   nb::object result = out;
   if (out.is_none())
   {
-    std::size_t dims[3];
-    for (std::size_t i = 0; i < input.ndim(); ++i)
-    {
-      dims[i] = input.shape(i);
-    }
-    result = NewNumpyArray(input.ndim(), dims, outputData);
+    const std::vector<std::size_t> dims = ShapeVector(input);
+    result = NewNumpyArray(dims.size(), dims.data(), outputData);
   }
   else
   {
