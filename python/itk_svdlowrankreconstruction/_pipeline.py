@@ -11,25 +11,14 @@ downstream, re-execution when it or its input is modified); it asks for and prod
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from ._filter import check_parameters, svd_low_rank_reconstruction_image_filter, warn_noise_rank, with_policy
 
 # The keywords of svd_low_rank_reconstruction_image_filter that make sense for a pipeline stage (not the ones
-# that choose what comes back: return_details, output_pixel_type, which the stage's types fix).
-_PARAMETERS = (
-    "policy",
-    "rank",
-    "energy_fraction",
-    "noise_rank",
-    "noise_sigma",
-    "slice_dimension",
-    "backend",
-    "solver",
-    "device_id",
-    "max_matrices_per_batch",
-    "threads",
-)
+# that choose what comes back: return_details, output_pixel_type, which the stage's types fix): check_parameters'.
+_PARAMETERS = tuple(inspect.signature(check_parameters).parameters)
 
 
 def svd_low_rank_reconstruction_pipeline_filter(
