@@ -301,7 +301,7 @@ def local_low_rank_denoising_image_filter(
             policy=policy,
             rank=None if rank is None else int(rank),
             energy_fraction=None if energy_fraction is None else float(energy_fraction),
-            mask=_mask_array(mask, spatial_shape),
+            mask=_mask_array(mask),
             noise_sigma=_sigma_array(noise_sigma, spatial_shape),
             backend=backend,
             device_id=int(device_id),
@@ -316,7 +316,7 @@ def local_low_rank_denoising_image_filter(
             volume_groups=list(groups) if groups else None,
             noise_estimator=noise_estimator,
             sigma_floor_correction=bool(sigma_floor_correction),
-            gfactor=None if gfactor is None else _spatial_map(gfactor, spatial_shape, "gfactor"),
+            gfactor=None if gfactor is None else _spatial_map(gfactor, "gfactor"),
             **({} if estimate_gfactor is None else {"estimate_gfactor": bool(estimate_gfactor)}),
             automatic_magnitude_model=False if complex_input else magnitude_model,
         )
@@ -456,16 +456,9 @@ def _spatial_array(data: Any, name: str) -> np.ndarray:
         raise TypeError(f"svdlr: {name} must be an itk.Image or an array, got {type(data).__qualname__}") from error
 
 
-def _mask_array(mask: Any, spatial_shape: Tuple[int, ...]) -> Optional[np.ndarray]:
-    if mask is None:
-        return None
-    array = _spatial_array(mask, "mask")
-    if array.shape != spatial_shape:
-        raise ValueError(
-            f"svdlr: mask has shape {array.shape}, but the series' spatial shape is {spatial_shape} "
-            "(its axes other than the volume axis, in array order)"
-        )
-    return np.ascontiguousarray(array != 0, dtype=np.uint8)
+def _mask_array(mask: Any) -> Optional[np.ndarray]:
+    """The mask as uint8 in C order (the engine checks its shape against the series' spatial shape)."""
+    return None if mask is None else np.ascontiguousarray(_spatial_array(mask, "mask") != 0, dtype=np.uint8)
 
 
 def _sigma_array(noise_sigma: Any, spatial_shape: Tuple[int, ...]) -> Optional[np.ndarray]:
@@ -473,18 +466,12 @@ def _sigma_array(noise_sigma: Any, spatial_shape: Tuple[int, ...]) -> Optional[n
         return None
     if isinstance(noise_sigma, numbers.Real) and not isinstance(noise_sigma, bool):
         return np.full(spatial_shape, noise_sigma, dtype=np.float32)
-    return _spatial_map(noise_sigma, spatial_shape, "noise_sigma")
+    return _spatial_map(noise_sigma, "noise_sigma")
 
 
-def _spatial_map(value: Any, spatial_shape: Tuple[int, ...], name: str) -> np.ndarray:
-    """A 3D map (noise_sigma, gfactor) as float32 in C order, checked against the series' spatial shape."""
-    array = _spatial_array(value, name)
-    if array.shape != spatial_shape:
-        raise ValueError(
-            f"svdlr: {name} has shape {array.shape}, but the series' spatial shape is {spatial_shape} "
-            "(its axes other than the volume axis, in array order)"
-        )
-    return np.ascontiguousarray(array, dtype=np.float32)
+def _spatial_map(value: Any, name: str) -> np.ndarray:
+    """A 3D map (noise_sigma, gfactor) as float32 in C order (the engine checks its shape)."""
+    return np.ascontiguousarray(_spatial_array(value, name), dtype=np.float32)
 
 
 def _check_integer(name: str, value: Any, minimum: int) -> None:
