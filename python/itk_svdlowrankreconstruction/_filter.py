@@ -236,18 +236,8 @@ def svd_low_rank_reconstruction_image_filter(
     output = data.wrap(result)
     if not return_details:
         return output
-    details = ReconstructionDetails(
-        singular_values=engine_details["singular_values"],
-        ranks=engine_details["ranks"],
-        backend=engine_details["backend"],
-        slice_dimension=slice_dimension,
-        solver=engine_details["solver"],
-        notes=engine_details["notes"],
-        noise_sigma=engine_details["noise_sigma"],
-        slices_redone=int(engine_details["slices_redone"]),
-        redone_slices=engine_details["redone_slices"],
-    )
-    return output, details
+    # The engine's details dict holds the other fields, by their names.
+    return output, ReconstructionDetails(slice_dimension=slice_dimension, **engine_details)
 
 
 def warn_noise_rank(noise_rank: Any, stacklevel: int = 3) -> None:
