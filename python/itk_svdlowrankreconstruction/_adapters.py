@@ -15,6 +15,7 @@ framework's current stream. Builds without the CUDA backend fall back to a copy 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -28,6 +29,14 @@ SUPPORTED_DTYPES = (
     np.dtype(np.float32),
     np.dtype(np.float64),
 )
+
+
+def check_integer(name: str, value: Any, minimum: int) -> None:
+    """TypeError unless ``value`` is an integer (not a bool), ValueError when it is below ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"svdlr: {name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"svdlr: {name} must be >= {minimum}, got {value}")
 
 
 class _NumpyOps:

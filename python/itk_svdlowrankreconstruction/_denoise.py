@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _engine
-from ._adapters import to_host
+from ._adapters import check_integer, to_host
 
 # ITK's NumPy view of an itk.Image of dimension 4 is (volumes, z, y, x); of an itk.VectorImage (z, y, x, volumes).
 _ITK_IMAGE_VOLUME_AXIS = 0
@@ -228,14 +228,14 @@ def local_low_rank_denoising_image_filter(
         backend="cuda" without a usable CUDA device, or a failure on the device.
     """
     if patch_stride is not None:
-        _check_integer("patch_stride", patch_stride, 1)
-    _check_integer("device_id", device_id, 0)
-    _check_integer("max_patches_per_batch", max_patches_per_batch, 0)
-    _check_integer("threads", threads, 0)
+        check_integer("patch_stride", patch_stride, 1)
+    check_integer("device_id", device_id, 0)
+    check_integer("max_patches_per_batch", max_patches_per_batch, 0)
+    check_integer("threads", threads, 0)
     if rank is not None:
-        _check_integer("rank", rank, 1)
+        check_integer("rank", rank, 1)
     if volume_axis is not None:
-        _check_integer("volume_axis", volume_axis, -4)
+        check_integer("volume_axis", volume_axis, -4)
 
     if (gfactor is not None or estimate_gfactor) and noise_sigma is not None and not isinstance(noise_sigma,
                                                                                                 numbers.Real):
@@ -284,7 +284,7 @@ def local_low_rank_denoising_image_filter(
         raise TypeError(f"svdlr: dtype {array.dtype} is not supported; give real numbers")
     array = np.asarray(array, dtype=np.float32)  # no copy for float32, whatever the strides
     spatial_shape = tuple(n for i, n in enumerate(array.shape) if i != axis % 4)
-    _check_integer("echoes", echoes, 1)
+    check_integer("echoes", echoes, 1)
     groups = _engine.demean_groups(demean or _engine.DEFAULT_DEMEAN, int(array.shape[axis % 4]), int(echoes),
                                    None if bvalues is None else [float(b) for b in bvalues])
 
@@ -474,18 +474,11 @@ def _spatial_map(value: Any, name: str) -> np.ndarray:
     return np.ascontiguousarray(_spatial_array(value, name), dtype=np.float32)
 
 
-def _check_integer(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"svdlr: {name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"svdlr: {name} must be >= {minimum}, got {value}")
-
-
 def _byte_size_text(value: Union[int, str, None]) -> Optional[str]:
     """A memory size for the engine, which parses it (svdlr::ParseByteSize): a whole number of bytes or a string."""
     if value is None:
         return None
     if isinstance(value, str):
         return value
-    _check_integer("gpu_memory_limit", value, 1)
+    check_integer("gpu_memory_limit", value, 1)
     return str(int(value))

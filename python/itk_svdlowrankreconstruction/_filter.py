@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 import numpy as np
 
 from . import _engine
-from ._adapters import SUPPORTED_DTYPES, element_count, to_device, to_host
+from ._adapters import SUPPORTED_DTYPES, check_integer, element_count, to_device, to_host
 
 _BACKENDS = _engine.BACKENDS
 _SOLVERS = _engine.SOLVERS
@@ -294,11 +294,11 @@ def check_parameters(
         solver=solver,
     )
     if device_id is not None:
-        _check_integer("device_id", device_id, minimum=0)
+        check_integer("device_id", device_id, minimum=0)
     if slice_dimension is not None:
-        _check_integer("slice_dimension", slice_dimension, minimum=0)
-    _check_integer("max_matrices_per_batch", max_matrices_per_batch, minimum=0)
-    _check_integer("threads", threads, minimum=0)
+        check_integer("slice_dimension", slice_dimension, minimum=0)
+    check_integer("max_matrices_per_batch", max_matrices_per_batch, minimum=0)
+    check_integer("threads", threads, minimum=0)
 
 
 def _on_device(image: Any, backend: str, device_id: Optional[int], output_pixel_type: Any) -> Any:
@@ -320,13 +320,6 @@ def _on_device(image: Any, backend: str, device_id: Optional[int], output_pixel_
     return data
 
 
-def _check_integer(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"svdlr: {name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"svdlr: {name} must be >= {minimum}, got {value}")
-
-
 def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> None:
     if value not in choices:
         raise ValueError(f"svdlr: {name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
@@ -335,11 +328,7 @@ def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> None:
 def _check_policy(policy: Any, rank: Any, energy_fraction: Any, noise_rank: Any, noise_sigma: Any) -> None:
     if policy is not None:
         _check_choice("policy", policy, _POLICIES)
-    noise = noise_rank is not None or noise_sigma is not None
-    if rank is not None and energy_fraction is not None:
-        raise ValueError("svdlr: give either rank or energy_fraction, not both")
-    if noise and (rank is not None or energy_fraction is not None):
-        raise ValueError("svdlr: give one of rank, energy_fraction and noise_rank/noise_sigma")
+    # Which of them go together is _engine.check_options' to say, with the same words.
     if noise_rank is not None:
         _check_choice("noise_rank", noise_rank, _NOISE_RANKS)
     if noise_sigma is not None:
