@@ -19,10 +19,8 @@ The extension module (``_engine``) links only the ITK-free engine, never ITK its
 with the ITK libraries inside the ``itk`` wheels; ``itk`` is needed only to pass ``itk.Image`` objects.
 """
 
-from ._engine import __version__
-from ._engine import cuda_backend_built as _cuda_backend_built
+from ._engine import __version__, cuda_backend_built, release_cuda_resources
 from ._engine import cuda_device_usable as _cuda_device_usable
-from ._engine import release_cuda_resources as _release_cuda_resources
 from ._batch import find_volumes, reconstruct_many, reconstruct_volume, write_table
 from ._dask import local_cuda_cluster, reconstruct_with_dask
 from ._denoise import local_low_rank_denoising_image_filter
@@ -51,11 +49,6 @@ __all__ = [
 ]
 
 
-def cuda_backend_built() -> bool:
-    """True when this build has the CUDA backend compiled in."""
-    return _cuda_backend_built()
-
-
 def cuda_device_usable(device_id: int = 0) -> bool:
     """True when the CUDA backend is built and CUDA device ``device_id`` can run it.
 
@@ -68,11 +61,6 @@ def cuda_device_unusable_reason(device_id: int = 0) -> str:
     """Why CUDA device ``device_id`` cannot run the CUDA backend; empty when it can."""
     usable, why = _cuda_device_usable(device_id)
     return "" if usable else why
-
-
-def release_cuda_resources() -> None:
-    """Frees the GPU memory, streams and handles the CUDA backend keeps between runs (no-op without CUDA)."""
-    _release_cuda_resources()
 
 
 def __getattr__(name: str):

@@ -39,6 +39,14 @@ def check_integer(name: str, value: Any, minimum: int) -> None:
         raise ValueError(f"svdlr: {name} must be >= {minimum}, got {value}")
 
 
+def copy_geometry(output: Any, image: Any) -> Any:
+    """``output`` (an itk.Image) with the origin, spacing and direction of ``image``."""
+    output.SetOrigin(image.GetOrigin())
+    output.SetSpacing(image.GetSpacing())
+    output.SetDirection(image.GetDirection())
+    return output
+
+
 class _NumpyOps:
     """The array operations the filter needs, on host NumPy arrays."""
 
@@ -268,10 +276,7 @@ def _from_itk(image: Any) -> HostData:
     def wrap(result: np.ndarray) -> Any:
         output = itk.image_from_array(result)
         output.SetRegions(image.GetBufferedRegion())  # keeps a non-zero start index, if any
-        output.SetOrigin(image.GetOrigin())
-        output.SetSpacing(image.GetSpacing())
-        output.SetDirection(image.GetDirection())
-        return output
+        return copy_geometry(output, image)
 
     return HostData(itk.array_view_from_image(image), wrap, "itk")
 

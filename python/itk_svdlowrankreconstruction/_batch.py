@@ -215,8 +215,6 @@ def reconstruct_volume(
             raise OSError(f"cannot read '{input_path}': {str(error).strip().splitlines()[-1]}") from error
         keywords = with_policy(dict(policy=policy, rank=rank, energy_fraction=energy_fraction,
                                     noise_sigma=noise_sigma, noise_rank=noise_rank))
-        if all(value is None for value in keywords.values()):
-            keywords["rank"] = _engine.DEFAULT_RANK  # the default every interface shares: svdlr/Defaults.h
         result, details = svd_low_rank_reconstruction_image_filter(
             image, backend=backend, solver=solver, device_id=device_id, return_details=True, **keywords)
         os.makedirs(os.path.dirname(output_path) or ".", exist_ok=True)

@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _engine
-from ._adapters import check_integer, to_host
+from ._adapters import check_integer, copy_geometry, to_host
 
 # ITK's NumPy view of an itk.Image of dimension 4 is (volumes, z, y, x); of an itk.VectorImage (z, y, x, volumes).
 _ITK_IMAGE_VOLUME_AXIS = 0
@@ -420,20 +420,13 @@ class _ItkSeries:
         )
 
     def wrap(self, result: np.ndarray) -> Any:
-        output = self.itk.image_from_array(result, is_vector=self.vector)
-        output.SetOrigin(self.image.GetOrigin())
-        output.SetSpacing(self.image.GetSpacing())
-        output.SetDirection(self.image.GetDirection())
-        return output
+        return copy_geometry(self.itk.image_from_array(result, is_vector=self.vector), self.image)
 
     def wrap_map(self, result: np.ndarray) -> Any:
         """A 3D map on the series' spatial grid: the first three axes of a 4D image's geometry."""
         output = self.itk.image_from_array(np.ascontiguousarray(result))
         if self.vector:
-            output.SetOrigin(self.image.GetOrigin())
-            output.SetSpacing(self.image.GetSpacing())
-            output.SetDirection(self.image.GetDirection())
-            return output
+            return copy_geometry(output, self.image)
         origin = list(self.image.GetOrigin())[:3]
         spacing = list(self.image.GetSpacing())[:3]
         direction = self.itk.array_from_matrix(self.image.GetDirection())[:3, :3]

@@ -10,6 +10,7 @@ beside its target, checked, then renamed (the rules of :mod:`._batch`), so that 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
@@ -435,10 +436,8 @@ def denoise_nifti(
 def _remove_quietly(path: str) -> None:
     import os  # noqa: PLC0415
 
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.remove(path)
-    except FileNotFoundError:
-        pass
 
 
 def reference_volume(bvals: Optional[Sequence[float]]) -> int:

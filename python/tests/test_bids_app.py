@@ -180,6 +180,17 @@ def test_exp2_is_cordero_grande_in_the_sidecar_and_the_boilerplate(raw, tmp_path
     assert bids.main([str(root), str(out), "participant", "--policy", "fixed"]) == _engine.EXIT_USAGE  # no --rank
 
 
+def test_the_sidecar_names_the_policy_an_energy_fraction_or_a_rank_implies():
+    from itk_svdlowrankreconstruction._nifti_series import SeriesResult  # noqa: PLC0415
+    from itk_svdlowrankreconstruction.bids._runner import _parameters_used  # noqa: PLC0415
+
+    result = SeriesResult(shape=(), rank={}, sigma={}, seconds=0.0)  # no grid: nothing fitted to it
+    for options, policy in ((bids.DenoiseOptions(energy_fraction=0.9), "energy"),
+                            (bids.DenoiseOptions(rank=3), "fixed"),
+                            (bids.DenoiseOptions(), _engine.DEFAULT_DENOISE_POLICY)):
+        assert _parameters_used(options, result)["policy"] == policy
+
+
 def test_vst_and_noise_floor_reach_the_denoiser_the_sidecar_and_the_boilerplate(raw, tmp_path):
     root, _, _ = raw
     plain, stabilised, automatic = tmp_path / "plain", tmp_path / "vst", tmp_path / "automatic"

@@ -116,12 +116,10 @@ def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, option
 def _parameters_used(options: DenoiseOptions, result: SeriesResult) -> Dict[str, Any]:
     """The options as the run used them, for the sidecars: the defaults filled in, and the patch as it was, a
     cuboid's extent (no radius) or a sphere's radius and voxel count (no extent), as the engine fitted it."""
-    from .._engine import (  # noqa: PLC0415
-        AUTO_PATCH_STRIDE, DEFAULT_DENOISE_POLICY, patch_size_used, patch_stride_used, sphere_patch_used)
+    from .._engine import AUTO_PATCH_STRIDE, patch_size_used, patch_stride_used, sphere_patch_used  # noqa: PLC0415
 
     parameters = options.record(result.negative_values)
-    if parameters["policy"] is None:
-        parameters["policy"] = "fixed" if options.rank is not None else DEFAULT_DENOISE_POLICY
+    parameters["policy"] = options.policy_used()
     fitted = len(result.shape) == 4
     if options.shape_used() == "sphere":
         del parameters["patch"]
