@@ -14,7 +14,7 @@ import contextlib
 import math
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
@@ -54,19 +54,21 @@ class DenoiseOptions:
     sigma_floor_correction: bool = False  # correct the magnitude's sigma map for the noise floor
     magnitude_model: Optional[bool] = None  # the automatic magnitude model (None: on; False: off, the Gaussian model)
 
+    @classmethod
+    def of(cls, values: Dict[str, Any], **chosen: Any) -> "DenoiseOptions":
+        """The options among ``values`` that bear a field's name (the others left out), then ``chosen``."""
+        names = {field.name for field in fields(cls)}
+        return cls(**{**{name: value for name, value in values.items() if name in names}, **chosen})
+
     def keywords(self) -> Dict[str, Any]:
-        """Keywords of :func:`local_low_rank_denoising_image_filter` for a nibabel array (x, y, z, volumes)."""
-        return dict(patch_size=None if self.patch is None else tuple(int(p) for p in self.patch),
-                    patch_stride=None if self.stride is None else int(self.stride), patch_shape=self.patch_shape,
-                    patch_radius=float(self.patch_radius), aggregation=self.aggregation, shrinkage=self.shrinkage,
-                    policy=self.policy, rank=self.rank, energy_fraction=self.energy_fraction,
-                    noise_sigma=self.noise_sigma, backend=self.backend,
-                    device_id=int(self.device_id), threads=int(self.threads), vst=bool(self.vst),
-                    noise_floor=bool(self.noise_floor), coils=None if self.coils is None else int(self.coils),
-                    demean=self.demean,
-                    noise_estimator=self.noise_estimator,
-                    sigma_floor_correction=bool(self.sigma_floor_correction),
-                    magnitude_model=self.magnitude_model)
+        """Keywords of :func:`local_low_rank_denoising_image_filter` for a nibabel array (x, y, z, volumes): the
+        fields by their names (the filter converts the numbers and flags it takes), patch and stride renamed."""
+        keywords = asdict(self)
+        patch, stride = keywords.pop("patch"), keywords.pop("stride")
+        keywords.update(patch_size=None if patch is None else tuple(int(p) for p in patch),
+                        patch_stride=None if stride is None else int(stride), device_id=int(self.device_id),
+                        threads=int(self.threads))
+        return keywords
 
     def policy_used(self) -> str:
         """The rank policy's name: the one given, else the one a parameter implies, else the engine's default."""

@@ -111,18 +111,11 @@ class DenoiseSeries(SimpleInterface):
             if policy is not None and policy != estimated:
                 raise ValueError(f"estimator {defined['estimator']} contradicts policy {policy}")
             policy = estimated
-        return DenoiseOptions(patch=defined.get("extent"), stride=defined.get("stride"),
-                              patch_shape=defined.get("patch_shape"), patch_radius=defined.get("patch_radius", 0.0),
-                              aggregation=defined.get("aggregation"), shrinkage=defined.get("shrinkage"),
-                              policy=policy, rank=defined.get("fixed_rank"),
-                              energy_fraction=defined.get("energy_fraction"),
-                              noise_sigma=defined.get("noise_sigma"), backend=defined["backend"],
-                              device_id=defined["device_id"], threads=defined["nthreads"], vst=defined["vst"],
-                              noise_floor=defined["noise_floor"], coils=defined.get("coils"),
-                              demean=defined.get("demean"),
-                              noise_estimator=defined.get("noise_estimator"),
-                              sigma_floor_correction=defined["sigma_floor_correction"],
-                              magnitude_model=defined.get("magnitude_model"))
+        # The inputs named as the options are, but rank, the rank map's file here; dwidenoise's extent, fixed_rank and
+        # nthreads are the options' patch, rank and threads.
+        return DenoiseOptions.of({name: value for name, value in defined.items() if name != "rank"},
+                                 patch=defined.get("extent"), policy=policy, rank=defined.get("fixed_rank"),
+                                 threads=defined["nthreads"])
 
     def _run_interface(self, runtime):
         out_file, noise, rank = self._path("out_file", "denoised"), self._path("noise", "noise"), \

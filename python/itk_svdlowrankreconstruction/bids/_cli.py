@@ -202,16 +202,10 @@ def _options(arguments: argparse.Namespace) -> DenoiseOptions:
         if policy and policy != _ESTIMATORS[arguments.estimator]:
             raise _UsageError(f"--estimator {arguments.estimator} contradicts --policy {policy}")
         policy = _ESTIMATORS[arguments.estimator]
-    return DenoiseOptions(patch=arguments.patch, stride=arguments.stride, patch_shape=arguments.patch_shape,
-                          patch_radius=arguments.patch_radius or 0.0, aggregation=arguments.aggregation,
-                          shrinkage=arguments.shrinkage, policy=policy, rank=arguments.rank,
-                          energy_fraction=arguments.energy_fraction, noise_sigma=arguments.noise_sigma,
-                          backend=arguments.backend, device_id=arguments.device or 0, threads=arguments.nthreads,
-                          vst=arguments.vst, noise_floor=arguments.noise_floor, coils=arguments.coils,
-                          demean=arguments.demean,
-                          noise_estimator=arguments.noise_estimator,
-                          sigma_floor_correction=arguments.sigma_floor_correction,
-                          magnitude_model=False if arguments.no_magnitude_model else None)
+    # The options by their names (--patch, --stride, --vst...), then those the command line spells otherwise.
+    return DenoiseOptions.of(vars(arguments), patch_radius=arguments.patch_radius or 0.0, policy=policy,
+                             device_id=arguments.device or 0, threads=arguments.nthreads,
+                             magnitude_model=False if arguments.no_magnitude_model else None)
 
 
 def _devices_used(arguments: argparse.Namespace) -> Optional[List[int]]:
