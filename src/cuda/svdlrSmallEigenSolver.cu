@@ -390,12 +390,6 @@ SmallEigenSolver::WorkspaceBytes(std::int64_t n, std::int64_t count, std::int64_
   return CarveWorkspace(nullptr, n, count, maxVectors).bytes;
 }
 
-const double *
-SmallEigenSolver::InterleavedEigenvalues(const Arguments & arguments)
-{
-  return CarveWorkspace(arguments.workspace, arguments.n, arguments.count, arguments.maxVectors).values;
-}
-
 void
 SmallEigenSolver::RunEigenvalues(const Arguments & arguments, cudaStream_t stream)
 {

@@ -96,11 +96,6 @@ public:
   /** Stages 3 and 4, after RunEigenvalues with the same arguments: the eigenvectors asked for. */
   SVDLR_CUDA_EXPORT static void
   RunEigenvectors(const Arguments & arguments, cudaStream_t stream);
-
-  /** The ascending eigenvalues that RunEigenvalues left in the workspace, interleaved: eigenvalue i of matrix b is
-   * at [i * count + b]. */
-  SVDLR_CUDA_EXPORT static const double *
-  InterleavedEigenvalues(const Arguments & arguments);
 };
 
 } // namespace detail

@@ -66,10 +66,6 @@ extern "C"
   void
   dstein_(const int * n, const double * d, const double * e, const int * m, const double * w, const int * iblock,
           const int * isplit, double * z, const int * ldz, double * work, int * iwork, int * ifail, int * info);
-  void
-  dormtr_(const char * side, const char * uplo, const char * trans, const int * m, const int * n, const double * a,
-          const int * lda, const double * tau, double * c, const int * ldc, double * work, const int * lwork,
-          int * info, std::size_t sideLength, std::size_t uploLength, std::size_t transLength);
 }
 
 namespace svdlr
@@ -203,15 +199,6 @@ steinUnsplit(int n, const double * d, const double * e, int m, const double * w,
   isplit[0] = n;
   int info = 0;
   dstein_(&n, d, e, &m, w, iblock, isplit, z, &n, work, iwork, iwork + n, &info);
-  return info;
-}
-
-// c (n x m, ld n) = Q c with Q from sytrdLower (a and tau as it left them). lwork == -1 is a workspace query.
-inline int
-ormtrLower(int n, int m, const double * a, const double * tau, double * c, double * work, int lwork)
-{
-  int info = 0;
-  dormtr_("L", "L", "N", &n, &m, a, &n, tau, c, &n, work, &lwork, &info, 1, 1, 1);
   return info;
 }
 
