@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
-"""The denoise-kernels stage's summary (benchmarks/device.sh): the CUDA denoiser's variants and cuSOLVER, each with
-its GPU stage times, then the CPU and GPU outputs against the clean series and against each other.
+"""The denoise-kernels stage's summary (benchmarks/device.sh): the CUDA denoiser with our solver and cuSOLVER's, each
+with its GPU stage times, then the CPU and GPU outputs against the clean series and against each other.
 
 usage: denoise_cuda_report.py DATA LOGS
   DATA  series.f32, clean.f32, cpu.f32 / cpu.u16 and gpu.f32 / gpu.u16 (svdlrDenoiseBenchmark --output, --rank-out)
@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 
-def variants(path):
+def configurations(path):
     rows = {}
     for line in open(path):
         try:
@@ -71,7 +71,7 @@ def main():
         cpu_ranks = None
     for name in ("cuda-bench.log", "cuda-bench-overlap.log", "cuda-bench-limit.log", "cuda-bench-200.log"):
         try:
-            rows = variants(f"{logs}/{name}")
+            rows = configurations(f"{logs}/{name}")
         except OSError as error:
             print(name, error)
             continue

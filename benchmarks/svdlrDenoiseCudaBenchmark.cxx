@@ -52,7 +52,6 @@ struct Arguments
   std::size_t             cusolverRepeat{ 2 };
   bool                    everyEigenvector{ true }; // the "every eigenvector" configuration after the default
   std::size_t             maxPatchesPerBatch{ 0 };
-  bool                    variants{ false };
   // The engine's defaults, as the reference svdlrDenoiseBenchmark's.
   svdlr::PatchAggregation aggregation{ svdlr::LocalDenoiseOptions{}.aggregation };
   svdlr::Shrinkage        shrinkage{ svdlr::LocalDenoiseOptions{}.shrinkage };
@@ -69,7 +68,7 @@ Usage(const std::string & problem)
             << "       [--aggregation centre|overlap] [--shrinkage auto|hard|frobenius]\n"
             << "       [--batch N] [--device-memory-limit SIZE (" << svdlr::ByteSizeSyntax() << ")]\n"
             << "       [--gram auto|tiled|gemm (the Gram stage: the default's choice, our kernel, cuBLAS)]\n"
-            << "       [--reference cpu.f32 --reference-rank cpu.u16] [--variants (every kernel variant of our solver)]\n";
+            << "       [--reference cpu.f32 --reference-rank cpu.u16]\n";
   std::exit(2);
 }
 
@@ -99,8 +98,6 @@ Parse(int argc, char * argv[])
       a.cusolverRepeat = std::stoul(value(i));
     else if (flag == "--default-only")
       a.everyEigenvector = false;
-    else if (flag == "--variants")
-      a.variants = true;
     else if (flag == "--gram")
     {
       const std::string name = value(i);
@@ -286,9 +283,8 @@ main(int argc, char * argv[])
     {
       referenceRank = ReadRaw<std::uint16_t>(a.referenceRank, voxels);
     }
-    // The configurations, the first being the engine's default: our solver with its default kernels, the other
-    // variants of its kernels, and cuSOLVER's XsyevBatched. Each is compared with the reference output (the CPU
-    // backend's) and with the first.
+    // The configurations, the first being the engine's default: our solver, then cuSOLVER's XsyevBatched. Each is
+    // compared with the reference output (the CPU backend's) and with the first.
     struct Configuration
     {
       std::string                           name;
@@ -303,18 +299,6 @@ main(int argc, char * argv[])
       svdlr::detail::LocalDenoiseCudaTuning tuning;
       tuning.everyEigenvector = true;
       configurations.push_back({ "ours, every eigenvector", tuning, std::max<std::size_t>(1, a.repeat / 2) });
-    }
-    if (a.variants)
-    {
-      const std::vector<svdlr::detail::SmallEigenTuning> all = svdlr::detail::AllSmallEigenTunings();
-      for (std::size_t v = 1; v < all.size(); ++v) // all[0] is the default, already first
-      {
-        svdlr::detail::LocalDenoiseCudaTuning tuning;
-        tuning.eigen = all[v];
-        configurations.push_back({ "ours, " + svdlr::detail::SmallEigenTuningName(all[v]),
-                                   tuning,
-                                   std::max<std::size_t>(1, a.repeat / 2) });
-      }
     }
     if (a.cusolverRepeat > 0)
     {

@@ -491,7 +491,6 @@ private:
     arguments.info = m_Batch.info;
     arguments.workspace = m_Batch.solver;
     arguments.workspaceBytes = m_Batch.solverBytes;
-    arguments.tuning = m_Tuning.eigen;
     SmallEigenSolver::RunTridiagonalization(arguments, compute);
     MarkStage(StageClock::Tridiagonal);
     SmallEigenSolver::RunTridiagonalEigenvalues(arguments, compute);
