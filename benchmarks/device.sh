@@ -15,7 +15,7 @@
 #   gunzip        the .nii.gz read's decompression: libdeflate, ISA-L, ours and rapidgzip on one member and on our
 #                 own output, and the verdict whether ours stays (gunzip_compare.py)
 #   magnitude     the automatic magnitude model's cost on the GPU, step by step (MAGNITUDE_SIZES), against the run
-#                 without it, the CUDA backend's trace of the run without it (stages, transfers), and that run under
+#                 without it, the CUDA backend's trace of the run without it (plan, host phases), and that run under
 #                 each device memory limit of MAGNITUDE_LIMITS
 #   wheel         the CUDA wheel (the bundle's whl-cuda/) installed beside the machine's NVIDIA runtime wheels, no CUDA
 #                 toolkit on the library path: a phantom denoised through it against the bundle's tool (wheel_on_gpu.py)
@@ -391,7 +391,7 @@ stage_magnitude() {
         --cusolver-repeat 0 --default-only
       note "$size trace (rc $rc, $took s): $(head -1 "$dir/$size-trace.log" | cut -c1-900)"
     fi
-    # MAGNITUDE_LIMITS="8G 200G": the run without the model under each device memory limit (the plan, the stages).
+    # MAGNITUDE_LIMITS="8G 200G": the run without the model under each device memory limit (the plan, the time).
     for limit in ${MAGNITUDE_LIMITS:-}; do
       one "$size-limit-$limit" 300 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/$size.f32" --size "${dims[@]}" \
         --repeat 2 --cusolver-repeat 0 --default-only --device-memory-limit "$limit"

@@ -16,8 +16,8 @@
  *
  *=========================================================================*/
 // svdlrDenoiseCudaBenchmark: the local denoiser's CUDA backend end to end (host series in, host series out) with
-// our eigen-solver and with cuSOLVER's, where the time goes (host phases and GPU stages, from the backend's trace),
-// and the accuracy beside each time: against a reference output (the CPU backend's, written by
+// our eigen-solver and with cuSOLVER's, where the time goes (host phases, from the backend's trace; GPU stages come
+// from nsys profile of this program), and the accuracy beside each time: against a reference output (the CPU backend's, written by
 // svdlrDenoiseBenchmark --output/--rank-out) and between the two solvers. Input: a raw float32 series in ITK's 4D
 // order. ITK-free, so it can be carried to the GPU machine. Prints one JSON line per configuration.
 #include "svdlrBenchmarkIO.h"
@@ -170,7 +170,7 @@ Time(const Arguments & a, const std::vector<float> & input, const svdlr::detail:
   options.maxPatchesPerBatch = a.maxPatchesPerBatch;
   const auto patch = svdlr::DefaultPatchSize(nv);
   // One warm-up (context, handles, pinned staging, first-call costs), the timed runs without the trace, each
-  // from a poisoned output, and one more run with the trace (CUDA events on every stage), not timed here.
+  // from a poisoned output, and one more run with the trace, not timed here.
   for (std::size_t i = 0; i <= repeat + 1; ++i)
   {
     std::fill(run.output.begin(), run.output.end(), std::nanf(""));
@@ -245,11 +245,7 @@ Json(const std::string & name, const Arguments & a, const Run & run, const Agree
        << ", \"centre_planes\": " << t.centrePlanesPerSlab << ", \"cusolver\": " << (t.usedCusolver ? "true" : "false")
        << ", \"gemm_gram\": " << (t.usedGemmGram ? "true" : "false")
        << "}, \"host_ms\": {\"setup\": " << t.setup << ", \"upload\": " << t.upload << ", \"enqueue\": " << t.enqueue
-       << ", \"download\": " << t.download << ", \"total\": " << t.total << "}, \"gpu_ms\": {\"unpack\": "
-       << t.gpuUnpack << ", \"gram\": " << t.gpuGram << ", \"tridiagonal\": " << t.gpuTridiagonal
-       << ", \"eigenvalues\": " << t.gpuEigenvalues
-       << ", \"ranks\": " << t.gpuRanks << ", \"eigenvectors\": " << t.gpuEigenvectors
-       << ", \"approximation\": " << t.gpuApproximation << ", \"finalise\": " << t.gpuFinalise << "}";
+       << ", \"download\": " << t.download << ", \"total\": " << t.total << "}";
   const auto agreement = [&](const char * key, const Agreement * g) {
     if (g != nullptr)
     {

@@ -64,16 +64,6 @@ struct LocalDenoiseCudaTrace
   double      enqueue{ 0 };            // launching the slabs' work
   double      download{ 0 };           // waiting for the slabs and device -> host
   double      total{ 0 };
-  // GPU milliseconds on the compute stream per stage (CUDA events, summed over batches and slabs). The first
-  // includes any wait for the slab's upload.
-  double gpuUnpack{ 0 };       // waiting for the upload, unpacking, carrying the sums
-  double gpuGram{ 0 };
-  double gpuTridiagonal{ 0 };  // Householder tridiagonalisation (ours)
-  double gpuEigenvalues{ 0 };  // QL (ours), or the whole XsyevBatched (cuSOLVER)
-  double gpuRanks{ 0 };
-  double gpuEigenvectors{ 0 }; // inverse iteration and back-transformation (ours)
-  double gpuApproximation{ 0 };
-  double gpuFinalise{ 0 };
 };
 
 SVDLR_CUDA_EXPORT void

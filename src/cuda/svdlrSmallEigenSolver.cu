@@ -407,13 +407,6 @@ SmallEigenSolver::WorkspaceBytes(std::int64_t n, std::int64_t count, std::int64_
 void
 SmallEigenSolver::RunEigenvalues(const Arguments & arguments, cudaStream_t stream)
 {
-  RunTridiagonalization(arguments, stream);
-  RunTridiagonalEigenvalues(arguments, stream);
-}
-
-void
-SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_t stream)
-{
   if (!CanImplement(arguments.n, arguments.count))
   {
     throw Error(ErrorCode::InvalidArgument,
@@ -430,19 +423,9 @@ SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_
     throw Error(ErrorCode::InvalidArgument, "svdlr: the small eigen-solver's workspace is too small");
   }
   Tridiagonalize(arguments, w, stream);
-}
-
-void
-SmallEigenSolver::RunTridiagonalEigenvalues(const Arguments & arguments, cudaStream_t stream)
-{
-  if (arguments.count == 0)
-  {
-    return;
-  }
-  const Workspace w = CarveWorkspace(arguments.workspace, arguments.n, arguments.count, arguments.maxVectors);
-  const int       n = static_cast<int>(arguments.n);
-  // Bisection, one thread per eigenvalue (BisectEigenvalue): QL, one thread per matrix, ran a whole matrix's
-  // iteration as one chain, and a batch took as long as its longest chain.
+  // Stage 2 by bisection, one thread per eigenvalue (BisectEigenvalue): QL, one thread per matrix, ran a whole
+  // matrix's iteration as one chain, and a batch took as long as its longest chain.
+  const int n = static_cast<int>(arguments.n);
   const int threads = (n + 31) / 32 * 32;
   TridiagonalBisectionKernel<<<static_cast<unsigned>(arguments.count), threads, 0, stream>>>(
     w.diagonal, w.offDiagonal, w.values, arguments.eigenvalues, arguments.info, n, arguments.count);

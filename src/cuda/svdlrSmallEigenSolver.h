@@ -85,12 +85,6 @@ public:
   SVDLR_CUDA_EXPORT static void
   RunEigenvalues(const Arguments & arguments, cudaStream_t stream);
 
-  /** The two halves of RunEigenvalues (for the denoiser's per-stage trace): stage 1, then stage 2. */
-  SVDLR_CUDA_EXPORT static void
-  RunTridiagonalization(const Arguments & arguments, cudaStream_t stream);
-  SVDLR_CUDA_EXPORT static void
-  RunTridiagonalEigenvalues(const Arguments & arguments, cudaStream_t stream);
-
   /** Stages 3 and 4, after RunEigenvalues with the same arguments: the eigenvectors asked for. */
   SVDLR_CUDA_EXPORT static void
   RunEigenvectors(const Arguments & arguments, cudaStream_t stream);
