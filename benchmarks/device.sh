@@ -15,7 +15,7 @@
 #   gunzip        the .nii.gz read's decompression: libdeflate, ISA-L, ours and rapidgzip on one member and on our
 #                 own output, and the verdict whether ours stays (gunzip_compare.py)
 #   magnitude     the automatic magnitude model's cost on the GPU, step by step (MAGNITUDE_SIZES), against the run
-#                 without it, the CUDA backend's trace of the run without it (plan, host phases), and that run under
+#                 without it, the CUDA backend's trace of the run without it (its plan), and that run under
 #                 each device memory limit of MAGNITUDE_LIMITS
 #   wheel         the CUDA wheel (the bundle's whl-cuda/) installed beside the machine's NVIDIA runtime wheels, no CUDA
 #                 toolkit on the library path: a phantom denoised through it against the bundle's tool (wheel_on_gpu.py)

@@ -59,7 +59,6 @@ struct Arguments
   bool           pinned{ false };
   std::int64_t   subspaceWidth{ 0 };    // > 0: override the subspace solver's block (CUDA, for sweeps)
   int            subspaceIterations{ 0 }; // > 0: override its iteration count
-  bool           trace{ false };          // CUDA: print where the host's time went in the last run
   int            subspaceCheck{ -1 };     // CUDA: 0 without the subspace solver's check, 1 with it (its cost); -1: default
   std::size_t    stagingLanes{ 0 };       // > 0: override the staging ring's lanes (pageable memory)
   std::size_t    stagingChunkKiB{ 0 };    // > 0: override its chunk size
@@ -73,7 +72,6 @@ Usage(const std::string & problem)
             << "       [--memory pageable|pinned] [--repeats N] [--warmups N] [--batch N] [--output R.f32]\n"
             << "       [--json result.json] [--name W1] [--solver auto|exact|subspace]\n"
             << "       [--subspace-width W] [--subspace-iterations Q]   (CUDA sweeps: override the defaults)\n"
-            << "       [--trace on]   (CUDA: per-phase host times of the last run, on stderr)\n"
             << "       [--subspace-check on|off]   (CUDA: with or without the subspace solver's check, its cost)\n"
             << "       [--staging-lanes N] [--staging-chunk-kib K]   (CUDA, pageable: staging ring sweeps)\n";
   std::exit(2);
@@ -135,8 +133,6 @@ Parse(int argc, char * argv[])
       a.stagingLanes = number();
     else if (flag == "--staging-chunk-kib")
       a.stagingChunkKiB = number();
-    else if (flag == "--trace")
-      a.trace = value == "1" || value == "on";
     else if (flag == "--memory")
       a.pinned = value == "pinned" ? true : value == "pageable" ? false : (Usage("bad memory kind"), false);
     else
@@ -213,7 +209,7 @@ Run(const Arguments & args, const svdlr::MatrixBatch<const float> & in, const sv
     const svdlr::Options & options)
 {
 #ifdef SVDLR_BENCHMARK_WITH_CUDA
-  if (args.backend == svdlr::Backend::CUDA && (args.subspaceWidth > 0 || args.subspaceIterations > 0 || args.trace ||
+  if (args.backend == svdlr::Backend::CUDA && (args.subspaceWidth > 0 || args.subspaceIterations > 0 ||
                                                args.stagingLanes > 0 || args.stagingChunkKiB > 0 || args.subspaceCheck >= 0))
   {
     svdlr::detail::CudaPipelineTuning tuning;
@@ -222,20 +218,12 @@ Run(const Arguments & args, const svdlr::MatrixBatch<const float> & in, const sv
     tuning.subspace.width = args.subspaceWidth;
     tuning.subspace.iterations = args.subspaceIterations;
     tuning.skipCheck = args.subspaceCheck == 0;
-    svdlr::detail::CudaPipelineTrace trace;
-    svdlr::Report                    report;
+    svdlr::Report report;
     report.backend = svdlr::Backend::CUDA;
     report.ranks.assign(in.count, 0);
     report.singularValues.assign(in.count, {});
     report.noiseSigmas.assign(in.count, std::numeric_limits<double>::quiet_NaN());
-    svdlr::detail::RunCudaInstrumented(in, out, options, report, &trace, tuning);
-    if (args.trace)
-    {
-      std::cerr << "trace ms: handles " << trace.handles << ", deviceAlloc " << trace.deviceAlloc << ", stagingAlloc "
-                << trace.stagingAlloc << ", upload " << trace.upload << ", launch " << trace.launch << ", waitEigen "
-                << trace.waitEigen << ", finish " << trace.finish << ", download " << trace.download << ", teardown "
-                << trace.teardown << "; batches " << trace.batches << " x " << trace.batchSize << "\n";
-    }
+    svdlr::detail::RunCudaInstrumented(in, out, options, report, nullptr, tuning);
     return report;
   }
 #endif

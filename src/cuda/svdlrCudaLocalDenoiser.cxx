@@ -33,7 +33,6 @@
 #include "noise/svdlrChooseRank.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrCudaDevice.h"
-#include "svdlrCudaPipelineTrace.h"
 #include "svdlrEigenSolver.h"
 #include "denoise/svdlrLocalDenoiseBackends.h" // ShrinksOptimally, BackendPatchStride
 #include "svdlrLocalDenoiseBuffers.h"
@@ -49,7 +48,6 @@
 #include "denoise/svdlrSphereOrder.h"
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <memory>
@@ -112,15 +110,11 @@ public:
   std::size_t
   Run()
   {
-    const auto   start = std::chrono::steady_clock::now();
     ScopedDevice device(m_Options.deviceId);
     m_Resources = LocalDenoiseResourceCache::Shared().Take(m_Options.deviceId);
     try
     {
-      {
-        TraceSpan span(m_Trace ? &m_Trace->setup : nullptr);
-        Setup();
-      }
+      Setup();
       m_DeviceBytes = m_Resources->DeviceBytes() + m_Transform.Bytes();
       for (std::size_t s = 0; s < m_Plan.slabs.size(); ++s)
       {
@@ -146,7 +140,6 @@ public:
     {
       m_Trace->usedCusolver = m_UseCusolver;
       m_Trace->usedGemmGram = m_UseGemmGram;
-      m_Trace->total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     }
     return m_TotalPatches;
   }
@@ -327,7 +320,6 @@ private:
   void
   Upload(std::size_t s)
   {
-    TraceSpan          span(m_Trace ? &m_Trace->upload : nullptr);
     const SlabExtent & e = m_Plan.slabs[s];
     const int          slot = static_cast<int>(s % 2);
     const cudaStream_t stream = m_Resources->upload.Get();
@@ -347,7 +339,6 @@ private:
   void
   Enqueue(std::size_t s)
   {
-    TraceSpan          span(m_Trace ? &m_Trace->enqueue : nullptr);
     const SlabExtent & e = m_Plan.slabs[s];
     const int          slot = static_cast<int>(s % 2);
     const SlabWindow   window{ e.windowFirst, e.windowLast - e.windowFirst };
@@ -498,7 +489,6 @@ private:
   void
   Retire(std::size_t s)
   {
-    TraceSpan          span(m_Trace ? &m_Trace->download : nullptr);
     const SlabExtent & e = m_Plan.slabs[s];
     const int          slot = static_cast<int>(s % 2);
     SVDLR_CUDA_CHECK(cudaEventSynchronize(m_Resources->computed[slot].Get()));

@@ -124,31 +124,24 @@ public:
 
     // Streams, handles and buffers of an earlier run on this device, when there was one. Slot 0's handle
     // answers the workspace queries that the plan needs.
+    m_Resources = CudaPipelineResourceCache<T>::Shared().Take(options.deviceId);
+    if (m_Resources->slots.empty())
     {
-      const TraceSpan span(Traced(&CudaPipelineTrace::handles));
-      m_Resources = CudaPipelineResourceCache<T>::Shared().Take(options.deviceId);
-      if (m_Resources->slots.empty())
-      {
-        m_Resources->AddSlot();
-      }
+      m_Resources->AddSlot();
     }
-    {
-      const TraceSpan span(Traced(&CudaPipelineTrace::deviceAlloc));
-      std::size_t     freeBytes = 0;
-      std::size_t     totalBytes = 0;
-      SVDLR_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-      freeBytes += m_Resources->DeviceBytes(); // ours to reuse or free
-      const std::size_t available = UsableDeviceBytes(freeBytes);
-      m_Plan = PlanBatches(m_Geometry, input.count, options.maxMatricesPerBatch, available, [this](std::size_t batch) {
-        return m_Resources->EigenWorkspace(m_Geometry.EigenSide(), batch).deviceBytes;
-      });
-      m_Resources->AllocateSlots(m_Geometry, input.count, freeBytes, options.deviceId, m_Plan);
-    }
+    std::size_t freeBytes = 0;
+    std::size_t totalBytes = 0;
+    SVDLR_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    freeBytes += m_Resources->DeviceBytes(); // ours to reuse or free
+    const std::size_t available = UsableDeviceBytes(freeBytes);
+    m_Plan = PlanBatches(m_Geometry, input.count, options.maxMatricesPerBatch, available, [this](std::size_t batch) {
+      return m_Resources->EigenWorkspace(m_Geometry.EigenSide(), batch).deviceBytes;
+    });
+    m_Resources->AllocateSlots(m_Geometry, input.count, freeBytes, options.deviceId, m_Plan);
     if (m_Trace != nullptr)
     {
       m_Trace->batches = m_Plan.batches;
       m_Trace->batchSize = m_Plan.batchSize;
-      m_Trace->slots = m_Plan.slots;
     }
     if (m_Memory.onDevice)
     {
@@ -167,16 +160,10 @@ public:
     chunkBytes = tuning.stagingChunkBytes > 0 ? tuning.stagingChunkBytes : chunkBytes;
     if (m_Resources->ring == nullptr || m_Resources->ringLanes != lanes || m_Resources->ringChunkBytes != chunkBytes)
     {
-      const TraceSpan span(Traced(&CudaPipelineTrace::stagingAlloc));
       m_Resources->ring.reset();
       m_Resources->ring = std::make_unique<StagingRing>(options.deviceId, lanes, chunkBytes);
       m_Resources->ringLanes = lanes;
       m_Resources->ringChunkBytes = chunkBytes;
-    }
-    if (m_Trace != nullptr)
-    {
-      m_Trace->stagingLanes = lanes;
-      m_Trace->stagingChunkBytes = chunkBytes;
     }
   }
 
@@ -240,13 +227,6 @@ public:
 private:
   using Slot = CudaStreamSlot<T>;
 
-  /** Where a phase's time goes, or null when the run is not traced. */
-  double *
-  Traced(double CudaPipelineTrace::*phase) const
-  {
-    return m_Trace != nullptr ? &(m_Trace->*phase) : nullptr;
-  }
-
   std::size_t
   MatrixBytes() const
   {
@@ -275,7 +255,6 @@ private:
   void
   CopyIn(Slot & slot)
   {
-    const TraceSpan       span(Traced(&CudaPipelineTrace::upload));
     const unsigned char * source =
       reinterpret_cast<const unsigned char *>(m_Input.data + slot.first * m_Input.matrixStride);
     const std::size_t sourceStride = m_Input.matrixStride * sizeof(T);
@@ -294,7 +273,6 @@ private:
   void
   CopyOut(Slot & slot)
   {
-    const TraceSpan   span(Traced(&CudaPipelineTrace::download));
     unsigned char *   target = reinterpret_cast<unsigned char *>(m_Output.data + slot.first * m_Output.matrixStride);
     const std::size_t targetStride = m_Output.matrixStride * sizeof(T);
     if (m_Memory.onDevice || m_Memory.outputPinned)
@@ -320,7 +298,6 @@ private:
     // cusolverDnXsyevBatched blocks the calling thread for much of the solve (measured on the H100: for
     // 16 matrices of 1024^2 the call returns only when the solve is done). Enqueueing it from a thread of
     // its own keeps this thread free to copy the other batches in and out meanwhile.
-    slot.solveMilliseconds = 0.0;
     try
     {
       slot.solved = std::async(std::launch::async, [this, &slot] {
@@ -347,7 +324,6 @@ private:
   void
   EnqueueSolve(Slot & slot)
   {
-    const TraceSpan    span(m_Trace != nullptr ? &slot.solveMilliseconds : nullptr);
     const cudaStream_t stream = slot.stream.Get();
     const std::int64_t n = m_Geometry.EigenSide(); // the side of the matrices the eigen-solver gets
 
@@ -433,19 +409,11 @@ private:
     const cudaStream_t stream = slot.stream.Get();
     const std::size_t  n = static_cast<std::size_t>(m_Geometry.Small());
     const std::size_t  eigenSide = static_cast<std::size_t>(m_Geometry.EigenSide());
+    if (slot.solved.valid())
     {
-      const TraceSpan span(Traced(&CudaPipelineTrace::waitEigen));
-      if (slot.solved.valid())
-      {
-        slot.solved.get(); // rethrows what the solver thread threw
-      }
-      SVDLR_CUDA_CHECK(cudaEventSynchronize(slot.eigenReady.Get()));
+      slot.solved.get(); // rethrows what the solver thread threw
     }
-    if (m_Trace != nullptr)
-    {
-      m_Trace->launch += slot.solveMilliseconds;
-    }
-    const TraceSpan span(Traced(&CudaPipelineTrace::finish));
+    SVDLR_CUDA_CHECK(cudaEventSynchronize(slot.eigenReady.Get()));
 
     const std::size_t kmax = CollectBatchResults(slot.HostFlags(),
                                                  slot.HostInfo(),
@@ -611,11 +579,8 @@ RunPipeline(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, c
   const ScopedDevice device(options.deviceId);
   const CallerMemory where =
     LocateCallerMemory(input.data, SpanBytes(input), output.data, SpanBytes(output), options.deviceId, memory);
-  std::unique_ptr<CudaPipeline<T>> pipeline =
-    std::make_unique<CudaPipeline<T>>(input, output, options, report, trace, tuning, where);
-  pipeline->Run();
-  const TraceSpan span(trace != nullptr ? &trace->teardown : nullptr);
-  pipeline.reset();
+  CudaPipeline<T> pipeline(input, output, options, report, trace, tuning, where);
+  pipeline.Run();
 }
 
 } // namespace

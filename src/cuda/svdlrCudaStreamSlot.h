@@ -66,7 +66,6 @@ struct CudaStreamSlot
   std::size_t first{ 0 };
   std::size_t    count{ 0 };
   const double * ritzBasis{ nullptr }; // subspace solver: the orthonormal basis the eigenvectors refer to
-  double         solveMilliseconds{ 0 }; // host time the solver thread spent enqueueing (for traces)
 
   // The solver thread's work for the batch (see CudaPipeline::Launch). Declared last so that it is
   // destroyed first: a std::async future waits for its thread, which uses everything above.

@@ -50,7 +50,7 @@ struct LocalDenoiseCudaTuning
   bool everyEigenvector{ false };
 };
 
-/** What a run did: its plan and where the host's wall-clock time went (milliseconds). */
+/** What a run did: its plan and its solvers. */
 struct LocalDenoiseCudaTrace
 {
   std::size_t slabs{ 0 };
@@ -59,11 +59,6 @@ struct LocalDenoiseCudaTrace
   std::size_t centrePlanesPerSlab{ 0 };
   bool        usedCusolver{ false };   // the reference solver ran (asked for, too large for ours, or after a failure)
   bool        usedGemmGram{ false };   // the Gram matrices came from cuBLAS's DGEMM (LaunchPatchGramByGemm)
-  double      setup{ 0 };              // resources, plan, allocations, mask and σ map
-  double      upload{ 0 };             // host -> device through the staging ring
-  double      enqueue{ 0 };            // launching the slabs' work
-  double      download{ 0 };           // waiting for the slabs and device -> host
-  double      total{ 0 };
 };
 
 SVDLR_CUDA_EXPORT void
