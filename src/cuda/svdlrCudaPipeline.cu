@@ -111,12 +111,10 @@ public:
     m_Geometry.cols = static_cast<std::int64_t>(input.cols);
     m_Geometry.elementBytes = sizeof(T);
     m_Geometry.convertsToDouble = !std::is_same_v<T, double>;
-    m_Subspace = PlanSubspace(
-      options, m_Geometry.rows, m_Geometry.cols, input.count, std::is_same_v<T, double>, tuning.subspace);
+    m_Subspace = PlanSubspace(options, m_Geometry.rows, m_Geometry.cols, input.count, std::is_same_v<T, double>);
     m_Geometry.subspaceWidth = m_Subspace.width;
     m_CheckedRank = std::min<std::int64_t>(static_cast<std::int64_t>(options.policy.rank), m_Geometry.Small());
     m_TuningForceRedo = tuning.forceRedo;
-    m_TuningSkipCheck = tuning.skipCheck;
     report.solver = m_Subspace.Used() ? Solver::Subspace : Solver::Exact;
 
     const unsigned workers = WorkerCount(options);
@@ -156,8 +154,6 @@ public:
     std::size_t lanes = 1;
     std::size_t chunkBytes = 1;
     StagingRing::Size(m_Plan.batchSize * MatrixBytes(), workers, lanes, chunkBytes);
-    lanes = tuning.stagingLanes > 0 ? tuning.stagingLanes : lanes;
-    chunkBytes = tuning.stagingChunkBytes > 0 ? tuning.stagingChunkBytes : chunkBytes;
     if (m_Resources->ring == nullptr || m_Resources->ringLanes != lanes || m_Resources->ringChunkBytes != chunkBytes)
     {
       m_Resources->ring.reset();
@@ -377,7 +373,7 @@ private:
                                      slot.count * static_cast<std::size_t>(n) * sizeof(double),
                                      cudaMemcpyDeviceToHost,
                                      stream));
-    if (m_Subspace.Used() && !m_TuningSkipCheck)
+    if (m_Subspace.Used())
     {
       const SubspaceWorkspace buffers = SubspaceBuffers(slot);
       CheckSubspaceBatched(slot.cublas.Get(),
@@ -431,8 +427,7 @@ private:
 
     // Matrices that failed the subspace solver's check: solved again now, while the batch's float64 copy is
     // intact, and written over the batch's reconstruction after it.
-    const std::unique_ptr<ExactRedo<T>> redo =
-      m_Subspace.Used() && !m_TuningSkipCheck ? RedoFailedChecks(slot) : nullptr;
+    const std::unique_ptr<ExactRedo<T>> redo = m_Subspace.Used() ? RedoFailedChecks(slot) : nullptr;
 
     const bool         tall = m_Geometry.cols <= m_Geometry.rows;
     double *           smallSide = tall ? slot.FactorQ() : slot.FactorP();
@@ -553,7 +548,6 @@ private:
   SubspacePlan                       m_Subspace;
   std::int64_t                       m_CheckedRank{ 0 };       // k of the subspace solver's check
   bool                               m_TuningForceRedo{ false }; // tests: every matrix fails the check
-  bool                               m_TuningSkipCheck{ false }; // benchmarks: no check
   BatchPlan                          m_Plan;
   ParallelFor                        m_ParallelFor;
   std::unique_ptr<CudaPipelineResources<T>> m_Resources;

@@ -21,8 +21,6 @@
 // Optional instrumentation of the CUDA pipeline for tests: the plan and the subspace check's data of one run, and
 // overrides. The engine itself never fills or reads these; RunCuda passes no trace and default tuning.
 
-#include "svdlrSubspacePlan.h"
-
 #include <cstddef>
 #include <vector>
 
@@ -43,14 +41,10 @@ struct CudaPipelineTrace
   std::size_t         checkWidth{ 0 };
 };
 
-/** Overrides for experiments; 0 keeps the pipeline's own choice. */
+/** Overrides for tests. */
 struct CudaPipelineTuning
 {
-  std::size_t    stagingLanes{ 0 };
-  std::size_t    stagingChunkBytes{ 0 };
-  SubspaceTuning subspace{};
-  bool           forceRedo{ false }; // tests: every matrix fails the subspace check and is redone exactly
-  bool           skipCheck{ false }; // benchmarks: no subspace check (and no redo), to measure what it costs
+  bool forceRedo{ false }; // every matrix fails the subspace check and is redone exactly
 };
 
 } // namespace detail
