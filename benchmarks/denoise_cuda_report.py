@@ -6,8 +6,7 @@ with its plan, then the CPU and GPU outputs against the clean series and against
 usage: denoise_cuda_report.py DATA LOGS
   DATA  series.f32, clean.f32, cpu.f32 / cpu.u16 and gpu.f32 / gpu.u16 (svdlrDenoiseBenchmark --output, --rank-out)
   LOGS  cuda-bench.log, cuda-bench-overlap.log, cuda-bench-limit.log and cuda-bench-200.log (200 volumes):
-        svdlrDenoiseCudaBenchmark's JSON lines (other lines are shown); for each, the eigenvectors of the kept ranks
-        against every eigenvector
+        svdlrDenoiseCudaBenchmark's JSON lines (other lines are shown)
 """
 import json
 import sys
@@ -53,13 +52,6 @@ def batch_rank_load(rows, ranks):
           f"sum to {sum(maxima)} (against {len(maxima) * ranks.mean():.0f} at the mean)")
 
 
-def kept_against_every(rows):
-    kept, every = rows.get("ours"), rows.get("ours, every eigenvector")
-    if kept and every:
-        print(f"  kept-rank eigenvectors against every eigenvector: whole run {kept['median_s'] * 1e3:.1f} "
-              f"against {every['median_s'] * 1e3:.1f} ms")
-
-
 def main():
     data, logs = sys.argv[1], sys.argv[2]
     try:
@@ -72,7 +64,6 @@ def main():
         except OSError as error:
             print(name, error)
             continue
-        kept_against_every(rows)
         if name == "cuda-bench.log":
             batch_rank_load(rows, cpu_ranks)
     noisy, clean = (np.fromfile(f"{data}/{n}.f32", np.float32) for n in ("series", "clean"))

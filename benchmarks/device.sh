@@ -388,13 +388,13 @@ stage_magnitude() {
     done
     if [ "${MAGNITUDE_TRACE:-1}" = 1 ]; then
       one "$size-trace" 300 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/$size.f32" --size "${dims[@]}" --repeat 1 \
-        --cusolver-repeat 0 --default-only
+        --cusolver-repeat 0
       note "$size trace (rc $rc, $took s): $(head -1 "$dir/$size-trace.log" | cut -c1-900)"
     fi
     # MAGNITUDE_LIMITS="8G 200G": the run without the model under each device memory limit (the plan, the time).
     for limit in ${MAGNITUDE_LIMITS:-}; do
       one "$size-limit-$limit" 300 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/$size.f32" --size "${dims[@]}" \
-        --repeat 2 --cusolver-repeat 0 --default-only --device-memory-limit "$limit"
+        --repeat 2 --cusolver-repeat 0 --device-memory-limit "$limit"
       note "$size limit $limit (rc $rc, $took s): $(head -1 "$dir/$size-limit-$limit.log" | cut -c1-900)"
     done
     rm -f "$data/$size.f32"

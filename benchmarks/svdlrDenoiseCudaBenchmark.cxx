@@ -50,7 +50,6 @@ struct Arguments
   std::size_t             size[4]{ 0, 0, 0, 0 };
   std::size_t             repeat{ 5 };
   std::size_t             cusolverRepeat{ 2 };
-  bool                    everyEigenvector{ true }; // the "every eigenvector" configuration after the default
   std::size_t             maxPatchesPerBatch{ 0 };
   // The engine's defaults, as the reference svdlrDenoiseBenchmark's.
   svdlr::PatchAggregation aggregation{ svdlr::LocalDenoiseOptions{}.aggregation };
@@ -64,7 +63,7 @@ Usage(const std::string & problem)
 {
   std::cerr << "svdlrDenoiseCudaBenchmark: " << problem << "\n"
             << "usage: svdlrDenoiseCudaBenchmark --input series.f32 --size NX NY NZ NV [--repeat N]\n"
-            << "       [--cusolver-repeat N (0: skip)] [--default-only (no every-eigenvector run)]\n"
+            << "       [--cusolver-repeat N (0: skip)]\n"
             << "       [--aggregation centre|overlap] [--shrinkage auto|hard|frobenius]\n"
             << "       [--batch N] [--device-memory-limit SIZE (" << svdlr::ByteSizeSyntax() << ")]\n"
             << "       [--gram auto|tiled|gemm (the Gram stage: the default's choice, our kernel, cuBLAS)]\n"
@@ -96,8 +95,6 @@ Parse(int argc, char * argv[])
       a.repeat = std::stoul(value(i));
     else if (flag == "--cusolver-repeat")
       a.cusolverRepeat = std::stoul(value(i));
-    else if (flag == "--default-only")
-      a.everyEigenvector = false;
     else if (flag == "--gram")
     {
       const std::string name = value(i);
@@ -287,13 +284,6 @@ main(int argc, char * argv[])
     };
     std::vector<Configuration> configurations;
     configurations.push_back({ "ours", {}, a.repeat });
-    if (a.everyEigenvector)
-    {
-      // The eigenvectors the ranks keep (the default) against all of them up to the rank's bound, as before.
-      svdlr::detail::LocalDenoiseCudaTuning tuning;
-      tuning.everyEigenvector = true;
-      configurations.push_back({ "ours, every eigenvector", tuning, std::max<std::size_t>(1, a.repeat / 2) });
-    }
     if (a.cusolverRepeat > 0)
     {
       svdlr::detail::LocalDenoiseCudaTuning tuning;

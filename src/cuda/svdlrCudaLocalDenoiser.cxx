@@ -464,7 +464,7 @@ private:
     arguments.eigenvalues = m_Batch.eigenvalues;
     arguments.vectors = m_Batch.vectors;
     arguments.maxVectors = m_MaxVectors;
-    arguments.vectorCounts = m_Tuning.everyEigenvector ? nullptr : m_Batch.ranks; // null: maxVectors each
+    arguments.vectorCounts = m_Batch.ranks;
     arguments.info = m_Batch.info;
     arguments.workspace = m_Batch.solver;
     arguments.workspaceBytes = m_Batch.solverBytes;

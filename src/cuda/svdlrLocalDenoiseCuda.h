@@ -44,10 +44,6 @@ struct LocalDenoiseCudaTuning
   std::size_t availableBytes{ 0 }; // device memory the plan may use; 0: what cudaMemGetInfo reports, less a reserve
   bool        cusolver{ false };   // cuSOLVER's XsyevBatched instead of our eigen-solver (the reference)
   int         gemmGram{ -1 };      // the Gram stage by cuBLAS's DGEMM: -1 from kGemmGramFromSide on, 0 never, 1 always
-  /** Our solver computes, for every patch, the eigenvectors of all its largest eigenvalues up to the rank's upper
-   * bound (n for the noise policies), not only the ones its rank keeps: the same output, for timing the kept-rank
-   * path against. */
-  bool everyEigenvector{ false };
 };
 
 /** What a run did: its plan and its solvers. */
