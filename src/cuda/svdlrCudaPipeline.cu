@@ -326,7 +326,7 @@ private:
     const std::size_t planned = slot.statusStride;
     SVDLR_CUDA_CHECK(cudaMemsetAsync(slot.status.Data(), 0, kCopiedStatusArrays * planned * sizeof(int), stream));
     LaunchConvertAndFlagNonFinite<T>(
-      slot.io.Data(), slot.Float64Input(), slot.DeviceFlags(), slot.count, m_Geometry.Elements(), stream);
+      slot.io.Data(), slot.Float64Input(), slot.Device(Slot::Flags), slot.count, m_Geometry.Elements(), stream);
     ComputeGramBatched(slot.cublas.Get(),
                        slot.Float64Input(),
                        slot.gram.Data(),
@@ -360,7 +360,7 @@ private:
                                slot.cusolverParams.Get(),
                                eigenMatrices,
                                slot.eigenvalues.Data(),
-                               slot.DeviceInfo(),
+                               slot.Device(Slot::Info),
                                n,
                                static_cast<std::int64_t>(slot.count),
                                slot.scratch.Data(),
@@ -388,11 +388,14 @@ private:
                            m_Subspace.width,
                            m_CheckedRank,
                            static_cast<std::int64_t>(slot.count),
-                           slot.DeviceRedo());
+                           slot.Device(Slot::Redo));
     }
     // info, flags and redo flags are adjacent: one copy brings them all.
-    SVDLR_CUDA_CHECK(cudaMemcpyAsync(
-      slot.HostInfo(), slot.DeviceInfo(), kCopiedStatusArrays * planned * sizeof(int), cudaMemcpyDeviceToHost, stream));
+    SVDLR_CUDA_CHECK(cudaMemcpyAsync(slot.Host(Slot::Info),
+                                     slot.Device(Slot::Info),
+                                     kCopiedStatusArrays * planned * sizeof(int),
+                                     cudaMemcpyDeviceToHost,
+                                     stream));
     SVDLR_CUDA_CHECK(cudaEventRecord(slot.eigenReady.Get(), stream));
   }
 
@@ -411,8 +414,8 @@ private:
     }
     SVDLR_CUDA_CHECK(cudaEventSynchronize(slot.eigenReady.Get()));
 
-    const std::size_t kmax = CollectBatchResults(slot.HostFlags(),
-                                                 slot.HostInfo(),
+    const std::size_t kmax = CollectBatchResults(slot.Host(Slot::Flags),
+                                                 slot.Host(Slot::Info),
                                                  slot.hostEigenvalues.Data(),
                                                  slot.first,
                                                  slot.count,
@@ -421,9 +424,9 @@ private:
                                                  static_cast<std::size_t>(m_Geometry.cols),
                                                  m_Options.policy,
                                                  m_Report,
-                                                 slot.HostRanks());
-    SVDLR_CUDA_CHECK(
-      cudaMemcpyAsync(slot.DeviceRanks(), slot.HostRanks(), slot.count * sizeof(int), cudaMemcpyHostToDevice, stream));
+                                                 slot.Host(Slot::Ranks));
+    SVDLR_CUDA_CHECK(cudaMemcpyAsync(
+      slot.Device(Slot::Ranks), slot.Host(Slot::Ranks), slot.count * sizeof(int), cudaMemcpyHostToDevice, stream));
 
     // Matrices that failed the subspace solver's check: solved again now, while the batch's float64 copy is
     // intact, and written over the batch's reconstruction after it.
@@ -467,7 +470,7 @@ private:
     product.components = components;
     product.p = slot.FactorP();
     product.q = slot.FactorQ();
-    product.ranks = slot.DeviceRanks();
+    product.ranks = slot.Device(Slot::Ranks);
     product.output = slot.io.Data();
     std::string why;
     if (!CanImplementLowRankProduct(product, why))
@@ -502,7 +505,7 @@ private:
     std::vector<std::size_t> failed;
     for (std::size_t i = 0; i < slot.count; ++i)
     {
-      if (slot.HostRedo()[i] != 0 || m_TuningForceRedo)
+      if (slot.Host(Slot::Redo)[i] != 0 || m_TuningForceRedo)
       {
         failed.push_back(i);
       }
