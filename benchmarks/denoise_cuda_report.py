@@ -1,13 +1,12 @@
 #!/usr/bin/env python3
 # Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
-"""The denoise-kernels stage's summary (benchmarks/device.sh): the CUDA denoiser's variants and cuSOLVER, each with
-its GPU stage times, then the CPU and GPU outputs against the clean series and against each other.
+"""The denoise-kernels stage's summary (benchmarks/device.sh): the CUDA denoiser with our solver and cuSOLVER's, each
+with its plan, then the CPU and GPU outputs against the clean series and against each other.
 
 usage: denoise_cuda_report.py DATA LOGS
   DATA  series.f32, clean.f32, cpu.f32 / cpu.u16 and gpu.f32 / gpu.u16 (svdlrDenoiseBenchmark --output, --rank-out)
   LOGS  cuda-bench.log, cuda-bench-overlap.log, cuda-bench-limit.log and cuda-bench-200.log (200 volumes):
-        svdlrDenoiseCudaBenchmark's JSON lines (other lines are shown); for each, the eigenvectors of the kept ranks
-        against every eigenvector
+        svdlrDenoiseCudaBenchmark's JSON lines (other lines are shown)
 """
 import json
 import sys
@@ -15,7 +14,7 @@ import sys
 import numpy as np
 
 
-def variants(path):
+def configurations(path):
     rows = {}
     for line in open(path):
         try:
@@ -28,11 +27,10 @@ def variants(path):
             print(r)
             continue
         rows[r["solver"]] = r
-        stages = " ".join(f"{k} {v:.1f}" for k, v in r["gpu_ms"].items())
         limit = r.get("device_memory_limit", 0)
         memory = f"device {r.get('device_bytes', 0) / 2**20:.0f} MiB" + (f" (limit {limit / 2**20:.0f})" if limit else "")
         print(f"{r['aggregation']:7s} {r.get('shrinkage', 'hard'):9s} {r['solver']:55s} median "
-              f"{r['median_s'] * 1e3:7.1f} ms  gpu {stages}  plan {r['plan']}  {memory}")
+              f"{r['median_s'] * 1e3:7.1f} ms  plan {r['plan']}  {memory}")
         for key in ("vs_reference", "vs_first_configuration"):
             if key in r:
                 print(f"    {key}: {r[key]}")
@@ -54,15 +52,6 @@ def batch_rank_load(rows, ranks):
           f"sum to {sum(maxima)} (against {len(maxima) * ranks.mean():.0f} at the mean)")
 
 
-def kept_against_every(rows):
-    kept, every = rows.get("ours"), rows.get("ours, every eigenvector")
-    if kept and every:
-        k, e = kept["gpu_ms"], every["gpu_ms"]
-        print(f"  kept-rank eigenvectors {k['eigenvectors']:.1f} ms against every eigenvector {e['eigenvectors']:.1f} ms "
-              f"({e['eigenvectors'] / max(k['eigenvectors'], 1e-9):.1f}x); whole run {kept['median_s'] * 1e3:.1f} "
-              f"against {every['median_s'] * 1e3:.1f} ms")
-
-
 def main():
     data, logs = sys.argv[1], sys.argv[2]
     try:
@@ -71,11 +60,10 @@ def main():
         cpu_ranks = None
     for name in ("cuda-bench.log", "cuda-bench-overlap.log", "cuda-bench-limit.log", "cuda-bench-200.log"):
         try:
-            rows = variants(f"{logs}/{name}")
+            rows = configurations(f"{logs}/{name}")
         except OSError as error:
             print(name, error)
             continue
-        kept_against_every(rows)
         if name == "cuda-bench.log":
             batch_rank_load(rows, cpu_ranks)
     noisy, clean = (np.fromfile(f"{data}/{n}.f32", np.float32) for n in ("series", "clean"))

@@ -7,7 +7,7 @@
 #   bench         the slice engine end to end against the peers (run_benchmarks.py; report.py reads bench.json)
 #   denoise       the denoiser end to end against dwidenoise (denoise/end_to_end.py) at DENOISE_SIZES
 #   peers         the denoising comparison with every peer and the figure (denoise/run_peers.py, evaluate.py, figure.py)
-#   denoise-kernels  the CUDA denoiser's variants against its defaults and cuSOLVER (svdlrDenoiseCudaBenchmark)
+#   denoise-kernels  the CUDA denoiser against the CPU's output and cuSOLVER (svdlrDenoiseCudaBenchmark)
 #   batch         the batch pipeline against a loop of processes, on the GPU and the CPU (with nsys when there)
 #   denoise-batch the denoiser's batch mode: 20 DWI subjects on --devices 0 and 0,1, and dwidenoise on 3 of them
 #   python        builds the Python extension there and times it against the C++ engine
@@ -15,7 +15,7 @@
 #   gunzip        the .nii.gz read's decompression: libdeflate, ISA-L, ours and rapidgzip on one member and on our
 #                 own output, and the verdict whether ours stays (gunzip_compare.py)
 #   magnitude     the automatic magnitude model's cost on the GPU, step by step (MAGNITUDE_SIZES), against the run
-#                 without it, the CUDA backend's trace of the run without it (stages, transfers), and that run under
+#                 without it, the CUDA backend's trace of the run without it (its plan), and that run under
 #                 each device memory limit of MAGNITUDE_LIMITS
 #   wheel         the CUDA wheel (the bundle's whl-cuda/) installed beside the machine's NVIDIA runtime wheels, no CUDA
 #                 toolkit on the library path: a phantom denoised through it against the bundle's tool (wheel_on_gpu.py)
@@ -183,17 +183,17 @@ stage_denoise-kernels() {
   one gpu 120 "$bin/svdlrDenoiseBenchmark" --input "$data/series.f32" "${size[@]}" --backend cuda --repeat 7 \
     --output "$data/gpu.f32" --rank-out "$data/gpu.u16"
   one cuda-bench 150 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 7 \
-    --cusolver-repeat 2 --variants --reference "$data/cpu.f32" --reference-rank "$data/cpu.u16"
+    --cusolver-repeat 2 --reference "$data/cpu.f32" --reference-rank "$data/cpu.u16"
   one cuda-bench-overlap 100 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 3 \
     --cusolver-repeat 0 --aggregation overlap --shrinkage frobenius
   # The same as cuda-bench's first row within a 256 MiB device memory limit: many slabs, small batches.
   one cuda-bench-limit 100 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 2 \
     --cusolver-repeat 0 --device-memory-limit 256M --reference "$data/cpu.f32" --reference-rank "$data/cpu.u16"
-  # 200 volumes (7x7x7 patches, Gram matrices of 200 x 200: issue 20's many-volume case) on a small series, one run
-  # a variant: the stage-1 kernels that keep n = 200 in shared memory against the global-memory default.
+  # 200 volumes (7x7x7 patches, Gram matrices of 200 x 200: issue 20's many-volume case) on a small series, where
+  # stage 1 keeps the packed lower triangle in shared memory.
   python3 "$root/benchmarks/make_denoise_series.py" "$data/series200.f32" --size 40 40 24 200
   one cuda-bench-200 120 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series200.f32" --size 40 40 24 200 \
-    --repeat 2 --cusolver-repeat 0 --variants
+    --repeat 2 --cusolver-repeat 0
   note "cpu (all cores): $(tail -1 "$dir/cpu.log" | cut -c1-300)"
   note "cuda (public API): $(tail -1 "$dir/gpu.log" | cut -c1-300)"
   python3 "$root/benchmarks/denoise_cuda_report.py" "$data" "$dir" 2>&1 | tee -a "$summary"
@@ -388,13 +388,13 @@ stage_magnitude() {
     done
     if [ "${MAGNITUDE_TRACE:-1}" = 1 ]; then
       one "$size-trace" 300 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/$size.f32" --size "${dims[@]}" --repeat 1 \
-        --cusolver-repeat 0 --default-only
+        --cusolver-repeat 0
       note "$size trace (rc $rc, $took s): $(head -1 "$dir/$size-trace.log" | cut -c1-900)"
     fi
-    # MAGNITUDE_LIMITS="8G 200G": the run without the model under each device memory limit (the plan, the stages).
+    # MAGNITUDE_LIMITS="8G 200G": the run without the model under each device memory limit (the plan, the time).
     for limit in ${MAGNITUDE_LIMITS:-}; do
       one "$size-limit-$limit" 300 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/$size.f32" --size "${dims[@]}" \
-        --repeat 2 --cusolver-repeat 0 --default-only --device-memory-limit "$limit"
+        --repeat 2 --cusolver-repeat 0 --device-memory-limit "$limit"
       note "$size limit $limit (rc $rc, $took s): $(head -1 "$dir/$size-limit-$limit.log" | cut -c1-900)"
     done
     rm -f "$data/$size.f32"

@@ -25,13 +25,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <limits>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -39,7 +37,6 @@
 #include <vector>
 
 #ifdef SVDLR_BENCHMARK_WITH_CUDA
-#  include "cuda/svdlrCudaPipeline.h"
 #  include <cuda_runtime.h>
 #endif
 
@@ -57,12 +54,6 @@ struct Arguments
   svdlr::Backend backend{ svdlr::Backend::CUDA };
   svdlr::Solver  solver{ svdlr::Solver::Auto };
   bool           pinned{ false };
-  std::int64_t   subspaceWidth{ 0 };    // > 0: override the subspace solver's block (CUDA, for sweeps)
-  int            subspaceIterations{ 0 }; // > 0: override its iteration count
-  bool           trace{ false };          // CUDA: print where the host's time went in the last run
-  int            subspaceCheck{ -1 };     // CUDA: 0 without the subspace solver's check, 1 with it (its cost); -1: default
-  std::size_t    stagingLanes{ 0 };       // > 0: override the staging ring's lanes (pageable memory)
-  std::size_t    stagingChunkKiB{ 0 };    // > 0: override its chunk size
 };
 
 [[noreturn]] void
@@ -71,11 +62,7 @@ Usage(const std::string & problem)
   std::cerr << "svdlrBenchmark: " << problem << "\n"
             << "usage: svdlrBenchmark --input F.f32 --count B --rows R --cols C --rank K [--backend cpu|cuda]\n"
             << "       [--memory pageable|pinned] [--repeats N] [--warmups N] [--batch N] [--output R.f32]\n"
-            << "       [--json result.json] [--name W1] [--solver auto|exact|subspace]\n"
-            << "       [--subspace-width W] [--subspace-iterations Q]   (CUDA sweeps: override the defaults)\n"
-            << "       [--trace on]   (CUDA: per-phase host times of the last run, on stderr)\n"
-            << "       [--subspace-check on|off]   (CUDA: with or without the subspace solver's check, its cost)\n"
-            << "       [--staging-lanes N] [--staging-chunk-kib K]   (CUDA, pageable: staging ring sweeps)\n";
+            << "       [--json result.json] [--name W1] [--solver auto|exact|subspace]\n";
   std::exit(2);
 }
 
@@ -121,22 +108,6 @@ Parse(int argc, char * argv[])
                  : value == "exact"    ? svdlr::Solver::Exact
                  : value == "subspace" ? svdlr::Solver::Subspace
                                        : (Usage("bad solver"), svdlr::Solver::Auto);
-    else if (flag == "--subspace-width")
-      a.subspaceWidth = static_cast<std::int64_t>(number());
-    else if (flag == "--subspace-check")
-    {
-      if (value != "on" && value != "off")
-        Usage("--subspace-check takes on or off");
-      a.subspaceCheck = value == "on" ? 1 : 0;
-    }
-    else if (flag == "--subspace-iterations")
-      a.subspaceIterations = static_cast<int>(number());
-    else if (flag == "--staging-lanes")
-      a.stagingLanes = number();
-    else if (flag == "--staging-chunk-kib")
-      a.stagingChunkKiB = number();
-    else if (flag == "--trace")
-      a.trace = value == "1" || value == "on";
     else if (flag == "--memory")
       a.pinned = value == "pinned" ? true : value == "pageable" ? false : (Usage("bad memory kind"), false);
     else
@@ -206,42 +177,6 @@ private:
   float *            m_Pinned{ nullptr };
 };
 
-/** The engine's public entry point, or, for a sweep of the subspace solver's settings, the CUDA pipeline
- * with those settings. */
-svdlr::Report
-Run(const Arguments & args, const svdlr::MatrixBatch<const float> & in, const svdlr::MatrixBatch<float> & out,
-    const svdlr::Options & options)
-{
-#ifdef SVDLR_BENCHMARK_WITH_CUDA
-  if (args.backend == svdlr::Backend::CUDA && (args.subspaceWidth > 0 || args.subspaceIterations > 0 || args.trace ||
-                                               args.stagingLanes > 0 || args.stagingChunkKiB > 0 || args.subspaceCheck >= 0))
-  {
-    svdlr::detail::CudaPipelineTuning tuning;
-    tuning.stagingLanes = args.stagingLanes;
-    tuning.stagingChunkBytes = args.stagingChunkKiB << 10;
-    tuning.subspace.width = args.subspaceWidth;
-    tuning.subspace.iterations = args.subspaceIterations;
-    tuning.skipCheck = args.subspaceCheck == 0;
-    svdlr::detail::CudaPipelineTrace trace;
-    svdlr::Report                    report;
-    report.backend = svdlr::Backend::CUDA;
-    report.ranks.assign(in.count, 0);
-    report.singularValues.assign(in.count, {});
-    report.noiseSigmas.assign(in.count, std::numeric_limits<double>::quiet_NaN());
-    svdlr::detail::RunCudaInstrumented(in, out, options, report, &trace, tuning);
-    if (args.trace)
-    {
-      std::cerr << "trace ms: handles " << trace.handles << ", deviceAlloc " << trace.deviceAlloc << ", stagingAlloc "
-                << trace.stagingAlloc << ", upload " << trace.upload << ", launch " << trace.launch << ", waitEigen "
-                << trace.waitEigen << ", finish " << trace.finish << ", download " << trace.download << ", teardown "
-                << trace.teardown << "; batches " << trace.batches << " x " << trace.batchSize << "\n";
-    }
-    return report;
-  }
-#endif
-  return svdlr::Reconstruct(in, out, options);
-}
-
 } // namespace
 
 int
@@ -270,14 +205,14 @@ main(int argc, char * argv[])
     svdlr::Report report;
     for (std::size_t i = 0; i < args.warmups; ++i)
     {
-      report = Run(args, in, out, options);
+      report = svdlr::Reconstruct(in, out, options);
     }
     std::vector<double> times;
     for (std::size_t i = 0; i < args.repeats; ++i)
     {
       std::memset(output.Data(), 0xFF, elements * sizeof(float)); // NaN poison: every pixel must be written
       const auto start = std::chrono::steady_clock::now();
-      report = Run(args, in, out, options);
+      report = svdlr::Reconstruct(in, out, options);
       times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     }
 
@@ -291,7 +226,6 @@ main(int argc, char * argv[])
          << "\", \"solver\": \"" << svdlr::ToString(report.solver)
          << "\", \"memory\": \"" << (args.pinned ? "pinned" : "pageable") << "\", \"count\": " << args.count
          << ", \"rows\": " << args.rows << ", \"cols\": " << args.cols << ", \"rank\": " << args.rank
-         << ", \"subspace_check\": " << (args.subspaceCheck == 0 ? "false" : "true")
          << ", \"slices_redone\": " << report.slicesRedone << ", \"median_ms\": " << Median(times)
          << ", \"times_ms\": [";
     for (std::size_t i = 0; i < times.size(); ++i)

@@ -16,8 +16,8 @@
  *
  *=========================================================================*/
 // svdlrDenoiseCudaBenchmark: the local denoiser's CUDA backend end to end (host series in, host series out) with
-// our eigen-solver and with cuSOLVER's, where the time goes (host phases and GPU stages, from the backend's trace),
-// and the accuracy beside each time: against a reference output (the CPU backend's, written by
+// our eigen-solver and with cuSOLVER's, the plan (from the backend's trace; a stage breakdown comes from nsys profile
+// of this program), and the accuracy beside each time: against a reference output (the CPU backend's, written by
 // svdlrDenoiseBenchmark --output/--rank-out) and between the two solvers. Input: a raw float32 series in ITK's 4D
 // order. ITK-free, so it can be carried to the GPU machine. Prints one JSON line per configuration.
 #include "svdlrBenchmarkIO.h"
@@ -50,9 +50,7 @@ struct Arguments
   std::size_t             size[4]{ 0, 0, 0, 0 };
   std::size_t             repeat{ 5 };
   std::size_t             cusolverRepeat{ 2 };
-  bool                    everyEigenvector{ true }; // the "every eigenvector" configuration after the default
   std::size_t             maxPatchesPerBatch{ 0 };
-  bool                    variants{ false };
   // The engine's defaults, as the reference svdlrDenoiseBenchmark's.
   svdlr::PatchAggregation aggregation{ svdlr::LocalDenoiseOptions{}.aggregation };
   svdlr::Shrinkage        shrinkage{ svdlr::LocalDenoiseOptions{}.shrinkage };
@@ -65,11 +63,11 @@ Usage(const std::string & problem)
 {
   std::cerr << "svdlrDenoiseCudaBenchmark: " << problem << "\n"
             << "usage: svdlrDenoiseCudaBenchmark --input series.f32 --size NX NY NZ NV [--repeat N]\n"
-            << "       [--cusolver-repeat N (0: skip)] [--default-only (no every-eigenvector run)]\n"
+            << "       [--cusolver-repeat N (0: skip)]\n"
             << "       [--aggregation centre|overlap] [--shrinkage auto|hard|frobenius]\n"
             << "       [--batch N] [--device-memory-limit SIZE (" << svdlr::ByteSizeSyntax() << ")]\n"
             << "       [--gram auto|tiled|gemm (the Gram stage: the default's choice, our kernel, cuBLAS)]\n"
-            << "       [--reference cpu.f32 --reference-rank cpu.u16] [--variants (every kernel variant of our solver)]\n";
+            << "       [--reference cpu.f32 --reference-rank cpu.u16]\n";
   std::exit(2);
 }
 
@@ -97,10 +95,6 @@ Parse(int argc, char * argv[])
       a.repeat = std::stoul(value(i));
     else if (flag == "--cusolver-repeat")
       a.cusolverRepeat = std::stoul(value(i));
-    else if (flag == "--default-only")
-      a.everyEigenvector = false;
-    else if (flag == "--variants")
-      a.variants = true;
     else if (flag == "--gram")
     {
       const std::string name = value(i);
@@ -173,7 +167,7 @@ Time(const Arguments & a, const std::vector<float> & input, const svdlr::detail:
   options.maxPatchesPerBatch = a.maxPatchesPerBatch;
   const auto patch = svdlr::DefaultPatchSize(nv);
   // One warm-up (context, handles, pinned staging, first-call costs), the timed runs without the trace, each
-  // from a poisoned output, and one more run with the trace (CUDA events on every stage), not timed here.
+  // from a poisoned output, and one more run with the trace, not timed here.
   for (std::size_t i = 0; i <= repeat + 1; ++i)
   {
     std::fill(run.output.begin(), run.output.end(), std::nanf(""));
@@ -246,13 +240,7 @@ Json(const std::string & name, const Arguments & a, const Run & run, const Agree
   }
   json << "], \"plan\": {\"slabs\": " << t.slabs << ", \"batches\": " << t.batches << ", \"batch\": " << t.batchSize
        << ", \"centre_planes\": " << t.centrePlanesPerSlab << ", \"cusolver\": " << (t.usedCusolver ? "true" : "false")
-       << ", \"gemm_gram\": " << (t.usedGemmGram ? "true" : "false")
-       << "}, \"host_ms\": {\"setup\": " << t.setup << ", \"upload\": " << t.upload << ", \"enqueue\": " << t.enqueue
-       << ", \"download\": " << t.download << ", \"total\": " << t.total << "}, \"gpu_ms\": {\"unpack\": "
-       << t.gpuUnpack << ", \"gram\": " << t.gpuGram << ", \"tridiagonal\": " << t.gpuTridiagonal
-       << ", \"eigenvalues\": " << t.gpuEigenvalues
-       << ", \"ranks\": " << t.gpuRanks << ", \"eigenvectors\": " << t.gpuEigenvectors
-       << ", \"approximation\": " << t.gpuApproximation << ", \"finalise\": " << t.gpuFinalise << "}";
+       << ", \"gemm_gram\": " << (t.usedGemmGram ? "true" : "false") << "}";
   const auto agreement = [&](const char * key, const Agreement * g) {
     if (g != nullptr)
     {
@@ -286,9 +274,8 @@ main(int argc, char * argv[])
     {
       referenceRank = ReadRaw<std::uint16_t>(a.referenceRank, voxels);
     }
-    // The configurations, the first being the engine's default: our solver with its default kernels, the other
-    // variants of its kernels, and cuSOLVER's XsyevBatched. Each is compared with the reference output (the CPU
-    // backend's) and with the first.
+    // The configurations, the first being the engine's default: our solver, then cuSOLVER's XsyevBatched. Each is
+    // compared with the reference output (the CPU backend's) and with the first.
     struct Configuration
     {
       std::string                           name;
@@ -297,25 +284,6 @@ main(int argc, char * argv[])
     };
     std::vector<Configuration> configurations;
     configurations.push_back({ "ours", {}, a.repeat });
-    if (a.everyEigenvector)
-    {
-      // The eigenvectors the ranks keep (the default) against all of them up to the rank's bound, as before.
-      svdlr::detail::LocalDenoiseCudaTuning tuning;
-      tuning.everyEigenvector = true;
-      configurations.push_back({ "ours, every eigenvector", tuning, std::max<std::size_t>(1, a.repeat / 2) });
-    }
-    if (a.variants)
-    {
-      const std::vector<svdlr::detail::SmallEigenTuning> all = svdlr::detail::AllSmallEigenTunings();
-      for (std::size_t v = 1; v < all.size(); ++v) // all[0] is the default, already first
-      {
-        svdlr::detail::LocalDenoiseCudaTuning tuning;
-        tuning.eigen = all[v];
-        configurations.push_back({ "ours, " + svdlr::detail::SmallEigenTuningName(all[v]),
-                                   tuning,
-                                   std::max<std::size_t>(1, a.repeat / 2) });
-      }
-    }
     if (a.cusolverRepeat > 0)
     {
       svdlr::detail::LocalDenoiseCudaTuning tuning;

@@ -18,6 +18,8 @@
 #ifndef itkLocalLowRankDenoisingEnums_h
 #define itkLocalLowRankDenoisingEnums_h
 
+#include "itkSVDLowRankReconstructionEnums.h" // PrintSVDLowRankEnum
+
 #include <cstdint>
 #include <ostream>
 
@@ -72,59 +74,30 @@ public:
 inline std::ostream &
 operator<<(std::ostream & out, const LocalLowRankDenoisingEnums::Aggregation value)
 {
-  switch (value)
-  {
-    case LocalLowRankDenoisingEnums::Aggregation::CentreVoxel:
-      return out << "CentreVoxel";
-    case LocalLowRankDenoisingEnums::Aggregation::OverlapAverage:
-      return out << "OverlapAverage";
-    case LocalLowRankDenoisingEnums::Aggregation::OverlapRankWeighted:
-      return out << "OverlapRankWeighted";
-    case LocalLowRankDenoisingEnums::Aggregation::OverlapGaussianWeighted:
-      return out << "OverlapGaussianWeighted";
-  }
-  return out << "INVALID VALUE FOR LocalLowRankDenoisingEnums::Aggregation";
+  return PrintSVDLowRankEnum(out,
+                             value,
+                             { "CentreVoxel", "OverlapAverage", "OverlapRankWeighted", "OverlapGaussianWeighted" },
+                             "LocalLowRankDenoisingEnums::Aggregation");
 }
 
 inline std::ostream &
 operator<<(std::ostream & out, const LocalLowRankDenoisingEnums::PatchShape value)
 {
-  switch (value)
-  {
-    case LocalLowRankDenoisingEnums::PatchShape::Cuboid:
-      return out << "Cuboid";
-    case LocalLowRankDenoisingEnums::PatchShape::Sphere:
-      return out << "Sphere";
-  }
-  return out << "INVALID VALUE FOR LocalLowRankDenoisingEnums::PatchShape";
+  return PrintSVDLowRankEnum(out, value, { "Cuboid", "Sphere" }, "LocalLowRankDenoisingEnums::PatchShape");
 }
 
 inline std::ostream &
 operator<<(std::ostream & out, const LocalLowRankDenoisingEnums::Shrinkage value)
 {
-  switch (value)
-  {
-    case LocalLowRankDenoisingEnums::Shrinkage::Hard:
-      return out << "Hard";
-    case LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius:
-      return out << "OptimalFrobenius";
-    case LocalLowRankDenoisingEnums::Shrinkage::Auto:
-      return out << "Auto";
-  }
-  return out << "INVALID VALUE FOR LocalLowRankDenoisingEnums::Shrinkage";
+  return PrintSVDLowRankEnum(
+    out, value, { "Hard", "OptimalFrobenius", "Auto" }, "LocalLowRankDenoisingEnums::Shrinkage");
 }
 
 inline std::ostream &
 operator<<(std::ostream & out, const LocalLowRankDenoisingEnums::NoiseEstimator value)
 {
-  switch (value)
-  {
-    case LocalLowRankDenoisingEnums::NoiseEstimator::MarchenkoPasturMean:
-      return out << "MarchenkoPasturMean";
-    case LocalLowRankDenoisingEnums::NoiseEstimator::ResidualRefit:
-      return out << "ResidualRefit";
-  }
-  return out << "INVALID VALUE FOR LocalLowRankDenoisingEnums::NoiseEstimator";
+  return PrintSVDLowRankEnum(
+    out, value, { "MarchenkoPasturMean", "ResidualRefit" }, "LocalLowRankDenoisingEnums::NoiseEstimator");
 }
 
 } // namespace itk

@@ -37,7 +37,21 @@ namespace itk
  * (svdlr/Defaults.h) and the tools can convert what they parse. */
 namespace LocalLowRankDenoisingBridge
 {
-// The enums list their values in the engine's order (tested: LocalLowRankDenoising.EnumsMapToTheEngineAndBack).
+// The enums list their values in the engine's order, checked here value by value, so that the conversions are casts.
+#define svdlrSameValue(module, engine, value)                                                                  \
+  (static_cast<int>(LocalLowRankDenoisingEnums::module::value) == static_cast<int>(svdlr::engine::value))
+static_assert(svdlrSameValue(Aggregation, PatchAggregation, CentreVoxel) &&
+                svdlrSameValue(Aggregation, PatchAggregation, OverlapAverage) &&
+                svdlrSameValue(Aggregation, PatchAggregation, OverlapRankWeighted) &&
+                svdlrSameValue(Aggregation, PatchAggregation, OverlapGaussianWeighted) &&
+                svdlrSameValue(PatchShape, PatchShape, Cuboid) && svdlrSameValue(PatchShape, PatchShape, Sphere) &&
+                svdlrSameValue(Shrinkage, Shrinkage, Hard) && svdlrSameValue(Shrinkage, Shrinkage, OptimalFrobenius) &&
+                svdlrSameValue(Shrinkage, Shrinkage, Auto) &&
+                svdlrSameValue(NoiseEstimator, NoiseEstimator, MarchenkoPasturMean) &&
+                svdlrSameValue(NoiseEstimator, NoiseEstimator, ResidualRefit),
+              "LocalLowRankDenoisingEnums list their values in the engine's order");
+#undef svdlrSameValue
+
 constexpr svdlr::PatchAggregation
 ToEngine(LocalLowRankDenoisingEnums::Aggregation aggregation)
 {
@@ -53,58 +67,37 @@ FromEngine(svdlr::PatchAggregation aggregation)
 constexpr svdlr::PatchShape
 ToEngine(LocalLowRankDenoisingEnums::PatchShape shape)
 {
-  return shape == LocalLowRankDenoisingEnums::PatchShape::Sphere ? svdlr::PatchShape::Sphere
-                                                                 : svdlr::PatchShape::Cuboid;
+  return static_cast<svdlr::PatchShape>(shape);
 }
 
 constexpr LocalLowRankDenoisingEnums::PatchShape
 FromEngine(svdlr::PatchShape shape)
 {
-  return shape == svdlr::PatchShape::Sphere ? LocalLowRankDenoisingEnums::PatchShape::Sphere
-                                            : LocalLowRankDenoisingEnums::PatchShape::Cuboid;
+  return static_cast<LocalLowRankDenoisingEnums::PatchShape>(shape);
 }
 
 constexpr svdlr::Shrinkage
 ToEngine(LocalLowRankDenoisingEnums::Shrinkage shrinkage)
 {
-  switch (shrinkage)
-  {
-    case LocalLowRankDenoisingEnums::Shrinkage::Hard:
-      return svdlr::Shrinkage::Hard;
-    case LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius:
-      return svdlr::Shrinkage::OptimalFrobenius;
-    default:
-      return svdlr::Shrinkage::Auto;
-  }
+  return static_cast<svdlr::Shrinkage>(shrinkage);
 }
 
 constexpr LocalLowRankDenoisingEnums::Shrinkage
 FromEngine(svdlr::Shrinkage shrinkage)
 {
-  switch (shrinkage)
-  {
-    case svdlr::Shrinkage::Hard:
-      return LocalLowRankDenoisingEnums::Shrinkage::Hard;
-    case svdlr::Shrinkage::OptimalFrobenius:
-      return LocalLowRankDenoisingEnums::Shrinkage::OptimalFrobenius;
-    default:
-      return LocalLowRankDenoisingEnums::Shrinkage::Auto;
-  }
+  return static_cast<LocalLowRankDenoisingEnums::Shrinkage>(shrinkage);
 }
+
 constexpr svdlr::NoiseEstimator
 ToEngine(LocalLowRankDenoisingEnums::NoiseEstimator estimator)
 {
-  return estimator == LocalLowRankDenoisingEnums::NoiseEstimator::ResidualRefit
-           ? svdlr::NoiseEstimator::ResidualRefit
-           : svdlr::NoiseEstimator::MarchenkoPasturMean;
+  return static_cast<svdlr::NoiseEstimator>(estimator);
 }
 
 constexpr LocalLowRankDenoisingEnums::NoiseEstimator
 FromEngine(svdlr::NoiseEstimator estimator)
 {
-  return estimator == svdlr::NoiseEstimator::ResidualRefit
-           ? LocalLowRankDenoisingEnums::NoiseEstimator::ResidualRefit
-           : LocalLowRankDenoisingEnums::NoiseEstimator::MarchenkoPasturMean;
+  return static_cast<LocalLowRankDenoisingEnums::NoiseEstimator>(estimator);
 }
 } // namespace LocalLowRankDenoisingBridge
 

@@ -60,32 +60,34 @@ namespace itk
 namespace SVDLowRankEngineBridge
 {
 
+// The module's enums list their values in the engine's order, checked here value by value, so that the conversions
+// are casts.
+#define svdlrSameValue(module, engine, value)                                                                  \
+  (static_cast<int>(SVDLowRankReconstructionEnums::module::value) == static_cast<int>(svdlr::engine::value))
+static_assert(svdlrSameValue(Backend, Backend, Auto) && svdlrSameValue(Backend, Backend, CPU) &&
+                svdlrSameValue(Backend, Backend, CUDA) && svdlrSameValue(Solver, Solver, Auto) &&
+                svdlrSameValue(Solver, Solver, Exact) && svdlrSameValue(Solver, Solver, Subspace),
+              "Backend and Solver list their values in the engine's order");
+static_assert(svdlrSameValue(RankSelection, RankPolicy::Kind, FixedRank) &&
+                svdlrSameValue(RankSelection, RankPolicy::Kind, EnergyFraction) &&
+                svdlrSameValue(RankSelection, RankPolicy::Kind, GavishDonoho) &&
+                svdlrSameValue(RankSelection, RankPolicy::Kind, MarchenkoPastur) &&
+                svdlrSameValue(RankSelection, RankPolicy::Kind, Nordic) &&
+                svdlrSameValue(MarchenkoPasturEstimator, MarchenkoPasturEstimator, Veraart2016) &&
+                svdlrSameValue(MarchenkoPasturEstimator, MarchenkoPasturEstimator, CorderoGrande2019),
+              "RankSelection and MarchenkoPasturEstimator list their values in the engine's order");
+#undef svdlrSameValue
+
 inline svdlr::Backend
 ToEngine(SVDLowRankReconstructionEnums::Backend backend)
 {
-  switch (backend)
-  {
-    case SVDLowRankReconstructionEnums::Backend::CPU:
-      return svdlr::Backend::CPU;
-    case SVDLowRankReconstructionEnums::Backend::CUDA:
-      return svdlr::Backend::CUDA;
-    default:
-      return svdlr::Backend::Auto;
-  }
+  return static_cast<svdlr::Backend>(backend);
 }
 
 inline svdlr::Solver
 ToEngine(SVDLowRankReconstructionEnums::Solver solver)
 {
-  switch (solver)
-  {
-    case SVDLowRankReconstructionEnums::Solver::Exact:
-      return svdlr::Solver::Exact;
-    case SVDLowRankReconstructionEnums::Solver::Subspace:
-      return svdlr::Solver::Subspace;
-    default:
-      return svdlr::Solver::Auto;
-  }
+  return static_cast<svdlr::Solver>(solver);
 }
 
 inline SVDLowRankReconstructionEnums::Backend
@@ -109,10 +111,7 @@ ToEngine(SVDLowRankReconstructionEnums::RankSelection selection, unsigned int ra
     case SVDLowRankReconstructionEnums::RankSelection::Nordic:
       return svdlr::RankPolicy::Nordic(noiseSigma);
     case SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur:
-      return svdlr::RankPolicy::MarchenkoPastur(
-        estimator == SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019
-          ? svdlr::MarchenkoPasturEstimator::CorderoGrande2019
-          : svdlr::MarchenkoPasturEstimator::Veraart2016);
+      return svdlr::RankPolicy::MarchenkoPastur(static_cast<svdlr::MarchenkoPasturEstimator>(estimator));
     default:
       return svdlr::RankPolicy::Fixed(rank);
   }
@@ -121,27 +120,13 @@ ToEngine(SVDLowRankReconstructionEnums::RankSelection selection, unsigned int ra
 constexpr SVDLowRankReconstructionEnums::RankSelection
 FromEngine(svdlr::RankPolicy::Kind kind)
 {
-  switch (kind)
-  {
-    case svdlr::RankPolicy::Kind::EnergyFraction:
-      return SVDLowRankReconstructionEnums::RankSelection::EnergyFraction;
-    case svdlr::RankPolicy::Kind::GavishDonoho:
-      return SVDLowRankReconstructionEnums::RankSelection::GavishDonoho;
-    case svdlr::RankPolicy::Kind::MarchenkoPastur:
-      return SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur;
-    case svdlr::RankPolicy::Kind::Nordic:
-      return SVDLowRankReconstructionEnums::RankSelection::Nordic;
-    default:
-      return SVDLowRankReconstructionEnums::RankSelection::FixedRank;
-  }
+  return static_cast<SVDLowRankReconstructionEnums::RankSelection>(kind);
 }
 
 constexpr SVDLowRankReconstructionEnums::MarchenkoPasturEstimator
 FromEngine(svdlr::MarchenkoPasturEstimator estimator)
 {
-  return estimator == svdlr::MarchenkoPasturEstimator::CorderoGrande2019
-           ? SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019
-           : SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::Veraart2016;
+  return static_cast<SVDLowRankReconstructionEnums::MarchenkoPasturEstimator>(estimator);
 }
 
 /** Sets `filter`'s rank parameters (either filter of this module) to the engine's `policy`, which the tools and

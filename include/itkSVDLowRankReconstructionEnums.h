@@ -18,6 +18,7 @@
 #ifndef itkSVDLowRankReconstructionEnums_h
 #define itkSVDLowRankReconstructionEnums_h
 
+#include <cstddef>
 #include <cstdint>
 #include <ostream>
 
@@ -82,66 +83,42 @@ public:
   };
 };
 
+/** Prints names[value], the enum's values in their order, or "INVALID VALUE FOR <enumName>" past them: what the
+ * enums' operator<< print. */
+template <typename TEnum, std::size_t VCount>
+std::ostream &
+PrintSVDLowRankEnum(std::ostream & out, TEnum value, const char * const (&names)[VCount], const char * enumName)
+{
+  const auto index = static_cast<std::size_t>(value);
+  return index < VCount ? out << names[index] : out << "INVALID VALUE FOR " << enumName;
+}
+
 inline std::ostream &
 operator<<(std::ostream & out, const SVDLowRankReconstructionEnums::Backend value)
 {
-  switch (value)
-  {
-    case SVDLowRankReconstructionEnums::Backend::Auto:
-      return out << "Auto";
-    case SVDLowRankReconstructionEnums::Backend::CPU:
-      return out << "CPU";
-    case SVDLowRankReconstructionEnums::Backend::CUDA:
-      return out << "CUDA";
-  }
-  return out << "INVALID VALUE FOR SVDLowRankReconstructionEnums::Backend";
+  return PrintSVDLowRankEnum(out, value, { "Auto", "CPU", "CUDA" }, "SVDLowRankReconstructionEnums::Backend");
 }
 
 inline std::ostream &
 operator<<(std::ostream & out, const SVDLowRankReconstructionEnums::Solver value)
 {
-  switch (value)
-  {
-    case SVDLowRankReconstructionEnums::Solver::Auto:
-      return out << "Auto";
-    case SVDLowRankReconstructionEnums::Solver::Exact:
-      return out << "Exact";
-    case SVDLowRankReconstructionEnums::Solver::Subspace:
-      return out << "Subspace";
-  }
-  return out << "INVALID VALUE FOR SVDLowRankReconstructionEnums::Solver";
+  return PrintSVDLowRankEnum(out, value, { "Auto", "Exact", "Subspace" }, "SVDLowRankReconstructionEnums::Solver");
 }
 
 inline std::ostream &
 operator<<(std::ostream & out, const SVDLowRankReconstructionEnums::RankSelection value)
 {
-  switch (value)
-  {
-    case SVDLowRankReconstructionEnums::RankSelection::FixedRank:
-      return out << "FixedRank";
-    case SVDLowRankReconstructionEnums::RankSelection::EnergyFraction:
-      return out << "EnergyFraction";
-    case SVDLowRankReconstructionEnums::RankSelection::GavishDonoho:
-      return out << "GavishDonoho";
-    case SVDLowRankReconstructionEnums::RankSelection::MarchenkoPastur:
-      return out << "MarchenkoPastur";
-    case SVDLowRankReconstructionEnums::RankSelection::Nordic:
-      return out << "Nordic";
-  }
-  return out << "INVALID VALUE FOR SVDLowRankReconstructionEnums::RankSelection";
+  return PrintSVDLowRankEnum(out,
+                             value,
+                             { "FixedRank", "EnergyFraction", "GavishDonoho", "MarchenkoPastur", "Nordic" },
+                             "SVDLowRankReconstructionEnums::RankSelection");
 }
 
 inline std::ostream &
 operator<<(std::ostream & out, const SVDLowRankReconstructionEnums::MarchenkoPasturEstimator value)
 {
-  switch (value)
-  {
-    case SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::Veraart2016:
-      return out << "Veraart2016";
-    case SVDLowRankReconstructionEnums::MarchenkoPasturEstimator::CorderoGrande2019:
-      return out << "CorderoGrande2019";
-  }
-  return out << "INVALID VALUE FOR SVDLowRankReconstructionEnums::MarchenkoPasturEstimator";
+  return PrintSVDLowRankEnum(
+    out, value, { "Veraart2016", "CorderoGrande2019" }, "SVDLowRankReconstructionEnums::MarchenkoPasturEstimator");
 }
 
 } // namespace itk

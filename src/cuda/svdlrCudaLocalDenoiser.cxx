@@ -33,14 +33,12 @@
 #include "noise/svdlrChooseRank.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrCudaDevice.h"
-#include "svdlrCudaPipelineTrace.h"
 #include "svdlrEigenSolver.h"
 #include "denoise/svdlrLocalDenoiseBackends.h" // ShrinksOptimally, BackendPatchStride
 #include "svdlrLocalDenoiseBuffers.h"
 #include "svdlrLocalDenoiseKernels.cuh"
 #include "svdlrLocalDenoisePlan.h"
 #include "svdlrLocalDenoiseResources.h"
-#include "svdlrLocalDenoiseStageClock.h"
 #include "svdlrLocalDenoiseTransfers.h"
 #include "svdlrMagnitudeTransformCuda.h"
 #include "shared/svdlrParallel.h"
@@ -50,7 +48,6 @@
 #include "denoise/svdlrSphereOrder.h"
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <memory>
@@ -113,15 +110,11 @@ public:
   std::size_t
   Run()
   {
-    const auto   start = std::chrono::steady_clock::now();
     ScopedDevice device(m_Options.deviceId);
     m_Resources = LocalDenoiseResourceCache::Shared().Take(m_Options.deviceId);
     try
     {
-      {
-        TraceSpan span(m_Trace ? &m_Trace->setup : nullptr);
-        Setup();
-      }
+      Setup();
       m_DeviceBytes = m_Resources->DeviceBytes() + m_Transform.Bytes();
       for (std::size_t s = 0; s < m_Plan.slabs.size(); ++s)
       {
@@ -134,10 +127,6 @@ public:
       }
       Retire(m_Plan.slabs.size() - 1);
       SVDLR_CUDA_CHECK(cudaStreamSynchronize(m_Resources->compute.Get()));
-      if (m_Trace != nullptr)
-      {
-        m_Clock.AddTo(*m_Trace);
-      }
     }
     catch (...)
     {
@@ -151,7 +140,6 @@ public:
     {
       m_Trace->usedCusolver = m_UseCusolver;
       m_Trace->usedGemmGram = m_UseGemmGram;
-      m_Trace->total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     }
     return m_TotalPatches;
   }
@@ -332,7 +320,6 @@ private:
   void
   Upload(std::size_t s)
   {
-    TraceSpan          span(m_Trace ? &m_Trace->upload : nullptr);
     const SlabExtent & e = m_Plan.slabs[s];
     const int          slot = static_cast<int>(s % 2);
     const cudaStream_t stream = m_Resources->upload.Get();
@@ -352,22 +339,16 @@ private:
   void
   Enqueue(std::size_t s)
   {
-    TraceSpan          span(m_Trace ? &m_Trace->enqueue : nullptr);
     const SlabExtent & e = m_Plan.slabs[s];
     const int          slot = static_cast<int>(s % 2);
     const SlabWindow   window{ e.windowFirst, e.windowLast - e.windowFirst };
     const cudaStream_t compute = m_Resources->compute.Get();
     SlabBuffers &      b = m_Slab[slot];
 
-    if (m_Trace != nullptr && s == 0)
-    {
-      m_Clock.Mark(StageClock::Unpack, compute); // the origin
-    }
     SVDLR_CUDA_CHECK(cudaStreamWaitEvent(compute, m_Resources->uploaded[slot].Get(), 0));
     LaunchUnpackSlab(
       b.packedIn, m_Transfers.InputLayout(), b.slab, m_Geometry, window, m_Transform.View(), m_Fixed.flags, compute);
     PrepareSums(s, window);
-    MarkStage(StageClock::Unpack);
 
     const std::int64_t patches = m_PlaneCentreStart[e.centreLast] - m_PlaneCentreStart[e.centreFirst];
     for (std::int64_t first = 0; first < patches; first += m_Plan.batch)
@@ -384,7 +365,6 @@ private:
                        m_Transform.View(), m_Transfers.OutputLayout(), m_MapsOnly ? nullptr : b.packedOut,
                        m_Maps.noiseSigma != nullptr ? b.sigmaMap : nullptr,
                        m_Maps.rank != nullptr ? b.rankMap : nullptr, compute);
-    MarkStage(StageClock::Finalise);
     SVDLR_CUDA_CHECK(cudaMemcpyAsync(m_Resources->hostFlags.Data() + 2 * slot, m_Fixed.flags,
                                      2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, compute));
     SVDLR_CUDA_CHECK(cudaEventRecord(m_Resources->computed[slot].Get(), compute));
@@ -443,13 +423,11 @@ private:
     {
       LaunchPatchGram(slab.slab, m_Geometry, window, batch, m_Batch.gram, compute);
     }
-    MarkStage(StageClock::Gram);
     const BasisView basis = m_UseCusolver ? SolveWithCusolver(batch) : SolveWithOwnSolver(batch);
     SlabSums        sums = slab.sums;
     sums.values = m_MapsOnly ? nullptr : sums.values; // the maps' sums alone
     LaunchPatchApproximation(slab.slab, m_Geometry, window, batch, basis, m_Batch.ranks, m_Batch.sigmas,
                              m_Batch.weights, static_cast<int>(m_MaxVectors), m_Options.aggregation, sums, compute);
-    MarkStage(StageClock::Approximation);
   }
 
   /** cuSOLVER's XsyevBatched: every eigenvector (none for the maps alone), in place of the Gram matrices (ascending),
@@ -469,7 +447,6 @@ private:
                                m_Resources->cusolverHostWorkspace.data(),
                                m_Resources->cusolverHostWorkspace.size(),
                                m_MapsOnly ? CUSOLVER_EIG_MODE_NOVECTOR : CUSOLVER_EIG_MODE_VECTOR);
-    MarkStage(StageClock::Eigenvalues);
     ChooseRanks(batch);
     return { m_Batch.gram, m_N * m_N, true };
   }
@@ -487,21 +464,16 @@ private:
     arguments.eigenvalues = m_Batch.eigenvalues;
     arguments.vectors = m_Batch.vectors;
     arguments.maxVectors = m_MaxVectors;
-    arguments.vectorCounts = m_Tuning.everyEigenvector ? nullptr : m_Batch.ranks; // null: maxVectors each
+    arguments.vectorCounts = m_Batch.ranks;
     arguments.info = m_Batch.info;
     arguments.workspace = m_Batch.solver;
     arguments.workspaceBytes = m_Batch.solverBytes;
-    arguments.tuning = m_Tuning.eigen;
-    SmallEigenSolver::RunTridiagonalization(arguments, compute);
-    MarkStage(StageClock::Tridiagonal);
-    SmallEigenSolver::RunTridiagonalEigenvalues(arguments, compute);
-    MarkStage(StageClock::Eigenvalues);
+    SmallEigenSolver::RunEigenvalues(arguments, compute);
     ChooseRanks(batch);
     if (!m_MapsOnly)
     {
       SmallEigenSolver::RunEigenvectors(arguments, compute);
     }
-    MarkStage(StageClock::Eigenvectors);
     return { m_Batch.vectors, m_N * m_MaxVectors, false };
   }
 
@@ -511,23 +483,12 @@ private:
     LaunchChoosePatchRanks(m_Batch.eigenvalues, m_Fixed.sigma, batch, m_Geometry, m_Rule,
                            static_cast<int>(m_MaxVectors), m_Batch.info, m_Fixed.flags + 1, m_Batch.ranks,
                            m_Batch.sigmas, m_Batch.weights, m_Resources->compute.Get());
-    MarkStage(StageClock::Ranks);
-  }
-
-  void
-  MarkStage(StageClock::Stage stage)
-  {
-    if (m_Trace != nullptr)
-    {
-      m_Clock.Mark(stage, m_Resources->compute.Get());
-    }
   }
 
   /** Waits for slab s, checks its flags, and moves its final planes and maps to the caller; progress. */
   void
   Retire(std::size_t s)
   {
-    TraceSpan          span(m_Trace ? &m_Trace->download : nullptr);
     const SlabExtent & e = m_Plan.slabs[s];
     const int          slot = static_cast<int>(s % 2);
     SVDLR_CUDA_CHECK(cudaEventSynchronize(m_Resources->computed[slot].Get()));
@@ -646,7 +607,6 @@ private:
   SlabBuffers                            m_Slab[2];
   BatchBuffers                           m_Batch;
   FixedBuffers                           m_Fixed;
-  StageClock                             m_Clock; // trace only
 };
 
 } // namespace

@@ -31,7 +31,7 @@ namespace svdlr
 namespace detail
 {
 
-/** Our solver gave up on some patch (QL did not converge): the run is redone with cuSOLVER where that is safe. */
+/** Our solver gave up on some patch (its info flag): the run is redone with cuSOLVER where that is safe. */
 struct OwnSolverFailed
 {};
 

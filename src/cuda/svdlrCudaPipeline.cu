@@ -111,12 +111,10 @@ public:
     m_Geometry.cols = static_cast<std::int64_t>(input.cols);
     m_Geometry.elementBytes = sizeof(T);
     m_Geometry.convertsToDouble = !std::is_same_v<T, double>;
-    m_Subspace = PlanSubspace(
-      options, m_Geometry.rows, m_Geometry.cols, input.count, std::is_same_v<T, double>, tuning.subspace);
+    m_Subspace = PlanSubspace(options, m_Geometry.rows, m_Geometry.cols, input.count, std::is_same_v<T, double>);
     m_Geometry.subspaceWidth = m_Subspace.width;
     m_CheckedRank = std::min<std::int64_t>(static_cast<std::int64_t>(options.policy.rank), m_Geometry.Small());
     m_TuningForceRedo = tuning.forceRedo;
-    m_TuningSkipCheck = tuning.skipCheck;
     report.solver = m_Subspace.Used() ? Solver::Subspace : Solver::Exact;
 
     const unsigned workers = WorkerCount(options);
@@ -124,31 +122,24 @@ public:
 
     // Streams, handles and buffers of an earlier run on this device, when there was one. Slot 0's handle
     // answers the workspace queries that the plan needs.
+    m_Resources = CudaPipelineResourceCache<T>::Shared().Take(options.deviceId);
+    if (m_Resources->slots.empty())
     {
-      const TraceSpan span(Traced(&CudaPipelineTrace::handles));
-      m_Resources = CudaPipelineResourceCache<T>::Shared().Take(options.deviceId);
-      if (m_Resources->slots.empty())
-      {
-        m_Resources->AddSlot();
-      }
+      m_Resources->AddSlot();
     }
-    {
-      const TraceSpan span(Traced(&CudaPipelineTrace::deviceAlloc));
-      std::size_t     freeBytes = 0;
-      std::size_t     totalBytes = 0;
-      SVDLR_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-      freeBytes += m_Resources->DeviceBytes(); // ours to reuse or free
-      const std::size_t available = UsableDeviceBytes(freeBytes);
-      m_Plan = PlanBatches(m_Geometry, input.count, options.maxMatricesPerBatch, available, [this](std::size_t batch) {
-        return m_Resources->EigenWorkspace(m_Geometry.EigenSide(), batch).deviceBytes;
-      });
-      m_Resources->AllocateSlots(m_Geometry, input.count, freeBytes, options.deviceId, m_Plan);
-    }
+    std::size_t freeBytes = 0;
+    std::size_t totalBytes = 0;
+    SVDLR_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    freeBytes += m_Resources->DeviceBytes(); // ours to reuse or free
+    const std::size_t available = UsableDeviceBytes(freeBytes);
+    m_Plan = PlanBatches(m_Geometry, input.count, options.maxMatricesPerBatch, available, [this](std::size_t batch) {
+      return m_Resources->EigenWorkspace(m_Geometry.EigenSide(), batch).deviceBytes;
+    });
+    m_Resources->AllocateSlots(m_Geometry, input.count, freeBytes, options.deviceId, m_Plan);
     if (m_Trace != nullptr)
     {
       m_Trace->batches = m_Plan.batches;
       m_Trace->batchSize = m_Plan.batchSize;
-      m_Trace->slots = m_Plan.slots;
     }
     if (m_Memory.onDevice)
     {
@@ -163,20 +154,12 @@ public:
     std::size_t lanes = 1;
     std::size_t chunkBytes = 1;
     StagingRing::Size(m_Plan.batchSize * MatrixBytes(), workers, lanes, chunkBytes);
-    lanes = tuning.stagingLanes > 0 ? tuning.stagingLanes : lanes;
-    chunkBytes = tuning.stagingChunkBytes > 0 ? tuning.stagingChunkBytes : chunkBytes;
     if (m_Resources->ring == nullptr || m_Resources->ringLanes != lanes || m_Resources->ringChunkBytes != chunkBytes)
     {
-      const TraceSpan span(Traced(&CudaPipelineTrace::stagingAlloc));
       m_Resources->ring.reset();
       m_Resources->ring = std::make_unique<StagingRing>(options.deviceId, lanes, chunkBytes);
       m_Resources->ringLanes = lanes;
       m_Resources->ringChunkBytes = chunkBytes;
-    }
-    if (m_Trace != nullptr)
-    {
-      m_Trace->stagingLanes = lanes;
-      m_Trace->stagingChunkBytes = chunkBytes;
     }
   }
 
@@ -240,13 +223,6 @@ public:
 private:
   using Slot = CudaStreamSlot<T>;
 
-  /** Where a phase's time goes, or null when the run is not traced. */
-  double *
-  Traced(double CudaPipelineTrace::*phase) const
-  {
-    return m_Trace != nullptr ? &(m_Trace->*phase) : nullptr;
-  }
-
   std::size_t
   MatrixBytes() const
   {
@@ -275,7 +251,6 @@ private:
   void
   CopyIn(Slot & slot)
   {
-    const TraceSpan       span(Traced(&CudaPipelineTrace::upload));
     const unsigned char * source =
       reinterpret_cast<const unsigned char *>(m_Input.data + slot.first * m_Input.matrixStride);
     const std::size_t sourceStride = m_Input.matrixStride * sizeof(T);
@@ -294,7 +269,6 @@ private:
   void
   CopyOut(Slot & slot)
   {
-    const TraceSpan   span(Traced(&CudaPipelineTrace::download));
     unsigned char *   target = reinterpret_cast<unsigned char *>(m_Output.data + slot.first * m_Output.matrixStride);
     const std::size_t targetStride = m_Output.matrixStride * sizeof(T);
     if (m_Memory.onDevice || m_Memory.outputPinned)
@@ -320,7 +294,6 @@ private:
     // cusolverDnXsyevBatched blocks the calling thread for much of the solve (measured on the H100: for
     // 16 matrices of 1024^2 the call returns only when the solve is done). Enqueueing it from a thread of
     // its own keeps this thread free to copy the other batches in and out meanwhile.
-    slot.solveMilliseconds = 0.0;
     try
     {
       slot.solved = std::async(std::launch::async, [this, &slot] {
@@ -347,14 +320,13 @@ private:
   void
   EnqueueSolve(Slot & slot)
   {
-    const TraceSpan    span(m_Trace != nullptr ? &slot.solveMilliseconds : nullptr);
     const cudaStream_t stream = slot.stream.Get();
     const std::int64_t n = m_Geometry.EigenSide(); // the side of the matrices the eigen-solver gets
 
     const std::size_t planned = slot.statusStride;
     SVDLR_CUDA_CHECK(cudaMemsetAsync(slot.status.Data(), 0, kCopiedStatusArrays * planned * sizeof(int), stream));
     LaunchConvertAndFlagNonFinite<T>(
-      slot.io.Data(), slot.Float64Input(), slot.DeviceFlags(), slot.count, m_Geometry.Elements(), stream);
+      slot.io.Data(), slot.Float64Input(), slot.Device(Slot::Flags), slot.count, m_Geometry.Elements(), stream);
     ComputeGramBatched(slot.cublas.Get(),
                        slot.Float64Input(),
                        slot.gram.Data(),
@@ -388,7 +360,7 @@ private:
                                slot.cusolverParams.Get(),
                                eigenMatrices,
                                slot.eigenvalues.Data(),
-                               slot.DeviceInfo(),
+                               slot.Device(Slot::Info),
                                n,
                                static_cast<std::int64_t>(slot.count),
                                slot.scratch.Data(),
@@ -401,7 +373,7 @@ private:
                                      slot.count * static_cast<std::size_t>(n) * sizeof(double),
                                      cudaMemcpyDeviceToHost,
                                      stream));
-    if (m_Subspace.Used() && !m_TuningSkipCheck)
+    if (m_Subspace.Used())
     {
       const SubspaceWorkspace buffers = SubspaceBuffers(slot);
       CheckSubspaceBatched(slot.cublas.Get(),
@@ -416,11 +388,14 @@ private:
                            m_Subspace.width,
                            m_CheckedRank,
                            static_cast<std::int64_t>(slot.count),
-                           slot.DeviceRedo());
+                           slot.Device(Slot::Redo));
     }
     // info, flags and redo flags are adjacent: one copy brings them all.
-    SVDLR_CUDA_CHECK(cudaMemcpyAsync(
-      slot.HostInfo(), slot.DeviceInfo(), kCopiedStatusArrays * planned * sizeof(int), cudaMemcpyDeviceToHost, stream));
+    SVDLR_CUDA_CHECK(cudaMemcpyAsync(slot.Host(Slot::Info),
+                                     slot.Device(Slot::Info),
+                                     kCopiedStatusArrays * planned * sizeof(int),
+                                     cudaMemcpyDeviceToHost,
+                                     stream));
     SVDLR_CUDA_CHECK(cudaEventRecord(slot.eigenReady.Get(), stream));
   }
 
@@ -433,22 +408,14 @@ private:
     const cudaStream_t stream = slot.stream.Get();
     const std::size_t  n = static_cast<std::size_t>(m_Geometry.Small());
     const std::size_t  eigenSide = static_cast<std::size_t>(m_Geometry.EigenSide());
+    if (slot.solved.valid())
     {
-      const TraceSpan span(Traced(&CudaPipelineTrace::waitEigen));
-      if (slot.solved.valid())
-      {
-        slot.solved.get(); // rethrows what the solver thread threw
-      }
-      SVDLR_CUDA_CHECK(cudaEventSynchronize(slot.eigenReady.Get()));
+      slot.solved.get(); // rethrows what the solver thread threw
     }
-    if (m_Trace != nullptr)
-    {
-      m_Trace->launch += slot.solveMilliseconds;
-    }
-    const TraceSpan span(Traced(&CudaPipelineTrace::finish));
+    SVDLR_CUDA_CHECK(cudaEventSynchronize(slot.eigenReady.Get()));
 
-    const std::size_t kmax = CollectBatchResults(slot.HostFlags(),
-                                                 slot.HostInfo(),
+    const std::size_t kmax = CollectBatchResults(slot.Host(Slot::Flags),
+                                                 slot.Host(Slot::Info),
                                                  slot.hostEigenvalues.Data(),
                                                  slot.first,
                                                  slot.count,
@@ -457,14 +424,13 @@ private:
                                                  static_cast<std::size_t>(m_Geometry.cols),
                                                  m_Options.policy,
                                                  m_Report,
-                                                 slot.HostRanks());
-    SVDLR_CUDA_CHECK(
-      cudaMemcpyAsync(slot.DeviceRanks(), slot.HostRanks(), slot.count * sizeof(int), cudaMemcpyHostToDevice, stream));
+                                                 slot.Host(Slot::Ranks));
+    SVDLR_CUDA_CHECK(cudaMemcpyAsync(
+      slot.Device(Slot::Ranks), slot.Host(Slot::Ranks), slot.count * sizeof(int), cudaMemcpyHostToDevice, stream));
 
     // Matrices that failed the subspace solver's check: solved again now, while the batch's float64 copy is
     // intact, and written over the batch's reconstruction after it.
-    const std::unique_ptr<ExactRedo<T>> redo =
-      m_Subspace.Used() && !m_TuningSkipCheck ? RedoFailedChecks(slot) : nullptr;
+    const std::unique_ptr<ExactRedo<T>> redo = m_Subspace.Used() ? RedoFailedChecks(slot) : nullptr;
 
     const bool         tall = m_Geometry.cols <= m_Geometry.rows;
     double *           smallSide = tall ? slot.FactorQ() : slot.FactorP();
@@ -504,7 +470,7 @@ private:
     product.components = components;
     product.p = slot.FactorP();
     product.q = slot.FactorQ();
-    product.ranks = slot.DeviceRanks();
+    product.ranks = slot.Device(Slot::Ranks);
     product.output = slot.io.Data();
     std::string why;
     if (!CanImplementLowRankProduct(product, why))
@@ -539,7 +505,7 @@ private:
     std::vector<std::size_t> failed;
     for (std::size_t i = 0; i < slot.count; ++i)
     {
-      if (slot.HostRedo()[i] != 0 || m_TuningForceRedo)
+      if (slot.Host(Slot::Redo)[i] != 0 || m_TuningForceRedo)
       {
         failed.push_back(i);
       }
@@ -585,7 +551,6 @@ private:
   SubspacePlan                       m_Subspace;
   std::int64_t                       m_CheckedRank{ 0 };       // k of the subspace solver's check
   bool                               m_TuningForceRedo{ false }; // tests: every matrix fails the check
-  bool                               m_TuningSkipCheck{ false }; // benchmarks: no check
   BatchPlan                          m_Plan;
   ParallelFor                        m_ParallelFor;
   std::unique_ptr<CudaPipelineResources<T>> m_Resources;
@@ -611,11 +576,8 @@ RunPipeline(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, c
   const ScopedDevice device(options.deviceId);
   const CallerMemory where =
     LocateCallerMemory(input.data, SpanBytes(input), output.data, SpanBytes(output), options.deviceId, memory);
-  std::unique_ptr<CudaPipeline<T>> pipeline =
-    std::make_unique<CudaPipeline<T>>(input, output, options, report, trace, tuning, where);
-  pipeline->Run();
-  const TraceSpan span(trace != nullptr ? &trace->teardown : nullptr);
-  pipeline.reset();
+  CudaPipeline<T> pipeline(input, output, options, report, trace, tuning, where);
+  pipeline.Run();
 }
 
 } // namespace

@@ -31,7 +31,7 @@ namespace svdlr
 namespace detail
 {
 
-/** RunCuda, filling `*trace` (when not null) with where the host's time went, under `tuning`. */
+/** RunCuda, filling `*trace` (when not null) with what the run did, under `tuning`. */
 template <typename T>
 SVDLR_CUDA_EXPORT void
 RunCudaInstrumented(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options,

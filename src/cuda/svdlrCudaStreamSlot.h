@@ -66,7 +66,6 @@ struct CudaStreamSlot
   std::size_t first{ 0 };
   std::size_t    count{ 0 };
   const double * ritzBasis{ nullptr }; // subspace solver: the orthonormal basis the eigenvectors refer to
-  double         solveMilliseconds{ 0 }; // host time the solver thread spent enqueueing (for traces)
 
   // The solver thread's work for the batch (see CudaPipeline::Launch). Declared last so that it is
   // destroyed first: a std::async future waits for its thread, which uses everything above.
@@ -136,39 +135,25 @@ struct CudaStreamSlot
   cudaError_t
   TryAllocateAll(std::size_t batch, std::size_t eigenSide)
   {
-    cudaError_t result = io.TryReserve(layout.io / sizeof(T));
-    if (result == cudaSuccess && layout.a > 0)
+    cudaError_t result = cudaSuccess;
+    const auto  reserve = [&result](auto & buffer, std::size_t elements) {
+      if (result == cudaSuccess)
+      {
+        result = buffer.TryReserve(elements);
+      }
+    };
+    reserve(io, layout.io / sizeof(T));
+    if (layout.a > 0)
     {
-      result = a.TryReserve(layout.a / sizeof(double));
+      reserve(a, layout.a / sizeof(double));
     }
-    if (result == cudaSuccess)
-    {
-      result = gram.TryReserve(layout.gram / sizeof(double));
-    }
-    if (result == cudaSuccess)
-    {
-      result = eigenvalues.TryReserve(layout.eigenvalues / sizeof(double));
-    }
-    if (result == cudaSuccess)
-    {
-      result = subspace.TryReserve(layout.subspace / sizeof(double));
-    }
-    if (result == cudaSuccess)
-    {
-      result = status.TryReserve(kStatusArrays * batch);
-    }
-    if (result == cudaSuccess)
-    {
-      result = scratch.TryReserve(layout.scratch);
-    }
-    if (result == cudaSuccess)
-    {
-      result = hostEigenvalues.TryReserve(batch * eigenSide);
-    }
-    if (result == cudaSuccess)
-    {
-      result = hostStatus.TryReserve(kStatusArrays * batch);
-    }
+    reserve(gram, layout.gram / sizeof(double));
+    reserve(eigenvalues, layout.eigenvalues / sizeof(double));
+    reserve(subspace, layout.subspace / sizeof(double));
+    reserve(status, kStatusArrays * batch);
+    reserve(scratch, layout.scratch);
+    reserve(hostEigenvalues, batch * eigenSide);
+    reserve(hostStatus, kStatusArrays * batch);
     return result;
   }
 
@@ -186,46 +171,24 @@ struct CudaStreamSlot
     }
   }
 
-  int *
-  DeviceInfo()
+  /** The status arrays in status's and hostStatus's order: solver info, non-finite flags, the subspace solver's
+   * check (1 where a matrix is to be redone with the exact solver), ranks. */
+  enum StatusArray : std::size_t
   {
-    return status.Data();
+    Info,
+    Flags,
+    Redo,
+    Ranks
+  };
+  int *
+  Device(StatusArray array)
+  {
+    return status.Data() + array * statusStride;
   }
   int *
-  DeviceFlags()
+  Host(StatusArray array)
   {
-    return status.Data() + statusStride;
-  }
-  /** The subspace solver's check: 1 where a matrix is to be redone with the exact solver. */
-  int *
-  DeviceRedo()
-  {
-    return status.Data() + 2 * statusStride;
-  }
-  int *
-  DeviceRanks()
-  {
-    return status.Data() + 3 * statusStride;
-  }
-  int *
-  HostInfo()
-  {
-    return hostStatus.Data();
-  }
-  int *
-  HostFlags()
-  {
-    return hostStatus.Data() + statusStride;
-  }
-  int *
-  HostRedo()
-  {
-    return hostStatus.Data() + 2 * statusStride;
-  }
-  int *
-  HostRanks()
-  {
-    return hostStatus.Data() + 3 * statusStride;
+    return hostStatus.Data() + array * statusStride;
   }
   double *
   FactorP()

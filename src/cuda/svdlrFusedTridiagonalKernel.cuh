@@ -18,10 +18,10 @@
 #ifndef svdlr_FusedTridiagonalKernel_cuh
 #define svdlr_FusedTridiagonalKernel_cuh
 
-// Stage 1 of the small eigen-solver (svdlrSmallEigenSolver.cu), TridiagonalKernel::SharedFused: the rank-2 update
-// of step j and the product A v of step j + 1 in one pass over the trailing matrix, so that each element is loaded
-// and stored once a step instead of being loaded twice (the product, then the update) with v and p reloaded beside
-// it; two barriers a step instead of three. Included by svdlrSmallEigenSolver.cu only.
+// Stage 1 of the small eigen-solver (svdlrSmallEigenSolver.cu) while the matrix fits in shared memory: the rank-2
+// update of step j and the product A v of step j + 1 in one pass over the trailing matrix, so that each element is
+// loaded and stored once a step instead of being loaded twice (the product, then the update) with v and p reloaded
+// beside it; two barriers a step instead of three. Included by svdlrSmallEigenSolver.cu only.
 
 #include "svdlrWarpReflector.cuh"
 

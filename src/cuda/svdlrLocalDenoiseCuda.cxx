@@ -50,8 +50,8 @@ RunWithFallback(const SeriesView<const float> & input, const SeriesView<float> &
   }
   catch (const OwnSolverFailed &)
   {
-    // Our QL iteration did not converge on some patch (LAPACK's dsteqr has the same kind of limit). The input is
-    // untouched (RunLocalDenoiseCudaTuned keeps in-place output aside), so the series is redone with cuSOLVER.
+    // Our eigen-solver gave up on some patch (a tridiagonal matrix with NaN or Inf). The input is untouched
+    // (RunLocalDenoiseCudaTuned keeps in-place output aside), so the series is redone with cuSOLVER.
     if (tuning.cusolver)
     {
       throw Error(ErrorCode::NumericalFailure, "svdlr: cuSOLVER's eigen-solver did not converge on a patch");

@@ -24,7 +24,6 @@
 
 #include "svdlrCudaExport.h"
 #include "denoise/svdlrLocalDenoiseBackends.h"
-#include "svdlrSmallEigenTuning.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -45,14 +44,9 @@ struct LocalDenoiseCudaTuning
   std::size_t availableBytes{ 0 }; // device memory the plan may use; 0: what cudaMemGetInfo reports, less a reserve
   bool        cusolver{ false };   // cuSOLVER's XsyevBatched instead of our eigen-solver (the reference)
   int         gemmGram{ -1 };      // the Gram stage by cuBLAS's DGEMM: -1 from kGemmGramFromSide on, 0 never, 1 always
-  SmallEigenTuning eigen{};        // variants of our eigen-solver's kernels
-  /** Our solver computes, for every patch, the eigenvectors of all its largest eigenvalues up to the rank's upper
-   * bound (n for the noise policies), not only the ones its rank keeps: the same output, for timing the kept-rank
-   * path against. */
-  bool everyEigenvector{ false };
 };
 
-/** What a run did: its plan and where the host's wall-clock time went (milliseconds). */
+/** What a run did: its plan and its solvers. */
 struct LocalDenoiseCudaTrace
 {
   std::size_t slabs{ 0 };
@@ -61,21 +55,6 @@ struct LocalDenoiseCudaTrace
   std::size_t centrePlanesPerSlab{ 0 };
   bool        usedCusolver{ false };   // the reference solver ran (asked for, too large for ours, or after a failure)
   bool        usedGemmGram{ false };   // the Gram matrices came from cuBLAS's DGEMM (LaunchPatchGramByGemm)
-  double      setup{ 0 };              // resources, plan, allocations, mask and σ map
-  double      upload{ 0 };             // host -> device through the staging ring
-  double      enqueue{ 0 };            // launching the slabs' work
-  double      download{ 0 };           // waiting for the slabs and device -> host
-  double      total{ 0 };
-  // GPU milliseconds on the compute stream per stage (CUDA events, summed over batches and slabs). The first
-  // includes any wait for the slab's upload.
-  double gpuUnpack{ 0 };       // waiting for the upload, unpacking, carrying the sums
-  double gpuGram{ 0 };
-  double gpuTridiagonal{ 0 };  // Householder tridiagonalisation (ours)
-  double gpuEigenvalues{ 0 };  // QL (ours), or the whole XsyevBatched (cuSOLVER)
-  double gpuRanks{ 0 };
-  double gpuEigenvectors{ 0 }; // inverse iteration and back-transformation (ours)
-  double gpuApproximation{ 0 };
-  double gpuFinalise{ 0 };
 };
 
 SVDLR_CUDA_EXPORT void

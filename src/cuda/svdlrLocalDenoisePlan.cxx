@@ -112,7 +112,7 @@ PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, st
 
   // Shrink until both fit: the slabs first, down to windows of about twice their centre planes (a thinner slab only
   // uploads more of its neighbours' planes), then the batches down to one patch, then the slabs down to one plane.
-  // Batches come last because the stages that give a patch one thread (QL, inverse iteration) leave the GPU idle on
+  // Batches come last because the stages that give a patch one thread (inverse iteration) leave the GPU idle on
   // a few thousand patches: on 176x176x120x200 in 8 GB, shrinking whichever part was larger gave slabs of 15 centre
   // planes and batches of 2,184 patches, whose eigenvectors took 1.01 s against 0.30 s in batches of 65,536.
   const std::int64_t fewestPlanes = std::max<std::int64_t>(1, shape.ez - 1);
@@ -134,8 +134,8 @@ PlanLocalDenoise(const LocalDenoiseShape & shape, std::size_t availableBytes, st
   }
 
   // Halving overshoots: the batch then takes what the slabs leave, up to its cap. Fewer, larger batches are faster
-  // when memory is short, because the QL stage (one thread per matrix) costs a batch the latency of one matrix's
-  // rotations however few its matrices (docs/denoising-cuda.md).
+  // when memory is short, because the inverse iteration (one thread per matrix) costs a batch the latency of one
+  // matrix's chain however few its matrices (docs/denoising-cuda.md).
   std::int64_t largest = batchFor(centrePlanes);
   while (batch < largest)
   {

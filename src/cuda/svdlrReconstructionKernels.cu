@@ -80,8 +80,12 @@ LaunchTiledLowRankProduct(const LowRankProductArguments<TOut> & arguments, cudaS
     return cudaSuccess;
   }
   using Tile = EngineProductTile<TOut>; // 64 x 64 x 32 for float output, 64 x 64 x 16 for double
-  return LaunchTiledLowRankProductWithTile<TOut, Tile::kTileM, Tile::kTileN, Tile::kTileK, Tile::kThreadsX,
-                                           Tile::kThreadsY>(arguments, stream);
+  const dim3 block(Tile::kThreadsX, Tile::kThreadsY);
+  const dim3 grid(static_cast<unsigned>((arguments.cols + Tile::kTileN - 1) / Tile::kTileN),
+                  static_cast<unsigned>((arguments.rows + Tile::kTileM - 1) / Tile::kTileM),
+                  static_cast<unsigned>(arguments.count));
+  TiledLowRankProductKernel<TOut><<<grid, block, 0, stream>>>(arguments);
+  return cudaGetLastError();
 }
 
 template bool

@@ -94,11 +94,17 @@ MultiplyAdd(double a, double b, double c)
  * into the row-major output. The component loop goes: load the (kTileK, kTileM) slice of P and the
  * (kTileK, kTileN) slice of Q into shared memory (reads along a component vector: coalesced; each element
  * rounded to ComputeType<TOut> on the way), barrier, accumulate from registers, barrier. */
-template <typename TOut, int kTileM, int kTileN, int kTileK, int kThreadsX, int kThreadsY>
+template <typename TOut>
 __global__ void
-__launch_bounds__(kThreadsX * kThreadsY) TiledLowRankProductKernel(const LowRankProductArguments<TOut> args)
+__launch_bounds__(EngineProductTile<TOut>::kThreadsX * EngineProductTile<TOut>::kThreadsY)
+  TiledLowRankProductKernel(const LowRankProductArguments<TOut> args)
 {
   using Compute = ComputeType<TOut>;
+  constexpr int kTileM = EngineProductTile<TOut>::kTileM;
+  constexpr int kTileN = EngineProductTile<TOut>::kTileN;
+  constexpr int kTileK = EngineProductTile<TOut>::kTileK;
+  constexpr int kThreadsX = EngineProductTile<TOut>::kThreadsX;
+  constexpr int kThreadsY = EngineProductTile<TOut>::kThreadsY;
   constexpr int kThreads = kThreadsX * kThreadsY;
   constexpr int kRowsPerThread = kTileM / kThreadsY;
   constexpr int kColsPerThread = kTileN / kThreadsX;
@@ -198,20 +204,6 @@ __launch_bounds__(kThreadsX * kThreadsY) TiledLowRankProductKernel(const LowRank
       }
     }
   }
-}
-
-/** Launches the tiled kernel with the given tile shape over the whole batch (blockIdx.z = matrix). The
- * engine uses one shape; the block-size sweep (svdlrProductKernelSweep.cu) tries several through this. */
-template <typename TOut, int kTileM, int kTileN, int kTileK, int kThreadsX, int kThreadsY>
-cudaError_t
-LaunchTiledLowRankProductWithTile(const LowRankProductArguments<TOut> & args, cudaStream_t stream)
-{
-  const dim3 block(kThreadsX, kThreadsY);
-  const dim3 grid(static_cast<unsigned>((args.cols + kTileN - 1) / kTileN),
-                  static_cast<unsigned>((args.rows + kTileM - 1) / kTileM),
-                  static_cast<unsigned>(args.count));
-  TiledLowRankProductKernel<TOut, kTileM, kTileN, kTileK, kThreadsX, kThreadsY><<<grid, block, 0, stream>>>(args);
-  return cudaGetLastError();
 }
 
 } // namespace detail

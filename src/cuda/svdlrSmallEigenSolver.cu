@@ -34,8 +34,8 @@ namespace
 {
 
 constexpr int kTridiagonalThreads = 128;   // stage 1: one block per matrix
-constexpr int kWideTridiagonalThreads = 512; // stage 1, SharedPacked past n = 96
-constexpr int kFusedMaxRows = 7;           // stage 1, SharedFused: n <= 32 kFusedMaxRows
+constexpr int kWideTridiagonalThreads = 512; // stage 1, the packed kernel past n = 96
+constexpr int kFusedMaxRows = 7;           // stage 1, the fused kernel: n <= 32 kFusedMaxRows
 constexpr int kBackTransformThreads = 128; // stage 4: one warp per vector
 constexpr std::size_t kAlignment = 256;
 
@@ -52,12 +52,6 @@ struct Workspace
   double * offDiagonal; // (n): T's off-diagonal, e[n - 1] = 0
   double * tau;         // (n): the reflectors' scalars, tau[n - 2] = tau[n - 1] = 0
   double * values;      // (n): eigenvalues, ascending
-  double * scratch;     // (n): the QL iteration's off-diagonal
-  double * luDiagonal;  // (n) x 4: the inverse iteration's LU factors
-  double * luUpper;
-  double * luUpper2;
-  double * luMultipliers;
-  int *    luSwapped;   // (n)
   double * z;           // (maxVectors, n): eigenvectors of T
   std::size_t bytes;
 };
@@ -78,12 +72,13 @@ CarveWorkspace(void * base, std::int64_t n, std::int64_t count, std::int64_t max
   w.offDiagonal = reinterpret_cast<double *>(take(column * sizeof(double)));
   w.tau = reinterpret_cast<double *>(take(column * sizeof(double)));
   w.values = reinterpret_cast<double *>(take(column * sizeof(double)));
-  w.scratch = reinterpret_cast<double *>(take(column * sizeof(double)));
-  w.luDiagonal = reinterpret_cast<double *>(take(column * sizeof(double)));
-  w.luUpper = reinterpret_cast<double *>(take(column * sizeof(double)));
-  w.luUpper2 = reinterpret_cast<double *>(take(column * sizeof(double)));
-  w.luMultipliers = reinterpret_cast<double *>(take(column * sizeof(double)));
-  w.luSwapped = reinterpret_cast<int *>(take(column * sizeof(int)));
+  // Five double and one int array that no stage uses any more (QL's off-diagonal, the global-memory inverse
+  // iteration's LU factors): kept so that WorkspaceBytes, and with it the denoiser's batch sizes, stay as they were.
+  for (int unused = 0; unused < 5; ++unused)
+  {
+    take(column * sizeof(double));
+  }
+  take(column * sizeof(int));
   w.z = reinterpret_cast<double *>(take(column * static_cast<std::size_t>(std::max<std::int64_t>(maxVectors, 0)) *
                                         sizeof(double)));
   w.bytes = used;
@@ -93,27 +88,22 @@ CarveWorkspace(void * base, std::int64_t n, std::int64_t count, std::int64_t max
 /** Stage 1. One block per matrix: A = Q T Q^T by n - 2 Householder reflections H_j = I - tau_j v_j v_j^T (v_j zero
  * above row j + 1, v_j(j + 1) = 1), as LAPACK's dsytd2. Per step: warp 0 forms v from column j (one warp
  * reduction), the block forms p = tau A22 v, every warp reduces K = tau/2 p.v itself (no barrier), and the block
- * applies the rank-2 update A22 -= v w^T + w v^T, w = p - K v. Three barriers per step. Two variants:
- *  - kLowerOnly = false (the first version): both triangles kept up to date, one thread per row of p;
- *  - kLowerOnly = true: only the lower triangle is updated (half the update's work), and each row of p is summed by
- *    a group of q threads (q = the largest power of two, up to 32, with q rows <= the block), so that the chain of
- *    dependent additions per thread is m / q long instead of m. Row i of the symmetric A22 is read as A(i, l) for
- *    l <= i and A(l, i) beyond.
+ * applies the rank-2 update A22 -= v w^T + w v^T, w = p - K v. Three barriers per step. Only the lower triangle is
+ * updated (half the update's work), and each row of p is summed by a group of q threads (q = the largest power of
+ * two, up to 32, with q rows <= the block), so that the chain of dependent additions per thread is m / q long
+ * instead of m. Row i of the symmetric A22 is read as A(i, l) for l <= i and A(l, i) beyond.
  *
- * sharedLd > 0: the matrix is copied to shared memory with that leading dimension (odd, so that the 64-bit
- * accesses of a warp walking along a row spread over all banks) and the reflectors are copied back at the end;
- * sharedLd == 0: the block works on the global matrix in place (large n). Shared memory always holds v, p and tau.
- * kPacked (with kLowerOnly, sharedLd > 0 only): the lower triangle in shared memory packed column by column,
- * element (i, l), i >= l, at l (2n - l - 1) / 2 + i; sharedLd is then unused.
+ * kPacked: the lower triangle is copied to shared memory packed column by column, element (i, l), i >= l, at
+ * l (2n - l - 1) / 2 + i, and the reflectors are copied back at the end; otherwise the block works on the global
+ * matrix in place (large n). Shared memory always holds v, p and tau.
  * Outputs (interleaved): T's diagonal and off-diagonal, and tau; v_j below row j + 1 stays in column j. */
-template <int kThreads, bool kLowerOnly, bool kPacked = false>
+template <int kThreads, bool kPacked>
 __global__ void
 __launch_bounds__(kThreads)
-  HouseholderTridiagonalKernel(double * matrices, int n, std::int64_t count, int sharedLd, double * diagonal,
-                               double * offDiagonal, double * tau)
+  HouseholderTridiagonalKernel(double * matrices, int n, std::int64_t count, double * diagonal, double * offDiagonal,
+                               double * tau)
 {
   static_assert(kThreads % 32 == 0 && kThreads >= 64, "whole warps, at least two");
-  static_assert(kLowerOnly || !kPacked, "only a lower triangle is packed");
   constexpr int      kWarps = kThreads / 32;
   extern __shared__ double shared[];
   double *           v = shared;         // (n)
@@ -124,19 +114,17 @@ __launch_bounds__(kThreads)
   const int          lane = tid % 32;
   const int          warp = tid / 32;
   double *           global = matrices + b * static_cast<std::int64_t>(n) * n;
-  const bool         inShared = sharedLd > 0;
-  const int          ld = inShared ? sharedLd : n;
-  double *           a = inShared ? scalar + 2 : global; // (n, n), leading dimension ld, or packed
-  // Where element (i, l) of the matrix is, i >= l unless both triangles are kept.
+  double *           a = kPacked ? scalar + 2 : global; // packed, or (n, n) with leading dimension n
+  // Where element (i, l), i >= l, of the matrix is.
   const auto at = [=](int i, int l) -> double & {
-    return a[kPacked ? l * (2 * n - l - 1) / 2 + i : i + ld * l];
+    return a[kPacked ? l * (2 * n - l - 1) / 2 + i : i + n * l];
   };
 
-  if (inShared)
+  if constexpr (kPacked)
   {
     for (int col = warp; col < n; col += kWarps)
     {
-      for (int row = kLowerOnly ? col + lane : lane; row < n; row += 32)
+      for (int row = col + lane; row < n; row += 32)
       {
         at(row, col) = global[row + static_cast<std::int64_t>(n) * col];
       }
@@ -167,49 +155,33 @@ __launch_bounds__(kThreads)
     __syncthreads();
     const double t = scalar[0];
     const int    m = n - j - 1; // rows and columns of A22
-    if constexpr (kLowerOnly)
+    // p = tau A22 v: q threads per row, then a reduction within each group of q lanes.
+    int q = 1;
+    while (q < 32 && 2 * q * m <= kThreads)
     {
-      // p = tau A22 v: q threads per row, then a reduction within each group of q lanes.
-      int q = 1;
-      while (q < 32 && 2 * q * m <= kThreads)
-      {
-        q *= 2;
-      }
-      const int groups = kThreads / q;
-      const int group = tid / q;
-      const int part = tid % q;
-      const int rounds = (m + groups - 1) / groups; // the same for every thread: the shuffles see whole warps
-      for (int round = 0; round < rounds; ++round)
-      {
-        const int i = j + 1 + round * groups + group;
-        double    sum = 0.0;
-        if (i < n)
-        {
-          for (int l = j + 1 + part; l < n; l += q)
-          {
-            sum += (l <= i ? at(i, l) : at(l, i)) * v[l];
-          }
-        }
-        for (int offset = q / 2; offset > 0; offset /= 2)
-        {
-          sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-        }
-        if (part == 0 && i < n)
-        {
-          p[i] = t * sum;
-        }
-      }
+      q *= 2;
     }
-    else
+    const int groups = kThreads / q;
+    const int group = tid / q;
+    const int part = tid % q;
+    const int rounds = (m + groups - 1) / groups; // the same for every thread: the shuffles see whole warps
+    for (int round = 0; round < rounds; ++round)
     {
-      // p = tau A22 v over the trailing rows and columns j + 1 .. n - 1; consecutive threads take consecutive rows.
-      for (int i = j + 1 + tid; i < n; i += kThreads)
+      const int i = j + 1 + round * groups + group;
+      double    sum = 0.0;
+      if (i < n)
       {
-        double sum = 0.0;
-        for (int l = j + 1; l < n; ++l)
+        for (int l = j + 1 + part; l < n; l += q)
         {
-          sum += a[i + ld * l] * v[l];
+          sum += (l <= i ? at(i, l) : at(l, i)) * v[l];
         }
+      }
+      for (int offset = q / 2; offset > 0; offset /= 2)
+      {
+        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+      }
+      if (part == 0 && i < n)
+      {
         p[i] = t * sum;
       }
     }
@@ -220,13 +192,12 @@ __launch_bounds__(kThreads)
       partial += p[i] * v[i];
     }
     const double k = 0.5 * t * WarpSum(partial);
-    // A22 -= v w^T + w v^T with w = p - K v: one column per warp, consecutive rows per lane (from the diagonal down
-    // when only the lower triangle is kept).
+    // A22 -= v w^T + w v^T with w = p - K v: one column per warp, consecutive rows per lane from the diagonal down.
     for (int l = j + 1 + warp; l < n; l += kWarps)
     {
       const double vl = v[l];
       const double wl = p[l] - k * vl;
-      for (int i = (kLowerOnly ? l : j + 1) + lane; i < n; i += 32)
+      for (int i = l + lane; i < n; i += 32)
       {
         const double vi = v[i];
         const double wi = p[i] - k * vi;
@@ -237,7 +208,7 @@ __launch_bounds__(kThreads)
   }
 
   StoreTridiagonal(at, n, count, b, diagonal, offDiagonal, tau);
-  if (inShared)
+  if constexpr (kPacked)
   {
     StoreReflectors(at, n, global);
   }
@@ -332,21 +303,20 @@ LaunchBackTransform(const SmallEigenSolver::Arguments & arguments, const Workspa
   SVDLR_CUDA_CHECK_LAUNCH("BackTransformKernel");
 }
 
-/** SharedFused's block: 4 warps while a lane holds up to 3 rows (n <= 96), else 8; twice that for SharedFusedWide
- * (more warps an SM where shared memory, not registers, bounds the blocks an SM). The packed kernel (n = 200, one
- * block an SM) always takes 16 warps. */
+/** The fused kernel's block: 4 warps while a lane holds up to 3 rows (n <= 96), else 8. The packed kernel (n = 200,
+ * one block an SM) always takes 16 warps. */
 constexpr int
-FusedThreads(int n, bool wide, bool packed)
+FusedThreads(int n, bool packed)
 {
-  return packed ? 512 : (n <= 96 ? 128 : 256) * (wide ? 2 : 1);
+  return packed ? 512 : (n <= 96 ? 128 : 256);
 }
 
-template <int kRows, bool kWide, bool kPacked>
+template <int kRows, bool kPacked>
 void
 LaunchFusedTridiagonalRows(const SmallEigenSolver::Arguments & arguments, const Workspace & w, cudaStream_t stream)
 {
   const int         n = static_cast<int>(arguments.n);
-  constexpr int     kThreads = FusedThreads(32 * kRows, kWide, kPacked);
+  constexpr int     kThreads = FusedThreads(32 * kRows, kPacked);
   const auto        kernel = FusedTridiagonalKernel<kRows, kThreads, kPacked>;
   const std::size_t bytes = FusedTridiagonalSharedBytes(n, kThreads / 32, kPacked);
   SVDLR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
@@ -355,8 +325,8 @@ LaunchFusedTridiagonalRows(const SmallEigenSolver::Arguments & arguments, const 
   SVDLR_CUDA_CHECK_LAUNCH("FusedTridiagonalKernel");
 }
 
-/** SharedFused for n <= 32 kFusedMaxRows: the kernel whose lanes hold ceil(n / 32) rows each, kRows and up. */
-template <bool kWide, bool kPacked, int kRows = 1>
+/** The fused kernel for n <= 32 kFusedMaxRows: the one whose lanes hold ceil(n / 32) rows each, kRows and up. */
+template <bool kPacked, int kRows = 1>
 void
 LaunchFusedTridiagonal(const SmallEigenSolver::Arguments & arguments, const Workspace & w, cudaStream_t stream)
 {
@@ -364,16 +334,60 @@ LaunchFusedTridiagonal(const SmallEigenSolver::Arguments & arguments, const Work
   {
     if (arguments.n > 32 * kRows)
     {
-      return LaunchFusedTridiagonal<kWide, kPacked, kRows + 1>(arguments, w, stream);
+      return LaunchFusedTridiagonal<kPacked, kRows + 1>(arguments, w, stream);
     }
   }
-  LaunchFusedTridiagonalRows<kRows, kWide, kPacked>(arguments, w, stream);
+  LaunchFusedTridiagonalRows<kRows, kPacked>(arguments, w, stream);
 }
 
-unsigned
-ScalarBlocks(std::int64_t count)
+/** Stage 1, in the fastest kernel that fits the device's shared memory: the fused kernel on the whole matrix, then on
+ * its packed lower triangle (n <= 223 on the H100), then the packed three-barrier kernel while the packed triangle
+ * fits beside v, p and tau (n <= 237), and past that the block on the global matrix in place. */
+void
+Tridiagonalize(const SmallEigenSolver::Arguments & arguments, const Workspace & w, cudaStream_t stream)
 {
-  return static_cast<unsigned>((count + kScalarThreads - 1) / kScalarThreads);
+  const int  n = static_cast<int>(arguments.n);
+  const auto limit = static_cast<std::size_t>(SharedMemoryLimit());
+  const auto fusedFits = [&](bool packed) {
+    return n <= 32 * kFusedMaxRows && FusedTridiagonalSharedBytes(n, FusedThreads(n, packed) / 32, packed) <= limit;
+  };
+  if (fusedFits(false))
+  {
+    LaunchFusedTridiagonal<false>(arguments, w, stream);
+    return;
+  }
+  if (fusedFits(true))
+  {
+    LaunchFusedTridiagonal<true>(arguments, w, stream);
+    return;
+  }
+  const std::size_t vectorBytes = (2 * static_cast<std::size_t>(n) + 2) * sizeof(double);
+  const std::size_t packedBytes = static_cast<std::size_t>(n) * (n + 1) / 2 * sizeof(double);
+  const bool        packed = vectorBytes + packedBytes <= limit;
+  const std::size_t sharedBytes = vectorBytes + (packed ? packedBytes : 0);
+  const auto        launch = [&](auto kernel, int threads, const char * name) {
+    SVDLR_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sharedBytes)));
+    kernel<<<static_cast<unsigned>(arguments.count), threads, sharedBytes, stream>>>(
+      arguments.matrices, n, arguments.count, w.diagonal, w.offDiagonal, w.tau);
+    SVDLR_CUDA_CHECK_LAUNCH(name);
+  };
+  if (!packed)
+  {
+    launch(HouseholderTridiagonalKernel<kTridiagonalThreads, false>, kTridiagonalThreads,
+           "HouseholderTridiagonalKernel<lower>");
+  }
+  // Past n = 96 a packed matrix takes most of an SM's shared memory: more warps a block hide the latency instead.
+  else if (n <= 96)
+  {
+    launch(HouseholderTridiagonalKernel<kTridiagonalThreads, true>, kTridiagonalThreads,
+           "HouseholderTridiagonalKernel<packed>");
+  }
+  else
+  {
+    launch(HouseholderTridiagonalKernel<kWideTridiagonalThreads, true>, kWideTridiagonalThreads,
+           "HouseholderTridiagonalKernel<packed, wide>");
+  }
 }
 
 } // namespace
@@ -390,21 +404,8 @@ SmallEigenSolver::WorkspaceBytes(std::int64_t n, std::int64_t count, std::int64_
   return CarveWorkspace(nullptr, n, count, maxVectors).bytes;
 }
 
-const double *
-SmallEigenSolver::InterleavedEigenvalues(const Arguments & arguments)
-{
-  return CarveWorkspace(arguments.workspace, arguments.n, arguments.count, arguments.maxVectors).values;
-}
-
 void
 SmallEigenSolver::RunEigenvalues(const Arguments & arguments, cudaStream_t stream)
-{
-  RunTridiagonalization(arguments, stream);
-  RunTridiagonalEigenvalues(arguments, stream);
-}
-
-void
-SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_t stream)
 {
   if (!CanImplement(arguments.n, arguments.count))
   {
@@ -421,119 +422,14 @@ SmallEigenSolver::RunTridiagonalization(const Arguments & arguments, cudaStream_
   {
     throw Error(ErrorCode::InvalidArgument, "svdlr: the small eigen-solver's workspace is too small");
   }
+  Tridiagonalize(arguments, w, stream);
+  // Stage 2 by bisection, one thread per eigenvalue (BisectEigenvalue): QL, one thread per matrix, ran a whole
+  // matrix's iteration as one chain, and a batch took as long as its longest chain.
   const int n = static_cast<int>(arguments.n);
-
-  const auto limit = static_cast<std::size_t>(SharedMemoryLimit());
-  const auto setShared = [](auto kernel, std::size_t bytes) {
-    SVDLR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  };
-  const TridiagonalKernel choice = arguments.tuning.tridiagonal;
-  const bool wide = choice == TridiagonalKernel::SharedFusedWide;
-  const bool fused = choice == TridiagonalKernel::SharedFused || wide;
-  const auto fusedFits = [&](bool packed) {
-    return n <= 32 * kFusedMaxRows && FusedTridiagonalSharedBytes(n, FusedThreads(n, wide, packed) / 32, packed) <= limit;
-  };
-  if (fused && fusedFits(false))
-  {
-    wide ? LaunchFusedTridiagonal<true, false>(arguments, w, stream)
-         : LaunchFusedTridiagonal<false, false>(arguments, w, stream);
-    return;
-  }
-  if (fused && fusedFits(true))
-  {
-    // Too large for both triangles (n = 200 for 200 volumes): the lower triangle packed, the same kernel wide or not.
-    LaunchFusedTridiagonal<false, true>(arguments, w, stream);
-    return;
-  }
-  const std::size_t vectorBytes = (2 * static_cast<std::size_t>(n) + 2) * sizeof(double);
-  const std::size_t packedBytes = static_cast<std::size_t>(n) * (n + 1) / 2 * sizeof(double);
-  // SharedFused too large even for its packed matrix takes the packed three-barrier kernel while that fits.
-  const bool packed = choice == TridiagonalKernel::SharedPacked || fused;
-  if (packed && vectorBytes + packedBytes <= limit)
-  {
-    const auto launch = [&](auto kernel, int threads, const char * name) {
-      setShared(kernel, vectorBytes + packedBytes);
-      kernel<<<static_cast<unsigned>(arguments.count), threads, vectorBytes + packedBytes, stream>>>(
-        arguments.matrices, n, arguments.count, 1, w.diagonal, w.offDiagonal, w.tau);
-      SVDLR_CUDA_CHECK_LAUNCH(name);
-    };
-    // Past n = 96 a packed matrix takes most of an SM's shared memory: more warps a block hide the latency instead.
-    n <= 96 ? launch(HouseholderTridiagonalKernel<kTridiagonalThreads, true, true>, kTridiagonalThreads,
-                     "HouseholderTridiagonalKernel<packed>")
-            : launch(HouseholderTridiagonalKernel<kWideTridiagonalThreads, true, true>, kWideTridiagonalThreads,
-                     "HouseholderTridiagonalKernel<packed, wide>");
-    return;
-  }
-
-  // The matrix goes to shared memory when it fits beside v, p and tau; past that (and for SharedFused and
-  // SharedPacked past the packed triangle's fit, n > 237 on the H100) the block works on the global matrix in place.
-  const int         oddLd = n % 2 == 0 ? n + 1 : n;
-  const std::size_t matrixBytes = static_cast<std::size_t>(oddLd) * n * sizeof(double);
-  const bool        inShared = vectorBytes + matrixBytes <= limit;
-  const std::size_t sharedBytes = vectorBytes + (inShared ? matrixBytes : 0);
-  const auto        launch = [&](auto kernel, const char * name) {
-    setShared(kernel, sharedBytes);
-    kernel<<<static_cast<unsigned>(arguments.count), kTridiagonalThreads, sharedBytes, stream>>>(
-      arguments.matrices, n, arguments.count, inShared ? oddLd : 0, w.diagonal, w.offDiagonal, w.tau);
-    SVDLR_CUDA_CHECK_LAUNCH(name);
-  };
-  if (choice == TridiagonalKernel::SharedLower || packed)
-  {
-    launch(HouseholderTridiagonalKernel<kTridiagonalThreads, true>, "HouseholderTridiagonalKernel<lower>");
-  }
-  else
-  {
-    launch(HouseholderTridiagonalKernel<kTridiagonalThreads, false>, "HouseholderTridiagonalKernel<full>");
-  }
-}
-
-void
-SmallEigenSolver::RunTridiagonalEigenvalues(const Arguments & arguments, cudaStream_t stream)
-{
-  if (arguments.count == 0)
-  {
-    return;
-  }
-  const Workspace w = CarveWorkspace(arguments.workspace, arguments.n, arguments.count, arguments.maxVectors);
-  const int       n = static_cast<int>(arguments.n);
-  if (arguments.tuning.bisection)
-  {
-    const int threads = (n + 31) / 32 * 32;
-    TridiagonalBisectionKernel<<<static_cast<unsigned>(arguments.count), threads, 0, stream>>>(
-      w.diagonal, w.offDiagonal, w.values, arguments.eigenvalues, arguments.info, n, arguments.count);
-    SVDLR_CUDA_CHECK_LAUNCH("TridiagonalBisectionKernel");
-    return;
-  }
-  // Shared memory for d and e: 16 n bytes per thread; blocks of kScalarThreads when that fits in a third of the
-  // SM's shared memory, else fewer threads per block.
-  const std::size_t perThread = 2 * static_cast<std::size_t>(n) * sizeof(double);
-  int               threads = kScalarThreads;
-  while (threads > 32 && threads * perThread > static_cast<std::size_t>(SharedMemoryLimit()) / 3)
-  {
-    threads /= 2;
-  }
-  const bool shared = arguments.tuning.sharedQL && threads * perThread <= static_cast<std::size_t>(SharedMemoryLimit());
-  const auto launch = [&](auto kernel, const char * name) {
-    const std::size_t bytes = shared ? threads * perThread : 0;
-    const int         blockThreads = shared ? threads : kScalarThreads;
-    SVDLR_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    const unsigned blocks = static_cast<unsigned>((arguments.count + blockThreads - 1) / blockThreads);
-    kernel<<<blocks, blockThreads, bytes, stream>>>(
-      w.diagonal, w.offDiagonal, w.values, w.scratch, arguments.eigenvalues, arguments.info, n, arguments.count);
-    SVDLR_CUDA_CHECK_LAUNCH(name);
-  };
-  const bool fast = arguments.tuning.fastRotation;
-  if (shared)
-  {
-    fast ? launch(TridiagonalEigenvaluesKernel<true, true>, "TridiagonalEigenvaluesKernel<shared, fast>")
-         : launch(TridiagonalEigenvaluesKernel<true, false>, "TridiagonalEigenvaluesKernel<shared>");
-  }
-  else
-  {
-    fast ? launch(TridiagonalEigenvaluesKernel<false, true>, "TridiagonalEigenvaluesKernel<global, fast>")
-         : launch(TridiagonalEigenvaluesKernel<false, false>, "TridiagonalEigenvaluesKernel<global>");
-  }
+  const int threads = (n + 31) / 32 * 32;
+  TridiagonalBisectionKernel<<<static_cast<unsigned>(arguments.count), threads, 0, stream>>>(
+    w.diagonal, w.offDiagonal, w.values, arguments.eigenvalues, arguments.info, n, arguments.count);
+  SVDLR_CUDA_CHECK_LAUNCH("TridiagonalBisectionKernel");
 }
 
 void
@@ -546,36 +442,21 @@ SmallEigenSolver::RunEigenvectors(const Arguments & arguments, cudaStream_t stre
   const Workspace     w = CarveWorkspace(arguments.workspace, arguments.n, arguments.count, arguments.maxVectors);
   const int           n = static_cast<int>(arguments.n);
   const int           maxVectors = static_cast<int>(arguments.maxVectors);
-  const TridiagonalLU lu{ Interleaved<double>{ w.luDiagonal, arguments.count },
-                          Interleaved<double>{ w.luUpper, arguments.count },
-                          Interleaved<double>{ w.luUpper2, arguments.count },
-                          Interleaved<double>{ w.luMultipliers, arguments.count },
-                          Interleaved<int>{ w.luSwapped, arguments.count } };
-  // Shared memory: the most threads a block, up to kScalarThreads, that leave room for two blocks an SM.
+  // Shared memory: the most threads a block, up to kScalarThreads, that leave room for two blocks an SM. One thread
+  // takes 68 n bytes, 17 KB at n = 256: always within a block's shared memory (48 KB on every GPU).
   const std::size_t perThread = SharedEigenvectorBytesPerThread(n);
   int               sharedThreads = kScalarThreads;
   while (sharedThreads > 1 && sharedThreads * perThread > static_cast<std::size_t>(SharedMemoryLimit()) / 2)
   {
     sharedThreads /= 2;
   }
-  if (arguments.tuning.sharedInverseIteration && sharedThreads * perThread <= static_cast<std::size_t>(SharedMemoryLimit()))
-  {
-    const std::size_t bytes = sharedThreads * perThread;
-    SVDLR_CUDA_CHECK(cudaFuncSetAttribute(SharedTridiagonalEigenvectorsKernel,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    const auto blocks = static_cast<unsigned>((arguments.count + sharedThreads - 1) / sharedThreads);
-    SharedTridiagonalEigenvectorsKernel<<<blocks, sharedThreads, bytes, stream>>>(
-      w.diagonal, w.offDiagonal, w.values, w.z, arguments.vectorCounts, arguments.info, n, maxVectors,
-      arguments.count);
-    SVDLR_CUDA_CHECK_LAUNCH("SharedTridiagonalEigenvectorsKernel");
-  }
-  else
-  {
-    TridiagonalEigenvectorsKernel<<<ScalarBlocks(arguments.count), kScalarThreads, 0, stream>>>(
-      w.diagonal, w.offDiagonal, w.values, lu, w.z, arguments.vectorCounts, arguments.info, n, maxVectors,
-      arguments.count);
-    SVDLR_CUDA_CHECK_LAUNCH("TridiagonalEigenvectorsKernel");
-  }
+  const std::size_t bytes = sharedThreads * perThread;
+  SVDLR_CUDA_CHECK(cudaFuncSetAttribute(SharedTridiagonalEigenvectorsKernel,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  const auto blocks = static_cast<unsigned>((arguments.count + sharedThreads - 1) / sharedThreads);
+  SharedTridiagonalEigenvectorsKernel<<<blocks, sharedThreads, bytes, stream>>>(
+    w.diagonal, w.offDiagonal, w.values, w.z, arguments.vectorCounts, arguments.info, n, maxVectors, arguments.count);
+  SVDLR_CUDA_CHECK_LAUNCH("SharedTridiagonalEigenvectorsKernel");
 
   if (n <= 32)
   {

@@ -21,10 +21,10 @@
 // Our own batched symmetric eigen-solver for many small float64 matrices (n <= 256; hundreds of thousands at
 // once), for the local denoiser's Gram matrices. cuSOLVER's XsyevBatched (svdlrEigenSolver.h) stays beside it as
 // the reference and the fallback. Four stages, each with the thread mapping that suits it (docs/denoising-cuda.md):
-//   1. Householder tridiagonalisation A = Q T Q^T: one thread block per matrix, the matrix in registers (two threads
-//      a column, 3 <= n <= 65), else in shared memory when it fits (n <= ~169 on the H100), else in place in global
-//      memory; O(n^3) parallel work, n - 2 steps.
-//   2. The eigenvalues of T by implicit QL: one thread per matrix (O(n^2) dependent scalar steps).
+//   1. Householder tridiagonalisation A = Q T Q^T: one thread block per matrix, the matrix (or its packed lower
+//      triangle) in shared memory when it fits (n <= 237 on the H100), else in place in global memory; O(n^3)
+//      parallel work, n - 2 steps.
+//   2. The eigenvalues of T by bisection: one thread per eigenvalue (O(n) Sturm counts of n dependent steps).
 //   --- the caller may decide here, from the eigenvalues, how many eigenvectors each matrix needs ---
 //   3. Those eigenvectors of T by inverse iteration (LAPACK dstein's scheme): one thread per matrix.
 //   4. Back to A's basis, V = Q Z: one warp per vector, the vector in registers, the reflectors read from the
@@ -35,7 +35,6 @@
 // halves of Run. No call allocates memory or synchronises; everything runs on the given stream.
 
 #include "svdlrCudaExport.h"
-#include "svdlrSmallEigenTuning.h"
 
 #include <cuda_runtime_api.h>
 
@@ -67,12 +66,11 @@ public:
     std::int64_t maxVectors{ 0 };
     /** (count) on the device: how many vectors matrix i needs (clamped to [0, maxVectors]); null: maxVectors each. */
     const int * vectorCounts{ nullptr };
-    /** (count) on the device: 0, or l + 1 when the QL iteration did not converge for the l-th eigenvalue (its
-     * eigenvalues and vectors are then not to be used). */
+    /** (count) on the device: 0, or 1 when T holds NaN or Inf (the matrix's eigenvalues and vectors are then not
+     * to be used). */
     int * info{ nullptr };
     void *      workspace{ nullptr }; // at least WorkspaceBytes(n, count, maxVectors), 256-byte aligned
     std::size_t workspaceBytes{ 0 };
-    SmallEigenTuning tuning{};
   };
 
   /** Whether the solver takes matrices of this side (1 <= n <= kMaxSide); count must be below 2^31. */
@@ -87,20 +85,9 @@ public:
   SVDLR_CUDA_EXPORT static void
   RunEigenvalues(const Arguments & arguments, cudaStream_t stream);
 
-  /** The two halves of RunEigenvalues (for the denoiser's per-stage trace): stage 1, then stage 2. */
-  SVDLR_CUDA_EXPORT static void
-  RunTridiagonalization(const Arguments & arguments, cudaStream_t stream);
-  SVDLR_CUDA_EXPORT static void
-  RunTridiagonalEigenvalues(const Arguments & arguments, cudaStream_t stream);
-
   /** Stages 3 and 4, after RunEigenvalues with the same arguments: the eigenvectors asked for. */
   SVDLR_CUDA_EXPORT static void
   RunEigenvectors(const Arguments & arguments, cudaStream_t stream);
-
-  /** The ascending eigenvalues that RunEigenvalues left in the workspace, interleaved: eigenvalue i of matrix b is
-   * at [i * count + b]. */
-  SVDLR_CUDA_EXPORT static const double *
-  InterleavedEigenvalues(const Arguments & arguments);
 };
 
 } // namespace detail

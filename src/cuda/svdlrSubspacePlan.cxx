@@ -41,8 +41,7 @@ constexpr int kDefaultIterations = 12;
 } // namespace
 
 SubspacePlan
-PlanSubspace(const Options & options, std::int64_t rows, std::int64_t cols, std::size_t count, bool float64Input,
-             const SubspaceTuning & tuning)
+PlanSubspace(const Options & options, std::int64_t rows, std::int64_t cols, std::size_t count, bool float64Input)
 {
   const bool fixedRank = options.policy.kind == RankPolicy::Kind::FixedRank;
   if (options.solver == Solver::Exact || (options.solver == Solver::Auto && (float64Input || !fixedRank)))
@@ -60,9 +59,8 @@ PlanSubspace(const Options & options, std::int64_t rows, std::int64_t cols, std:
   }
 
   SubspacePlan plan;
-  plan.width = tuning.width > 0 ? tuning.width : std::max(2 * k, k + kMinOversampling);
-  plan.width = std::min({ plan.width, n, kMaxSubspaceWidth });
-  plan.iterations = tuning.iterations > 0 ? tuning.iterations : kDefaultIterations;
+  plan.width = std::min({ std::max(2 * k, k + kMinOversampling), n, kMaxSubspaceWidth });
+  plan.iterations = kDefaultIterations;
   if (options.solver == Solver::Auto &&
       (!(k < plan.width && plan.width < n) || (count < kMinSubspaceBatch && n < kMinSubspaceSide)))
   {

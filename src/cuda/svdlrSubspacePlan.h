@@ -60,13 +60,6 @@ struct SubspacePlan
   }
 };
 
-/** Overrides for experiments (benchmarks, sweeps); 0 keeps the defaults. */
-struct SubspaceTuning
-{
-  std::int64_t width{ 0 };
-  int          iterations{ 0 };
-};
-
 /** The plan for `options` on rows x cols matrices of float64 (`float64Input`) or float32 data, with
  * k = min(rank, n) and the default block w = min(n, max(2k, k + 16), kMaxSubspaceWidth):
  *  - Solver::Exact: the exact plan;
@@ -76,8 +69,7 @@ struct SubspaceTuning
  *  - Solver::Subspace: the subspace plan; Error(InvalidArgument) when the policy is not a fixed rank or
  *    k >= kMaxSubspaceWidth (no room left for oversampling). */
 SVDLR_CUDA_EXPORT SubspacePlan
-PlanSubspace(const Options & options, std::int64_t rows, std::int64_t cols, std::size_t count, bool float64Input,
-             const SubspaceTuning & tuning = {});
+PlanSubspace(const Options & options, std::int64_t rows, std::int64_t cols, std::size_t count, bool float64Input);
 
 } // namespace detail
 } // namespace svdlr

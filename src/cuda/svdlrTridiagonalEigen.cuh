@@ -18,11 +18,11 @@
 #ifndef svdlr_TridiagonalEigen_cuh
 #define svdlr_TridiagonalEigen_cuh
 
-// The middle of the small-matrix eigen-solver (svdlrSmallEigenSolver.h): eigenvalues and selected eigenvectors of
-// one symmetric tridiagonal matrix T, run by ONE thread per matrix on the GPU. These steps are long chains of dependent
-// scalar operations (O(n^2) in all), which a thread block would run with most of its threads waiting at barriers;
-// one thread per matrix instead keeps thousands of independent chains in flight, which is what hides their
-// latency. Arrays are "interleaved": element i of matrix b lives at base[i * count + b], so that the 32 threads of
+// The middle of the small-matrix eigen-solver (svdlrSmallEigenSolver.h): eigenvalues (one thread per eigenvalue on
+// the GPU) and selected eigenvectors (ONE thread per matrix) of one symmetric tridiagonal matrix T. These steps are
+// long chains of dependent scalar operations (O(n^2) in all), which a thread block would run with most of its threads
+// waiting at barriers; one thread per chain instead keeps thousands of independent chains in flight, which is what
+// hides their latency. Arrays are "interleaved": element i of matrix b lives at base[i * count + b], so that the 32 threads of
 // a warp, working on 32 consecutive matrices, touch one contiguous 256-byte segment per access.
 //
 // T has diagonal d[0..n) and off-diagonal e[0..n-1), e[i] = T(i + 1, i) = T(i, i + 1).
@@ -52,116 +52,6 @@ struct Interleaved
     return data[i * stride];
   }
 };
-
-/** sqrt(f² + g²), through hypot (slow, but safe from overflow and underflow) only when the squares could leave
- * the float64 range. */
-SVDLR_HOST_DEVICE inline double
-RotationRadius(double f, double g)
-{
-  const double big = fmax(fabs(f), fabs(g));
-  if (big > 1e150 || (big < 1e-150 && big > 0.0))
-  {
-    return hypot(f, g);
-  }
-  return sqrt(f * f + g * g);
-}
-
-/** Eigenvalues of T by the implicit QL algorithm with Wilkinson's shift, overwriting `d` (eigenvalues, unsorted)
- * and `e` (destroyed). Returns 0, or l + 1 when eigenvalue l did not converge in kMaxSweeps QL sweeps. A
- * subdiagonal entry is treated as zero when |e_m| <= eps (|d_m| + |d_m+1|): the standard negligibility test, which
- * keeps the eigenvalues' absolute error of the order of eps ||T||. kFastRotation: each rotation takes one square
- * root and one division (RotationRadius) instead of hypot and two divisions; on the GPU this chain of dependent
- * scalar operations is the cost. (Measured on the H100 without it; with it, so far only on the CPU.) */
-template <bool kFastRotation = false, typename TArray>
-SVDLR_HOST_DEVICE inline int
-TridiagonalQLEigenvalues(const TArray & d, const TArray & e, int n)
-{
-  constexpr int kMaxSweeps = 64;
-  if (n > 0)
-  {
-    e[n - 1] = 0.0;
-  }
-  for (int l = 0; l < n; ++l)
-  {
-    for (int sweep = 0;; ++sweep)
-    {
-      // The first negligible subdiagonal entry at or after l closes the unreduced block [l, m].
-      int    m = l;
-      double dm = fabs(d[l]);
-      for (; m < n - 1; ++m)
-      {
-        const double next = fabs(d[m + 1]);
-        if (fabs(e[m]) <= DBL_EPSILON * (dm + next))
-        {
-          break;
-        }
-        dm = next;
-      }
-      if (m == l)
-      {
-        break; // d[l] is an eigenvalue
-      }
-      if (sweep == kMaxSweeps)
-      {
-        return l + 1;
-      }
-      // Wilkinson's shift: the eigenvalue of the leading 2 x 2 block nearer to d[l], folded into the first rotation.
-      const double dl = d[l];
-      const double el = e[l];
-      double       g = (d[l + 1] - dl) / (2.0 * el);
-      double       r = kFastRotation ? RotationRadius(g, 1.0) : hypot(g, 1.0);
-      g = d[m] - dl + el / (g + copysign(r, g));
-      double s = 1.0;
-      double c = 1.0;
-      double p = 0.0;
-      bool   deflated = false;
-      // Chase the bulge from the bottom of the block to its top with Givens rotations.
-      double di1 = d[m];
-      for (int i = m - 1; i >= l; --i)
-      {
-        const double ei = e[i];
-        const double di = d[i];
-        const double f = s * ei;
-        const double b = c * ei;
-        r = kFastRotation ? RotationRadius(f, g) : hypot(f, g);
-        e[i + 1] = r;
-        if (r == 0.0)
-        {
-          // Underflow: the block splits here; undo the shift's partial update and start over on the smaller block.
-          d[i + 1] = di1 - p;
-          e[m] = 0.0;
-          deflated = true;
-          break;
-        }
-        if (kFastRotation)
-        {
-          const double inverse = 1.0 / r;
-          s = f * inverse;
-          c = g * inverse;
-        }
-        else
-        {
-          s = f / r;
-          c = g / r;
-        }
-        const double shifted = di1 - p;
-        r = (di - shifted) * s + 2.0 * c * b;
-        p = s * r;
-        d[i + 1] = shifted + p;
-        g = c * r - b;
-        di1 = di;
-      }
-      if (deflated)
-      {
-        continue;
-      }
-      d[l] -= p;
-      e[l] = g;
-      e[m] = 0.0;
-    }
-  }
-  return 0;
-}
 
 /** The number of eigenvalues of T below x (Sturm count): the negative pivots of the LDL^T factorisation of T - x I,
  * with squared[i] = e[i]^2. A pivot smaller than pivmin in magnitude becomes -pivmin, as in LAPACK's dstebz. */
@@ -212,8 +102,8 @@ GershgorinBounds(const TArray & d, const TArray & magnitude, const TArray & squa
 }
 
 /** Eigenvalue `index` of T (0-based, ascending) by bisection on the Sturm count, to an absolute accuracy of about
- * eps ||T|| (QL's): about 52 counts of n steps each, a chain independent of every other eigenvalue's, so that one
- * thread per eigenvalue can run them side by side (TridiagonalQLEigenvalues finds them all in one chain). */
+ * eps ||T||: about 52 counts of n steps each, a chain independent of every other eigenvalue's, so that one thread
+ * per eigenvalue can run them side by side. */
 template <typename TArray>
 SVDLR_HOST_DEVICE inline double
 BisectEigenvalue(const TArray & d, const TArray & squared, int n, int index, const SturmBounds & bounds)
@@ -244,24 +134,6 @@ BisectEigenvalue(const TArray & d, const TArray & squared, int n, int index, con
     }
   }
   return 0.5 * (lower + upper);
-}
-
-/** Sorts d[0..n) ascending (insertion sort: n is at most a few hundred and the QL output is nearly ordered). */
-template <typename TArray>
-SVDLR_HOST_DEVICE inline void
-SortAscending(const TArray & d, int n)
-{
-  for (int i = 1; i < n; ++i)
-  {
-    const double value = d[i];
-    int          j = i - 1;
-    while (j >= 0 && d[j] > value)
-    {
-      d[j + 1] = d[j];
-      --j;
-    }
-    d[j + 1] = value;
-  }
 }
 
 /** A fixed pseudo-random start value in [-1, 1) for component i of the c-th eigenvector (splitmix64 finaliser):
@@ -401,14 +273,13 @@ InterleavedDot(const Interleaved<double> & a, const Interleaved<double> & b, int
  * the earlier vectors of its cluster after every solve (modified Gram-Schmidt); eigenvalues closer than
  * 10 eps ||T|| are pulled apart by that much first, so that their factorisations differ. Vectors of different
  * clusters are orthogonal to working accuracy because each has a residual of order eps ||T||.
- *  ascending: the eigenvalues of T, ascending (TridiagonalQLEigenvalues + SortAscending, or BisectEigenvalue);
+ *  ascending: the eigenvalues of T, ascending (BisectEigenvalue);
  *  z:         column c (c < k) at z[c * n + i], for the (c+1)-th largest eigenvalue, unit 2-norm;
- *  work:      where each vector is iterated before it is stored in z (n values, e.g. in shared memory where z is
- *             not), or null to iterate in z itself. */
+ *  x:         where each vector is iterated before it is stored in z (n values, in shared memory on the GPU). */
 SVDLR_HOST_DEVICE inline void
 TridiagonalEigenvectors(const Interleaved<double> & d, const Interleaved<double> & e, const Interleaved<double> & ascending,
                         int n, int k, const TridiagonalLU & lu, const Interleaved<double> & z,
-                        const Interleaved<double> * work = nullptr)
+                        const Interleaved<double> & x)
 {
   constexpr int kSolves = 3;
   const auto    column = [&](int c) { return Interleaved<double>{ &z[static_cast<std::int64_t>(c) * n], z.stride }; };
@@ -454,7 +325,6 @@ TridiagonalEigenvectors(const Interleaved<double> & d, const Interleaved<double>
     previousShift = shift;
 
     FactorShiftedTridiagonal(d, e, n, shift, pivotFloor, lu);
-    const auto x = work != nullptr ? *work : column(c);
     for (int i = 0; i < n; ++i)
     {
       x[i] = InverseIterationStart(i, c);
@@ -494,13 +364,10 @@ TridiagonalEigenvectors(const Interleaved<double> & d, const Interleaved<double>
         }
       }
     }
-    if (work != nullptr)
+    const auto stored = column(c);
+    for (int i = 0; i < n; ++i)
     {
-      const auto stored = column(c);
-      for (int i = 0; i < n; ++i)
-      {
-        stored[i] = x[i];
-      }
+      stored[i] = x[i];
     }
   }
 }

@@ -23,6 +23,7 @@
 // libraries take the lengths of character arguments as trailing hidden size_t parameters.
 
 #include <cstddef>
+#include <type_traits>
 
 extern "C"
 {
@@ -66,10 +67,6 @@ extern "C"
   void
   dstein_(const int * n, const double * d, const double * e, const int * m, const double * w, const int * iblock,
           const int * isplit, double * z, const int * ldz, double * work, int * iwork, int * ifail, int * info);
-  void
-  dormtr_(const char * side, const char * uplo, const char * trans, const int * m, const int * n, const double * a,
-          const int * lda, const double * tau, double * c, const int * ldc, double * work, const int * lwork,
-          int * info, std::size_t sideLength, std::size_t uploLength, std::size_t transLength);
 }
 
 namespace svdlr
@@ -79,55 +76,51 @@ namespace detail
 namespace lapack
 {
 
+// The single-precision routine for float, the double-precision one for double.
+template <typename T, typename TSingle, typename TDouble>
+constexpr auto
+ForType(TSingle single, TDouble doublePrecision)
+{
+  if constexpr (std::is_same_v<T, float>)
+  {
+    return single;
+  }
+  else
+  {
+    return doublePrecision;
+  }
+}
+
 // Column-major SVD of the m x n matrix a (destroyed): s (min(m,n)), u (m x min), vt (min x n).
 // lwork == -1 is a workspace query (the optimal size is returned in work[0]). Returns LAPACK's info.
-inline int
-gesdd(int m, int n, float * a, float * s, float * u, float * vt, float * work, int lwork, int * iwork)
+template <typename T>
+int
+gesdd(int m, int n, T * a, T * s, T * u, T * vt, T * work, int lwork, int * iwork)
 {
   int       info = 0;
   const int p = m < n ? m : n;
-  sgesdd_("S", &m, &n, a, &m, s, u, &m, vt, &p, work, &lwork, iwork, &info, 1);
-  return info;
-}
-inline int
-gesdd(int m, int n, double * a, double * s, double * u, double * vt, double * work, int lwork, int * iwork)
-{
-  int       info = 0;
-  const int p = m < n ? m : n;
-  dgesdd_("S", &m, &n, a, &m, s, u, &m, vt, &p, work, &lwork, iwork, &info, 1);
+  ForType<T>(sgesdd_, dgesdd_)("S", &m, &n, a, &m, s, u, &m, vt, &p, work, &lwork, iwork, &info, 1);
   return info;
 }
 
 // The QR-iteration SVD: slower than gesdd's divide and conquer, but it converges in cases where gesdd does not.
-inline int
-gesvd(int m, int n, float * a, float * s, float * u, float * vt, float * work, int lwork)
+template <typename T>
+int
+gesvd(int m, int n, T * a, T * s, T * u, T * vt, T * work, int lwork)
 {
   int       info = 0;
   const int p = m < n ? m : n;
-  sgesvd_("S", "S", &m, &n, a, &m, s, u, &m, vt, &p, work, &lwork, &info, 1, 1);
-  return info;
-}
-inline int
-gesvd(int m, int n, double * a, double * s, double * u, double * vt, double * work, int lwork)
-{
-  int       info = 0;
-  const int p = m < n ? m : n;
-  dgesvd_("S", "S", &m, &n, a, &m, s, u, &m, vt, &p, work, &lwork, &info, 1, 1);
+  ForType<T>(sgesvd_, dgesvd_)("S", "S", &m, &n, a, &m, s, u, &m, vt, &p, work, &lwork, &info, 1, 1);
   return info;
 }
 
 // c (m x n, ld m) = a (m x k, ld lda) * b (k x n, ld ldb), all column-major.
-inline void
-gemm(int m, int n, int k, const float * a, int lda, const float * b, int ldb, float * c)
+template <typename T>
+void
+gemm(int m, int n, int k, const T * a, int lda, const T * b, int ldb, T * c)
 {
-  const float one = 1.0f, zero = 0.0f;
-  sgemm_("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, c, &m, 1, 1);
-}
-inline void
-gemm(int m, int n, int k, const double * a, int lda, const double * b, int ldb, double * c)
-{
-  const double one = 1.0, zero = 0.0;
-  dgemm_("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, c, &m, 1, 1);
+  const T one = 1, zero = 0;
+  ForType<T>(sgemm_, dgemm_)("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, c, &m, 1, 1);
 }
 
 // c (m x n, ld ldc) = op(a) * op(b), op(x) = x ('N') or xᵀ ('T'); op(a) is m x k, op(b) is k x n.
@@ -203,15 +196,6 @@ steinUnsplit(int n, const double * d, const double * e, int m, const double * w,
   isplit[0] = n;
   int info = 0;
   dstein_(&n, d, e, &m, w, iblock, isplit, z, &n, work, iwork, iwork + n, &info);
-  return info;
-}
-
-// c (n x m, ld n) = Q c with Q from sytrdLower (a and tau as it left them). lwork == -1 is a workspace query.
-inline int
-ormtrLower(int n, int m, const double * a, const double * tau, double * c, double * work, int lwork)
-{
-  int info = 0;
-  dormtr_("L", "L", "N", &n, &m, a, &n, tau, c, &n, work, &lwork, &info, 1, 1, 1);
   return info;
 }
 

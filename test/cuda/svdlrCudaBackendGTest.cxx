@@ -18,7 +18,7 @@
 // What the CUDA backend promises beyond the contract every backend keeps (engine/svdlrBackendContractGTest.cxx,
 // which this suite instantiates for CUDA): agreement with the CPU backend, the default pipelined split, cached
 // resources, device choice, real MRI, and the tiled reconstruction kernel against its naive reference. Every test
-// skips, saying why, on a machine without a usable CUDA device. The disabled timings are in svdlrCudaTimingGTest.cxx.
+// skips, saying why, on a machine without a usable CUDA device.
 #include "svdlrCudaTestFixture.h"
 
 #include "svdlrCudaTestHooks.h"

@@ -240,10 +240,8 @@ TEST(SVDLowRankCudaHostLogic, SubspacePlanFollowsTheRequest)
     EXPECT_EQ(error.Code(), svdlr::ErrorCode::InvalidArgument);
     EXPECT_NE(std::string(error.what()).find("Solver::Exact"), std::string::npos) << error.what();
   }
-  svdlr::detail::SubspaceTuning tuning;
-  tuning.width = 48;
-  tuning.iterations = 3;
-  const auto tuned = PlanSubspace(SolverOptions(svdlr::Solver::Subspace, fixed), 256, 256, 256, false, tuning);
-  EXPECT_EQ(tuned.width, 48);
-  EXPECT_EQ(tuned.iterations, 3);
+  // The default block: max(2k, k + 16) = 24 vectors for k = 8, 12 iterations.
+  const auto plan = PlanSubspace(SolverOptions(svdlr::Solver::Subspace, fixed), 256, 256, 256, false);
+  EXPECT_EQ(plan.width, 24);
+  EXPECT_EQ(plan.iterations, 12);
 }

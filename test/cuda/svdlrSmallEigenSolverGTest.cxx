@@ -173,19 +173,6 @@ ExpectSameIsolatedVectors(std::size_t n, std::size_t count, std::size_t maxVecto
   EXPECT_LE(worst, bound) << "1 - |vᵀ v_cuSOLVER| on isolated eigenvalues";
 }
 
-/** Every combination of the solver's kernel variants (svdlrSmallEigenTuning.h). */
-std::vector<svdlr::detail::SmallEigenTuning>
-Variants()
-{
-  return svdlr::detail::AllSmallEigenTunings();
-}
-
-std::string
-VariantName(const svdlr::detail::SmallEigenTuning & tuning)
-{
-  return svdlr::detail::SmallEigenTuningName(tuning);
-}
-
 class SmallEigenSolverCuda : public SVDLowRankEngineCuda
 {
 protected:
@@ -198,25 +185,16 @@ protected:
     const std::vector<double> matrices = SymmetricMatrices(n, count, spectrum, random);
     const EigenResult         reference = svdlr::detail::testing::RunCusolverEigenSolver(
       matrices, static_cast<std::int64_t>(n), static_cast<std::int64_t>(count), 0);
-    for (const auto & tuning : Variants())
-    {
-      SCOPED_TRACE(VariantName(tuning));
-      const EigenResult ours = svdlr::detail::testing::RunSmallEigenSolver(matrices,
-                                                                           static_cast<std::int64_t>(n),
-                                                                           static_cast<std::int64_t>(count),
-                                                                           static_cast<std::int64_t>(n),
-                                                                           {},
-                                                                           0,
-                                                                           tuning);
-      ExpectAccurate(matrices, n, count, n, {}, ours, reference, spectrum, bound);
-      ExpectSameIsolatedVectors(n, count, n, ours, reference, 1e-3, 1e-10);
-    }
+    const EigenResult ours = svdlr::detail::testing::RunSmallEigenSolver(
+      matrices, static_cast<std::int64_t>(n), static_cast<std::int64_t>(count), static_cast<std::int64_t>(n), {}, 0);
+    ExpectAccurate(matrices, n, count, n, {}, ours, reference, spectrum, bound);
+    ExpectSameIsolatedVectors(n, count, n, ours, reference, 1e-3, 1e-10);
   }
 };
 
-// Every stage-1 kernel's shapes on the H100: SharedFused's lanes hold 1 (8, 31), 2 (33), 3 (65), 4 (100), 5 (150)
-// and 6 (165) rows of the whole matrix, then 6 rows of the packed lower triangle (170; 7 at n = 200 below); past
-// n = 223 the fused and packed tunings take the global kernel (256).
+// Every stage-1 kernel's shapes on the H100: the fused kernel's lanes hold 1 (8, 31), 2 (33), 3 (65), 4 (100), 5
+// (150) and 6 (165) rows of the whole matrix, then 6 rows of the packed lower triangle (170; 7 at n = 200 below);
+// past n = 223 the packed three-barrier kernel, and past n = 237 the global kernel (256).
 const std::vector<std::size_t> kSides{ 8, 31, 33, 65, 100, 150, 165, 170, 256 };
 
 std::size_t
@@ -284,27 +262,22 @@ TEST_F(SmallEigenSolverCuda, MarchenkoPasturLikeGramSpectraGiveTheLeadingVectors
     counts[b] = static_cast<int>(b % (maxVectors + 1));
   }
   const EigenResult reference = svdlr::detail::testing::RunCusolverEigenSolver(matrices, n, count, 0);
-  for (const auto & tuning : Variants())
+  const EigenResult ours = svdlr::detail::testing::RunSmallEigenSolver(matrices, n, count, maxVectors, counts, 0);
+  ExpectAccurate(matrices, n, count, maxVectors, counts, ours, reference, spectrum, 1e-11);
+  // The columns not asked for keep their poison.
+  for (std::size_t b = 0; b < count; ++b)
   {
-    SCOPED_TRACE(VariantName(tuning));
-    const EigenResult ours =
-      svdlr::detail::testing::RunSmallEigenSolver(matrices, n, count, maxVectors, counts, 0, tuning);
-    ExpectAccurate(matrices, n, count, maxVectors, counts, ours, reference, spectrum, 1e-11);
-    // The columns not asked for keep their poison.
-    for (std::size_t b = 0; b < count; ++b)
+    for (std::size_t c = static_cast<std::size_t>(counts[b]); c < maxVectors; ++c)
     {
-      for (std::size_t c = static_cast<std::size_t>(counts[b]); c < maxVectors; ++c)
-      {
-        ASSERT_TRUE(std::isnan(ours.vectors[(b * maxVectors + c) * n])) << "matrix " << b << " column " << c;
-      }
+      ASSERT_TRUE(std::isnan(ours.vectors[(b * maxVectors + c) * n])) << "matrix " << b << " column " << c;
     }
   }
 }
 
 TEST_F(SmallEigenSolverCuda, MatricesTooLargeForSharedMemoryAreReducedInGlobalMemory)
 {
-  // n = 200: the tridiagonalisation works on the matrix in place in global memory, or, for SharedPacked and
-  // SharedFused, on its packed lower triangle in shared memory (a few matrices, a few vectors: small enough for
+  // n = 200: the tridiagonalisation works on the packed lower triangle in shared memory, or, on a GPU with less
+  // shared memory, on the matrix in place in global memory (a few matrices, a few vectors: small enough for
   // compute-sanitizer).
   Random random;
   SCOPED_TRACE(random.SeedTrace());
@@ -319,12 +292,8 @@ TEST_F(SmallEigenSolverCuda, MatricesTooLargeForSharedMemoryAreReducedInGlobalMe
   };
   const std::vector<double> matrices = SymmetricMatrices(n, count, spectrum, random);
   const EigenResult         reference = svdlr::detail::testing::RunCusolverEigenSolver(matrices, n, count, 0);
-  for (const auto & tuning : Variants())
-  {
-    SCOPED_TRACE(VariantName(tuning));
-    const EigenResult ours = svdlr::detail::testing::RunSmallEigenSolver(matrices, n, count, maxVectors, {}, 0, tuning);
-    ExpectAccurate(matrices, n, count, maxVectors, {}, ours, reference, spectrum, 1e-11);
-  }
+  const EigenResult         ours = svdlr::detail::testing::RunSmallEigenSolver(matrices, n, count, maxVectors, {}, 0);
+  ExpectAccurate(matrices, n, count, maxVectors, {}, ours, reference, spectrum, 1e-11);
 }
 
 TEST_F(SmallEigenSolverCuda, ZeroAndRankOneMatricesGiveExactEigenvaluesAndUnitVectors)

@@ -119,22 +119,6 @@ public:
   }
 };
 
-/** One configuration of the product R = P Q^T, timed with CUDA events on the device. */
-struct ProductKernelTiming
-{
-  std::string name;          // e.g. "tiled 64x64x16, 32x8 threads", "naive 32x8", "cuBLAS DGEMM"
-  double      microseconds;  // median of the timed launches
-  double      maxDifference; // largest |R - R_naive| over the batch (0 for the naive kernel itself)
-};
-
-/** Times the tiled kernel in several tile shapes, the naive kernel in several block shapes and cuBLAS's
- * strided-batched GEMM on the same random float64 factors (count matrices of rows x cols, rank
- * `components`), output in TOut. For the benchmarks' block-size sweep; not a test. */
-template <typename TOut>
-SVDLR_CUDA_EXPORT std::vector<ProductKernelTiming>
-SweepLowRankProductKernels(std::int64_t count, std::int64_t rows, std::int64_t cols, std::int64_t components,
-                           int repeats, int deviceId);
-
 } // namespace testing
 } // namespace detail
 } // namespace svdlr

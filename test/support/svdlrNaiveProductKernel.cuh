@@ -19,8 +19,8 @@
 #define svdlr_NaiveProductKernel_cuh
 
 // The reference for the engine's tiled low-rank product kernel (src/cuda/svdlrReconstructionKernels.cuh):
-// the simplest correct kernel, one thread per output pixel. Tests compare the fast kernel with it and the
-// block-size sweep times it; the engine never launches it.
+// the simplest correct kernel, one thread per output pixel. Tests compare the fast kernel with it; the engine
+// never launches it.
 
 #include "svdlrLowRankProduct.h"
 
@@ -55,20 +55,6 @@ NaiveLowRankProductKernel(const LowRankProductArguments<TOut> args)
   args.output[matrix * args.rows * args.cols + row * args.cols + col] = static_cast<TOut>(sum);
 }
 
-/** Launches the naive kernel with blocks of (threadsX, threadsY) output pixels. */
-template <typename TOut>
-cudaError_t
-LaunchNaiveLowRankProductWithBlock(const LowRankProductArguments<TOut> & args, cudaStream_t stream,
-                                   unsigned threadsX, unsigned threadsY)
-{
-  const dim3 block(threadsX, threadsY);
-  const dim3 grid(static_cast<unsigned>((args.cols + threadsX - 1) / threadsX),
-                  static_cast<unsigned>((args.rows + threadsY - 1) / threadsY),
-                  static_cast<unsigned>(args.count));
-  NaiveLowRankProductKernel<TOut><<<grid, block, 0, stream>>>(args);
-  return cudaGetLastError();
-}
-
 /** The naive kernel in the block shape the tests use. */
 template <typename TOut>
 cudaError_t
@@ -78,7 +64,11 @@ LaunchNaiveLowRankProduct(const LowRankProductArguments<TOut> & args, cudaStream
   {
     return cudaSuccess;
   }
-  return LaunchNaiveLowRankProductWithBlock(args, stream, 32, 8);
+  const dim3 block(32, 8);
+  const dim3 grid(static_cast<unsigned>((args.cols + block.x - 1) / block.x),
+                  static_cast<unsigned>((args.rows + block.y - 1) / block.y), static_cast<unsigned>(args.count));
+  NaiveLowRankProductKernel<TOut><<<grid, block, 0, stream>>>(args);
+  return cudaGetLastError();
 }
 
 } // namespace detail

@@ -88,7 +88,7 @@ Download(std::vector<T> & host, const DeviceBuffer<T> & device, std::size_t size
 
 EigenResult
 RunSmallEigenSolver(const std::vector<double> & matrices, std::int64_t n, std::int64_t count, std::int64_t maxVectors,
-                    const std::vector<int> & vectorCounts, int deviceId, const SmallEigenTuning & tuning)
+                    const std::vector<int> & vectorCounts, int deviceId)
 {
   const ScopedDevice   device(deviceId);
   const StreamOwner    stream = CreateStream();
@@ -130,7 +130,6 @@ RunSmallEigenSolver(const std::vector<double> & matrices, std::int64_t n, std::i
   arguments.info = info.Data();
   arguments.workspace = workspace.Data();
   arguments.workspaceBytes = workspaceBytes;
-  arguments.tuning = tuning;
 
   EigenResult result;
   EventTimer  timer(stream.Get());

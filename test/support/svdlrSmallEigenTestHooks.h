@@ -22,7 +22,6 @@
 // code needs neither CUDA headers nor nvcc. Not part of the engine's API.
 
 #include "svdlrCudaExport.h"
-#include "svdlrSmallEigenTuning.h"
 
 #include <cstdint>
 #include <vector>
@@ -46,7 +45,7 @@ struct EigenResult
  * (maxVectors each) or one count per matrix. The vectors' columns not asked for are NaN. */
 SVDLR_CUDA_EXPORT EigenResult
 RunSmallEigenSolver(const std::vector<double> & matrices, std::int64_t n, std::int64_t count, std::int64_t maxVectors,
-                    const std::vector<int> & vectorCounts, int deviceId, const SmallEigenTuning & tuning = {});
+                    const std::vector<int> & vectorCounts, int deviceId);
 
 /** cuSOLVER's XsyevBatched (svdlrEigenSolver.h) on the same input: all n eigenvectors, reordered to the layout
  * above (column c for the (c+1)-th largest eigenvalue). */
