@@ -16,12 +16,15 @@
  *
  *=========================================================================*/
 #include "SVDLowRankCommonOptions.h"
+#include "SVDLowRankImageFileErrors.h"
+#include "SVDLowRankStagedOutput.h"
 
 #include "svdlr/Defaults.h"
 #include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
 
+#include "itkMacro.h"
 #include "itkMultiThreaderBase.h"
 
 #include <CLI/CLI.hpp>
@@ -328,6 +331,32 @@ ParseIntegerList(const std::string & text, long minimum, long maximum)
     values.push_back(value);
   }
   return values;
+}
+
+int
+ExitCodeOf(const char * toolName, std::exception_ptr thrown)
+{
+  try
+  {
+    std::rethrow_exception(thrown);
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    std::cerr << toolName << ": " << error.GetDescription() << "\n";
+    return ExitFailure;
+  }
+  catch (const std::exception & error)
+  {
+    std::cerr << toolName << ": " << error.what() << "\n";
+    if (dynamic_cast<const UsageError *>(&error) || dynamic_cast<const svdlr_io::OutputInTheWay *>(&error))
+    {
+      return ExitUsage;
+    }
+    // An ImageFileError: the read path's own judgement of a file, wherever it was made.
+    const bool input =
+      dynamic_cast<const InputError *>(&error) || dynamic_cast<const svdlr_io::ImageFileError *>(&error);
+    return input ? ExitInputError : ExitFailure;
+  }
 }
 
 } // namespace svdlr_tools

@@ -19,8 +19,6 @@
 // Reads a 2D image or 3D volume (an image file ITK reads, a DICOM series, a folder of PNG slices), replaces
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
-#include "SVDLowRankInterruptCleanup.h"
-#include "SVDLowRankImageFileErrors.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankOutputType.h"
@@ -554,6 +552,10 @@ KindOfInput(const ToolOptions & options, std::vector<std::string> & pngSlices)
 int
 RunTool(const ToolOptions & options)
 {
+#ifdef SVDLR_HAVE_DCMTK
+  svdlr_io::SilenceDicomWarnings();
+#endif
+  PrintStartLine(options);
   if (options.batch.enabled)
   {
     return RunBatchTool(options);
@@ -588,63 +590,11 @@ RunTool(const ToolOptions & options)
 int
 main(int argc, char * argv[])
 {
-  svdlr_io::InstallInterruptCleanup("SVDLowRankReconstructImage", ExitInterrupted);
-  std::cout << std::unitbuf; // every line reaches a pipeline's log as it is written, and none is lost to a signal
-  RunStartedUtc();           // the provenance's clock starts here
-  ToolOptions options;
-  try
-  {
-    options = ParseToolOptions(argc, argv, DicomSupport);
-  }
-  catch (const UsageError & error)
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what()
-              << "\nRun 'SVDLowRankReconstructImage --help' for the options.\n";
-    return ExitUsage;
-  }
-  if (!options.helpText.empty())
-  {
-    std::cout << options.helpText;
-    return ExitSuccess;
-  }
-#ifdef SVDLR_HAVE_DCMTK
-  svdlr_io::SilenceDicomWarnings();
-#endif
-  ApplyThreads(options.run.threads);
-  PrintStartLine(options);
-
-  try
-  {
-    return RunTool(options);
-  }
-  catch (const UsageError & error)
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
-    return ExitUsage;
-  }
-  catch (const svdlr_io::OutputInTheWay & error)
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
-    return ExitUsage;
-  }
-  catch (const InputError & error)
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
-    return ExitInputError;
-  }
-  catch (const svdlr_io::ImageFileError & error) // the read path's own judgement of a file, wherever it was made
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
-    return ExitInputError;
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.GetDescription() << "\n";
-    return ExitFailure;
-  }
-  catch (const std::exception & error)
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
-    return ExitFailure;
-  }
+  RunStartedUtc(); // the provenance's clock starts here
+  return ToolMain(
+    "SVDLowRankReconstructImage",
+    argc,
+    argv,
+    [](int count, char * words[]) { return ParseToolOptions(count, words, DicomSupport); },
+    RunTool);
 }
