@@ -23,7 +23,7 @@
 #include "SVDLowRankExitCodes.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProvenance.h"
-#include "SVDLowRankReadInput.h"
+#include "SVDLowRankUpFrontChecks.h"
 
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"

@@ -22,7 +22,6 @@
 // batch mode (--batch, SVDLowRankDenoiseBatch.h) runs on its pipeline's threads.
 #include "SVDLowRankDenoiseOptions.h"
 #include "SVDLowRankPngStack.h"
-#include "SVDLowRankDenoiseProvenance.h"
 #include "SVDLowRankDenoiseRun.h"
 #include "SVDLowRankDenoiseSummary.h"
 #include "SVDLowRankDicomComplexInput.h"
@@ -31,10 +30,8 @@
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankProvenance.h"
-#include "SVDLowRankReadInput.h"
 #include "SVDLowRankReadableFile.h"
 #include "SVDLowRankStagedOutput.h"
-#include "SVDLowRankStepTimes.h"
 #include "SVDLowRankUpFrontChecks.h"
 
 #include "itkImageFileReader.h"

@@ -25,7 +25,6 @@
 #include "SVDLowRankNiftiFormat.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankOutputType.h"
-#include "SVDLowRankReadInput.h"
 #include "SVDLowRankUpFrontChecks.h"
 
 #include "CLI/CLI.hpp"

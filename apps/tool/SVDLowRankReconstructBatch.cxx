@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "SVDLowRankReconstructBatch.h"
+#include "SVDLowRankReconstructOptions.h"
 
 #include "SVDLowRankBatchPipeline.h"
 #include "SVDLowRankNiftiWrite.h"

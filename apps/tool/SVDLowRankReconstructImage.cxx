@@ -26,7 +26,6 @@
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankProvenance.h"
 #include "SVDLowRankReadableFile.h"
-#include "SVDLowRankReconstructBatch.h"
 #include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankReconstructRun.h"
 #include "SVDLowRankReconstructWrite.h"

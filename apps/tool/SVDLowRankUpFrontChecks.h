@@ -20,9 +20,11 @@
 
 // What both tools check before they read any pixel (docs/reliability.md, "What is checked at start"): the output
 // files can be written where they are named, replace nothing without --overwrite and no input; and the input
-// files are whole and, for NIfTI, finite (what ITK 5.2's NIfTI reader would hide).
+// files are whole and, for NIfTI, finite (what ITK 5.2's NIfTI reader would hide). And how the denoiser reads an
+// input image once checked (ReadInputImage).
 
 #include "SVDLowRankExitCodes.h"
+#include "SVDLowRankNiftiRead.h"
 
 #include "itkCommonEnums.h"
 #include "itkImageIOBase.h"
@@ -115,6 +117,24 @@ CheckFinitePixelsUpFront(const TPixel * pixels, const std::size_t (&size)[3], co
  * does not read. */
 itk::ImageIOBase::Pointer
 ReadImageHeader(const std::string & path, const char * what);
+
+/** The image in `path`, which the error calls the `what` ("series", "mask", the known-sigma map, a phase, an
+ * imaginary part, a noise scan), through `header` when given (the ImageIO that ReadImageHeader returned for it):
+ * through apps/io's reader (svdlr_io::ReadImageFile), so that a NIfTI file checked up front is decompressed once,
+ * and with ITK's complaint turned into the tool's input error. Throws InputError (exit 3). */
+template <typename TImage>
+typename TImage::Pointer
+ReadInputImage(const std::string & path, const char * what, itk::ImageIOBase * header = nullptr)
+{
+  try
+  {
+    return svdlr_io::ReadImageFile<TImage>(path, header);
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    throw InputError(std::string("cannot read the ") + what + " '" + path + "': " + error.GetDescription());
+  }
+}
 
 /** The image file `what` at `path` has at most `dimension` dimensions (a 4D mask is refused, not cut to its first
  * volume by ITK's reader). Throws InputError. */
