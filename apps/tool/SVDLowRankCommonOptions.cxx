@@ -129,20 +129,15 @@ NumberValidator(const std::string & what, const std::function<bool(double)> & ac
 }
 
 CLI::Validator
-Float32Validator(const std::string & what, const std::function<bool(float)> & accept)
-{
-  return NumberValidator(what, [accept](double value) {
-    // The range test first: converting a double beyond float's range is undefined behaviour, not inf.
-    return std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max() &&
-           accept(static_cast<float>(value));
-  });
-}
-
-CLI::Validator
 SigmaValidator()
 {
-  return Float32Validator("a finite number > 0 (at most 3.4e38, float32's largest)",
-                          [](float sigma) { return sigma > 0.0f; });
+  // A sigma becomes a float map: the number must lie in float32's range (1e308 would become inf after the read),
+  // tested before the conversion, which beyond that range is undefined behaviour, not inf; and the float32 value
+  // it becomes must be > 0 (1e-50 becomes 0), so that the check up front tests the value the run uses.
+  return NumberValidator("a finite number > 0 (at most 3.4e38, float32's largest)", [](double value) {
+    return std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max() &&
+           static_cast<float>(value) > 0.0f;
+  });
 }
 
 CLI::Validator

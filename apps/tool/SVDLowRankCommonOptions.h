@@ -110,12 +110,6 @@ OneValuePerUse(CLI::Option * option);
 CLI::Validator
 NumberValidator(const std::string & what, const std::function<bool(double)> & accept);
 
-/** A number the tool hands on as a float32 (a noise sigma becomes a float map): "must be `what`, got 'TEXT'" when it
- * is no number, lies beyond float32's range (1e308 would become inf after the read) or `accept` refuses the float32
- * value it becomes (1e-50 becomes 0). One rule, so that the check up front tests the value the run uses. */
-CLI::Validator
-Float32Validator(const std::string & what, const std::function<bool(float)> & accept);
-
 /** A sigma given on the command line (--noise-sigma): a finite float32 > 0 (at most 3.4e38). */
 CLI::Validator
 SigmaValidator();

@@ -133,6 +133,28 @@ EchoOf(const SeriesImage & stack, std::size_t first, std::size_t count)
   return echo;
 }
 
+/** The b-values file for INPUT: --bval, else INPUT with its .nii/.nii.gz (or other) extension replaced by .bval. */
+std::string
+BValuePathFor(const std::string & input, const MultiEchoOptions & options)
+{
+  return options.bval.empty() ? svdlr_io::SeriesStem(input) + ".bval" : options.bval;
+}
+
+/** The b-values of an FSL/BIDS .bval file (numbers separated by white space). Throws InputError. */
+std::vector<double>
+ReadBValues(const std::string & path)
+{
+  try
+  {
+    return svdlr_io::ReadBValues(path);
+  }
+  catch (const svdlr_io::BadGradientTable & error)
+  {
+    std::ifstream file(path);
+    throw InputError(std::string(error.what()) + (file ? "" : " (--demean shells needs them: give --bval FILE)"));
+  }
+}
+
 } // namespace
 
 void
@@ -179,26 +201,6 @@ CheckMultiEchoOptions(const MultiEchoOptions & options, bool batch, bool complex
   if (!options.echoes.empty() && complexInput)
   {
     throw UsageError("--echo takes magnitude echoes; the complex options take one series");
-  }
-}
-
-std::string
-BValuePathFor(const std::string & input, const MultiEchoOptions & options)
-{
-  return options.bval.empty() ? svdlr_io::SeriesStem(input) + ".bval" : options.bval;
-}
-
-std::vector<double>
-ReadBValues(const std::string & path)
-{
-  try
-  {
-    return svdlr_io::ReadBValues(path);
-  }
-  catch (const svdlr_io::BadGradientTable & error)
-  {
-    std::ifstream file(path);
-    throw InputError(std::string(error.what()) + (file ? "" : " (--demean shells needs them: give --bval FILE)"));
   }
 }
 

@@ -184,6 +184,9 @@ ComputeSha256(const std::string & path)
 }
 } // namespace
 
+namespace
+{
+/** The current time, UTC, as 2026-11-25T18:30:00Z. */
 std::string
 UtcNow()
 {
@@ -195,8 +198,6 @@ UtcNow()
   return text;
 }
 
-namespace
-{
 struct RunStart
 {
   std::chrono::steady_clock::time_point time{ std::chrono::steady_clock::now() };

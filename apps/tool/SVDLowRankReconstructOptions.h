@@ -25,7 +25,6 @@
 
 #include "SVDLowRankBatchOptions.h"
 #include "SVDLowRankCommonOptions.h"
-#include "SVDLowRankProvenance.h"
 
 #include "svdlr/Defaults.h"
 
@@ -74,11 +73,6 @@ struct ToolOptions
     return inputs.front();
   }
 };
-
-/** The provenance record's part that the options give: the tool, the command line, the parameters as resolved (the
- * defaults filled in), the inputs and the start time. */
-Provenance
-ProvenanceOf(const ToolOptions & options);
 
 /** Parses the command line; `dicomSupport` is what --help says about DICOM. Throws UsageError with CLI11's or our
  * own message. */

@@ -130,8 +130,9 @@ PrintSummary(std::ostream &                         out,
              const svdlr::RankPolicy &              policy,
              const SummaryText &                    text);
 
-/** The provenance record of a run (its sidecar and --json's document): the options' part (ProvenanceOf) and what
- * `result` found. The batch path adds its own times and input. */
+/** The provenance record of a run (its sidecar and --json's document): the tool, the command line, the parameters
+ * as resolved (the defaults filled in), the inputs, the start time, and what `result` found. The batch path adds
+ * its own times and input. */
 Provenance
 RunProvenance(const ToolOptions & options, const svdlr_io::ReconstructionResult & result);
 

@@ -38,14 +38,6 @@
 namespace svdlr_tools
 {
 
-/** An output file `what` (e.g. "output", "figure") at `path`: it is none of `inputs`, not a folder, its folder
- * exists and can be written, and it exists only with `overwrite`. Throws UsageError (exit 2). */
-void
-CheckOutputFileUpFront(const std::string &              path,
-                       const char *                     what,
-                       bool                             overwrite,
-                       const std::vector<std::string> & inputs);
-
 /** The output file `path`, of a `dimension`-D image, can be written by this build: an ITK writer takes its extension
  * (apps/ITKFactoryRegistration registers MetaImage, NIfTI, NRRD and PNG: a .tif or .jpg output failed after the
  * whole run) and its format holds the image: PNG a 2D image of 8- or 16-bit unsigned pixels, where `written` is the
@@ -70,8 +62,8 @@ struct SetOutput
   const char * what;
 };
 
-/** The outputs a run writes together, the main one first: each passes CheckOutputFileUpFront, and without
- * `overwrite` none exists. Where some exist and others do not (a run killed between its renames), the message names
+/** The outputs a run writes together, the main one first: each is none of `inputs` and no folder, has a name the
+ * file system takes and a folder that exists and can be written, and without `overwrite` none exists. Where some exist and others do not (a run killed between its renames), the message names
  * those missing, which --overwrite writes again with the rest. Throws UsageError (exit 2). */
 void
 CheckOutputSetUpFront(const std::vector<SetOutput> & set, bool overwrite, const std::vector<std::string> & inputs);
