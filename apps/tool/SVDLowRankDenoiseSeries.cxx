@@ -175,21 +175,6 @@ CheckFinite(const TSeries & series, const std::string & path)
   }
 }
 
-/** A 3D input (mask, noise map) must lie on the series' voxel grid. */
-template <typename TMap>
-void
-CheckGrid(const TMap & map, const std::array<std::size_t, 3> & grid, const std::string & path, const char * what)
-{
-  const auto & size = map.GetLargestPossibleRegion().GetSize();
-  if (size[0] != grid[0] || size[1] != grid[1] || size[2] != grid[2])
-  {
-    std::ostringstream message;
-    message << "the " << what << " '" << path << "' has " << size[0] << " x " << size[1] << " x " << size[2]
-            << " voxels, the series " << grid[0] << " x " << grid[1] << " x " << grid[2];
-    throw InputError(message.str());
-  }
-}
-
 /** A 3D image on the series' voxel grid and geometry, every voxel `value`. */
 template <typename TSeries>
 SigmaImage::Pointer

@@ -117,22 +117,6 @@ StackOfFiveD(const FiveDImage & image)
   return series;
 }
 
-/** Volumes first .. first + count - 1 of `stack`, as a 4D image with `stack`'s geometry. */
-SeriesImage::Pointer
-EchoOf(const SeriesImage & stack, std::size_t first, std::size_t count)
-{
-  auto         echo = SeriesImage::New();
-  auto         size = stack.GetLargestPossibleRegion().GetSize();
-  const std::size_t volume = size[0] * size[1] * size[2];
-  size[3] = count;
-  echo->CopyInformation(&stack);
-  echo->SetRegions(size);
-  echo->Allocate();
-  const float * from = stack.GetBufferPointer() + first * volume;
-  std::copy(from, from + count * volume, echo->GetBufferPointer());
-  return echo;
-}
-
 /** The b-values file for INPUT: --bval, else INPUT with its .nii/.nii.gz (or other) extension replaced by .bval. */
 std::string
 BValuePathFor(const std::string & input, const MultiEchoOptions & options)
@@ -355,7 +339,7 @@ WriteEchoStack(const EchoStack & stack, const SeriesImage * denoised, const std:
   {
     svdlr_io::ImageWriteSettings settings;
     settings.niftiFields = svdlr_io::ReadNiftiHeaderFields(EchoInput(input, options, e));
-    const auto echo = EchoOf(*denoised, e * stack.volumesPerEcho, stack.volumesPerEcho);
+    const auto echo = VolumesOf(*denoised, e * stack.volumesPerEcho, stack.volumesPerEcho);
     WriteInComponentType(echo.GetPointer(), e == 0 ? output : echoTemporaries[e - 1], component, settings);
   }
 }
