@@ -52,17 +52,32 @@ static_assert(static_cast<int>(ToolSolver::Auto) == static_cast<int>(svdlr::Solv
 namespace
 {
 
-/** A CLI11 validator for one of the engine's enums: CLI11 reports "OPTION: must be NAMES, got 'X'". */
-template <typename TEngineEnum>
-CLI::Validator
-EngineNameValidator(const std::string & names)
+/** `flags`: one of `names`, the names of an enum of the engine (TEngineEnum), stored in `value` (the filter's enum of
+ * the same values). CLI11 reports another word as "OPTION: must be NAMES, got 'X'". */
+template <typename TEngineEnum, typename TToolEnum>
+CLI::Option *
+AddEngineNameOption(CLI::App &          app,
+                    TToolEnum &         value,
+                    const std::string & flags,
+                    const std::string & help,
+                    const std::string & names)
 {
-  return CLI::Validator(
-    [names](std::string & text) -> std::string {
-      TEngineEnum value{};
-      return svdlr::ParseName(text, value) ? std::string() : "must be " + names + ", got '" + text + "'";
-    },
-    "", "EngineName");
+  return app
+    .add_option_function<std::string>(
+      flags,
+      [&value](const std::string & text) {
+        TEngineEnum engine{};
+        svdlr::ParseName(text, engine); // checked by the validator
+        value = static_cast<TToolEnum>(engine);
+      },
+      help)
+    ->type_name("NAME")
+    ->check(CLI::Validator(
+      [names](std::string & text) -> std::string {
+        TEngineEnum engine{};
+        return svdlr::ParseName(text, engine) ? std::string() : "must be " + names + ", got '" + text + "'";
+      },
+      "", "EngineName"));
 }
 
 } // namespace
@@ -70,17 +85,7 @@ EngineNameValidator(const std::string & names)
 CLI::Option *
 AddBackendOption(CLI::App & app, ToolBackend & backend, const std::string & flags, const std::string & help)
 {
-  return app
-    .add_option_function<std::string>(
-      flags,
-      [&backend](const std::string & text) {
-        svdlr::Backend value{};
-        svdlr::ParseName(text, value); // checked by the validator
-        backend = static_cast<ToolBackend>(value);
-      },
-      help)
-    ->type_name("NAME")
-    ->check(EngineNameValidator<svdlr::Backend>(svdlr::BackendNames()));
+  return AddEngineNameOption<svdlr::Backend>(app, backend, flags, help, svdlr::BackendNames());
 }
 
 CLI::Option *
@@ -230,17 +235,7 @@ DescribeSingleDashAliases(const std::vector<SingleDashAlias> & aliases)
 CLI::Option *
 AddSolverOption(CLI::App & app, ToolSolver & solver, const std::string & flags, const std::string & help)
 {
-  return app
-    .add_option_function<std::string>(
-      flags,
-      [&solver](const std::string & text) {
-        svdlr::Solver value{};
-        svdlr::ParseName(text, value); // checked by the validator
-        solver = static_cast<ToolSolver>(value);
-      },
-      help)
-    ->type_name("NAME")
-    ->check(EngineNameValidator<svdlr::Solver>(svdlr::SolverNames()));
+  return AddEngineNameOption<svdlr::Solver>(app, solver, flags, help, svdlr::SolverNames());
 }
 
 CLI::Option *
