@@ -312,21 +312,7 @@ public:
     m_Filter->SetBackend(backend);
     m_Filter->SetDeviceId(deviceId);
     StartSha256Of(SidecarInputs(m_Options)); // already started for a series file; a DICOM or complex input starts here
-    const auto start = std::chrono::steady_clock::now();
-    {
-      ProgressBar progress(m_Filter, progressBar);
-      try
-      {
-        m_Filter->Update();
-      }
-      catch (...)
-      {
-        progress.Finish();
-        throw;
-      }
-      progress.Finish();
-    }
-    m_Summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m_Summary.seconds = UpdateWithProgress(m_Filter, progressBar);
     m_Outputs->steps.filter = m_Summary.seconds;
     m_Summary.backend = m_Filter->GetBackendUsed();
     for (unsigned int i = 0; i < 3; ++i)

@@ -96,9 +96,8 @@ Reconstruct(const TImage *                input,
   auto                    filter = FilterType::New();
   const svdlr::RankPolicy policy = RankPolicyOf(options);
   filter->SetInput(input);
-  ConfigureFilter(filter.GetPointer(), policy, options);
   const unsigned int axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
-  filter->SetSliceDimension(axis);
+  ConfigureFilter(filter.GetPointer(), policy, options, axis);
 
   using Clock = std::chrono::steady_clock;
   const auto secondsSince = [](Clock::time_point start) {
@@ -113,11 +112,7 @@ Reconstruct(const TImage *                input,
     result.readSeconds = secondsSince(readStart);
   }
 
-  const svdlr_tools::ProgressBar progress(filter, ReportsProgress(options));
-  const auto                     filterStart = Clock::now();
-  filter->Update();
-  result.solveSeconds = secondsSince(filterStart);
-  progress.Finish();
+  result.solveSeconds = UpdateWithProgress(filter, ReportsProgress(options));
   AddFilterResult(filter.GetPointer(), result);
   result.device = result.backend == "CUDA" ? options.deviceId : -1;
   std::ostringstream described;
@@ -161,13 +156,7 @@ Reconstruct(const TImage *                input,
   {
     const std::string where = "slice " + std::to_string(figureSlice) + " of " + std::to_string(result.slices) +
                               (Dimension == 3 ? ", axis " + std::to_string(axis) : std::string());
-    WriteFigure(figure,
-                options.overwrite,
-                FigureTitle(options, policy, where, result.ranks[figureSlice], result),
-                input,
-                filter.GetPointer(),
-                axis,
-                figureSlice);
+    WriteFigure(figure, options, policy, where, result, input, filter.GetPointer(), axis, figureSlice);
     text.figure = figure + " (slice " + std::to_string(figureSlice) +
                   ": original | reconstruction | |difference| | singular values, the kept rank marked)";
   }
@@ -312,13 +301,8 @@ FilterPartsInBatches(const svdlr_io::DicomImageSet &                     set,
     const auto & batch = batches[b];
     auto         filter = itk::SVDLowRankReconstructionImageFilter<VolumeType, VolumeType>::New();
     filter->SetInput(batch.stack);
-    ConfigureFilter(filter.GetPointer(), policy, options);
-    filter->SetSliceDimension(2);
-    const svdlr_tools::ProgressBar progress(filter, ReportsProgress(options));
-    const auto                     start = std::chrono::steady_clock::now();
-    filter->Update();
-    result.solveSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    progress.Finish();
+    ConfigureFilter(filter.GetPointer(), policy, options, 2);
+    result.solveSeconds += UpdateWithProgress(filter, ReportsProgress(options));
     svdlr_io::UnstackSlices(batch, filter->GetOutput(), outputs);
     AddFilterResult(filter.GetPointer(), result);
     const auto size = batch.stack->GetLargestPossibleRegion().GetSize();
@@ -331,13 +315,7 @@ FilterPartsInBatches(const svdlr_io::DicomImageSet &                     set,
         std::to_string(set.parts.size()) +
         (set.layout == svdlr_io::DicomLayout::Images ? " images" : " volumes by " + set.by) + ", batch 1, slice " +
         std::to_string(middle) + " of " + std::to_string(size[2]);
-      WriteFigure(figure,
-                  options.overwrite,
-                  FigureTitle(options, policy, where, filter->GetEffectiveRanks()[middle], result),
-                  batch.stack.GetPointer(),
-                  filter.GetPointer(),
-                  2,
-                  middle);
+      WriteFigure(figure, options, policy, where, result, batch.stack.GetPointer(), filter.GetPointer(), 2, middle);
     }
   }
   return batchSizes;
