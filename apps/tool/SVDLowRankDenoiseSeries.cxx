@@ -435,6 +435,21 @@ private:
   DenoiseSummary                     m_Summary;
 };
 
+/** The complex or noise-scan path: the series PrepareComplexSeries prepares from INPUT (or `given`), which the
+ * summary calls `name` and what was prepared. */
+std::unique_ptr<SeriesDenoising>
+DenoisePrepared(const DenoiseToolOptions & options, std::unique_ptr<Outputs> outputs, itk::IOPixelEnum inputPixel,
+                const std::string & name, const GivenSeries & given = {})
+{
+  const auto prepared = [&] {
+    StepTimer timer(outputs->steps.read); // the images read, and the phase removed or sigma estimated from them
+    return std::make_shared<const PreparedSeries>(
+      PrepareComplexSeries(options.input, inputPixel, options.complex, given));
+  }();
+  return std::make_unique<SeriesDenoisingOf<Series4D>>(
+    options, std::move(outputs), prepared->series, name + " (" + prepared->description + ")", prepared);
+}
+
 /** A DICOM folder or file: its one series, or its magnitude and phase series (SVDLowRankDicomComplexInput.h),
  * grouped into volumes (echoes, temporal positions, b-values) by the I/O library, as a 4D series. */
 std::unique_ptr<SeriesDenoising>
@@ -457,14 +472,8 @@ PrepareDicom(const DenoiseToolOptions & options, std::unique_ptr<Outputs> output
   {
     return std::make_unique<SeriesDenoisingOf<Series4D>>(options, std::move(outputs), input.series, input.description);
   }
-  std::shared_ptr<const PreparedSeries> prepared;
-  {
-    StepTimer timer(outputs->steps.read); // the phase removed or sigma estimated
-    prepared = std::make_shared<const PreparedSeries>(PrepareComplexSeries(
-      options.input, itk::IOPixelEnum::SCALAR, options.complex, { input.series, input.phase, input.phaseName }));
-  }
-  return std::make_unique<SeriesDenoisingOf<Series4D>>(
-    options, std::move(outputs), prepared->series, input.description + " (" + prepared->description + ")", prepared);
+  return DenoisePrepared(options, std::move(outputs), itk::IOPixelEnum::SCALAR, input.description,
+                         { input.series, input.phase, input.phaseName });
 }
 
 /** The volumes of each echo of the series whose header `io` read: its fourth axis (a 4D or 5D image), or its
@@ -601,14 +610,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
         }
       }
     }
-    std::shared_ptr<const PreparedSeries> prepared;
-    {
-      StepTimer timer(outputs->steps.read); // the images read, and the phase removed or sigma estimated from them
-      prepared = std::make_shared<const PreparedSeries>(
-        PrepareComplexSeries(options.input, io->GetPixelType(), options.complex));
-    }
-    return std::make_unique<SeriesDenoisingOf<Series4D>>(
-      options, std::move(outputs), prepared->series, options.input + " (" + prepared->description + ")", prepared);
+    return DenoisePrepared(options, std::move(outputs), io->GetPixelType(), options.input);
   }
   outputs->seriesScannedUpFront = seriesScanned;
   StartSha256Of(SidecarInputs(options)); // started above where cores allow: StartSha256Of starts each path once
