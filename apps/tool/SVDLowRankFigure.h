@@ -27,7 +27,6 @@
 #include "SVDLowRankPngStack.h"
 
 #include "itkImage.h"
-#include "itkImageFileWriter.h"
 #include "itkRGBPixel.h"
 
 #include <algorithm>
@@ -161,7 +160,7 @@ FigureGlyphOf(char c)
 }
 
 using RGBPixel = itk::RGBPixel<unsigned char>;
-using RGBImage = itk::Image<RGBPixel, 2>;
+using RGBImage = itk::Image<RGBPixel, 2>; // the figure as ITK reads it back
 
 /** One slice as a row-major grid of doubles (rows x cols), highest image row first. */
 struct SliceView
@@ -217,24 +216,17 @@ class FigureCanvas
 {
 public:
   FigureCanvas(long width, long height)
-    : m_Image(RGBImage::New())
+    : m_Pixels(static_cast<std::size_t>(width * height), Colour(255, 255, 255))
     , m_Width(width)
     , m_Height(height)
-  {
-    RGBImage::SizeType size;
-    size[0] = static_cast<itk::SizeValueType>(width);
-    size[1] = static_cast<itk::SizeValueType>(height);
-    m_Image->SetRegions(RGBImage::RegionType(size));
-    m_Image->Allocate();
-    m_Image->FillBuffer(Colour(255, 255, 255));
-  }
+  {}
 
   void
   Set(long x, long y, const RGBPixel & colour)
   {
     if (x >= 0 && y >= 0 && x < m_Width && y < m_Height)
     {
-      m_Image->GetBufferPointer()[y * m_Width + x] = colour;
+      m_Pixels[y * m_Width + x] = colour;
     }
   }
 
@@ -299,7 +291,7 @@ public:
   {
     static_assert(sizeof(RGBPixel) == 3, "RGB pixels are three bytes, as PNG stores them");
     svdlr_io::PngPixels pixels;
-    pixels.data = reinterpret_cast<const unsigned char *>(m_Image->GetBufferPointer());
+    pixels.data = reinterpret_cast<const unsigned char *>(m_Pixels.data());
     pixels.width = static_cast<unsigned>(m_Width);
     pixels.height = static_cast<unsigned>(m_Height);
     pixels.channels = 3;
@@ -307,9 +299,9 @@ public:
   }
 
 private:
-  RGBImage::Pointer m_Image;
-  long              m_Width;
-  long              m_Height;
+  std::vector<RGBPixel> m_Pixels; // rows of m_Width, top first
+  long                  m_Width;
+  long                  m_Height;
 };
 
 inline RGBPixel
