@@ -34,12 +34,6 @@ namespace svdlr_tools
 namespace
 {
 
-svdlr::Backend
-EngineBackendOf(ToolBackend backend)
-{
-  return static_cast<svdlr::Backend>(backend); // same values, same order (SVDLowRankCommonOptions.cxx checks)
-}
-
 /** --json: the run's table as one JSON document. */
 Json
 BatchJson(const svdlr_batch::BatchSummary & summary, const char * toolName)
@@ -175,7 +169,7 @@ svdlr_batch::PipelineOptions
 PipelineOptionsOf(const BatchToolOptions & batch, ToolBackend backend, bool overwrite)
 {
   svdlr_batch::PipelineOptions pipeline;
-  pipeline.backend = EngineBackendOf(backend);
+  pipeline.backend = static_cast<svdlr::Backend>(backend); // the same values (SVDLowRankCommonOptions.cxx)
   pipeline.devices = batch.devices;
   pipeline.readers = batch.readers;
   pipeline.writers = batch.writers;

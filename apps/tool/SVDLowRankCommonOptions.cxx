@@ -16,12 +16,15 @@
  *
  *=========================================================================*/
 #include "SVDLowRankCommonOptions.h"
+#include "SVDLowRankImageFileErrors.h"
+#include "SVDLowRankStagedOutput.h"
 
 #include "svdlr/Defaults.h"
 #include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 #include "svdlr/Names.h"
 
+#include "itkMacro.h"
 #include "itkMultiThreaderBase.h"
 
 #include <CLI/CLI.hpp>
@@ -49,17 +52,32 @@ static_assert(static_cast<int>(ToolSolver::Auto) == static_cast<int>(svdlr::Solv
 namespace
 {
 
-/** A CLI11 validator for one of the engine's enums: CLI11 reports "OPTION: must be NAMES, got 'X'". */
-template <typename TEngineEnum>
-CLI::Validator
-EngineNameValidator(const std::string & names)
+/** `flags`: one of `names`, the names of an enum of the engine (TEngineEnum), stored in `value` (the filter's enum of
+ * the same values). CLI11 reports another word as "OPTION: must be NAMES, got 'X'". */
+template <typename TEngineEnum, typename TToolEnum>
+CLI::Option *
+AddEngineNameOption(CLI::App &          app,
+                    TToolEnum &         value,
+                    const std::string & flags,
+                    const std::string & help,
+                    const std::string & names)
 {
-  return CLI::Validator(
-    [names](std::string & text) -> std::string {
-      TEngineEnum value{};
-      return svdlr::ParseName(text, value) ? std::string() : "must be " + names + ", got '" + text + "'";
-    },
-    "", "EngineName");
+  return app
+    .add_option_function<std::string>(
+      flags,
+      [&value](const std::string & text) {
+        TEngineEnum engine{};
+        svdlr::ParseName(text, engine); // checked by the validator
+        value = static_cast<TToolEnum>(engine);
+      },
+      help)
+    ->type_name("NAME")
+    ->check(CLI::Validator(
+      [names](std::string & text) -> std::string {
+        TEngineEnum engine{};
+        return svdlr::ParseName(text, engine) ? std::string() : "must be " + names + ", got '" + text + "'";
+      },
+      "", "EngineName"));
 }
 
 } // namespace
@@ -67,17 +85,7 @@ EngineNameValidator(const std::string & names)
 CLI::Option *
 AddBackendOption(CLI::App & app, ToolBackend & backend, const std::string & flags, const std::string & help)
 {
-  return app
-    .add_option_function<std::string>(
-      flags,
-      [&backend](const std::string & text) {
-        svdlr::Backend value{};
-        svdlr::ParseName(text, value); // checked by the validator
-        backend = static_cast<ToolBackend>(value);
-      },
-      help)
-    ->type_name("NAME")
-    ->check(EngineNameValidator<svdlr::Backend>(svdlr::BackendNames()));
+  return AddEngineNameOption<svdlr::Backend>(app, backend, flags, help, svdlr::BackendNames());
 }
 
 CLI::Option *
@@ -126,20 +134,15 @@ NumberValidator(const std::string & what, const std::function<bool(double)> & ac
 }
 
 CLI::Validator
-Float32Validator(const std::string & what, const std::function<bool(float)> & accept)
-{
-  return NumberValidator(what, [accept](double value) {
-    // The range test first: converting a double beyond float's range is undefined behaviour, not inf.
-    return std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max() &&
-           accept(static_cast<float>(value));
-  });
-}
-
-CLI::Validator
 SigmaValidator()
 {
-  return Float32Validator("a finite number > 0 (at most 3.4e38, float32's largest)",
-                          [](float sigma) { return sigma > 0.0f; });
+  // A sigma becomes a float map: the number must lie in float32's range (1e308 would become inf after the read),
+  // tested before the conversion, which beyond that range is undefined behaviour, not inf; and the float32 value
+  // it becomes must be > 0 (1e-50 becomes 0), so that the check up front tests the value the run uses.
+  return NumberValidator("a finite number > 0 (at most 3.4e38, float32's largest)", [](double value) {
+    return std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max() &&
+           static_cast<float>(value) > 0.0f;
+  });
 }
 
 CLI::Validator
@@ -232,17 +235,7 @@ DescribeSingleDashAliases(const std::vector<SingleDashAlias> & aliases)
 CLI::Option *
 AddSolverOption(CLI::App & app, ToolSolver & solver, const std::string & flags, const std::string & help)
 {
-  return app
-    .add_option_function<std::string>(
-      flags,
-      [&solver](const std::string & text) {
-        svdlr::Solver value{};
-        svdlr::ParseName(text, value); // checked by the validator
-        solver = static_cast<ToolSolver>(value);
-      },
-      help)
-    ->type_name("NAME")
-    ->check(EngineNameValidator<svdlr::Solver>(svdlr::SolverNames()));
+  return AddEngineNameOption<svdlr::Solver>(app, solver, flags, help, svdlr::SolverNames());
 }
 
 CLI::Option *
@@ -328,6 +321,32 @@ ParseIntegerList(const std::string & text, long minimum, long maximum)
     values.push_back(value);
   }
   return values;
+}
+
+int
+ExitCodeOf(const char * toolName, std::exception_ptr thrown)
+{
+  try
+  {
+    std::rethrow_exception(thrown);
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    std::cerr << toolName << ": " << error.GetDescription() << "\n";
+    return ExitFailure;
+  }
+  catch (const std::exception & error)
+  {
+    std::cerr << toolName << ": " << error.what() << "\n";
+    if (dynamic_cast<const UsageError *>(&error) || dynamic_cast<const svdlr_io::OutputInTheWay *>(&error))
+    {
+      return ExitUsage;
+    }
+    // An ImageFileError: the read path's own judgement of a file, wherever it was made.
+    const bool input =
+      dynamic_cast<const InputError *>(&error) || dynamic_cast<const svdlr_io::ImageFileError *>(&error);
+    return input ? ExitInputError : ExitFailure;
+  }
 }
 
 } // namespace svdlr_tools

@@ -21,15 +21,18 @@
 // The options every tool of apps/tool shares, defined once for CLI11: the backend, the CUDA device, the GPU
 // solver and the noise rank policies, each validated against the names the engine, the filters and Python share
 // (svdlr/Names.h); the output type, threads and reporting (--quiet, --json); the validators that word range errors
-// for people; MRtrix3 dwidenoise's single-dash spellings; and the parse step that turns CLI11's errors into
-// UsageError (exit code 2).
+// for people; MRtrix3 dwidenoise's single-dash spellings; the parse step that turns CLI11's errors into
+// UsageError (exit code 2); and the main both tools share (ToolMain), which turns every error into its exit code.
 
 #include "SVDLowRankExitCodes.h"
+#include "SVDLowRankInterruptCleanup.h"
 #include "svdlr/CpuThreads.h"
 
 #include "itkSVDLowRankReconstructionEnums.h"
 
+#include <exception>
 #include <functional>
+#include <iostream>
 #include <optional>
 #include <cstddef>
 #include <string>
@@ -107,12 +110,6 @@ OneValuePerUse(CLI::Option * option);
 CLI::Validator
 NumberValidator(const std::string & what, const std::function<bool(double)> & accept);
 
-/** A number the tool hands on as a float32 (a noise sigma becomes a float map): "must be `what`, got 'TEXT'" when it
- * is no number, lies beyond float32's range (1e308 would become inf after the read) or `accept` refuses the float32
- * value it becomes (1e-50 becomes 0). One rule, so that the check up front tests the value the run uses. */
-CLI::Validator
-Float32Validator(const std::string & what, const std::function<bool(float)> & accept);
-
 /** A sigma given on the command line (--noise-sigma): a finite float32 > 0 (at most 3.4e38). */
 CLI::Validator
 SigmaValidator();
@@ -151,6 +148,46 @@ ParseCommandLine(CLI::App &                           app,
                  int                                  argc,
                  const char * const                   argv[],
                  const std::vector<SingleDashAlias> & aliases = {});
+
+/** "TOOL: message" on stderr for the error a run threw, and its exit code: ExitUsage for a UsageError or an output
+ * in the way, ExitInputError for an InputError or the read path's judgement of a file, ExitFailure otherwise. */
+int
+ExitCodeOf(const char * toolName, std::exception_ptr thrown);
+
+/** Both tools' main, after the provenance's clock is started (RunStartedUtc): the cleanup of partial outputs on an
+ * interrupt; the options from `parse(argc, argv)` (a UsageError: the message and a pointer to --help, exit 2;
+ * --help: the help text, exit 0); ApplyThreads; then `run(options)`'s exit code, or ExitCodeOf the error it threw. */
+template <typename TParse, typename TRun>
+int
+ToolMain(const char * toolName, int argc, char * argv[], TParse parse, TRun run)
+{
+  svdlr_io::InstallInterruptCleanup(toolName, ExitInterrupted);
+  std::cout << std::unitbuf; // every line reaches a pipeline's log as it is written, and none is lost to a signal
+  decltype(parse(argc, argv)) options;
+  try
+  {
+    options = parse(argc, argv);
+  }
+  catch (const UsageError & error)
+  {
+    std::cerr << toolName << ": " << error.what() << "\nRun '" << toolName << " --help' for the options.\n";
+    return ExitUsage;
+  }
+  if (!options.helpText.empty())
+  {
+    std::cout << options.helpText;
+    return ExitSuccess;
+  }
+  ApplyThreads(options.run.threads);
+  try
+  {
+    return run(options);
+  }
+  catch (...)
+  {
+    return ExitCodeOf(toolName, std::current_exception());
+  }
+}
 
 } // namespace svdlr_tools
 

@@ -23,10 +23,11 @@
 #include "SVDLowRankExitCodes.h"
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProvenance.h"
-#include "SVDLowRankReadInput.h"
+#include "SVDLowRankUpFrontChecks.h"
 
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
+#include "itkLocalLowRankDenoisingImageFilter.h"
 #include "itkSVDLowRankEngineBridge.h"
 #include "svdlr/ComplexSeries.h"
 #include "svdlr/MagnitudeNoise.h"
@@ -145,27 +146,6 @@ CheckShape(const itk::ImageBase<4> & reference, const itk::ImageBase<4> & other,
     }
     throw InputError(message.str());
   }
-}
-
-/** The first `volumes` volumes of `image` (x, y, z fastest, so a prefix of its buffer). */
-SeriesImage::Pointer
-FirstVolumes(const SeriesImage & image, std::size_t volumes)
-{
-  auto        out = SeriesLike(image, volumes);
-  const auto  count = out->GetLargestPossibleRegion().GetNumberOfPixels();
-  std::copy(image.GetBufferPointer(), image.GetBufferPointer() + count, out->GetBufferPointer());
-  return out;
-}
-
-/** The last `volumes` volumes of `image`. */
-SeriesImage::Pointer
-LastVolumes(const SeriesImage & image, std::size_t volumes)
-{
-  auto        out = SeriesLike(image, volumes);
-  const auto  count = out->GetLargestPossibleRegion().GetNumberOfPixels();
-  const auto  all = image.GetLargestPossibleRegion().GetNumberOfPixels();
-  std::copy(image.GetBufferPointer() + (all - count), image.GetBufferPointer() + all, out->GetBufferPointer());
-  return out;
 }
 
 /** ITK's thread pool (--nthreads sets its size) as a ParallelFor over volumes: each volume's values depend on that
@@ -326,27 +306,8 @@ SigmaFromNoise(const SeriesImage & first, const SeriesImage * imag, const Comple
   const auto   gfactor = ReadGFactorMap(options.gfactor, { { size[0], size[1], size[2] } });
   scanOptions.gfactor = gfactor ? gfactor->GetBufferPointer() : nullptr;
   auto map = SigmaMapImage::New();
-  {
-    SigmaMapImage::RegionType region;
-    SigmaMapImage::SpacingType spacing;
-    SigmaMapImage::PointType  origin;
-    SigmaMapImage::DirectionType direction;
-    for (unsigned i = 0; i < 3; ++i)
-    {
-      region.SetSize(i, first.GetLargestPossibleRegion().GetSize()[i]);
-      spacing[i] = first.GetSpacing()[i];
-      origin[i] = first.GetOrigin()[i];
-      for (unsigned j = 0; j < 3; ++j)
-      {
-        direction[i][j] = first.GetDirection()[i][j];
-      }
-    }
-    map->SetRegions(region);
-    map->SetSpacing(spacing);
-    map->SetOrigin(origin);
-    map->SetDirection(direction);
-    map->Allocate();
-  }
+  itk::LocalLowRankDenoisingDetail::CopySpatialInformation(first, *map);
+  map->Allocate();
   const auto                     firstView = InputView(first);
   svdlr::SeriesView<const float> imagView{};
   if (imag)
@@ -368,6 +329,30 @@ SigmaFromNoise(const SeriesImage & first, const SeriesImage * imag, const Comple
 
 } // namespace
 
+SeriesImage::Pointer
+VolumesOf(const SeriesImage & series, std::size_t first, std::size_t count)
+{
+  auto          out = SeriesLike(series, count);
+  const auto &  size = series.GetLargestPossibleRegion().GetSize();
+  const float * from = series.GetBufferPointer() + first * size[0] * size[1] * size[2];
+  std::copy(from, from + out->GetLargestPossibleRegion().GetNumberOfPixels(), out->GetBufferPointer());
+  return out;
+}
+
+void
+CheckGrid(const itk::ImageBase<3> & map, const std::array<std::size_t, 3> & grid, const std::string & path,
+          const char * what)
+{
+  const auto & size = map.GetLargestPossibleRegion().GetSize();
+  if (size[0] != grid[0] || size[1] != grid[1] || size[2] != grid[2])
+  {
+    std::ostringstream message;
+    message << "the " << what << " '" << path << "' has " << size[0] << " x " << size[1] << " x " << size[2]
+            << " voxels, the series " << grid[0] << " x " << grid[1] << " x " << grid[2];
+    throw InputError(message.str());
+  }
+}
+
 SigmaMapImage::Pointer
 ReadGFactorMap(const std::string & path, const std::array<std::size_t, 3> & grid)
 {
@@ -375,15 +360,8 @@ ReadGFactorMap(const std::string & path, const std::array<std::size_t, 3> & grid
   {
     return nullptr;
   }
-  auto         map = ReadInputImage<SigmaMapImage>(path, "g-factor map");
-  const auto & size = map->GetLargestPossibleRegion().GetSize();
-  if (size[0] != grid[0] || size[1] != grid[1] || size[2] != grid[2])
-  {
-    std::ostringstream message;
-    message << "the g-factor map '" << path << "' has " << size[0] << " x " << size[1] << " x " << size[2]
-            << " voxels, the series " << grid[0] << " x " << grid[1] << " x " << grid[2];
-    throw InputError(message.str());
-  }
+  auto map = ReadInputImage<SigmaMapImage>(path, "g-factor map");
+  CheckGrid(*map, grid, path, "g-factor map");
   const std::string problem = svdlr::GFactorMapProblem(map->GetBufferPointer(), grid);
   if (!problem.empty())
   {
@@ -436,11 +414,11 @@ PrepareComplexSeries(const std::string &         input,
   }
   if (options.noiseVolumes > 0)
   {
-    const auto noiseFirst = LastVolumes(*first, options.noiseVolumes);
-    const auto noiseImag = imag ? LastVolumes(*imag, options.noiseVolumes) : nullptr;
+    const auto noiseFirst = VolumesOf(*first, signal, options.noiseVolumes);
+    const auto noiseImag = imag ? VolumesOf(*imag, signal, options.noiseVolumes) : nullptr;
     prepared.sigma = SigmaFromNoise(*noiseFirst, noiseImag.GetPointer(), options, "noise volumes", prepared);
-    first = FirstVolumes(*first, signal);
-    imag = imag ? FirstVolumes(*imag, signal) : nullptr;
+    first = VolumesOf(*first, 0, signal);
+    imag = imag ? VolumesOf(*imag, 0, signal) : nullptr;
   }
   else if (!options.noiseScan.empty())
   {

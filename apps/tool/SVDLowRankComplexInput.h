@@ -119,6 +119,16 @@ struct PreparedSeries
         const svdlr_io::ImageWriteSettings & settings) const;
 };
 
+/** Volumes first .. first + count - 1 of `series`, as a 4D image with its geometry. */
+SeriesImage::Pointer
+VolumesOf(const SeriesImage & series, std::size_t first, std::size_t count);
+
+/** A 3D input `what` (a mask, a noise or g-factor map) at `path` must lie on the series' voxel grid `grid`. Throws
+ * InputError (exit 3). */
+void
+CheckGrid(const itk::ImageBase<3> & map, const std::array<std::size_t, 3> & grid, const std::string & path,
+          const char * what);
+
 /** The --gfactor map on the series' grid `grid`, checked (InputError, exit 3: another grid, or a voxel that is not
  * finite and > 0, svdlr::GFactorMapProblem); null when no map was given. */
 SigmaMapImage::Pointer

@@ -36,6 +36,14 @@ namespace
 {
 namespace fs = std::filesystem;
 
+/** One series of a batch, its companions, and where its outputs go. */
+struct DenoiseBatchRun
+{
+  svdlr_batch::BatchInput series;        // the series file; `problem` says why it cannot be read, if known early
+  std::string             mask;          // "" when none
+  std::string             knownSigmaMap; // ""
+};
+
 std::string
 Trimmed(const std::string & text)
 {
@@ -102,6 +110,81 @@ ReadSeriesList(const std::string & listPath)
     throw InputError("the list '" + listPath + "' names no series");
   }
   return runs;
+}
+
+/** Whether `path` is a list of series (a file named .txt, .tsv or .list) rather than a series. */
+bool
+IsSeriesList(const std::string & path)
+{
+  std::string extension = fs::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return std::tolower(c); });
+  return extension == ".txt" || extension == ".tsv" || extension == ".list";
+}
+
+/** The runs `options.inputs` names: a list's lines (series, then optionally mask and known-sigma map, separated by
+ * tabs; '#' comments; paths relative to the list's folder), and the files and folders (searched as the
+ * reconstruction's batch searches, --glob included). Throws UsageError (two series with one output name), or
+ * InputError (a list or folder that cannot be read). A series file named in a list that does not exist is a run
+ * that fails by name, not an error of the whole run. */
+std::vector<DenoiseBatchRun>
+ListDenoiseBatchRuns(const DenoiseToolOptions & options)
+{
+  std::vector<DenoiseBatchRun> runs;
+  for (const std::string & path : options.inputs)
+  {
+    std::error_code error;
+    if (IsSeriesList(path) && fs::is_regular_file(path, error))
+    {
+      const auto listed = ReadSeriesList(path);
+      runs.insert(runs.end(), listed.begin(), listed.end());
+      continue;
+    }
+    svdlr_batch::InputSelection selection;
+    selection.paths = { path };
+    selection.patterns = options.batch.globs;
+    for (auto & input : ListBatchInputs(selection, options.outputDir))
+    {
+      runs.push_back({ std::move(input), "", "" });
+    }
+  }
+  std::vector<svdlr_batch::BatchInput> series;
+  for (const auto & run : runs)
+  {
+    series.push_back(run.series);
+  }
+  try
+  {
+    svdlr_batch::CheckDistinctOutputs(series);
+  }
+  catch (const svdlr_batch::BatchNameClash & error)
+  {
+    throw UsageError(error.what());
+  }
+  return runs;
+}
+
+/** One series' options: `options` with the run's input, mask, map and outputs under `outputDir`. */
+DenoiseToolOptions
+SeriesOptions(const DenoiseToolOptions & options, const DenoiseBatchRun & run)
+{
+  DenoiseToolOptions series = options;
+  series.batch = BatchToolOptions{};
+  series.inputs.clear();
+  series.input = run.series.path;
+  series.mask = run.mask;
+  series.noiseSigmaMap = run.knownSigmaMap;
+  series.output = svdlr_batch::OutputPathFor(run.series, options.outputDir, svdlr_batch::DenoisedTag);
+  if (options.maps)
+  {
+    series.noiseMap = svdlr_batch::OutputPathFor(run.series, options.outputDir, svdlr_batch::SigmaMapTag);
+    series.rankMap = svdlr_batch::OutputPathFor(run.series, options.outputDir, svdlr_batch::RankMapTag);
+  }
+  // The pipeline redoes a series only when its set is incomplete (or --overwrite): what is left of it (maps, sidecars;
+  // the series is renamed last) is from a run that stopped before the series appeared, and is replaced.
+  series.overwrite = true;
+  series.run.quiet = true;
+  series.run.json = false;
+  return series;
 }
 
 /** A series between the pipeline's stages: the tool's steps for it, and the budget its images take. */
@@ -257,82 +340,6 @@ CheckDenoiseBatchCommandLine(DenoiseToolOptions & options, const std::vector<std
   options.output = options.outputDir; // what the start line and the provenance name as the output
 }
 
-bool
-IsSeriesList(const std::string & path)
-{
-  std::string extension = fs::path(path).extension().string();
-  std::transform(extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return std::tolower(c); });
-  return extension == ".txt" || extension == ".tsv" || extension == ".list";
-}
-
-std::vector<DenoiseBatchRun>
-ListDenoiseBatchRuns(const DenoiseToolOptions & options)
-{
-  std::vector<DenoiseBatchRun> runs;
-  for (const std::string & path : options.inputs)
-  {
-    std::error_code error;
-    if (IsSeriesList(path) && fs::is_regular_file(path, error))
-    {
-      const auto listed = ReadSeriesList(path);
-      runs.insert(runs.end(), listed.begin(), listed.end());
-      continue;
-    }
-    svdlr_batch::InputSelection selection;
-    selection.paths = { path };
-    selection.patterns = options.batch.globs;
-    for (auto & input : ListBatchInputs(selection, options.outputDir))
-    {
-      runs.push_back({ std::move(input), "", "" });
-    }
-  }
-  std::vector<svdlr_batch::BatchInput> series;
-  for (const auto & run : runs)
-  {
-    series.push_back(run.series);
-  }
-  try
-  {
-    svdlr_batch::CheckDistinctOutputs(series);
-  }
-  catch (const svdlr_batch::BatchNameClash & error)
-  {
-    throw UsageError(error.what());
-  }
-  return runs;
-}
-
-DenoiseToolOptions
-SeriesOptions(const DenoiseToolOptions & options, const DenoiseBatchRun & run)
-{
-  DenoiseToolOptions series = options;
-  series.batch = BatchToolOptions{};
-  series.inputs.clear();
-  series.input = run.series.path;
-  series.mask = run.mask;
-  series.noiseSigmaMap = run.knownSigmaMap;
-  series.output = svdlr_batch::OutputPathFor(run.series, options.outputDir, svdlr_batch::DenoisedTag);
-  if (options.maps)
-  {
-    series.noiseMap = svdlr_batch::OutputPathFor(run.series, options.outputDir, svdlr_batch::SigmaMapTag);
-    series.rankMap = svdlr_batch::OutputPathFor(run.series, options.outputDir, svdlr_batch::RankMapTag);
-  }
-  // The pipeline redoes a series only when its set is incomplete (or --overwrite): what is left of it (maps, sidecars;
-  // the series is renamed last) is from a run that stopped before the series appeared, and is replaced.
-  series.overwrite = true;
-  series.run.quiet = true;
-  series.run.json = false;
-  return series;
-}
-
-svdlr_batch::BatchSummary
-DenoiseBatch(const std::vector<DenoiseBatchRun> & runs, const DenoiseToolOptions & options,
-             const svdlr_batch::PipelineOptions & pipeline)
-{
-  DenoiseJob job(runs, options);
-  return svdlr_batch::RunPipeline(job, pipeline);
-}
-
 int
 RunDenoiseBatch(const DenoiseToolOptions & options)
 {
@@ -346,7 +353,8 @@ RunDenoiseBatch(const DenoiseToolOptions & options)
   {
     log << runs.size() << " series -> " << options.outputDir << std::endl;
   }
-  const auto summary = DenoiseBatch(runs, options, pipeline);
+  DenoiseJob job(runs, options); // never throws for one series' failure
+  const auto summary = svdlr_batch::RunPipeline(job, pipeline);
   return FinishBatchRun(summary, options.batch, options.run, DenoiseToolName, "series");
 }
 

@@ -109,6 +109,29 @@ ParsePatch(const std::string & text)
   return { { values[0], values[1], values[2] } };
 }
 
+/** `text`'s value as `parse` reads it (a known name: IsMember checked it), or `value` (the preset's) without one. */
+template <typename TValue>
+TValue
+NamedOr(const std::string & text, TValue value, bool (*parse)(const std::string &, TValue &))
+{
+  if (!text.empty())
+  {
+    parse(text, value);
+  }
+  return value;
+}
+
+/** A stride beyond the smallest extent of the patch (the one given, or the one the engine uses) is a UsageError. */
+void
+CheckStrideLeavesNoGaps(unsigned int stride, std::size_t smallest)
+{
+  if (stride > smallest)
+  {
+    throw UsageError("--stride " + std::to_string(stride) + " exceeds the smallest patch extent " +
+                     std::to_string(smallest) + ": patches would leave gaps");
+  }
+}
+
 /** --preset's help: each preset, what it is for and what it sets. */
 std::string
 PresetHelp()
@@ -326,11 +349,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   {
     options.patch = ParsePatch(patch);
   }
-  svdlr::PatchAggregation engineAggregation = preset.aggregation;
-  if (!aggregation.empty())
-  {
-    svdlr::ParseAggregationName(aggregation, engineAggregation); // a known name: IsMember checked it
-  }
+  const auto engineAggregation = NamedOr(aggregation, preset.aggregation, svdlr::ParseAggregationName);
   options.aggregation = itk::LocalLowRankDenoisingBridge::FromEngine(engineAggregation);
   if (options.stride > 1 && engineAggregation == svdlr::PatchAggregation::CentreVoxel)
   {
@@ -338,11 +357,9 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
                      " leaves voxels without a patch of their own: it needs --aggregation overlap" +
                      (aggregation.empty() ? " (--preset " + options.preset + " sets centre)" : std::string()));
   }
-  svdlr::PatchShape engineShape = radiusOption->count() > 0 ? svdlr::PatchShape::Sphere : svdlr::kDefaultPatchShape;
-  if (!patchShape.empty())
-  {
-    svdlr::ParsePatchShapeName(patchShape, engineShape); // a known name: IsMember checked it
-  }
+  const auto engineShape = NamedOr(patchShape,
+                                   radiusOption->count() > 0 ? svdlr::PatchShape::Sphere : svdlr::kDefaultPatchShape,
+                                   svdlr::ParsePatchShapeName);
   if (engineShape == svdlr::PatchShape::Sphere && !patch.empty())
   {
     throw UsageError("--patch sets a cuboid's extent; a sphere takes --patch-radius");
@@ -359,24 +376,11 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
   options.patchRadius = patchRadius;
   if (strideOption->count() > 0 && !patch.empty())
   {
-    const unsigned int smallest = std::min({ options.patch[0], options.patch[1], options.patch[2] });
-    if (options.stride > smallest)
-    {
-      throw UsageError("--stride " + std::to_string(options.stride) + " exceeds the smallest patch extent " +
-                       std::to_string(smallest) + ": patches would leave gaps");
-    }
+    CheckStrideLeavesNoGaps(options.stride, std::min({ options.patch[0], options.patch[1], options.patch[2] }));
   }
-  svdlr::NoiseEstimator engineNoiseEstimator = preset.noiseEstimator;
-  if (!noiseEstimator.empty())
-  {
-    svdlr::ParseNoiseEstimatorName(noiseEstimator, engineNoiseEstimator); // a known name: IsMember checked it
-  }
-  options.noiseEstimator = itk::LocalLowRankDenoisingBridge::FromEngine(engineNoiseEstimator);
-  svdlr::Shrinkage requestedShrinkage = preset.shrinkage;
-  if (!shrinkage.empty())
-  {
-    svdlr::ParseShrinkageName(shrinkage, requestedShrinkage); // a known name: IsMember checked it
-  }
+  options.noiseEstimator = itk::LocalLowRankDenoisingBridge::FromEngine(
+    NamedOr(noiseEstimator, preset.noiseEstimator, svdlr::ParseNoiseEstimatorName));
+  const auto requestedShrinkage = NamedOr(shrinkage, preset.shrinkage, svdlr::ParseShrinkageName);
   const bool knownSigma = options.noiseSigma > 0.0 || !options.noiseSigmaMap.empty();
   CheckComplexInputOptions(options.complex, knownSigma, svdlr::PatchesHaveSigma(options.policy, false));
   if (!options.complex.gfactor.empty() || options.complex.estimateGFactor)
@@ -482,12 +486,7 @@ CheckPatch(const DenoiseToolOptions & options, const std::array<std::size_t, 3> 
   // The smallest extent of the patch the engine will use (its own rule, with the default fitted to the image).
   const std::array<std::size_t, 3> given{ options.patch[0], options.patch[1], options.patch[2] };
   const std::array<std::size_t, 3> used = svdlr::PatchSizeUsed(grid, volumes, given);
-  const std::size_t                smallest = std::min({ used[0], used[1], used[2] });
-  if (options.stride > smallest)
-  {
-    throw UsageError("--stride " + std::to_string(options.stride) + " exceeds the smallest patch extent " +
-                     std::to_string(smallest) + ": patches would leave gaps");
-  }
+  CheckStrideLeavesNoGaps(options.stride, std::min({ used[0], used[1], used[2] }));
 }
 
 } // namespace svdlr_tools

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "SVDLowRankDenoiseProvenance.h"
+#include "SVDLowRankDenoiseRun.h"
 
 #include "itkLocalLowRankDenoisingImageFilter.h"
 #include "svdlr/DenoiseChoices.h"

@@ -26,6 +26,7 @@
 //   Denoise:                runs the filter (on the CPU, or on a CUDA device);
 //   Write:                  writes the series and the maps asked for, the NIfTI header fields and the sidecars under
 //                           temporary names, then renames them all into place.
+// The sidecar's record (SVDLowRankDenoiseProvenance.cxx) is the same for the single-series tool and its --batch mode.
 
 #include "SVDLowRankDenoiseOptions.h"
 #include "SVDLowRankDenoiseSummary.h"
@@ -76,6 +77,16 @@ DenoiseOutputSet(const DenoiseToolOptions & options);
 /** The bytes a series file's pixels take as float32 (read from its header), 0 when not known (a DICOM folder). */
 std::size_t
 SeriesFloatBytes(const std::string & path);
+
+/** The sidecar's record (SVDLowRankProvenance.h's Provenance): the options, and what the filter found (`rank` and
+ * `sigma` inside the mask). */
+Provenance
+DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const DenoiseSummary & summary);
+
+/** The sidecar beside `target`, one of the run's outputs: the noise and rank maps' describe their map
+ * (MapSidecarJson, the series as "Sources"); the series' (and each echo's) is the run's document `provenanceJson`. */
+Json
+DenoiseSidecarJson(const std::string & target, const DenoiseToolOptions & options, const Json & provenanceJson);
 
 } // namespace svdlr_tools
 

@@ -22,7 +22,6 @@
 // batch mode (--batch, SVDLowRankDenoiseBatch.h) runs on its pipeline's threads.
 #include "SVDLowRankDenoiseOptions.h"
 #include "SVDLowRankPngStack.h"
-#include "SVDLowRankDenoiseProvenance.h"
 #include "SVDLowRankDenoiseRun.h"
 #include "SVDLowRankDenoiseSummary.h"
 #include "SVDLowRankDicomComplexInput.h"
@@ -31,10 +30,8 @@
 #include "SVDLowRankOutputType.h"
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankProvenance.h"
-#include "SVDLowRankReadInput.h"
 #include "SVDLowRankReadableFile.h"
 #include "SVDLowRankStagedOutput.h"
-#include "SVDLowRankStepTimes.h"
 #include "SVDLowRankUpFrontChecks.h"
 
 #include "itkImageFileReader.h"
@@ -178,21 +175,6 @@ CheckFinite(const TSeries & series, const std::string & path)
   }
 }
 
-/** A 3D input (mask, noise map) must lie on the series' voxel grid. */
-template <typename TMap>
-void
-CheckGrid(const TMap & map, const std::array<std::size_t, 3> & grid, const std::string & path, const char * what)
-{
-  const auto & size = map.GetLargestPossibleRegion().GetSize();
-  if (size[0] != grid[0] || size[1] != grid[1] || size[2] != grid[2])
-  {
-    std::ostringstream message;
-    message << "the " << what << " '" << path << "' has " << size[0] << " x " << size[1] << " x " << size[2]
-            << " voxels, the series " << grid[0] << " x " << grid[1] << " x " << grid[2];
-    throw InputError(message.str());
-  }
-}
-
 /** A 3D image on the series' voxel grid and geometry, every voxel `value`. */
 template <typename TSeries>
 SigmaImage::Pointer
@@ -330,21 +312,7 @@ public:
     m_Filter->SetBackend(backend);
     m_Filter->SetDeviceId(deviceId);
     StartSha256Of(SidecarInputs(m_Options)); // already started for a series file; a DICOM or complex input starts here
-    const auto start = std::chrono::steady_clock::now();
-    {
-      ProgressBar progress(m_Filter, progressBar);
-      try
-      {
-        m_Filter->Update();
-      }
-      catch (...)
-      {
-        progress.Finish();
-        throw;
-      }
-      progress.Finish();
-    }
-    m_Summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m_Summary.seconds = UpdateWithProgress(m_Filter, progressBar);
     m_Outputs->steps.filter = m_Summary.seconds;
     m_Summary.backend = m_Filter->GetBackendUsed();
     for (unsigned int i = 0; i < 3; ++i)
@@ -467,6 +435,21 @@ private:
   DenoiseSummary                     m_Summary;
 };
 
+/** The complex or noise-scan path: the series PrepareComplexSeries prepares from INPUT (or `given`), which the
+ * summary calls `name` and what was prepared. */
+std::unique_ptr<SeriesDenoising>
+DenoisePrepared(const DenoiseToolOptions & options, std::unique_ptr<Outputs> outputs, itk::IOPixelEnum inputPixel,
+                const std::string & name, const GivenSeries & given = {})
+{
+  const auto prepared = [&] {
+    StepTimer timer(outputs->steps.read); // the images read, and the phase removed or sigma estimated from them
+    return std::make_shared<const PreparedSeries>(
+      PrepareComplexSeries(options.input, inputPixel, options.complex, given));
+  }();
+  return std::make_unique<SeriesDenoisingOf<Series4D>>(
+    options, std::move(outputs), prepared->series, name + " (" + prepared->description + ")", prepared);
+}
+
 /** A DICOM folder or file: its one series, or its magnitude and phase series (SVDLowRankDicomComplexInput.h),
  * grouped into volumes (echoes, temporal positions, b-values) by the I/O library, as a 4D series. */
 std::unique_ptr<SeriesDenoising>
@@ -489,14 +472,8 @@ PrepareDicom(const DenoiseToolOptions & options, std::unique_ptr<Outputs> output
   {
     return std::make_unique<SeriesDenoisingOf<Series4D>>(options, std::move(outputs), input.series, input.description);
   }
-  std::shared_ptr<const PreparedSeries> prepared;
-  {
-    StepTimer timer(outputs->steps.read); // the phase removed or sigma estimated
-    prepared = std::make_shared<const PreparedSeries>(PrepareComplexSeries(
-      options.input, itk::IOPixelEnum::SCALAR, options.complex, { input.series, input.phase, input.phaseName }));
-  }
-  return std::make_unique<SeriesDenoisingOf<Series4D>>(
-    options, std::move(outputs), prepared->series, input.description + " (" + prepared->description + ")", prepared);
+  return DenoisePrepared(options, std::move(outputs), itk::IOPixelEnum::SCALAR, input.description,
+                         { input.series, input.phase, input.phaseName });
 }
 
 /** The volumes of each echo of the series whose header `io` read: its fourth axis (a 4D or 5D image), or its
@@ -633,14 +610,7 @@ PrepareSeriesDenoising(const DenoiseToolOptions & options, bool announce, bool w
         }
       }
     }
-    std::shared_ptr<const PreparedSeries> prepared;
-    {
-      StepTimer timer(outputs->steps.read); // the images read, and the phase removed or sigma estimated from them
-      prepared = std::make_shared<const PreparedSeries>(
-        PrepareComplexSeries(options.input, io->GetPixelType(), options.complex));
-    }
-    return std::make_unique<SeriesDenoisingOf<Series4D>>(
-      options, std::move(outputs), prepared->series, options.input + " (" + prepared->description + ")", prepared);
+    return DenoisePrepared(options, std::move(outputs), io->GetPixelType(), options.input);
   }
   outputs->seriesScannedUpFront = seriesScanned;
   StartSha256Of(SidecarInputs(options)); // started above where cores allow: StartSha256Of starts each path once

@@ -18,7 +18,7 @@
 #include "SVDLowRankDicomComplexInput.h"
 
 #include "SVDLowRankExitCodes.h"
-#include "SVDLowRankReadInput.h"
+#include "SVDLowRankUpFrontChecks.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomComplexPairs.h"
 #endif

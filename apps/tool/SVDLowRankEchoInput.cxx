@@ -25,7 +25,6 @@
 #include "SVDLowRankNiftiFormat.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankOutputType.h"
-#include "SVDLowRankReadInput.h"
 #include "SVDLowRankUpFrontChecks.h"
 
 #include "CLI/CLI.hpp"
@@ -118,20 +117,26 @@ StackOfFiveD(const FiveDImage & image)
   return series;
 }
 
-/** Volumes first .. first + count - 1 of `stack`, as a 4D image with `stack`'s geometry. */
-SeriesImage::Pointer
-EchoOf(const SeriesImage & stack, std::size_t first, std::size_t count)
+/** The b-values file for INPUT: --bval, else INPUT with its .nii/.nii.gz (or other) extension replaced by .bval. */
+std::string
+BValuePathFor(const std::string & input, const MultiEchoOptions & options)
 {
-  auto         echo = SeriesImage::New();
-  auto         size = stack.GetLargestPossibleRegion().GetSize();
-  const std::size_t volume = size[0] * size[1] * size[2];
-  size[3] = count;
-  echo->CopyInformation(&stack);
-  echo->SetRegions(size);
-  echo->Allocate();
-  const float * from = stack.GetBufferPointer() + first * volume;
-  std::copy(from, from + count * volume, echo->GetBufferPointer());
-  return echo;
+  return options.bval.empty() ? svdlr_io::SeriesStem(input) + ".bval" : options.bval;
+}
+
+/** The b-values of an FSL/BIDS .bval file (numbers separated by white space). Throws InputError. */
+std::vector<double>
+ReadBValues(const std::string & path)
+{
+  try
+  {
+    return svdlr_io::ReadBValues(path);
+  }
+  catch (const svdlr_io::BadGradientTable & error)
+  {
+    std::ifstream file(path);
+    throw InputError(std::string(error.what()) + (file ? "" : " (--demean shells needs them: give --bval FILE)"));
+  }
 }
 
 } // namespace
@@ -180,26 +185,6 @@ CheckMultiEchoOptions(const MultiEchoOptions & options, bool batch, bool complex
   if (!options.echoes.empty() && complexInput)
   {
     throw UsageError("--echo takes magnitude echoes; the complex options take one series");
-  }
-}
-
-std::string
-BValuePathFor(const std::string & input, const MultiEchoOptions & options)
-{
-  return options.bval.empty() ? svdlr_io::SeriesStem(input) + ".bval" : options.bval;
-}
-
-std::vector<double>
-ReadBValues(const std::string & path)
-{
-  try
-  {
-    return svdlr_io::ReadBValues(path);
-  }
-  catch (const svdlr_io::BadGradientTable & error)
-  {
-    std::ifstream file(path);
-    throw InputError(std::string(error.what()) + (file ? "" : " (--demean shells needs them: give --bval FILE)"));
   }
 }
 
@@ -354,7 +339,7 @@ WriteEchoStack(const EchoStack & stack, const SeriesImage * denoised, const std:
   {
     svdlr_io::ImageWriteSettings settings;
     settings.niftiFields = svdlr_io::ReadNiftiHeaderFields(EchoInput(input, options, e));
-    const auto echo = EchoOf(*denoised, e * stack.volumesPerEcho, stack.volumesPerEcho);
+    const auto echo = VolumesOf(*denoised, e * stack.volumesPerEcho, stack.volumesPerEcho);
     WriteInComponentType(echo.GetPointer(), e == 0 ? output : echoTemporaries[e - 1], component, settings);
   }
 }

@@ -65,14 +65,6 @@ AddMultiEchoOptions(CLI::App & app, MultiEchoOptions & options);
 void
 CheckMultiEchoOptions(const MultiEchoOptions & options, bool batch, bool complexInput);
 
-/** The b-values file for INPUT: --bval, else INPUT with its .nii/.nii.gz (or other) extension replaced by .bval. */
-std::string
-BValuePathFor(const std::string & input, const MultiEchoOptions & options);
-
-/** The b-values of an FSL/BIDS .bval file (numbers separated by white space). Throws InputError. */
-std::vector<double>
-ReadBValues(const std::string & path);
-
 /** The series' gradient table (--bval, else INPUT's .bval, and INPUT's .bvec, where they exist) holds one entry per
  * volume of each echo (svdlr_io::CheckGradientTable), checked once the header is read, before any work: a .bval of 3
  * values for 25 volumes is an InputError naming the file and both counts, whether or not --demean reads it. */

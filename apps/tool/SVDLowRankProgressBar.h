@@ -97,6 +97,26 @@ private:
   mutable Clock::time_point  m_LastLine{ Clock::now() }; // the start line came just before the work
 };
 
+/** Updates `filter` with a progress bar (when `enabled`), whose line is ended even when the update throws. Returns
+ * the update's wall time in seconds. */
+inline double
+UpdateWithProgress(itk::ProcessObject * filter, bool enabled)
+{
+  const auto        start = std::chrono::steady_clock::now();
+  const ProgressBar progress(filter, enabled);
+  try
+  {
+    filter->Update();
+  }
+  catch (...)
+  {
+    progress.Finish();
+    throw;
+  }
+  progress.Finish();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 } // namespace svdlr_tools
 
 #endif

@@ -80,80 +80,6 @@ SummaryJson(const std::vector<double> & values, const std::optional<std::pair<do
            { "count", finite.size() } };
 }
 
-} // namespace
-
-Json
-JsonNumber(double value)
-{
-  if (!std::isfinite(value))
-  {
-    return nullptr;
-  }
-  constexpr double wholeLimit = 9007199254740992.0; // 2^53: past it a double holds no fraction, and int64 may not fit
-  if (std::trunc(value) == value && std::abs(value) < wholeLimit)
-  {
-    return static_cast<std::int64_t>(value);
-  }
-  return value;
-}
-
-std::string
-JsonText(const Json & document)
-{
-  return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
-}
-
-namespace
-{
-std::mutex &
-StartedMutex()
-{
-  static std::mutex mutex;
-  return mutex;
-}
-
-/** The checksums StartSha256Of started, by path. */
-std::map<std::string, std::shared_future<std::string>> &
-StartedSha256()
-{
-  static std::map<std::string, std::shared_future<std::string>> started;
-  return started;
-}
-
-std::string
-ComputeSha256(const std::string & path);
-} // namespace
-
-void
-StartSha256Of(const std::vector<std::string> & paths)
-{
-  std::lock_guard<std::mutex> lock(StartedMutex());
-  for (const std::string & path : paths)
-  {
-    if (!path.empty() && StartedSha256().count(path) == 0)
-    {
-      StartedSha256()[path] = std::async(std::launch::async, ComputeSha256, path).share();
-    }
-  }
-}
-
-std::string
-Sha256Of(const std::string & path)
-{
-  std::shared_future<std::string> started;
-  {
-    std::lock_guard<std::mutex> lock(StartedMutex());
-    const auto                  it = StartedSha256().find(path);
-    if (it != StartedSha256().end())
-    {
-      started = it->second;
-    }
-  }
-  return started.valid() ? started.get() : ComputeSha256(path); // get() rethrows what the thread threw
-}
-
-namespace
-{
 std::string
 ComputeSha256(const std::string & path)
 {
@@ -182,8 +108,23 @@ ComputeSha256(const std::string & path)
   }
   return hash.Hex();
 }
-} // namespace
 
+std::mutex &
+StartedMutex()
+{
+  static std::mutex mutex;
+  return mutex;
+}
+
+/** The checksums StartSha256Of started, by path. */
+std::map<std::string, std::shared_future<std::string>> &
+StartedSha256()
+{
+  static std::map<std::string, std::shared_future<std::string>> started;
+  return started;
+}
+
+/** The current time, UTC, as 2026-11-25T18:30:00Z. */
 std::string
 UtcNow()
 {
@@ -195,8 +136,6 @@ UtcNow()
   return text;
 }
 
-namespace
-{
 struct RunStart
 {
   std::chrono::steady_clock::time_point time{ std::chrono::steady_clock::now() };
@@ -208,7 +147,57 @@ TheRunStart()
   static const RunStart start;
   return start;
 }
+
 } // namespace
+
+Json
+JsonNumber(double value)
+{
+  if (!std::isfinite(value))
+  {
+    return nullptr;
+  }
+  constexpr double wholeLimit = 9007199254740992.0; // 2^53: past it a double holds no fraction, and int64 may not fit
+  if (std::trunc(value) == value && std::abs(value) < wholeLimit)
+  {
+    return static_cast<std::int64_t>(value);
+  }
+  return value;
+}
+
+std::string
+JsonText(const Json & document)
+{
+  return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+void
+StartSha256Of(const std::vector<std::string> & paths)
+{
+  std::lock_guard<std::mutex> lock(StartedMutex());
+  for (const std::string & path : paths)
+  {
+    if (!path.empty() && StartedSha256().count(path) == 0)
+    {
+      StartedSha256()[path] = std::async(std::launch::async, ComputeSha256, path).share();
+    }
+  }
+}
+
+std::string
+Sha256Of(const std::string & path)
+{
+  std::shared_future<std::string> started;
+  {
+    std::lock_guard<std::mutex> lock(StartedMutex());
+    const auto                  it = StartedSha256().find(path);
+    if (it != StartedSha256().end())
+    {
+      started = it->second;
+    }
+  }
+  return started.valid() ? started.get() : ComputeSha256(path); // get() rethrows what the thread threw
+}
 
 const std::string &
 RunStartedUtc()

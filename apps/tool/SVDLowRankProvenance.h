@@ -56,7 +56,7 @@ struct Provenance
   std::string              solver; // "" where there is no choice of solver
   int                      device{ -1 }; // the CUDA device used; -1: the CPU
   std::string              notes;        // e.g. why the CPU was used
-  std::string              started;      // UTC, ISO 8601 (UtcNow())
+  std::string              started;      // UTC, ISO 8601 (RunStartedUtc())
   double                   seconds{ 0.0 }; // the whole run up to the summary
 };
 
@@ -92,10 +92,6 @@ IsNiftiPath(const std::string & path);
  * there. Throws when it cannot. */
 void
 WriteJsonAtomically(const Json & document, const std::string & path);
-
-/** The current time, UTC, as 2026-11-25T18:30:00Z. */
-std::string
-UtcNow();
 
 /** When the run started (the first call: the tools call it first thing), UTC, and the seconds since. */
 const std::string &

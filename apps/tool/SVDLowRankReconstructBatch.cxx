@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "SVDLowRankReconstructBatch.h"
+#include "SVDLowRankReconstructOptions.h"
 
 #include "SVDLowRankBatchPipeline.h"
 #include "SVDLowRankNiftiWrite.h"
@@ -33,20 +33,6 @@ namespace svdlr_tools
 {
 namespace
 {
-
-svdlr::Solver
-SolverOf(ToolSolver solver)
-{
-  switch (solver)
-  {
-    case ToolSolver::Exact:
-      return svdlr::Solver::Exact;
-    case ToolSolver::Subspace:
-      return svdlr::Solver::Subspace;
-    default:
-      return svdlr::Solver::Auto;
-  }
-}
 
 /** What a NIfTI output of the batch gets beside it, as a single volume's does: the input's header fields that ITK's
  * writer drops, and the provenance sidecar. Runs on the pipeline's thread as each volume finishes. */
@@ -82,7 +68,7 @@ RunBatchTool(const ToolOptions & options)
   svdlr_batch::BatchOptions batch;
   static_cast<svdlr_batch::PipelineOptions &>(batch) = PipelineOptionsOf(options.batch, options.backend, options.overwrite);
   batch.policy = RankPolicyOf(options);
-  batch.solver = SolverOf(options.solver);
+  batch.solver = static_cast<svdlr::Solver>(options.solver); // the same values (SVDLowRankCommonOptions.cxx)
   batch.compressionLevel = options.batch.compressionLevel;
   batch.threads = options.run.threads;
   batch.companions = [](const std::string & output) { // written by CompleteNiftiOutput: a resume checks it too

@@ -19,8 +19,6 @@
 // Reads a 2D image or 3D volume (an image file ITK reads, a DICOM series, a folder of PNG slices), replaces
 // each slice by its rank-k truncated SVD reconstruction, writes the result (a file, a derived DICOM series
 // or PNG slices) and a PNG figure, and prints a summary.
-#include "SVDLowRankInterruptCleanup.h"
-#include "SVDLowRankImageFileErrors.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankOutputType.h"
@@ -28,7 +26,6 @@
 #include "SVDLowRankProgressBar.h"
 #include "SVDLowRankProvenance.h"
 #include "SVDLowRankReadableFile.h"
-#include "SVDLowRankReconstructBatch.h"
 #include "SVDLowRankReconstructOutput.h"
 #include "SVDLowRankReconstructRun.h"
 #include "SVDLowRankReconstructWrite.h"
@@ -99,9 +96,8 @@ Reconstruct(const TImage *                input,
   auto                    filter = FilterType::New();
   const svdlr::RankPolicy policy = RankPolicyOf(options);
   filter->SetInput(input);
-  ConfigureFilter(filter.GetPointer(), policy, options);
   const unsigned int axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
-  filter->SetSliceDimension(axis);
+  ConfigureFilter(filter.GetPointer(), policy, options, axis);
 
   using Clock = std::chrono::steady_clock;
   const auto secondsSince = [](Clock::time_point start) {
@@ -116,11 +112,7 @@ Reconstruct(const TImage *                input,
     result.readSeconds = secondsSince(readStart);
   }
 
-  const svdlr_tools::ProgressBar progress(filter, ReportsProgress(options));
-  const auto                     filterStart = Clock::now();
-  filter->Update();
-  result.solveSeconds = secondsSince(filterStart);
-  progress.Finish();
+  result.solveSeconds = UpdateWithProgress(filter, ReportsProgress(options));
   AddFilterResult(filter.GetPointer(), result);
   result.device = result.backend == "CUDA" ? options.deviceId : -1;
   std::ostringstream described;
@@ -164,13 +156,7 @@ Reconstruct(const TImage *                input,
   {
     const std::string where = "slice " + std::to_string(figureSlice) + " of " + std::to_string(result.slices) +
                               (Dimension == 3 ? ", axis " + std::to_string(axis) : std::string());
-    WriteFigure(figure,
-                options.overwrite,
-                FigureTitle(options, policy, where, result.ranks[figureSlice], result),
-                input,
-                filter.GetPointer(),
-                axis,
-                figureSlice);
+    WriteFigure(figure, options, policy, where, result, input, filter.GetPointer(), axis, figureSlice);
     text.figure = figure + " (slice " + std::to_string(figureSlice) +
                   ": original | reconstruction | |difference| | singular values, the kept rank marked)";
   }
@@ -315,13 +301,8 @@ FilterPartsInBatches(const svdlr_io::DicomImageSet &                     set,
     const auto & batch = batches[b];
     auto         filter = itk::SVDLowRankReconstructionImageFilter<VolumeType, VolumeType>::New();
     filter->SetInput(batch.stack);
-    ConfigureFilter(filter.GetPointer(), policy, options);
-    filter->SetSliceDimension(2);
-    const svdlr_tools::ProgressBar progress(filter, ReportsProgress(options));
-    const auto                     start = std::chrono::steady_clock::now();
-    filter->Update();
-    result.solveSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    progress.Finish();
+    ConfigureFilter(filter.GetPointer(), policy, options, 2);
+    result.solveSeconds += UpdateWithProgress(filter, ReportsProgress(options));
     svdlr_io::UnstackSlices(batch, filter->GetOutput(), outputs);
     AddFilterResult(filter.GetPointer(), result);
     const auto size = batch.stack->GetLargestPossibleRegion().GetSize();
@@ -334,13 +315,7 @@ FilterPartsInBatches(const svdlr_io::DicomImageSet &                     set,
         std::to_string(set.parts.size()) +
         (set.layout == svdlr_io::DicomLayout::Images ? " images" : " volumes by " + set.by) + ", batch 1, slice " +
         std::to_string(middle) + " of " + std::to_string(size[2]);
-      WriteFigure(figure,
-                  options.overwrite,
-                  FigureTitle(options, policy, where, filter->GetEffectiveRanks()[middle], result),
-                  batch.stack.GetPointer(),
-                  filter.GetPointer(),
-                  2,
-                  middle);
+      WriteFigure(figure, options, policy, where, result, batch.stack.GetPointer(), filter.GetPointer(), 2, middle);
     }
   }
   return batchSizes;
@@ -554,6 +529,10 @@ KindOfInput(const ToolOptions & options, std::vector<std::string> & pngSlices)
 int
 RunTool(const ToolOptions & options)
 {
+#ifdef SVDLR_HAVE_DCMTK
+  svdlr_io::SilenceDicomWarnings();
+#endif
+  PrintStartLine(options);
   if (options.batch.enabled)
   {
     return RunBatchTool(options);
@@ -588,63 +567,11 @@ RunTool(const ToolOptions & options)
 int
 main(int argc, char * argv[])
 {
-  svdlr_io::InstallInterruptCleanup("SVDLowRankReconstructImage", ExitInterrupted);
-  std::cout << std::unitbuf; // every line reaches a pipeline's log as it is written, and none is lost to a signal
-  RunStartedUtc();           // the provenance's clock starts here
-  ToolOptions options;
-  try
-  {
-    options = ParseToolOptions(argc, argv, DicomSupport);
-  }
-  catch (const UsageError & error)
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what()
-              << "\nRun 'SVDLowRankReconstructImage --help' for the options.\n";
-    return ExitUsage;
-  }
-  if (!options.helpText.empty())
-  {
-    std::cout << options.helpText;
-    return ExitSuccess;
-  }
-#ifdef SVDLR_HAVE_DCMTK
-  svdlr_io::SilenceDicomWarnings();
-#endif
-  ApplyThreads(options.run.threads);
-  PrintStartLine(options);
-
-  try
-  {
-    return RunTool(options);
-  }
-  catch (const UsageError & error)
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
-    return ExitUsage;
-  }
-  catch (const svdlr_io::OutputInTheWay & error)
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
-    return ExitUsage;
-  }
-  catch (const InputError & error)
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
-    return ExitInputError;
-  }
-  catch (const svdlr_io::ImageFileError & error) // the read path's own judgement of a file, wherever it was made
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
-    return ExitInputError;
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.GetDescription() << "\n";
-    return ExitFailure;
-  }
-  catch (const std::exception & error)
-  {
-    std::cerr << "SVDLowRankReconstructImage: " << error.what() << "\n";
-    return ExitFailure;
-  }
+  RunStartedUtc(); // the provenance's clock starts here
+  return ToolMain(
+    "SVDLowRankReconstructImage",
+    argc,
+    argv,
+    [](int count, char * words[]) { return ParseToolOptions(count, words, DicomSupport); },
+    RunTool);
 }

@@ -299,37 +299,4 @@ RankPolicyOf(const ToolOptions & options)
   return svdlr::RankPolicy::Fixed(options.rank);
 }
 
-Provenance
-ProvenanceOf(const ToolOptions & options)
-{
-  Provenance provenance;
-  provenance.tool = "SVDLowRankReconstructImage";
-  provenance.commandLine = options.run.commandLine;
-  // Named as everywhere else, by RankPolicy.h: "fixed", "energy", "gd", "mp" or "mp-cg", and its description.
-  const svdlr::RankPolicy policy = RankPolicyOf(options);
-  auto &                  parameters = provenance.parameters;
-  parameters["policy"] = svdlr::PolicyName(policy);
-  parameters["description"] = svdlr::PolicyDescription(policy);
-  switch (policy.kind)
-  {
-    case svdlr::RankPolicy::Kind::FixedRank:
-      parameters["rank"] = policy.rank;
-      break;
-    case svdlr::RankPolicy::Kind::EnergyFraction:
-      parameters["energyFraction"] = JsonNumber(policy.energyFraction);
-      break;
-    default:
-      parameters["noiseSigma"] = policy.noiseSigma > 0.0 ? JsonNumber(policy.noiseSigma) : Json();
-  }
-  parameters["sliceAxis"] = options.sliceAxis >= 0 ? Json(options.sliceAxis) : Json();
-  parameters["backend"] = svdlr::Name(static_cast<svdlr::Backend>(options.backend));
-  parameters["solver"] = svdlr::Name(static_cast<svdlr::Solver>(options.solver));
-  parameters["device"] = options.deviceId;
-  parameters["outputType"] = options.outputType;
-  parameters["threads"] = options.run.threads > 0 ? Json(options.run.threads) : Json();
-  provenance.inputs = options.inputs;
-  provenance.started = RunStartedUtc();
-  return provenance;
-}
-
 } // namespace svdlr_tools

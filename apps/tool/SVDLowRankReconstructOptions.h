@@ -20,11 +20,11 @@
 
 // The command line of SVDLowRankReconstructImage, parsed by CLI11 (SVDLowRankReconstructOptions.cxx). Rules that
 // need only the command line are checked there; where the output goes once the input is known, in
-// SVDLowRankReconstructOutput.h.
+// SVDLowRankReconstructOutput.h. And its batch mode (SVDLowRankReconstructBatch.cxx): the options turned into a
+// run of the batch pipeline (apps/batch), a line per volume as it finishes, and the summary.
 
 #include "SVDLowRankBatchOptions.h"
 #include "SVDLowRankCommonOptions.h"
-#include "SVDLowRankProvenance.h"
 
 #include "svdlr/Defaults.h"
 
@@ -60,7 +60,7 @@ struct ToolOptions
   std::string              outputType{ svdlr::kDefaultOutputTypeName }; // --output-type: float32 or same
   RunOptions               run;                                         // --quiet, --json, --nthreads
 
-  // Batch mode (SVDLowRankReconstructBatch.h): many volumes in one run, written to a mirrored tree under -o.
+  // Batch mode (RunBatchTool): many volumes in one run, written to a mirrored tree under -o.
   BatchToolOptions batch;                // --batch (implied by --glob, --bids, --dicom-series), the pipeline's
   bool             bids{ false };        // --bids: sub-*/anat/*.nii[.gz] (and sub-*/ses-*/anat/)
   bool             dicomSeries{ false }; // --dicom-series: each DICOM series of the folders
@@ -74,11 +74,6 @@ struct ToolOptions
   }
 };
 
-/** The provenance record's part that the options give: the tool, the command line, the parameters as resolved (the
- * defaults filled in), the inputs and the start time. */
-Provenance
-ProvenanceOf(const ToolOptions & options);
-
 /** Parses the command line; `dicomSupport` is what --help says about DICOM. Throws UsageError with CLI11's or our
  * own message. */
 ToolOptions
@@ -88,6 +83,11 @@ ParseToolOptions(int argc, const char * const argv[], bool dicomSupport);
  * single path and the batch path run and label their outputs with. */
 svdlr::RankPolicy
 RankPolicyOf(const ToolOptions & options);
+
+/** Runs the batch. Returns ExitSuccess when every volume was written or skipped, ExitSomeFailed when some
+ * failed. Throws UsageError for inputs that cannot be listed. */
+int
+RunBatchTool(const ToolOptions & options);
 
 } // namespace svdlr_tools
 

@@ -41,13 +41,14 @@
 namespace svdlr_tools
 {
 
-/** Sets the filter's rank policy (RankPolicyOf(options), which the batch path runs too), backend, solver and device.
- * The slice axis is the caller's. */
+/** Sets the filter's rank policy (RankPolicyOf(options), which the batch path runs too), backend, solver, device
+ * and slice axis. */
 template <typename TFilter>
 void
-ConfigureFilter(TFilter * filter, const svdlr::RankPolicy & policy, const ToolOptions & options)
+ConfigureFilter(TFilter * filter, const svdlr::RankPolicy & policy, const ToolOptions & options, unsigned int axis)
 {
   itk::SVDLowRankEngineBridge::SetRankPolicy(filter, policy);
+  filter->SetSliceDimension(axis);
   filter->SetBackend(options.backend);
   filter->SetSolver(options.solver);
   filter->SetDeviceId(options.deviceId);
@@ -86,18 +87,21 @@ FigureTitle(const ToolOptions &                    options,
             const svdlr_io::ReconstructionResult & result);
 
 /** Writes the figure of slice `slice` along `axis` of an updated filter to `path`, atomically and verified
- * (svdlr_io::WriteFileAtomically, which replaces a file there only when `overwrite`). */
+ * (svdlr_io::WriteFileAtomically, which replaces a file there only with --overwrite), titled by FigureTitle. */
 template <typename TImage, typename TFilter>
 void
-WriteFigure(const std::string & path,
-            bool                overwrite,
-            const std::string & title,
-            const TImage *      input,
-            const TFilter *     filter,
-            unsigned int        axis,
-            std::size_t         slice)
+WriteFigure(const std::string &                    path,
+            const ToolOptions &                    options,
+            const svdlr::RankPolicy &              policy,
+            const std::string &                    where,
+            const svdlr_io::ReconstructionResult & result,
+            const TImage *                         input,
+            const TFilter *                        filter,
+            unsigned int                           axis,
+            std::size_t                            slice)
 {
-  svdlr_io::WriteFileAtomically(path, overwrite, [&](const std::string & temporary) {
+  const std::string title = FigureTitle(options, policy, where, filter->GetEffectiveRanks()[slice], result);
+  svdlr_io::WriteFileAtomically(path, options.overwrite, [&](const std::string & temporary) {
     WriteSliceFigure(temporary,
                      title,
                      MiddleSlice(input, axis),
@@ -130,8 +134,9 @@ PrintSummary(std::ostream &                         out,
              const svdlr::RankPolicy &              policy,
              const SummaryText &                    text);
 
-/** The provenance record of a run (its sidecar and --json's document): the options' part (ProvenanceOf) and what
- * `result` found. The batch path adds its own times and input. */
+/** The provenance record of a run (its sidecar and --json's document): the tool, the command line, the parameters
+ * as resolved (the defaults filled in), the inputs, the start time, and what `result` found. The batch path adds
+ * its own times and input. */
 Provenance
 RunProvenance(const ToolOptions & options, const svdlr_io::ReconstructionResult & result);
 

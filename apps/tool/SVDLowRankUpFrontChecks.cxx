@@ -52,38 +52,10 @@ CheckOutputNameLength(const std::string & path, const char * what)
   }
 }
 
-void
-CheckOutputSetUpFront(const std::vector<SetOutput> & set, bool overwrite, const std::vector<std::string> & inputs)
+namespace
 {
-  std::vector<const SetOutput *> present;
-  std::string                    missing;
-  for (const SetOutput & output : set)
-  {
-    CheckOutputFileUpFront(output.path, output.what, true, inputs);
-    std::error_code error;
-    if (fs::exists(fs::symlink_status(output.path, error)))
-    {
-      present.push_back(&output);
-    }
-    else
-    {
-      missing += (missing.empty() ? "" : ", ") + std::string(output.what) + " '" + output.path + "'";
-    }
-  }
-  if (overwrite || present.empty())
-  {
-    return;
-  }
-  std::string message = std::string("the ") + present.front()->what + " '" + present.front()->path +
-                        "' exists (use --overwrite to replace it)";
-  if (!missing.empty())
-  {
-    message += "; the rest of its set is missing (" + missing +
-               "): was a run stopped between its renames? --overwrite writes the whole set again";
-  }
-  throw UsageError(message);
-}
-
+/** An output file `what` (e.g. "output", "figure") at `path`: it is none of `inputs`, not a folder, its folder
+ * exists and can be written, and it exists only with `overwrite`. Throws UsageError (exit 2). */
 void
 CheckOutputFileUpFront(const std::string &              path,
                        const char *                     what,
@@ -117,6 +89,39 @@ CheckOutputFileUpFront(const std::string &              path,
   {
     throw UsageError(std::string("the ") + what + " '" + path + "' exists (use --overwrite to replace it)");
   }
+}
+} // namespace
+
+void
+CheckOutputSetUpFront(const std::vector<SetOutput> & set, bool overwrite, const std::vector<std::string> & inputs)
+{
+  std::vector<const SetOutput *> present;
+  std::string                    missing;
+  for (const SetOutput & output : set)
+  {
+    CheckOutputFileUpFront(output.path, output.what, true, inputs);
+    std::error_code error;
+    if (fs::exists(fs::symlink_status(output.path, error)))
+    {
+      present.push_back(&output);
+    }
+    else
+    {
+      missing += (missing.empty() ? "" : ", ") + std::string(output.what) + " '" + output.path + "'";
+    }
+  }
+  if (overwrite || present.empty())
+  {
+    return;
+  }
+  std::string message = std::string("the ") + present.front()->what + " '" + present.front()->path +
+                        "' exists (use --overwrite to replace it)";
+  if (!missing.empty())
+  {
+    message += "; the rest of its set is missing (" + missing +
+               "): was a run stopped between its renames? --overwrite writes the whole set again";
+  }
+  throw UsageError(message);
 }
 
 void

@@ -20,9 +20,11 @@
 
 // What both tools check before they read any pixel (docs/reliability.md, "What is checked at start"): the output
 // files can be written where they are named, replace nothing without --overwrite and no input; and the input
-// files are whole and, for NIfTI, finite (what ITK 5.2's NIfTI reader would hide).
+// files are whole and, for NIfTI, finite (what ITK 5.2's NIfTI reader would hide). And how the denoiser reads an
+// input image once checked (ReadInputImage).
 
 #include "SVDLowRankExitCodes.h"
+#include "SVDLowRankNiftiRead.h"
 
 #include "itkCommonEnums.h"
 #include "itkImageIOBase.h"
@@ -35,14 +37,6 @@
 
 namespace svdlr_tools
 {
-
-/** An output file `what` (e.g. "output", "figure") at `path`: it is none of `inputs`, not a folder, its folder
- * exists and can be written, and it exists only with `overwrite`. Throws UsageError (exit 2). */
-void
-CheckOutputFileUpFront(const std::string &              path,
-                       const char *                     what,
-                       bool                             overwrite,
-                       const std::vector<std::string> & inputs);
 
 /** The output file `path`, of a `dimension`-D image, can be written by this build: an ITK writer takes its extension
  * (apps/ITKFactoryRegistration registers MetaImage, NIfTI, NRRD and PNG: a .tif or .jpg output failed after the
@@ -68,8 +62,8 @@ struct SetOutput
   const char * what;
 };
 
-/** The outputs a run writes together, the main one first: each passes CheckOutputFileUpFront, and without
- * `overwrite` none exists. Where some exist and others do not (a run killed between its renames), the message names
+/** The outputs a run writes together, the main one first: each is none of `inputs` and no folder, has a name the
+ * file system takes and a folder that exists and can be written, and without `overwrite` none exists. Where some exist and others do not (a run killed between its renames), the message names
  * those missing, which --overwrite writes again with the rest. Throws UsageError (exit 2). */
 void
 CheckOutputSetUpFront(const std::vector<SetOutput> & set, bool overwrite, const std::vector<std::string> & inputs);
@@ -115,6 +109,24 @@ CheckFinitePixelsUpFront(const TPixel * pixels, const std::size_t (&size)[3], co
  * does not read. */
 itk::ImageIOBase::Pointer
 ReadImageHeader(const std::string & path, const char * what);
+
+/** The image in `path`, which the error calls the `what` ("series", "mask", the known-sigma map, a phase, an
+ * imaginary part, a noise scan), through `header` when given (the ImageIO that ReadImageHeader returned for it):
+ * through apps/io's reader (svdlr_io::ReadImageFile), so that a NIfTI file checked up front is decompressed once,
+ * and with ITK's complaint turned into the tool's input error. Throws InputError (exit 3). */
+template <typename TImage>
+typename TImage::Pointer
+ReadInputImage(const std::string & path, const char * what, itk::ImageIOBase * header = nullptr)
+{
+  try
+  {
+    return svdlr_io::ReadImageFile<TImage>(path, header);
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    throw InputError(std::string("cannot read the ") + what + " '" + path + "': " + error.GetDescription());
+  }
+}
 
 /** The image file `what` at `path` has at most `dimension` dimensions (a 4D mask is refused, not cut to its first
  * volume by ITK's reader). Throws InputError. */

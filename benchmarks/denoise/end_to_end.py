@@ -68,7 +68,7 @@ RUN_ORDER = [
     "ours-cpu:all:whole:slab", "ours-cpu:1:whole", "dwidenoise:all:whole:slab", "dwidenoise:1:whole"]
 
 
-# The tool's "steps:" line, in its order (apps/tool/SVDLowRankStepTimes.h).
+# The tool's "steps:" line, in its order (apps/tool/SVDLowRankDenoiseSummary.h).
 STEPS = ("read", "checks", "filter", "write", "verify")
 
 
