@@ -174,11 +174,10 @@ NominalSliceSpacing(const DicomFrame & frame)
                                           : 1.0;
 }
 
-// One component of the 4D key: its name, whether two frames differ in it, how it orders them, how it reads.
+// One component of the 4D key: its name, how it orders frames, how it reads.
 struct KeyComponent
 {
   const char * name;
-  bool (*known)(const DicomFrameKey &);
   bool (*less)(const DicomFrameKey &, const DicomFrameKey &);
   std::string (*describe)(const DicomFrameKey &);
 };
@@ -232,7 +231,6 @@ const KeyComponent &
 EchoComponent()
 {
   static const KeyComponent c{ "echo",
-                               [](const DicomFrameKey & k) { return k.echoNumber >= 0 || !std::isnan(k.echoTime); },
                                [](const DicomFrameKey & a, const DicomFrameKey & b) {
                                  return a.echoNumber != b.echoNumber ? a.echoNumber < b.echoNumber
                                                                      : LessDouble(a.echoTime, b.echoTime);
@@ -245,9 +243,6 @@ const KeyComponent &
 DiffusionComponent()
 {
   static const KeyComponent c{ "b-value and direction",
-                               [](const DicomFrameKey & k) {
-                                 return !std::isnan(k.bValue) || !std::isnan(k.gradient[0]);
-                               },
                                [](const DicomFrameKey & a, const DicomFrameKey & b) {
                                  if (!Same(a.bValue, b.bValue))
                                    return LessDouble(a.bValue, b.bValue);
@@ -266,7 +261,6 @@ const KeyComponent &
 TemporalComponent()
 {
   static const KeyComponent c{ "temporal position",
-                               [](const DicomFrameKey & k) { return k.temporalPosition >= 0; },
                                [](const DicomFrameKey & a, const DicomFrameKey & b) {
                                  return a.temporalPosition < b.temporalPosition;
                                },
@@ -278,7 +272,6 @@ const KeyComponent &
 DimensionComponent()
 {
   static const KeyComponent c{ "dimension index",
-                               [](const DicomFrameKey & k) { return !k.dimensionIndex.empty(); },
                                [](const DicomFrameKey & a, const DicomFrameKey & b) {
                                  return a.dimensionIndex < b.dimensionIndex;
                                },
@@ -290,7 +283,6 @@ const KeyComponent &
 TriggerComponent()
 {
   static const KeyComponent c{ "trigger time",
-                               [](const DicomFrameKey & k) { return !std::isnan(k.triggerTime); },
                                [](const DicomFrameKey & a, const DicomFrameKey & b) {
                                  return LessDouble(a.triggerTime, b.triggerTime);
                                },
@@ -303,7 +295,6 @@ AcquisitionComponent()
 {
   static const KeyComponent c{
     "acquisition number",
-    [](const DicomFrameKey & k) { return k.acquisitionNumber >= 0; },
     [](const DicomFrameKey & a, const DicomFrameKey & b) { return a.acquisitionNumber < b.acquisitionNumber; },
     [](const DicomFrameKey & k) { return "acquisition " + std::to_string(k.acquisitionNumber); }
   };
@@ -374,8 +365,8 @@ SharesAPosition(const std::vector<std::vector<DicomFrame>> & groups)
   return false;
 }
 
-// ReadDicomFramesAsVolume with `reader`, which the volumes of a 4D series share (one multi-frame file, loaded and
-// decoded once for all of them).
+// `frames` (one volume: WhyNotOneVolume() is "") as a volume, slices ordered along the normal, pixels read with
+// `reader`, which the volumes of a 4D series share (one multi-frame file, loaded and decoded once for all of them).
 DicomVolume
 ReadAsVolume(std::vector<DicomFrame> frames, const DicomSeriesSummary & series, FramePixelReader & reader)
 {
@@ -508,13 +499,6 @@ WhyNotOneVolume(const std::vector<DicomFrame> & unsorted, double spacingToleranc
     }
   }
   return {};
-}
-
-DicomVolume
-ReadDicomFramesAsVolume(std::vector<DicomFrame> frames, const DicomSeriesSummary & series)
-{
-  FramePixelReader reader;
-  return ReadAsVolume(std::move(frames), series, reader);
 }
 
 std::vector<std::vector<DicomFrame>>

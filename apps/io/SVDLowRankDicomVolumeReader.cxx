@@ -348,15 +348,8 @@ ReadFramePixels(DcmFileFormat &             dicom,
 DicomVolume
 ReadDicomSeries(const DicomSeriesSummary & series, double spacingTolerance)
 {
-  // Headers first: check every frame and the geometry before reading any pixels. ReadDicomFrames refuses a series
-  // without files or with unusable ones.
-  std::vector<DicomFrame> frames = ReadDicomFrames(series);
-  const std::string       why = WhyNotOneVolume(frames, spacingTolerance);
-  if (!why.empty())
-  {
-    throw DicomError(why);
-  }
-  return ReadDicomFramesAsVolume(std::move(frames), series);
+  // Headers first: every frame and the geometry are checked before any pixels are read.
+  return std::move(ReadDicomImages(series, true, spacingTolerance).parts.front());
 }
 
 } // namespace svdlr_io
