@@ -26,6 +26,7 @@
 
 #include "svdlr/RankPolicy.h"
 
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -133,10 +134,9 @@ constexpr const char * DenoisedTag = "denoised";
 constexpr const char * SigmaMapTag = "sigma";
 constexpr const char * RankMapTag = "rank";
 
-/** `name` split into its stem and its extension, the extension from the first dot of the name on where it is a
- * known image extension (brain.nii.gz -> brain + .nii.gz, t1.v2.nrrd -> t1.v2 + .nrrd). */
-void
-SplitExtension(const std::string & name, std::string & stem, std::string & extension);
+/** `path` normalised, with forward slashes: how inputs' relative paths and outputs are written. */
+std::string
+Generic(const std::filesystem::path & path);
 
 /** Where `input`'s output goes under `outputRoot`: the mirrored relative path with `_<tag>` before the
  * extension (image files), or `<relative>_<tag>` as a folder of DICOM files (DICOM series). */

@@ -365,6 +365,48 @@ SharesAPosition(const std::vector<std::vector<DicomFrame>> & groups)
   return false;
 }
 
+// The volumes of a 4D series: `frames` split by the keys that take more than one value (echo, diffusion,
+// temporal position, Enhanced dimension indices; trigger time and acquisition number only where the others
+// leave several frames at one position), ordered by key. One group when no key varies. `names` receives
+// what each group is, e.g. "echo 2 (TE 20 ms)"; `by` what the split was by, e.g. "echo".
+std::vector<std::vector<DicomFrame>>
+GroupDicomFrames(const std::vector<DicomFrame> & frames, std::vector<std::string> & names, std::string & by)
+{
+  // The keys that say what a frame is in a 4D series; trigger time and acquisition number only where these
+  // leave several frames at one position, as both also change from slice to slice in 2D acquisitions.
+  std::vector<const KeyComponent *> used;
+  for (const KeyComponent * c : { &EchoComponent(), &DiffusionComponent(), &TemporalComponent() })
+  {
+    if (Varies(*c, frames))
+      used.push_back(c);
+  }
+  // Enhanced files index every dimension: their indices split what the attributes above do not name.
+  if (Varies(DimensionComponent(), frames) && SharesAPosition(SplitBy(used, frames)))
+    used.push_back(&DimensionComponent());
+  for (const KeyComponent * c : { &TriggerComponent(), &AcquisitionComponent() })
+  {
+    if (Varies(*c, frames) && SharesAPosition(SplitBy(used, frames)))
+      used.push_back(c);
+  }
+  auto groups = SplitBy(used, frames);
+  by.clear();
+  names.clear();
+  for (const KeyComponent * c : used)
+  {
+    by += (by.empty() ? "" : ", ") + std::string(c->name);
+  }
+  for (const auto & group : groups)
+  {
+    std::string name;
+    for (const KeyComponent * c : used)
+    {
+      name += (name.empty() ? "" : ", ") + c->describe(group.front().key);
+    }
+    names.push_back(name);
+  }
+  return groups;
+}
+
 // `frames` (one volume: WhyNotOneVolume() is "") as a volume, slices ordered along the normal, pixels read with
 // `reader`, which the volumes of a 4D series share (one multi-frame file, loaded and decoded once for all of them).
 DicomVolume
@@ -499,44 +541,6 @@ WhyNotOneVolume(const std::vector<DicomFrame> & unsorted, double spacingToleranc
     }
   }
   return {};
-}
-
-std::vector<std::vector<DicomFrame>>
-GroupDicomFrames(const std::vector<DicomFrame> & frames, std::vector<std::string> & names, std::string & by)
-{
-  // The keys that say what a frame is in a 4D series; trigger time and acquisition number only where these
-  // leave several frames at one position, as both also change from slice to slice in 2D acquisitions.
-  std::vector<const KeyComponent *> used;
-  for (const KeyComponent * c : { &EchoComponent(), &DiffusionComponent(), &TemporalComponent() })
-  {
-    if (Varies(*c, frames))
-      used.push_back(c);
-  }
-  // Enhanced files index every dimension: their indices split what the attributes above do not name.
-  if (Varies(DimensionComponent(), frames) && SharesAPosition(SplitBy(used, frames)))
-    used.push_back(&DimensionComponent());
-  for (const KeyComponent * c : { &TriggerComponent(), &AcquisitionComponent() })
-  {
-    if (Varies(*c, frames) && SharesAPosition(SplitBy(used, frames)))
-      used.push_back(c);
-  }
-  auto groups = SplitBy(used, frames);
-  by.clear();
-  names.clear();
-  for (const KeyComponent * c : used)
-  {
-    by += (by.empty() ? "" : ", ") + std::string(c->name);
-  }
-  for (const auto & group : groups)
-  {
-    std::string name;
-    for (const KeyComponent * c : used)
-    {
-      name += (name.empty() ? "" : ", ") + c->describe(group.front().key);
-    }
-    names.push_back(name);
-  }
-  return groups;
 }
 
 DicomImageSet

@@ -57,11 +57,6 @@ GradientTableBeside(const std::string & series);
 std::vector<double>
 ReadBValues(const std::string & path);
 
-/** The number of directions (columns) of an FSL/BIDS .bvec file: 3 rows (x, y, z) of as many finite numbers each.
- * BadGradientTable, naming the file and what it holds, otherwise. */
-std::size_t
-ReadBVectorCount(const std::string & path);
-
 /** Each file of `files` ("" skipped) holds one entry per volume of `series`, which has `volumes` volumes (per echo).
  * BadGradientTable naming the file, the series and both counts otherwise: "the b-values 'dwi.bval' hold 3 values for
  * the 25 volumes of 'dwi.nii.gz'". */

@@ -69,6 +69,14 @@ Record(const std::string & path, WriteRecord record)
   Records()[path] = std::move(record);
 }
 
+/** Forgets what was recorded of `path`, a file rewritten since by another writer. */
+void
+ForgetRecordedWrite(const std::string & path)
+{
+  std::lock_guard<std::mutex> lock(RecordsMutex());
+  Records().erase(path);
+}
+
 /** The bytes a file holds and their CRC-32, read back in chunks on every core (SVDLowRankParallelChunks.h) whose
  * CRCs are joined in order (Crc32Combine); nullopt when it cannot be read. On one thread the read-back of a 2.4 GB
  * output (200 volumes) took 0.64 s of the H200's run. */
@@ -334,13 +342,6 @@ WriteNiftiHeaderFields(const std::string & path, const NiftiHeaderFields & field
     return;
   }
   PatchNiftiFileHeader(path, fields);
-}
-
-void
-ForgetRecordedWrite(const std::string & path)
-{
-  std::lock_guard<std::mutex> lock(RecordsMutex());
-  Records().erase(path);
 }
 
 std::optional<std::string>

@@ -100,6 +100,63 @@ ForeignEntries(const std::string & folder, const NumberedFiles & own, std::size_
   foreign.resize(std::min(foreign.size(), most));
   return foreign;
 }
+
+/** Renames `temporary` to `target`. Without `overwrite` the rename refuses atomically to replace a target that
+ * appeared meanwhile (another process writing the same output): it throws OutputInTheWay and leaves both files. */
+void
+MoveIntoPlace(const std::string & temporary, const std::string & target, bool overwrite)
+{
+  const auto failed = [&](int number) {
+    return OutputWriteError("cannot move '" + temporary + "' to '" + target + "': " + std::strerror(number));
+  };
+  const auto taken = [&] {
+    return OutputInTheWay("'" + target +
+                          "' appeared while this run wrote it (another process writing the same output?); it was "
+                          "not replaced (use --overwrite to replace it)");
+  };
+  if (overwrite)
+  {
+    if (std::rename(temporary.c_str(), target.c_str()) != 0)
+    {
+      throw failed(errno);
+    }
+    return;
+  }
+#ifdef RENAME_NOREPLACE
+  if (renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) == 0)
+  {
+    return;
+  }
+  if (errno == EEXIST || errno == ENOTEMPTY)
+  {
+    throw taken();
+  }
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+  {
+    throw failed(errno);
+  }
+#endif
+  // A file system without RENAME_NOREPLACE: a hard link refuses an existing target as atomically.
+  if (::link(temporary.c_str(), target.c_str()) == 0)
+  {
+    ::unlink(temporary.c_str());
+    return;
+  }
+  if (errno == EEXIST)
+  {
+    throw taken();
+  }
+  // Nor hard links (or a folder): the check and the rename are two steps.
+  std::error_code error;
+  if (fs::exists(target, error) && !(fs::is_directory(target, error) && fs::is_empty(target, error)))
+  {
+    throw taken();
+  }
+  if (std::rename(temporary.c_str(), target.c_str()) != 0)
+  {
+    throw failed(errno);
+  }
+}
 } // namespace
 
 StagedDirectory::StagedDirectory(const std::string & target, bool overwrite, NumberedFiles own)
@@ -383,61 +440,6 @@ VerifyWrittenFile(const std::string & temporary, const std::string & target)
   {
     throw OutputWriteError("writing '" + target + "' failed: what was written is incomplete (is the disk full?): " +
                            incomplete.what());
-  }
-}
-
-void
-MoveIntoPlace(const std::string & temporary, const std::string & target, bool overwrite)
-{
-  const auto failed = [&](int number) {
-    return OutputWriteError("cannot move '" + temporary + "' to '" + target + "': " + std::strerror(number));
-  };
-  const auto taken = [&] {
-    return OutputInTheWay("'" + target +
-                          "' appeared while this run wrote it (another process writing the same output?); it was "
-                          "not replaced (use --overwrite to replace it)");
-  };
-  if (overwrite)
-  {
-    if (std::rename(temporary.c_str(), target.c_str()) != 0)
-    {
-      throw failed(errno);
-    }
-    return;
-  }
-#ifdef RENAME_NOREPLACE
-  if (renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) == 0)
-  {
-    return;
-  }
-  if (errno == EEXIST || errno == ENOTEMPTY)
-  {
-    throw taken();
-  }
-  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
-  {
-    throw failed(errno);
-  }
-#endif
-  // A file system without RENAME_NOREPLACE: a hard link refuses an existing target as atomically.
-  if (::link(temporary.c_str(), target.c_str()) == 0)
-  {
-    ::unlink(temporary.c_str());
-    return;
-  }
-  if (errno == EEXIST)
-  {
-    throw taken();
-  }
-  // Nor hard links (or a folder): the check and the rename are two steps.
-  std::error_code error;
-  if (fs::exists(target, error) && !(fs::is_directory(target, error) && fs::is_empty(target, error)))
-  {
-    throw taken();
-  }
-  if (std::rename(temporary.c_str(), target.c_str()) != 0)
-  {
-    throw failed(errno);
   }
 }
 

@@ -153,11 +153,6 @@ TemporaryFileFor(const std::string & target);
 void
 VerifyWrittenFile(const std::string & temporary, const std::string & target);
 
-/** Renames `temporary` to `target`. Without `overwrite` the rename refuses atomically to replace a target that
- * appeared meanwhile (another process writing the same output): it throws OutputInTheWay and leaves both files. */
-void
-MoveIntoPlace(const std::string & temporary, const std::string & target, bool overwrite);
-
 /** Calls `write` with `temporary`, the file that becomes `target` (a StagedFiles entry, or WriteFileAtomically's):
  * ITK's exceptions and our writers' errors become OutputWriteError naming `target`, not its temporary. */
 void
@@ -167,8 +162,9 @@ WriteStagedFile(const std::string &                               temporary,
 
 /** One output file written whole or not at all: removes stale partials of dead processes beside `target`, calls
  * `write` with a temporary name beside it (listed for InterruptCleanup), verifies the file (VerifyWrittenFile)
- * and moves it into place (MoveIntoPlace). On any failure the temporary is removed and the error rethrown, ITK's
- * exceptions as OutputWriteError. */
+ * and moves it into place, without `overwrite` refusing atomically a target that appeared meanwhile (OutputInTheWay,
+ * both files left). On any failure the temporary is removed and the error rethrown, ITK's exceptions as
+ * OutputWriteError. */
 void
 WriteFileAtomically(const std::string &                               target,
                     bool                                              overwrite,
