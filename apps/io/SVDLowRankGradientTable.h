@@ -22,8 +22,9 @@
 // one rule for the denoiser (up front, exit 3) and Python (the BIDS App copies both files into the derivative, so a
 // table that disagrees with its series must be refused before the work, not copied without a word).
 
+#include "SVDLowRankImageFileErrors.h"
+
 #include <cstddef>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,11 +32,7 @@ namespace svdlr_io
 {
 
 /** A gradient table that cannot be read or disagrees with its series (std::invalid_argument: Python's ValueError). */
-class BadGradientTable : public std::invalid_argument
-{
-public:
-  using std::invalid_argument::invalid_argument;
-};
+SVDLR_DECLARE_ERROR(BadGradientTable, std::invalid_argument);
 
 /** `series` without its image extension (.nii.gz, .nii, .mha, .mhd, .nrrd): "sub-01_dwi.nii.gz" -> "sub-01_dwi". */
 std::string

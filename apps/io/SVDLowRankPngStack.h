@@ -25,6 +25,7 @@
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 #include "itkImageIOBase.h"
+#include "SVDLowRankImageFileErrors.h"
 #include "SVDLowRankStagedOutput.h"
 #include "SVDLowRankVolume.h"
 
@@ -34,7 +35,6 @@
 #include <cstring>
 #include <iomanip>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -42,11 +42,7 @@ namespace svdlr_io
 {
 
 /** A slice that cannot be read or does not fit the stack. The message names the file. */
-class PngStackError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+SVDLR_DECLARE_ERROR(PngStackError, std::runtime_error);
 
 /** Pixels for WritePngFile: rows of width x channels samples of bitDepth bits (8, or 16 in host byte order). */
 struct PngPixels

@@ -22,8 +22,9 @@
 // under hidden temporary sibling names and renamed into place by Commit(); if Commit() is never reached, the
 // temporaries are removed.
 
+#include "SVDLowRankImageFileErrors.h"
+
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,18 +32,10 @@ namespace svdlr_io
 {
 
 /** The output path is taken (a non-empty folder, or a file where a folder should go). */
-class OutputInTheWay : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+SVDLR_DECLARE_ERROR(OutputInTheWay, std::runtime_error);
 
 /** Writing an output failed (a full disk, a writer's error): the message names the output, not its temporary. */
-class OutputWriteError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+SVDLR_DECLARE_ERROR(OutputWriteError, std::runtime_error);
 
 /** A hidden name beside `target` in the same folder, unique to this process: dir/.name.partial-PID (PartialNameStart:
  * within 255 bytes for any legal name). */
