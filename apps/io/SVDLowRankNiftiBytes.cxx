@@ -315,42 +315,8 @@ CheckFloat32Range(const NiftiFileBytes & file, const std::string & path)
   {
     return; // only a float64, or a type scaled by scl_slope and scl_inter, can pass float32's range
   }
-  std::uint64_t bad = n;
-  switch (header.datatype)
-  {
-    case 64:
-      bad = FirstBeyondFloat32<double>(data, n, s, r);
-      break;
-    case 16:
-      bad = FirstBeyondFloat32<float>(data, n, s, r);
-      break;
-    case 2:
-      bad = FirstBeyondFloat32<std::uint8_t>(data, n, s, r);
-      break;
-    case 256:
-      bad = FirstBeyondFloat32<std::int8_t>(data, n, s, r);
-      break;
-    case 4:
-      bad = FirstBeyondFloat32<std::int16_t>(data, n, s, r);
-      break;
-    case 512:
-      bad = FirstBeyondFloat32<std::uint16_t>(data, n, s, r);
-      break;
-    case 8:
-      bad = FirstBeyondFloat32<std::int32_t>(data, n, s, r);
-      break;
-    case 768:
-      bad = FirstBeyondFloat32<std::uint32_t>(data, n, s, r);
-      break;
-    case 1024:
-      bad = FirstBeyondFloat32<std::int64_t>(data, n, s, r);
-      break;
-    case 1280:
-      bad = FirstBeyondFloat32<std::uint64_t>(data, n, s, r);
-      break;
-    default: // complex and colour voxels: read by ITK, not scaled by the tools' reader
-      break;
-  }
+  std::uint64_t bad = n; // stays for complex and colour voxels: read by ITK, not scaled by the tools' reader
+  VisitNiftiScalar(header.datatype, [&](auto zero) { bad = FirstBeyondFloat32<decltype(zero)>(data, n, s, r); });
   if (bad == n)
   {
     return;
