@@ -44,22 +44,14 @@ KnownExtensions()
   return extensions;
 }
 
-bool
-EndsWith(const std::string & text, const std::string & suffix)
-{
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /** `name` split into its stem and its extension, the extension from the first dot of the name on where it is a
  * known image extension (brain.nii.gz -> brain + .nii.gz, t1.v2.nrrd -> t1.v2 + .nrrd). */
 void
 SplitExtension(const std::string & name, std::string & stem, std::string & extension)
 {
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   for (const std::string & known : KnownExtensions())
   {
-    if (lower.size() > known.size() && EndsWith(lower, known))
+    if (name.size() > known.size() && svdlr_io::EndsWithNoCase(name, known))
     {
       stem = name.substr(0, name.size() - known.size());
       extension = name.substr(name.size() - known.size());

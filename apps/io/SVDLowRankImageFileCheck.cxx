@@ -41,22 +41,6 @@ namespace
 {
 namespace fs = std::filesystem;
 
-std::string
-Lower(std::string text)
-{
-  for (auto & c : text)
-  {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return text;
-}
-
-bool
-EndsWith(const std::string & text, const std::string & end)
-{
-  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
-}
-
 std::uint64_t
 FileSize(const std::string & path)
 {
@@ -276,7 +260,7 @@ CheckMetaImage(const std::string & path)
     dataPath = (fs::path(path).parent_path() / dataFile).string();
     offset = 0;
   }
-  const bool          compressed = Lower(field("CompressedData")) == "true";
+  const bool          compressed = LowerCase(field("CompressedData")) == "true";
   const std::string   compressedSize = field("CompressedDataSize");
   const std::uint64_t size = FileSize(dataPath);
   const std::uint64_t present = size > offset ? size - offset : 0;
@@ -316,7 +300,7 @@ CheckNrrd(const std::string & path)
     const auto colon = line.find(": ");
     if (line[0] != '#' && colon != std::string::npos && line.find(":=") == std::string::npos)
     {
-      header.fields[Lower(Trim(line.substr(0, colon)))] = Trim(line.substr(colon + 2));
+      header.fields[LowerCase(Trim(line.substr(0, colon)))] = Trim(line.substr(colon + 2));
     }
   }
   const auto field = [&](const char * key) {
@@ -329,7 +313,7 @@ CheckNrrd(const std::string & path)
   {
     return;
   }
-  const std::string type = Lower(field("type"));
+  const std::string type = LowerCase(field("type"));
   std::uint64_t     bytes = 0;
   if (type.find("char") != std::string::npos || type.find("int8") != std::string::npos)
     bytes = 1;
@@ -341,7 +325,7 @@ CheckNrrd(const std::string & path)
     bytes = 4;
   else if (type == "double")
     bytes = 8;
-  const std::string encoding = Lower(field("encoding"));
+  const std::string encoding = LowerCase(field("encoding"));
   if (bytes == 0 || (encoding != "raw" && encoding != "gzip" && encoding != "gz"))
   {
     return;
@@ -404,17 +388,16 @@ MostBytesInFile(const std::string & path)
 bool
 CheckImageFile(const std::string & path, ImageFileScan scan)
 {
-  const std::string name = Lower(path);
-  if (EndsWith(name, ".nii") || EndsWith(name, ".nii.gz"))
+  if (EndsWithNoCase(path, ".nii") || EndsWithNoCase(path, ".nii.gz"))
   {
     return CheckNifti(path, scan);
   }
   CheckReadableFile(path);
-  if (EndsWith(name, ".mha") || EndsWith(name, ".mhd"))
+  if (EndsWithNoCase(path, ".mha") || EndsWithNoCase(path, ".mhd"))
   {
     CheckMetaImage(path);
   }
-  else if (EndsWith(name, ".nrrd"))
+  else if (EndsWithNoCase(path, ".nrrd"))
   {
     CheckNrrd(path);
   }

@@ -20,6 +20,7 @@
 
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiVoxels.h"
+#include "SVDLowRankReadableFile.h"
 
 #include "itkImageIOFactory.h"
 
@@ -33,16 +34,7 @@ namespace svdlr_io
 bool
 IsNiftiFileName(const std::string & path)
 {
-  std::string name = path;
-  for (auto & c : name)
-  {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  const auto endsWith = [&name](const char * end) {
-    const std::size_t n = std::strlen(end);
-    return name.size() >= n && name.compare(name.size() - n, n, end) == 0;
-  };
-  return endsWith(".nii") || endsWith(".nii.gz");
+  return EndsWithNoCase(path, ".nii") || EndsWithNoCase(path, ".nii.gz");
 }
 
 itk::ImageIOBase::Pointer

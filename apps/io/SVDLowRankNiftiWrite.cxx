@@ -23,6 +23,7 @@
 #include "SVDLowRankNiftiHeaderRead.h"
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankParallelChunks.h"
+#include "SVDLowRankReadableFile.h"
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -136,16 +137,7 @@ ReadBack(const std::string & path)
 bool
 IsNiftiGzFileName(const std::string & path)
 {
-  if (path.size() < 7)
-  {
-    return false;
-  }
-  std::string end = path.substr(path.size() - 7);
-  for (auto & c : end)
-  {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return end == ".nii.gz";
+  return EndsWithNoCase(path, ".nii.gz");
 }
 
 std::string

@@ -16,6 +16,7 @@
  *
  *=========================================================================*/
 #include "SVDLowRankPngStack.h"
+#include "SVDLowRankReadableFile.h"
 
 #include "itkImageIOFactory.h"
 
@@ -90,10 +91,7 @@ FindPngSlices(const std::string & directory)
   std::error_code          error;
   for (const auto & entry : fs::directory_iterator(directory, error))
   {
-    std::string extension = entry.path().extension().string();
-    std::transform(
-      extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (extension == ".png" && entry.is_regular_file(error))
+    if (LowerCase(entry.path().extension().string()) == ".png" && entry.is_regular_file(error))
     {
       names.push_back(entry.path().filename().string());
     }

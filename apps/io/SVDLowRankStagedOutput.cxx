@@ -21,6 +21,7 @@
 #include "SVDLowRankInterruptCleanup.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankPngStack.h"
+#include "SVDLowRankReadableFile.h"
 
 #include "itkMacro.h"
 
@@ -426,12 +427,8 @@ VerifyWrittenFile(const std::string & temporary, const std::string & target)
   try
   {
     CheckImageFile(temporary);
-    std::string name = fs::path(target).filename().string();
-    for (auto & c : name)
-    {
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".png") == 0)
+    const std::string name = fs::path(target).filename().string();
+    if (name.size() > 4 && EndsWithNoCase(name, ".png"))
     {
       CheckPngFile(temporary);
     }
