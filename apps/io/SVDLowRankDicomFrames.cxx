@@ -33,31 +33,11 @@ namespace
 {
 using Vector3 = DicomVector3;
 
-Vector3
-Cross(const Vector3 & a, const Vector3 & b)
-{
-  return { { a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0] } };
-}
-
-double
-Dot(const Vector3 & a, const Vector3 & b)
-{
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
 double
 Distance(const Vector3 & a, const Vector3 & b)
 {
   const Vector3 d{ { a[0] - b[0], a[1] - b[1], a[2] - b[2] } };
   return std::sqrt(Dot(d, d));
-}
-
-std::string
-FormatVector(const Vector3 & v)
-{
-  std::ostringstream text;
-  text << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
-  return text.str();
 }
 
 std::string
@@ -227,79 +207,50 @@ DescribeDimensions(const DicomFrameKey & k)
   return text;
 }
 
-const KeyComponent &
-EchoComponent()
-{
-  static const KeyComponent c{ "echo",
-                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
-                                 return a.echoNumber != b.echoNumber ? a.echoNumber < b.echoNumber
-                                                                     : LessDouble(a.echoTime, b.echoTime);
-                               },
-                               DescribeEcho };
-  return c;
-}
+const KeyComponent kEchoComponent{
+  "echo",
+  [](const DicomFrameKey & a, const DicomFrameKey & b) {
+    return a.echoNumber != b.echoNumber ? a.echoNumber < b.echoNumber : LessDouble(a.echoTime, b.echoTime);
+  },
+  DescribeEcho
+};
 
-const KeyComponent &
-DiffusionComponent()
-{
-  static const KeyComponent c{ "b-value and direction",
-                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
-                                 if (!Same(a.bValue, b.bValue))
-                                   return LessDouble(a.bValue, b.bValue);
-                                 for (unsigned int i = 0; i < 3; ++i)
-                                 {
-                                   if (!Same(a.gradient[i], b.gradient[i]))
-                                     return LessDouble(a.gradient[i], b.gradient[i]);
-                                 }
-                                 return false;
-                               },
-                               DescribeDiffusion };
-  return c;
-}
+const KeyComponent kDiffusionComponent{ "b-value and direction",
+                                        [](const DicomFrameKey & a, const DicomFrameKey & b) {
+                                          if (!Same(a.bValue, b.bValue))
+                                            return LessDouble(a.bValue, b.bValue);
+                                          for (unsigned int i = 0; i < 3; ++i)
+                                          {
+                                            if (!Same(a.gradient[i], b.gradient[i]))
+                                              return LessDouble(a.gradient[i], b.gradient[i]);
+                                          }
+                                          return false;
+                                        },
+                                        DescribeDiffusion };
 
-const KeyComponent &
-TemporalComponent()
-{
-  static const KeyComponent c{ "temporal position",
-                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
-                                 return a.temporalPosition < b.temporalPosition;
-                               },
-                               [](const DicomFrameKey & k) { return "time " + std::to_string(k.temporalPosition); } };
-  return c;
-}
+const KeyComponent kTemporalComponent{
+  "temporal position",
+  [](const DicomFrameKey & a, const DicomFrameKey & b) { return a.temporalPosition < b.temporalPosition; },
+  [](const DicomFrameKey & k) { return "time " + std::to_string(k.temporalPosition); }
+};
 
-const KeyComponent &
-DimensionComponent()
-{
-  static const KeyComponent c{ "dimension index",
-                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
-                                 return a.dimensionIndex < b.dimensionIndex;
-                               },
-                               DescribeDimensions };
-  return c;
-}
+const KeyComponent kDimensionComponent{
+  "dimension index",
+  [](const DicomFrameKey & a, const DicomFrameKey & b) { return a.dimensionIndex < b.dimensionIndex; },
+  DescribeDimensions
+};
 
-const KeyComponent &
-TriggerComponent()
-{
-  static const KeyComponent c{ "trigger time",
-                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
-                                 return LessDouble(a.triggerTime, b.triggerTime);
-                               },
-                               [](const DicomFrameKey & k) { return "trigger " + Number(k.triggerTime) + " ms"; } };
-  return c;
-}
+const KeyComponent kTriggerComponent{
+  "trigger time",
+  [](const DicomFrameKey & a, const DicomFrameKey & b) { return LessDouble(a.triggerTime, b.triggerTime); },
+  [](const DicomFrameKey & k) { return "trigger " + Number(k.triggerTime) + " ms"; }
+};
 
-const KeyComponent &
-AcquisitionComponent()
-{
-  static const KeyComponent c{
-    "acquisition number",
-    [](const DicomFrameKey & a, const DicomFrameKey & b) { return a.acquisitionNumber < b.acquisitionNumber; },
-    [](const DicomFrameKey & k) { return "acquisition " + std::to_string(k.acquisitionNumber); }
-  };
-  return c;
-}
+const KeyComponent kAcquisitionComponent{
+  "acquisition number",
+  [](const DicomFrameKey & a, const DicomFrameKey & b) { return a.acquisitionNumber < b.acquisitionNumber; },
+  [](const DicomFrameKey & k) { return "acquisition " + std::to_string(k.acquisitionNumber); }
+};
 
 bool
 Differ(const KeyComponent & c, const DicomFrameKey & a, const DicomFrameKey & b)
@@ -375,15 +326,15 @@ GroupDicomFrames(const std::vector<DicomFrame> & frames, std::vector<std::string
   // The keys that say what a frame is in a 4D series; trigger time and acquisition number only where these
   // leave several frames at one position, as both also change from slice to slice in 2D acquisitions.
   std::vector<const KeyComponent *> used;
-  for (const KeyComponent * c : { &EchoComponent(), &DiffusionComponent(), &TemporalComponent() })
+  for (const KeyComponent * c : { &kEchoComponent, &kDiffusionComponent, &kTemporalComponent })
   {
     if (Varies(*c, frames))
       used.push_back(c);
   }
   // Enhanced files index every dimension: their indices split what the attributes above do not name.
-  if (Varies(DimensionComponent(), frames) && SharesAPosition(SplitBy(used, frames)))
-    used.push_back(&DimensionComponent());
-  for (const KeyComponent * c : { &TriggerComponent(), &AcquisitionComponent() })
+  if (Varies(kDimensionComponent, frames) && SharesAPosition(SplitBy(used, frames)))
+    used.push_back(&kDimensionComponent);
+  for (const KeyComponent * c : { &kTriggerComponent, &kAcquisitionComponent })
   {
     if (Varies(*c, frames) && SharesAPosition(SplitBy(used, frames)))
       used.push_back(c);

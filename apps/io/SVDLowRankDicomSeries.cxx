@@ -316,8 +316,7 @@ DicomSeriesProblem(const DicomSeriesSummary & series)
     return {};
   }
   const std::size_t total = series.files.size() + series.unusable.size();
-  std::string       text = "DICOM series " + (series.seriesNumber.empty() ? std::string() : series.seriesNumber + " ") +
-                     "\"" + series.seriesDescription + "\" (" + series.seriesInstanceUID + ") is not read: " +
+  std::string       text = "DICOM " + DescribeSeriesBriefly(series) + " is not read: " +
                      std::to_string(series.unusable.size()) + " of its " + std::to_string(total) +
                      " files cannot be used, and it would lack their slices: ";
   for (std::size_t i = 0; i < series.unusable.size(); ++i)
