@@ -119,28 +119,7 @@ CheckDataPresent(const std::string & path,
   std::ifstream                    file(path, std::ios::binary);
   const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   const std::size_t                start = static_cast<std::size_t>(std::min<std::uint64_t>(streamStart, bytes.size()));
-  const GunzipCheck                check = CheckGzipStream(bytes.data() + start, bytes.size() - start, mostBytes);
-  if (check.status == GunzipStatus::TooLong)
-  {
-    ThrowDataPastHeader(path, needed, mostBytes);
-  }
-  if (check.status == GunzipStatus::Corrupt)
-  {
-    throw CorruptImageFile("'" + path + "' is corrupt: " + check.problem);
-  }
-  if (check.status == GunzipStatus::Truncated && check.bytes >= needed)
-  {
-    ThrowGzipTrailerMissing(path);
-  }
-  if (check.bytes < needed)
-  {
-    ThrowMissingData(path,
-                     needed,
-                     check.bytes,
-                     "decompressed data",
-                     {},
-                     check.status == GunzipStatus::Truncated ? "its compressed stream ends early" : "");
-  }
+  CheckGzipOutcome(path, CheckGzipStream(bytes.data() + start, bytes.size() - start, mostBytes), needed, mostBytes);
 }
 
 bool
@@ -336,13 +315,6 @@ CheckNrrd(const std::string & path)
 } // namespace
 
 void
-ThrowGzipTrailerMissing(const std::string & path)
-{
-  throw IncompleteImageFile("'" + path + "' is truncated: its gzip stream ends before its trailer (the CRC-32 and size "
-                            "that verify its data)");
-}
-
-void
 ThrowMissingData(const std::string & path,
                  std::uint64_t       expected,
                  std::uint64_t       present,
@@ -367,15 +339,36 @@ ThrowMissingData(const std::string & path,
 }
 
 void
-ThrowDataPastHeader(const std::string & path, std::uint64_t declared, std::uint64_t most)
+CheckGzipOutcome(const std::string & path, const GunzipCheck & outcome, std::uint64_t needed, std::uint64_t most)
 {
-  std::ostringstream message;
-  message << "'" << path
-          << "' holds more data than its header declares: it decompresses to "
-             "more than "
-          << most << " bytes, where the header declares " << declared << " (a NIfTI file ends with its voxels; "
-          << (most - declared) << " bytes more are allowed)";
-  throw InvalidImageFile(message.str());
+  if (outcome.status == GunzipStatus::TooLong)
+  {
+    std::ostringstream message;
+    message << "'" << path
+            << "' holds more data than its header declares: it decompresses to "
+               "more than "
+            << most << " bytes, where the header declares " << needed << " (a NIfTI file ends with its voxels; "
+            << (most - needed) << " bytes more are allowed)";
+    throw InvalidImageFile(message.str());
+  }
+  if (outcome.status == GunzipStatus::Corrupt)
+  {
+    throw CorruptImageFile("'" + path + "' is corrupt: " + outcome.problem);
+  }
+  if (outcome.status == GunzipStatus::Truncated && outcome.bytes >= needed)
+  {
+    throw IncompleteImageFile("'" + path + "' is truncated: its gzip stream ends before its trailer (the CRC-32 and "
+                              "size that verify its data)");
+  }
+  if (outcome.bytes < needed)
+  {
+    ThrowMissingData(path,
+                     needed,
+                     outcome.bytes,
+                     "decompressed data",
+                     {},
+                     outcome.status == GunzipStatus::Truncated ? "its compressed stream ends early" : "");
+  }
 }
 
 std::uint64_t

@@ -99,30 +99,12 @@ DecompressNifti(const std::string & path, ByteBuffer raw, const NiftiHeader & he
   settings.mostBytes = MostNiftiStreamBytes(header);
   Decompressed decompressed = DecompressGzip(raw.data(), raw.size(), needed, settings);
   raw = ByteBuffer(); // the compressed bytes are not needed past here
-  switch (decompressed.status)
-  {
-    case GunzipStatus::Complete:
-      if (decompressed.bytes.size() < needed)
-      {
-        ThrowMissingData(path, needed, decompressed.bytes.size(), "decompressed data");
-      }
-      return std::move(decompressed.bytes);
-    case GunzipStatus::Truncated:
-      if (decompressed.bytesBeforeFailure >= needed)
-      {
-        ThrowGzipTrailerMissing(path);
-      }
-      ThrowMissingData(path,
-                       needed,
-                       std::min(needed, decompressed.bytesBeforeFailure),
-                       "decompressed data",
-                       {},
-                       "its compressed stream ends early");
-    case GunzipStatus::TooLong:
-      ThrowDataPastHeader(path, needed, settings.mostBytes);
-    default:
-      throw CorruptImageFile("'" + path + "' is corrupt: " + decompressed.problem);
-  }
+  GunzipCheck outcome;
+  outcome.status = decompressed.status;
+  outcome.bytes = decompressed.complete ? decompressed.bytes.size() : decompressed.bytesBeforeFailure;
+  outcome.problem = decompressed.problem;
+  CheckGzipOutcome(path, outcome, needed, settings.mostBytes);
+  return std::move(decompressed.bytes);
 }
 
 struct Kept
