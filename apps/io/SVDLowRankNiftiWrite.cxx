@@ -293,24 +293,10 @@ RewriteNiftiGzHeaderFields(const std::string & path, const NiftiHeaderFields & f
   {
     throw std::runtime_error("cannot rewrite '" + path + "' with the input's NIfTI header fields");
   }
-  const std::string rewritten = path + ".header";
-  OwnedDescriptor out{ ::open(rewritten.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) };
-  int               error = out.fd < 0 ? errno : 0;
-  if (error == 0)
-  {
-    CompressGzip({ { file->stream.data(), file->stream.size() } },
-                 gzipLevel,
-                 std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads()),
-                 [&](const unsigned char * data, std::size_t size) {
-                   error = error != 0 ? error : WriteAllBytes(out.fd, data, size);
-                 });
-  }
-  if (out.fd >= 0 && ::close(out.fd) != 0 && error == 0)
-  {
-    error = errno;
-  }
-  out.fd = -1;
-  if (error != 0 || std::rename(rewritten.c_str(), path.c_str()) != 0)
+  const std::string   rewritten = path + ".header";
+  const GzipFileWrite written = WriteGzipFile(rewritten, { { file->stream.data(), file->stream.size() } }, gzipLevel,
+                                              std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads()));
+  if (!written.failure.empty() || std::rename(rewritten.c_str(), path.c_str()) != 0)
   {
     std::remove(rewritten.c_str());
     throw std::runtime_error("cannot rewrite '" + path + "' with the input's NIfTI header fields");
