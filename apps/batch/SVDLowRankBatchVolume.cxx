@@ -20,6 +20,7 @@
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankNiftiWrite.h"
+#include "SVDLowRankPngStack.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomWriter.h"
@@ -46,18 +47,9 @@ itk::ImageIOBase::Pointer
 OpenImage(const std::string & path)
 {
   auto io = svdlr_io::CreateReadImageIO(path); // NIfTI: decompressed once, for the checks and the read
-  if (!io)
+  if (const auto why = svdlr_io::WhyHeaderUnreadable(io, path))
   {
-    throw VolumeError("cannot read '" + path + "': no ITK reader for this file");
-  }
-  try
-  {
-    io->SetFileName(path);
-    io->ReadImageInformation();
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    throw VolumeError("cannot read '" + path + "': " + error.GetDescription());
+    throw VolumeError("cannot read '" + path + "': " + *why);
   }
   return io;
 }

@@ -117,18 +117,9 @@ PngStackComponentType(const std::vector<std::string> & files)
   }
   CheckPngFile(files.front());
   auto io = itk::ImageIOFactory::CreateImageIO(files.front().c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
-  if (!io)
+  if (const auto why = WhyHeaderUnreadable(io, files.front()))
   {
-    throw PngStackError(files.front() + ": no ITK reader for this file");
-  }
-  try
-  {
-    io->SetFileName(files.front());
-    io->ReadImageInformation();
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    throw PngStackError(files.front() + ": cannot be read as PNG: " + error.GetDescription());
+    throw PngStackError(files.front() + (io ? ": cannot be read as PNG: " : ": ") + *why);
   }
   if (io->GetNumberOfComponents() != 1)
   {

@@ -34,6 +34,7 @@
 
 #include <cstring>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -69,7 +70,6 @@ NaturalLess(const std::string & a, const std::string & b);
 std::vector<std::string>
 FindPngSlices(const std::string & directory);
 
-/** The pixel type of the stack: that of its first slice, which must be one grey channel of 8 or 16 bits. */
 /** Throws PngStackError naming `path` unless it is a PNG file that libpng decodes whole. Call it before handing a
  * PNG to ITK: ITK 5.2 lets libpng abort() the process on some corrupt files (SVDLowRankPngCheck.cxx). */
 void
@@ -82,6 +82,12 @@ CheckPngFile(const std::string & path);
 itk::ImageIOBase::Pointer
 CreateCheckedReadImageIO(const std::string & path);
 
+/** Reads the header of `path` through `io` (an ImageIO created for it); nullopt when it did, else why not: "no ITK
+ * reader for this file" when `io` is null, else ITK's description. Each caller words its own error around it. */
+std::optional<std::string>
+WhyHeaderUnreadable(itk::ImageIOBase * io, const std::string & path);
+
+/** The pixel type of the stack: that of its first slice, which must be one grey channel of 8 or 16 bits. */
 itk::IOComponentEnum
 PngStackComponentType(const std::vector<std::string> & files);
 
