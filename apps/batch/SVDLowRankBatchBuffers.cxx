@@ -196,13 +196,6 @@ HostBufferPool::GiveBack(void * data, std::size_t capacity, bool pinned)
 }
 
 std::size_t
-HostBufferPool::HeldBytes() const
-{
-  const std::lock_guard<std::mutex> lock(m_Mutex);
-  return m_LeasedBytes + m_FreeBytes;
-}
-
-std::size_t
 HostBufferPool::PeakLeasedBytes() const
 {
   const std::lock_guard<std::mutex> lock(m_Mutex);

@@ -97,9 +97,7 @@ public:
   BufferLease
   Reserve(std::size_t bytes);
 
-  /** Bytes held now (leased and kept for reuse), and the most ever leased at once. */
-  std::size_t
-  HeldBytes() const;
+  /** The most bytes ever leased at once. */
   std::size_t
   PeakLeasedBytes() const;
   /** Whether every buffer handed out so far was pinned. */

@@ -26,17 +26,6 @@ namespace svdlr_batch
 {
 namespace fs = std::filesystem;
 
-namespace
-{
-
-std::string
-Generic(const fs::path & path)
-{
-  return path.lexically_normal().generic_string();
-}
-
-} // namespace
-
 void
 AddDicomSeries(const std::string & folder, std::vector<BatchInput> & inputs)
 {

@@ -44,16 +44,23 @@ KnownExtensions()
   return extensions;
 }
 
-bool
-EndsWith(const std::string & text, const std::string & suffix)
+/** `name` split into its stem and its extension, the extension from the first dot of the name on where it is a
+ * known image extension (brain.nii.gz -> brain + .nii.gz, t1.v2.nrrd -> t1.v2 + .nrrd). */
+void
+SplitExtension(const std::string & name, std::string & stem, std::string & extension)
 {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string
-Generic(const fs::path & path)
-{
-  return path.lexically_normal().generic_string();
+  for (const std::string & known : KnownExtensions())
+  {
+    if (name.size() > known.size() && svdlr_io::EndsWithNoCase(name, known))
+    {
+      stem = name.substr(0, name.size() - known.size());
+      extension = name.substr(name.size() - known.size());
+      return;
+    }
+  }
+  const std::size_t dot = name.rfind('.');
+  stem = dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+  extension = dot == std::string::npos || dot == 0 ? std::string() : name.substr(dot);
 }
 
 bool
@@ -105,6 +112,12 @@ DisambiguateSeries(std::vector<BatchInput> & inputs)
 }
 
 } // namespace
+
+std::string
+Generic(const fs::path & path)
+{
+  return path.lexically_normal().generic_string();
+}
 
 std::vector<std::string>
 DefaultImagePatterns()
@@ -215,25 +228,6 @@ CheckDistinctOutputs(const std::vector<BatchInput> & inputs)
                             input.relative + "' in the output tree: give their folders one at a time");
     }
   }
-}
-
-void
-SplitExtension(const std::string & name, std::string & stem, std::string & extension)
-{
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (const std::string & known : KnownExtensions())
-  {
-    if (lower.size() > known.size() && EndsWith(lower, known))
-    {
-      stem = name.substr(0, name.size() - known.size());
-      extension = name.substr(name.size() - known.size());
-      return;
-    }
-  }
-  const std::size_t dot = name.rfind('.');
-  stem = dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
-  extension = dot == std::string::npos || dot == 0 ? std::string() : name.substr(dot);
 }
 
 std::string

@@ -25,9 +25,10 @@
 // becomes OUT/sub-01/anat/sub-01_T1w_svd-rank20.nii.gz.
 
 #include "svdlr/RankPolicy.h"
+#include "SVDLowRankImageFileErrors.h"
 
+#include <filesystem>
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,26 +37,14 @@ namespace svdlr_batch
 
 /** The run's inputs cannot be listed (a path that does not exist, nothing matched, two outputs that would
  * clash): a usage problem of the whole run, reported before any work starts. */
-class BatchInputError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+SVDLR_DECLARE_ERROR(BatchInputError, std::runtime_error);
 
 /** A path given does not exist (Python raises FileNotFoundError for it). */
-class MissingBatchInput : public BatchInputError
-{
-public:
-  using BatchInputError::BatchInputError;
-};
+SVDLR_DECLARE_ERROR(MissingBatchInput, BatchInputError);
 
 /** Two inputs that would be written to the same output: a problem of the command line (exit code 2), not of an
  * input's content. */
-class BatchNameClash : public BatchInputError
-{
-public:
-  using BatchInputError::BatchInputError;
-};
+SVDLR_DECLARE_ERROR(BatchNameClash, BatchInputError);
 
 enum class VolumeSource
 {
@@ -133,10 +122,9 @@ constexpr const char * DenoisedTag = "denoised";
 constexpr const char * SigmaMapTag = "sigma";
 constexpr const char * RankMapTag = "rank";
 
-/** `name` split into its stem and its extension, the extension from the first dot of the name on where it is a
- * known image extension (brain.nii.gz -> brain + .nii.gz, t1.v2.nrrd -> t1.v2 + .nrrd). */
-void
-SplitExtension(const std::string & name, std::string & stem, std::string & extension);
+/** `path` normalised, with forward slashes: how inputs' relative paths and outputs are written. */
+std::string
+Generic(const std::filesystem::path & path);
 
 /** Where `input`'s output goes under `outputRoot`: the mirrored relative path with `_<tag>` before the
  * extension (image files), or `<relative>_<tag>` as a folder of DICOM files (DICOM series). */

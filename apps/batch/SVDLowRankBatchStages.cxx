@@ -100,22 +100,9 @@ struct InFlight
   std::unique_ptr<StagedItem> staged;
 };
 
-} // namespace
-
-const char *
-ToString(VolumeStatus status)
-{
-  switch (status)
-  {
-    case VolumeStatus::Done:
-      return "done";
-    case VolumeStatus::Skipped:
-      return "skipped";
-    default:
-      return "failed";
-  }
-}
-
+/** The byte budget a run gets unless told: for leased buffers, which the pool keeps (and pins for the GPU), 1 GiB
+ * or an eighth of the RAM if less; for items in memory of their own, of which nothing is kept, a quarter of the
+ * RAM (a 96x96x60x65 series and its denoised copy take 288 MiB: the writers, which compress one each, need many). */
 std::size_t
 DefaultBudget(bool leasedBuffers)
 {
@@ -130,12 +117,30 @@ DefaultBudget(bool leasedBuffers)
   return leasedBuffers ? std::min(oneGiB, ram / 8) : ram / 4;
 }
 
+/** The readers a run gets unless told: a quarter of the hardware threads, and at least two per worker so that
+ * decoding the next items keeps every GPU fed, but at most half the threads (the writers need the rest). */
 unsigned
 DefaultReaders(unsigned hardwareThreads, std::size_t workers)
 {
   constexpr unsigned readersPerWorker = 2;
   const unsigned     wanted = std::max(hardwareThreads / 4, readersPerWorker * static_cast<unsigned>(workers));
   return std::max(1u, std::min(wanted, hardwareThreads / 2));
+}
+
+} // namespace
+
+const char *
+ToString(VolumeStatus status)
+{
+  switch (status)
+  {
+    case VolumeStatus::Done:
+      return "done";
+    case VolumeStatus::Skipped:
+      return "skipped";
+    default:
+      return "failed";
+  }
 }
 
 void

@@ -153,17 +153,6 @@ void
 ResolveBackend(const PipelineOptions & options, svdlr::Backend & backend, std::vector<int> & devices,
                std::string & notes);
 
-/** The byte budget a run gets unless told: for leased buffers, which the pool keeps (and pins for the GPU), 1 GiB
- * or an eighth of the RAM if less; for items in memory of their own, of which nothing is kept, a quarter of the
- * RAM (a 96x96x60x65 series and its denoised copy take 288 MiB: the writers, which compress one each, need many). */
-std::size_t
-DefaultBudget(bool leasedBuffers);
-
-/** The readers a run gets unless told: a quarter of the hardware threads, and at least two per worker so that
- * decoding the next items keeps every GPU fed, but at most half the threads (the writers need the rest). */
-unsigned
-DefaultReaders(unsigned hardwareThreads, std::size_t workers);
-
 } // namespace svdlr_batch
 
 #endif

@@ -20,6 +20,7 @@
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankNiftiWrite.h"
+#include "SVDLowRankPngStack.h"
 #include "SVDLowRankStagedOutput.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomWriter.h"
@@ -46,18 +47,9 @@ itk::ImageIOBase::Pointer
 OpenImage(const std::string & path)
 {
   auto io = svdlr_io::CreateReadImageIO(path); // NIfTI: decompressed once, for the checks and the read
-  if (!io)
+  if (const auto why = svdlr_io::WhyHeaderUnreadable(io, path))
   {
-    throw VolumeError("cannot read '" + path + "': no ITK reader for this file");
-  }
-  try
-  {
-    io->SetFileName(path);
-    io->ReadImageInformation();
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    throw VolumeError("cannot read '" + path + "': " + error.GetDescription());
+    throw VolumeError("cannot read '" + path + "': " + *why);
   }
   return io;
 }
@@ -96,48 +88,23 @@ GeometryOf(const itk::ImageIOBase & io, const std::string & path)
   return geometry;
 }
 
-template <typename TComponent>
-void
-ConvertToFloat(const void * raw, std::size_t count, float * target)
-{
-  const auto * source = static_cast<const TComponent *>(raw);
-  for (std::size_t i = 0; i < count; ++i)
-  {
-    target[i] = static_cast<float>(source[i]);
-  }
-}
-
+/** The `count` components of type `component` at `raw` as floats, into `target`. */
 void
 ConvertComponents(itk::IOComponentEnum component, const void * raw, std::size_t count, float * target,
                   const std::string & path)
 {
-  switch (component)
+  const auto toFloat = [&](auto zero) {
+    const auto * source = static_cast<const decltype(zero) *>(raw);
+    for (std::size_t i = 0; i < count; ++i)
+    {
+      target[i] = static_cast<float>(source[i]);
+    }
+  };
+  if (!svdlr_io::VisitComponentType<std::uint8_t, std::int8_t, std::uint16_t, std::int16_t, std::uint32_t, std::int32_t,
+                                    unsigned long, long, unsigned long long, long long, double>(component, toFloat))
   {
-    case itk::IOComponentEnum::UCHAR:
-      return ConvertToFloat<std::uint8_t>(raw, count, target);
-    case itk::IOComponentEnum::CHAR:
-      return ConvertToFloat<std::int8_t>(raw, count, target);
-    case itk::IOComponentEnum::USHORT:
-      return ConvertToFloat<std::uint16_t>(raw, count, target);
-    case itk::IOComponentEnum::SHORT:
-      return ConvertToFloat<std::int16_t>(raw, count, target);
-    case itk::IOComponentEnum::UINT:
-      return ConvertToFloat<std::uint32_t>(raw, count, target);
-    case itk::IOComponentEnum::INT:
-      return ConvertToFloat<std::int32_t>(raw, count, target);
-    case itk::IOComponentEnum::ULONG:
-      return ConvertToFloat<unsigned long>(raw, count, target);
-    case itk::IOComponentEnum::LONG:
-      return ConvertToFloat<long>(raw, count, target);
-    case itk::IOComponentEnum::ULONGLONG:
-      return ConvertToFloat<unsigned long long>(raw, count, target);
-    case itk::IOComponentEnum::LONGLONG:
-      return ConvertToFloat<long long>(raw, count, target);
-    case itk::IOComponentEnum::DOUBLE:
-      return ConvertToFloat<double>(raw, count, target);
-    default:
-      throw VolumeError("'" + path + "' has pixels of an unsupported type (" +
-                        itk::ImageIOBase::GetComponentTypeAsString(component) + ")");
+    throw VolumeError("'" + path + "' has pixels of an unsupported type (" +
+                      itk::ImageIOBase::GetComponentTypeAsString(component) + ")");
   }
 }
 

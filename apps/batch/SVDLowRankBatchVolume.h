@@ -24,6 +24,7 @@
 
 #include "SVDLowRankBatchBuffers.h"
 #include "SVDLowRankBatchInputs.h"
+#include "SVDLowRankImageFileErrors.h"
 #include "SVDLowRankReconstructionResult.h"
 
 #include "svdlr/Engine.h"
@@ -31,18 +32,13 @@
 #include <array>
 #include <cstddef>
 #include <memory>
-#include <stdexcept>
 #include <string>
 
 namespace svdlr_batch
 {
 
 /** A volume that cannot be read, reconstructed or written: this volume fails, the run goes on. */
-class VolumeError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+SVDLR_DECLARE_ERROR(VolumeError, std::runtime_error);
 
 struct VolumeGeometry
 {

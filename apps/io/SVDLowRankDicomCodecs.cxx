@@ -19,6 +19,7 @@
 // syntaxes DCMTK 3.6.7 has no codec for.
 #include "SVDLowRankDicomCodecs.h"
 #include "SVDLowRankDicomTags.h"
+#include "SVDLowRankGzipFile.h"
 #include "SVDLowRankJpeg2000Header.h"
 
 #include "dcmtk/dcmdata/dccodec.h"
@@ -276,27 +277,6 @@ ReencodedByDcmtk(DcmFileFormat & dicom, const std::string & file, const std::str
   bytes.resize(static_cast<std::size_t>(used));
   return bytes;
 }
-/** Writes all of `size` bytes at `data` to `fd`; false when the pipe closed. */
-bool
-WriteAll(int fd, const void * data, std::size_t size)
-{
-  const char * bytes = static_cast<const char *>(data);
-  while (size > 0)
-  {
-    const ssize_t written = ::write(fd, bytes, size);
-    if (written < 0 && errno == EINTR)
-    {
-      continue;
-    }
-    if (written <= 0)
-    {
-      return false;
-    }
-    bytes += written;
-    size -= static_cast<std::size_t>(written);
-  }
-  return true;
-}
 
 /** The address space this process holds now (a sanitizer's shadow reservation included), from /proc/self/statm's
  * first field; false when it cannot tell. */
@@ -447,8 +427,8 @@ InChildProcess(const std::string & file, const std::string & syntax, std::size_t
   {
     ::close(channel[0]);
     PrepareChild(limits);
-    char status = 0;
-    std::string payload;
+    unsigned char status = 0;
+    std::string   payload;
     try
     {
       const std::vector<std::uint8_t> samples = decode();
@@ -466,7 +446,9 @@ InChildProcess(const std::string & file, const std::string & syntax, std::size_t
                                   "): corrupt?")
                   .what();
     }
-    const bool sent = WriteAll(channel[1], &status, 1) && WriteAll(channel[1], payload.data(), payload.size());
+    const auto * bytes = reinterpret_cast<const unsigned char *>(payload.data());
+    const bool   sent =
+      WriteAllBytes(channel[1], &status, 1) == 0 && WriteAllBytes(channel[1], bytes, payload.size()) == 0;
     ::close(channel[1]);
     ::_exit(sent ? 0 : 3);
   }

@@ -38,6 +38,25 @@ constexpr PartName kPartNames[] = { { DicomComplexPart::Magnitude, "M", "MAGNITU
                                     { DicomComplexPart::Real, "R", "REAL" },
                                     { DicomComplexPart::Imaginary, "I", "IMAGINARY" } };
 
+/** "magnitude", "phase", "real", "imaginary" or "unknown". */
+const char *
+DicomComplexPartName(DicomComplexPart part)
+{
+  switch (part)
+  {
+    case DicomComplexPart::Magnitude:
+      return "magnitude";
+    case DicomComplexPart::Phase:
+      return "phase";
+    case DicomComplexPart::Real:
+      return "real";
+    case DicomComplexPart::Imaginary:
+      return "imaginary";
+    default:
+      return "unknown";
+  }
+}
+
 /** "echo 1, echo 2" for messages: the first few names. */
 std::string
 JoinNames(const std::vector<std::string> & names)
@@ -132,24 +151,6 @@ DicomComplexPartsOfFile(DcmItem * dataset)
     parts = { DicomComplexPart::Magnitude, DicomComplexPart::Phase };
   }
   return parts;
-}
-
-const char *
-DicomComplexPartName(DicomComplexPart part)
-{
-  switch (part)
-  {
-    case DicomComplexPart::Magnitude:
-      return "magnitude";
-    case DicomComplexPart::Phase:
-      return "phase";
-    case DicomComplexPart::Real:
-      return "real";
-    case DicomComplexPart::Imaginary:
-      return "imaginary";
-    default:
-      return "unknown";
-  }
 }
 
 DicomComplexPart

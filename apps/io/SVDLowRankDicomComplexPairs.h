@@ -48,10 +48,6 @@ DicomComplexPartOf(const std::string & imageType, const std::string & complexIma
 std::vector<DicomComplexPart>
 DicomComplexPartsOfFile(DcmItem * dataset);
 
-/** "magnitude", "phase", "real", "imaginary" or "unknown". */
-const char *
-DicomComplexPartName(DicomComplexPart part);
-
 /** A series' one complex part: Unknown when its files hold none, or several (a mixed series). */
 DicomComplexPart
 SeriesComplexPart(const DicomSeriesSummary & series);

@@ -40,19 +40,6 @@ GroupItem(DcmItem * perFrame, DcmItem * shared, const DcmTagKey & sequence)
   return nullptr;
 }
 
-bool
-GetDecimals(DcmItem * item, const DcmTagKey & tag, double * values, unsigned long count)
-{
-  Float64 value = 0.0;
-  for (unsigned long i = 0; i < count; ++i)
-  {
-    if (item == nullptr || item->findAndGetFloat64(tag, value, i).bad())
-      return false;
-    values[i] = value;
-  }
-  return true;
-}
-
 // The position in DimensionIndexValues of the in-stack dimension (the one that places a frame in its volume),
 // or -1: the remaining indices tell the volumes of a multi-dimensional file apart.
 long

@@ -26,11 +26,48 @@
 #include "SVDLowRankDicomTags.h"
 
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
 namespace svdlr_io
 {
+
+inline DicomVector3
+Cross(const DicomVector3 & a, const DicomVector3 & b)
+{
+  return { { a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0] } };
+}
+
+inline double
+Dot(const DicomVector3 & a, const DicomVector3 & b)
+{
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/** "(x, y, z)" for messages. */
+inline std::string
+FormatVector(const DicomVector3 & v)
+{
+  std::ostringstream text;
+  text << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
+  return text.str();
+}
+
+/** The first `count` values of the decimal attribute `tag` of `item` into `values`; false, when `item` is null or a
+ * value is missing, after the values before it. */
+inline bool
+GetDecimals(DcmItem * item, const DcmTagKey & tag, double * values, unsigned long count)
+{
+  Float64 value = 0.0;
+  for (unsigned long i = 0; i < count; ++i)
+  {
+    if (item == nullptr || item->findAndGetFloat64(tag, value, i).bad())
+      return false;
+    values[i] = value;
+  }
+  return true;
+}
 
 /** The header of a classic image (top-level attributes): geometry, pixel format, rescale, 4D keys. For a
  * multi-frame file it describes every frame alike (frame 0, framesInFile set). */

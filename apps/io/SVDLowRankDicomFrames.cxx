@@ -33,31 +33,11 @@ namespace
 {
 using Vector3 = DicomVector3;
 
-Vector3
-Cross(const Vector3 & a, const Vector3 & b)
-{
-  return { { a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0] } };
-}
-
-double
-Dot(const Vector3 & a, const Vector3 & b)
-{
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
 double
 Distance(const Vector3 & a, const Vector3 & b)
 {
   const Vector3 d{ { a[0] - b[0], a[1] - b[1], a[2] - b[2] } };
   return std::sqrt(Dot(d, d));
-}
-
-std::string
-FormatVector(const Vector3 & v)
-{
-  std::ostringstream text;
-  text << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
-  return text.str();
 }
 
 std::string
@@ -174,11 +154,10 @@ NominalSliceSpacing(const DicomFrame & frame)
                                           : 1.0;
 }
 
-// One component of the 4D key: its name, whether two frames differ in it, how it orders them, how it reads.
+// One component of the 4D key: its name, how it orders frames, how it reads.
 struct KeyComponent
 {
   const char * name;
-  bool (*known)(const DicomFrameKey &);
   bool (*less)(const DicomFrameKey &, const DicomFrameKey &);
   std::string (*describe)(const DicomFrameKey &);
 };
@@ -228,87 +207,50 @@ DescribeDimensions(const DicomFrameKey & k)
   return text;
 }
 
-const KeyComponent &
-EchoComponent()
-{
-  static const KeyComponent c{ "echo",
-                               [](const DicomFrameKey & k) { return k.echoNumber >= 0 || !std::isnan(k.echoTime); },
-                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
-                                 return a.echoNumber != b.echoNumber ? a.echoNumber < b.echoNumber
-                                                                     : LessDouble(a.echoTime, b.echoTime);
-                               },
-                               DescribeEcho };
-  return c;
-}
+const KeyComponent kEchoComponent{
+  "echo",
+  [](const DicomFrameKey & a, const DicomFrameKey & b) {
+    return a.echoNumber != b.echoNumber ? a.echoNumber < b.echoNumber : LessDouble(a.echoTime, b.echoTime);
+  },
+  DescribeEcho
+};
 
-const KeyComponent &
-DiffusionComponent()
-{
-  static const KeyComponent c{ "b-value and direction",
-                               [](const DicomFrameKey & k) {
-                                 return !std::isnan(k.bValue) || !std::isnan(k.gradient[0]);
-                               },
-                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
-                                 if (!Same(a.bValue, b.bValue))
-                                   return LessDouble(a.bValue, b.bValue);
-                                 for (unsigned int i = 0; i < 3; ++i)
-                                 {
-                                   if (!Same(a.gradient[i], b.gradient[i]))
-                                     return LessDouble(a.gradient[i], b.gradient[i]);
-                                 }
-                                 return false;
-                               },
-                               DescribeDiffusion };
-  return c;
-}
+const KeyComponent kDiffusionComponent{ "b-value and direction",
+                                        [](const DicomFrameKey & a, const DicomFrameKey & b) {
+                                          if (!Same(a.bValue, b.bValue))
+                                            return LessDouble(a.bValue, b.bValue);
+                                          for (unsigned int i = 0; i < 3; ++i)
+                                          {
+                                            if (!Same(a.gradient[i], b.gradient[i]))
+                                              return LessDouble(a.gradient[i], b.gradient[i]);
+                                          }
+                                          return false;
+                                        },
+                                        DescribeDiffusion };
 
-const KeyComponent &
-TemporalComponent()
-{
-  static const KeyComponent c{ "temporal position",
-                               [](const DicomFrameKey & k) { return k.temporalPosition >= 0; },
-                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
-                                 return a.temporalPosition < b.temporalPosition;
-                               },
-                               [](const DicomFrameKey & k) { return "time " + std::to_string(k.temporalPosition); } };
-  return c;
-}
+const KeyComponent kTemporalComponent{
+  "temporal position",
+  [](const DicomFrameKey & a, const DicomFrameKey & b) { return a.temporalPosition < b.temporalPosition; },
+  [](const DicomFrameKey & k) { return "time " + std::to_string(k.temporalPosition); }
+};
 
-const KeyComponent &
-DimensionComponent()
-{
-  static const KeyComponent c{ "dimension index",
-                               [](const DicomFrameKey & k) { return !k.dimensionIndex.empty(); },
-                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
-                                 return a.dimensionIndex < b.dimensionIndex;
-                               },
-                               DescribeDimensions };
-  return c;
-}
+const KeyComponent kDimensionComponent{
+  "dimension index",
+  [](const DicomFrameKey & a, const DicomFrameKey & b) { return a.dimensionIndex < b.dimensionIndex; },
+  DescribeDimensions
+};
 
-const KeyComponent &
-TriggerComponent()
-{
-  static const KeyComponent c{ "trigger time",
-                               [](const DicomFrameKey & k) { return !std::isnan(k.triggerTime); },
-                               [](const DicomFrameKey & a, const DicomFrameKey & b) {
-                                 return LessDouble(a.triggerTime, b.triggerTime);
-                               },
-                               [](const DicomFrameKey & k) { return "trigger " + Number(k.triggerTime) + " ms"; } };
-  return c;
-}
+const KeyComponent kTriggerComponent{
+  "trigger time",
+  [](const DicomFrameKey & a, const DicomFrameKey & b) { return LessDouble(a.triggerTime, b.triggerTime); },
+  [](const DicomFrameKey & k) { return "trigger " + Number(k.triggerTime) + " ms"; }
+};
 
-const KeyComponent &
-AcquisitionComponent()
-{
-  static const KeyComponent c{
-    "acquisition number",
-    [](const DicomFrameKey & k) { return k.acquisitionNumber >= 0; },
-    [](const DicomFrameKey & a, const DicomFrameKey & b) { return a.acquisitionNumber < b.acquisitionNumber; },
-    [](const DicomFrameKey & k) { return "acquisition " + std::to_string(k.acquisitionNumber); }
-  };
-  return c;
-}
+const KeyComponent kAcquisitionComponent{
+  "acquisition number",
+  [](const DicomFrameKey & a, const DicomFrameKey & b) { return a.acquisitionNumber < b.acquisitionNumber; },
+  [](const DicomFrameKey & k) { return "acquisition " + std::to_string(k.acquisitionNumber); }
+};
 
 bool
 Differ(const KeyComponent & c, const DicomFrameKey & a, const DicomFrameKey & b)
@@ -374,8 +316,50 @@ SharesAPosition(const std::vector<std::vector<DicomFrame>> & groups)
   return false;
 }
 
-// ReadDicomFramesAsVolume with `reader`, which the volumes of a 4D series share (one multi-frame file, loaded and
-// decoded once for all of them).
+// The volumes of a 4D series: `frames` split by the keys that take more than one value (echo, diffusion,
+// temporal position, Enhanced dimension indices; trigger time and acquisition number only where the others
+// leave several frames at one position), ordered by key. One group when no key varies. `names` receives
+// what each group is, e.g. "echo 2 (TE 20 ms)"; `by` what the split was by, e.g. "echo".
+std::vector<std::vector<DicomFrame>>
+GroupDicomFrames(const std::vector<DicomFrame> & frames, std::vector<std::string> & names, std::string & by)
+{
+  // The keys that say what a frame is in a 4D series; trigger time and acquisition number only where these
+  // leave several frames at one position, as both also change from slice to slice in 2D acquisitions.
+  std::vector<const KeyComponent *> used;
+  for (const KeyComponent * c : { &kEchoComponent, &kDiffusionComponent, &kTemporalComponent })
+  {
+    if (Varies(*c, frames))
+      used.push_back(c);
+  }
+  // Enhanced files index every dimension: their indices split what the attributes above do not name.
+  if (Varies(kDimensionComponent, frames) && SharesAPosition(SplitBy(used, frames)))
+    used.push_back(&kDimensionComponent);
+  for (const KeyComponent * c : { &kTriggerComponent, &kAcquisitionComponent })
+  {
+    if (Varies(*c, frames) && SharesAPosition(SplitBy(used, frames)))
+      used.push_back(c);
+  }
+  auto groups = SplitBy(used, frames);
+  by.clear();
+  names.clear();
+  for (const KeyComponent * c : used)
+  {
+    by += (by.empty() ? "" : ", ") + std::string(c->name);
+  }
+  for (const auto & group : groups)
+  {
+    std::string name;
+    for (const KeyComponent * c : used)
+    {
+      name += (name.empty() ? "" : ", ") + c->describe(group.front().key);
+    }
+    names.push_back(name);
+  }
+  return groups;
+}
+
+// `frames` (one volume: WhyNotOneVolume() is "") as a volume, slices ordered along the normal, pixels read with
+// `reader`, which the volumes of a 4D series share (one multi-frame file, loaded and decoded once for all of them).
 DicomVolume
 ReadAsVolume(std::vector<DicomFrame> frames, const DicomSeriesSummary & series, FramePixelReader & reader)
 {
@@ -508,51 +492,6 @@ WhyNotOneVolume(const std::vector<DicomFrame> & unsorted, double spacingToleranc
     }
   }
   return {};
-}
-
-DicomVolume
-ReadDicomFramesAsVolume(std::vector<DicomFrame> frames, const DicomSeriesSummary & series)
-{
-  FramePixelReader reader;
-  return ReadAsVolume(std::move(frames), series, reader);
-}
-
-std::vector<std::vector<DicomFrame>>
-GroupDicomFrames(const std::vector<DicomFrame> & frames, std::vector<std::string> & names, std::string & by)
-{
-  // The keys that say what a frame is in a 4D series; trigger time and acquisition number only where these
-  // leave several frames at one position, as both also change from slice to slice in 2D acquisitions.
-  std::vector<const KeyComponent *> used;
-  for (const KeyComponent * c : { &EchoComponent(), &DiffusionComponent(), &TemporalComponent() })
-  {
-    if (Varies(*c, frames))
-      used.push_back(c);
-  }
-  // Enhanced files index every dimension: their indices split what the attributes above do not name.
-  if (Varies(DimensionComponent(), frames) && SharesAPosition(SplitBy(used, frames)))
-    used.push_back(&DimensionComponent());
-  for (const KeyComponent * c : { &TriggerComponent(), &AcquisitionComponent() })
-  {
-    if (Varies(*c, frames) && SharesAPosition(SplitBy(used, frames)))
-      used.push_back(c);
-  }
-  auto groups = SplitBy(used, frames);
-  by.clear();
-  names.clear();
-  for (const KeyComponent * c : used)
-  {
-    by += (by.empty() ? "" : ", ") + std::string(c->name);
-  }
-  for (const auto & group : groups)
-  {
-    std::string name;
-    for (const KeyComponent * c : used)
-    {
-      name += (name.empty() ? "" : ", ") + c->describe(group.front().key);
-    }
-    names.push_back(name);
-  }
-  return groups;
 }
 
 DicomImageSet

@@ -98,17 +98,6 @@ ReadDicomFrames(const DicomSeriesSummary & series);
 std::string
 WhyNotOneVolume(const std::vector<DicomFrame> & frames, double spacingTolerance = 0.01);
 
-/** `frames` (one volume: WhyNotOneVolume() is "") as a volume: slices ordered along the normal, pixels read. */
-DicomVolume
-ReadDicomFramesAsVolume(std::vector<DicomFrame> frames, const DicomSeriesSummary & series);
-
-/** The volumes of a 4D series: `frames` split by the keys that take more than one value (echo, diffusion,
- * temporal position, Enhanced dimension indices; trigger time and acquisition number only where the others
- * leave several frames at one position), ordered by key. One group when no key varies. `names` receives
- * what each group is, e.g. "echo 2 (TE 20 ms)"; `by` what the split was by, e.g. "echo". */
-std::vector<std::vector<DicomFrame>>
-GroupDicomFrames(const std::vector<DicomFrame> & frames, std::vector<std::string> & names, std::string & by);
-
 /** How a series was read. */
 enum class DicomLayout
 {

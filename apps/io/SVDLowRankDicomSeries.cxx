@@ -20,6 +20,7 @@
 #include "SVDLowRankDicomComplexPairs.h"
 #include "SVDLowRankDicomTags.h"
 #include "SVDLowRankFolderFiles.h"
+#include "SVDLowRankReadableFile.h"
 
 #include "dcmtk/dcmdata/dcrledrg.h"
 #include "dcmtk/dcmdata/dcrleerg.h"
@@ -79,19 +80,10 @@ SearchedFiles(const std::string & path)
   return files;
 }
 
-std::string
-LowerCaseExtension(const std::string & file)
-{
-  std::string extension = fs::path(file).extension().string();
-  std::transform(
-    extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return std::tolower(c); });
-  return extension;
-}
-
 bool
 HasDicomExtension(const std::string & file)
 {
-  const std::string extension = LowerCaseExtension(file);
+  const std::string extension = LowerCase(fs::path(file).extension().string());
   return extension == ".dcm" || extension == ".dicom" || extension == ".ima";
 }
 
@@ -99,7 +91,7 @@ HasDicomExtension(const std::string & file)
 bool
 MayBeDicomWithoutPreamble(const std::string & file)
 {
-  return HasDicomExtension(file) || LowerCaseExtension(file).empty();
+  return HasDicomExtension(file) || fs::path(file).extension().empty();
 }
 
 /** Why `file` cannot be opened for reading ("" when it can): a dangling link, no permission. */
@@ -324,8 +316,7 @@ DicomSeriesProblem(const DicomSeriesSummary & series)
     return {};
   }
   const std::size_t total = series.files.size() + series.unusable.size();
-  std::string       text = "DICOM series " + (series.seriesNumber.empty() ? std::string() : series.seriesNumber + " ") +
-                     "\"" + series.seriesDescription + "\" (" + series.seriesInstanceUID + ") is not read: " +
+  std::string       text = "DICOM " + DescribeSeriesBriefly(series) + " is not read: " +
                      std::to_string(series.unusable.size()) + " of its " + std::to_string(total) +
                      " files cannot be used, and it would lack their slices: ";
   for (std::size_t i = 0; i < series.unusable.size(); ++i)

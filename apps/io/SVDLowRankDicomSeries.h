@@ -23,9 +23,9 @@
 // volume's geometry (LPS, as ITK's GDCM reader does). No DCMTK type appears in this header.
 
 #include "itkImage.h"
+#include "SVDLowRankImageFileErrors.h"
 
 #include <cstddef>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,11 +36,7 @@ namespace svdlr_io
 using DicomVolumeImage = itk::Image<float, 3>;
 
 /** A file that cannot be read or does not fit its series. The message names the file. */
-class DicomError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+SVDLR_DECLARE_ERROR(DicomError, std::runtime_error);
 
 /** A file that belongs to a series but cannot be used as one of its images, and why. */
 struct DicomUnusableFile

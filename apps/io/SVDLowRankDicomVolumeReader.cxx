@@ -96,22 +96,18 @@ ParseClassicFrame(DcmItem * dataset, const std::string & file)
   }
   for (const DcmTagKey & tag : { DCM_ImagerPixelSpacing, DCM_PixelSpacing }) // PixelSpacing wins when present
   {
-    Float64 rowSpacing = 0.0, columnSpacing = 0.0;
-    if (dataset->findAndGetFloat64(tag, rowSpacing, 0).good() &&
-        dataset->findAndGetFloat64(tag, columnSpacing, 1).good() && rowSpacing > 0.0 && columnSpacing > 0.0)
+    double spacing[2];
+    if (GetDecimals(dataset, tag, spacing, 2) && spacing[0] > 0.0 && spacing[1] > 0.0)
     {
-      header.rowSpacing = rowSpacing;
-      header.columnSpacing = columnSpacing;
+      header.rowSpacing = spacing[0];
+      header.columnSpacing = spacing[1];
     }
   }
-  if (dataset->findAndGetFloat64(DCM_SliceThickness, number).good())
-    header.sliceThickness = number;
-  if (dataset->findAndGetFloat64(DCM_SpacingBetweenSlices, number).good())
-    header.spacingBetweenSlices = number;
+  GetDecimals(dataset, DCM_SliceThickness, &header.sliceThickness, 1);
+  GetDecimals(dataset, DCM_SpacingBetweenSlices, &header.spacingBetweenSlices, 1);
   if (dataset->findAndGetFloat64(DCM_RescaleSlope, number).good() && number != 0.0)
     header.slope = number;
-  if (dataset->findAndGetFloat64(DCM_RescaleIntercept, number).good())
-    header.intercept = number;
+  GetDecimals(dataset, DCM_RescaleIntercept, &header.intercept, 1);
   header.lossyCompressed = GetString(dataset, DCM_LossyImageCompression) == "01";
 
   // What tells the volumes of a 4D series apart.
@@ -206,22 +202,17 @@ CheckFiniteNumbers(const DicomFrame & header)
   const auto finite = [](const Vector3 & v) {
     return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]);
   };
-  const auto format = [](const Vector3 & v) {
-    std::ostringstream text;
-    text << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
-    return text.str();
-  };
   if (!finite(header.position))
   {
-    throw FileError(header.Name(), "has a non-finite ImagePositionPatient " + format(header.position));
+    throw FileError(header.Name(), "has a non-finite ImagePositionPatient " + FormatVector(header.position));
   }
   const Vector3 & a = header.rowDirection;
   const Vector3 & b = header.columnDirection;
-  const Vector3   normal{ { a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0] } };
+  const Vector3   normal = Cross(a, b);
   if (!finite(a) || !finite(b) || !(std::hypot(normal[0], normal[1], normal[2]) > 1e-3))
   {
     throw FileError(header.Name(),
-                    "has a degenerate ImageOrientationPatient " + format(a) + ", " + format(b) +
+                    "has a degenerate ImageOrientationPatient " + FormatVector(a) + ", " + FormatVector(b) +
                       ": its row and column directions span no plane");
   }
   // Direction cosines are unit vectors (PS3.3 C.7.6.2.1.1); rounded to a few digits they stay well within 10 %. A
@@ -232,7 +223,7 @@ CheckFiniteNumbers(const DicomFrame & header)
     if (!(length > 0.9 && length < 1.1))
     {
       std::ostringstream what;
-      what << "has an ImageOrientationPatient " << format(a) << ", " << format(b)
+      what << "has an ImageOrientationPatient " << FormatVector(a) << ", " << FormatVector(b)
            << " whose directions are not unit vectors (one of length " << length << ")";
       throw FileError(header.Name(), what.str());
     }
@@ -348,15 +339,8 @@ ReadFramePixels(DcmFileFormat &             dicom,
 DicomVolume
 ReadDicomSeries(const DicomSeriesSummary & series, double spacingTolerance)
 {
-  // Headers first: check every frame and the geometry before reading any pixels. ReadDicomFrames refuses a series
-  // without files or with unusable ones.
-  std::vector<DicomFrame> frames = ReadDicomFrames(series);
-  const std::string       why = WhyNotOneVolume(frames, spacingTolerance);
-  if (!why.empty())
-  {
-    throw DicomError(why);
-  }
-  return ReadDicomFramesAsVolume(std::move(frames), series);
+  // Headers first: every frame and the geometry are checked before any pixels are read.
+  return std::move(ReadDicomImages(series, true, spacingTolerance).parts.front());
 }
 
 } // namespace svdlr_io

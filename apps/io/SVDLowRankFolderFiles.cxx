@@ -25,6 +25,15 @@ namespace fs = std::filesystem;
 
 namespace
 {
+/** A name that starts with '.': .git and .datalad, macOS's ._IM0001.dcm and .DS_Store, a staged output's
+ * temporaries. The searches for inputs do not look at them. */
+bool
+IsHiddenName(const fs::path & path)
+{
+  const std::string name = path.filename().string();
+  return !name.empty() && name.front() == '.';
+}
+
 void
 AddFilesUnder(const fs::path & folder, const fs::path & exclude, std::vector<fs::path> & files)
 {
@@ -53,13 +62,6 @@ AddFilesUnder(const fs::path & folder, const fs::path & exclude, std::vector<fs:
   }
 }
 } // namespace
-
-bool
-IsHiddenName(const fs::path & path)
-{
-  const std::string name = path.filename().string();
-  return !name.empty() && name.front() == '.';
-}
 
 std::vector<fs::path>
 FilesUnder(const fs::path & folder, const fs::path & exclude)

@@ -51,16 +51,12 @@ private:
   std::string           m_Reason;
 };
 
-/** A name that starts with '.': .git and .datalad, macOS's ._IM0001.dcm and .DS_Store, a staged output's
- * temporaries. The searches for inputs do not look at them. */
-bool
-IsHiddenName(const std::filesystem::path & path);
-
-/** Every file under `folder`, recursively, in no set order (callers sort the names they show): the one search the batch's input folders and the DICOM search
- * share. Hidden files and folders (IsHiddenName) and `exclude` (when given: the batch's output folder inside its
- * input) are not looked at, and folders reached through a link are not entered. A dangling link (an un-fetched
- * git-annex or DataLad file) is listed, so that it fails by name where it is read. A folder that cannot be listed
- * throws UnlistableFolder naming it, rather than leaving its files out without a word. */
+/** Every file under `folder`, recursively, in no set order (callers sort the names they show): the one search the
+ * batch's input folders and the DICOM search share. Hidden files and folders (a name that starts with '.') and
+ * `exclude` (when given: the batch's output folder inside its input) are not looked at, and folders reached through a
+ * link are not entered. A dangling link (an un-fetched git-annex or DataLad file) is listed, so that it fails by name
+ * where it is read. A folder that cannot be listed throws UnlistableFolder naming it, rather than leaving its files out
+ * without a word. */
 std::vector<std::filesystem::path>
 FilesUnder(const std::filesystem::path & folder, const std::filesystem::path & exclude = {});
 

@@ -56,6 +56,49 @@ OpenTable(const std::string & path, const char * what)
   return file;
 }
 
+/** The number of directions (columns) of an FSL/BIDS .bvec file: 3 rows (x, y, z) of as many finite numbers each.
+ * BadGradientTable, naming the file and what it holds, otherwise. */
+std::size_t
+ReadBVectorCount(const std::string & path)
+{
+  std::ifstream            file = OpenTable(path, "gradient directions");
+  std::vector<std::size_t> rows; // the numbers on each line that holds any
+  std::string              line;
+  while (std::getline(file, line))
+  {
+    std::istringstream words(line);
+    std::string        word;
+    double             value = 0.0;
+    std::size_t        count = 0;
+    while (words >> word)
+    {
+      if (!ParseNumber(word, value))
+      {
+        throw BadGradientTable("the gradient directions '" + path + "' hold '" + word + "': not a finite number");
+      }
+      ++count;
+    }
+    if (count > 0)
+    {
+      rows.push_back(count);
+    }
+  }
+  if (rows.size() != 3)
+  {
+    throw BadGradientTable("the gradient directions '" + path + "' hold " + std::to_string(rows.size()) +
+                           " rows: an FSL/BIDS .bvec holds 3 (x, y, z), each with one value per volume");
+  }
+  for (std::size_t row = 1; row < 3; ++row)
+  {
+    if (rows[row] != rows[0])
+    {
+      throw BadGradientTable("the gradient directions '" + path + "' hold rows of " + std::to_string(rows[0]) +
+                             " and " + std::to_string(rows[row]) + " values: x, y and z need one value per volume");
+    }
+  }
+  return rows[0];
+}
+
 } // namespace
 
 std::string
@@ -98,47 +141,6 @@ ReadBValues(const std::string & path)
     values.push_back(value);
   }
   return values;
-}
-
-std::size_t
-ReadBVectorCount(const std::string & path)
-{
-  std::ifstream            file = OpenTable(path, "gradient directions");
-  std::vector<std::size_t> rows; // the numbers on each line that holds any
-  std::string              line;
-  while (std::getline(file, line))
-  {
-    std::istringstream words(line);
-    std::string        word;
-    double             value = 0.0;
-    std::size_t        count = 0;
-    while (words >> word)
-    {
-      if (!ParseNumber(word, value))
-      {
-        throw BadGradientTable("the gradient directions '" + path + "' hold '" + word + "': not a finite number");
-      }
-      ++count;
-    }
-    if (count > 0)
-    {
-      rows.push_back(count);
-    }
-  }
-  if (rows.size() != 3)
-  {
-    throw BadGradientTable("the gradient directions '" + path + "' hold " + std::to_string(rows.size()) +
-                           " rows: an FSL/BIDS .bvec holds 3 (x, y, z), each with one value per volume");
-  }
-  for (std::size_t row = 1; row < 3; ++row)
-  {
-    if (rows[row] != rows[0])
-    {
-      throw BadGradientTable("the gradient directions '" + path + "' hold rows of " + std::to_string(rows[0]) +
-                             " and " + std::to_string(rows[row]) + " values: x, y and z need one value per volume");
-    }
-  }
-  return rows[0];
 }
 
 void

@@ -22,8 +22,9 @@
 // one rule for the denoiser (up front, exit 3) and Python (the BIDS App copies both files into the derivative, so a
 // table that disagrees with its series must be refused before the work, not copied without a word).
 
+#include "SVDLowRankImageFileErrors.h"
+
 #include <cstddef>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,11 +32,7 @@ namespace svdlr_io
 {
 
 /** A gradient table that cannot be read or disagrees with its series (std::invalid_argument: Python's ValueError). */
-class BadGradientTable : public std::invalid_argument
-{
-public:
-  using std::invalid_argument::invalid_argument;
-};
+SVDLR_DECLARE_ERROR(BadGradientTable, std::invalid_argument);
 
 /** `series` without its image extension (.nii.gz, .nii, .mha, .mhd, .nrrd): "sub-01_dwi.nii.gz" -> "sub-01_dwi". */
 std::string
@@ -56,11 +53,6 @@ GradientTableBeside(const std::string & series);
  * be read or holds anything else (named). */
 std::vector<double>
 ReadBValues(const std::string & path);
-
-/** The number of directions (columns) of an FSL/BIDS .bvec file: 3 rows (x, y, z) of as many finite numbers each.
- * BadGradientTable, naming the file and what it holds, otherwise. */
-std::size_t
-ReadBVectorCount(const std::string & path);
 
 /** Each file of `files` ("" skipped) holds one entry per volume of `series`, which has `volumes` volumes (per echo).
  * BadGradientTable naming the file, the series and both counts otherwise: "the b-values 'dwi.bval' hold 3 values for

@@ -85,12 +85,6 @@ MostDecompressedBytes(std::size_t compressed)
   return static_cast<std::uint64_t>(compressed) * 1032 + 64;
 }
 
-Decompressed
-DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t expected)
-{
-  return DecompressGzip(compressed, size, expected, GunzipSettings{});
-}
-
 namespace
 {
 

@@ -83,10 +83,8 @@ struct Decompressed
  * failure says what it was (CheckGzipStream). A member of more than `settings.minimumBytes` is decoded on several
  * threads (SVDLowRankParallelGunzip.h); the result is libdeflate's, byte for byte, whichever way it was decoded. */
 Decompressed
-DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t expected);
-Decompressed
 DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t expected,
-               const GunzipSettings & settings, GunzipReport * report = nullptr);
+               const GunzipSettings & settings = GunzipSettings{}, GunzipReport * report = nullptr);
 
 /** The most bytes `compressed` bytes of gzip can decompress to: DEFLATE expands at most 1032 to 1. */
 std::uint64_t

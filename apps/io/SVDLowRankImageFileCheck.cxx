@@ -41,22 +41,6 @@ namespace
 {
 namespace fs = std::filesystem;
 
-std::string
-Lower(std::string text)
-{
-  for (auto & c : text)
-  {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return text;
-}
-
-bool
-EndsWith(const std::string & text, const std::string & end)
-{
-  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
-}
-
 std::uint64_t
 FileSize(const std::string & path)
 {
@@ -135,28 +119,7 @@ CheckDataPresent(const std::string & path,
   std::ifstream                    file(path, std::ios::binary);
   const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   const std::size_t                start = static_cast<std::size_t>(std::min<std::uint64_t>(streamStart, bytes.size()));
-  const GunzipCheck                check = CheckGzipStream(bytes.data() + start, bytes.size() - start, mostBytes);
-  if (check.status == GunzipStatus::TooLong)
-  {
-    ThrowDataPastHeader(path, needed, mostBytes);
-  }
-  if (check.status == GunzipStatus::Corrupt)
-  {
-    throw CorruptImageFile("'" + path + "' is corrupt: " + check.problem);
-  }
-  if (check.status == GunzipStatus::Truncated && check.bytes >= needed)
-  {
-    ThrowGzipTrailerMissing(path);
-  }
-  if (check.bytes < needed)
-  {
-    ThrowMissingData(path,
-                     needed,
-                     check.bytes,
-                     "decompressed data",
-                     {},
-                     check.status == GunzipStatus::Truncated ? "its compressed stream ends early" : "");
-  }
+  CheckGzipOutcome(path, CheckGzipStream(bytes.data() + start, bytes.size() - start, mostBytes), needed, mostBytes);
 }
 
 bool
@@ -276,7 +239,7 @@ CheckMetaImage(const std::string & path)
     dataPath = (fs::path(path).parent_path() / dataFile).string();
     offset = 0;
   }
-  const bool          compressed = Lower(field("CompressedData")) == "true";
+  const bool          compressed = LowerCase(field("CompressedData")) == "true";
   const std::string   compressedSize = field("CompressedDataSize");
   const std::uint64_t size = FileSize(dataPath);
   const std::uint64_t present = size > offset ? size - offset : 0;
@@ -316,7 +279,7 @@ CheckNrrd(const std::string & path)
     const auto colon = line.find(": ");
     if (line[0] != '#' && colon != std::string::npos && line.find(":=") == std::string::npos)
     {
-      header.fields[Lower(Trim(line.substr(0, colon)))] = Trim(line.substr(colon + 2));
+      header.fields[LowerCase(Trim(line.substr(0, colon)))] = Trim(line.substr(colon + 2));
     }
   }
   const auto field = [&](const char * key) {
@@ -329,7 +292,7 @@ CheckNrrd(const std::string & path)
   {
     return;
   }
-  const std::string type = Lower(field("type"));
+  const std::string type = LowerCase(field("type"));
   std::uint64_t     bytes = 0;
   if (type.find("char") != std::string::npos || type.find("int8") != std::string::npos)
     bytes = 1;
@@ -341,7 +304,7 @@ CheckNrrd(const std::string & path)
     bytes = 4;
   else if (type == "double")
     bytes = 8;
-  const std::string encoding = Lower(field("encoding"));
+  const std::string encoding = LowerCase(field("encoding"));
   if (bytes == 0 || (encoding != "raw" && encoding != "gzip" && encoding != "gz"))
   {
     return;
@@ -350,13 +313,6 @@ CheckNrrd(const std::string & path)
 }
 
 } // namespace
-
-void
-ThrowGzipTrailerMissing(const std::string & path)
-{
-  throw IncompleteImageFile("'" + path + "' is truncated: its gzip stream ends before its trailer (the CRC-32 and size "
-                            "that verify its data)");
-}
 
 void
 ThrowMissingData(const std::string & path,
@@ -383,15 +339,36 @@ ThrowMissingData(const std::string & path,
 }
 
 void
-ThrowDataPastHeader(const std::string & path, std::uint64_t declared, std::uint64_t most)
+CheckGzipOutcome(const std::string & path, const GunzipCheck & outcome, std::uint64_t needed, std::uint64_t most)
 {
-  std::ostringstream message;
-  message << "'" << path
-          << "' holds more data than its header declares: it decompresses to "
-             "more than "
-          << most << " bytes, where the header declares " << declared << " (a NIfTI file ends with its voxels; "
-          << (most - declared) << " bytes more are allowed)";
-  throw InvalidImageFile(message.str());
+  if (outcome.status == GunzipStatus::TooLong)
+  {
+    std::ostringstream message;
+    message << "'" << path
+            << "' holds more data than its header declares: it decompresses to "
+               "more than "
+            << most << " bytes, where the header declares " << needed << " (a NIfTI file ends with its voxels; "
+            << (most - needed) << " bytes more are allowed)";
+    throw InvalidImageFile(message.str());
+  }
+  if (outcome.status == GunzipStatus::Corrupt)
+  {
+    throw CorruptImageFile("'" + path + "' is corrupt: " + outcome.problem);
+  }
+  if (outcome.status == GunzipStatus::Truncated && outcome.bytes >= needed)
+  {
+    throw IncompleteImageFile("'" + path + "' is truncated: its gzip stream ends before its trailer (the CRC-32 and "
+                              "size that verify its data)");
+  }
+  if (outcome.bytes < needed)
+  {
+    ThrowMissingData(path,
+                     needed,
+                     outcome.bytes,
+                     "decompressed data",
+                     {},
+                     outcome.status == GunzipStatus::Truncated ? "its compressed stream ends early" : "");
+  }
 }
 
 std::uint64_t
@@ -404,17 +381,16 @@ MostBytesInFile(const std::string & path)
 bool
 CheckImageFile(const std::string & path, ImageFileScan scan)
 {
-  const std::string name = Lower(path);
-  if (EndsWith(name, ".nii") || EndsWith(name, ".nii.gz"))
+  if (EndsWithNoCase(path, ".nii") || EndsWithNoCase(path, ".nii.gz"))
   {
     return CheckNifti(path, scan);
   }
   CheckReadableFile(path);
-  if (EndsWith(name, ".mha") || EndsWith(name, ".mhd"))
+  if (EndsWithNoCase(path, ".mha") || EndsWithNoCase(path, ".mhd"))
   {
     CheckMetaImage(path);
   }
-  else if (EndsWith(name, ".nrrd"))
+  else if (EndsWithNoCase(path, ".nrrd"))
   {
     CheckNrrd(path);
   }

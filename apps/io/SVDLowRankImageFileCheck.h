@@ -65,14 +65,14 @@ ThrowMissingData(const std::string & path,
                  const std::string & dataFile = {},
                  const std::string & why = {});
 
-/** Throws IncompleteImageFile: "'PATH' is truncated: its gzip stream ends before its trailer ...": every byte of data
- * decompressed, but the CRC-32 and size that verify them are cut off (a file cut by its last 8 bytes). */
-[[noreturn]] void
-ThrowGzipTrailerMissing(const std::string & path);
+struct GunzipCheck;
 
-/** Throws InvalidImageFile: `path` decompresses to more than `most` bytes where its header declares `declared`. */
-[[noreturn]] void
-ThrowDataPastHeader(const std::string & path, std::uint64_t declared, std::uint64_t most);
+/** Returns when the gzip stream of `path`, decoded as `outcome` says, is complete with the `needed` bytes its header
+ * declares; else throws: InvalidImageFile when it decompresses to more than `most` (TooLong), CorruptImageFile,
+ * IncompleteImageFile when all `needed` bytes came out but the CRC-32 and size that verify them are cut off (a file
+ * cut by its last 8 bytes), or (ThrowMissingData) when fewer than `needed` did. */
+void
+CheckGzipOutcome(const std::string & path, const GunzipCheck & outcome, std::uint64_t needed, std::uint64_t most);
 
 /** The most bytes reading `path` can give: its size, or for a gzip file what DEFLATE can expand it to. A header that
  * promises more lies: what sizes memory from a header before the checks (a batch's budget) is bounded by this. */

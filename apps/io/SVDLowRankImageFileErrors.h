@@ -26,61 +26,43 @@
 
 #include <stdexcept>
 
+/** Declares the exception class `name`, derived from `base`, whose constructors are base's (they take the message):
+ * the exceptions of the io and batch code, one class for each thing that callers (and Python) tell apart. */
+#define SVDLR_DECLARE_ERROR(name, base)                                                                                \
+  class name : public base                                                                                             \
+  {                                                                                                                    \
+  public:                                                                                                              \
+    using Superclass = base;                                                                                           \
+    using Superclass::Superclass;                                                                                      \
+  }
+
 namespace svdlr_io
 {
 
 /** Anything the raw checks refuse an input image file for. */
-class ImageFileError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+SVDLR_DECLARE_ERROR(ImageFileError, std::runtime_error);
 
 /** A file that cannot be opened as one: missing, permission denied, a symbolic link loop, not a regular file. */
-class UnreadableImageFile : public ImageFileError
-{
-public:
-  using ImageFileError::ImageFileError;
-};
+SVDLR_DECLARE_ERROR(UnreadableImageFile, ImageFileError);
 
 /** An image file whose pixel data is shorter than its header says, or whose compressed stream is cut. */
-class IncompleteImageFile : public ImageFileError
-{
-public:
-  using ImageFileError::ImageFileError;
-};
+SVDLR_DECLARE_ERROR(IncompleteImageFile, ImageFileError);
 
 /** An image file whose bytes are damaged: a gzip member whose CRC-32 or size
  * (ISIZE) does not match its data, or compressed data that cannot be decoded.
  */
-class CorruptImageFile : public ImageFileError
-{
-public:
-  using ImageFileError::ImageFileError;
-};
+SVDLR_DECLARE_ERROR(CorruptImageFile, ImageFileError);
 
 /** A header no sound file has (a dimension of 0 or less, voxels that overlap the header, a bitpix that is not its
  * datatype's), or data that goes on past what the header declares (a gzip bomb). */
-class InvalidImageFile : public ImageFileError
-{
-public:
-  using ImageFileError::ImageFileError;
-};
+SVDLR_DECLARE_ERROR(InvalidImageFile, ImageFileError);
 
 /** An image file holding NaN or Inf where the tools need finite values. */
-class NonFiniteImageFile : public ImageFileError
-{
-public:
-  using ImageFileError::ImageFileError;
-};
+SVDLR_DECLARE_ERROR(NonFiniteImageFile, ImageFileError);
 
 /** An image file of finite values that become Inf in float32, the type the tools compute in (a float64 beyond FLT_MAX,
  * an integer scaled by scl_slope past it). */
-class OverflowingImageFile : public ImageFileError
-{
-public:
-  using ImageFileError::ImageFileError;
-};
+SVDLR_DECLARE_ERROR(OverflowingImageFile, ImageFileError);
 
 } // namespace svdlr_io
 

@@ -202,15 +202,6 @@ Lookup(const Entry * table, unsigned tableBits, std::uint64_t bits, unsigned & u
 const BlockTables &
 FixedTables();
 
-/** What a block header said. */
-enum class BlockKind
-{
-  Stored,
-  Fixed,
-  Dynamic,
-  Invalid
-};
-
 /** Reads a dynamic block's code lengths (after BFINAL and BTYPE) and builds `tables`; false when the header is
  * invalid, names more than 286/30 codes, or gives an incomplete or over-subscribed code, or the input ends. */
 bool

@@ -36,12 +36,6 @@ namespace svdlr_io
 namespace
 {
 
-std::string
-Count(std::uint64_t value)
-{
-  return std::to_string(value);
-}
-
 /** The JP2 signature box (ISO/IEC 15444-1 I.5.1): a JP2 file, not a bare code stream. */
 bool
 IsJp2File(const Jpeg2000Piece & first)
@@ -140,26 +134,27 @@ Mismatch(const opj_image_t & image,
   const std::uint64_t width = image.x1 - image.x0, height = image.y1 - image.y0;
   if (width != columns || height != rows)
   {
-    return "describes a " + Count(width) + " x " + Count(height) + " image in its SIZ, the DICOM header " +
-           Count(columns) + " x " + Count(rows) + " (Columns x Rows)";
+    return "describes a " + std::to_string(width) + " x " + std::to_string(height) +
+           " image in its SIZ, the DICOM header " + std::to_string(columns) + " x " + std::to_string(rows) +
+           " (Columns x Rows)";
   }
   if (image.numcomps != samplesPerPixel)
   {
-    return "has " + Count(image.numcomps) + " components in its SIZ, the DICOM header " + Count(samplesPerPixel) +
-           " (SamplesPerPixel)";
+    return "has " + std::to_string(image.numcomps) + " components in its SIZ, the DICOM header " +
+           std::to_string(samplesPerPixel) + " (SamplesPerPixel)";
   }
   for (std::size_t c = 0; c < image.numcomps; ++c)
   {
     const opj_image_comp_t & component = image.comps[c];
     if (component.dx != 1 || component.dy != 1)
     {
-      return "samples component " + Count(c) + " every " + Count(component.dx) + " x " + Count(component.dy) +
-             " in its SIZ, not on every pixel";
+      return "samples component " + std::to_string(c) + " every " + std::to_string(component.dx) + " x " +
+             std::to_string(component.dy) + " in its SIZ, not on every pixel";
     }
     if (component.prec > bitsAllocated)
     {
-      return "has " + Count(component.prec) + "-bit samples in its SIZ, more than the DICOM header's " +
-             Count(bitsAllocated) + " (BitsAllocated)";
+      return "has " + std::to_string(component.prec) + "-bit samples in its SIZ, more than the DICOM header's " +
+             std::to_string(bitsAllocated) + " (BitsAllocated)";
     }
   }
   return {};
@@ -267,7 +262,7 @@ Jpeg2000FrameProblem(const std::vector<Jpeg2000Piece> & pieces,
   if (!readable || image == nullptr)
   {
     return frame.pastTheEnd
-             ? "has a header that runs past the end of the frame (" + Count(frame.size) + " bytes)"
+             ? "has a header that runs past the end of the frame (" + std::to_string(frame.size) + " bytes)"
              : "has a header OpenJPEG refuses (" + (error.empty() ? std::string("no reason given") : error) + ")";
   }
   return Mismatch(*image, rows, columns, samplesPerPixel, bitsAllocated);
@@ -298,7 +293,7 @@ CheckJpeg2000Frames(DcmFileFormat &     dicom,
   if (first.size() != frames)
   {
     throw FileError(file,
-                    "has pixel data whose " + Count(frames) +
+                    "has pixel data whose " + std::to_string(frames) +
                       " JPEG 2000 frames cannot be told apart (no "
                       "Basic Offset Table, and not one fragment, "
                       "or one code stream start, a frame)");
@@ -311,8 +306,8 @@ CheckJpeg2000Frames(DcmFileFormat &     dicom,
     if (!problem.empty())
     {
       throw FileError(file,
-                      "frame " + Count(frame + 1) + " of " + Count(frames) + ": its JPEG 2000 code stream " + problem +
-                        ", so it is not decoded");
+                      "frame " + std::to_string(frame + 1) + " of " + std::to_string(frames) +
+                        ": its JPEG 2000 code stream " + problem + ", so it is not decoded");
     }
   }
 }

@@ -99,30 +99,12 @@ DecompressNifti(const std::string & path, ByteBuffer raw, const NiftiHeader & he
   settings.mostBytes = MostNiftiStreamBytes(header);
   Decompressed decompressed = DecompressGzip(raw.data(), raw.size(), needed, settings);
   raw = ByteBuffer(); // the compressed bytes are not needed past here
-  switch (decompressed.status)
-  {
-    case GunzipStatus::Complete:
-      if (decompressed.bytes.size() < needed)
-      {
-        ThrowMissingData(path, needed, decompressed.bytes.size(), "decompressed data");
-      }
-      return std::move(decompressed.bytes);
-    case GunzipStatus::Truncated:
-      if (decompressed.bytesBeforeFailure >= needed)
-      {
-        ThrowGzipTrailerMissing(path);
-      }
-      ThrowMissingData(path,
-                       needed,
-                       std::min(needed, decompressed.bytesBeforeFailure),
-                       "decompressed data",
-                       {},
-                       "its compressed stream ends early");
-    case GunzipStatus::TooLong:
-      ThrowDataPastHeader(path, needed, settings.mostBytes);
-    default:
-      throw CorruptImageFile("'" + path + "' is corrupt: " + decompressed.problem);
-  }
+  GunzipCheck outcome;
+  outcome.status = decompressed.status;
+  outcome.bytes = decompressed.complete ? decompressed.bytes.size() : decompressed.bytesBeforeFailure;
+  outcome.problem = decompressed.problem;
+  CheckGzipOutcome(path, outcome, needed, settings.mostBytes);
+  return std::move(decompressed.bytes);
 }
 
 struct Kept
@@ -315,42 +297,8 @@ CheckFloat32Range(const NiftiFileBytes & file, const std::string & path)
   {
     return; // only a float64, or a type scaled by scl_slope and scl_inter, can pass float32's range
   }
-  std::uint64_t bad = n;
-  switch (header.datatype)
-  {
-    case 64:
-      bad = FirstBeyondFloat32<double>(data, n, s, r);
-      break;
-    case 16:
-      bad = FirstBeyondFloat32<float>(data, n, s, r);
-      break;
-    case 2:
-      bad = FirstBeyondFloat32<std::uint8_t>(data, n, s, r);
-      break;
-    case 256:
-      bad = FirstBeyondFloat32<std::int8_t>(data, n, s, r);
-      break;
-    case 4:
-      bad = FirstBeyondFloat32<std::int16_t>(data, n, s, r);
-      break;
-    case 512:
-      bad = FirstBeyondFloat32<std::uint16_t>(data, n, s, r);
-      break;
-    case 8:
-      bad = FirstBeyondFloat32<std::int32_t>(data, n, s, r);
-      break;
-    case 768:
-      bad = FirstBeyondFloat32<std::uint32_t>(data, n, s, r);
-      break;
-    case 1024:
-      bad = FirstBeyondFloat32<std::int64_t>(data, n, s, r);
-      break;
-    case 1280:
-      bad = FirstBeyondFloat32<std::uint64_t>(data, n, s, r);
-      break;
-    default: // complex and colour voxels: read by ITK, not scaled by the tools' reader
-      break;
-  }
+  std::uint64_t bad = n; // stays for complex and colour voxels: read by ITK, not scaled by the tools' reader
+  VisitNiftiScalar(header.datatype, [&](auto zero) { bad = FirstBeyondFloat32<decltype(zero)>(data, n, s, r); });
   if (bad == n)
   {
     return;

@@ -339,7 +339,6 @@ FieldsOf(const THeader & h, int version, bool swapped)
   header.bitpix = 8 * image->nbyper;
   header.sclSlope = image->scl_slope;
   header.sclInter = image->scl_inter;
-  header.intentCode = image->intent_code;
   header.qformCode = static_cast<short>(image->qform_code);
   header.sformCode = static_cast<short>(image->sform_code);
   header.description = image->descrip;

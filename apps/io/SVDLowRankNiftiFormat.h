@@ -75,7 +75,6 @@ struct NiftiHeader
   double                       storedVoxOffset{ 0.0 }; // vox_offset as written (voxOffset reads one below 352 as 352)
   double                       sclSlope{ 0.0 }; // non-finite read as 0 (niftilib's FIXED_FLOAT)
   double                       sclInter{ 0.0 };
-  int                          intentCode{ 0 };
   short                        qformCode{ 0 };
   short                        sformCode{ 0 };
   std::string                  description; // descrip, at most 79 characters

@@ -20,6 +20,7 @@
 
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiVoxels.h"
+#include "SVDLowRankReadableFile.h"
 
 #include "itkImageIOFactory.h"
 
@@ -29,76 +30,11 @@
 
 namespace svdlr_io
 {
-namespace
-{
-
-/** The on-disk type of a NIfTI datatype code, for the scalar types ITK 5.2 reads; UNKNOWNCOMPONENTTYPE otherwise. */
-itk::IOComponentEnum
-ComponentOf(int datatype)
-{
-  switch (datatype)
-  {
-    case 2:
-      return itk::IOComponentEnum::UCHAR;
-    case 4:
-      return itk::IOComponentEnum::SHORT;
-    case 8:
-      return itk::IOComponentEnum::INT;
-    case 16:
-      return itk::IOComponentEnum::FLOAT;
-    case 64:
-      return itk::IOComponentEnum::DOUBLE;
-    case 256:
-      return itk::IOComponentEnum::CHAR;
-    case 512:
-      return itk::IOComponentEnum::USHORT;
-    case 768:
-      return itk::IOComponentEnum::UINT;
-    case 1024:
-      return itk::IOComponentEnum::LONGLONG;
-    case 1280:
-      return itk::IOComponentEnum::ULONGLONG;
-    default:
-      return itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE;
-  }
-}
-
-std::size_t
-BytesOf(itk::IOComponentEnum component)
-{
-  switch (component)
-  {
-    case itk::IOComponentEnum::UCHAR:
-    case itk::IOComponentEnum::CHAR:
-      return 1;
-    case itk::IOComponentEnum::SHORT:
-    case itk::IOComponentEnum::USHORT:
-      return 2;
-    case itk::IOComponentEnum::INT:
-    case itk::IOComponentEnum::UINT:
-    case itk::IOComponentEnum::FLOAT:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
-} // namespace
-
 
 bool
 IsNiftiFileName(const std::string & path)
 {
-  std::string name = path;
-  for (auto & c : name)
-  {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  const auto endsWith = [&name](const char * end) {
-    const std::size_t n = std::strlen(end);
-    return name.size() >= n && name.compare(name.size() - n, n, end) == 0;
-  };
-  return endsWith(".nii") || endsWith(".nii.gz");
+  return EndsWithNoCase(path, ".nii") || EndsWithNoCase(path, ".nii.gz");
 }
 
 itk::ImageIOBase::Pointer
@@ -152,12 +88,9 @@ NiftiBytesImageIO::Read(void * buffer)
 bool
 NiftiBytesImageIO::ReadFrom(const NiftiFileBytes & file, void * buffer)
 {
-  const NiftiHeader &        header = file.header;
-  const itk::IOComponentEnum onDisk = ComponentOf(header.datatype);
-  if (header.version != 1 || !header.singleFile || onDisk == itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE ||
-      this->GetNumberOfComponents() != 1 || this->GetPixelType() != itk::IOPixelEnum::SCALAR ||
-      !ItkReadsVoxOffset(header) ||
-      header.bitpix != 8 * static_cast<int>(BytesOf(onDisk)))
+  const NiftiHeader & header = file.header;
+  if (header.version != 1 || !header.singleFile || this->GetNumberOfComponents() != 1 ||
+      this->GetPixelType() != itk::IOPixelEnum::SCALAR || !ItkReadsVoxOffset(header))
   {
     return false;
   }
@@ -177,48 +110,19 @@ NiftiBytesImageIO::ReadFrom(const NiftiFileBytes & file, void * buffer)
     return false;
   }
   const NiftiRescale r = RescaleOf(header);
-  const bool       integer = onDisk != itk::IOComponentEnum::FLOAT && onDisk != itk::IOComponentEnum::DOUBLE;
-  const bool       toFloat = r.rescale && integer;
-  if (this->GetComponentType() != (toFloat ? itk::IOComponentEnum::FLOAT : onDisk))
-  {
-    return false; // not what ITK told the reader it would give
-  }
-  const unsigned char * data = file.stream.data() + header.voxOffset;
-  const bool            swapped = header.swapped;
-  const std::size_t     n = static_cast<std::size_t>(count);
-  switch (onDisk)
-  {
-    case itk::IOComponentEnum::UCHAR:
-      ConvertNiftiVoxels<std::uint8_t>(data, n, swapped, toFloat, r, buffer);
-      break;
-    case itk::IOComponentEnum::CHAR:
-      ConvertNiftiVoxels<std::int8_t>(data, n, swapped, toFloat, r, buffer);
-      break;
-    case itk::IOComponentEnum::SHORT:
-      ConvertNiftiVoxels<std::int16_t>(data, n, swapped, toFloat, r, buffer);
-      break;
-    case itk::IOComponentEnum::USHORT:
-      ConvertNiftiVoxels<std::uint16_t>(data, n, swapped, toFloat, r, buffer);
-      break;
-    case itk::IOComponentEnum::INT:
-      ConvertNiftiVoxels<std::int32_t>(data, n, swapped, toFloat, r, buffer);
-      break;
-    case itk::IOComponentEnum::UINT:
-      ConvertNiftiVoxels<std::uint32_t>(data, n, swapped, toFloat, r, buffer);
-      break;
-    case itk::IOComponentEnum::LONGLONG:
-      ConvertNiftiVoxels<std::int64_t>(data, n, swapped, toFloat, r, buffer);
-      break;
-    case itk::IOComponentEnum::ULONGLONG:
-      ConvertNiftiVoxels<std::uint64_t>(data, n, swapped, toFloat, r, buffer);
-      break;
-    case itk::IOComponentEnum::FLOAT:
-      ConvertNiftiVoxels<float>(data, n, swapped, false, r, buffer);
-      break;
-    default:
-      ConvertNiftiVoxels<double>(data, n, swapped, false, r, buffer);
-  }
-  return true;
+  bool               read = false;
+  VisitNiftiScalar(header.datatype, [&](auto zero) {
+    using T = decltype(zero);
+    const bool                 toFloat = r.rescale && std::is_integral_v<T>;
+    const itk::IOComponentEnum given = toFloat ? itk::IOComponentEnum::FLOAT : itk::ImageIOBase::MapPixelType<T>::CType;
+    if (header.bitpix != static_cast<int>(8 * sizeof(T)) || this->GetComponentType() != given)
+    {
+      return; // a bitpix not the datatype's, or not what ITK told the reader it would give
+    }
+    ConvertNiftiVoxels<T>(file.stream.data() + header.voxOffset, count, header.swapped, toFloat, r, buffer);
+    read = true;
+  });
+  return read;
 }
 
 } // namespace svdlr_io

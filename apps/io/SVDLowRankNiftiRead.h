@@ -78,6 +78,15 @@ IsNiftiFileName(const std::string & path);
 itk::ImageIOBase::Pointer
 CreateReadImageIO(const std::string & path);
 
+/** Calls `f(T{})` for the first of the types `T...` whose ITK component type (ImageIOBase::MapPixelType) is
+ * `component`; false, calling nothing, when none is. */
+template <typename... T, typename F>
+bool
+VisitComponentType(itk::IOComponentEnum component, F && f)
+{
+  return ((itk::ImageIOBase::MapPixelType<T>::CType == component && (f(T{}), true)) || ...);
+}
+
 /** ITK's image reader for `path` (not updated): through `io` when given (an ImageIO that has read the file's
  * header, from ReadImageHeader), else NiftiBytesImageIO for a NIfTI file, else what ITK's factory picks. */
 template <typename TImage>

@@ -17,8 +17,8 @@
  *=========================================================================*/
 #include "SVDLowRankNiftiVoxels.h"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 
 namespace svdlr_io
 {
@@ -41,39 +41,29 @@ NiftiVoxelsAsFloat(const NiftiFileBytes & file, float * out)
   const bool            swapped = header.swapped;
   const std::size_t     n = static_cast<std::size_t>(voxels);
   const NiftiRescale    r = RescaleOf(header);
-  const auto            is = [&](int datatype, int bitpix) { return header.datatype == datatype && header.bitpix == bitpix; };
-  if (is(2, 8))
-    ConvertNiftiVoxels<std::uint8_t>(data, n, swapped, true, r, out);
-  else if (is(256, 8))
-    ConvertNiftiVoxels<std::int8_t>(data, n, swapped, true, r, out);
-  else if (is(4, 16))
-    ConvertNiftiVoxels<std::int16_t>(data, n, swapped, true, r, out);
-  else if (is(512, 16))
-    ConvertNiftiVoxels<std::uint16_t>(data, n, swapped, true, r, out);
-  else if (is(8, 32))
-    ConvertNiftiVoxels<std::int32_t>(data, n, swapped, true, r, out);
-  else if (is(768, 32))
-    ConvertNiftiVoxels<std::uint32_t>(data, n, swapped, true, r, out);
-  else if (is(1024, 64))
-    ConvertNiftiVoxels<std::int64_t>(data, n, swapped, true, r, out);
-  else if (is(1280, 64))
-    ConvertNiftiVoxels<std::uint64_t>(data, n, swapped, true, r, out);
-  else if (is(16, 32))
-    ConvertNiftiVoxels<float>(data, n, swapped, false, r, out);
-  else if (is(64, 64))
-  {
-    // Read as double (rescaled in double), then cast to float, as ITK's reader into a float image does.
-    for (std::size_t i = 0; i < n; ++i)
+  bool                  read = false;
+  VisitNiftiScalar(header.datatype, [&](auto zero) {
+    using T = decltype(zero);
+    if (header.bitpix != static_cast<int>(8 * sizeof(T)))
     {
-      const double value = CleanedNiftiValue(NiftiValueAt<double>(data, i, swapped));
-      out[i] = static_cast<float>(r.rescale ? value * r.slope + r.intercept : value);
+      return;
     }
-  }
-  else
-  {
-    return false;
-  }
-  return true;
+    read = true;
+    if constexpr (std::is_same_v<T, double>)
+    {
+      // Read as double (rescaled in double), then cast to float, as ITK's reader into a float image does.
+      for (std::size_t i = 0; i < n; ++i)
+      {
+        const double value = CleanedNiftiValue(NiftiValueAt<double>(data, i, swapped));
+        out[i] = static_cast<float>(r.rescale ? value * r.slope + r.intercept : value);
+      }
+    }
+    else
+    {
+      ConvertNiftiVoxels<T>(data, n, swapped, !std::is_same_v<T, float>, r, out);
+    }
+  });
+  return read;
 }
 
 } // namespace svdlr_io

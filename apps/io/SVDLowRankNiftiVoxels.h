@@ -27,6 +27,7 @@
 #include "SVDLowRankParallelChunks.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -59,6 +60,43 @@ ItkReadsVoxOffset(const NiftiHeader & header)
 {
   return header.storedVoxOffset >= 352.0 && header.storedVoxOffset < 2147483647.0 &&
          header.storedVoxOffset == std::floor(header.storedVoxOffset);
+}
+
+/** Calls `f(T{})` with T the on-disk type of the NIfTI `datatype`, for the ten scalar types (1024 and 1280 as long long
+ * and unsigned long long, ITK's LONGLONG and ULONGLONG); false, calling nothing, for any other datatype. */
+template <typename F>
+bool
+VisitNiftiScalar(int datatype, F && f)
+{
+  const auto call = [&f](auto zero) {
+    f(zero);
+    return true;
+  };
+  switch (datatype)
+  {
+    case 2:
+      return call(std::uint8_t{});
+    case 256:
+      return call(std::int8_t{});
+    case 4:
+      return call(std::int16_t{});
+    case 512:
+      return call(std::uint16_t{});
+    case 8:
+      return call(std::int32_t{});
+    case 768:
+      return call(std::uint32_t{});
+    case 1024:
+      return call(0LL);
+    case 1280:
+      return call(0ULL);
+    case 16:
+      return call(0.0f);
+    case 64:
+      return call(0.0);
+    default:
+      return false;
+  }
 }
 
 /** One on-disk value, in this machine's byte order. */

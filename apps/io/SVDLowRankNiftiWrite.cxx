@@ -23,6 +23,7 @@
 #include "SVDLowRankNiftiHeaderRead.h"
 #include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankParallelChunks.h"
+#include "SVDLowRankReadableFile.h"
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -67,6 +68,14 @@ Record(const std::string & path, WriteRecord record)
 {
   std::lock_guard<std::mutex> lock(RecordsMutex());
   Records()[path] = std::move(record);
+}
+
+/** Forgets what was recorded of `path`, a file rewritten since by another writer. */
+void
+ForgetRecordedWrite(const std::string & path)
+{
+  std::lock_guard<std::mutex> lock(RecordsMutex());
+  Records().erase(path);
 }
 
 /** The bytes a file holds and their CRC-32, read back in chunks on every core (SVDLowRankParallelChunks.h) whose
@@ -128,16 +137,7 @@ ReadBack(const std::string & path)
 bool
 IsNiftiGzFileName(const std::string & path)
 {
-  if (path.size() < 7)
-  {
-    return false;
-  }
-  std::string end = path.substr(path.size() - 7);
-  for (auto & c : end)
-  {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return end == ".nii.gz";
+  return EndsWithNoCase(path, ".nii.gz");
 }
 
 std::string
@@ -293,24 +293,10 @@ RewriteNiftiGzHeaderFields(const std::string & path, const NiftiHeaderFields & f
   {
     throw std::runtime_error("cannot rewrite '" + path + "' with the input's NIfTI header fields");
   }
-  const std::string rewritten = path + ".header";
-  OwnedDescriptor out{ ::open(rewritten.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) };
-  int               error = out.fd < 0 ? errno : 0;
-  if (error == 0)
-  {
-    CompressGzip({ { file->stream.data(), file->stream.size() } },
-                 gzipLevel,
-                 std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads()),
-                 [&](const unsigned char * data, std::size_t size) {
-                   error = error != 0 ? error : WriteAllBytes(out.fd, data, size);
-                 });
-  }
-  if (out.fd >= 0 && ::close(out.fd) != 0 && error == 0)
-  {
-    error = errno;
-  }
-  out.fd = -1;
-  if (error != 0 || std::rename(rewritten.c_str(), path.c_str()) != 0)
+  const std::string   rewritten = path + ".header";
+  const GzipFileWrite written = WriteGzipFile(rewritten, { { file->stream.data(), file->stream.size() } }, gzipLevel,
+                                              std::max(1u, itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads()));
+  if (!written.failure.empty() || std::rename(rewritten.c_str(), path.c_str()) != 0)
   {
     std::remove(rewritten.c_str());
     throw std::runtime_error("cannot rewrite '" + path + "' with the input's NIfTI header fields");
@@ -334,13 +320,6 @@ WriteNiftiHeaderFields(const std::string & path, const NiftiHeaderFields & field
     return;
   }
   PatchNiftiFileHeader(path, fields);
-}
-
-void
-ForgetRecordedWrite(const std::string & path)
-{
-  std::lock_guard<std::mutex> lock(RecordsMutex());
-  Records().erase(path);
 }
 
 std::optional<std::string>

@@ -162,10 +162,6 @@ ReadNiftiHeaderFields(const std::string & path);
 void
 WriteNiftiHeaderFields(const std::string & path, const NiftiHeaderFields & fields, int gzipLevel = 0);
 
-/** Forgets what was recorded of `path`, a file rewritten since by another writer. */
-void
-ForgetRecordedWrite(const std::string & path);
-
 /** Writes `image` to `path` through ITK, a .nii.gz as this file's header says, and sets `settings.niftiFields` in a
  * NIfTI output's header. */
 template <typename TImage>

@@ -181,6 +181,25 @@ CreateCheckedReadImageIO(const std::string & path)
   return io;
 }
 
+std::optional<std::string>
+WhyHeaderUnreadable(itk::ImageIOBase * io, const std::string & path)
+{
+  if (io == nullptr)
+  {
+    return "no ITK reader for this file";
+  }
+  try
+  {
+    io->SetFileName(path);
+    io->ReadImageInformation();
+  }
+  catch (const itk::ExceptionObject & error)
+  {
+    return error.GetDescription();
+  }
+  return std::nullopt;
+}
+
 namespace
 {
 // Encodes the rows into `file`; false with libpng's message on an error (a short write: a full disk). C style for

@@ -16,6 +16,7 @@
  *
  *=========================================================================*/
 #include "SVDLowRankPngStack.h"
+#include "SVDLowRankReadableFile.h"
 
 #include "itkImageIOFactory.h"
 
@@ -90,10 +91,7 @@ FindPngSlices(const std::string & directory)
   std::error_code          error;
   for (const auto & entry : fs::directory_iterator(directory, error))
   {
-    std::string extension = entry.path().extension().string();
-    std::transform(
-      extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (extension == ".png" && entry.is_regular_file(error))
+    if (LowerCase(entry.path().extension().string()) == ".png" && entry.is_regular_file(error))
     {
       names.push_back(entry.path().filename().string());
     }
@@ -119,18 +117,9 @@ PngStackComponentType(const std::vector<std::string> & files)
   }
   CheckPngFile(files.front());
   auto io = itk::ImageIOFactory::CreateImageIO(files.front().c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
-  if (!io)
+  if (const auto why = WhyHeaderUnreadable(io, files.front()))
   {
-    throw PngStackError(files.front() + ": no ITK reader for this file");
-  }
-  try
-  {
-    io->SetFileName(files.front());
-    io->ReadImageInformation();
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    throw PngStackError(files.front() + ": cannot be read as PNG: " + error.GetDescription());
+    throw PngStackError(files.front() + (io ? ": cannot be read as PNG: " : ": ") + *why);
   }
   if (io->GetNumberOfComponents() != 1)
   {

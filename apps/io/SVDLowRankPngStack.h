@@ -25,6 +25,7 @@
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 #include "itkImageIOBase.h"
+#include "SVDLowRankImageFileErrors.h"
 #include "SVDLowRankStagedOutput.h"
 #include "SVDLowRankVolume.h"
 
@@ -33,8 +34,8 @@
 
 #include <cstring>
 #include <iomanip>
+#include <optional>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -42,11 +43,7 @@ namespace svdlr_io
 {
 
 /** A slice that cannot be read or does not fit the stack. The message names the file. */
-class PngStackError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+SVDLR_DECLARE_ERROR(PngStackError, std::runtime_error);
 
 /** Pixels for WritePngFile: rows of width x channels samples of bitDepth bits (8, or 16 in host byte order). */
 struct PngPixels
@@ -73,7 +70,6 @@ NaturalLess(const std::string & a, const std::string & b);
 std::vector<std::string>
 FindPngSlices(const std::string & directory);
 
-/** The pixel type of the stack: that of its first slice, which must be one grey channel of 8 or 16 bits. */
 /** Throws PngStackError naming `path` unless it is a PNG file that libpng decodes whole. Call it before handing a
  * PNG to ITK: ITK 5.2 lets libpng abort() the process on some corrupt files (SVDLowRankPngCheck.cxx). */
 void
@@ -86,6 +82,12 @@ CheckPngFile(const std::string & path);
 itk::ImageIOBase::Pointer
 CreateCheckedReadImageIO(const std::string & path);
 
+/** Reads the header of `path` through `io` (an ImageIO created for it); nullopt when it did, else why not: "no ITK
+ * reader for this file" when `io` is null, else ITK's description. Each caller words its own error around it. */
+std::optional<std::string>
+WhyHeaderUnreadable(itk::ImageIOBase * io, const std::string & path);
+
+/** The pixel type of the stack: that of its first slice, which must be one grey channel of 8 or 16 bits. */
 itk::IOComponentEnum
 PngStackComponentType(const std::vector<std::string> & files);
 

@@ -22,6 +22,7 @@
 // anything opens the file, so that a FIFO never blocks an open, /dev/zero is never read without end, and a file that
 // exists but cannot be read is not called missing.
 
+#include <cctype>
 #include <string>
 
 namespace svdlr_io
@@ -41,6 +42,24 @@ CheckReadableFile(const std::string & path);
 /** `path` opened for reading when it is a regular file (never blocking on a FIFO), else -1; the caller closes it. */
 int
 OpenRegularFile(const std::string & path);
+
+/** `text` in lower case (ASCII): how file names and header words are compared in any case. */
+inline std::string
+LowerCase(std::string text)
+{
+  for (auto & c : text)
+  {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return text;
+}
+
+/** Whether `text` ends with `suffix`, in any case: EndsWithNoCase("brain.NII.GZ", ".nii.gz"). */
+inline bool
+EndsWithNoCase(const std::string & text, const std::string & suffix)
+{
+  return text.size() >= suffix.size() && LowerCase(text.substr(text.size() - suffix.size())) == LowerCase(suffix);
+}
 
 } // namespace svdlr_io
 

@@ -21,6 +21,7 @@
 #include "SVDLowRankInterruptCleanup.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankPngStack.h"
+#include "SVDLowRankReadableFile.h"
 
 #include "itkMacro.h"
 
@@ -100,6 +101,92 @@ ForeignEntries(const std::string & folder, const NumberedFiles & own, std::size_
   foreign.resize(std::min(foreign.size(), most));
   return foreign;
 }
+
+/** Renames `temporary` to `target`. Without `overwrite` the rename refuses atomically to replace a target that
+ * appeared meanwhile (another process writing the same output): it throws OutputInTheWay and leaves both files. */
+void
+MoveIntoPlace(const std::string & temporary, const std::string & target, bool overwrite)
+{
+  const auto failed = [&](int number) {
+    return OutputWriteError("cannot move '" + temporary + "' to '" + target + "': " + std::strerror(number));
+  };
+  const auto taken = [&] {
+    return OutputInTheWay("'" + target +
+                          "' appeared while this run wrote it (another process writing the same output?); it was "
+                          "not replaced (use --overwrite to replace it)");
+  };
+  if (overwrite)
+  {
+    if (std::rename(temporary.c_str(), target.c_str()) != 0)
+    {
+      throw failed(errno);
+    }
+    return;
+  }
+#ifdef RENAME_NOREPLACE
+  if (renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) == 0)
+  {
+    return;
+  }
+  if (errno == EEXIST || errno == ENOTEMPTY)
+  {
+    throw taken();
+  }
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+  {
+    throw failed(errno);
+  }
+#endif
+  // A file system without RENAME_NOREPLACE: a hard link refuses an existing target as atomically.
+  if (::link(temporary.c_str(), target.c_str()) == 0)
+  {
+    ::unlink(temporary.c_str());
+    return;
+  }
+  if (errno == EEXIST)
+  {
+    throw taken();
+  }
+  // Nor hard links (or a folder): the check and the rename are two steps.
+  std::error_code error;
+  if (fs::exists(target, error) && !(fs::is_directory(target, error) && fs::is_empty(target, error)))
+  {
+    throw taken();
+  }
+  if (std::rename(temporary.c_str(), target.c_str()) != 0)
+  {
+    throw failed(errno);
+  }
+}
+
+/** Renames `temporary` to `target`, a target that exists moved to `aside` first and put back when the rename fails;
+ * returns `aside` when the target was moved there, else "". Throws std::runtime_error naming the move that failed. */
+std::string
+ReplaceTarget(const std::string & temporary, const std::string & target, const std::string & aside)
+{
+  std::error_code error;
+  std::string     previous;
+  if (fs::exists(target, error))
+  {
+    previous = aside;
+    fs::rename(target, previous, error);
+    if (error)
+    {
+      throw std::runtime_error("cannot move '" + target + "' aside: " + error.message());
+    }
+  }
+  fs::rename(temporary, target, error);
+  if (error)
+  {
+    if (!previous.empty())
+    {
+      std::error_code ignored;
+      fs::rename(previous, target, ignored);
+    }
+    throw std::runtime_error("cannot move '" + temporary + "' to '" + target + "': " + error.message());
+  }
+  return previous;
+}
 } // namespace
 
 StagedDirectory::StagedDirectory(const std::string & target, bool overwrite, NumberedFiles own)
@@ -172,7 +259,6 @@ StagedDirectory::Commit()
       VerifyWrittenFile(it->path().string(), (fs::path(m_Target) / it->path().lexically_relative(m_Temporary)).string());
     }
   }
-  std::string previous;
   if (!m_Overwrite)
   {
     // The folder was absent or empty when the work began; an empty one is removed so that the rename below can
@@ -185,26 +271,8 @@ StagedDirectory::Commit()
     m_Committed = true;
     return;
   }
-  if (fs::exists(m_Target, error))
-  {
-    RefuseForeignFiles(); // what appeared since the start is not replaced either
-    previous = TemporarySiblingOf(m_Target) + ".old";
-    fs::rename(m_Target, previous, error);
-    if (error)
-    {
-      throw std::runtime_error("cannot move '" + m_Target + "' aside: " + error.message());
-    }
-  }
-  fs::rename(m_Temporary, m_Target, error);
-  if (error)
-  {
-    if (!previous.empty())
-    {
-      std::error_code ignored;
-      fs::rename(previous, m_Target, ignored);
-    }
-    throw std::runtime_error("cannot move '" + m_Temporary + "' to '" + m_Target + "': " + error.message());
-  }
+  RefuseForeignFiles(); // what appeared since the start is not replaced either (nothing when the folder is gone)
+  const std::string previous = ReplaceTarget(m_Temporary, m_Target, TemporarySiblingOf(m_Target) + ".old");
   m_Committed = true;
   if (!previous.empty())
   {
@@ -296,45 +364,24 @@ StagedFiles::Commit()
   // run killed between the renames leaves it missing, for a re-run to see (and a batch to redo).
   for (auto it = m_Entries.rbegin(); it != m_Entries.rend(); ++it)
   {
-    const Entry &   entry = *it;
-    std::error_code error;
-    std::string     previous;
-    if (!m_Overwrite)
+    std::string previous;
+    try
     {
-      try
+      if (m_Overwrite)
       {
-        MoveIntoPlace(entry.temporary, entry.target, false);
+        previous = ReplaceTarget(it->temporary, it->target, it->temporary + ".old");
       }
-      catch (...)
+      else
       {
-        undo();
-        throw;
-      }
-      done.push_back({ &entry, previous });
-      continue;
-    }
-    if (fs::exists(entry.target, error))
-    {
-      previous = entry.temporary + ".old";
-      fs::rename(entry.target, previous, error);
-      if (error)
-      {
-        undo();
-        throw std::runtime_error("cannot move '" + entry.target + "' aside: " + error.message());
+        MoveIntoPlace(it->temporary, it->target, false);
       }
     }
-    fs::rename(entry.temporary, entry.target, error);
-    if (error)
+    catch (...)
     {
-      std::error_code ignored;
-      if (!previous.empty())
-      {
-        fs::rename(previous, entry.target, ignored);
-      }
-      undo();
-      throw std::runtime_error("cannot move '" + entry.temporary + "' to '" + entry.target + "': " + error.message());
+      undo(); // the targets moved before this one go back as they were
+      throw;
     }
-    done.push_back({ &entry, previous });
+    done.push_back({ &*it, previous });
   }
   m_Committed = true;
   for (const Done & d : done)
@@ -369,12 +416,8 @@ VerifyWrittenFile(const std::string & temporary, const std::string & target)
   try
   {
     CheckImageFile(temporary);
-    std::string name = fs::path(target).filename().string();
-    for (auto & c : name)
-    {
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".png") == 0)
+    const std::string name = fs::path(target).filename().string();
+    if (name.size() > 4 && EndsWithNoCase(name, ".png"))
     {
       CheckPngFile(temporary);
     }
@@ -383,61 +426,6 @@ VerifyWrittenFile(const std::string & temporary, const std::string & target)
   {
     throw OutputWriteError("writing '" + target + "' failed: what was written is incomplete (is the disk full?): " +
                            incomplete.what());
-  }
-}
-
-void
-MoveIntoPlace(const std::string & temporary, const std::string & target, bool overwrite)
-{
-  const auto failed = [&](int number) {
-    return OutputWriteError("cannot move '" + temporary + "' to '" + target + "': " + std::strerror(number));
-  };
-  const auto taken = [&] {
-    return OutputInTheWay("'" + target +
-                          "' appeared while this run wrote it (another process writing the same output?); it was "
-                          "not replaced (use --overwrite to replace it)");
-  };
-  if (overwrite)
-  {
-    if (std::rename(temporary.c_str(), target.c_str()) != 0)
-    {
-      throw failed(errno);
-    }
-    return;
-  }
-#ifdef RENAME_NOREPLACE
-  if (renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) == 0)
-  {
-    return;
-  }
-  if (errno == EEXIST || errno == ENOTEMPTY)
-  {
-    throw taken();
-  }
-  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
-  {
-    throw failed(errno);
-  }
-#endif
-  // A file system without RENAME_NOREPLACE: a hard link refuses an existing target as atomically.
-  if (::link(temporary.c_str(), target.c_str()) == 0)
-  {
-    ::unlink(temporary.c_str());
-    return;
-  }
-  if (errno == EEXIST)
-  {
-    throw taken();
-  }
-  // Nor hard links (or a folder): the check and the rename are two steps.
-  std::error_code error;
-  if (fs::exists(target, error) && !(fs::is_directory(target, error) && fs::is_empty(target, error)))
-  {
-    throw taken();
-  }
-  if (std::rename(temporary.c_str(), target.c_str()) != 0)
-  {
-    throw failed(errno);
   }
 }
 

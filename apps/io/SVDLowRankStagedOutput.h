@@ -22,8 +22,9 @@
 // under hidden temporary sibling names and renamed into place by Commit(); if Commit() is never reached, the
 // temporaries are removed.
 
+#include "SVDLowRankImageFileErrors.h"
+
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,18 +32,10 @@ namespace svdlr_io
 {
 
 /** The output path is taken (a non-empty folder, or a file where a folder should go). */
-class OutputInTheWay : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+SVDLR_DECLARE_ERROR(OutputInTheWay, std::runtime_error);
 
 /** Writing an output failed (a full disk, a writer's error): the message names the output, not its temporary. */
-class OutputWriteError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+SVDLR_DECLARE_ERROR(OutputWriteError, std::runtime_error);
 
 /** A hidden name beside `target` in the same folder, unique to this process: dir/.name.partial-PID (PartialNameStart:
  * within 255 bytes for any legal name). */
@@ -153,11 +146,6 @@ TemporaryFileFor(const std::string & target);
 void
 VerifyWrittenFile(const std::string & temporary, const std::string & target);
 
-/** Renames `temporary` to `target`. Without `overwrite` the rename refuses atomically to replace a target that
- * appeared meanwhile (another process writing the same output): it throws OutputInTheWay and leaves both files. */
-void
-MoveIntoPlace(const std::string & temporary, const std::string & target, bool overwrite);
-
 /** Calls `write` with `temporary`, the file that becomes `target` (a StagedFiles entry, or WriteFileAtomically's):
  * ITK's exceptions and our writers' errors become OutputWriteError naming `target`, not its temporary. */
 void
@@ -167,8 +155,9 @@ WriteStagedFile(const std::string &                               temporary,
 
 /** One output file written whole or not at all: removes stale partials of dead processes beside `target`, calls
  * `write` with a temporary name beside it (listed for InterruptCleanup), verifies the file (VerifyWrittenFile)
- * and moves it into place (MoveIntoPlace). On any failure the temporary is removed and the error rethrown, ITK's
- * exceptions as OutputWriteError. */
+ * and moves it into place, without `overwrite` refusing atomically a target that appeared meanwhile (OutputInTheWay,
+ * both files left). On any failure the temporary is removed and the error rethrown, ITK's exceptions as
+ * OutputWriteError. */
 void
 WriteFileAtomically(const std::string &                               target,
                     bool                                              overwrite,
