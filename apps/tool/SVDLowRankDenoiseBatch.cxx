@@ -20,6 +20,7 @@
 #include "SVDLowRankBatchOptions.h"
 #include "SVDLowRankDenoiseRun.h"
 #include "SVDLowRankDenoiseSummary.h"
+#include "SVDLowRankReadableFile.h"
 
 #include <algorithm>
 #include <cmath>
@@ -116,8 +117,7 @@ ReadSeriesList(const std::string & listPath)
 bool
 IsSeriesList(const std::string & path)
 {
-  std::string extension = fs::path(path).extension().string();
-  std::transform(extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string extension = svdlr_io::LowerCase(fs::path(path).extension().string());
   return extension == ".txt" || extension == ".tsv" || extension == ".list";
 }
 

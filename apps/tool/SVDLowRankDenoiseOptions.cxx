@@ -19,6 +19,7 @@
 
 #include "SVDLowRankCommonOptions.h"
 #include "SVDLowRankDenoiseBatch.h"
+#include "SVDLowRankReadableFile.h"
 
 #include "svdlr/Defaults.h"
 #include "svdlr/DenoisePresets.h"
@@ -30,7 +31,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cctype>
 #include <sstream>
 #include <vector>
 
@@ -258,8 +258,7 @@ ParseDenoiseToolOptions(int argc, const char * const argv[])
       ->type_name("EXP")
       ->transform(CLI::Validator(
         [](std::string & text) -> std::string {
-          std::string lower = text;
-          std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+          const std::string lower = svdlr_io::LowerCase(text);
           if (lower != "exp1" && lower != "exp2")
           {
             return "must be exp1 or exp2 (Exp1, Exp2), got '" + text + "'";

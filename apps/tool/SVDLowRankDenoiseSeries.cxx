@@ -138,7 +138,7 @@ ReserveOutputs(const DenoiseToolOptions & options, Outputs & outputs)
     {
       outputs.echoSeries.push_back(temporary);
     }
-    if (output.what != std::string("sidecar") && IsNiftiPath(output.path))
+    if (output.what != std::string("sidecar") && svdlr_io::IsNiftiFileName(output.path))
     {
       outputs.sidecars.emplace_back(output.path, "");
     }
@@ -495,7 +495,7 @@ DenoiseOutputSet(const DenoiseToolOptions & options)
   std::vector<SetOutput> set;
   const auto             add = [&set](const std::string & path, const char * what) {
     set.push_back({ path, what });
-    if (IsNiftiPath(path))
+    if (svdlr_io::IsNiftiFileName(path))
     {
       set.push_back({ SidecarPathFor(path), "sidecar" });
     }

@@ -17,12 +17,12 @@
  *=========================================================================*/
 #include "SVDLowRankProvenance.h"
 
+#include "SVDLowRankReadableFile.h"
 #include "SVDLowRankSha256.h"
 #include "SVDLowRankStagedOutput.h"
 #include "svdlrBuildInfo.h" // SVDLR_VERSION, SVDLR_GIT_DESCRIBE: generated at build time (apps/CMakeLists.txt)
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -211,26 +211,13 @@ SecondsSinceRunStart()
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - TheRunStart().time).count();
 }
 
-bool
-IsNiftiPath(const std::string & path)
-{
-  std::string lower = path;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  const auto endsWith = [&lower](const std::string & end) {
-    return lower.size() >= end.size() && lower.compare(lower.size() - end.size(), end.size(), end) == 0;
-  };
-  return endsWith(".nii") || endsWith(".nii.gz");
-}
-
 std::string
 SidecarPathFor(const std::string & imagePath)
 {
   std::string stem = imagePath;
   for (const std::string end : { ".gz", ".nii" })
   {
-    if (stem.size() >= end.size() && std::equal(end.rbegin(), end.rend(), stem.rbegin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-        }))
+    if (svdlr_io::EndsWithNoCase(stem, end))
     {
       stem.resize(stem.size() - end.size());
     }

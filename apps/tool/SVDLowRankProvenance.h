@@ -84,10 +84,6 @@ JsonText(const Json & document);
 std::string
 SidecarPathFor(const std::string & imagePath);
 
-/** True for .nii and .nii.gz paths (any case). */
-bool
-IsNiftiPath(const std::string & path);
-
 /** Writes JsonText(document) to `path` whole or not at all (svdlr_io::WriteFileAtomically), replacing a file
  * there. Throws when it cannot. */
 void

@@ -18,6 +18,7 @@
 #include "SVDLowRankReconstructOptions.h"
 
 #include "SVDLowRankBatchPipeline.h"
+#include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankNiftiWrite.h"
 #include "SVDLowRankProvenance.h"
 #include "SVDLowRankReconstructRun.h"
@@ -72,11 +73,11 @@ RunBatchTool(const ToolOptions & options)
   batch.compressionLevel = options.batch.compressionLevel;
   batch.threads = options.run.threads;
   batch.companions = [](const std::string & output) { // written by CompleteNiftiOutput: a resume checks it too
-    return IsNiftiPath(output) ? std::vector<std::string>{ SidecarPathFor(output) } : std::vector<std::string>{};
+    return svdlr_io::IsNiftiFileName(output) ? std::vector<std::string>{ SidecarPathFor(output) } : std::vector<std::string>{};
   };
   batch.onVolume = [&options](const svdlr_batch::VolumeResult & result, std::size_t finished, std::size_t total) {
     std::string problem;
-    if (result.status == svdlr_batch::VolumeStatus::Done && IsNiftiPath(result.output))
+    if (result.status == svdlr_batch::VolumeStatus::Done && svdlr_io::IsNiftiFileName(result.output))
     {
       try
       {

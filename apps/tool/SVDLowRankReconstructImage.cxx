@@ -137,7 +137,7 @@ Reconstruct(const TImage *                input,
   {
     text.outputKind = " (" + (sameType ? std::string("same type as the input") : options.outputType) + ")";
   }
-  const bool  sidecar = out.kind == OutputKind::File && IsNiftiPath(out.path);
+  const bool  sidecar = out.kind == OutputKind::File && svdlr_io::IsNiftiFileName(out.path);
   Json        provenance; // the sidecar's and --json's document
   if (sidecar || options.run.json)
   {
@@ -492,9 +492,7 @@ enum class InputKind
 bool
 LooksLikeDicomFile(const std::string & path)
 {
-  std::string extension = fs::path(path).extension().string();
-  for (auto & c : extension)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string extension = svdlr_io::LowerCase(fs::path(path).extension().string());
 #ifdef SVDLR_HAVE_DCMTK
   if (svdlr_io::HasDicomPreamble(path))
     return true;

@@ -21,10 +21,11 @@
 // Where SVDLowRankReconstructImage writes, once the input's kind and dimension are known (the output's kind and
 // path, the figure's path).
 
+#include "SVDLowRankReadableFile.h"
 #include "SVDLowRankReconstructOptions.h"
 
 #include <algorithm>
-#include <cctype>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -66,41 +67,14 @@ StemOf(const std::string & anyPath)
 inline bool
 HasImageFileExtension(const std::string & path)
 {
-  if (path.empty() || path.back() == '/')
-  {
-    return false;
-  }
-  std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
-  for (auto & c : name)
-  {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  for (const char * extension : { ".nii",
-                                  ".nii.gz",
-                                  ".mha",
-                                  ".mhd",
-                                  ".nrrd",
-                                  ".nhdr",
-                                  ".png",
-                                  ".tif",
-                                  ".tiff",
-                                  ".hdr",
-                                  ".img",
-                                  ".img.gz",
-                                  ".vtk",
-                                  ".gipl",
-                                  ".gipl.gz",
-                                  ".jpg",
-                                  ".jpeg",
-                                  ".bmp" })
-  {
-    const std::string e = extension;
-    if (name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0)
-    {
-      return true;
-    }
-  }
-  return false;
+  static const char * const extensions[] = { ".nii", ".nii.gz", ".mha", ".mhd", ".nrrd", ".nhdr", ".png", ".tif",
+                                             ".tiff", ".hdr", ".img", ".img.gz", ".vtk", ".gipl", ".gipl.gz", ".jpg",
+                                             ".jpeg", ".bmp" };
+  const std::string name = path.substr(path.find_last_of('/') + 1); // npos + 1 is 0: the whole path
+  // An empty name (a path ending in '/') or one that is only an extension (".nii") is no file name.
+  return std::any_of(std::begin(extensions), std::end(extensions), [&name](const std::string extension) {
+    return name.size() > extension.size() && svdlr_io::EndsWithNoCase(name, extension);
+  });
 }
 
 /** The file extension a --format name writes, or "" for the folder formats and auto. */
@@ -156,10 +130,8 @@ ResolveOutput(const ToolOptions & options, OutputKind inputKind, unsigned int di
   }
   if (HasImageFileExtension(options.output))
   {
-    std::string lower = options.output;
-    for (auto & c : lower)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (dimension == 3 && lower.size() > 4 && lower.compare(lower.size() - 4, 4, ".png") == 0)
+    // HasImageFileExtension said the name is longer than ".png".
+    if (dimension == 3 && svdlr_io::EndsWithNoCase(options.output, ".png"))
     {
       throw UsageError("a 3D volume cannot be one PNG file: give a folder name for PNG slices (or --format png)");
     }

@@ -84,7 +84,7 @@ PlanOutput(const ToolOptions & options, const std::pair<OutputKind, std::string>
     // Its provenance sidecar and its figure are outputs of its set too, as SVDLowRankDenoiseSeries' are: a re-run
     // that finds only some of them names those missing.
     std::vector<SetOutput> set{ { plan.path, "output" } };
-    if (IsNiftiPath(plan.path))
+    if (svdlr_io::IsNiftiFileName(plan.path))
     {
       set.push_back({ SidecarPathFor(plan.path), "sidecar" });
     }
@@ -96,7 +96,7 @@ PlanOutput(const ToolOptions & options, const std::pair<OutputKind, std::string>
     CheckOutputSetUpFront(set, options.overwrite, options.inputs);
     plan.files = std::make_unique<svdlr_io::StagedFiles>(options.overwrite);
     plan.imageTemporary = plan.files->Add(plan.path); // the first added: renamed last
-    if (IsNiftiPath(plan.path))
+    if (svdlr_io::IsNiftiFileName(plan.path))
     {
       plan.sidecarTemporary = plan.files->Add(SidecarPathFor(plan.path));
     }
