@@ -23,6 +23,7 @@
 // mode (svdlr/Defaults.h says why); this is the one alternative.
 
 #include "itkImage.h"
+#include "SVDLowRankNiftiRead.h"
 #include "SVDLowRankNiftiWrite.h"
 
 #include "itkImageFileWriter.h"
@@ -67,31 +68,12 @@ WriteInComponentType(const TImage *                       image,
                      itk::IOComponentEnum                 component,
                      const svdlr_io::ImageWriteSettings & settings = {})
 {
-  switch (component)
+  if (!svdlr_io::VisitComponentType<unsigned char, signed char, short, unsigned short, int, unsigned int, double>(
+        component, [&](auto pixel) {
+          svdlr_io::WriteImageFile(ConvertPixels<decltype(pixel)>(image).GetPointer(), path, settings);
+        }))
   {
-    case itk::IOComponentEnum::UCHAR:
-      svdlr_io::WriteImageFile(ConvertPixels<unsigned char>(image).GetPointer(), path, settings);
-      return;
-    case itk::IOComponentEnum::CHAR:
-      svdlr_io::WriteImageFile(ConvertPixels<signed char>(image).GetPointer(), path, settings);
-      return;
-    case itk::IOComponentEnum::SHORT:
-      svdlr_io::WriteImageFile(ConvertPixels<short>(image).GetPointer(), path, settings);
-      return;
-    case itk::IOComponentEnum::USHORT:
-      svdlr_io::WriteImageFile(ConvertPixels<unsigned short>(image).GetPointer(), path, settings);
-      return;
-    case itk::IOComponentEnum::INT:
-      svdlr_io::WriteImageFile(ConvertPixels<int>(image).GetPointer(), path, settings);
-      return;
-    case itk::IOComponentEnum::UINT:
-      svdlr_io::WriteImageFile(ConvertPixels<unsigned int>(image).GetPointer(), path, settings);
-      return;
-    case itk::IOComponentEnum::DOUBLE:
-      svdlr_io::WriteImageFile(ConvertPixels<double>(image).GetPointer(), path, settings);
-      return;
-    default:
-      svdlr_io::WriteImageFile(image, path, settings);
+    svdlr_io::WriteImageFile(image, path, settings);
   }
 }
 

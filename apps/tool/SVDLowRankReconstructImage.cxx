@@ -197,19 +197,15 @@ template <unsigned int Dimension>
 int
 ReconstructFileOfType(itk::IOComponentEnum component, const ToolOptions & options, bool scannedUpFront)
 {
-  switch (component)
+  int        result = ExitFailure;
+  const auto reconstruct = [&](auto pixel) {
+    result = ReconstructFile<decltype(pixel), Dimension>(options, scannedUpFront);
+  };
+  if (!svdlr_io::VisitComponentType<unsigned char, short, unsigned short, double>(component, reconstruct))
   {
-    case itk::IOComponentEnum::UCHAR:
-      return ReconstructFile<unsigned char, Dimension>(options, scannedUpFront);
-    case itk::IOComponentEnum::SHORT:
-      return ReconstructFile<short, Dimension>(options, scannedUpFront);
-    case itk::IOComponentEnum::USHORT:
-      return ReconstructFile<unsigned short, Dimension>(options, scannedUpFront);
-    case itk::IOComponentEnum::DOUBLE:
-      return ReconstructFile<double, Dimension>(options, scannedUpFront);
-    default: // other types are processed and written as float
-      return ReconstructFile<float, Dimension>(options, scannedUpFront);
+    reconstruct(float{}); // other types are processed and written as float
   }
+  return result;
 }
 
 // An image file ITK reads: the tool's original input.
@@ -261,19 +257,16 @@ ReconstructPngFolder(const ToolOptions & options, const std::vector<std::string>
   const std::string description = options.Input() + " (" + std::to_string(files.size()) + " PNG slices)";
   try
   {
-    switch (svdlr_io::PngStackComponentType(files))
+    int result = ExitFailure;
+    if (!svdlr_io::VisitComponentType<unsigned char, unsigned short>(
+          svdlr_io::PngStackComponentType(files), [&](auto pixel) {
+            const auto volume = svdlr_io::ReadPngStack<decltype(pixel)>(files);
+            result = Reconstruct(volume.GetPointer(), description, OutputKind::PngStack, options, nullptr);
+          }))
     {
-      case itk::IOComponentEnum::UCHAR: {
-        const auto volume = svdlr_io::ReadPngStack<unsigned char>(files);
-        return Reconstruct(volume.GetPointer(), description, OutputKind::PngStack, options, nullptr);
-      }
-      case itk::IOComponentEnum::USHORT: {
-        const auto volume = svdlr_io::ReadPngStack<unsigned short>(files);
-        return Reconstruct(volume.GetPointer(), description, OutputKind::PngStack, options, nullptr);
-      }
-      default:
-        throw InputError(files.front() + ": PNG slices must be 8- or 16-bit grey");
+      throw InputError(files.front() + ": PNG slices must be 8- or 16-bit grey");
     }
+    return result;
   }
   catch (const svdlr_io::PngStackError & error)
   {
