@@ -216,22 +216,16 @@ ReconstructImageFile(const ToolOptions & options)
   // The raw checks first: an impossible NIfTI header or a corrupt stream is named before ITK's reader guesses at it.
   const bool scannedUpFront = CheckInputFileUpFront(path, "input", true);
   auto io = svdlr_io::CreateCheckedReadImageIO(path); // a PNG checked first: libpng may abort() on a corrupt one
-  if (!io)
-  {
-    throw InputError("cannot read '" + path + "': no ITK reader for this file");
-  }
   try
   {
-    io->SetFileName(path);
-    io->ReadImageInformation();
+    if (const auto why = svdlr_io::WhyHeaderUnreadable(io, path))
+    {
+      throw InputError("cannot read '" + path + "': " + *why);
+    }
   }
   catch (const svdlr_io::PngStackError & error)
   {
     throw InputError(error.what());
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    throw InputError("cannot read '" + path + "': " + error.GetDescription());
   }
   if (io->GetNumberOfComponents() != 1)
   {

@@ -198,18 +198,9 @@ itk::ImageIOBase::Pointer
 ReadImageHeader(const std::string & path, const char * what)
 {
   const auto io = svdlr_io::CreateReadImageIO(path); // a NIfTI file: ITK's reader, its pixels from the bytes kept
-  if (!io)
+  if (const auto why = svdlr_io::WhyHeaderUnreadable(io, path))
   {
-    throw InputError(std::string("cannot read the ") + what + " '" + path + "': no ITK reader for this file");
-  }
-  try
-  {
-    io->SetFileName(path);
-    io->ReadImageInformation();
-  }
-  catch (const itk::ExceptionObject & error)
-  {
-    throw InputError(std::string("cannot read the ") + what + " '" + path + "': " + error.GetDescription());
+    throw InputError(std::string("cannot read the ") + what + " '" + path + "': " + *why);
   }
   return io;
 }
