@@ -20,6 +20,8 @@
 
 // What the tools' exit codes mean, and the errors that lead to them, for every tool of apps/tool.
 
+#include "SVDLowRankImageFileErrors.h" // SVDLR_DECLARE_ERROR, light: <stdexcept> alone
+
 #include <stdexcept>
 
 namespace svdlr_tools
@@ -46,18 +48,10 @@ ExitCodeTable()
 }
 
 /** A bad command line: exit code 2. */
-class UsageError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+SVDLR_DECLARE_ERROR(UsageError, std::runtime_error);
 
 /** An input that cannot be read or is not supported: exit code 3. */
-class InputError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
+SVDLR_DECLARE_ERROR(InputError, std::runtime_error);
 
 } // namespace svdlr_tools
 
