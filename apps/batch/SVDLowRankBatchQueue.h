@@ -22,15 +22,17 @@
 // producer has said it is done and the queue is empty. The queue itself does not bound its length: the
 // volumes it carries hold buffers leased from the HostBufferPool, and the pool's byte budget is the bound.
 
-#include <condition_variable>
+#include <oneapi/tbb/concurrent_queue.h>
+
+#include <atomic>
 #include <cstddef>
-#include <deque>
-#include <mutex>
 #include <optional>
 
 namespace svdlr_batch
 {
 
+/** The end is one empty optional, pushed by the last producer done (so behind every item) and put back by each consumer
+ * that pops it: consumers are not counted (the workers are not known when the readers start). At least one producer. */
 template <typename T>
 class WorkQueue
 {
@@ -42,44 +44,35 @@ public:
   void
   Push(T item)
   {
-    {
-      const std::lock_guard<std::mutex> lock(m_Mutex);
-      m_Items.push_back(std::move(item));
-    }
-    m_Changed.notify_one();
+    m_Items.push(std::optional<T>(std::move(item)));
   }
 
   /** One producer has pushed its last item; when all have, waiting consumers get an empty optional. */
   void
   ProducerDone()
   {
+    if (--m_Producers == 0)
     {
-      const std::lock_guard<std::mutex> lock(m_Mutex);
-      --m_Producers;
+      m_Items.push(std::nullopt);
     }
-    m_Changed.notify_all();
   }
 
   /** The next item, or nothing once every producer is done and the queue is empty. */
   std::optional<T>
   Pop()
   {
-    std::unique_lock<std::mutex> lock(m_Mutex);
-    m_Changed.wait(lock, [&] { return !m_Items.empty() || m_Producers == 0; });
-    if (m_Items.empty())
+    std::optional<T> item;
+    m_Items.pop(item);
+    if (!item)
     {
-      return std::nullopt;
+      m_Items.push(std::nullopt);
     }
-    std::optional<T> item(std::move(m_Items.front()));
-    m_Items.pop_front();
     return item;
   }
 
 private:
-  std::mutex              m_Mutex;
-  std::condition_variable m_Changed;
-  std::deque<T>           m_Items;
-  std::size_t             m_Producers;
+  tbb::concurrent_bounded_queue<std::optional<T>> m_Items;
+  std::atomic<std::size_t>                        m_Producers;
 };
 
 } // namespace svdlr_batch

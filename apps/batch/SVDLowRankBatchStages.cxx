@@ -323,7 +323,7 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
   {
     // No worker will come: the readers stop after the series they hold, whose buffers go back as they are dropped.
     next = todo.size();
-    while (toWork.Pop())
+    while (!threads.empty() && toWork.Pop()) // no readers (nothing to do): no end will come
     {
     }
     for (auto & thread : threads)

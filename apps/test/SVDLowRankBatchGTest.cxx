@@ -202,6 +202,8 @@ TEST(SVDLowRankBatchBackend, NamedDevicesAreCheckedAndAutoFallsBackToTheCpuWithA
   EXPECT_THROW(ResolveBackend(options, backend, devices, notes), svdlr::Error);
   options.devices.clear();
   EXPECT_THROW(ResolveBackend(options, backend, devices, notes), svdlr::Error);
+  // With nothing to do (no reader started) the run still ends with that error.
+  EXPECT_THROW(RunBatch({}, "unused", options), svdlr::Error);
 }
 
 #ifdef SVDLR_COLIN27_NII
