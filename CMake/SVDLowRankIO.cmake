@@ -39,13 +39,14 @@ function(svdlr_add_io_core engine)
     ${SVDLR_BATCH_DIR}/SVDLowRankBatchBuffers.cxx
     ${SVDLR_BATCH_DIR}/SVDLowRankBatchInputs.cxx
     ${SVDLR_BATCH_DIR}/SVDLowRankBatchStages.cxx)
-  target_include_directories(SVDLowRankIOCore PUBLIC ${SVDLR_IO_DIR} ${SVDLR_BATCH_DIR}
-    PRIVATE ${SVDLR_LIBDEFLATE_INCLUDE_DIR} ${SVDLR_TBB_INCLUDE_DIR})
+  # oneTBB's headers are public: SVDLowRankParallelChunks.h and SVDLowRankBatchQueue.h are templates over them.
+  target_include_directories(SVDLowRankIOCore PUBLIC ${SVDLR_IO_DIR} ${SVDLR_BATCH_DIR} ${SVDLR_TBB_INCLUDE_DIR}
+    PRIVATE ${SVDLR_LIBDEFLATE_INCLUDE_DIR})
   target_compile_features(SVDLowRankIOCore PUBLIC cxx_std_17)
   # Position-independent: the Python extension is a shared object.
   set_target_properties(SVDLowRankIOCore PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_link_libraries(SVDLowRankIOCore PUBLIC ${engine} Threads::Threads
-    PRIVATE ${SVDLR_LIBDEFLATE_LIBRARY} ZLIB::ZLIB ${SVDLR_TBB_LIBRARY}) # oneTBB: SVDLowRankEngine.cmake finds it
+    PRIVATE ${SVDLR_LIBDEFLATE_LIBRARY} ZLIB::ZLIB ${SVDLR_TBB_LIBRARY}) # oneTBB: SVDLowRankReconstructionEngine.cmake finds it
   if(SVDLR_ISAL_FOUND)
     target_compile_definitions(SVDLowRankIOCore PRIVATE SVDLR_HAVE_ISAL=1)
     target_include_directories(SVDLowRankIOCore PRIVATE ${SVDLR_ISAL_INCLUDE_DIR})

@@ -32,14 +32,20 @@ namespace svdlr_batch
 {
 
 /** The end is one empty optional, pushed by the last producer done (so behind every item) and put back by each consumer
- * that pops it: consumers are not counted (the workers are not known when the readers start). At least one producer. */
+ * that pops it: consumers are not counted (the workers are not known when the readers start). With no producer the
+ * end is there from the start. */
 template <typename T>
 class WorkQueue
 {
 public:
   explicit WorkQueue(std::size_t producers)
     : m_Producers(producers)
-  {}
+  {
+    if (producers == 0)
+    {
+      m_Items.push(std::nullopt);
+    }
+  }
 
   void
   Push(T item)

@@ -277,7 +277,8 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
 
   HostBufferPool          pool(options.memoryBudget > 0 ? options.memoryBudget : DefaultBudget(job.LeasesBuffers()),
                                gpuAskedFor && job.LeasesBuffers());
-  WorkQueue<InFlight>      toWork(summary.readers);
+  const unsigned           readerThreads = todo.empty() ? 0u : summary.readers;
+  WorkQueue<InFlight>      toWork(readerThreads);
   std::atomic<std::size_t> next{ 0 };
 
   // The first series, one for each worker asked for, are read before the other readers start: alone they get all
@@ -311,7 +312,7 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
     toWork.ProducerDone();
   };
   std::vector<std::thread> threads;
-  for (unsigned r = 0; r < (todo.empty() ? 0u : summary.readers); ++r)
+  for (unsigned r = 0; r < readerThreads; ++r)
   {
     threads.emplace_back(reader, r);
   }
@@ -323,7 +324,7 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
   {
     // No worker will come: the readers stop after the series they hold, whose buffers go back as they are dropped.
     next = todo.size();
-    while (!threads.empty() && toWork.Pop()) // no readers (nothing to do): no end will come
+    while (toWork.Pop())
     {
     }
     for (auto & thread : threads)

@@ -133,7 +133,7 @@ CheckGrid(const TArray & array, const std::vector<std::size_t> & grid, const cha
   if (shape != grid)
   {
     ThrowValueError(std::string(name) + " has shape " + ShapeText(shape) + ", but the series' spatial shape is " +
-                    ShapeText(grid) + " (its axes other than volume_axis, in array order)");
+                    ShapeText(grid) + " (its axes other than the volume axis, in array order)");
   }
 }
 

@@ -445,8 +445,9 @@ SmallEigenSolver::RunEigenvectors(const Arguments & arguments, cudaStream_t stre
   // Shared memory: the most threads a block, up to kScalarThreads, that leave room for two blocks an SM. One thread
   // takes 68 n bytes, 17 KB at n = 256: always within a block's shared memory (48 KB on every GPU).
   const std::size_t perThread = SharedEigenvectorBytesPerThread(n);
+  const auto        sharedLimit = static_cast<std::size_t>(SharedMemoryLimit());
   int               sharedThreads = kScalarThreads;
-  while (sharedThreads > 1 && sharedThreads * perThread > static_cast<std::size_t>(SharedMemoryLimit()) / 2)
+  while (sharedThreads > 1 && sharedThreads * perThread > sharedLimit / 2)
   {
     sharedThreads /= 2;
   }

@@ -194,8 +194,8 @@ protected:
 
 // Every stage-1 kernel's shapes on the H100: the fused kernel's lanes hold 1 (8, 31), 2 (33), 3 (65), 4 (100), 5
 // (150) and 6 (165) rows of the whole matrix, then 6 rows of the packed lower triangle (170; 7 at n = 200 below);
-// past n = 223 the packed three-barrier kernel, and past n = 237 the global kernel (256).
-const std::vector<std::size_t> kSides{ 8, 31, 33, 65, 100, 150, 165, 170, 256 };
+// past n = 223 the packed three-barrier kernel (230), and past n = 237 the global kernel (256).
+const std::vector<std::size_t> kSides{ 8, 31, 33, 65, 100, 150, 165, 170, 230, 256 };
 
 std::size_t
 CountFor(std::size_t n)
