@@ -40,10 +40,6 @@
 #  include <cuda_runtime.h>
 #endif
 
-using svdlr_bench::Median;
-using svdlr_bench::ReadRaw;
-using svdlr_bench::WriteRaw;
-
 namespace
 {
 
@@ -73,11 +69,7 @@ Parse(int argc, char * argv[])
   for (int i = 1; i < argc; ++i)
   {
     const std::string flag = argv[i];
-    if (i + 1 >= argc)
-    {
-      Usage(flag + " needs a value");
-    }
-    const std::string value = argv[++i];
+    const std::string value = svdlr_bench::NextValue(argc, argv, i, Usage);
     const auto        number = [&]() { return static_cast<std::size_t>(std::stoull(value)); };
     if (flag == "--input")
       a.input = value;
@@ -226,13 +218,8 @@ main(int argc, char * argv[])
          << "\", \"solver\": \"" << svdlr::ToString(report.solver)
          << "\", \"memory\": \"" << (args.pinned ? "pinned" : "pageable") << "\", \"count\": " << args.count
          << ", \"rows\": " << args.rows << ", \"cols\": " << args.cols << ", \"rank\": " << args.rank
-         << ", \"slices_redone\": " << report.slicesRedone << ", \"median_ms\": " << Median(times)
-         << ", \"times_ms\": [";
-    for (std::size_t i = 0; i < times.size(); ++i)
-    {
-      json << (i ? ", " : "") << times[i];
-    }
-    json << "]}";
+         << ", \"slices_redone\": " << report.slicesRedone << ", "
+         << svdlr_bench::JsonTimes(times, "ms", false) << "}";
     std::cout << json.str() << std::endl;
     if (!args.json.empty())
     {

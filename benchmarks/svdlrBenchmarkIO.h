@@ -18,11 +18,13 @@
 #ifndef svdlrBenchmarkIO_h
 #define svdlrBenchmarkIO_h
 
-// What the benchmark programs share: raw little-endian arrays in and out, and the median of repeated timings.
+// What the benchmark programs share: raw little-endian arrays in and out, their options' values, and repeated
+// timings with their JSON.
 
 #include <algorithm>
 #include <cstddef>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -60,6 +62,37 @@ Median(std::vector<double> values)
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/** The value after argv[i] (i moves onto it); `usage(OPTION + " needs a value")` where there is none. */
+template <typename UsageFunction>
+std::string
+NextValue(int argc, char * argv[], int & i, UsageFunction usage)
+{
+  if (i + 1 >= argc)
+  {
+    usage(std::string(argv[i]) + " needs a value");
+  }
+  return argv[++i];
+}
+
+/** `"median_UNIT": m, ["min_UNIT": n, ]"times_UNIT": [t, ...]`: the timings in a program's JSON line. */
+inline std::string
+JsonTimes(const std::vector<double> & times, const std::string & unit, bool withMinimum)
+{
+  std::ostringstream json;
+  json << "\"median_" << unit << "\": " << Median(times);
+  if (withMinimum)
+  {
+    json << ", \"min_" << unit << "\": " << *std::min_element(times.begin(), times.end());
+  }
+  json << ", \"times_" << unit << "\": [";
+  for (std::size_t i = 0; i < times.size(); ++i)
+  {
+    json << (i ? ", " : "") << times[i];
+  }
+  json << "]";
+  return json.str();
 }
 
 } // namespace svdlr_bench

@@ -35,7 +35,6 @@
 #include <string>
 #include <vector>
 
-using svdlr_bench::Median;
 using svdlr_bench::ReadRaw;
 using svdlr_bench::WriteRaw;
 
@@ -97,13 +96,7 @@ Arguments
 Parse(int argc, char * argv[])
 {
   Arguments  a;
-  const auto value = [&](int & i, const std::string & flag) -> std::string {
-    if (i + 1 >= argc)
-    {
-      Usage(flag + " needs a value");
-    }
-    return argv[++i];
-  };
+  const auto value = [&](int & i, const std::string &) { return svdlr_bench::NextValue(argc, argv, i, Usage); };
   for (int i = 1; i < argc; ++i)
   {
     const std::string flag = argv[i];
@@ -236,15 +229,10 @@ main(int argc, char * argv[])
          << "], \"aggregation\": \""
          << svdlr::AggregationName(args.aggregation) << "\", \"shrinkage\": \"" << svdlr::ShrinkageName(report.shrinkage)
          << "\", \"policy\": \"" << args.policyName << "\", \"masked\": " << (mask.empty() ? "false" : "true")
-         << ", \"patches\": " << report.patches << ", \"repeat\": " << args.repeat
-         << ", \"median_s\": " << Median(times) << ", \"min_s\": " << *std::min_element(times.begin(), times.end())
-         << ", \"times_s\": [";
-    for (std::size_t i = 0; i < times.size(); ++i)
-    {
-      json << (i ? ", " : "") << times[i];
-    }
+         << ", \"patches\": " << report.patches << ", \"repeat\": " << args.repeat << ", "
+         << svdlr_bench::JsonTimes(times, "s", true);
     const auto & steps = report.magnitudeSeconds; // of the last repeat
-    json << "], \"magnitude_model\": \"" << svdlr::MagnitudeNoiseName(report.magnitudeNoise)
+    json << ", \"magnitude_model\": \"" << svdlr::MagnitudeNoiseName(report.magnitudeNoise)
          << "\", \"magnitude_steps_s\": {\"sigma_pass\": " << steps.sigmaPass << ", \"stabilise\": " << steps.stabilise
          << ", \"denoise\": " << steps.denoise << ", \"inverse\": " << steps.inverse << "}, \"stride\": "
          << report.patchStride << ", \"notes\": \"";

@@ -37,9 +37,7 @@
 #include <string>
 #include <vector>
 
-using svdlr_bench::Median;
 using svdlr_bench::ReadRaw;
-using svdlr_bench::WriteRaw;
 
 namespace
 {
@@ -75,13 +73,7 @@ Arguments
 Parse(int argc, char * argv[])
 {
   Arguments  a;
-  const auto value = [&](int & i) -> std::string {
-    if (i + 1 >= argc)
-    {
-      Usage(std::string(argv[i]) + " needs a value");
-    }
-    return argv[++i];
-  };
+  const auto value = [&](int & i) { return svdlr_bench::NextValue(argc, argv, i, Usage); };
   for (int i = 1; i < argc; ++i)
   {
     const std::string flag = argv[i];
@@ -232,13 +224,8 @@ Json(const std::string & name, const Arguments & a, const Run & run, const Agree
        << (a.aggregation == svdlr::PatchAggregation::CentreVoxel ? "centre" : "overlap")
        << "\", \"shrinkage\": \"" << svdlr::ShrinkageName(a.shrinkage)
        << "\", \"device_memory_limit\": " << a.deviceMemoryLimit << ", \"device_bytes\": " << run.deviceBytes
-       << ", \"patches\": " << run.patches << ", \"median_s\": " << Median(run.seconds)
-       << ", \"min_s\": " << *std::min_element(run.seconds.begin(), run.seconds.end()) << ", \"times_s\": [";
-  for (std::size_t i = 0; i < run.seconds.size(); ++i)
-  {
-    json << (i ? ", " : "") << run.seconds[i];
-  }
-  json << "], \"plan\": {\"slabs\": " << t.slabs << ", \"batches\": " << t.batches << ", \"batch\": " << t.batchSize
+       << ", \"patches\": " << run.patches << ", " << svdlr_bench::JsonTimes(run.seconds, "s", true)
+       << ", \"plan\": {\"slabs\": " << t.slabs << ", \"batches\": " << t.batches << ", \"batch\": " << t.batchSize
        << ", \"centre_planes\": " << t.centrePlanesPerSlab << ", \"cusolver\": " << (t.usedCusolver ? "true" : "false")
        << ", \"gemm_gram\": " << (t.usedGemmGram ? "true" : "false") << "}";
   const auto agreement = [&](const char * key, const Agreement * g) {
