@@ -12,15 +12,10 @@
 #   denoise-batch the denoiser's batch mode: 20 DWI subjects on --devices 0 and 0,1, and dwidenoise on 3 of them
 #   python        builds the Python extension there and times it against the C++ engine
 #   bids-app      the BIDS App over 20 dwi subjects: 1 and 2 GPUs in one process and through Dask, against dwidenoise
-#   gunzip        the .nii.gz read's decompression: libdeflate, ISA-L, ours and rapidgzip on one member and on our
-#                 own output, and the verdict whether ours stays (gunzip_compare.py)
-#   magnitude     the automatic magnitude model's cost on the GPU, step by step (MAGNITUDE_SIZES), against the run
-#                 without it, the CUDA backend's trace of the run without it (its plan), and that run under
-#                 each device memory limit of MAGNITUDE_LIMITS
-#   wheel         the CUDA wheel (the bundle's whl-cuda/) installed beside the machine's NVIDIA runtime wheels, no CUDA
-#                 toolkit on the library path: a phantom denoised through it against the bundle's tool (wheel_on_gpu.py)
-#   large         long series (LARGE_SIZES): ours at its defaults on the GPU and the CPU, dwidenoise on a slab, and
-#                 ours dense (--stride 1) on the GPU for the PSNR the default's subsampled centres give up
+#   gunzip        the .nii.gz read's decompression: libdeflate, ISA-L, ours and rapidgzip, and whether ours stays
+#   magnitude     the automatic magnitude model's cost on the GPU, its plan, and under device memory limits
+#   wheel         the CUDA wheel beside the machine's NVIDIA runtime wheels: a phantom against the bundle's tool
+#   large         long series (LARGE_SIZES): ours on the GPU and the CPU, dwidenoise on a slab, ours dense
 # Everything goes to a work folder; $OUT gets summary.md (every stage's lines and times), details.tar.gz (logs and
 # results) and the denoising figure when made: a device call brings back only a few files.
 set -uo pipefail
@@ -127,29 +122,36 @@ stage_bench() {
   tail -9 "$dir/bench.log" | tee -a "$summary"
 }
 
+# end_to_end SIZE NAME LINES ARGS...: denoise/end_to_end.py on the phantom of SIZE into NAME.{json,md,log}; its table
+# (or the log's last LINES lines) into the summary.
+end_to_end() {
+  local size=$1 name=$2 lines=$3; shift 3
+  # shellcheck disable=SC2086 # the size's four numbers
+  python3 "$root/benchmarks/denoise/end_to_end.py" --size ${size//x/ } --work "$work/data/$size" \
+    --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" "$@" --json "$dir/$name.json" \
+    --markdown "$dir/$name.md" > "$dir/$name.log" 2>&1
+  [ -f "$dir/$name.md" ] && tee -a "$summary" < "$dir/$name.md" || tail -"$lines" "$dir/$name.log" | tee -a "$summary"
+}
+
+# budget_share BUDGET RUNS: an equal share of what is left of BUDGET seconds (from the call's start) for RUNS runs, so
+# that the last one is not starved.
+budget_share() { echo $(( ($1 - ($(date +%s) - started)) / $2 )); }
+
 stage_denoise() {
-  # DENOISE_SIZES names one or more (issue 20's are 96x96x60x65 and 112x112x72x91, a call each with every row).
-  # Each size gets an equal share of what is left of DENOISE_BUDGET, so that the last one is not starved.
-  # The 200-volume series: DENOISE_SIZES=176x176x120x200 DENOISE_DWIDENOISE_SLICES=8 DENOISE_ENGINE_REPEAT=1
-  # DENOISE_ROWS=ours-gpu:all:whole,dwidenoise:all:whole (dwidenoise on a slab, extrapolated: end_to_end.py says so);
-  # DENOISE_NO_ENGINE=1 leaves out the memory-to-memory engine rows (a minute at that size).
-  local sizes=(${DENOISE_SIZES:-96x96x60x65}) left engine=$bin/svdlrDenoiseBenchmark
+  # DENOISE_SIZES names one or more (96x96x60x65 and 112x112x72x91: a call each with every row), each given a share of
+  # DENOISE_BUDGET. The 200-volume series: DENOISE_SIZES=176x176x120x200 DENOISE_DWIDENOISE_SLICES=8
+  # DENOISE_ENGINE_REPEAT=1 DENOISE_ROWS=ours-gpu:all:whole,dwidenoise:all:whole (dwidenoise on a slab, extrapolated:
+  # end_to_end.py says so); DENOISE_NO_ENGINE=1 leaves out the memory-to-memory engine rows (a minute at that size).
+  local sizes=(${DENOISE_SIZES:-96x96x60x65}) i engine=$bin/svdlrDenoiseBenchmark
   [ -z "${DENOISE_NO_ENGINE:-}" ] || engine=""
-  left=${#sizes[@]}
-  for size in "${sizes[@]}"; do
-    read -r nx ny nz nv <<< "${size//x/ }"
-    local share=$(( (${DENOISE_BUDGET:-560} - ($(date +%s) - started)) / left ))
-    left=$(( left - 1 ))
-    python3 "$root/benchmarks/denoise/end_to_end.py" --size "$nx" "$ny" "$nz" "$nv" --work "$work/data/$size" \
-      --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" \
-      --engine "$engine" \
-      --dwidenoise "$bin/dwidenoise" --one-core-slices "${DENOISE_ONE_CORE_SLICES:-12}" \
-      --dwidenoise-slices "${DENOISE_DWIDENOISE_SLICES:-0}" --engine-repeat "${DENOISE_ENGINE_REPEAT:-3}" \
-      ${DENOISE_ROWS:+--rows "$DENOISE_ROWS"} "--ours-args=${DENOISE_OURS_ARGS:-}" \
-      "--dwidenoise-args=${DENOISE_DWIDENOISE_ARGS:-}" \
-      --budget "$share" ${DENOISE_GPU_ENGINE_ONLY:+--no-cpu-engine} \
-      --json "$dir/$size.json" --markdown "$dir/$size.md" > "$dir/$size.log" 2>&1
-    [ -f "$dir/$size.md" ] && tee -a "$summary" < "$dir/$size.md" || tail -5 "$dir/$size.log" | tee -a "$summary"
+  for i in "${!sizes[@]}"; do
+    size=${sizes[$i]}
+    end_to_end "$size" "$size" 5 --engine "$engine" --dwidenoise "$bin/dwidenoise" \
+      --one-core-slices "${DENOISE_ONE_CORE_SLICES:-12}" --dwidenoise-slices "${DENOISE_DWIDENOISE_SLICES:-0}" \
+      --engine-repeat "${DENOISE_ENGINE_REPEAT:-3}" ${DENOISE_ROWS:+--rows "$DENOISE_ROWS"} \
+      "--ours-args=${DENOISE_OURS_ARGS:-}" "--dwidenoise-args=${DENOISE_DWIDENOISE_ARGS:-}" \
+      --budget "$(budget_share "${DENOISE_BUDGET:-560}" $(( ${#sizes[@]} - i )))" \
+      ${DENOISE_GPU_ENGINE_ONLY:+--no-cpu-engine}
     cp "$work/data/$size/end_to_end.log" "$dir/$size-commands.log" 2>/dev/null
     rm -f "$work/data/$size"/*_out.nii.gz "$work/data/$size"/*_sigma.nii.gz # disk: up to a GB per size
   done
@@ -189,7 +191,7 @@ stage_denoise-kernels() {
   # The same as cuda-bench's first row within a 256 MiB device memory limit: many slabs, small batches.
   one cuda-bench-limit 100 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series.f32" "${size[@]}" --repeat 2 \
     --cusolver-repeat 0 --device-memory-limit 256M --reference "$data/cpu.f32" --reference-rank "$data/cpu.u16"
-  # 200 volumes (7x7x7 patches, Gram matrices of 200 x 200: issue 20's many-volume case) on a small series, where
+  # 200 volumes (7x7x7 patches, Gram matrices of 200 x 200: the many-volume case) on a small series, where
   # stage 1 keeps the packed lower triangle in shared memory.
   python3 "$root/benchmarks/make_denoise_series.py" "$data/series200.f32" --size 40 40 24 200
   one cuda-bench-200 120 "$bin/svdlrDenoiseCudaBenchmark" --input "$data/series200.f32" --size 40 40 24 200 \
@@ -269,7 +271,7 @@ stage_batch() {
     ".nii ${loop[nii]}; batch CPU .nii.gz $cpu_gz, .nii $cpu_nii"
 }
 
-# The denoiser's batch mode (docs/batch.md, issue 22): SUBJECTS (20) DWI series of DENOISE_BATCH_SIZE (96x96x60x65)
+# The denoiser's batch mode (docs/batch.md): SUBJECTS (20) DWI series of DENOISE_BATCH_SIZE (96x96x60x65)
 # as int16 .nii.gz, SVDLowRankDenoiseSeries --batch with --devices 0 and, where there are two GPUs, 0,1; dwidenoise
 # -nthreads 16 on DWIDENOISE_SUBJECTS (3) of them, its time per subject scaled to all. Targets: two GPUs >= 1.8x
 # one; one GPU >= 8x dwidenoise on 16 cores over the same subjects, end to end.
@@ -337,24 +339,9 @@ stage_gunzip() {
   mkdir -p "$data"
   for case in ${GUNZIP_CASES:-96x96x60x65:float32}; do
     size=${case%%:*} kind=${case##*:} name=phantom${size}_$kind
-    if [ ! -f "$data/$name.nii.gz" ]; then
-      # shellcheck disable=SC2046 # the four sizes, as four arguments
-      python3 "$root/benchmarks/make_denoise_series.py" "$data/series.f32" --size $(tr x ' ' <<< "$size") &&
-        python3 -c '
-import gzip, sys
-import nibabel as nib, numpy as np
-raw, out, size, kind = sys.argv[1:]
-series = np.fromfile(raw, dtype="<f4").reshape([int(n) for n in size.split("x")][::-1]).transpose()
-if kind == "int16":
-    series = np.clip(np.rint(series), -32768, 32767).astype(np.int16)
-nib.save(nib.Nifti1Image(series, np.eye(4)), out[:-3])
-with open(out[:-3], "rb") as f:
-    payload = f.read()
-with open(out, "wb") as f:
-    f.write(gzip.compress(payload, compresslevel=6))  # one member, as gzip -6 writes it
-' "$data/series.f32" "$data/$name.nii.gz" "$size" "$kind" > "$dir/make-$name.log" 2>&1
-      rm -f "$data/series.f32" "$data/$name.nii"
-    fi
+    # shellcheck disable=SC2046,SC2086 # the size's four numbers; --int16 or nothing
+    [ -f "$data/$name.nii.gz" ] || python3 "$root/benchmarks/make_denoise_series.py" "$data/$name.nii.gz" \
+      --size ${size//x/ } $([ "$kind" = int16 ] && echo --int16) > "$dir/make-$name.log" 2>&1
     # The tool reads the one-member file and writes its own (the denoised series, our members); then reads that.
     for file in "$name" "${name}_own"; do
       for run in 1 2; do
@@ -433,35 +420,26 @@ stage_wheel() {
 }
 
 stage_large() {
-  # The long series that studies acquire (30-300 volumes for diffusion, 300-1,000 for fMRI): each size an equal share
-  # of LARGE_BUDGET. Past 100 volumes dwidenoise runs on LARGE_DWIDENOISE_SLICES central slices and is extrapolated
-  # (end_to_end.py);
-  # LARGE_ROWS and LARGE_DENSE=0 trim a call that would not fit; LARGE_ROUNDS runs the rows again, for a median.
-  local sizes=(${LARGE_SIZES:-64x64x40x500 176x176x120x200 96x96x60x1000}) left share
-  left=${#sizes[@]}
-  for size in "${sizes[@]}"; do
-    read -r nx ny nz nv <<< "${size//x/ }"
-    share=$(( (${LARGE_BUDGET:-560} - ($(date +%s) - started)) / left ))
-    left=$(( left - 1 ))
-    local rows=${LARGE_ROWS:-ours-gpu:all:whole,ours-gpu:all:mask,ours-cpu:all:whole,ours-cpu:all:mask,dwidenoise:all:whole,dwidenoise:all:mask}
-    local rounds=${LARGE_ROUNDS:-1} round name # rounds > 1: the rows again on the same phantom, interleaved
+  # The long series that studies acquire (30-300 volumes for diffusion, 300-1,000 for fMRI): each size a share of
+  # LARGE_BUDGET. Past 100 volumes dwidenoise runs on LARGE_DWIDENOISE_SLICES central slices and is extrapolated
+  # (end_to_end.py); LARGE_ROWS and LARGE_DENSE=0 trim a call that would not fit; LARGE_ROUNDS runs the rows again on
+  # the same phantom, interleaved, for a median.
+  local sizes=(${LARGE_SIZES:-64x64x40x500 176x176x120x200 96x96x60x1000}) i share round name rounds=${LARGE_ROUNDS:-1}
+  local rows=${LARGE_ROWS:-ours-gpu:all:whole,ours-gpu:all:mask,ours-cpu:all:whole,ours-cpu:all:mask,dwidenoise:all:whole,dwidenoise:all:mask}
+  for i in "${!sizes[@]}"; do
+    size=${sizes[$i]}
+    share=$(budget_share "${LARGE_BUDGET:-560}" $(( ${#sizes[@]} - i )))
     for round in $(seq 1 "$rounds"); do
       name=$size$([ "$rounds" -gt 1 ] && echo "-round$round")
       [ "$rounds" -gt 1 ] && note "round $round of $rounds:"
-      python3 "$root/benchmarks/denoise/end_to_end.py" --size "$nx" "$ny" "$nz" "$nv" --work "$work/data/$size" \
-        --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" --engine "" --dwidenoise "$bin/dwidenoise" \
-        --dwidenoise-slices "$([ "$nv" -gt 100 ] && echo "${LARGE_DWIDENOISE_SLICES:-12}" || echo 0)" \
-        --rows "$rows" --budget "$(( share * 3 / 4 / rounds ))" \
-        --json "$dir/$name.json" --markdown "$dir/$name.md" > "$dir/$name.log" 2>&1
-      [ -f "$dir/$name.md" ] && tee -a "$summary" < "$dir/$name.md" || tail -5 "$dir/$name.log" | tee -a "$summary"
+      end_to_end "$size" "$name" 5 --engine "" --dwidenoise "$bin/dwidenoise" --rows "$rows" \
+        --dwidenoise-slices "$([ "${size##*x}" -gt 100 ] && echo "${LARGE_DWIDENOISE_SLICES:-12}" || echo 0)" \
+        --budget "$(( share * 3 / 4 / rounds ))"
     done
     if [ "${LARGE_DENSE:-1}" = 1 ]; then # the dense run the default's PSNR is held to (within 0.1 dB)
-      python3 "$root/benchmarks/denoise/end_to_end.py" --size "$nx" "$ny" "$nz" "$nv" --work "$work/data/$size" \
-        --colin27 "$bundle/data" --tool "$bin/SVDLowRankDenoiseSeries" --engine "" --rows ours-gpu:all:whole \
-        --ours-args="--stride 1" --budget "$(( share / 4 ))" --json "$dir/$size-dense.json" \
-        --markdown "$dir/$size-dense.md" > "$dir/$size-dense.log" 2>&1
       note "dense (--stride 1):"
-      [ -f "$dir/$size-dense.md" ] && tee -a "$summary" < "$dir/$size-dense.md" || tail -3 "$dir/$size-dense.log" | tee -a "$summary"
+      end_to_end "$size" "$size-dense" 3 --engine "" --rows ours-gpu:all:whole --ours-args="--stride 1" \
+        --budget "$(( share / 4 ))"
     fi
     rm -rf "$work/data/$size" # disk: up to several GB per size
   done

@@ -8,10 +8,14 @@ D = 3.0e-3 mm^2/s), grey matter (isotropic, 0.8e-3) and white matter along three
 5 b=0 volumes, then b=1000 and b=2000 shells along random directions (65 volumes for the default size). S0 = 1000
 inside, 0 outside; Gaussian noise of sigma (default 20: SNR 50 at b=0) everywhere, as in magnitude data far above
 the noise floor; with --magnitude, the magnitude of complex Gaussian noise instead (Rician, non-negative, so that
-the tools' automatic magnitude model applies). Deterministic for a given --seed. Usage:
+the tools' automatic magnitude model applies). Deterministic for a given --seed. An OUT ending in .nii.gz gets the
+series as NIfTI (float32, or int16 with --int16) in one gzip member at zlib level 6, as scanners, dcm2niix and
+`gzip -6` write it. Usage:
     make_denoise_series.py OUT.f32 [--size 96 96 60 65] [--sigma 20] [--seed 1] [--magnitude] [--clean CLEAN.f32]
+    make_denoise_series.py OUT.nii.gz [--int16] [same options]
 """
 import argparse
+import gzip
 
 import numpy as np
 
@@ -51,6 +55,15 @@ def series(nx, ny, nz, nv, sigma, seed, magnitude=False):
     return noisy, signal
 
 
+def write_nifti_gz(path, noisy, int16):
+    import nibabel as nib
+
+    data = noisy.transpose()  # (x, y, z, volume)
+    data = np.clip(np.rint(data), -32768, 32767).astype(np.int16) if int16 else data
+    with open(path, "wb") as f:
+        f.write(gzip.compress(nib.Nifti1Image(data, np.eye(4)).to_bytes(), compresslevel=6))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("output")
@@ -59,9 +72,13 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--magnitude", action="store_true")
     parser.add_argument("--clean")
+    parser.add_argument("--int16", action="store_true")
     args = parser.parse_args()
     noisy, clean = series(*args.size, args.sigma, args.seed, args.magnitude)
-    noisy.tofile(args.output)
+    if args.output.endswith(".nii.gz"):
+        write_nifti_gz(args.output, noisy, args.int16)
+    else:
+        noisy.tofile(args.output)
     if args.clean:
         clean.tofile(args.clean)
 
