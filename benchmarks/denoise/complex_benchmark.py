@@ -54,6 +54,8 @@ import time
 import nibabel as nib
 import numpy as np
 
+from dwi_io import psnr
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -65,12 +67,6 @@ def save_like(path, array, reference):
     image = nib.Nifti1Image(np.asarray(array), nib.load(reference).affine)
     image.header.set_xyzt_units("mm", "sec")
     nib.save(image, path)
-
-
-def psnr(test, clean, mask):
-    peak = float(clean[mask].max())
-    mse = float(np.mean((np.asarray(test, np.float64)[mask] - clean[mask]) ** 2))
-    return 10.0 * np.log10(peak * peak / mse)
 
 
 def demodulated(z):

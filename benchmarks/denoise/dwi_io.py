@@ -1,6 +1,6 @@
 # Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
-"""File names and I/O of one phantom data set, shared by the generator, the peers' runner and the evaluation, and the
-default patch side for its volume count.
+"""File names and I/O of one phantom data set, shared by the generator, the peers' runner and the evaluation, the
+default patch side for its volume count, the PSNR every script scores with, and whether there is a GPU.
 
 A data set is a path prefix P (for example build/denoise/dwi96): P_noisy.nii, P_clean.nii, P_mask.nii,
 P.bval / P.bvec (FSL), P.b (MRtrix), P_truth.json (sigma and the model), and for svdlrDenoiseBenchmark the raw
@@ -10,6 +10,7 @@ Arrays in memory are numpy (x, y, z[, volume]), as nibabel gives them.
 import json
 import os
 import struct
+import subprocess
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
@@ -24,6 +25,20 @@ def default_patch_side(volumes):
     while side ** 3 < volumes:
         side += 2
     return side
+
+
+def psnr(test, clean, mask, peak=None):
+    """PSNR inside the mask; the peak is the largest clean value there unless given."""
+    peak = float(clean[mask].max()) if peak is None else peak
+    diff = np.asarray(test)[mask].astype(np.float64) - clean[mask]
+    return float(10.0 * np.log10(peak * peak / np.mean(diff * diff)))
+
+
+def gpu_present():
+    try:
+        return "GPU" in subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+    except OSError:
+        return False
 
 
 def paths(prefix):

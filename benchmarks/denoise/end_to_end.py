@@ -45,7 +45,7 @@ import time
 import numpy as np
 
 import dwi_io
-from evaluate import psnr
+from dwi_io import gpu_present, psnr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = ("dwidenoise", "ours-cpu", "ours-gpu")
@@ -74,13 +74,6 @@ STEPS = ("read", "checks", "filter", "write", "verify")
 
 def thread_count(threads):
     return 1 if threads == "1" else os.cpu_count()
-
-
-def gpu_present():
-    try:
-        return "GPU" in subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
-    except OSError:
-        return False
 
 
 class PeakResident(threading.Thread):

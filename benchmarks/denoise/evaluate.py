@@ -24,17 +24,13 @@ import numpy as np
 from skimage.metrics import structural_similarity
 
 import dwi_io
+from dwi_io import psnr
 
 ORDER = ("noisy", "dwidenoise", "dipy", "patch-denoise", "ours-cpu", "ours-cuda", "ours-cpu-overlap",
          "ours-cuda-overlap")
 LABELS = {"noisy": "noisy input", "dwidenoise": "MRtrix3 dwidenoise", "dipy": "DIPY mppca",
           "patch-denoise": "patch-denoise mp_pca", "ours-cpu": "ours, CPU", "ours-cuda": "ours, CUDA",
           "ours-cpu-overlap": "ours, CPU, overlap", "ours-cuda-overlap": "ours, CUDA, overlap"}
-
-
-def psnr(test, clean, mask, peak):
-    diff = test[mask].astype(np.float64) - clean[mask]
-    return float(10.0 * np.log10(peak * peak / np.mean(diff * diff)))
 
 
 def ssim(test, clean, mask, peak):

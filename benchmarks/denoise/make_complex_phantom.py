@@ -31,7 +31,6 @@ import json
 import os
 import sys
 
-import nibabel as nib
 import numpy as np
 
 import dwi_io
@@ -55,12 +54,6 @@ def coil_sensitivities(shape, coils, rng):
         maps.append(weight * np.exp(1j * phase))
     maps = np.stack(maps)
     return maps / np.sqrt((np.abs(maps) ** 2).sum(0, keepdims=True))
-
-
-def save(path, array, affine):
-    image = nib.Nifti1Image(np.asarray(array), affine)
-    image.header.set_xyzt_units("mm", "sec")
-    nib.save(image, path)
 
 
 def main():
@@ -124,18 +117,18 @@ def main():
         noisy = None
 
     prefix = args.out
-    save(f"{prefix}_mag.nii.gz", magnitude, affine)
-    save(f"{prefix}_truth_mag.nii.gz", clean, affine)
-    save(f"{prefix}_mask.nii.gz", mask.astype(np.uint8), affine)
+    dwi_io.save_nifti(f"{prefix}_mag.nii.gz", magnitude, affine)
+    dwi_io.save_nifti(f"{prefix}_truth_mag.nii.gz", clean, affine)
+    dwi_io.save_nifti(f"{prefix}_mask.nii.gz", mask.astype(np.uint8), affine)
     if noisy is not None:
-        save(f"{prefix}_phase.nii.gz", np.angle(noisy).astype(np.float32), affine)
-        save(f"{prefix}_complex.nii.gz", noisy, affine)
-        save(f"{prefix}_real.nii.gz", noisy.real.astype(np.float32), affine)
-        save(f"{prefix}_imag.nii.gz", noisy.imag.astype(np.float32), affine)
-        save(f"{prefix}_truth_complex.nii.gz", truth_complex.astype(np.complex64), affine)
-        save(f"{prefix}_truth_phase.nii.gz", np.angle(truth_complex).astype(np.float32), affine)
+        dwi_io.save_nifti(f"{prefix}_phase.nii.gz", np.angle(noisy).astype(np.float32), affine)
+        dwi_io.save_nifti(f"{prefix}_complex.nii.gz", noisy, affine)
+        dwi_io.save_nifti(f"{prefix}_real.nii.gz", noisy.real.astype(np.float32), affine)
+        dwi_io.save_nifti(f"{prefix}_imag.nii.gz", noisy.imag.astype(np.float32), affine)
+        dwi_io.save_nifti(f"{prefix}_truth_complex.nii.gz", truth_complex.astype(np.complex64), affine)
+        dwi_io.save_nifti(f"{prefix}_truth_phase.nii.gz", np.angle(truth_complex).astype(np.float32), affine)
     if args.gfactor:
-        save(f"{prefix}_gfactor.nii.gz", gmap, affine)
+        dwi_io.save_nifti(f"{prefix}_gfactor.nii.gz", gmap, affine)
     make_dwi_phantom.write_gradients(p, bvals, bvecs, affine)
 
     truth = {
@@ -147,7 +140,7 @@ def main():
         "wm_b0_signal_median": round(wm_b0, 3),
         "wm_b0_snr_median": round(wm_b0 / sigma, 2),
         "wm_dw_snr_median": round(float(np.median(clean[wm][:, bvals > 0]) / sigma), 2),
-        "psnr_noisy_magnitude_in_mask_db": round(make_dwi_phantom.psnr_in_mask(magnitude[..., :nv], clean, mask), 3),
+        "psnr_noisy_magnitude_in_mask_db": round(dwi_io.psnr(magnitude[..., :nv], clean, mask), 3),
         "phase_model": phantom_phase.__doc__.split("\n\n")[1].strip().splitlines()[0],
         "sha256_mag": hashlib.sha256(magnitude.tobytes()).hexdigest(),
         "numpy": np.__version__,

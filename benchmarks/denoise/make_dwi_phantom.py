@@ -34,12 +34,6 @@ def rician(clean, sigma, rng):
     return noisy
 
 
-def psnr_in_mask(test, clean, mask):
-    peak = float(clean[mask].max())
-    mse = float(np.mean((test[mask].astype(np.float64) - clean[mask]) ** 2))
-    return 10.0 * np.log10(peak * peak / mse)
-
-
 def write_gradients(p, bvals, bvecs, affine):
     np.savetxt(p["bval"], bvals[None, :], fmt="%g")
     # FSL's bvecs are in the voxel frame with x flipped when the affine's determinant is positive (ours is: RAS).
@@ -102,7 +96,7 @@ def main():
         "wm_b0_snr_median": round(float(np.median(clean[wm][:, b0]) / sigma), 2),
         "wm_dw_snr_median": round(float(np.median(clean[wm][:, ~b0]) / sigma), 2),
         "wm_crossing_fraction": round(float((w2[wm] > 0.1).mean()), 3),
-        "psnr_noisy_in_mask_db": round(psnr_in_mask(noisy, clean, mask), 3),
+        "psnr_noisy_in_mask_db": round(dwi_io.psnr(noisy, clean, mask), 3),
         "psnr_peak": "max of the clean series inside the mask",
         "sha256_noisy_f32": hashlib.sha256(open(p["noisy_raw"], "rb").read()).hexdigest(),
         "numpy": np.__version__,

@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 import dwi_io
+from dwi_io import psnr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -94,12 +95,6 @@ def run_timed(command, env):
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def psnr(test, clean, mask):
-    peak = float(clean[mask].max())
-    mse = float(np.mean((test[mask].astype(np.float64) - clean[mask]) ** 2))
-    return 10.0 * np.log10(peak * peak / mse)
 
 
 def main():

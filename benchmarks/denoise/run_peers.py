@@ -104,18 +104,11 @@ def find_ours(explicit):
     return shutil.which("svdlrDenoiseBenchmark")
 
 
-def gpu_present():
-    try:
-        return subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU") > 0
-    except OSError:
-        return False
-
-
 def run_ours(backend, aggregation, args, p, out, truth, affine):
     exe = find_ours(args.ours)
     if not exe:
         return {"skipped": "svdlrDenoiseBenchmark not found (build it, or pass --ours)"}
-    if backend == "cuda" and not gpu_present():
+    if backend == "cuda" and not dwi_io.gpu_present():
         return {"skipped": "no GPU on this machine (nvidia-smi lists none)"}
     nx, ny, nz, nv = truth["size"]
     raw = {"output": f"{out}.f32", "sigma": f"{out}_sigma.f32", "rank": f"{out}_rank.u16"}

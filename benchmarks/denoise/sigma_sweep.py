@@ -31,7 +31,7 @@ import numpy as np
 
 import dwi_io
 import preset_sweep
-from preset_sweep import psnr
+from dwi_io import psnr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
