@@ -11,26 +11,14 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_benchmarks import mri_like, read_nifti  # noqa: E402
+from make_batch_volumes import read_nifti  # noqa: E402
+from run_benchmarks import median_ms, mri_like  # noqa: E402
 
 from itk_svdlowrankreconstruction import _engine, svd_low_rank_reconstruction_image_filter  # noqa: E402
-
-
-def median_ms(fn, repeats, sync=lambda: None):
-    fn()
-    sync()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        sync()
-        times.append(1e3 * (time.perf_counter() - start))
-    return float(np.median(times))
 
 
 def cpp_pageable_ms(binary, data, k, repeats, tmp):
@@ -52,7 +40,7 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.tmp, exist_ok=True)
     rng = np.random.default_rng(2026)
-    workloads = [("W1", mri_like(256, 256, 256, rng), 32), ("W5", read_nifti(args.colin27), 20)]
+    workloads = [("W1", mri_like(256, 256, 256, rng), 32), ("W5", read_nifti(args.colin27)[1], 20)]
     print("| workload | C++ pageable ms | Python, fresh output | Python, out= reused | out=numpy.empty_like each call "
           "| filter function (NumPy) | CuPy in and out (device) |")
     print("|---|---|---|---|---|---|---|")

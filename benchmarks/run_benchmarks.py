@@ -12,7 +12,6 @@ Writes bench.json (raw numbers) to --out and prints a markdown table; report.py 
 docs/benchmarks.md and plots.
 """
 import argparse
-import gzip
 import json
 import os
 import subprocess
@@ -20,6 +19,8 @@ import sys
 import time
 
 import numpy as np
+
+from make_batch_volumes import read_nifti
 
 WORKLOADS = [  # name, slices, rows, cols, rank
     ("W1", 256, 256, 256, 32),
@@ -45,16 +46,17 @@ def mri_like(count, rows, cols, rng):
     return data.astype(np.float32)
 
 
-def read_nifti(path):
-    """A minimal NIfTI-1 reader (enough for ch2.nii.gz), so the GPU machine needs no ITK or nibabel."""
-    raw = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
-    dims = np.frombuffer(raw, "<i2", 8, 40)
-    datatype = int(np.frombuffer(raw, "<i2", 1, 70)[0])
-    offset = int(np.frombuffer(raw, "<f4", 1, 108)[0])
-    dtype = {2: np.uint8, 4: np.int16, 16: np.float32, 512: np.uint16}[datatype]
-    nx, ny, nz = (int(d) for d in dims[1:4])
-    volume = np.frombuffer(raw, dtype, nx * ny * nz, offset).reshape(nz, ny, nx)
-    return volume.astype(np.float32)
+def median_ms(fn, repeats, sync=lambda: None):
+    """The median wall time of `repeats` calls after one warm-up, in ms; `sync` waits for the work to finish."""
+    fn()
+    sync()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        sync()
+        times.append(1e3 * (time.perf_counter() - start))
+    return float(np.median(times))
 
 
 class Reference:
@@ -131,23 +133,13 @@ def main():
             times.append(start.elapsed_time(end))
         return float(np.median(times))
 
-    def wall_ms(fn, reps=3, warm=1):
-        for _ in range(warm):
-            fn()
-        times = []
-        for _ in range(reps):
-            t = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t) * 1e3)
-        return float(np.median(times))
-
     report = {"gpu": torch.cuda.get_device_name(0), "date": time.strftime("%Y-%m-%d"),
               "cpu_threads": os.cpu_count(), "rows": []}
     only = set(filter(None, args.only.split(",")))
     for name, count, rows, cols, k in WORKLOADS:
         if only and name not in only:
             continue
-        data = read_nifti(args.colin27) if name == "W5" else mri_like(count, rows, cols, rng)
+        data = read_nifti(args.colin27)[1] if name == "W5" else mri_like(count, rows, cols, rng)
         assert data.shape == (count, rows, cols), data.shape
         reference = Reference(data, k)
         row = {"name": name, "count": count, "rows": rows, "cols": cols, "rank": k, "systems": {}}
@@ -169,7 +161,7 @@ def main():
             def numpy_run():
                 u, s, vt = np.linalg.svd(data, full_matrices=False)
                 return recon(u, s, vt)
-            systems["numpy_cpu"] = {"median_ms": wall_ms(numpy_run, reps=2 if rows >= 512 else 3),
+            systems["numpy_cpu"] = {"median_ms": median_ms(numpy_run, 2 if rows >= 512 else 3),
                                     **accuracy(reference, numpy_run())}
             pinned = torch.from_numpy(data).pin_memory()
             out = torch.empty_like(pinned).pin_memory()
