@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
-"""The denoiser's batch mode against itself on one and two GPUs and against MRtrix3's dwidenoise (issue 22's targets).
+"""The denoiser's batch mode against itself on one and two GPUs and against MRtrix3's dwidenoise and its targets.
 
 Generates --subjects series of --size (default 20 of 96x96x60x65) as int16 .nii.gz, as dcm2niix writes DWI: the
 phantom of make_denoise_series.py with its own noise seed per subject (sub-NN/dwi/sub-NN_dwi.nii.gz) and a list of

@@ -19,7 +19,7 @@ import sys
 import time
 import zlib
 
-KEEP_MARGIN_S = 0.2  # issue's rule: ours must beat the best library by this much end to end
+KEEP_MARGIN_S = 0.2  # the rule: ours must beat the best library by this much end to end
 ROW = re.compile(r"^(libdeflate|isa-l|ours), +(\d+) threads?: +([\d.]+) s")
 REFERENCE = re.compile(r"^reference: (\d+) bytes, CRC-32 ([0-9a-f]{8})")
 STEPS = re.compile(r"steps: +read ([\d.]+) s, checks ([\d.]+) s")

@@ -21,7 +21,7 @@ Rows on the complex phantom (make_complex_phantom.py, the same --size, anatomy a
 set: name them in --rows), ours on the GPU, all cores: cx-magnitude (its magnitude, the tool's defaults), cx-phase
 (--phase: the smooth phase removed on the CPU in the read step, the real part denoised) and cx-vst (--vst on the
 magnitude: stabilised and inverted on the host around the filter's engine call, sigma from a first pass), each whole
-and masked, so that the complex path's time stands beside the magnitude path's on the same data (issue 21's target:
+and masked, so that the complex path's time stands beside the magnitude path's on the same data (the target:
 GPU time within 1.5x of the magnitude path). Their PSNR is against the noise-free magnitude.
 One-thread rows are pinned to one core (sched_setaffinity, ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS=1, -nthreads 1).
 With --one-core-slices K they run on the K central slices of the same phantom (a slab), to fit a time budget; their
@@ -387,15 +387,12 @@ def main():
                     peer_slab if peer_slab and tool == "dwidenoise" else full)
         threads = thread_count(threads)
         remaining = end - time.perf_counter()
-        if remaining < 5:
+        skipped = ("not started: the time budget (--budget) ran out" if remaining < 5 else
+                   "no GPU here (nvidia-smi lists none)" if tool.startswith("ours-gpu") and not gpu else
+                   "dwidenoise not found" if tool == "dwidenoise" and not args.dwidenoise else None)
+        if skipped:
             result = {"row": row, "tool": tool, "threads": threads, "region": region, "data": data.label,
-                      "skipped": "not started: the time budget (--budget) ran out"}
-        elif tool.startswith("ours-gpu") and not gpu:
-            result = {"row": row, "tool": tool, "threads": threads, "region": region, "data": data.label,
-                      "skipped": "no GPU here (nvidia-smi lists none)"}
-        elif tool == "dwidenoise" and not args.dwidenoise:
-            result = {"row": row, "tool": tool, "threads": threads, "region": region, "data": data.label,
-                      "skipped": "dwidenoise not found"}
+                      "skipped": skipped}
         else:
             result = run_row(row, data, args, args.work, log, min(remaining, 1e6))
             if data is peer_slab and "wall_s" in result:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Copyright SVDLowRankReconstruction contributors. Licensed under the Apache License, Version 2.0.
-"""How far our noise map is from the true sigma (issue 21, item 7): voxelwise error of the sigma map inside the
+"""How far our noise map is from the true sigma: voxelwise error of the sigma map inside the
 brain over phantoms of several noise levels, volume counts and masks, and with a noise level that varies in space,
 for each configuration of SVDLowRankDenoiseSeries given; also the PSNR gain of each output.
 
@@ -11,7 +11,7 @@ combined by root-sum-of-squares, the signal in one, run with --coils N) or Gauss
 the CSF b=0 signal (1000); the varying case grows it linearly along x from 0.5x to 1.5x.
 
 Scores inside the brain mask, with e = sigma map / true sigma - 1 per voxel:
-  median |e|     the target's figure (issue 21: <= 2 %)
+  median |e|     the target's figure (<= 2 %)
   median e       the bias
   IQR of e       the spread (variance); median |e| is about max(|bias|, IQR / 2)
   PSNR gain      over the noisy input, peak = the largest clean value in the brain
@@ -62,7 +62,7 @@ CONFIGS = {
     "stride2-floor": ["--stride", "2", "--noise-floor"],
 }
 
-# preset_sweep.py's cases (issue 20's PSNR sweep: name, sigma as a fraction of CSF b=0, volumes, masked, varying
+# preset_sweep.py's cases (its PSNR sweep: name, sigma as a fraction of CSF b=0, volumes, masked, varying
 # along x), and the sigma 0.05 phantom on its whole volume
 CASES = preset_sweep.CASES + [("sigma 0.05, 65 vol, whole", 0.05, 65, False, False),
                               ("sigma 0.05, 200 vol, mask", 0.05, 200, True, False),
