@@ -18,7 +18,6 @@ Scores inside the brain mask, with e = sigma map / true sigma - 1 per voxel:
 
     sigma_sweep.py --tool build/apps/SVDLowRankDenoiseSeries --work build/sigma [--size 48 48 24] [--seeds 1]
         [--noise rician,gaussian] [--configs default,dwidenoise] [--cases 0,1,...] [--json FILE]
-        [--rician-prototype]
 """
 import argparse
 import json
@@ -103,30 +102,6 @@ def coil_count(model):
     return int(model[3:]) if model.startswith("chi") else 1
 
 
-def rician_corrected(sigma_map, denoised, volumes, passes=4):
-    """The prototype of the engine's --sigma-floor-correction (svdlr::CorrectSigmaForNoiseFloor, which averages rho
-    over the voxels inside the mask only, over the patch window shifted inward at the borders): the sigma map of magnitude data corrected for the Rician floor. MP-PCA measures
-    the magnitude's own spread, which is below sigma where the signal is within a few sigma of 0: Var[M | nu] =
-    nu^2 + 2 sigma^2 - E[M | nu]^2. Taking the denoised series as E[M | nu] (inverted for nu with the Rice mean), each
-    voxel's variance ratio rho = Var[M | nu] / sigma^2 is averaged over its volumes and over a patch around it (the
-    patch's sigma measures the mean variance of its entries), and sigma = map / sqrt(rho); rho depends on sigma, so
-    the steps repeat. The smallest odd cube of at least `volumes` voxels is the patch (the engine's default)."""
-    from scipy import ndimage, special
-    nu = np.linspace(0.0, 60.0, 6001)
-    half = nu * nu / 4.0  # x / 2 with x = nu^2 / 2: E[M]/sigma = sqrt(pi/2) [(1 + x) I0e(x/2) + x I1e(x/2)]
-    mean = np.sqrt(np.pi / 2.0) * ((1.0 + 2.0 * half) * special.i0e(half) + 2.0 * half * special.i1e(half))
-    side = dwi_io.default_patch_side(volumes)
-    measured = sigma_map.astype(np.float64)
-    sigma = measured.copy()
-    for _ in range(passes):
-        scale = np.where(sigma > 0, sigma, 1.0)[..., None]
-        ratio = np.maximum(denoised / scale, mean[0])
-        signal = np.interp(ratio, mean, nu)
-        rho = np.clip(signal * signal + 2.0 - ratio * ratio, 0.3, 1.2).mean(axis=-1)
-        sigma = measured / np.sqrt(ndimage.uniform_filter(rho, size=side, mode="nearest"))
-    return sigma
-
-
 def sigma_scores(estimated, truth, mask):
     e = estimated[mask].astype(np.float64) / truth[mask] - 1.0
     q1, q3 = np.percentile(e, [25, 75])
@@ -144,8 +119,6 @@ def main():
     parser.add_argument("--configs", default="default,dwidenoise", help="comma-separated names of CONFIGS")
     parser.add_argument("--cases", help="comma-separated indices into the case list (default: all)")
     parser.add_argument("--json", help="write the rows here too")
-    parser.add_argument("--rician-prototype", action="store_true",
-                        help="also score each Rician run's sigma map corrected for the floor (rician_corrected)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     chosen = [CASES[int(i)] for i in args.cases.split(",")] if args.cases else CASES
@@ -178,9 +151,6 @@ def main():
                     scores = sigma_scores(sigma_map, truth, brain)
                     scores["psnr gain"] = psnr(denoised, clean, brain) - row["noisy psnr"]
                     scores["seconds"] = seconds
-                    if model == "rician" and args.rician_prototype:
-                        corrected = rician_corrected(sigma_map, denoised.astype(np.float64), volumes)
-                        scores["rician corrected"] = sigma_scores(corrected, truth, brain)
                     row[config] = scores
                 rows.append(row)
                 print(json.dumps(row), flush=True)
@@ -193,17 +163,6 @@ def main():
                  f"{100 * row[c]['iqr']:.1f} %, {row[c]['psnr gain']:+.2f} dB, {row[c]['seconds']:.1f} s"
                  for c in configs]
         print(f"| {row['case']} | {row['noise']} | {row['seed']} | " + " | ".join(cells) + " |")
-    corrected = [row for row in rows if "rician corrected" in row[configs[0]]]
-    if corrected:
-        print()
-        print("| case | seed | " + " | ".join(f"{c}, floor-corrected map: median abs / median / IQR" for c in configs)
-              + " |")
-        print("|---|---|" + "---|" * len(configs))
-        for row in corrected:
-            cells = [f"{100 * row[c]['rician corrected']['median abs']:.1f} % / "
-                     f"{100 * row[c]['rician corrected']['median']:+.1f} % / "
-                     f"{100 * row[c]['rician corrected']['iqr']:.1f} %" for c in configs]
-            print(f"| {row['case']} | {row['seed']} | " + " | ".join(cells) + " |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
