@@ -4,9 +4,9 @@
 benchmark and demo (docs/batch.md). Needs NumPy only (the GPU machine has no ITK and no nibabel): the NIfTI-1
 header is Colin27's own, with the data type changed to float32.
 
-    make_batch_volumes.py ch2.nii.gz OUTDIR N [--layout flat|bids] [--gzip LEVEL] [--broken K] [--jobs J]
+    make_batch_volumes.py ch2.nii.gz OUTDIR N [--gzip LEVEL] [--broken K] [--jobs J]
 
-bids puts volume i at sub-XXX/anat/sub-XXX_T1w.nii[.gz]; flat at vol-XXX.nii[.gz]. --gzip 0 writes .nii.
+Volume i goes to OUTDIR/vol-XXX.nii[.gz]; --gzip 0 writes .nii.
 --broken K adds K files that are not NIfTI at all (the batch must report and skip them)."""
 import argparse
 import gzip
@@ -43,12 +43,8 @@ def float32_header(header):
     return bytes(header) + b"\0\0\0\0"  # no extensions
 
 
-def path_for(out, i, layout, gz):
-    ext = ".nii.gz" if gz else ".nii"
-    if layout == "bids":
-        sub = f"sub-{i + 1:03d}"
-        return os.path.join(out, sub, "anat", f"{sub}_T1w{ext}")
-    return os.path.join(out, f"vol-{i + 1:03d}{ext}")
+def path_for(out, i, gz):
+    return os.path.join(out, f"vol-{i + 1:03d}{'.nii.gz' if gz else '.nii'}")
 
 
 def write_one(job):
@@ -73,31 +69,24 @@ def main():
     parser.add_argument("template")
     parser.add_argument("out")
     parser.add_argument("count", type=int)
-    parser.add_argument("--layout", choices=["flat", "bids"], default="flat")
     parser.add_argument("--gzip", type=int, default=6, help="gzip level, 0: uncompressed .nii")
     parser.add_argument("--broken", type=int, default=0)
-    parser.add_argument("--crop", default="", help="X,Y,Z: keep only the first X, Y, Z voxels (small test data)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count())
     args = parser.parse_args()
 
     header, data = read_nifti(args.template)
-    if args.crop:
-        x, y, z = (int(v) for v in args.crop.split(","))
-        data = np.ascontiguousarray(data[:z, :y, :x])
-        header = bytearray(header)
-        header[40:56] = struct.pack("<8h", 3, x, y, z, 1, 1, 1, 1)
     header = float32_header(header)
     scale = float(np.percentile(data, 99))
     # Noise from 1% to 10% of the bright tissue: each volume its own strength and its own draw.
     jobs = [
-        (header, data, path_for(args.out, i, args.layout, args.gzip > 0),
+        (header, data, path_for(args.out, i, args.gzip > 0),
          scale * (0.01 + 0.09 * i / max(1, args.count - 1)), 1000 + i, args.gzip)
         for i in range(args.count)
     ]
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         written = list(pool.map(write_one, jobs))
     for k in range(args.broken):
-        path = path_for(args.out, args.count + k, args.layout, args.gzip > 0)
+        path = path_for(args.out, args.count + k, args.gzip > 0)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as f:
             f.write(b"this is not a NIfTI file\n")
