@@ -22,7 +22,6 @@
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiHeaderRead.h"
 #include "SVDLowRankNiftiVoxels.h"
-#include "SVDLowRankParallelChunks.h"
 #include "SVDLowRankReadableFile.h"
 
 #include <sys/stat.h>
@@ -44,7 +43,7 @@ namespace
 {
 
 /** The first `count` bytes of the open file `descriptor`, fewer when it is shorter. Read in chunks on every core (pread
- * from the page cache is a copy, memory-bound like the passes of SVDLowRankParallelChunks.h); a chunk that comes back
+ * from the page cache is a copy, memory-bound like the passes of ForChunksOnEveryCore); a chunk that comes back
  * short (the file shrank meanwhile) is read again on this thread, which stops at the file's end as a plain read does.
  */
 ByteBuffer
@@ -336,7 +335,7 @@ CheckNiftiValues(const NiftiFileBytes & file, const std::string & path)
     return size == 4 ? AnyNonFinite<std::uint32_t>(data + first * 4, count, header.swapped)
                      : AnyNonFinite<std::uint64_t>(data + first * 8, count, header.swapped);
   };
-  // Each core scans chunks of the file (SVDLowRankParallelChunks.h); the first bad value of all is the one named.
+  // Each core scans chunks of the file (ForChunksOnEveryCore); the first bad value of all is the one named.
   constexpr std::uint64_t      block = 4096;
   std::atomic<std::uint64_t>   firstBad{ values };
   ForChunksOnEveryCore(static_cast<std::size_t>(values), [&](std::size_t chunkFirst, std::size_t chunkCount) {

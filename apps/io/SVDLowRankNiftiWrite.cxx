@@ -22,7 +22,7 @@
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiHeaderRead.h"
 #include "SVDLowRankNiftiRead.h"
-#include "SVDLowRankParallelChunks.h"
+#include "SVDLowRankNiftiVoxels.h"
 #include "SVDLowRankReadableFile.h"
 
 #include <sys/mman.h>
@@ -78,7 +78,7 @@ ForgetRecordedWrite(const std::string & path)
   Records().erase(path);
 }
 
-/** The bytes a file holds and their CRC-32, read back in chunks on every core (SVDLowRankParallelChunks.h) whose
+/** The bytes a file holds and their CRC-32, read back in chunks on every core (ForChunksOnEveryCore) whose
  * CRCs are joined in order (Crc32Combine); nullopt when it cannot be read. On one thread the read-back of a 2.4 GB
  * output (200 volumes) took 0.64 s of the H200's run. */
 std::optional<GzipFileWrite>
