@@ -116,12 +116,6 @@ ParseDicomOutputSyntax(const std::string & name)
 }
 
 std::string
-DicomOutputSyntaxName(DicomOutputSyntax syntax)
-{
-  return DicomOutputSyntaxNames().at(static_cast<std::size_t>(syntax));
-}
-
-std::string
 DicomOutputSyntaxProblem(DicomOutputSyntax syntax)
 {
   if (syntax == DicomOutputSyntax::JPEGLSLossless)
