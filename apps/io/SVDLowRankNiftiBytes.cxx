@@ -117,19 +117,8 @@ struct Kept
  * and a file checked but never read (its read refused for another reason) must not hold its memory to the end. */
 constexpr std::size_t MostKept = 8;
 
-std::mutex &
-KeptMutex()
-{
-  static std::mutex mutex;
-  return mutex;
-}
-
-std::map<std::string, Kept> &
-KeptFiles()
-{
-  static std::map<std::string, Kept> files;
-  return files;
-}
+std::mutex                  g_KeptMutex; // guards g_KeptFiles
+std::map<std::string, Kept> g_KeptFiles;
 
 /** Whether any of the `count` stored IEEE values (TBits: their bits, 32 or 64) at `data` is NaN or Inf: all
  * exponent bits set. No early exit, and the byte order tested once, so that the loop vectorizes. */
@@ -162,14 +151,14 @@ std::shared_ptr<const NiftiFileBytes>
 TakeKeptForRead(const std::string & path)
 {
   const auto                  identity = IdentityOf(path);
-  std::lock_guard<std::mutex> lock(KeptMutex());
-  auto                        it = KeptFiles().find(path);
-  if (it == KeptFiles().end())
+  std::lock_guard<std::mutex> lock(g_KeptMutex);
+  auto                        it = g_KeptFiles.find(path);
+  if (it == g_KeptFiles.end())
   {
     return nullptr;
   }
   auto file = identity && it->second.identity == *identity ? it->second.file : nullptr;
-  KeptFiles().erase(it);
+  g_KeptFiles.erase(it);
   return file;
 }
 
@@ -377,12 +366,11 @@ KeepForRead(const std::string & path, std::shared_ptr<const NiftiFileBytes> file
     return;
   }
   static std::uint64_t        counter = 0;
-  std::lock_guard<std::mutex> lock(KeptMutex());
-  auto &                      files = KeptFiles();
-  files[path] = Kept{ *identity, std::move(file), ++counter };
-  while (files.size() > MostKept)
+  std::lock_guard<std::mutex> lock(g_KeptMutex);
+  g_KeptFiles[path] = Kept{ *identity, std::move(file), ++counter };
+  while (g_KeptFiles.size() > MostKept)
   {
-    files.erase(std::min_element(files.begin(), files.end(), [](const auto & a, const auto & b) {
+    g_KeptFiles.erase(std::min_element(g_KeptFiles.begin(), g_KeptFiles.end(), [](const auto & a, const auto & b) {
       return a.second.order < b.second.order;
     }));
   }

@@ -49,33 +49,22 @@ namespace
 /** What CompressNiftiFile wrote to a file: its size and CRC-32, or why it failed. */
 using WriteRecord = GzipFileWrite;
 
-std::mutex &
-RecordsMutex()
-{
-  static std::mutex mutex;
-  return mutex;
-}
-
-std::map<std::string, WriteRecord> &
-Records()
-{
-  static std::map<std::string, WriteRecord> records;
-  return records;
-}
+std::mutex                         g_RecordsMutex; // guards g_Records
+std::map<std::string, WriteRecord> g_Records;
 
 void
 Record(const std::string & path, WriteRecord record)
 {
-  std::lock_guard<std::mutex> lock(RecordsMutex());
-  Records()[path] = std::move(record);
+  std::lock_guard<std::mutex> lock(g_RecordsMutex);
+  g_Records[path] = std::move(record);
 }
 
 /** Forgets what was recorded of `path`, a file rewritten since by another writer. */
 void
 ForgetRecordedWrite(const std::string & path)
 {
-  std::lock_guard<std::mutex> lock(RecordsMutex());
-  Records().erase(path);
+  std::lock_guard<std::mutex> lock(g_RecordsMutex);
+  g_Records.erase(path);
 }
 
 /** The bytes a file holds and their CRC-32, read back in chunks on every core (ForChunksOnEveryCore) whose
@@ -327,9 +316,9 @@ CheckRecordedWrite(const std::string & path)
 {
   WriteRecord record;
   {
-    std::lock_guard<std::mutex> lock(RecordsMutex());
-    const auto                  it = Records().find(path);
-    if (it == Records().end())
+    std::lock_guard<std::mutex> lock(g_RecordsMutex);
+    const auto                  it = g_Records.find(path);
+    if (it == g_Records.end())
     {
       return std::nullopt;
     }
