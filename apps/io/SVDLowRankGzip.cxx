@@ -342,20 +342,10 @@ CompressGzip(const std::vector<ByteSpan> &                                  part
   const std::vector<ByteSpan>     members = MembersOf(parts);
   threads = svdlr::ShareOfCpuThreads(svdlr::ParallelJobKind::FileInputOutput, threads);
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, members.size()));
-  if (threads == 1)
-  {
-    MemberCompressor           compressor(level);
-    std::vector<unsigned char> out;
-    for (const ByteSpan & member : members)
-    {
-      const std::size_t made = compressor.Compress(member, out);
-      write(out.data(), made);
-    }
-    return;
-  }
-  // oneTBB's pipeline: the members taken in order, compressed on up to `threads` cores, written in order as they
-  // are done, so that writing overlaps compressing. At most `window` members are in flight, and they complete in
-  // order, so member k + window starts after member k is written: the ring of `window` buffers is never overrun.
+  // oneTBB's pipeline: the members taken in order, compressed on up to `threads` cores (one: this thread alone),
+  // written in order as they are done, so that writing overlaps compressing. At most `window` members are in flight,
+  // and they complete in order, so member k + window starts after member k is written: the ring of `window` buffers
+  // is never overrun.
   const std::size_t                                 window = 2 * std::size_t{ threads };
   std::vector<std::vector<unsigned char>>           outs(window);
   std::vector<std::size_t>                          made(window);
