@@ -42,6 +42,24 @@ namespace svdlr_io
 namespace
 {
 
+/** Up to `size` bytes of the open file `descriptor` from `offset` into `to`, fewer where the file ends first (or a
+ * read fails): how many. */
+std::size_t
+ReadAt(int descriptor, unsigned char * to, std::size_t size, std::size_t offset)
+{
+  std::size_t done = 0;
+  while (done < size)
+  {
+    const ssize_t got = ::pread(descriptor, to + done, size - done, static_cast<off_t>(offset + done));
+    if (got <= 0)
+    {
+      break;
+    }
+    done += static_cast<std::size_t>(got);
+  }
+  return done;
+}
+
 /** The first `count` bytes of the open file `descriptor`, fewer when it is shorter. Read in chunks on every core (pread
  * from the page cache is a copy, memory-bound like the passes of ForChunksOnEveryCore); a chunk that comes back
  * short (the file shrank meanwhile) is read again on this thread, which stops at the file's end as a plain read does.
@@ -51,39 +69,15 @@ ReadFileStart(int descriptor, std::size_t count)
 {
   ByteBuffer        bytes(count);
   std::atomic<bool> whole{ true };
-  const auto        readAt = [&](std::size_t first, std::size_t size) {
-    std::size_t done = 0;
-    while (done < size)
-    {
-      const ssize_t got =
-        ::pread(descriptor, bytes.data() + first + done, size - done, static_cast<off_t>(first + done));
-      if (got <= 0)
-      {
-        return false;
-      }
-      done += static_cast<std::size_t>(got);
-    }
-    return true;
-  };
   ForChunksOnEveryCore(bytes.size(), [&](std::size_t first, std::size_t size) {
-    if (!readAt(first, size))
+    if (ReadAt(descriptor, bytes.data() + first, size, first) != size)
     {
       whole = false;
     }
   });
   if (!whole)
   {
-    std::size_t done = 0;
-    while (done < bytes.size())
-    {
-      const ssize_t got = ::pread(descriptor, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
-      if (got <= 0)
-      {
-        break;
-      }
-      done += static_cast<std::size_t>(got);
-    }
-    bytes.resize(done);
+    bytes.resize(ReadAt(descriptor, bytes.data(), bytes.size(), 0));
   }
   return bytes;
 }
