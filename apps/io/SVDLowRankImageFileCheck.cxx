@@ -60,11 +60,6 @@ Times(std::uint64_t a, std::uint64_t b)
   return a * b;
 }
 
-} // namespace
-
-namespace
-{
-
 /** A gzip stream ends with its uncompressed size modulo 2^32 (RFC 1952, ISIZE): a stream cut short ends in other
  * bytes, which match only by chance. */
 bool
