@@ -35,6 +35,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -215,11 +216,7 @@ NiftiHeaderForSizes(const std::string & small, const std::vector<std::uint64_t> 
 bool
 CompressNiftiFile(const std::string & plain, const std::string & compressed, const ImageWriteSettings & settings)
 {
-  try
-  {
-    CheckImageFile(plain); // ITK's writer only prints a full disk: a short file is caught here
-  }
-  catch (const ImageFileError &)
+  if (!IsCompleteImageFile(plain)) // ITK's writer only prints a full disk: a short file is caught here
   {
     return false;
   }
@@ -237,20 +234,12 @@ CompressNiftiFile(const std::string & plain, const std::string & compressed, con
   {
     return false;
   }
-  const auto * bytes = static_cast<const unsigned char *>(mapped);
-  const auto   header = ParseNiftiHeader(bytes, std::min(size, kNiftiHeaderBytes));
+  const std::shared_ptr<void> unmap(mapped, [size](void * at) { ::munmap(at, size); }); // also when a write throws
+  const auto *                bytes = static_cast<const unsigned char *>(mapped);
+  const auto                  header = ParseNiftiHeader(bytes, std::min(size, kNiftiHeaderBytes));
   const std::size_t split = header && header->voxOffset <= size ? static_cast<std::size_t>(header->voxOffset) : 0;
-  try
-  {
-    WriteNiftiGzFile(compressed, std::vector<unsigned char>(bytes, bytes + split), { bytes + split, size - split },
-                     settings);
-  }
-  catch (...)
-  {
-    ::munmap(mapped, size);
-    throw;
-  }
-  ::munmap(mapped, size);
+  WriteNiftiGzFile(compressed, std::vector<unsigned char>(bytes, bytes + split), { bytes + split, size - split },
+                   settings);
   return true;
 }
 
