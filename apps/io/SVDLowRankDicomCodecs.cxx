@@ -62,20 +62,13 @@ TrimUID(std::string uid)
   return uid;
 }
 
-// GDCM's name of `uid`; TS_END when GDCM does not know it.
-gdcm::TransferSyntax::TSType
-GdcmSyntax(const std::string & uid)
-{
-  return gdcm::TransferSyntax::GetTSType(uid.c_str());
-}
-
 // The syntaxes GDCM decodes here that DCMTK 3.6.7 does not: JPEG 2000 (Part 1 and Part 2 multi-component,
 // lossless and lossy), through OpenJPEG. Video (MPEG) and referenced pixel data (JPIP) are not images a
 // slice reader can use.
 bool
 GdcmDecodes(const std::string & uid)
 {
-  switch (GdcmSyntax(uid))
+  switch (gdcm::TransferSyntax::GetTSType(uid.c_str())) // TS_END when GDCM does not know it
   {
     case gdcm::TransferSyntax::JPEG2000Lossless:
     case gdcm::TransferSyntax::JPEG2000:
