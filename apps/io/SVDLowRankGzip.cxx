@@ -38,27 +38,6 @@
 
 namespace svdlr_io
 {
-namespace
-{
-
-struct FreeDecompressor
-{
-  void
-  operator()(libdeflate_decompressor * d) const
-  {
-    libdeflate_free_decompressor(d);
-  }
-};
-struct FreeCompressor
-{
-  void
-  operator()(libdeflate_compressor * c) const
-  {
-    libdeflate_free_compressor(c);
-  }
-};
-
-} // namespace
 
 bool
 StartsGzipMember(const unsigned char * bytes, std::size_t size)
@@ -108,7 +87,8 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
                const GunzipSettings & settings, GunzipReport * report)
 {
   Decompressed result;
-  std::unique_ptr<libdeflate_decompressor, FreeDecompressor> inflater(libdeflate_alloc_decompressor());
+  const std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor *)> inflater(
+    libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
   if (!inflater)
   {
     throw std::runtime_error("cannot allocate a gzip decompressor (out of memory)");
@@ -326,7 +306,9 @@ private:
 
   std::vector<unsigned char> m_IgzipLevelBuffer; // igzip's hash tables for level 1; empty with libdeflate
 #endif
-  std::unique_ptr<libdeflate_compressor, FreeCompressor> m_Deflater; // null with igzip
+  std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor *)> m_Deflater{
+    nullptr, &libdeflate_free_compressor
+  }; // null with igzip
 };
 
 } // namespace
