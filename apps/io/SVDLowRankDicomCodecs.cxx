@@ -315,12 +315,7 @@ CheckJpeg2000FramesCapped(DcmFileFormat &     dicom,
   }
 }
 
-GdcmChildLimits &
-ChildLimits()
-{
-  static GdcmChildLimits limits;
-  return limits;
-}
+GdcmChildLimits g_ChildLimits; // as SetGdcmChildLimits set them
 
 /** The child's own state before it decodes: default signal handlers (a crash ends the child, not a handler the
  * parent installed: the tools' interrupt cleanup, a sanitizer's or libFuzzer's report), its limits, then the
@@ -409,7 +404,7 @@ InChildProcess(const std::string & file, const std::string & syntax, std::size_t
     ::close(channel[1]);
     throw FileError(file, "cannot start the decoding of its pixel data (" + syntax + "): no process");
   }
-  const GdcmChildLimits limits = ChildLimits();
+  const GdcmChildLimits limits = g_ChildLimits;
   if (child == 0)
   {
     ::close(channel[0]);
@@ -481,7 +476,7 @@ InChildProcess(const std::string & file, const std::string & syntax, std::size_t
 void
 SetGdcmChildLimits(const GdcmChildLimits & limits)
 {
-  ChildLimits() = limits;
+  g_ChildLimits = limits;
 }
 
 std::vector<std::uint8_t>
