@@ -121,8 +121,7 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
     const GunzipCheck check = diagnose();
     if (check.status == GunzipStatus::Complete)
     {
-      throw std::bad_alloc(); // the stream does hold that much: this machine
-                              // has not the memory
+      throw std::bad_alloc(); // the stream does hold that much: this machine has not the memory
     }
     return Failed(result, check, 0);
   }
