@@ -39,7 +39,7 @@ function(svdlr_add_io_core engine)
     ${SVDLR_BATCH_DIR}/SVDLowRankBatchBuffers.cxx
     ${SVDLR_BATCH_DIR}/SVDLowRankBatchInputs.cxx
     ${SVDLR_BATCH_DIR}/SVDLowRankBatchStages.cxx)
-  # oneTBB's headers are public: SVDLowRankParallelChunks.h and SVDLowRankBatchQueue.h are templates over them.
+  # oneTBB's headers are public: SVDLowRankNiftiVoxels.h and SVDLowRankBatchQueue.h are templates over them.
   target_include_directories(SVDLowRankIOCore PUBLIC ${SVDLR_IO_DIR} ${SVDLR_BATCH_DIR} ${SVDLR_TBB_INCLUDE_DIR}
     PRIVATE ${SVDLR_LIBDEFLATE_INCLUDE_DIR})
   target_compile_features(SVDLowRankIOCore PUBLIC cxx_std_17)

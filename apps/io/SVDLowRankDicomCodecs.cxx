@@ -62,20 +62,13 @@ TrimUID(std::string uid)
   return uid;
 }
 
-// GDCM's name of `uid`; TS_END when GDCM does not know it.
-gdcm::TransferSyntax::TSType
-GdcmSyntax(const std::string & uid)
-{
-  return gdcm::TransferSyntax::GetTSType(uid.c_str());
-}
-
 // The syntaxes GDCM decodes here that DCMTK 3.6.7 does not: JPEG 2000 (Part 1 and Part 2 multi-component,
 // lossless and lossy), through OpenJPEG. Video (MPEG) and referenced pixel data (JPIP) are not images a
 // slice reader can use.
 bool
 GdcmDecodes(const std::string & uid)
 {
-  switch (GdcmSyntax(uid))
+  switch (gdcm::TransferSyntax::GetTSType(uid.c_str())) // TS_END when GDCM does not know it
   {
     case gdcm::TransferSyntax::JPEG2000Lossless:
     case gdcm::TransferSyntax::JPEG2000:
@@ -113,12 +106,6 @@ ParseDicomOutputSyntax(const std::string & name)
     throw DicomError("unknown DICOM transfer syntax '" + name + "'; choose one of: " + list);
   }
   return static_cast<DicomOutputSyntax>(found - names.begin());
-}
-
-std::string
-DicomOutputSyntaxName(DicomOutputSyntax syntax)
-{
-  return DicomOutputSyntaxNames().at(static_cast<std::size_t>(syntax));
 }
 
 std::string
@@ -328,12 +315,7 @@ CheckJpeg2000FramesCapped(DcmFileFormat &     dicom,
   }
 }
 
-GdcmChildLimits &
-ChildLimits()
-{
-  static GdcmChildLimits limits;
-  return limits;
-}
+GdcmChildLimits g_ChildLimits; // as SetGdcmChildLimits set them
 
 /** The child's own state before it decodes: default signal handlers (a crash ends the child, not a handler the
  * parent installed: the tools' interrupt cleanup, a sanitizer's or libFuzzer's report), its limits, then the
@@ -422,7 +404,7 @@ InChildProcess(const std::string & file, const std::string & syntax, std::size_t
     ::close(channel[1]);
     throw FileError(file, "cannot start the decoding of its pixel data (" + syntax + "): no process");
   }
-  const GdcmChildLimits limits = ChildLimits();
+  const GdcmChildLimits limits = g_ChildLimits;
   if (child == 0)
   {
     ::close(channel[0]);
@@ -494,7 +476,7 @@ InChildProcess(const std::string & file, const std::string & syntax, std::size_t
 void
 SetGdcmChildLimits(const GdcmChildLimits & limits)
 {
-  ChildLimits() = limits;
+  g_ChildLimits = limits;
 }
 
 std::vector<std::uint8_t>

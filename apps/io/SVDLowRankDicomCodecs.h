@@ -56,10 +56,6 @@ DicomOutputSyntaxNames();
 DicomOutputSyntax
 ParseDicomOutputSyntax(const std::string & name);
 
-/** The name of `syntax` in DicomOutputSyntaxNames(). */
-std::string
-DicomOutputSyntaxName(DicomOutputSyntax syntax);
-
 /** Why `syntax` cannot be written here; empty when it can. JPEG-LS cannot: DCMTK 3.6.7's JPEG-LS encoder
  * writes outside its buffer whenever a frame's code stream has an odd length (about every other frame),
  * aborts on 12-bit signed images and writes undecodable streams for noisy 8-bit images

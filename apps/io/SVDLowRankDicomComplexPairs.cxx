@@ -32,29 +32,20 @@ struct PartName
   DicomComplexPart part;
   const char *     letter; // ImageType's short form (Siemens value 3, Philips value 4)
   const char *     word;   // ComplexImageComponent's defined term, also found in ImageType
+  const char *     name;   // in messages
 };
-constexpr PartName kPartNames[] = { { DicomComplexPart::Magnitude, "M", "MAGNITUDE" },
-                                    { DicomComplexPart::Phase, "P", "PHASE" },
-                                    { DicomComplexPart::Real, "R", "REAL" },
-                                    { DicomComplexPart::Imaginary, "I", "IMAGINARY" } };
+constexpr PartName kPartNames[] = { { DicomComplexPart::Magnitude, "M", "MAGNITUDE", "magnitude" },
+                                    { DicomComplexPart::Phase, "P", "PHASE", "phase" },
+                                    { DicomComplexPart::Real, "R", "REAL", "real" },
+                                    { DicomComplexPart::Imaginary, "I", "IMAGINARY", "imaginary" } };
 
 /** "magnitude", "phase", "real", "imaginary" or "unknown". */
 const char *
 DicomComplexPartName(DicomComplexPart part)
 {
-  switch (part)
-  {
-    case DicomComplexPart::Magnitude:
-      return "magnitude";
-    case DicomComplexPart::Phase:
-      return "phase";
-    case DicomComplexPart::Real:
-      return "real";
-    case DicomComplexPart::Imaginary:
-      return "imaginary";
-    default:
-      return "unknown";
-  }
+  const auto named = std::find_if(
+    std::begin(kPartNames), std::end(kPartNames), [part](const PartName & name) { return name.part == part; });
+  return named != std::end(kPartNames) ? named->name : "unknown";
 }
 
 /** "echo 1, echo 2" for messages: the first few names. */

@@ -105,7 +105,6 @@ ParseFunctionalGroupFrames(DcmItem * dataset, const DicomFrame & common)
     DcmItem *  perFrame = perFrameGroups->getItem(f);
     DicomFrame frame = common;
     frame.frame = f;
-    frame.functionalGroups = true;
     double values[6];
     if (GetDecimals(GroupItem(perFrame, shared, DCM_PlanePositionSequence), DCM_ImagePositionPatient, values, 3))
     {

@@ -252,22 +252,13 @@ const KeyComponent kAcquisitionComponent{
   [](const DicomFrameKey & k) { return "acquisition " + std::to_string(k.acquisitionNumber); }
 };
 
-bool
-Differ(const KeyComponent & c, const DicomFrameKey & a, const DicomFrameKey & b)
-{
-  return c.less(a, b) || c.less(b, a);
-}
-
 // Whether `component` takes more than one value among `frames`.
 bool
 Varies(const KeyComponent & component, const std::vector<DicomFrame> & frames)
 {
-  for (const DicomFrame & frame : frames)
-  {
-    if (Differ(component, frame.key, frames.front().key))
-      return true;
-  }
-  return false;
+  return std::any_of(frames.begin(), frames.end(), [&](const DicomFrame & frame) {
+    return component.less(frame.key, frames.front().key) || component.less(frames.front().key, frame.key);
+  });
 }
 
 std::vector<std::vector<DicomFrame>>

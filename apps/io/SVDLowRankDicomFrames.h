@@ -57,7 +57,6 @@ struct DicomFrame
   std::string   file;
   unsigned int  frame{ 0 };                // 0-based frame number within the file
   unsigned int  framesInFile{ 1 };         // > 1: a multi-frame file
-  bool          functionalGroups{ false }; // geometry from the (Enhanced) functional groups
   unsigned int  rows{ 0 };
   unsigned int  columns{ 0 };
   bool          hasPosition{ false };

@@ -271,7 +271,6 @@ FindDicomSeries(const std::vector<std::string> & paths, DicomSearchNotes * notes
         series.seriesNumber = GetString(dataset, DCM_SeriesNumber);
         series.seriesDescription = GetString(dataset, DCM_SeriesDescription);
         series.modality = GetString(dataset, DCM_Modality);
-        series.patientName = GetString(dataset, DCM_PatientName);
         series.studyInstanceUID = GetString(dataset, DCM_StudyInstanceUID);
         series.frameOfReferenceUID = GetString(dataset, DCM_FrameOfReferenceUID);
         series.manufacturer = GetString(dataset, DCM_Manufacturer);

@@ -63,7 +63,6 @@ struct DicomSeriesSummary
   std::string              seriesNumber;
   std::string              seriesDescription;
   std::string              modality;
-  std::string              patientName;
   unsigned int             rows{ 0 };
   unsigned int             columns{ 0 };
   std::vector<std::string> files; // in the order found; ReadDicomSeries orders them

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -48,26 +49,6 @@ ProblemOf(const char * message, std::size_t member)
   return which + " holds data that cannot be decompressed (" + (zlib.empty() ? "corrupt" : zlib) + ")";
 }
 
-struct Inflater
-{
-  z_stream stream{};
-  bool     ready{ false };
-  Inflater()
-  {
-    ready = inflateInit2(&stream, 16 + MAX_WBITS) == Z_OK; // gzip only: a trailer CRC-32 and ISIZE checked
-  }
-  ~Inflater()
-  {
-    if (ready)
-    {
-      inflateEnd(&stream);
-    }
-  }
-  Inflater(const Inflater &) = delete;
-  Inflater &
-  operator=(const Inflater &) = delete;
-};
-
 } // namespace
 
 GunzipCheck
@@ -75,23 +56,24 @@ CheckGzipStream(const unsigned char * compressed, std::size_t size, std::uint64_
 {
   GunzipCheck check;
   check.member = firstMember;
-  Inflater z;
-  if (!z.ready)
+  z_stream stream{};
+  if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) // gzip only: a trailer CRC-32 and ISIZE checked
   {
     throw std::bad_alloc();
   }
+  const std::unique_ptr<z_stream, int (*)(z_streamp)> ended(&stream, inflateEnd);
   std::vector<unsigned char> out(std::size_t{ 1 } << 18); // decoded and dropped
   const unsigned char *      end = compressed + size;
-  z.stream.next_in = const_cast<unsigned char *>(compressed);
+  stream.next_in = const_cast<unsigned char *>(compressed);
   for (;;)
   {
     // zlib counts input in 32 bits: at most 1 GiB at a time.
-    const std::size_t left = static_cast<std::size_t>(end - z.stream.next_in);
-    z.stream.avail_in = static_cast<uInt>(std::min<std::size_t>(left, std::size_t{ 1 } << 30));
-    z.stream.next_out = out.data();
-    z.stream.avail_out = static_cast<uInt>(out.size());
-    const int code = inflate(&z.stream, Z_NO_FLUSH);
-    check.bytes += out.size() - z.stream.avail_out;
+    const std::size_t left = static_cast<std::size_t>(end - stream.next_in);
+    stream.avail_in = static_cast<uInt>(std::min<std::size_t>(left, std::size_t{ 1 } << 30));
+    stream.next_out = out.data();
+    stream.avail_out = static_cast<uInt>(out.size());
+    const int code = inflate(&stream, Z_NO_FLUSH);
+    check.bytes += out.size() - stream.avail_out;
     if (check.bytes > mostBytes)
     {
       check.status = GunzipStatus::TooLong;
@@ -99,13 +81,12 @@ CheckGzipStream(const unsigned char * compressed, std::size_t size, std::uint64_
     }
     if (code == Z_STREAM_END)
     {
-      const std::size_t rest = static_cast<std::size_t>(end - z.stream.next_in);
-      if (!StartsGzipMember(z.stream.next_in, rest))
+      const std::size_t rest = static_cast<std::size_t>(end - stream.next_in);
+      if (!StartsGzipMember(stream.next_in, rest))
       {
-        return check; // Complete; what follows the last member is not another
-                      // one
+        return check; // Complete; what follows the last member is not another one
       }
-      inflateReset(&z.stream);
+      inflateReset(&stream);
       ++check.member;
       continue;
     }
@@ -115,15 +96,13 @@ CheckGzipStream(const unsigned char * compressed, std::size_t size, std::uint64_
     }
     if (code != Z_OK && code != Z_BUF_ERROR)
     {
-      check.status = GunzipStatus::Corrupt; // Z_DATA_ERROR (a CRC, an ISIZE,
-                                            // bad codes), Z_NEED_DICT
-      check.problem = ProblemOf(z.stream.msg, check.member);
+      check.status = GunzipStatus::Corrupt; // Z_DATA_ERROR (a CRC, an ISIZE, bad codes), Z_NEED_DICT
+      check.problem = ProblemOf(stream.msg, check.member);
       return check;
     }
-    if (z.stream.next_in == end && z.stream.avail_out != 0)
+    if (stream.next_in == end && stream.avail_out != 0)
     {
-      check.status = GunzipStatus::Truncated; // all input taken, room left for
-                                              // output, and the member goes on
+      check.status = GunzipStatus::Truncated; // all input taken, room left for output, and the member goes on
       return check;
     }
   }

@@ -46,12 +46,9 @@ enum class GunzipStatus
 struct GunzipCheck
 {
   GunzipStatus  status{ GunzipStatus::Complete };
-  std::uint64_t bytes{ 0 }; // decompressed bytes of the members before the
-                            // failure (all of them when Complete)
-  std::size_t member{ 0 };  // the member (1 for the first) where it failed; how
-                            // many there are when Complete
-  std::string problem;      // Corrupt: what is wrong, e.g. "gzip member 2 fails its
-                            // CRC-32 check"
+  std::uint64_t bytes{ 0 };  // decompressed bytes of the members before the failure (all of them when Complete)
+  std::size_t   member{ 0 }; // the member (1 for the first) where it failed; how many there are when Complete
+  std::string   problem;     // Corrupt: what is wrong, e.g. "gzip member 2 fails its CRC-32 check"
 };
 
 /** Decodes the gzip members of `compressed`, keeping none of the output, and stops at the first failure or once more

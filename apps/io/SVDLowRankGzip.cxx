@@ -38,27 +38,6 @@
 
 namespace svdlr_io
 {
-namespace
-{
-
-struct FreeDecompressor
-{
-  void
-  operator()(libdeflate_decompressor * d) const
-  {
-    libdeflate_free_decompressor(d);
-  }
-};
-struct FreeCompressor
-{
-  void
-  operator()(libdeflate_compressor * c) const
-  {
-    libdeflate_free_compressor(c);
-  }
-};
-
-} // namespace
 
 bool
 StartsGzipMember(const unsigned char * bytes, std::size_t size)
@@ -108,7 +87,8 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
                const GunzipSettings & settings, GunzipReport * report)
 {
   Decompressed result;
-  std::unique_ptr<libdeflate_decompressor, FreeDecompressor> inflater(libdeflate_alloc_decompressor());
+  const std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor *)> inflater(
+    libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
   if (!inflater)
   {
     throw std::runtime_error("cannot allocate a gzip decompressor (out of memory)");
@@ -141,8 +121,7 @@ DecompressGzip(const unsigned char * compressed, std::size_t size, std::uint64_t
     const GunzipCheck check = diagnose();
     if (check.status == GunzipStatus::Complete)
     {
-      throw std::bad_alloc(); // the stream does hold that much: this machine
-                              // has not the memory
+      throw std::bad_alloc(); // the stream does hold that much: this machine has not the memory
     }
     return Failed(result, check, 0);
   }
@@ -326,7 +305,9 @@ private:
 
   std::vector<unsigned char> m_IgzipLevelBuffer; // igzip's hash tables for level 1; empty with libdeflate
 #endif
-  std::unique_ptr<libdeflate_compressor, FreeCompressor> m_Deflater; // null with igzip
+  std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor *)> m_Deflater{
+    nullptr, &libdeflate_free_compressor
+  }; // null with igzip
 };
 
 } // namespace
@@ -342,20 +323,10 @@ CompressGzip(const std::vector<ByteSpan> &                                  part
   const std::vector<ByteSpan>     members = MembersOf(parts);
   threads = svdlr::ShareOfCpuThreads(svdlr::ParallelJobKind::FileInputOutput, threads);
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, members.size()));
-  if (threads == 1)
-  {
-    MemberCompressor           compressor(level);
-    std::vector<unsigned char> out;
-    for (const ByteSpan & member : members)
-    {
-      const std::size_t made = compressor.Compress(member, out);
-      write(out.data(), made);
-    }
-    return;
-  }
-  // oneTBB's pipeline: the members taken in order, compressed on up to `threads` cores, written in order as they
-  // are done, so that writing overlaps compressing. At most `window` members are in flight, and they complete in
-  // order, so member k + window starts after member k is written: the ring of `window` buffers is never overrun.
+  // oneTBB's pipeline: the members taken in order, compressed on up to `threads` cores (one: this thread alone),
+  // written in order as they are done, so that writing overlaps compressing. At most `window` members are in flight,
+  // and they complete in order, so member k + window starts after member k is written: the ring of `window` buffers
+  // is never overrun.
   const std::size_t                                 window = 2 * std::size_t{ threads };
   std::vector<std::vector<unsigned char>>           outs(window);
   std::vector<std::size_t>                          made(window);

@@ -49,22 +49,6 @@ FileSize(const std::string & path)
   return error ? 0 : static_cast<std::uint64_t>(size);
 }
 
-/** a * b, saturating instead of wrapping: a header may claim more than 2^64 bytes. */
-std::uint64_t
-Times(std::uint64_t a, std::uint64_t b)
-{
-  if (a != 0 && b > UINT64_MAX / a)
-  {
-    return UINT64_MAX;
-  }
-  return a * b;
-}
-
-} // namespace
-
-namespace
-{
-
 /** A gzip stream ends with its uncompressed size modulo 2^32 (RFC 1952, ISIZE): a stream cut short ends in other
  * bytes, which match only by chance. */
 bool
@@ -176,7 +160,7 @@ ProductOf(const std::string & numbers)
     {
       return 0;
     }
-    product = Times(product, static_cast<std::uint64_t>(value));
+    product = SaturatingTimes(product, static_cast<std::uint64_t>(value));
     any = true;
   }
   return any ? product : 0;
@@ -226,8 +210,8 @@ CheckMetaImage(const std::string & path)
     return;
   }
   const std::string   channels = field("ElementNumberOfChannels");
-  const std::uint64_t required =
-    Times(Times(ProductOf(field("DimSize")), type->second), channels.empty() ? 1 : ProductOf(channels));
+  const std::uint64_t required = SaturatingTimes(SaturatingTimes(ProductOf(field("DimSize")), type->second),
+                                                 channels.empty() ? 1 : ProductOf(channels));
   std::string dataPath = path;
   std::uint64_t offset = header.end;
   if (dataFile != "LOCAL")
@@ -309,7 +293,7 @@ CheckNrrd(const std::string & path)
   {
     return;
   }
-  CheckDataPresent(path, header.end, Times(ProductOf(field("sizes")), bytes), false);
+  CheckDataPresent(path, header.end, SaturatingTimes(ProductOf(field("sizes")), bytes), false);
 }
 
 } // namespace

@@ -48,9 +48,8 @@ SVDLR_DECLARE_ERROR(UnreadableImageFile, ImageFileError);
 /** An image file whose pixel data is shorter than its header says, or whose compressed stream is cut. */
 SVDLR_DECLARE_ERROR(IncompleteImageFile, ImageFileError);
 
-/** An image file whose bytes are damaged: a gzip member whose CRC-32 or size
- * (ISIZE) does not match its data, or compressed data that cannot be decoded.
- */
+/** An image file whose bytes are damaged: a gzip member whose CRC-32 or size (ISIZE) does not match its data, or
+ * compressed data that cannot be decoded. */
 SVDLR_DECLARE_ERROR(CorruptImageFile, ImageFileError);
 
 /** A header no sound file has (a dimension of 0 or less, voxels that overlap the header, a bitpix that is not its

@@ -49,13 +49,6 @@ DescribeRange(const std::vector<double> & values)
   return text.str();
 }
 
-std::string
-DerivationDescription(const svdlr::RankPolicy & policy, const std::vector<std::size_t> & ranks)
-{
-  return svdlr::SliceDerivationDescription(policy) + " (SVDLowRankReconstructImage; ranks " + DescribeRanks(ranks) +
-         ")";
-}
-
 #ifdef SVDLR_HAVE_DCMTK
 DicomWriteOptions
 DerivedSeriesOptions(const svdlr::RankPolicy &        policy,
@@ -73,7 +66,8 @@ DerivedSeriesOptions(const svdlr::RankPolicy &        policy,
   {
     write.seriesDescription += " of " + of;
   }
-  write.derivationDescription = DerivationDescription(policy, ranks);
+  write.derivationDescription =
+    svdlr::SliceDerivationDescription(policy) + " (SVDLowRankReconstructImage; ranks " + DescribeRanks(ranks) + ")";
   return write;
 }
 #endif

@@ -66,14 +66,11 @@ DescribeRanks(const std::vector<TRank> & ranks)
 std::string
 DescribeRange(const std::vector<double> & values);
 
-/** svdlr::SliceDerivationDescription with the tool and the ranks: "Each slice replaced by its rank-20 truncated SVD
- * reconstruction (SVDLowRankReconstructImage; ranks 20 (all 181 slices))". */
-std::string
-DerivationDescription(const svdlr::RankPolicy & policy, const std::vector<std::size_t> & ranks);
-
 #ifdef SVDLR_HAVE_DCMTK
-/** The writer's options for a series derived by `policy` with `ranks`: named "<svdlr::PolicyDescription> of <the source's
- * SeriesDescription>" (of `nameWithoutSource` when there is no source), in `transferSyntax`. `source` is also the
+/** The writer's options for a series derived by `policy` with `ranks`: named "<svdlr::PolicyDescription> of <the
+ * source's SeriesDescription>" (of `nameWithoutSource` when there is no source), in `transferSyntax`, its
+ * DerivationDescription svdlr::SliceDerivationDescription with the tool and the ranks: "Each slice replaced by its
+ * rank-20 truncated SVD reconstruction (SVDLowRankReconstructImage; ranks 20 (all 181 slices))". `source` is also the
  * options' source (null for a volume that did not come from DICOM). */
 DicomWriteOptions
 DerivedSeriesOptions(const svdlr::RankPolicy &        policy,

@@ -22,7 +22,6 @@
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiHeaderRead.h"
 #include "SVDLowRankNiftiVoxels.h"
-#include "SVDLowRankParallelChunks.h"
 #include "SVDLowRankReadableFile.h"
 
 #include <sys/stat.h>
@@ -43,8 +42,26 @@ namespace svdlr_io
 namespace
 {
 
+/** Up to `size` bytes of the open file `descriptor` from `offset` into `to`, fewer where the file ends first (or a
+ * read fails): how many. */
+std::size_t
+ReadAt(int descriptor, unsigned char * to, std::size_t size, std::size_t offset)
+{
+  std::size_t done = 0;
+  while (done < size)
+  {
+    const ssize_t got = ::pread(descriptor, to + done, size - done, static_cast<off_t>(offset + done));
+    if (got <= 0)
+    {
+      break;
+    }
+    done += static_cast<std::size_t>(got);
+  }
+  return done;
+}
+
 /** The first `count` bytes of the open file `descriptor`, fewer when it is shorter. Read in chunks on every core (pread
- * from the page cache is a copy, memory-bound like the passes of SVDLowRankParallelChunks.h); a chunk that comes back
+ * from the page cache is a copy, memory-bound like the passes of ForChunksOnEveryCore); a chunk that comes back
  * short (the file shrank meanwhile) is read again on this thread, which stops at the file's end as a plain read does.
  */
 ByteBuffer
@@ -52,39 +69,15 @@ ReadFileStart(int descriptor, std::size_t count)
 {
   ByteBuffer        bytes(count);
   std::atomic<bool> whole{ true };
-  const auto        readAt = [&](std::size_t first, std::size_t size) {
-    std::size_t done = 0;
-    while (done < size)
-    {
-      const ssize_t got =
-        ::pread(descriptor, bytes.data() + first + done, size - done, static_cast<off_t>(first + done));
-      if (got <= 0)
-      {
-        return false;
-      }
-      done += static_cast<std::size_t>(got);
-    }
-    return true;
-  };
   ForChunksOnEveryCore(bytes.size(), [&](std::size_t first, std::size_t size) {
-    if (!readAt(first, size))
+    if (ReadAt(descriptor, bytes.data() + first, size, first) != size)
     {
       whole = false;
     }
   });
   if (!whole)
   {
-    std::size_t done = 0;
-    while (done < bytes.size())
-    {
-      const ssize_t got = ::pread(descriptor, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
-      if (got <= 0)
-      {
-        break;
-      }
-      done += static_cast<std::size_t>(got);
-    }
-    bytes.resize(done);
+    bytes.resize(ReadAt(descriptor, bytes.data(), bytes.size(), 0));
   }
   return bytes;
 }
@@ -118,19 +111,8 @@ struct Kept
  * and a file checked but never read (its read refused for another reason) must not hold its memory to the end. */
 constexpr std::size_t MostKept = 8;
 
-std::mutex &
-KeptMutex()
-{
-  static std::mutex mutex;
-  return mutex;
-}
-
-std::map<std::string, Kept> &
-KeptFiles()
-{
-  static std::map<std::string, Kept> files;
-  return files;
-}
+std::mutex                  g_KeptMutex; // guards g_KeptFiles
+std::map<std::string, Kept> g_KeptFiles;
 
 /** Whether any of the `count` stored IEEE values (TBits: their bits, 32 or 64) at `data` is NaN or Inf: all
  * exponent bits set. No early exit, and the byte order tested once, so that the loop vectorizes. */
@@ -163,14 +145,14 @@ std::shared_ptr<const NiftiFileBytes>
 TakeKeptForRead(const std::string & path)
 {
   const auto                  identity = IdentityOf(path);
-  std::lock_guard<std::mutex> lock(KeptMutex());
-  auto                        it = KeptFiles().find(path);
-  if (it == KeptFiles().end())
+  std::lock_guard<std::mutex> lock(g_KeptMutex);
+  auto                        it = g_KeptFiles.find(path);
+  if (it == g_KeptFiles.end())
   {
     return nullptr;
   }
   auto file = identity && it->second.identity == *identity ? it->second.file : nullptr;
-  KeptFiles().erase(it);
+  g_KeptFiles.erase(it);
   return file;
 }
 
@@ -336,7 +318,7 @@ CheckNiftiValues(const NiftiFileBytes & file, const std::string & path)
     return size == 4 ? AnyNonFinite<std::uint32_t>(data + first * 4, count, header.swapped)
                      : AnyNonFinite<std::uint64_t>(data + first * 8, count, header.swapped);
   };
-  // Each core scans chunks of the file (SVDLowRankParallelChunks.h); the first bad value of all is the one named.
+  // Each core scans chunks of the file (ForChunksOnEveryCore); the first bad value of all is the one named.
   constexpr std::uint64_t      block = 4096;
   std::atomic<std::uint64_t>   firstBad{ values };
   ForChunksOnEveryCore(static_cast<std::size_t>(values), [&](std::size_t chunkFirst, std::size_t chunkCount) {
@@ -378,12 +360,11 @@ KeepForRead(const std::string & path, std::shared_ptr<const NiftiFileBytes> file
     return;
   }
   static std::uint64_t        counter = 0;
-  std::lock_guard<std::mutex> lock(KeptMutex());
-  auto &                      files = KeptFiles();
-  files[path] = Kept{ *identity, std::move(file), ++counter };
-  while (files.size() > MostKept)
+  std::lock_guard<std::mutex> lock(g_KeptMutex);
+  g_KeptFiles[path] = Kept{ *identity, std::move(file), ++counter };
+  while (g_KeptFiles.size() > MostKept)
   {
-    files.erase(std::min_element(files.begin(), files.end(), [](const auto & a, const auto & b) {
+    g_KeptFiles.erase(std::min_element(g_KeptFiles.begin(), g_KeptFiles.end(), [](const auto & a, const auto & b) {
       return a.second.order < b.second.order;
     }));
   }

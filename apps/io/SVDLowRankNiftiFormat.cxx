@@ -41,13 +41,6 @@ namespace svdlr_io
 namespace
 {
 
-/** a * b, saturating instead of wrapping: a header may claim more than 2^64 bytes. */
-std::uint64_t
-Times(std::uint64_t a, std::uint64_t b)
-{
-  return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
-}
-
 /** nifti_clib speaks to stderr on bad input; the tools' messages (ImageFileError) are the only ones users see. */
 void
 SilenceNiftiLibrary()
@@ -388,7 +381,7 @@ NiftiHeader::Voxels() const
   std::uint64_t voxels = 1;
   for (int i = 0; i < dimensions; ++i)
   {
-    voxels = Times(voxels, extents[i]);
+    voxels = SaturatingTimes(voxels, extents[i]);
   }
   return voxels;
 }
@@ -396,7 +389,7 @@ NiftiHeader::Voxels() const
 std::uint64_t
 NiftiHeader::DataBytes() const
 {
-  return Times(Voxels(), static_cast<std::uint64_t>(bitpix / 8));
+  return SaturatingTimes(Voxels(), static_cast<std::uint64_t>(bitpix / 8));
 }
 
 std::uint64_t

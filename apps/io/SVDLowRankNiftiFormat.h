@@ -38,6 +38,13 @@
 namespace svdlr_io
 {
 
+/** a * b, saturating instead of wrapping: a header may claim more than 2^64 bytes. */
+inline std::uint64_t
+SaturatingTimes(std::uint64_t a, std::uint64_t b)
+{
+  return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
 /** The value of type T stored at `bytes`, in the byte order of its writer (`swapped`: not this machine's). For voxels,
  * one at a time in the readers' loops, where it inlines (nifti_clib's nifti_swap_Nbytes swaps whole arrays in place,
  * and the decompressed file is shared read-only). */

@@ -79,8 +79,7 @@ InflateHead(TNextChunk nextChunk, std::size_t count)
     made = count - z.avail_out;
     if (code != Z_OK)
     {
-      break; // the end of the first member, or an error past the head: fewer
-             // bytes, which the header's parser judges
+      break; // the end of the first member, or an error past the head: fewer bytes, which the header's parser judges
     }
   }
   if (gzip)

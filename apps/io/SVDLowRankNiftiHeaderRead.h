@@ -31,11 +31,9 @@
 namespace svdlr_io
 {
 
-/** The NIfTI header of the file `path` (decompressed when gzip), judged by
- * ParseNiftiHeader; std::nullopt when it is not one. The one way from a NIfTI
- * file to its header for the checks and the reader: a gzip stream too damaged
- * or too short to hold a header throws CorruptImageFile or IncompleteImageFile.
- */
+/** The NIfTI header of the file `path` (decompressed when gzip), judged by ParseNiftiHeader; std::nullopt when it is
+ * not one. The one way from a NIfTI file to its header for the checks and the reader: a gzip stream too damaged or too
+ * short to hold a header throws CorruptImageFile or IncompleteImageFile. */
 std::optional<NiftiHeader>
 ReadNiftiHeader(const std::string & path);
 

@@ -22,7 +22,7 @@
 #include "SVDLowRankImageFileCheck.h"
 #include "SVDLowRankNiftiHeaderRead.h"
 #include "SVDLowRankNiftiRead.h"
-#include "SVDLowRankParallelChunks.h"
+#include "SVDLowRankNiftiVoxels.h"
 #include "SVDLowRankReadableFile.h"
 
 #include <sys/mman.h>
@@ -35,6 +35,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -49,36 +50,25 @@ namespace
 /** What CompressNiftiFile wrote to a file: its size and CRC-32, or why it failed. */
 using WriteRecord = GzipFileWrite;
 
-std::mutex &
-RecordsMutex()
-{
-  static std::mutex mutex;
-  return mutex;
-}
-
-std::map<std::string, WriteRecord> &
-Records()
-{
-  static std::map<std::string, WriteRecord> records;
-  return records;
-}
+std::mutex                         g_RecordsMutex; // guards g_Records
+std::map<std::string, WriteRecord> g_Records;
 
 void
 Record(const std::string & path, WriteRecord record)
 {
-  std::lock_guard<std::mutex> lock(RecordsMutex());
-  Records()[path] = std::move(record);
+  std::lock_guard<std::mutex> lock(g_RecordsMutex);
+  g_Records[path] = std::move(record);
 }
 
 /** Forgets what was recorded of `path`, a file rewritten since by another writer. */
 void
 ForgetRecordedWrite(const std::string & path)
 {
-  std::lock_guard<std::mutex> lock(RecordsMutex());
-  Records().erase(path);
+  std::lock_guard<std::mutex> lock(g_RecordsMutex);
+  g_Records.erase(path);
 }
 
-/** The bytes a file holds and their CRC-32, read back in chunks on every core (SVDLowRankParallelChunks.h) whose
+/** The bytes a file holds and their CRC-32, read back in chunks on every core (ForChunksOnEveryCore) whose
  * CRCs are joined in order (Crc32Combine); nullopt when it cannot be read. On one thread the read-back of a 2.4 GB
  * output (200 volumes) took 0.64 s of the H200's run. */
 std::optional<GzipFileWrite>
@@ -226,11 +216,7 @@ NiftiHeaderForSizes(const std::string & small, const std::vector<std::uint64_t> 
 bool
 CompressNiftiFile(const std::string & plain, const std::string & compressed, const ImageWriteSettings & settings)
 {
-  try
-  {
-    CheckImageFile(plain); // ITK's writer only prints a full disk: a short file is caught here
-  }
-  catch (const ImageFileError &)
+  if (!IsCompleteImageFile(plain)) // ITK's writer only prints a full disk: a short file is caught here
   {
     return false;
   }
@@ -248,20 +234,12 @@ CompressNiftiFile(const std::string & plain, const std::string & compressed, con
   {
     return false;
   }
-  const auto * bytes = static_cast<const unsigned char *>(mapped);
-  const auto   header = ParseNiftiHeader(bytes, std::min(size, kNiftiHeaderBytes));
+  const std::shared_ptr<void> unmap(mapped, [size](void * at) { ::munmap(at, size); }); // also when a write throws
+  const auto *                bytes = static_cast<const unsigned char *>(mapped);
+  const auto                  header = ParseNiftiHeader(bytes, std::min(size, kNiftiHeaderBytes));
   const std::size_t split = header && header->voxOffset <= size ? static_cast<std::size_t>(header->voxOffset) : 0;
-  try
-  {
-    WriteNiftiGzFile(compressed, std::vector<unsigned char>(bytes, bytes + split), { bytes + split, size - split },
-                     settings);
-  }
-  catch (...)
-  {
-    ::munmap(mapped, size);
-    throw;
-  }
-  ::munmap(mapped, size);
+  WriteNiftiGzFile(compressed, std::vector<unsigned char>(bytes, bytes + split), { bytes + split, size - split },
+                   settings);
   return true;
 }
 
@@ -327,9 +305,9 @@ CheckRecordedWrite(const std::string & path)
 {
   WriteRecord record;
   {
-    std::lock_guard<std::mutex> lock(RecordsMutex());
-    const auto                  it = Records().find(path);
-    if (it == Records().end())
+    std::lock_guard<std::mutex> lock(g_RecordsMutex);
+    const auto                  it = g_Records.find(path);
+    if (it == g_Records.end())
     {
       return std::nullopt;
     }

@@ -147,17 +147,16 @@ PngStackFiles()
 /** Writes each slice along the third axis of `volume` as <directory>/<prefix>NNNN.png (zero-padded, so
  * natural and plain name order agree). TPixel must be unsigned char or unsigned short. */
 template <typename TPixel>
-std::vector<std::string>
+void
 WritePngStack(const itk::Image<TPixel, 3> * volume,
               const std::string &           directory,
               const std::string &           prefix = PngStackFiles().prefix)
 {
   static_assert(std::is_same<TPixel, unsigned char>::value || std::is_same<TPixel, unsigned short>::value,
                 "PNG holds 8- or 16-bit unsigned grey pixels");
-  const auto               size = volume->GetLargestPossibleRegion().GetSize();
-  const std::size_t        pixels = size[0] * size[1];
-  const int                digits = std::max(4, static_cast<int>(std::to_string(size[2]).size()));
-  std::vector<std::string> written;
+  const auto        size = volume->GetLargestPossibleRegion().GetSize();
+  const std::size_t pixels = size[0] * size[1];
+  const int         digits = std::max(4, static_cast<int>(std::to_string(size[2]).size()));
   for (std::size_t k = 0; k < size[2]; ++k)
   {
     std::ostringstream name;
@@ -168,9 +167,7 @@ WritePngStack(const itk::Image<TPixel, 3> * volume,
     slice.height = static_cast<unsigned>(size[1]);
     slice.bitDepth = 8 * sizeof(TPixel);
     WritePngFile(name.str(), slice);
-    written.push_back(name.str());
   }
-  return written;
 }
 
 /** Writes PNG slices of `image`: 8- and 16-bit unsigned pixels as they are, others rounded and clamped

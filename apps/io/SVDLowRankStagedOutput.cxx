@@ -280,11 +280,6 @@ StagedDirectory::Commit()
   }
 }
 
-} // namespace svdlr_io
-
-namespace svdlr_io
-{
-
 std::string
 TemporaryFileFor(const std::string & target)
 {
