@@ -53,6 +53,12 @@ template <typename TPass>
 void
 ForChunksOnEveryCore(std::size_t n, const TPass & pass)
 {
+  if (n <= kParallelChunk) // no arena for one chunk: small files and headers are read on this thread
+  {
+    if (n > 0)
+      pass(0, n);
+    return;
+  }
   const svdlr::RunningParallelJob running(svdlr::ParallelJobKind::FileInputOutput);
   tbb::task_arena(static_cast<int>(svdlr::ShareOfCpuThreads(svdlr::ParallelJobKind::FileInputOutput))).execute([&] {
     tbb::parallel_for(std::size_t{ 0 }, n, kParallelChunk, [&](std::size_t first) {
