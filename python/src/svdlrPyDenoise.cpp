@@ -32,8 +32,6 @@
 #include "svdlr/Names.h"
 #include "svdlr/VolumeGroups.h"
 
-#include <cmath>
-
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/optional.h>
@@ -176,19 +174,6 @@ RaisePatchTooLarge(std::size_t axis, std::int64_t extent, const std::vector<std:
                      { "patch_axis", nb::cast(axis) } });
 }
 
-/** "default" or "dwidenoise", for messages. */
-std::string
-PresetNames()
-{
-  std::string list;
-  const std::vector<std::string> names = DenoisePresetNameList();
-  for (std::size_t i = 0; i < names.size(); ++i)
-  {
-    list += (i == 0 ? "\"" : (i + 1 == names.size() ? " or \"" : ", \"")) + names[i] + "\"";
-  }
-  return list;
-}
-
 LocalDenoiseOptions
 MakeOptions(const std::optional<std::string> &         preset,
             const std::optional<std::vector<std::int64_t>> & patchSize,
@@ -207,11 +192,10 @@ MakeOptions(const std::optional<std::string> &         preset,
             std::int64_t                               threads)
 {
   LocalDenoiseOptions options; // the preset's ("default": Defaults.h's without one), then the keywords given
-  const DenoisePreset * named = preset ? FindDenoisePreset(*preset) : &DenoisePresets().front();
-  if (named == nullptr)
-  {
-    ThrowValueError("preset must be " + PresetNames() + ", got \"" + *preset + "\"");
-  }
+  const DenoisePreset * named = &DenoisePresets().front();
+  ParseOption("preset", preset, +[](const std::string & name, const DenoisePreset *& found) {
+    return (found = FindDenoisePreset(name)) != nullptr;
+  }, &DenoisePresetNameList, named);
   ApplyDenoisePreset(*named, options);
   // The reconstruction's keywords (svdlrPyRankPolicy.h); noise_sigma is the denoiser's map, not a policy parameter.
   options.policy = RankPolicyFrom({ policy, "policy", rank, energyFraction, std::nullopt }, PolicyName(options.policy));
@@ -235,7 +219,7 @@ MakeOptions(const std::optional<std::string> &         preset,
   }
   options.patchStride = static_cast<std::size_t>(
     CheckedRange("patch_stride", patchStride, ">= 1 (or 0, AUTO_PATCH_STRIDE: the default rule)", 0));
-  ParseOption("patch_shape", patchShape, &ParsePatchShapeName, "\"cuboid\" or \"sphere\"", options.patchShape);
+  ParseOption("patch_shape", patchShape, &ParsePatchShapeName, &PatchShapeNameList, options.patchShape);
   if (!(std::isfinite(patchRadius) && patchRadius >= 0.0))
   {
     ThrowValueError("patch_radius must be finite and >= 0 (0: the default sphere), got " + std::to_string(patchRadius));
@@ -253,15 +237,15 @@ MakeOptions(const std::optional<std::string> &         preset,
     ThrowValueError("patch_radius needs patch_shape \"sphere\"");
   }
   options.patchRadius = patchRadius;
-  ParseOption("aggregation", aggregation, &ParseAggregationName,
-              "\"centre\", \"overlap\", \"rank\" or \"gaussian\"", options.aggregation);
-  ParseOption("shrinkage", shrinkage, &ParseShrinkageName, "\"hard\", \"frobenius\" or \"auto\"", options.shrinkage);
-  ParseOption("backend", backend, &ParseName, BackendNames(), options.backend);
+  ParseOption("aggregation", aggregation, &ParseAggregationName, &AggregationNameList, options.aggregation);
+  ParseOption("shrinkage", shrinkage, &ParseShrinkageName, &ShrinkageNameList, options.shrinkage);
+  ParseOption("backend", backend, &ParseName, &BackendNames, options.backend);
   options.deviceId = static_cast<int>(CheckedRange("device_id", deviceId, ">= 0", 0, INT_MAX));
   options.maxPatchesPerBatch = static_cast<std::size_t>(
     CheckedRange("max_patches_per_batch", maxPatchesPerBatch, ">= 0 (0: the backend chooses)", 0));
   ParseOption("gpu_memory_limit", gpuMemoryLimit, &ParseDeviceMemoryLimit,
-              std::string(ByteSizeSyntax()) + " or \"" + kNoDeviceMemoryLimitName + "\"", options.deviceMemoryLimit);
+              [] { return std::string(ByteSizeSyntax()) + " or \"" + kNoDeviceMemoryLimitName + "\""; },
+              options.deviceMemoryLimit);
   options.threads =
     static_cast<unsigned>(CheckedRange("threads", threads, ">= 0 (0: all hardware threads)", 0, UINT_MAX));
   return options;
@@ -307,7 +291,7 @@ DenoiseArray(SeriesArray                               series,
   options.magnitudeNoise.noiseFloor = noiseFloor;
   options.magnitudeNoise.sigmaFloorCorrection = sigmaFloorCorrection;
   options.magnitudeNoise.automatic = automaticMagnitudeModel.value_or(options.magnitudeNoise.automatic);
-  ParseOption("noise_estimator", noiseEstimator, &ParseNoiseEstimatorName, "\"mp\" or \"residual\"",
+  ParseOption("noise_estimator", noiseEstimator, &ParseNoiseEstimatorName, &NoiseEstimatorNameList,
               options.noiseEstimator);
   if (options.magnitudeNoise.Active() && !noiseSigma && !PatchesHaveSigma(options.policy, false))
   {
@@ -502,15 +486,7 @@ rank maps of the spatial shape. NaN or Inf in the series raises ValueError namin
     [](const std::string & demean, std::int64_t volumes, std::int64_t echoes,
        std::optional<std::vector<double>> bvalues) {
       Demean choice{};
-      if (!ParseDemeanName(demean, choice))
-      {
-        std::string names;
-        for (const std::string & name : DemeanNameList())
-        {
-          names += (names.empty() ? "" : ", ") + name;
-        }
-        ThrowValueError("demean must be one of " + names + ", got \"" + demean + "\"");
-      }
+      ParseOption("demean", demean, &ParseDemeanName, &DemeanNameList, choice);
       if (volumes < 0 || echoes < 1)
       {
         ThrowValueError("volumes must be >= 0 and echoes >= 1");

@@ -142,10 +142,7 @@ DefineDenoiseRules(nb::module_ & module)
     [](const std::string & policy, bool automatic, bool vst, bool noiseFloor, bool sigmaFloorCorrection,
        bool knownSigma, bool gfactor, bool estimateGFactor, bool negativeValues) {
       LocalDenoiseOptions options;
-      if (!ParsePolicyName(policy, options.policy))
-      {
-        ThrowValueError("unknown policy \"" + policy + "\"");
-      }
+      ParseOption("policy", policy, &ParsePolicyName, &PolicyNames, options.policy);
       const float given = 1.0f; // stands for a σ map or a g-factor map: the rule reads only whether there is one
       options.noiseSigma = knownSigma ? &given : nullptr;
       options.gfactor = gfactor ? &given : nullptr;
@@ -168,10 +165,8 @@ DefineDenoiseRules(nb::module_ & module)
     [](const std::string & shrinkage, const std::string & policy, bool knownSigma) {
       Shrinkage requested{};
       RankPolicy rankPolicy;
-      if (!ParseShrinkageName(shrinkage, requested) || !ParsePolicyName(policy, rankPolicy))
-      {
-        ThrowValueError("unknown shrinkage \"" + shrinkage + "\" or policy \"" + policy + "\"");
-      }
+      ParseOption("shrinkage", shrinkage, &ParseShrinkageName, &ShrinkageNameList, requested);
+      ParseOption("policy", policy, &ParsePolicyName, &PolicyNames, rankPolicy);
       return std::string(ShrinkageName(ResolveShrinkage(requested, rankPolicy, knownSigma)));
     },
     "shrinkage"_a, "policy"_a, "known_sigma"_a,

@@ -139,6 +139,17 @@ ThrowValueError(const std::string & message)
   throw nanobind::value_error(("svdlr: " + message).c_str());
 }
 
+std::string
+QuotedNames(const std::vector<std::string> & names)
+{
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i)
+  {
+    list += (i == 0 ? "\"" : (i + 1 == names.size() ? " or \"" : ", \"")) + names[i] + "\"";
+  }
+  return list;
+}
+
 void
 SetPythonError(PyObject * type, const std::string & message,
                std::initializer_list<std::pair<const char *, nb::object>> attributes)

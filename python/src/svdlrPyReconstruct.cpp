@@ -130,8 +130,8 @@ MakeOptions(const std::optional<std::string> & policy,
   }
   Options options;
   options.policy = RankPolicyFrom(keywords, "fixed");
-  ParseOption("backend", backend, &ParseName, BackendNames(), options.backend);
-  ParseOption("solver", solver, &ParseName, SolverNames(), options.solver);
+  ParseOption("backend", backend, &ParseName, &BackendNames, options.backend);
+  ParseOption("solver", solver, &ParseName, &SolverNames, options.solver);
   const std::string problem = PolicyProblem(options.policy, options.solver);
   if (!problem.empty())
   {
