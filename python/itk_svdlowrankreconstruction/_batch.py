@@ -18,6 +18,7 @@ The rules are those of ``SVDLowRankReconstructImage --batch`` (apps/batch, docs/
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -100,6 +101,11 @@ def _temporary_for(target: str) -> str:
     folder, name = os.path.split(os.fspath(target))
     start, extension = _engine.partial_name_parts(name)
     return os.path.join(folder, f"{start}{os.getpid()}-{time.monotonic_ns()}{extension}")
+
+
+def _remove_quietly(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
 
 
 def _verify_written(temporary: str, target: str) -> None:
@@ -224,8 +230,7 @@ def reconstruct_volume(
             _verify_written(temporary, output_path)
             _move_into_place(temporary, output_path, overwrite)
         finally:
-            if os.path.exists(temporary):
-                os.remove(temporary)
+            _remove_quietly(temporary)
         sigmas = np.asarray(details.noise_sigma if details.noise_sigma is not None else [], dtype=float)
         sigmas = sigmas[np.isfinite(sigmas)]
         return _row(input_path, output_path, "done", slices=int(len(details.ranks)),

@@ -10,7 +10,6 @@ shared file system)."""
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 from urllib.parse import urlparse

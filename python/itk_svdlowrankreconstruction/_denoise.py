@@ -340,16 +340,12 @@ def local_low_rank_denoising_image_filter(
         elif complex_output == "complex":
             if itk_series is not None:
                 raise ValueError("svdlr: complex_output='complex' returns NumPy arrays; give the series as arrays")
-            return _with_maps((denoised * np.exp(1j * smooth_phase)).astype(np.complex64), return_maps,
-                              noise_map, rank_map)
+            denoised = (denoised * np.exp(1j * smooth_phase)).astype(np.complex64)
+            return (denoised, noise_map, rank_map) if return_maps else denoised
     output = wrap(denoised)
     if not return_maps:
         return output
     return output, wrap_map(noise_map), wrap_map(rank_map)
-
-
-def _with_maps(output: Any, return_maps: bool, noise_map: Any, rank_map: Any) -> Any:
-    return (output, noise_map, rank_map) if return_maps else output
 
 
 def _demodulated(array: np.ndarray, phase: Optional[np.ndarray], axis: int, phase_filter: Any, itk_order: bool,

@@ -226,7 +226,8 @@ def svd_low_rank_reconstruction_image_filter(
     except ValueError as error:
         if getattr(error, "error_code", None) == "NonFiniteInput":
             raise ValueError(
-                _engine.non_finite_slice_message(array.ndim, _index_or(error, -1), slice_dimension)
+                _engine.non_finite_slice_message(array.ndim, -1 if error.matrix_index is None else error.matrix_index,
+                                                 slice_dimension)
             ) from error
         raise
 
@@ -360,11 +361,6 @@ def _output_dtype(output_pixel_type: Any, input_dtype: np.dtype) -> np.dtype:
             '(unsigned char, short, unsigned short, float, double, or "same")'
         )
     return dtype
-
-
-def _index_or(error: Exception, unknown: int) -> int:
-    index = getattr(error, "matrix_index", None)
-    return unknown if index is None else int(index)
 
 
 def _compute_dtype(input_dtype: np.dtype, output_dtype: np.dtype) -> np.dtype:

@@ -10,12 +10,11 @@ beside its target, checked, then renamed (the rules of :mod:`._batch`), so that 
 
 from __future__ import annotations
 
-import contextlib
 import math
 import threading
 import time
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -289,7 +288,7 @@ def read_series(input_path: str, *, mask_path: Optional[str] = None, sigma_map_p
     if (options.demean or "") == "shells":
         if bval_path is None:
             raise ValueError(f"demean 'shells' needs the b-values of '{input_path}': none were found")
-        bvalues = [float(v) for v in np.loadtxt(bval_path, ndmin=1).ravel()]
+        bvalues = read_bvalues(bval_path)
     gfactor = _read_spatial(gfactor_path, spatial, "the g-factor map") if gfactor_path else None
     return ReadSeries(source, noisy, mask, known_sigma, start, echo_sources, echoes, five_d, bvalues, gfactor)
 
@@ -353,7 +352,7 @@ def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, ra
     """The last step of :func:`denoise_nifti`: writes the outputs, all renamed into place once all are written.
     A multi-echo series is written in its input's shape: one 5D file, or echo 1 at ``output_path`` and the further
     echoes at ``echo_output_paths``, each with its own input's header."""
-    from ._batch import _move_into_place, _temporary_for, _verify_written  # noqa: PLC0415
+    from ._batch import _move_into_place, _remove_quietly, _temporary_for, _verify_written  # noqa: PLC0415
 
     noisy, source = series.noisy, series.source
     if len(echo_output_paths) != len(series.echo_sources):
@@ -435,11 +434,9 @@ def denoise_nifti(
                         rank_map_path=rank_map_path, report_volume=report_volume, echo_output_paths=echo_output_paths)
 
 
-def _remove_quietly(path: str) -> None:
-    import os  # noqa: PLC0415
-
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(path)
+def read_bvalues(path: Optional[str]) -> Optional[List[float]]:
+    """The b-values of an FSL .bval file, one per volume; None without a file."""
+    return None if path is None else [float(v) for v in np.loadtxt(path, ndmin=1).ravel()]
 
 
 def reference_volume(bvals: Optional[Sequence[float]]) -> int:

@@ -78,7 +78,7 @@ def is_complete(outputs: RunOutputs) -> bool:
 
 def _write_atomically(path: str, write: Any) -> None:
     """``write(temporary)`` into a hidden name beside ``path``, then renamed over it."""
-    from .._batch import _temporary_for  # noqa: PLC0415 (the one naming rule of Python's temporaries)
+    from .._batch import _remove_quietly, _temporary_for  # noqa: PLC0415 (the one rule of Python's temporaries)
 
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     temporary = _temporary_for(path)
@@ -86,8 +86,7 @@ def _write_atomically(path: str, write: Any) -> None:
         write(temporary)
         os.replace(temporary, path)
     finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
+        _remove_quietly(temporary)
 
 
 def write_text_atomically(text: str, path: str) -> None:

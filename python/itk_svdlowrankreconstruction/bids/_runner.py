@@ -20,10 +20,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-import numpy as np
-
 from .. import _engine
-from .._nifti_series import DenoiseOptions, SeriesResult, denoise_nifti, reference_volume
+from .._nifti_series import DenoiseOptions, SeriesResult, denoise_nifti, read_bvalues, reference_volume
 from . import _outputs
 from ._layout import Run
 from ._report import matplotlib_missing, write_reportlet
@@ -90,12 +88,6 @@ def _row(run: Run, status: str, output: str, seconds: float = 0.0, result: Optio
 def _failure(run: Run, error: BaseException) -> str:
     text = f"{type(error).__name__}: {error}"
     return text if run.relative.split("/")[-1] in text else f"{run.relative}: {text}"
-
-
-def _bvals(run: Run) -> Optional[List[float]]:
-    if run.bval is None:
-        return None
-    return [float(v) for v in np.loadtxt(run.bval, ndmin=1).ravel()]
 
 
 def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, options: DenoiseOptions, reports: bool,
@@ -197,7 +189,7 @@ def process_runs(
         try:
             for each in (run,) + run.echoes:  # the tools' rule: a table that disagrees with its series fails the run
                 _engine.check_gradient_table(each.path, each.bval, each.bvec)
-            volume = reference_volume(_bvals(run)) if reports else None
+            volume = reference_volume(read_bvalues(run.bval)) if reports else None
         except (OSError, ValueError) as error:
             settle(index, _row(run, "failed", outputs.denoised, message=_failure(run, error)))
             continue
