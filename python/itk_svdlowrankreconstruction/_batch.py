@@ -81,11 +81,6 @@ def method_tag(*, policy: Optional[str] = None, rank: Optional[int] = None, ener
     return output_tag(**keywords)
 
 
-def policy_keywords(options: Dict[str, Any]) -> Dict[str, Any]:
-    """The keywords of ``options`` that choose the rank policy (those :func:`plan` names outputs by)."""
-    return {key: options.get(key) for key in ("policy", "rank", "energy_fraction", "noise_sigma", "noise_rank")}
-
-
 def output_path_for(volume: Volume, output_dir: str, tag: str) -> str:
     """Where ``volume``'s output goes: its relative path under ``output_dir``, ``_<tag>`` before the extension."""
     return _engine.batch_output_path(volume.relative, os.fspath(output_dir), tag)
@@ -243,14 +238,13 @@ def reconstruct_volume(
                     message=f"{type(error).__name__}: {error}")
 
 
-def plan(inputs: Iterable[str], output_dir: str, *, patterns: Optional[Sequence[str]] = None, bids: bool = False,
-         policy: Optional[str] = None, rank: Optional[int] = None, energy_fraction: Optional[float] = None,
-         noise_sigma: Optional[float] = None, noise_rank: Optional[str] = None) -> List[tuple]:
-    """(input path, output path) for every volume a run takes: :func:`find_volumes` and :func:`output_path_for`."""
+def plan(inputs: Iterable[str], output_dir: str, options: Dict[str, Any], *, patterns: Optional[Sequence[str]] = None,
+         bids: bool = False) -> List[tuple]:
+    """(input path, output path) for every volume a run takes: :func:`find_volumes` and :func:`output_path_for`,
+    tagged by the rank policy the keywords among ``options`` choose."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
-    tag = method_tag(policy=policy, rank=rank, energy_fraction=energy_fraction, noise_sigma=noise_sigma,
-                     noise_rank=noise_rank)
+    tag = method_tag(**{key: options.get(key) for key in ("policy", "rank", "energy_fraction", "noise_sigma")})
     volumes = find_volumes(inputs, patterns=patterns, bids=bids, exclude=output_dir)
     return [(v.path, output_path_for(v, output_dir, tag)) for v in volumes]
 
@@ -277,7 +271,7 @@ def reconstruct_many(
     from ._filter import with_policy  # noqa: PLC0415
 
     options = with_policy(options)  # noise_rank, the deprecated name, warned about once here
-    pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy_keywords(options))
+    pairs = plan(inputs, output_dir, options, patterns=patterns, bids=bids)
     if device_ids is None and options.get("backend", "auto") != "cpu":
         device_ids = [d for d in range(cuda_device_count()) if cuda_device_usable(d)[0]]
     lanes = list(device_ids) if device_ids else [0] * max(1, workers or 1)
