@@ -30,6 +30,7 @@
 
 #include <exception>
 #include <string>
+#include <utility>
 
 #include "SVDLowRankBatchInputs.h"
 #include "SVDLowRankExitCodes.h"
@@ -44,49 +45,31 @@ namespace svdlr
 namespace python
 {
 
-const char *
-ErrorCodeName(ErrorCode code)
-{
-  switch (code)
-  {
-    case ErrorCode::InvalidArgument:
-      return "InvalidArgument";
-    case ErrorCode::NonFiniteInput:
-      return "NonFiniteInput";
-    case ErrorCode::BackendUnavailable:
-      return "BackendUnavailable";
-    case ErrorCode::DeviceFailure:
-      return "DeviceFailure";
-    case ErrorCode::OutOfMemory:
-      return "OutOfMemory";
-    case ErrorCode::NumericalFailure:
-      return "NumericalFailure";
-    case ErrorCode::Aborted:
-      return "Aborted";
-  }
-  return "Unknown";
-}
-
 namespace
 {
 
-PyObject *
-PythonExceptionType(ErrorCode code)
+/** Each ErrorCode's name, as in the C++ enum, and the Python exception it becomes. */
+std::pair<const char *, PyObject *>
+ErrorCodeInfo(ErrorCode code)
 {
   switch (code)
   {
     case ErrorCode::InvalidArgument:
+      return { "InvalidArgument", PyExc_ValueError };
     case ErrorCode::NonFiniteInput:
-      return PyExc_ValueError;
-    case ErrorCode::Aborted:
-      return PyExc_KeyboardInterrupt;
+      return { "NonFiniteInput", PyExc_ValueError };
     case ErrorCode::BackendUnavailable:
+      return { "BackendUnavailable", PyExc_RuntimeError };
     case ErrorCode::DeviceFailure:
+      return { "DeviceFailure", PyExc_RuntimeError };
     case ErrorCode::OutOfMemory:
+      return { "OutOfMemory", PyExc_RuntimeError };
     case ErrorCode::NumericalFailure:
-      break;
+      return { "NumericalFailure", PyExc_RuntimeError };
+    case ErrorCode::Aborted:
+      return { "Aborted", PyExc_KeyboardInterrupt };
   }
-  return PyExc_RuntimeError;
+  return { "Unknown", PyExc_RuntimeError };
 }
 
 /** The Python exception of an engine's or a tool's error that leaves a binding (nanobind calls it with the GIL held):
@@ -110,7 +93,7 @@ TranslateErrors(const std::exception_ptr & thrown, void *)
   }
   catch (const Error & error)
   {
-    SetPythonError(PythonExceptionType(error.Code()), error.what(),
+    SetPythonError(ErrorCodeInfo(error.Code()).second, error.what(),
                    { { "error_code", nb::str(ErrorCodeName(error.Code())) },
                      { "matrix_index", error.Matrix() >= 0 ? nb::object(nb::int_(error.Matrix())) : nb::none() } });
   }
@@ -132,6 +115,12 @@ TranslateErrors(const std::exception_ptr & thrown, void *)
 }
 
 } // namespace
+
+const char *
+ErrorCodeName(ErrorCode code)
+{
+  return ErrorCodeInfo(code).first;
+}
 
 [[noreturn]] void
 ThrowValueError(const std::string & message)
