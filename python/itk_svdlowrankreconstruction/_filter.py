@@ -14,11 +14,6 @@ import numpy as np
 from . import _engine
 from ._adapters import SUPPORTED_DTYPES, check_integer, element_count, to_device, to_host
 
-_BACKENDS = _engine.BACKENDS
-_SOLVERS = _engine.SOLVERS
-_POLICIES = _engine.POLICIES  # the names of svdlr/RankPolicy.h, as the C++ module spells them
-_NOISE_RANKS = _engine.NOISE_RANKS
-
 
 @dataclass(frozen=True)
 class ReconstructionDetails:
@@ -283,8 +278,8 @@ def check_parameters(
     """Raises what svd_low_rank_reconstruction_image_filter raises for these keywords before it looks at an image
     (the pipeline stage of _pipeline.py checks them when it is built)."""
     _check_policy(policy, rank, energy_fraction, noise_rank, noise_sigma)
-    _check_choice("backend", backend, _BACKENDS)
-    _check_choice("solver", solver, _SOLVERS)
+    _check_choice("backend", backend, _engine.BACKENDS)
+    _check_choice("solver", solver, _engine.SOLVERS)
     _engine.check_options(
         policy=policy,
         rank=rank,
@@ -328,10 +323,10 @@ def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> None:
 
 def _check_policy(policy: Any, rank: Any, energy_fraction: Any, noise_rank: Any, noise_sigma: Any) -> None:
     if policy is not None:
-        _check_choice("policy", policy, _POLICIES)
+        _check_choice("policy", policy, _engine.POLICIES)
     # Which of them go together is _engine.check_options' to say, with the same words.
     if noise_rank is not None:
-        _check_choice("noise_rank", noise_rank, _NOISE_RANKS)
+        _check_choice("noise_rank", noise_rank, _engine.NOISE_RANKS)
     if noise_sigma is not None:
         if isinstance(noise_sigma, bool) or not isinstance(noise_sigma, numbers.Real):
             raise TypeError(f"svdlr: noise_sigma must be a number, got {noise_sigma!r}")

@@ -255,6 +255,8 @@ NB_MODULE(_engine, module)
   module.attr("EXIT_INTERRUPTED") = svdlr_tools::ExitInterrupted;
   module.attr("EXIT_CODE_TABLE") = svdlr_tools::ExitCodeTable();
 
-  module.attr("DEVICE_INPUT_SUPPORTED") = svdlr::python::DeviceInputSupported();
+  // Whether `reconstruct` works on CUDA device arrays where they are (svdlr::ReconstructOnDevice); without it, the
+  // Python layer copies device arrays to the host.
+  module.attr("DEVICE_INPUT_SUPPORTED") = svdlr::CudaBackendBuilt();
   module.attr("__version__") = SVDLR_PY_VERSION;
 }

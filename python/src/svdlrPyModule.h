@@ -33,11 +33,6 @@ namespace svdlr
 namespace python
 {
 
-/** Whether `reconstruct` works on CUDA device arrays where they are (svdlr::ReconstructOnDevice): true in
- * a build with the CUDA backend. Without it, the Python layer copies device arrays to the host. */
-bool
-DeviceInputSupported() noexcept;
-
 /** Adds `reconstruct` and `check_options`, with the reconstruction's names and defaults. */
 void
 DefineReconstruct(nanobind::module_ & module);

@@ -353,12 +353,6 @@ ReconstructArray(InputArray                  matrices,
 
 } // namespace
 
-bool
-DeviceInputSupported() noexcept
-{
-  return CudaBackendBuilt();
-}
-
 void
 DefineReconstruct(nb::module_ & module)
 {

@@ -143,10 +143,6 @@ def map_sidecar(run: Run, output_map: Dict[str, str], parameters: Dict[str, Any]
             "SoftwareName": APP_NAME, "SoftwareVersion": version, "DenoisingParameters": parameters}
 
 
-def map_sidecar_path(map_path: str) -> str:
-    return map_path[: -len(".nii.gz")] + ".json"
-
-
 def output_dir_problem(bids_dir: str, output_dir: str) -> Optional[str]:
     """Why ``output_dir`` cannot take the derivatives of ``bids_dir``, or None. Compared once symbolic links and
     ".." are resolved:

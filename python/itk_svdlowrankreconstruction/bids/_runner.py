@@ -146,7 +146,7 @@ def _finish_one(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, op
     parameters = _parameters_used(options, result)
     for output_map, image in ((_outputs.NOISE_MAP, outputs.noise), (_outputs.RANK_MAP, outputs.rank)):
         _outputs.write_json_atomically(_outputs.map_sidecar(run, output_map, parameters, sources, version),
-                                       _outputs.map_sidecar_path(image))
+                                       image[: -len(".nii.gz")] + ".json")
     sidecar = _outputs.series_sidecar(run, parameters, result.rank, result.sigma, result.seconds, version)
     sidecar["Sources"] = list(sources)
     _outputs.write_json_atomically(sidecar, outputs.sidecar)
