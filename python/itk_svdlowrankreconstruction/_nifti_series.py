@@ -26,6 +26,15 @@ ESTIMATOR_POLICIES = {"exp1": "mp", "exp2": "mp-cg"}
 REPORT_RESIDUAL_SAMPLES = 200_000
 
 
+def policy_with_estimator(policy: Optional[str], estimator: Optional[str], dashes: str = "") -> Optional[str]:
+    """``policy``, or the one dwidenoise's ``estimator`` names; ValueError when both are given and differ."""
+    if not estimator:
+        return policy
+    if policy and policy != ESTIMATOR_POLICIES[estimator.lower()]:
+        raise ValueError(f"{dashes}estimator {estimator} contradicts {dashes}policy {policy}")
+    return ESTIMATOR_POLICIES[estimator.lower()]
+
+
 @dataclass(frozen=True)
 class DenoiseOptions:
     """The denoiser's options, as :func:`local_low_rank_denoising_image_filter` takes them. None leaves the choice

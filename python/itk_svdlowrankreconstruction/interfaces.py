@@ -21,7 +21,7 @@ from nipype.interfaces.base import BaseInterfaceInputSpec, File, SimpleInterface
 from nipype.utils.filemanip import split_filename
 
 from . import _engine
-from ._nifti_series import ESTIMATOR_POLICIES, DenoiseOptions, denoise_nifti
+from ._nifti_series import DenoiseOptions, denoise_nifti, policy_with_estimator
 
 
 class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
@@ -105,16 +105,11 @@ class DenoiseSeries(SimpleInterface):
     def _options(self) -> DenoiseOptions:
         given = {name: getattr(self.inputs, name) for name in self.inputs.copyable_trait_names()}
         defined = {name: value for name, value in given.items() if isdefined(value)}
-        policy = defined.get("policy")
-        if "estimator" in defined:
-            estimated = ESTIMATOR_POLICIES[defined["estimator"].lower()]
-            if policy is not None and policy != estimated:
-                raise ValueError(f"estimator {defined['estimator']} contradicts policy {policy}")
-            policy = estimated
         # The inputs named as the options are, but rank, the rank map's file here; dwidenoise's extent, fixed_rank and
         # nthreads are the options' patch, rank and threads.
         return DenoiseOptions.of({name: value for name, value in defined.items() if name != "rank"},
-                                 patch=defined.get("extent"), policy=policy, rank=defined.get("fixed_rank"),
+                                 patch=defined.get("extent"), rank=defined.get("fixed_rank"),
+                                 policy=policy_with_estimator(defined.get("policy"), defined.get("estimator")),
                                  threads=defined["nthreads"])
 
     def _run_interface(self, runtime):
