@@ -65,15 +65,11 @@ using SeriesArray = nb::ndarray<nb::ro, float, nb::device::cpu>;
 using MaskArray = nb::ndarray<nb::ro, std::uint8_t, nb::c_contig, nb::device::cpu>;
 using SigmaArray = nb::ndarray<nb::ro, float, nb::c_contig, nb::device::cpu>;
 
+/** A shape as Python prints the tuple: "(2, 3)", "(4,)". */
 std::string
 ShapeText(const std::vector<std::size_t> & shape)
 {
-  std::string text = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-  {
-    text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
-  }
-  return text + (shape.size() == 1 ? ",)" : ")");
+  return nb::str(nb::tuple(nb::cast(shape))).c_str();
 }
 
 /** The series' axes: which array axis holds the volumes, and the spatial axes a0, a1, a2 in array order. */
@@ -144,8 +140,7 @@ VoxelIndex(std::size_t voxel, const std::vector<std::size_t> & grid)
 std::string
 VoxelText(std::size_t voxel, const std::vector<std::size_t> & grid)
 {
-  return "(" + std::to_string(voxel / (grid[1] * grid[2])) + ", " + std::to_string(voxel / grid[2] % grid[1]) + ", " +
-         std::to_string(voxel % grid[2]) + ")";
+  return nb::str(VoxelIndex(voxel, grid)).c_str();
 }
 
 /** ValueError naming the voxel (in array order) that holds NaN or Inf; `voxel` attribute: its index tuple. */
