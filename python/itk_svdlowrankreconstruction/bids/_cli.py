@@ -308,10 +308,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _check_options(options: DenoiseOptions) -> None:
     """The options' rules, checked once by the engine's own parser before any run starts (a bad option would
     otherwise fail every run)."""
-    implied = options.rank is not None or options.energy_fraction is not None
     try:
-        _engine.policy_description(policy=options.policy or (None if implied else _engine.DEFAULT_DENOISE_POLICY),
-                                   rank=options.rank,
+        _engine.policy_description(policy=options.policy_used(), rank=options.rank,
                                    energy_fraction=options.energy_fraction, noise_sigma=options.noise_sigma)
     except (ValueError, TypeError) as error:
         raise _UsageError(str(error)) from error
