@@ -169,23 +169,38 @@ RaisePatchTooLarge(std::size_t axis, std::int64_t extent, const std::vector<std:
                      { "patch_axis", nb::cast(axis) } });
 }
 
-LocalDenoiseOptions
-MakeOptions(const std::optional<std::string> &         preset,
-            const std::optional<std::vector<std::int64_t>> & patchSize,
-            std::int64_t                               patchStride,
-            const std::optional<std::string> &         patchShape,
-            double                                     patchRadius,
-            const std::optional<std::string> &         aggregation,
-            const std::optional<std::string> &         shrinkage,
-            const std::optional<std::string> &         policy,
-            std::optional<std::int64_t>                rank,
-            std::optional<double>                      energyFraction,
-            const std::string &                        backend,
-            std::int64_t                               deviceId,
-            std::int64_t                               maxPatchesPerBatch,
-            const std::optional<std::string> &         gpuMemoryLimit,
-            std::int64_t                               threads)
+nb::tuple
+DenoiseArray(SeriesArray                               series,
+             std::int64_t                              volumeAxis,
+             std::optional<std::vector<std::int64_t>>  patchSize,
+             std::int64_t                              patchStride,
+             std::optional<std::string>                patchShape,
+             double                                    patchRadius,
+             std::optional<std::string>                aggregation,
+             std::optional<std::string>                shrinkage,
+             std::optional<std::string>                policy,
+             std::optional<std::int64_t>               rank,
+             std::optional<double>                     energyFraction,
+             std::optional<MaskArray>                  mask,
+             std::optional<SigmaArray>                 noiseSigma,
+             const std::string &                       backend,
+             std::int64_t                              deviceId,
+             std::int64_t                              maxPatchesPerBatch,
+             std::optional<std::string>                gpuMemoryLimit,
+             std::int64_t                              threads,
+             nb::object                                progress,
+             std::optional<std::string>                preset,
+             bool                                      vst,
+             bool                                      noiseFloor,
+             std::int64_t                              coils,
+             std::optional<std::vector<std::int64_t>>  volumeGroups,
+             std::optional<std::string>                noiseEstimator,
+             bool                                      sigmaFloorCorrection,
+             std::optional<SigmaArray>                 gfactor,
+             bool                                      estimateGFactor,
+             std::optional<bool>                       automaticMagnitudeModel)
 {
+  const SeriesAxes axes = AxesOf(series, volumeAxis);
   LocalDenoiseOptions options; // the preset's ("default": Defaults.h's without one), then the keywords given
   const DenoisePreset * named = &DenoisePresets().front();
   ParseOption("preset", preset, +[](const std::string & name, const DenoisePreset *& found) {
@@ -243,44 +258,6 @@ MakeOptions(const std::optional<std::string> &         preset,
               options.deviceMemoryLimit);
   options.threads =
     static_cast<unsigned>(CheckedRange("threads", threads, ">= 0 (0: all hardware threads)", 0, UINT_MAX));
-  return options;
-}
-
-nb::tuple
-DenoiseArray(SeriesArray                               series,
-             std::int64_t                              volumeAxis,
-             std::optional<std::vector<std::int64_t>>  patchSize,
-             std::int64_t                              patchStride,
-             std::optional<std::string>                patchShape,
-             double                                    patchRadius,
-             std::optional<std::string>                aggregation,
-             std::optional<std::string>                shrinkage,
-             std::optional<std::string>                policy,
-             std::optional<std::int64_t>               rank,
-             std::optional<double>                     energyFraction,
-             std::optional<MaskArray>                  mask,
-             std::optional<SigmaArray>                 noiseSigma,
-             const std::string &                       backend,
-             std::int64_t                              deviceId,
-             std::int64_t                              maxPatchesPerBatch,
-             std::optional<std::string>                gpuMemoryLimit,
-             std::int64_t                              threads,
-             nb::object                                progress,
-             std::optional<std::string>                preset,
-             bool                                      vst,
-             bool                                      noiseFloor,
-             std::int64_t                              coils,
-             std::optional<std::vector<std::int64_t>>  volumeGroups,
-             std::optional<std::string>                noiseEstimator,
-             bool                                      sigmaFloorCorrection,
-             std::optional<SigmaArray>                 gfactor,
-             bool                                      estimateGFactor,
-             std::optional<bool>                       automaticMagnitudeModel)
-{
-  const SeriesAxes axes = AxesOf(series, volumeAxis);
-  LocalDenoiseOptions options = MakeOptions(
-    preset, patchSize, patchStride, patchShape, patchRadius, aggregation, shrinkage, policy, rank, energyFraction, backend, deviceId,
-    maxPatchesPerBatch, gpuMemoryLimit, threads);
   options.magnitudeNoise.coils = static_cast<unsigned>(CheckedRange("coils", coils, ">= 1", 1, UINT_MAX));
   options.magnitudeNoise.stabilise = vst;
   options.magnitudeNoise.noiseFloor = noiseFloor;
