@@ -26,11 +26,6 @@ def matplotlib_missing() -> Optional[str]:
     return None
 
 
-def _shown(image: np.ndarray) -> np.ndarray:
-    """A slice as radiologists look at it: x to the right, y up (nibabel's arrays are (x, y))."""
-    return np.asarray(image, dtype=float).T
-
-
 def write_reportlet(data: ReportData, path: str, title: str) -> None:
     """Draws ``data`` into ``path`` (PNG), written under a temporary name and renamed."""
     import matplotlib  # noqa: PLC0415
@@ -51,7 +46,8 @@ def write_reportlet(data: ReportData, path: str, title: str) -> None:
               (data.sigma, "sigma map", "viridis", 0.0, max(float(data.sigma.max()), 1e-12)),
               (data.rank, "rank map", "magma", 0.0, max(float(data.rank.max()), 1.0))]
     for axis, (image, label, colours, vmin, vmax) in zip(axes, panels):
-        shown = axis.imshow(_shown(image), cmap=colours, vmin=vmin, vmax=vmax, origin="lower",
+        # As radiologists look at a slice: x to the right, y up (nibabel's arrays are (x, y)).
+        shown = axis.imshow(np.asarray(image, dtype=float).T, cmap=colours, vmin=vmin, vmax=vmax, origin="lower",
                             interpolation="nearest")
         axis.set_title(label)
         axis.set_axis_off()

@@ -62,20 +62,18 @@ Outcome = Tuple[int, Union[SeriesResult, Exception]]
 DenoiseBatch = Callable[[Sequence[SeriesJob], DenoiseOptions], Iterator[Outcome]]
 
 
-def _denoise_job(job: SeriesJob, options: DenoiseOptions) -> Union[SeriesResult, Exception]:
-    job_started(job)
-    try:
-        return denoise_nifti(job.input, job.denoised, noise_map_path=job.noise, rank_map_path=job.rank,
-                             options=options, report_volume=job.report_volume, echo_paths=job.echo_inputs,
-                             echo_output_paths=job.echo_denoised, bval_path=job.bval)
-    except Exception as error:  # one series' failure is its result, not the end of the batch
-        return error
-
-
 def denoise_one_by_one(jobs: Sequence[SeriesJob], options: DenoiseOptions) -> Iterator[Outcome]:
     """The default :data:`DenoiseBatch`: each series in turn, in this process."""
     for index, job in enumerate(jobs):
-        yield index, _denoise_job(job, options)
+        job_started(job)
+        try:
+            result: Union[SeriesResult, Exception] = denoise_nifti(
+                job.input, job.denoised, noise_map_path=job.noise, rank_map_path=job.rank, options=options,
+                report_volume=job.report_volume, echo_paths=job.echo_inputs, echo_output_paths=job.echo_denoised,
+                bval_path=job.bval)
+        except Exception as error:  # one series' failure is its result, not the end of the batch
+            result = error
+        yield index, result
 
 
 def _row(run: Run, status: str, output: str, seconds: float = 0.0, result: Optional[SeriesResult] = None,
