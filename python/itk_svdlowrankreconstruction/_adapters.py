@@ -14,7 +14,6 @@ framework's current stream. Builds without the CUDA backend fall back to a copy 
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -227,10 +226,6 @@ class _TorchOps:
             info = np.iinfo(dtype)
             result = self.torch.clamp(self.torch.trunc(result + 0.5 * self.torch.sign(result)), info.min, info.max)
         return result.to(target)
-
-
-def element_count(array: Any) -> int:
-    return math.prod(tuple(array.shape))
 
 
 def to_host(data: Any) -> HostData:

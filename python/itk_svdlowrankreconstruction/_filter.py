@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 import numpy as np
 
 from . import _engine
-from ._adapters import SUPPORTED_DTYPES, check_integer, element_count, to_device, to_host
+from ._adapters import SUPPORTED_DTYPES, check_integer, to_device, to_host
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def svd_low_rank_reconstruction_image_filter(
         stack_axis = _engine.slice_axes(array.ndim, slice_dimension)[2]
     except ValueError as error:
         raise ValueError(f"{error} (shape {tuple(array.shape)})") from None
-    if element_count(array) == 0:
+    if 0 in tuple(array.shape):
         raise ValueError(f"svdlr: the image is empty (shape {tuple(array.shape)})")
     output_dtype = _output_dtype(output_pixel_type, data.dtype)
     compute_dtype = _compute_dtype(data.dtype, output_dtype)
