@@ -66,12 +66,6 @@ struct BatchShape
   std::size_t count{ 0 };
   std::size_t rows{ 0 };
   std::size_t cols{ 0 };
-
-  std::size_t
-  Elements() const
-  {
-    return count * rows * cols;
-  }
 };
 
 [[noreturn]] void
