@@ -71,14 +71,13 @@ def method_tag(*, policy: Optional[str] = None, rank: Optional[int] = None, ener
     svd-mp-cordero2019, from the C++ module (svdlr::OutputTag), as the command-line tool's. Rank DEFAULT_RANK
     (svdlr/Defaults.h) when no policy keyword is given, as every interface's default. noise_rank is the deprecated
     name of policy."""
-    from ._engine import output_tag  # noqa: PLC0415
     from ._filter import with_policy  # noqa: PLC0415
 
     keywords = with_policy(dict(policy=policy, rank=rank, energy_fraction=energy_fraction, noise_sigma=noise_sigma,
                                 noise_rank=noise_rank))
     if all(value is None for value in keywords.values()):
         keywords["rank"] = _engine.DEFAULT_RANK
-    return output_tag(**keywords)
+    return _engine.output_tag(**keywords)
 
 
 def output_path_for(volume: Volume, output_dir: str, tag: str) -> str:
@@ -106,12 +105,10 @@ def _remove_quietly(path: str) -> None:
 def _verify_written(temporary: str, target: str) -> None:
     """The tools' check before the rename (docs/reliability.md): ITK's NIfTI writer reports a full disk only on
     stderr, so the file is checked to hold the data its header promises."""
-    from ._engine import check_image_file  # noqa: PLC0415
-
     if not os.path.exists(temporary) or os.path.getsize(temporary) == 0:
         raise OSError(f"writing '{target}' failed: the writer left no file or an empty one (is the disk full?)")
     try:
-        check_image_file(temporary)
+        _engine.check_image_file(temporary)
     except OSError as error:
         raise OSError(f"writing '{target}' failed: what was written is incomplete (is the disk full?): {error}") \
             from error
@@ -206,10 +203,8 @@ def reconstruct_volume(
 
         from ._filter import svd_low_rank_reconstruction_image_filter, with_policy  # noqa: PLC0415
 
-        from ._engine import check_image_file  # noqa: PLC0415
-
         io = _VolumeIO()
-        check_image_file(input_path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
+        _engine.check_image_file(input_path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
         try:
             image = io.read(input_path)
         except Exception as error:  # ITK raises RuntimeError, nibabel its own errors, for a file that is no image
@@ -267,13 +262,12 @@ def reconstruct_many(
     one machine, the command-line tool's pipeline (``SVDLowRankReconstructImage --batch``)."""
     import queue  # noqa: PLC0415
 
-    from ._engine import cuda_device_count, cuda_device_usable  # noqa: PLC0415
     from ._filter import with_policy  # noqa: PLC0415
 
     options = with_policy(options)  # noise_rank, the deprecated name, warned about once here
     pairs = plan(inputs, output_dir, options, patterns=patterns, bids=bids)
     if device_ids is None and options.get("backend", "auto") != "cpu":
-        device_ids = [d for d in range(cuda_device_count()) if cuda_device_usable(d)[0]]
+        device_ids = [d for d in range(_engine.cuda_device_count()) if _engine.cuda_device_usable(d)[0]]
     lanes = list(device_ids) if device_ids else [0] * max(1, workers or 1)
     free: "queue.Queue[int]" = queue.Queue()
     for lane in lanes:

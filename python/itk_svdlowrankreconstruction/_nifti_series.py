@@ -236,11 +236,9 @@ def _load(path: str) -> Tuple[Any, np.ndarray]:
     .hdr/.img) take nibabel's read after the same checks."""
     import nibabel  # noqa: PLC0415
 
-    from ._engine import check_image_file, load_nifti_float32  # noqa: PLC0415
-
-    voxels = load_nifti_float32(path)
+    voxels = _engine.load_nifti_float32(path)
     if voxels is None:
-        check_image_file(path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
+        _engine.check_image_file(path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
     try:
         source = nibabel.load(path)
         return source, voxels.T if voxels is not None else np.asanyarray(source.dataobj, dtype=np.float32)

@@ -106,24 +106,22 @@ def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, option
 def _parameters_used(options: DenoiseOptions, result: SeriesResult) -> Dict[str, Any]:
     """The options as the run used them, for the sidecars: the defaults filled in, and the patch as it was, a
     cuboid's extent (no radius) or a sphere's radius and voxel count (no extent), as the engine fitted it."""
-    from .._engine import AUTO_PATCH_STRIDE, patch_size_used, patch_stride_used, sphere_patch_used  # noqa: PLC0415
-
     parameters = options.record(result.negative_values)
     parameters["policy"] = options.policy_used()
     fitted = len(result.shape) == 4
     if options.shape_used() == "sphere":
         del parameters["patch"]
         if fitted:
-            parameters["patch_radius"], parameters["patch_voxels"] = sphere_patch_used(
+            parameters["patch_radius"], parameters["patch_voxels"] = _engine.sphere_patch_used(
                 list(result.shape[:3]), result.shape[3], options.patch_radius)
     else:
         del parameters["patch_radius"]
         if parameters["patch"] is None and fitted:
-            parameters["patch"] = list(patch_size_used(list(result.shape[:3]), result.shape[3]))
+            parameters["patch"] = list(_engine.patch_size_used(list(result.shape[:3]), result.shape[3]))
     if fitted:  # the stride used, as the engine chose it for this run (a sphere's box does not matter: 1)
-        box = parameters.get("patch") or list(patch_size_used(list(result.shape[:3]), result.shape[3]))
-        parameters["stride"] = patch_stride_used(box, parameters["patch_shape"], parameters["aggregation"],
-                                                 AUTO_PATCH_STRIDE if options.stride is None else options.stride)
+        box = parameters.get("patch") or list(_engine.patch_size_used(list(result.shape[:3]), result.shape[3]))
+        parameters["stride"] = _engine.patch_stride_used(box, parameters["patch_shape"], parameters["aggregation"],
+                                                         options.stride or _engine.AUTO_PATCH_STRIDE)
     return parameters
 
 
