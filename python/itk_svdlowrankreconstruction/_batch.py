@@ -21,12 +21,16 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import queue
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
+import numpy as np
+
 from . import _engine
+from ._filter import svd_low_rank_reconstruction_image_filter, with_policy
 
 # The rules themselves are the tool's C++ (apps/batch/SVDLowRankBatchInputs.cxx, compiled into _engine): one
 # implementation, so that a run from Python and one from the command line find and name the same volumes.
@@ -71,8 +75,6 @@ def method_tag(*, policy: Optional[str] = None, rank: Optional[int] = None, ener
     svd-mp-cordero2019, from the C++ module (svdlr::OutputTag), as the command-line tool's. Rank DEFAULT_RANK
     (svdlr/Defaults.h) when no policy keyword is given, as every interface's default. noise_rank is the deprecated
     name of policy."""
-    from ._filter import with_policy  # noqa: PLC0415
-
     keywords = with_policy(dict(policy=policy, rank=rank, energy_fraction=energy_fraction, noise_sigma=noise_sigma,
                                 noise_rank=noise_rank))
     if all(value is None for value in keywords.values()):
@@ -151,8 +153,6 @@ class _VolumeIO:
     def read(self, path: str) -> Any:
         if self._itk is not None:
             return self._itk.imread(path, self._itk.F)
-        import numpy as np  # noqa: PLC0415
-
         self._source = self._nibabel.load(path)
         if len(self._source.shape) != 3:
             raise ValueError(f"'{path}' has {len(self._source.shape)} dimensions; 3D volumes are supported")
@@ -162,8 +162,6 @@ class _VolumeIO:
         if self._itk is not None:
             self._itk.imwrite(result, path, compression=True)
             return
-        import numpy as np  # noqa: PLC0415
-
         header = self._source.header.copy()
         header.set_data_dtype(np.float32)
         header.set_slope_inter(1.0, 0.0)
@@ -199,10 +197,6 @@ def reconstruct_volume(
         return _row(input_path, output_path, "skipped", message="output exists")
     start = time.perf_counter()
     try:
-        import numpy as np  # noqa: PLC0415
-
-        from ._filter import svd_low_rank_reconstruction_image_filter, with_policy  # noqa: PLC0415
-
         io = _VolumeIO()
         _engine.check_image_file(input_path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
         try:
@@ -260,10 +254,6 @@ def reconstruct_many(
     :func:`reconstruct_volume` (policy, rank, energy_fraction, noise_sigma, backend, solver, overwrite).
     Returns the rows in input order. For many machines, see :func:`reconstruct_with_dask`; for the fastest run on
     one machine, the command-line tool's pipeline (``SVDLowRankReconstructImage --batch``)."""
-    import queue  # noqa: PLC0415
-
-    from ._filter import with_policy  # noqa: PLC0415
-
     options = with_policy(options)  # noise_rank, the deprecated name, warned about once here
     pairs = plan(inputs, output_dir, options, patterns=patterns, bids=bids)
     if device_ids is None and options.get("backend", "auto") != "cpu":
