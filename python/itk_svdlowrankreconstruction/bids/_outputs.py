@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
 from .. import _engine
+from .._batch import _remove_quietly, _temporary_for
 from ._layout import Run
 
 #: The BIDS version the derivatives follow.
@@ -78,8 +79,6 @@ def is_complete(outputs: RunOutputs) -> bool:
 
 def _write_atomically(path: str, write: Any) -> None:
     """``write(temporary)`` into a hidden name beside ``path``, then renamed over it."""
-    from .._batch import _remove_quietly, _temporary_for  # noqa: PLC0415 (the one rule of Python's temporaries)
-
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     temporary = _temporary_for(path)
     try:

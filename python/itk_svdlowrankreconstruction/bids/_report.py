@@ -15,6 +15,7 @@ from typing import Optional
 import numpy as np
 
 from .._nifti_series import ReportData
+from ._outputs import _write_atomically
 
 
 def matplotlib_missing() -> Optional[str]:
@@ -32,8 +33,6 @@ def write_reportlet(data: ReportData, path: str, title: str) -> None:
 
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure  # noqa: PLC0415 (no pyplot: no global state, safe in worker threads)
-
-    from ._outputs import _write_atomically  # noqa: PLC0415
 
     residual = data.noisy - data.denoised
     figure = Figure(figsize=(15, 6.4), dpi=80)

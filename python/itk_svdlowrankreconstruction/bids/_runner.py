@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from .. import _engine
 from .._nifti_series import DenoiseOptions, SeriesResult, denoise_nifti, read_bvalues, reference_volume
 from . import _outputs
+from ._boilerplate import methods_text
 from ._layout import Run
 from ._report import matplotlib_missing, write_reportlet
 
@@ -165,8 +166,6 @@ def process_runs(
     ``overwrite``. ``options``: default :class:`DenoiseOptions()`. Never raises for one run's failure.
     ``on_start(run)`` is called as the denoising step starts on a run, ``on_row(row)`` as each row is known (in the
     order runs finish), for progress lines."""
-    from .. import __version__  # noqa: PLC0415
-
     options = options or DenoiseOptions()
     rows: List[Optional[Dict[str, Any]]] = [None] * len(runs)
 
@@ -202,7 +201,7 @@ def process_runs(
                                message=_failure(run, result)))
             continue
         try:
-            note = _finish(run, outputs, result, options, reports, __version__, echo_outputs)
+            note = _finish(run, outputs, result, options, reports, _engine.__version__, echo_outputs)
             row = _row(run, "done", outputs.denoised, result.seconds, result, note)
         except Exception as error:  # a sidecar or figure that cannot be written fails this run only
             row = _row(run, "failed", outputs.denoised, result.seconds, result, _failure(run, error))
@@ -223,15 +222,12 @@ def prepare_output_dir(bids_dir: str, output_dir: str, options: DenoiseOptions, 
     """The dataset-level files, once per dataset: dataset_description.json (kept when there) and the methods
     boilerplate logs/CITATION.md (for this run's options). ValueError, before anything is written, for an
     ``output_dir`` that is or lies inside the raw dataset (:func:`._outputs.output_dir_problem`)."""
-    from .. import __version__  # noqa: PLC0415
-    from ._boilerplate import methods_text  # noqa: PLC0415
-
     problem = _outputs.output_dir_problem(bids_dir, output_dir)
     if problem:
         raise ValueError(problem)
     os.makedirs(output_dir, exist_ok=True)
     description = os.path.join(output_dir, "dataset_description.json")
     if not os.path.exists(description):
-        _outputs.write_json_atomically(_outputs.dataset_description(bids_dir, __version__), description)
-    _outputs.write_text_atomically(methods_text(options, __version__, list(datatypes)),
+        _outputs.write_json_atomically(_outputs.dataset_description(bids_dir, _engine.__version__), description)
+    _outputs.write_text_atomically(methods_text(options, _engine.__version__, list(datatypes)),
                                    os.path.join(output_dir, "logs", "CITATION.md"))
