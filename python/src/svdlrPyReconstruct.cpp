@@ -210,20 +210,31 @@ DetailsOf(const Report & report, const BatchShape & shape)
   return details;
 }
 
-/** Where the engine finds the arrays: host memory, or CUDA device memory with the caller's stream. */
-struct ArrayMemory
-{
-  bool           onDevice{ false };
-  std::uintptr_t stream{ 0 }; // cudaStream_t of the caller's framework; 0: the legacy default stream
-};
-
-/** Runs the engine from `input` into `outputData` (same shape, C order) without the GIL. */
+/** Runs the engine from `input` into `out` (None: a new NumPy array) without the GIL. A CUDA array (`onDevice`) is
+ * read and written where it is, ordered after `stream` (the caller's framework's cudaStream_t; 0: the legacy default
+ * stream); the binding allocates no device memory itself, so the caller gives `out` (which may be `input`: in
+ * place). */
 template <typename T>
-Report
-CallEngine(const InputArray & input, T * outputData, const Options & options, ProgressRelay & relay,
-           const ArrayMemory & memory)
+nb::tuple
+Run(const InputArray & input, nb::object out, const Options & options, ProgressRelay & relay, bool onDevice,
+    std::uintptr_t stream)
 {
-  const BatchShape           shape = ShapeOf(input);
+  if (onDevice && out.is_none())
+  {
+    ThrowTypeError("a CUDA array needs `out`: an array of its dtype, shape and device, e.g. "
+                   "cupy.empty_like(matrices) or torch.empty_like(matrices), or `matrices` itself (in place)");
+  }
+  const BatchShape shape = ShapeOf(input);
+  T *              outputData = nullptr;
+  if (out.is_none())
+  {
+    const std::vector<std::size_t> dims = ShapeVector(input);
+    out = NewNumpyArray(dims.size(), dims.data(), outputData);
+  }
+  else
+  {
+    outputData = OutputBuffer<T>(out, input);
+  }
   const std::size_t          stride = shape.rows * shape.cols;
   const MatrixBatch<const T> inputBatch{
     static_cast<const T *>(input.data()), shape.count, shape.rows, shape.cols, stride
@@ -234,9 +245,8 @@ CallEngine(const InputArray & input, T * outputData, const Options & options, Pr
   try
   {
     nb::gil_scoped_release release;
-    void * stream = reinterpret_cast<void *>(memory.stream);
-    report = memory.onDevice ? ReconstructOnDevice(inputBatch, outputBatch, options, stream)
-                             : Reconstruct(inputBatch, outputBatch, options);
+    report = onDevice ? ReconstructOnDevice(inputBatch, outputBatch, options, reinterpret_cast<void *>(stream))
+                      : Reconstruct(inputBatch, outputBatch, options);
   }
   catch (const Error &)
   {
@@ -246,45 +256,7 @@ CallEngine(const InputArray & input, T * outputData, const Options & options, Pr
     throw; // TranslateErrors (svdlrPyModule.cpp)
   }
   relay.RaisePending();
-  return report;
-}
-
-template <typename T>
-nb::tuple
-RunOnHost(const InputArray & input, nb::object out, const Options & options, ProgressRelay & relay)
-{
-  const BatchShape shape = ShapeOf(input);
-
-  T *        outputData = nullptr;
-  nb::object result = out;
-  if (out.is_none())
-  {
-    const std::vector<std::size_t> dims = ShapeVector(input);
-    result = NewNumpyArray(dims.size(), dims.data(), outputData);
-  }
-  else
-  {
-    outputData = OutputBuffer<T>(out, input);
-  }
-  const Report report = CallEngine(input, outputData, options, relay, ArrayMemory{});
-  return nb::make_tuple(result, DetailsOf(report, shape));
-}
-
-/** A CUDA array: the engine reads and writes device memory directly, ordered after `stream`. The binding
- * allocates no device memory itself, so the caller gives `out` (which may be `input`: in place). */
-template <typename T>
-nb::tuple
-RunOnDevice(const InputArray & input, nb::object out, const Options & options, ProgressRelay & relay,
-            std::uintptr_t stream)
-{
-  if (out.is_none())
-  {
-    ThrowTypeError("a CUDA array needs `out`: an array of its dtype, shape and device, e.g. "
-                   "cupy.empty_like(matrices) or torch.empty_like(matrices), or `matrices` itself (in place)");
-  }
-  T *          outputData = OutputBuffer<T>(out, input);
-  const Report report = CallEngine(input, outputData, options, relay, ArrayMemory{ true, stream });
-  return nb::make_tuple(out, DetailsOf(report, ShapeOf(input)));
+  return nb::make_tuple(out, DetailsOf(report, shape));
 }
 
 nb::tuple
@@ -334,13 +306,11 @@ ReconstructArray(InputArray                  matrices,
 
   if (matrices.dtype() == nb::dtype<float>())
   {
-    return onDevice ? RunOnDevice<float>(matrices, std::move(out), options, relay, stream)
-                    : RunOnHost<float>(matrices, std::move(out), options, relay);
+    return Run<float>(matrices, std::move(out), options, relay, onDevice, stream);
   }
   if (matrices.dtype() == nb::dtype<double>())
   {
-    return onDevice ? RunOnDevice<double>(matrices, std::move(out), options, relay, stream)
-                    : RunOnHost<double>(matrices, std::move(out), options, relay);
+    return Run<double>(matrices, std::move(out), options, relay, onDevice, stream);
   }
   ThrowTypeError("matrices must be float32 or float64; convert other types first");
 }
