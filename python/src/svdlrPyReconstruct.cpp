@@ -164,49 +164,35 @@ nb::dict
 DetailsOf(const Report & report, const BatchShape & shape)
 {
   const std::size_t valueCount = std::min(shape.rows, shape.cols);
-
-  std::int64_t *    ranks = nullptr;
-  const std::size_t rankShape[1] = { shape.count };
-  nb::object        rankArray = NewNumpyArray(1, rankShape, ranks);
-
-  double *          values = nullptr;
+  const std::size_t countShape[1] = { shape.count };
+  const std::size_t redoneShape[1] = { report.redoneMatrices.size() };
   const std::size_t valueShape[2] = { shape.count, valueCount };
-  nb::object        valueArray = NewNumpyArray(2, valueShape, values);
+  std::int64_t *    ranks = nullptr;
+  std::int64_t *    redone = nullptr;
+  double *          noiseSigmas = nullptr;
+  double *          values = nullptr;
+  nb::dict          details;
+  details["ranks"] = NewNumpyArray(1, countShape, ranks);
+  details["slices_redone"] = report.slicesRedone;
+  details["redone_slices"] = NewNumpyArray(1, redoneShape, redone);
+  details["noise_sigma"] = NewNumpyArray(1, countShape, noiseSigmas);
+  details["singular_values"] = NewNumpyArray(2, valueShape, values);
+  details["backend"] = Name(report.backend);
+  details["solver"] = Name(report.solver);
+  details["notes"] = report.notes;
 
+  const double              notComputed = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> none;
   for (std::size_t i = 0; i < shape.count; ++i)
   {
     ranks[i] = i < report.ranks.size() ? static_cast<std::int64_t>(report.ranks[i]) : 0;
+    noiseSigmas[i] = i < report.noiseSigmas.size() ? report.noiseSigmas[i] : notComputed;
     const std::vector<double> & sigma = i < report.singularValues.size() ? report.singularValues[i] : none;
     double *                    row = values + i * valueCount;
-    std::fill(row, row + valueCount, std::numeric_limits<double>::quiet_NaN()); // values not computed
+    std::fill(row, row + valueCount, notComputed);
     std::copy_n(sigma.begin(), std::min(sigma.size(), valueCount), row);
   }
-
-  double *          noiseSigmas = nullptr;
-  nb::object        noiseSigmaArray = NewNumpyArray(1, rankShape, noiseSigmas);
-  for (std::size_t i = 0; i < shape.count; ++i)
-  {
-    noiseSigmas[i] = i < report.noiseSigmas.size() ? report.noiseSigmas[i] : std::numeric_limits<double>::quiet_NaN();
-  }
-
-  std::int64_t *    redone = nullptr;
-  const std::size_t redoneShape[1] = { report.redoneMatrices.size() };
-  nb::object        redoneArray = NewNumpyArray(1, redoneShape, redone);
-  for (std::size_t i = 0; i < report.redoneMatrices.size(); ++i)
-  {
-    redone[i] = static_cast<std::int64_t>(report.redoneMatrices[i]);
-  }
-
-  nb::dict details;
-  details["ranks"] = rankArray;
-  details["slices_redone"] = report.slicesRedone;
-  details["redone_slices"] = redoneArray;
-  details["noise_sigma"] = noiseSigmaArray;
-  details["singular_values"] = valueArray;
-  details["backend"] = Name(report.backend);
-  details["solver"] = Name(report.solver);
-  details["notes"] = report.notes;
+  std::copy(report.redoneMatrices.begin(), report.redoneMatrices.end(), redone);
   return details;
 }
 
