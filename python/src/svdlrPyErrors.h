@@ -46,12 +46,7 @@ ThrowValueError(const std::string & message);
 const char *
 ErrorCodeName(ErrorCode code);
 
-/** Sets the Python exception `type(message)` with these attributes (name, value), e.g. the engine's `error_code`. */
-void
-SetPythonError(PyObject * type, const std::string & message,
-               std::initializer_list<std::pair<const char *, nanobind::object>> attributes);
-
-/** SetPythonError, then throws it. */
+/** Raises the Python exception `type(message)` with these attributes (name, value), e.g. the engine's `error_code`. */
 [[noreturn]] void
 RaisePythonError(PyObject * type, const std::string & message,
                  std::initializer_list<std::pair<const char *, nanobind::object>> attributes);

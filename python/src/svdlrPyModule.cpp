@@ -72,6 +72,19 @@ ErrorCodeInfo(ErrorCode code)
   return { "Unknown", PyExc_RuntimeError };
 }
 
+/** Sets the Python exception `type(message)` with these attributes (name, value), e.g. the engine's `error_code`. */
+void
+SetPythonError(PyObject * type, const std::string & message,
+               std::initializer_list<std::pair<const char *, nb::object>> attributes)
+{
+  nb::object exception = nb::handle(type)(nb::str(message.c_str()));
+  for (const auto & [name, value] : attributes)
+  {
+    exception.attr(name) = value;
+  }
+  PyErr_SetObject(type, exception.ptr());
+}
+
 /** The Python exception of an engine's or a tool's error that leaves a binding (nanobind calls it with the GIL held):
  *   svdlr::Error: InvalidArgument, NonFiniteInput                     -> ValueError
  *                 BackendUnavailable, DeviceFailure, OutOfMemory,
@@ -137,18 +150,6 @@ QuotedNames(const std::vector<std::string> & names)
     list += (i == 0 ? "\"" : (i + 1 == names.size() ? " or \"" : ", \"")) + names[i] + "\"";
   }
   return list;
-}
-
-void
-SetPythonError(PyObject * type, const std::string & message,
-               std::initializer_list<std::pair<const char *, nb::object>> attributes)
-{
-  nb::object exception = nb::handle(type)(nb::str(message.c_str()));
-  for (const auto & [name, value] : attributes)
-  {
-    exception.attr(name) = value;
-  }
-  PyErr_SetObject(type, exception.ptr());
 }
 
 void
