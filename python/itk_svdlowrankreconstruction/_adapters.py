@@ -14,7 +14,6 @@ framework's current stream. Builds without the CUDA backend fall back to a copy 
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -87,7 +86,6 @@ class HostData:
 
     array: np.ndarray  # a view of the caller's own memory unless `private`: never write to it then
     wrap: Callable[[np.ndarray], Any]  # turns the host result into the kind of object the caller gave
-    kind: str  # "itk", "numpy", "cupy" or "torch"
     device_id: Optional[int] = None  # the CUDA device holding the caller's data, if any
     private: bool = False  # `array` is a copy made here (from device memory): free to overwrite
     ops: Any = _NumpyOps
@@ -104,7 +102,6 @@ class DeviceData:
     """A CuPy array or a PyTorch CUDA tensor, in ITK's NumPy axis order, worked on where it is."""
 
     array: Any  # the caller's own array: never written to
-    kind: str  # "cupy" or "torch"
     device_id: int
     dtype: np.dtype  # its element type, as a NumPy dtype
     ops: Any  # _CupyOps or _TorchOps
@@ -131,7 +128,7 @@ def to_device(data: Any) -> Optional[DeviceData]:
         if not isinstance(data, cupy.ndarray):
             return None
         ops = _CupyOps(cupy, int(data.device.id))
-        return DeviceData(data, "cupy", ops.device_id, np.dtype(data.dtype), ops)
+        return DeviceData(data, ops.device_id, np.dtype(data.dtype), ops)
     if module.startswith("torch"):
         import torch
 
@@ -141,7 +138,7 @@ def to_device(data: Any) -> Optional[DeviceData]:
         dtype = ops.numpy_dtype(data.dtype)
         if dtype is None:
             return None
-        return DeviceData(data.detach(), "torch", ops.device_id, dtype, ops)
+        return DeviceData(data.detach(), ops.device_id, dtype, ops)
     return None
 
 
@@ -231,14 +228,10 @@ class _TorchOps:
         return result.to(target)
 
 
-def element_count(array: Any) -> int:
-    return math.prod(tuple(array.shape))
-
-
 def to_host(data: Any) -> HostData:
     """Returns the caller's data as a host array and the function that wraps a result like it."""
     if isinstance(data, np.ndarray):
-        return HostData(np.asarray(data), lambda result: result, "numpy")
+        return HostData(np.asarray(data), lambda result: result)
     module = type(data).__module__ or ""
     if module.startswith("itk"):
         return _from_itk(data)
@@ -278,7 +271,7 @@ def _from_itk(image: Any) -> HostData:
         output.SetRegions(image.GetBufferedRegion())  # keeps a non-zero start index, if any
         return copy_geometry(output, image)
 
-    return HostData(itk.array_view_from_image(image), wrap, "itk")
+    return HostData(itk.array_view_from_image(image), wrap)
 
 
 def _from_cupy(array: Any) -> HostData:
@@ -290,7 +283,7 @@ def _from_cupy(array: Any) -> HostData:
         with cupy.cuda.Device(device_id):
             return cupy.asarray(result)
 
-    return HostData(cupy.asnumpy(array), wrap, "cupy", device_id, private=True)
+    return HostData(cupy.asnumpy(array), wrap, device_id, private=True)
 
 
 def _from_torch(tensor: Any) -> HostData:
@@ -305,4 +298,4 @@ def _from_torch(tensor: Any) -> HostData:
         return torch.from_numpy(result).to(device)
 
     # A CPU tensor's .numpy() shares its memory; a CUDA tensor's host copy is ours.
-    return HostData(tensor.detach().cpu().numpy(), wrap, "torch", device_id, private=device.type != "cpu")
+    return HostData(tensor.detach().cpu().numpy(), wrap, device_id, private=device.type != "cpu")

@@ -18,14 +18,19 @@ The rules are those of ``SVDLowRankReconstructImage --batch`` (apps/batch, docs/
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import queue
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
+import numpy as np
+
 from . import _engine
+from ._filter import svd_low_rank_reconstruction_image_filter, with_policy
 
 # The rules themselves are the tool's C++ (apps/batch/SVDLowRankBatchInputs.cxx, compiled into _engine): one
 # implementation, so that a run from Python and one from the command line find and name the same volumes.
@@ -70,19 +75,11 @@ def method_tag(*, policy: Optional[str] = None, rank: Optional[int] = None, ener
     svd-mp-cordero2019, from the C++ module (svdlr::OutputTag), as the command-line tool's. Rank DEFAULT_RANK
     (svdlr/Defaults.h) when no policy keyword is given, as every interface's default. noise_rank is the deprecated
     name of policy."""
-    from ._engine import output_tag  # noqa: PLC0415
-    from ._filter import with_policy  # noqa: PLC0415
-
     keywords = with_policy(dict(policy=policy, rank=rank, energy_fraction=energy_fraction, noise_sigma=noise_sigma,
                                 noise_rank=noise_rank))
     if all(value is None for value in keywords.values()):
         keywords["rank"] = _engine.DEFAULT_RANK
-    return output_tag(**keywords)
-
-
-def policy_keywords(options: Dict[str, Any]) -> Dict[str, Any]:
-    """The keywords of ``options`` that choose the rank policy (those :func:`plan` names outputs by)."""
-    return {key: options.get(key) for key in ("policy", "rank", "energy_fraction", "noise_sigma", "noise_rank")}
+    return _engine.output_tag(**keywords)
 
 
 def output_path_for(volume: Volume, output_dir: str, tag: str) -> str:
@@ -102,15 +99,18 @@ def _temporary_for(target: str) -> str:
     return os.path.join(folder, f"{start}{os.getpid()}-{time.monotonic_ns()}{extension}")
 
 
+def _remove_quietly(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
 def _verify_written(temporary: str, target: str) -> None:
     """The tools' check before the rename (docs/reliability.md): ITK's NIfTI writer reports a full disk only on
     stderr, so the file is checked to hold the data its header promises."""
-    from ._engine import check_image_file  # noqa: PLC0415
-
     if not os.path.exists(temporary) or os.path.getsize(temporary) == 0:
         raise OSError(f"writing '{target}' failed: the writer left no file or an empty one (is the disk full?)")
     try:
-        check_image_file(temporary)
+        _engine.check_image_file(temporary)
     except OSError as error:
         raise OSError(f"writing '{target}' failed: what was written is incomplete (is the disk full?): {error}") \
             from error
@@ -153,8 +153,6 @@ class _VolumeIO:
     def read(self, path: str) -> Any:
         if self._itk is not None:
             return self._itk.imread(path, self._itk.F)
-        import numpy as np  # noqa: PLC0415
-
         self._source = self._nibabel.load(path)
         if len(self._source.shape) != 3:
             raise ValueError(f"'{path}' has {len(self._source.shape)} dimensions; 3D volumes are supported")
@@ -164,8 +162,6 @@ class _VolumeIO:
         if self._itk is not None:
             self._itk.imwrite(result, path, compression=True)
             return
-        import numpy as np  # noqa: PLC0415
-
         header = self._source.header.copy()
         header.set_data_dtype(np.float32)
         header.set_slope_inter(1.0, 0.0)
@@ -201,14 +197,8 @@ def reconstruct_volume(
         return _row(input_path, output_path, "skipped", message="output exists")
     start = time.perf_counter()
     try:
-        import numpy as np  # noqa: PLC0415
-
-        from ._filter import svd_low_rank_reconstruction_image_filter, with_policy  # noqa: PLC0415
-
-        from ._engine import check_image_file  # noqa: PLC0415
-
         io = _VolumeIO()
-        check_image_file(input_path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
+        _engine.check_image_file(input_path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
         try:
             image = io.read(input_path)
         except Exception as error:  # ITK raises RuntimeError, nibabel its own errors, for a file that is no image
@@ -224,8 +214,7 @@ def reconstruct_volume(
             _verify_written(temporary, output_path)
             _move_into_place(temporary, output_path, overwrite)
         finally:
-            if os.path.exists(temporary):
-                os.remove(temporary)
+            _remove_quietly(temporary)
         sigmas = np.asarray(details.noise_sigma if details.noise_sigma is not None else [], dtype=float)
         sigmas = sigmas[np.isfinite(sigmas)]
         return _row(input_path, output_path, "done", slices=int(len(details.ranks)),
@@ -238,14 +227,13 @@ def reconstruct_volume(
                     message=f"{type(error).__name__}: {error}")
 
 
-def plan(inputs: Iterable[str], output_dir: str, *, patterns: Optional[Sequence[str]] = None, bids: bool = False,
-         policy: Optional[str] = None, rank: Optional[int] = None, energy_fraction: Optional[float] = None,
-         noise_sigma: Optional[float] = None, noise_rank: Optional[str] = None) -> List[tuple]:
-    """(input path, output path) for every volume a run takes: :func:`find_volumes` and :func:`output_path_for`."""
+def plan(inputs: Iterable[str], output_dir: str, options: Dict[str, Any], *, patterns: Optional[Sequence[str]] = None,
+         bids: bool = False) -> List[tuple]:
+    """(input path, output path) for every volume a run takes: :func:`find_volumes` and :func:`output_path_for`,
+    tagged by the rank policy the keywords among ``options`` choose."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
-    tag = method_tag(policy=policy, rank=rank, energy_fraction=energy_fraction, noise_sigma=noise_sigma,
-                     noise_rank=noise_rank)
+    tag = method_tag(**{key: options.get(key) for key in ("policy", "rank", "energy_fraction", "noise_sigma")})
     volumes = find_volumes(inputs, patterns=patterns, bids=bids, exclude=output_dir)
     return [(v.path, output_path_for(v, output_dir, tag)) for v in volumes]
 
@@ -266,15 +254,10 @@ def reconstruct_many(
     :func:`reconstruct_volume` (policy, rank, energy_fraction, noise_sigma, backend, solver, overwrite).
     Returns the rows in input order. For many machines, see :func:`reconstruct_with_dask`; for the fastest run on
     one machine, the command-line tool's pipeline (``SVDLowRankReconstructImage --batch``)."""
-    import queue  # noqa: PLC0415
-
-    from ._engine import cuda_device_count, cuda_device_usable  # noqa: PLC0415
-    from ._filter import with_policy  # noqa: PLC0415
-
     options = with_policy(options)  # noise_rank, the deprecated name, warned about once here
-    pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy_keywords(options))
+    pairs = plan(inputs, output_dir, options, patterns=patterns, bids=bids)
     if device_ids is None and options.get("backend", "auto") != "cpu":
-        device_ids = [d for d in range(cuda_device_count()) if cuda_device_usable(d)[0]]
+        device_ids = [d for d in range(_engine.cuda_device_count()) if _engine.cuda_device_usable(d)[0]]
     lanes = list(device_ids) if device_ids else [0] * max(1, workers or 1)
     free: "queue.Queue[int]" = queue.Queue()
     for lane in lanes:

@@ -10,12 +10,11 @@ shared file system)."""
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 from urllib.parse import urlparse
 
-from ._batch import plan, policy_keywords, reconstruct_volume
+from ._batch import plan, reconstruct_volume
 from ._filter import with_policy
 
 
@@ -57,7 +56,7 @@ def reconstruct_with_dask(
     Returns one row per volume, in input order (:data:`COLUMNS`: input, output, status, slices, rank_min,
     rank_max, sigma_min, sigma_max, seconds, backend, message); ``pandas.DataFrame(rows)`` makes it a table."""
     options = with_policy(options)  # noise_rank, the deprecated name, warned about once here
-    pairs = plan(inputs, output_dir, patterns=patterns, bids=bids, **policy_keywords(options))
+    pairs = plan(inputs, output_dir, options, patterns=patterns, bids=bids)
     sources, targets = [source for source, _ in pairs], [target for _, target in pairs]
     return _map_and_gather(client, reconstruct_volume, [sources, targets],
                            [f"svdlr-{i}-{target}" for i, target in enumerate(targets)], progress, **options)

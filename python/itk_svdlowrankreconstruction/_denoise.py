@@ -12,10 +12,6 @@ import numpy as np
 from . import _engine
 from ._adapters import check_integer, copy_geometry, to_host
 
-# ITK's NumPy view of an itk.Image of dimension 4 is (volumes, z, y, x); of an itk.VectorImage (z, y, x, volumes).
-_ITK_IMAGE_VOLUME_AXIS = 0
-_ITK_VECTOR_IMAGE_VOLUME_AXIS = 3
-
 
 def local_low_rank_denoising_image_filter(
     series: Any,
@@ -340,16 +336,12 @@ def local_low_rank_denoising_image_filter(
         elif complex_output == "complex":
             if itk_series is not None:
                 raise ValueError("svdlr: complex_output='complex' returns NumPy arrays; give the series as arrays")
-            return _with_maps((denoised * np.exp(1j * smooth_phase)).astype(np.complex64), return_maps,
-                              noise_map, rank_map)
+            denoised = (denoised * np.exp(1j * smooth_phase)).astype(np.complex64)
+            return (denoised, noise_map, rank_map) if return_maps else denoised
     output = wrap(denoised)
     if not return_maps:
         return output
     return output, wrap_map(noise_map), wrap_map(rank_map)
-
-
-def _with_maps(output: Any, return_maps: bool, noise_map: Any, rank_map: Any) -> Any:
-    return (output, noise_map, rank_map) if return_maps else output
 
 
 def _demodulated(array: np.ndarray, phase: Optional[np.ndarray], axis: int, phase_filter: Any, itk_order: bool,
@@ -389,7 +381,7 @@ class _ItkSeries:
         self.image = image
         self.itk = itk
         self.vector = vector
-        self.volume_axis = _ITK_VECTOR_IMAGE_VOLUME_AXIS if vector else _ITK_IMAGE_VOLUME_AXIS
+        self.volume_axis = 3 if vector else 0  # NumPy views: (z, y, x, volumes) and (volumes, z, y, x)
         self.array = itk.array_view_from_image(image)
         dimension = 3 if vector else 4
         self.description = f"an itk.{'VectorImage' if vector else 'Image'} of dimension {dimension}"

@@ -117,9 +117,8 @@ class _Steps:
     def write(self, index: int, staged: Tuple[int, Any, Tuple[Any, ...]]) -> None:
         _, series, (denoised, sigma, rank) = staged
         run = self.runs[index]
-        for target in (run.output, run.noise_map, run.rank_map) + tuple(run.echo_outputs):
-            if target is not None:
-                os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        for target in _output_set(run):
+            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         self.outcomes[index] = self._keeping_failure(index, lambda: write_series(
             series, denoised, sigma, rank, run.output, noise_map_path=run.noise_map, rank_map_path=run.rank_map,
             report_volume=run.report_volume, echo_output_paths=run.echo_outputs))
@@ -224,7 +223,7 @@ def denoise_on_pipeline(devices: Optional[Sequence[int]] = None, **pipeline: Any
     def batch(jobs: Sequence[Any], options: DenoiseOptions) -> Iterator[tuple]:
         from .bids._runner import job_started  # noqa: PLC0415 (the App's seam; the App imports this module)
 
-        # A job without the multi-echo fields (one of an older DenoiseBatch caller) is one series.
+        # A job without the multi-echo fields is one series.
         steps = _Steps([DenoiseRun(series=job.input, output=job.denoised, noise_map=job.noise, rank_map=job.rank,
                                    report_volume=job.report_volume, echoes=tuple(getattr(job, "echo_inputs", ())),
                                    echo_outputs=tuple(getattr(job, "echo_denoised", ())),

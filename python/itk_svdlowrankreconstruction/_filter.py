@@ -12,12 +12,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 import numpy as np
 
 from . import _engine
-from ._adapters import SUPPORTED_DTYPES, check_integer, element_count, to_device, to_host
-
-_BACKENDS = _engine.BACKENDS
-_SOLVERS = _engine.SOLVERS
-_POLICIES = _engine.POLICIES  # the names of svdlr/RankPolicy.h, as the C++ module spells them
-_NOISE_RANKS = _engine.NOISE_RANKS
+from ._adapters import SUPPORTED_DTYPES, check_integer, to_device, to_host
 
 
 @dataclass(frozen=True)
@@ -187,7 +182,7 @@ def svd_low_rank_reconstruction_image_filter(
         stack_axis = _engine.slice_axes(array.ndim, slice_dimension)[2]
     except ValueError as error:
         raise ValueError(f"{error} (shape {tuple(array.shape)})") from None
-    if element_count(array) == 0:
+    if 0 in tuple(array.shape):
         raise ValueError(f"svdlr: the image is empty (shape {tuple(array.shape)})")
     output_dtype = _output_dtype(output_pixel_type, data.dtype)
     compute_dtype = _compute_dtype(data.dtype, output_dtype)
@@ -226,7 +221,8 @@ def svd_low_rank_reconstruction_image_filter(
     except ValueError as error:
         if getattr(error, "error_code", None) == "NonFiniteInput":
             raise ValueError(
-                _engine.non_finite_slice_message(array.ndim, _index_or(error, -1), slice_dimension)
+                _engine.non_finite_slice_message(array.ndim, -1 if error.matrix_index is None else error.matrix_index,
+                                                 slice_dimension)
             ) from error
         raise
 
@@ -282,8 +278,8 @@ def check_parameters(
     """Raises what svd_low_rank_reconstruction_image_filter raises for these keywords before it looks at an image
     (the pipeline stage of _pipeline.py checks them when it is built)."""
     _check_policy(policy, rank, energy_fraction, noise_rank, noise_sigma)
-    _check_choice("backend", backend, _BACKENDS)
-    _check_choice("solver", solver, _SOLVERS)
+    _check_choice("backend", backend, _engine.BACKENDS)
+    _check_choice("solver", solver, _engine.SOLVERS)
     _engine.check_options(
         policy=policy,
         rank=rank,
@@ -327,10 +323,10 @@ def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> None:
 
 def _check_policy(policy: Any, rank: Any, energy_fraction: Any, noise_rank: Any, noise_sigma: Any) -> None:
     if policy is not None:
-        _check_choice("policy", policy, _POLICIES)
+        _check_choice("policy", policy, _engine.POLICIES)
     # Which of them go together is _engine.check_options' to say, with the same words.
     if noise_rank is not None:
-        _check_choice("noise_rank", noise_rank, _NOISE_RANKS)
+        _check_choice("noise_rank", noise_rank, _engine.NOISE_RANKS)
     if noise_sigma is not None:
         if isinstance(noise_sigma, bool) or not isinstance(noise_sigma, numbers.Real):
             raise TypeError(f"svdlr: noise_sigma must be a number, got {noise_sigma!r}")
@@ -360,11 +356,6 @@ def _output_dtype(output_pixel_type: Any, input_dtype: np.dtype) -> np.dtype:
             '(unsigned char, short, unsigned short, float, double, or "same")'
         )
     return dtype
-
-
-def _index_or(error: Exception, unknown: int) -> int:
-    index = getattr(error, "matrix_index", None)
-    return unknown if index is None else int(index)
 
 
 def _compute_dtype(input_dtype: np.dtype, output_dtype: np.dtype) -> np.dtype:

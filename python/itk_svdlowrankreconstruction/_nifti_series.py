@@ -10,12 +10,11 @@ beside its target, checked, then renamed (the rules of :mod:`._batch`), so that 
 
 from __future__ import annotations
 
-import contextlib
 import math
 import threading
 import time
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -25,6 +24,15 @@ from . import _engine
 ESTIMATOR_POLICIES = {"exp1": "mp", "exp2": "mp-cg"}
 #: Normalised residual samples a report keeps: enough for a smooth histogram, few enough to hold for many runs.
 REPORT_RESIDUAL_SAMPLES = 200_000
+
+
+def policy_with_estimator(policy: Optional[str], estimator: Optional[str], dashes: str = "") -> Optional[str]:
+    """``policy``, or the one dwidenoise's ``estimator`` names; ValueError when both are given and differ."""
+    if not estimator:
+        return policy
+    if policy and policy != ESTIMATOR_POLICIES[estimator.lower()]:
+        raise ValueError(f"{dashes}estimator {estimator} contradicts {dashes}policy {policy}")
+    return ESTIMATOR_POLICIES[estimator.lower()]
 
 
 @dataclass(frozen=True)
@@ -228,11 +236,9 @@ def _load(path: str) -> Tuple[Any, np.ndarray]:
     .hdr/.img) take nibabel's read after the same checks."""
     import nibabel  # noqa: PLC0415
 
-    from ._engine import check_image_file, load_nifti_float32  # noqa: PLC0415
-
-    voxels = load_nifti_float32(path)
+    voxels = _engine.load_nifti_float32(path)
     if voxels is None:
-        check_image_file(path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
+        _engine.check_image_file(path, values=True)  # data cut short, NaN in NIfTI: what the readers would hide
     try:
         source = nibabel.load(path)
         return source, voxels.T if voxels is not None else np.asanyarray(source.dataobj, dtype=np.float32)
@@ -289,7 +295,7 @@ def read_series(input_path: str, *, mask_path: Optional[str] = None, sigma_map_p
     if (options.demean or "") == "shells":
         if bval_path is None:
             raise ValueError(f"demean 'shells' needs the b-values of '{input_path}': none were found")
-        bvalues = [float(v) for v in np.loadtxt(bval_path, ndmin=1).ravel()]
+        bvalues = read_bvalues(bval_path)
     gfactor = _read_spatial(gfactor_path, spatial, "the g-factor map") if gfactor_path else None
     return ReadSeries(source, noisy, mask, known_sigma, start, echo_sources, echoes, five_d, bvalues, gfactor)
 
@@ -353,7 +359,7 @@ def write_series(series: ReadSeries, denoised: np.ndarray, sigma: np.ndarray, ra
     """The last step of :func:`denoise_nifti`: writes the outputs, all renamed into place once all are written.
     A multi-echo series is written in its input's shape: one 5D file, or echo 1 at ``output_path`` and the further
     echoes at ``echo_output_paths``, each with its own input's header."""
-    from ._batch import _move_into_place, _temporary_for, _verify_written  # noqa: PLC0415
+    from ._batch import _move_into_place, _remove_quietly, _temporary_for, _verify_written  # noqa: PLC0415
 
     noisy, source = series.noisy, series.source
     if len(echo_output_paths) != len(series.echo_sources):
@@ -435,11 +441,9 @@ def denoise_nifti(
                         rank_map_path=rank_map_path, report_volume=report_volume, echo_output_paths=echo_output_paths)
 
 
-def _remove_quietly(path: str) -> None:
-    import os  # noqa: PLC0415
-
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(path)
+def read_bvalues(path: Optional[str]) -> Optional[List[float]]:
+    """The b-values of an FSL .bval file, one per volume; None without a file."""
+    return None if path is None else [float(v) for v in np.loadtxt(path, ndmin=1).ravel()]
 
 
 def reference_volume(bvals: Optional[Sequence[float]]) -> int:

@@ -16,12 +16,13 @@ It runs in the node's process (no command line): the series is read with nibabel
 from __future__ import annotations
 
 import os
+from typing import Any, Dict
 
 from nipype.interfaces.base import BaseInterfaceInputSpec, File, SimpleInterface, TraitedSpec, Tuple, isdefined, traits
 from nipype.utils.filemanip import split_filename
 
 from . import _engine
-from ._nifti_series import ESTIMATOR_POLICIES, DenoiseOptions, denoise_nifti
+from ._nifti_series import DenoiseOptions, denoise_nifti, policy_with_estimator
 
 
 class DenoiseSeriesInputSpec(BaseInterfaceInputSpec):
@@ -102,32 +103,23 @@ class DenoiseSeries(SimpleInterface):
         _, stem, extension = split_filename(self.inputs.in_file)
         return os.path.abspath(f"{stem}_{tag}{extension if extension in ('.nii', '.nii.gz') else '.nii.gz'}")
 
-    def _options(self) -> DenoiseOptions:
-        given = {name: getattr(self.inputs, name) for name in self.inputs.copyable_trait_names()}
-        defined = {name: value for name, value in given.items() if isdefined(value)}
-        policy = defined.get("policy")
-        if "estimator" in defined:
-            estimated = ESTIMATOR_POLICIES[defined["estimator"].lower()]
-            if policy is not None and policy != estimated:
-                raise ValueError(f"estimator {defined['estimator']} contradicts policy {policy}")
-            policy = estimated
+    def _options(self, defined: Dict[str, Any]) -> DenoiseOptions:
         # The inputs named as the options are, but rank, the rank map's file here; dwidenoise's extent, fixed_rank and
         # nthreads are the options' patch, rank and threads.
         return DenoiseOptions.of({name: value for name, value in defined.items() if name != "rank"},
-                                 patch=defined.get("extent"), policy=policy, rank=defined.get("fixed_rank"),
+                                 patch=defined.get("extent"), rank=defined.get("fixed_rank"),
+                                 policy=policy_with_estimator(defined.get("policy"), defined.get("estimator")),
                                  threads=defined["nthreads"])
 
     def _run_interface(self, runtime):
         out_file, noise, rank = self._path("out_file", "denoised"), self._path("noise", "noise"), \
             self._path("rank", "rank")
+        given = {name: getattr(self.inputs, name) for name in self.inputs.copyable_trait_names()}
+        defined = {name: value for name, value in given.items() if isdefined(value)}
         result = denoise_nifti(self.inputs.in_file, out_file, noise_map_path=noise, rank_map_path=rank,
-                               mask_path=self.inputs.mask if isdefined(self.inputs.mask) else None,
-                               sigma_map_path=self.inputs.sigma_map if isdefined(self.inputs.sigma_map) else None,
-                               gfactor_path=self.inputs.gfactor_map if isdefined(self.inputs.gfactor_map) else None,
-                               estimate_gfactor=(self.inputs.estimate_gfactor
-                                                 if isdefined(self.inputs.estimate_gfactor) else None),
-                               options=self._options(),
-                               bval_path=self.inputs.in_bval if isdefined(self.inputs.in_bval) else None)
+                               mask_path=defined.get("mask"), sigma_map_path=defined.get("sigma_map"),
+                               gfactor_path=defined.get("gfactor_map"), estimate_gfactor=defined.get("estimate_gfactor"),
+                               options=self._options(defined), bval_path=defined.get("in_bval"))
         self._results.update(out_file=out_file, noise=noise, rank=rank, sigma_median=result.sigma["median"],
                              rank_median=result.rank["median"])
         return runtime

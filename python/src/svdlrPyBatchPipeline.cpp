@@ -22,6 +22,7 @@
 // steps release it (denoise_local_low_rank does), and so do zlib and NumPy in reading and writing, so that the
 // threads overlap as they do in the tools.
 #include "svdlrPyModule.h"
+#include "svdlrPyErrors.h"
 
 #include "SVDLowRankBatchStages.h"
 
@@ -200,10 +201,7 @@ RunBatchPipeline(std::vector<std::string> inputs, std::vector<std::vector<std::s
   PythonJob                    job(std::move(inputs), std::move(outputs), std::move(read), std::move(work),
                 std::move(write));
   svdlr_batch::PipelineOptions options;
-  if (!svdlr::ParseName(backend, options.backend))
-  {
-    throw nb::value_error(("backend must be " + svdlr::BackendNames() + ", got '" + backend + "'").c_str());
-  }
+  ParseOption("backend", backend, &ParseName, &BackendNames, options.backend);
   options.devices = std::move(devices);
   options.readers = readers;
   options.writers = writers;

@@ -32,8 +32,6 @@
 #include "svdlr/Names.h"
 #include "svdlr/VolumeGroups.h"
 
-#include <cmath>
-
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/optional.h>
@@ -67,15 +65,11 @@ using SeriesArray = nb::ndarray<nb::ro, float, nb::device::cpu>;
 using MaskArray = nb::ndarray<nb::ro, std::uint8_t, nb::c_contig, nb::device::cpu>;
 using SigmaArray = nb::ndarray<nb::ro, float, nb::c_contig, nb::device::cpu>;
 
+/** A shape as Python prints the tuple: "(2, 3)", "(4,)". */
 std::string
 ShapeText(const std::vector<std::size_t> & shape)
 {
-  std::string text = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-  {
-    text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
-  }
-  return text + (shape.size() == 1 ? ",)" : ")");
+  return nb::str(nb::tuple(nb::cast(shape))).c_str();
 }
 
 /** The series' axes: which array axis holds the volumes, and the spatial axes a0, a1, a2 in array order. */
@@ -146,8 +140,7 @@ VoxelIndex(std::size_t voxel, const std::vector<std::size_t> & grid)
 std::string
 VoxelText(std::size_t voxel, const std::vector<std::size_t> & grid)
 {
-  return "(" + std::to_string(voxel / (grid[1] * grid[2])) + ", " + std::to_string(voxel / grid[2] % grid[1]) + ", " +
-         std::to_string(voxel % grid[2]) + ")";
+  return nb::str(VoxelIndex(voxel, grid)).c_str();
 }
 
 /** ValueError naming the voxel (in array order) that holds NaN or Inf; `voxel` attribute: its index tuple. */
@@ -174,97 +167,6 @@ RaisePatchTooLarge(std::size_t axis, std::int64_t extent, const std::vector<std:
                      ShapeText(grid) + ", in array order)",
                    { { "error_code", nb::str(ErrorCodeName(ErrorCode::InvalidArgument)) },
                      { "patch_axis", nb::cast(axis) } });
-}
-
-/** "default" or "dwidenoise", for messages. */
-std::string
-PresetNames()
-{
-  std::string list;
-  const std::vector<std::string> names = DenoisePresetNameList();
-  for (std::size_t i = 0; i < names.size(); ++i)
-  {
-    list += (i == 0 ? "\"" : (i + 1 == names.size() ? " or \"" : ", \"")) + names[i] + "\"";
-  }
-  return list;
-}
-
-LocalDenoiseOptions
-MakeOptions(const std::optional<std::string> &         preset,
-            const std::optional<std::vector<std::int64_t>> & patchSize,
-            std::int64_t                               patchStride,
-            const std::optional<std::string> &         patchShape,
-            double                                     patchRadius,
-            const std::optional<std::string> &         aggregation,
-            const std::optional<std::string> &         shrinkage,
-            const std::optional<std::string> &         policy,
-            std::optional<std::int64_t>                rank,
-            std::optional<double>                      energyFraction,
-            const std::string &                        backend,
-            std::int64_t                               deviceId,
-            std::int64_t                               maxPatchesPerBatch,
-            const std::optional<std::string> &         gpuMemoryLimit,
-            std::int64_t                               threads)
-{
-  LocalDenoiseOptions options; // the preset's ("default": Defaults.h's without one), then the keywords given
-  const DenoisePreset * named = preset ? FindDenoisePreset(*preset) : &DenoisePresets().front();
-  if (named == nullptr)
-  {
-    ThrowValueError("preset must be " + PresetNames() + ", got \"" + *preset + "\"");
-  }
-  ApplyDenoisePreset(*named, options);
-  // The reconstruction's keywords (svdlrPyRankPolicy.h); noise_sigma is the denoiser's map, not a policy parameter.
-  options.policy = RankPolicyFrom({ policy, "policy", rank, energyFraction, std::nullopt }, PolicyName(options.policy));
-  const std::string problem = PolicyProblem(options.policy, Solver::Exact);
-  if (!problem.empty())
-  {
-    ThrowValueError(problem);
-  }
-  if (patchSize)
-  {
-    if (patchSize->size() != 3)
-    {
-      ThrowValueError("patch_size must give 3 extents (along the spatial axes, in array order), got " +
-                      std::to_string(patchSize->size()));
-    }
-    for (std::size_t i = 0; i < 3; ++i)
-    {
-      options.patchSize[i] = static_cast<std::size_t>(
-        CheckedRange("patch_size extents", (*patchSize)[2 - i], "odd and >= 1", 1)); // engine x = array axis a2
-    }
-  }
-  options.patchStride = static_cast<std::size_t>(
-    CheckedRange("patch_stride", patchStride, ">= 1 (or 0, AUTO_PATCH_STRIDE: the default rule)", 0));
-  ParseOption("patch_shape", patchShape, &ParsePatchShapeName, "\"cuboid\" or \"sphere\"", options.patchShape);
-  if (!(std::isfinite(patchRadius) && patchRadius >= 0.0))
-  {
-    ThrowValueError("patch_radius must be finite and >= 0 (0: the default sphere), got " + std::to_string(patchRadius));
-  }
-  if (patchRadius > 0.0 && !patchShape)
-  {
-    options.patchShape = PatchShape::Sphere; // a radius implies a sphere
-  }
-  if (options.patchShape == PatchShape::Sphere && patchSize)
-  {
-    ThrowValueError("patch_size sets a cuboid's extent; a sphere takes patch_radius");
-  }
-  if (options.patchShape == PatchShape::Cuboid && patchRadius > 0.0)
-  {
-    ThrowValueError("patch_radius needs patch_shape \"sphere\"");
-  }
-  options.patchRadius = patchRadius;
-  ParseOption("aggregation", aggregation, &ParseAggregationName,
-              "\"centre\", \"overlap\", \"rank\" or \"gaussian\"", options.aggregation);
-  ParseOption("shrinkage", shrinkage, &ParseShrinkageName, "\"hard\", \"frobenius\" or \"auto\"", options.shrinkage);
-  ParseOption("backend", backend, &ParseName, BackendNames(), options.backend);
-  options.deviceId = static_cast<int>(CheckedRange("device_id", deviceId, ">= 0", 0, INT_MAX));
-  options.maxPatchesPerBatch = static_cast<std::size_t>(
-    CheckedRange("max_patches_per_batch", maxPatchesPerBatch, ">= 0 (0: the backend chooses)", 0));
-  ParseOption("gpu_memory_limit", gpuMemoryLimit, &ParseDeviceMemoryLimit,
-              std::string(ByteSizeSyntax()) + " or \"" + kNoDeviceMemoryLimitName + "\"", options.deviceMemoryLimit);
-  options.threads =
-    static_cast<unsigned>(CheckedRange("threads", threads, ">= 0 (0: all hardware threads)", 0, UINT_MAX));
-  return options;
 }
 
 nb::tuple
@@ -299,15 +201,69 @@ DenoiseArray(SeriesArray                               series,
              std::optional<bool>                       automaticMagnitudeModel)
 {
   const SeriesAxes axes = AxesOf(series, volumeAxis);
-  LocalDenoiseOptions options = MakeOptions(
-    preset, patchSize, patchStride, patchShape, patchRadius, aggregation, shrinkage, policy, rank, energyFraction, backend, deviceId,
-    maxPatchesPerBatch, gpuMemoryLimit, threads);
+  LocalDenoiseOptions options; // the preset's ("default": Defaults.h's without one), then the keywords given
+  const DenoisePreset * named = &DenoisePresets().front();
+  ParseOption("preset", preset, +[](const std::string & name, const DenoisePreset *& found) {
+    return (found = FindDenoisePreset(name)) != nullptr;
+  }, &DenoisePresetNameList, named);
+  ApplyDenoisePreset(*named, options);
+  // The reconstruction's keywords (svdlrPyRankPolicy.h); noise_sigma is the denoiser's map, not a policy parameter.
+  options.policy = RankPolicyFrom({ policy, "policy", rank, energyFraction, std::nullopt }, PolicyName(options.policy));
+  const std::string problem = PolicyProblem(options.policy, Solver::Exact);
+  if (!problem.empty())
+  {
+    ThrowValueError(problem);
+  }
+  if (patchSize)
+  {
+    if (patchSize->size() != 3)
+    {
+      ThrowValueError("patch_size must give 3 extents (along the spatial axes, in array order), got " +
+                      std::to_string(patchSize->size()));
+    }
+    for (std::size_t i = 0; i < 3; ++i)
+    {
+      options.patchSize[i] = static_cast<std::size_t>(
+        CheckedRange("patch_size extents", (*patchSize)[2 - i], "odd and >= 1", 1)); // engine x = array axis a2
+    }
+  }
+  options.patchStride = static_cast<std::size_t>(
+    CheckedRange("patch_stride", patchStride, ">= 1 (or 0, AUTO_PATCH_STRIDE: the default rule)", 0));
+  ParseOption("patch_shape", patchShape, &ParsePatchShapeName, &PatchShapeNameList, options.patchShape);
+  if (!(std::isfinite(patchRadius) && patchRadius >= 0.0))
+  {
+    ThrowValueError("patch_radius must be finite and >= 0 (0: the default sphere), got " + std::to_string(patchRadius));
+  }
+  if (patchRadius > 0.0 && !patchShape)
+  {
+    options.patchShape = PatchShape::Sphere; // a radius implies a sphere
+  }
+  if (options.patchShape == PatchShape::Sphere && patchSize)
+  {
+    ThrowValueError("patch_size sets a cuboid's extent; a sphere takes patch_radius");
+  }
+  if (options.patchShape == PatchShape::Cuboid && patchRadius > 0.0)
+  {
+    ThrowValueError("patch_radius needs patch_shape \"sphere\"");
+  }
+  options.patchRadius = patchRadius;
+  ParseOption("aggregation", aggregation, &ParseAggregationName, &AggregationNameList, options.aggregation);
+  ParseOption("shrinkage", shrinkage, &ParseShrinkageName, &ShrinkageNameList, options.shrinkage);
+  ParseOption("backend", backend, &ParseName, &BackendNames, options.backend);
+  options.deviceId = static_cast<int>(CheckedRange("device_id", deviceId, ">= 0", 0, INT_MAX));
+  options.maxPatchesPerBatch = static_cast<std::size_t>(
+    CheckedRange("max_patches_per_batch", maxPatchesPerBatch, ">= 0 (0: the backend chooses)", 0));
+  ParseOption("gpu_memory_limit", gpuMemoryLimit, &ParseDeviceMemoryLimit,
+              [] { return std::string(ByteSizeSyntax()) + " or \"" + kNoDeviceMemoryLimitName + "\""; },
+              options.deviceMemoryLimit);
+  options.threads =
+    static_cast<unsigned>(CheckedRange("threads", threads, ">= 0 (0: all hardware threads)", 0, UINT_MAX));
   options.magnitudeNoise.coils = static_cast<unsigned>(CheckedRange("coils", coils, ">= 1", 1, UINT_MAX));
   options.magnitudeNoise.stabilise = vst;
   options.magnitudeNoise.noiseFloor = noiseFloor;
   options.magnitudeNoise.sigmaFloorCorrection = sigmaFloorCorrection;
   options.magnitudeNoise.automatic = automaticMagnitudeModel.value_or(options.magnitudeNoise.automatic);
-  ParseOption("noise_estimator", noiseEstimator, &ParseNoiseEstimatorName, "\"mp\" or \"residual\"",
+  ParseOption("noise_estimator", noiseEstimator, &ParseNoiseEstimatorName, &NoiseEstimatorNameList,
               options.noiseEstimator);
   if (options.magnitudeNoise.Active() && !noiseSigma && !PatchesHaveSigma(options.policy, false))
   {
@@ -502,15 +458,7 @@ rank maps of the spatial shape. NaN or Inf in the series raises ValueError namin
     [](const std::string & demean, std::int64_t volumes, std::int64_t echoes,
        std::optional<std::vector<double>> bvalues) {
       Demean choice{};
-      if (!ParseDemeanName(demean, choice))
-      {
-        std::string names;
-        for (const std::string & name : DemeanNameList())
-        {
-          names += (names.empty() ? "" : ", ") + name;
-        }
-        ThrowValueError("demean must be one of " + names + ", got \"" + demean + "\"");
-      }
+      ParseOption("demean", demean, &ParseDemeanName, &DemeanNameList, choice);
       if (volumes < 0 || echoes < 1)
       {
         ThrowValueError("volumes must be >= 0 and echoes >= 1");

@@ -64,6 +64,19 @@ namespace python
 namespace
 {
 
+/** Spatial `extents` in array order as the engine's (x, y, z), x being the last array axis; ValueError `rule` unless
+ * there are 3, each at least `minimum`. */
+std::array<std::size_t, 3>
+EngineOrder(const std::vector<std::int64_t> & extents, std::int64_t minimum, const char * rule)
+{
+  if (extents.size() != 3 || *std::min_element(extents.begin(), extents.end()) < minimum)
+  {
+    ThrowValueError(rule);
+  }
+  return { static_cast<std::size_t>(extents[2]), static_cast<std::size_t>(extents[1]),
+           static_cast<std::size_t>(extents[0]) };
+}
+
 /** The axes of the slices, or ValueError with the rule's sentence (Python spells the parameter slice_dimension). */
 SliceAxes
 CheckedSliceAxes(unsigned int dimension, std::optional<std::int64_t> sliceDimension)
@@ -142,10 +155,7 @@ DefineDenoiseRules(nb::module_ & module)
     [](const std::string & policy, bool automatic, bool vst, bool noiseFloor, bool sigmaFloorCorrection,
        bool knownSigma, bool gfactor, bool estimateGFactor, bool negativeValues) {
       LocalDenoiseOptions options;
-      if (!ParsePolicyName(policy, options.policy))
-      {
-        ThrowValueError("unknown policy \"" + policy + "\"");
-      }
+      ParseOption("policy", policy, &ParsePolicyName, &PolicyNames, options.policy);
       const float given = 1.0f; // stands for a σ map or a g-factor map: the rule reads only whether there is one
       options.noiseSigma = knownSigma ? &given : nullptr;
       options.gfactor = gfactor ? &given : nullptr;
@@ -168,10 +178,8 @@ DefineDenoiseRules(nb::module_ & module)
     [](const std::string & shrinkage, const std::string & policy, bool knownSigma) {
       Shrinkage requested{};
       RankPolicy rankPolicy;
-      if (!ParseShrinkageName(shrinkage, requested) || !ParsePolicyName(policy, rankPolicy))
-      {
-        ThrowValueError("unknown shrinkage \"" + shrinkage + "\" or policy \"" + policy + "\"");
-      }
+      ParseOption("shrinkage", shrinkage, &ParseShrinkageName, &ShrinkageNameList, requested);
+      ParseOption("policy", policy, &ParsePolicyName, &PolicyNames, rankPolicy);
       return std::string(ShrinkageName(ResolveShrinkage(requested, rankPolicy, knownSigma)));
     },
     "shrinkage"_a, "policy"_a, "known_sigma"_a,
@@ -198,24 +206,16 @@ DefineDenoiseRules(nb::module_ & module)
     "patch_size_used",
     [](const std::vector<std::int64_t> & shape, std::int64_t volumes,
        const std::optional<std::vector<std::int64_t>> & requested) {
-      if (shape.size() != 3 || (requested && requested->size() != 3) || volumes < 1)
+      const char * rule = "patch_size_used takes the 3 spatial extents (>= 1), the volume count (>= 1) and "
+                          "optionally the 3 patch extents asked for (>= 0)";
+      if (volumes < 1)
       {
-        ThrowValueError("patch_size_used takes the 3 spatial extents, the volume count (>= 1) and optionally the 3 "
-                        "patch extents asked for");
+        ThrowValueError(rule);
       }
       // Array order in and out, the engine's (x = the last spatial array axis) inside, as denoise_local_low_rank.
-      std::array<std::size_t, 3> size{};
-      std::array<std::size_t, 3> asked{};
-      for (int i = 0; i < 3; ++i)
-      {
-        if (shape[2 - i] < 1 || (requested && (*requested)[2 - i] < 0))
-        {
-          ThrowValueError("patch_size_used: extents must be >= 1 (patch extents >= 0)");
-        }
-        size[i] = static_cast<std::size_t>(shape[2 - i]);
-        asked[i] = requested ? static_cast<std::size_t>((*requested)[2 - i]) : 0;
-      }
-      const std::array<std::size_t, 3> used = PatchSizeUsed(size, static_cast<std::size_t>(volumes), asked);
+      const std::array<std::size_t, 3> used =
+        PatchSizeUsed(EngineOrder(shape, 1, rule), static_cast<std::size_t>(volumes),
+                      requested ? EngineOrder(*requested, 0, rule) : std::array<std::size_t, 3>{});
       return std::vector<std::int64_t>{ static_cast<std::int64_t>(used[2]), static_cast<std::int64_t>(used[1]),
                                         static_cast<std::int64_t>(used[0]) };
     },
@@ -250,20 +250,13 @@ DefineDenoiseRules(nb::module_ & module)
   module.def(
     "sphere_patch_used",
     [](const std::vector<std::int64_t> & shape, std::int64_t volumes, double radius) {
-      if (shape.size() != 3 || volumes < 1 || !(std::isfinite(radius) && radius >= 0.0))
+      const char * rule = "sphere_patch_used takes the 3 spatial extents (>= 1), the volume count (>= 1) and a "
+                          "radius >= 0";
+      if (volumes < 1 || !(std::isfinite(radius) && radius >= 0.0))
       {
-        ThrowValueError("sphere_patch_used takes the 3 spatial extents, the volume count (>= 1) and a radius >= 0");
+        ThrowValueError(rule);
       }
-      std::array<std::size_t, 3> size{};
-      for (int i = 0; i < 3; ++i)
-      {
-        if (shape[2 - i] < 1)
-        {
-          ThrowValueError("sphere_patch_used: extents must be >= 1");
-        }
-        size[i] = static_cast<std::size_t>(shape[2 - i]);
-      }
-      const SpherePatch sphere = SpherePatchUsed(size, static_cast<std::size_t>(volumes), radius);
+      const SpherePatch sphere = SpherePatchUsed(EngineOrder(shape, 1, rule), static_cast<std::size_t>(volumes), radius);
       return nb::make_tuple(sphere.radius, sphere.voxels);
     },
     "shape"_a, "volumes"_a, "radius"_a = 0.0,

@@ -31,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace svdlr
 {
@@ -45,12 +46,7 @@ ThrowValueError(const std::string & message);
 const char *
 ErrorCodeName(ErrorCode code);
 
-/** Sets the Python exception `type(message)` with these attributes (name, value), e.g. the engine's `error_code`. */
-void
-SetPythonError(PyObject * type, const std::string & message,
-               std::initializer_list<std::pair<const char *, nanobind::object>> attributes);
-
-/** SetPythonError, then throws it. */
+/** Raises the Python exception `type(message)` with these attributes (name, value), e.g. the engine's `error_code`. */
 [[noreturn]] void
 RaisePythonError(PyObject * type, const std::string & message,
                  std::initializer_list<std::pair<const char *, nanobind::object>> attributes);
@@ -68,16 +64,26 @@ CheckedRange(const char * name, std::int64_t value, const char * rule, std::int6
   return value;
 }
 
-/** Sets `value` to the engine enum that `name` names, parsed by `parse` (svdlr/Names.h, svdlr/DenoiseChoices.h), when
- * it is given; ValueError "<option> must be <names>, got "<name>"" for a name it does not know. */
-template <typename TEnum>
+/** "a", "b" or "c": every name of a list (svdlr/DenoiseChoices.h's NameLists), quoted, for messages. */
+std::string
+QuotedNames(const std::vector<std::string> & names);
+inline std::string
+QuotedNames(std::string names) // already worded (svdlr/Names.h: "auto, cpu or cuda")
+{
+  return names;
+}
+
+/** Sets `value` to what `name` names, parsed by `parse` (svdlr/Names.h, svdlr/DenoiseChoices.h), when it is given;
+ * ValueError "<option> must be <names>, got "<name>"" for a name it does not know, `names()` listing them (a
+ * NameList, quoted, or a worded list), built only then. */
+template <typename TValue, typename TNames>
 void
-ParseOption(const char * option, const std::optional<std::string> & name, bool (*parse)(const std::string &, TEnum &),
-            const std::string & names, TEnum & value)
+ParseOption(const char * option, const std::optional<std::string> & name, bool (*parse)(const std::string &, TValue &),
+            TNames names, TValue & value)
 {
   if (name && !parse(*name, value))
   {
-    ThrowValueError(std::string(option) + " must be " + names + ", got \"" + *name + "\"");
+    ThrowValueError(std::string(option) + " must be " + QuotedNames(names()) + ", got \"" + *name + "\"");
   }
 }
 

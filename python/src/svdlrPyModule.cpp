@@ -30,6 +30,7 @@
 
 #include <exception>
 #include <string>
+#include <utility>
 
 #include "SVDLowRankBatchInputs.h"
 #include "SVDLowRankExitCodes.h"
@@ -44,49 +45,44 @@ namespace svdlr
 namespace python
 {
 
-const char *
-ErrorCodeName(ErrorCode code)
-{
-  switch (code)
-  {
-    case ErrorCode::InvalidArgument:
-      return "InvalidArgument";
-    case ErrorCode::NonFiniteInput:
-      return "NonFiniteInput";
-    case ErrorCode::BackendUnavailable:
-      return "BackendUnavailable";
-    case ErrorCode::DeviceFailure:
-      return "DeviceFailure";
-    case ErrorCode::OutOfMemory:
-      return "OutOfMemory";
-    case ErrorCode::NumericalFailure:
-      return "NumericalFailure";
-    case ErrorCode::Aborted:
-      return "Aborted";
-  }
-  return "Unknown";
-}
-
 namespace
 {
 
-PyObject *
-PythonExceptionType(ErrorCode code)
+/** Each ErrorCode's name, as in the C++ enum, and the Python exception it becomes. */
+std::pair<const char *, PyObject *>
+ErrorCodeInfo(ErrorCode code)
 {
   switch (code)
   {
     case ErrorCode::InvalidArgument:
+      return { "InvalidArgument", PyExc_ValueError };
     case ErrorCode::NonFiniteInput:
-      return PyExc_ValueError;
-    case ErrorCode::Aborted:
-      return PyExc_KeyboardInterrupt;
+      return { "NonFiniteInput", PyExc_ValueError };
     case ErrorCode::BackendUnavailable:
+      return { "BackendUnavailable", PyExc_RuntimeError };
     case ErrorCode::DeviceFailure:
+      return { "DeviceFailure", PyExc_RuntimeError };
     case ErrorCode::OutOfMemory:
+      return { "OutOfMemory", PyExc_RuntimeError };
     case ErrorCode::NumericalFailure:
-      break;
+      return { "NumericalFailure", PyExc_RuntimeError };
+    case ErrorCode::Aborted:
+      return { "Aborted", PyExc_KeyboardInterrupt };
   }
-  return PyExc_RuntimeError;
+  return { "Unknown", PyExc_RuntimeError };
+}
+
+/** Sets the Python exception `type(message)` with these attributes (name, value), e.g. the engine's `error_code`. */
+void
+SetPythonError(PyObject * type, const std::string & message,
+               std::initializer_list<std::pair<const char *, nb::object>> attributes)
+{
+  nb::object exception = nb::handle(type)(nb::str(message.c_str()));
+  for (const auto & [name, value] : attributes)
+  {
+    exception.attr(name) = value;
+  }
+  PyErr_SetObject(type, exception.ptr());
 }
 
 /** The Python exception of an engine's or a tool's error that leaves a binding (nanobind calls it with the GIL held):
@@ -110,7 +106,7 @@ TranslateErrors(const std::exception_ptr & thrown, void *)
   }
   catch (const Error & error)
   {
-    SetPythonError(PythonExceptionType(error.Code()), error.what(),
+    SetPythonError(ErrorCodeInfo(error.Code()).second, error.what(),
                    { { "error_code", nb::str(ErrorCodeName(error.Code())) },
                      { "matrix_index", error.Matrix() >= 0 ? nb::object(nb::int_(error.Matrix())) : nb::none() } });
   }
@@ -133,22 +129,27 @@ TranslateErrors(const std::exception_ptr & thrown, void *)
 
 } // namespace
 
+const char *
+ErrorCodeName(ErrorCode code)
+{
+  return ErrorCodeInfo(code).first;
+}
+
 [[noreturn]] void
 ThrowValueError(const std::string & message)
 {
   throw nanobind::value_error(("svdlr: " + message).c_str());
 }
 
-void
-SetPythonError(PyObject * type, const std::string & message,
-               std::initializer_list<std::pair<const char *, nb::object>> attributes)
+std::string
+QuotedNames(const std::vector<std::string> & names)
 {
-  nb::object exception = nb::handle(type)(nb::str(message.c_str()));
-  for (const auto & [name, value] : attributes)
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i)
   {
-    exception.attr(name) = value;
+    list += (i == 0 ? "\"" : (i + 1 == names.size() ? " or \"" : ", \"")) + names[i] + "\"";
   }
-  PyErr_SetObject(type, exception.ptr());
+  return list;
 }
 
 void
@@ -255,6 +256,8 @@ NB_MODULE(_engine, module)
   module.attr("EXIT_INTERRUPTED") = svdlr_tools::ExitInterrupted;
   module.attr("EXIT_CODE_TABLE") = svdlr_tools::ExitCodeTable();
 
-  module.attr("DEVICE_INPUT_SUPPORTED") = svdlr::python::DeviceInputSupported();
+  // Whether `reconstruct` works on CUDA device arrays where they are (svdlr::ReconstructOnDevice); without it, the
+  // Python layer copies device arrays to the host.
+  module.attr("DEVICE_INPUT_SUPPORTED") = svdlr::CudaBackendBuilt();
   module.attr("__version__") = SVDLR_PY_VERSION;
 }

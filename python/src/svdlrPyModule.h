@@ -33,24 +33,15 @@ namespace svdlr
 namespace python
 {
 
-/** Whether `reconstruct` works on CUDA device arrays where they are (svdlr::ReconstructOnDevice): true in
- * a build with the CUDA backend. Without it, the Python layer copies device arrays to the host. */
-bool
-DeviceInputSupported() noexcept;
-
-/** Adds `reconstruct(matrices, *, rank, energy_fraction, noise_rank, noise_sigma, backend, solver, device_id,
- * max_matrices_per_batch, threads, progress, out, stream)` to `module`. */
+/** Adds `reconstruct` and `check_options`, with the reconstruction's names and defaults. */
 void
 DefineReconstruct(nanobind::module_ & module);
 
-/** Adds svdlr/SliceStack.h's rules, as the Python layer (_filter.py) uses them: `slice_axes(dimension,
- * slice_dimension=None)`, `works_in_double(input_is_double, output_is_double)` and
- * `non_finite_slice_message(dimension, slice, slice_dimension=None)`. */
+/** Adds svdlr/SliceStack.h's rules for _filter.py: `slice_axes`, `works_in_double`, `non_finite_slice_message`. */
 void
 DefineSliceStack(nanobind::module_ & module);
 
-/** Adds `denoise_local_low_rank(series, *, volume_axis, patch_size, patch_stride, aggregation, shrinkage, policy,
- * rank, mask, noise_sigma, backend, device_id, max_patches_per_batch, threads, progress)` to `module`. */
+/** Adds `denoise_local_low_rank`, `demean_groups`, `shell_groups` and the denoiser's names, then DefineDenoiseRules. */
 void
 DefineDenoise(nanobind::module_ & module);
 
@@ -65,22 +56,18 @@ void
 DefineComplex(nanobind::module_ & module);
 
 /** Adds the batch rules of SVDLowRankReconstructImage --batch (apps/batch/SVDLowRankBatchInputs.h), the one
- * implementation the Python batch layer (_batch.py) calls: `batch_default_patterns()`, `batch_bids_patterns()`,
- * `batch_find_inputs(paths, *, patterns, bids, exclude)` and `batch_output_path(relative, output_root, tag)`. The
- * output tag is svdlr::OutputTag's (`output_tag`, svdlrPyRankPolicy.h). */
+ * implementation the Python batch layer (_batch.py) calls: how inputs are found, outputs and partials named. */
 void
 DefineBatchRules(nanobind::module_ & module);
 
-/** Adds `batch_pipeline(inputs, outputs, read, work, write, *, backend, devices, readers, writers, memory_bytes,
- * overwrite, on_item)`: the batch pipeline of the tools (apps/batch/SVDLowRankBatchStages.h, compiled into the
- * extension) with Python's steps, for _denoise_batch.denoise_batch. */
+/** Adds `batch_pipeline`: the tools' batch pipeline (apps/batch/SVDLowRankBatchStages.h) with Python's steps, for
+ * _denoise_batch.denoise_batch. */
 void
 DefineBatchPipeline(nanobind::module_ & module);
 
-/** Adds the tools' NIfTI pixel reader and gzip writer, so that the Python per-series path (_nifti_series.py: the BIDS
- * App, Dask, Nipype) reads and writes .nii.gz as fast as the tools and gives the denoiser the same numbers:
- * `load_nifti_float32(path)` (apps/io/SVDLowRankNiftiBytes.h, SVDLowRankNiftiVoxels.h) and
- * `write_gzip_file(path, header, pixels, level, threads)` (apps/io/SVDLowRankGzipFile.h). nibabel keeps the headers. */
+/** Adds the tools' NIfTI pixel reader, gradient-table check and gzip writer, so that the Python per-series path
+ * (_nifti_series.py: the BIDS App, Dask, Nipype) reads and writes .nii.gz as fast as the tools and gives the denoiser
+ * the same numbers. nibabel keeps the headers. */
 void
 DefineNiftiIO(nanobind::module_ & module);
 

@@ -49,13 +49,6 @@ namespace python
 namespace
 {
 
-[[noreturn]] void
-RaiseOSError(const std::string & message)
-{
-  PyErr_SetString(PyExc_OSError, message.c_str());
-  throw nb::python_error();
-}
-
 /** The file's voxels as float32, in a C-ordered array of the file's extents reversed (the slowest axis first: the
  * caller's `.T` is the (x, y, z, ...) array nibabel gives), or None when the tools' reader leaves the file to ITK. */
 nb::object
@@ -102,7 +95,7 @@ CheckGradientTable(const std::string & series, const std::optional<std::string> 
   const auto            header = svdlr_io::ParseNiftiHeader(head.data(), head.size());
   if (!header)
   {
-    RaiseOSError("cannot read the NIfTI header of the series '" + series + "'");
+    RaisePythonError(PyExc_OSError, "cannot read the NIfTI header of the series '" + series + "'", {});
   }
   const std::size_t            volumes = header->dimensions >= 4 ? header->extents[3] : 1;
   svdlr_io::GradientTableFiles files = svdlr_io::GradientTableBeside(series);
@@ -136,12 +129,12 @@ WriteGzip(const std::string & path, const nb::bytes & header, const PixelBytes &
   }
   if (!written.failure.empty())
   {
-    RaiseOSError("writing '" + path + "' failed: " + written.failure);
+    RaisePythonError(PyExc_OSError, "writing '" + path + "' failed: " + written.failure, {});
   }
   if (!sized)
   {
-    RaiseOSError("writing '" + path + "' failed: the file on disk is not the " + std::to_string(written.bytes) +
-                 " bytes written (is the disk full?)");
+    RaisePythonError(PyExc_OSError, "writing '" + path + "' failed: the file on disk is not the " +
+                                      std::to_string(written.bytes) + " bytes written (is the disk full?)", {});
   }
   return written.bytes;
 }

@@ -31,18 +31,6 @@ namespace svdlr
 {
 namespace python
 {
-namespace
-{
-
-RankPolicy
-FromKeywords(std::optional<std::string> policy, std::optional<std::int64_t> rank,
-             std::optional<double> energyFraction, std::optional<double> noiseSigma)
-{
-  return RankPolicyFrom({ std::move(policy), "policy", rank, energyFraction, noiseSigma }, "fixed");
-}
-
-} // namespace
-
 RankPolicy
 RankPolicyFrom(const PolicyKeywords & keywords, const char * defaultPolicy)
 {
@@ -120,7 +108,7 @@ DefineRankPolicy(nb::module_ & module)
       name,
       [label](std::optional<std::string> policy, std::optional<std::int64_t> rank,
               std::optional<double> energyFraction, std::optional<double> noiseSigma) {
-        return label(FromKeywords(std::move(policy), rank, energyFraction, noiseSigma));
+        return label(RankPolicyFrom({ std::move(policy), "policy", rank, energyFraction, noiseSigma }, "fixed"));
       },
       nb::kw_only(),
       "policy"_a = nb::none(),

@@ -66,12 +66,6 @@ struct BatchShape
   std::size_t count{ 0 };
   std::size_t rows{ 0 };
   std::size_t cols{ 0 };
-
-  std::size_t
-  Elements() const
-  {
-    return count * rows * cols;
-  }
 };
 
 [[noreturn]] void
@@ -130,8 +124,8 @@ MakeOptions(const std::optional<std::string> & policy,
   }
   Options options;
   options.policy = RankPolicyFrom(keywords, "fixed");
-  ParseOption("backend", backend, &ParseName, BackendNames(), options.backend);
-  ParseOption("solver", solver, &ParseName, SolverNames(), options.solver);
+  ParseOption("backend", backend, &ParseName, &BackendNames, options.backend);
+  ParseOption("solver", solver, &ParseName, &SolverNames, options.solver);
   const std::string problem = PolicyProblem(options.policy, options.solver);
   if (!problem.empty())
   {
@@ -170,66 +164,63 @@ nb::dict
 DetailsOf(const Report & report, const BatchShape & shape)
 {
   const std::size_t valueCount = std::min(shape.rows, shape.cols);
-
-  std::int64_t *    ranks = nullptr;
-  const std::size_t rankShape[1] = { shape.count };
-  nb::object        rankArray = NewNumpyArray(1, rankShape, ranks);
-
-  double *          values = nullptr;
+  const std::size_t countShape[1] = { shape.count };
+  const std::size_t redoneShape[1] = { report.redoneMatrices.size() };
   const std::size_t valueShape[2] = { shape.count, valueCount };
-  nb::object        valueArray = NewNumpyArray(2, valueShape, values);
+  std::int64_t *    ranks = nullptr;
+  std::int64_t *    redone = nullptr;
+  double *          noiseSigmas = nullptr;
+  double *          values = nullptr;
+  nb::dict          details;
+  details["ranks"] = NewNumpyArray(1, countShape, ranks);
+  details["slices_redone"] = report.slicesRedone;
+  details["redone_slices"] = NewNumpyArray(1, redoneShape, redone);
+  details["noise_sigma"] = NewNumpyArray(1, countShape, noiseSigmas);
+  details["singular_values"] = NewNumpyArray(2, valueShape, values);
+  details["backend"] = Name(report.backend);
+  details["solver"] = Name(report.solver);
+  details["notes"] = report.notes;
 
+  const double              notComputed = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> none;
   for (std::size_t i = 0; i < shape.count; ++i)
   {
     ranks[i] = i < report.ranks.size() ? static_cast<std::int64_t>(report.ranks[i]) : 0;
+    noiseSigmas[i] = i < report.noiseSigmas.size() ? report.noiseSigmas[i] : notComputed;
     const std::vector<double> & sigma = i < report.singularValues.size() ? report.singularValues[i] : none;
     double *                    row = values + i * valueCount;
-    std::fill(row, row + valueCount, std::numeric_limits<double>::quiet_NaN()); // values not computed
+    std::fill(row, row + valueCount, notComputed);
     std::copy_n(sigma.begin(), std::min(sigma.size(), valueCount), row);
   }
-
-  double *          noiseSigmas = nullptr;
-  nb::object        noiseSigmaArray = NewNumpyArray(1, rankShape, noiseSigmas);
-  for (std::size_t i = 0; i < shape.count; ++i)
-  {
-    noiseSigmas[i] = i < report.noiseSigmas.size() ? report.noiseSigmas[i] : std::numeric_limits<double>::quiet_NaN();
-  }
-
-  std::int64_t *    redone = nullptr;
-  const std::size_t redoneShape[1] = { report.redoneMatrices.size() };
-  nb::object        redoneArray = NewNumpyArray(1, redoneShape, redone);
-  for (std::size_t i = 0; i < report.redoneMatrices.size(); ++i)
-  {
-    redone[i] = static_cast<std::int64_t>(report.redoneMatrices[i]);
-  }
-
-  nb::dict details;
-  details["ranks"] = rankArray;
-  details["slices_redone"] = report.slicesRedone;
-  details["redone_slices"] = redoneArray;
-  details["noise_sigma"] = noiseSigmaArray;
-  details["singular_values"] = valueArray;
-  details["backend"] = Name(report.backend);
-  details["solver"] = Name(report.solver);
-  details["notes"] = report.notes;
+  std::copy(report.redoneMatrices.begin(), report.redoneMatrices.end(), redone);
   return details;
 }
 
-/** Where the engine finds the arrays: host memory, or CUDA device memory with the caller's stream. */
-struct ArrayMemory
-{
-  bool           onDevice{ false };
-  std::uintptr_t stream{ 0 }; // cudaStream_t of the caller's framework; 0: the legacy default stream
-};
-
-/** Runs the engine from `input` into `outputData` (same shape, C order) without the GIL. */
+/** Runs the engine from `input` into `out` (None: a new NumPy array) without the GIL. A CUDA array (`onDevice`) is
+ * read and written where it is, ordered after `stream` (the caller's framework's cudaStream_t; 0: the legacy default
+ * stream); the binding allocates no device memory itself, so the caller gives `out` (which may be `input`: in
+ * place). */
 template <typename T>
-Report
-CallEngine(const InputArray & input, T * outputData, const Options & options, ProgressRelay & relay,
-           const ArrayMemory & memory)
+nb::tuple
+Run(const InputArray & input, nb::object out, const Options & options, ProgressRelay & relay, bool onDevice,
+    std::uintptr_t stream)
 {
-  const BatchShape           shape = ShapeOf(input);
+  if (onDevice && out.is_none())
+  {
+    ThrowTypeError("a CUDA array needs `out`: an array of its dtype, shape and device, e.g. "
+                   "cupy.empty_like(matrices) or torch.empty_like(matrices), or `matrices` itself (in place)");
+  }
+  const BatchShape shape = ShapeOf(input);
+  T *              outputData = nullptr;
+  if (out.is_none())
+  {
+    const std::vector<std::size_t> dims = ShapeVector(input);
+    out = NewNumpyArray(dims.size(), dims.data(), outputData);
+  }
+  else
+  {
+    outputData = OutputBuffer<T>(out, input);
+  }
   const std::size_t          stride = shape.rows * shape.cols;
   const MatrixBatch<const T> inputBatch{
     static_cast<const T *>(input.data()), shape.count, shape.rows, shape.cols, stride
@@ -240,9 +231,8 @@ CallEngine(const InputArray & input, T * outputData, const Options & options, Pr
   try
   {
     nb::gil_scoped_release release;
-    void * stream = reinterpret_cast<void *>(memory.stream);
-    report = memory.onDevice ? ReconstructOnDevice(inputBatch, outputBatch, options, stream)
-                             : Reconstruct(inputBatch, outputBatch, options);
+    report = onDevice ? ReconstructOnDevice(inputBatch, outputBatch, options, reinterpret_cast<void *>(stream))
+                      : Reconstruct(inputBatch, outputBatch, options);
   }
   catch (const Error &)
   {
@@ -252,45 +242,7 @@ CallEngine(const InputArray & input, T * outputData, const Options & options, Pr
     throw; // TranslateErrors (svdlrPyModule.cpp)
   }
   relay.RaisePending();
-  return report;
-}
-
-template <typename T>
-nb::tuple
-RunOnHost(const InputArray & input, nb::object out, const Options & options, ProgressRelay & relay)
-{
-  const BatchShape shape = ShapeOf(input);
-
-  T *        outputData = nullptr;
-  nb::object result = out;
-  if (out.is_none())
-  {
-    const std::vector<std::size_t> dims = ShapeVector(input);
-    result = NewNumpyArray(dims.size(), dims.data(), outputData);
-  }
-  else
-  {
-    outputData = OutputBuffer<T>(out, input);
-  }
-  const Report report = CallEngine(input, outputData, options, relay, ArrayMemory{});
-  return nb::make_tuple(result, DetailsOf(report, shape));
-}
-
-/** A CUDA array: the engine reads and writes device memory directly, ordered after `stream`. The binding
- * allocates no device memory itself, so the caller gives `out` (which may be `input`: in place). */
-template <typename T>
-nb::tuple
-RunOnDevice(const InputArray & input, nb::object out, const Options & options, ProgressRelay & relay,
-            std::uintptr_t stream)
-{
-  if (out.is_none())
-  {
-    ThrowTypeError("a CUDA array needs `out`: an array of its dtype, shape and device, e.g. "
-                   "cupy.empty_like(matrices) or torch.empty_like(matrices), or `matrices` itself (in place)");
-  }
-  T *          outputData = OutputBuffer<T>(out, input);
-  const Report report = CallEngine(input, outputData, options, relay, ArrayMemory{ true, stream });
-  return nb::make_tuple(out, DetailsOf(report, ShapeOf(input)));
+  return nb::make_tuple(out, DetailsOf(report, shape));
 }
 
 nb::tuple
@@ -340,24 +292,16 @@ ReconstructArray(InputArray                  matrices,
 
   if (matrices.dtype() == nb::dtype<float>())
   {
-    return onDevice ? RunOnDevice<float>(matrices, std::move(out), options, relay, stream)
-                    : RunOnHost<float>(matrices, std::move(out), options, relay);
+    return Run<float>(matrices, std::move(out), options, relay, onDevice, stream);
   }
   if (matrices.dtype() == nb::dtype<double>())
   {
-    return onDevice ? RunOnDevice<double>(matrices, std::move(out), options, relay, stream)
-                    : RunOnHost<double>(matrices, std::move(out), options, relay);
+    return Run<double>(matrices, std::move(out), options, relay, onDevice, stream);
   }
   ThrowTypeError("matrices must be float32 or float64; convert other types first");
 }
 
 } // namespace
-
-bool
-DeviceInputSupported() noexcept
-{
-  return CudaBackendBuilt();
-}
 
 void
 DefineReconstruct(nb::module_ & module)

@@ -15,8 +15,7 @@ import sys
 from typing import List, Optional, Sequence
 
 from .. import _engine
-from .._nifti_series import ESTIMATOR_POLICIES as _ESTIMATORS
-from .._nifti_series import DenoiseOptions
+from .._nifti_series import ESTIMATOR_POLICIES, DenoiseOptions, policy_with_estimator
 from ._layout import DEFAULT_DATATYPES, RUN_SUFFIXES, Run, find_runs
 from ._outputs import output_dir_problem
 from .._denoise_batch import denoise_on_pipeline
@@ -150,7 +149,7 @@ def _parser() -> argparse.ArgumentParser:
                                f"rank over its degrees of freedom); default {_engine.DEFAULT_DENOISE_NOISE_ESTIMATOR}")
     denoiser.add_argument("--policy", choices=list(_engine.POLICIES),
                           help=f"how each patch's rank is chosen (default {_engine.DEFAULT_DENOISE_POLICY})")
-    denoiser.add_argument("--estimator", type=str.lower, choices=sorted(_ESTIMATORS),
+    denoiser.add_argument("--estimator", type=str.lower, choices=sorted(ESTIMATOR_POLICIES),
                           help="as dwidenoise -estimator: exp1 = --policy mp, exp2 = --policy mp-cg")
     denoiser.add_argument("--rank", type=_positive_int, help="the rank every patch keeps (implies --policy fixed)")
     denoiser.add_argument("--energy-fraction", type=_fraction, help="with --policy energy")
@@ -197,11 +196,10 @@ def _options(arguments: argparse.Namespace) -> DenoiseOptions:
     if arguments.no_magnitude_model and (arguments.vst or arguments.noise_floor or arguments.sigma_floor_correction):
         raise _UsageError("--no-magnitude-model turns the automatic model off; --vst, --noise-floor and "
                           "--sigma-floor-correction ask for one: give one or the other")
-    policy = arguments.policy
-    if arguments.estimator:
-        if policy and policy != _ESTIMATORS[arguments.estimator]:
-            raise _UsageError(f"--estimator {arguments.estimator} contradicts --policy {policy}")
-        policy = _ESTIMATORS[arguments.estimator]
+    try:
+        policy = policy_with_estimator(arguments.policy, arguments.estimator, "--")
+    except ValueError as error:
+        raise _UsageError(str(error)) from None
     # The options by their names (--patch, --stride, --vst...), then those the command line spells otherwise.
     return DenoiseOptions.of(vars(arguments), patch_radius=arguments.patch_radius or 0.0, policy=policy,
                              device_id=arguments.device or 0, threads=arguments.nthreads,
@@ -310,10 +308,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _check_options(options: DenoiseOptions) -> None:
     """The options' rules, checked once by the engine's own parser before any run starts (a bad option would
     otherwise fail every run)."""
-    implied = options.rank is not None or options.energy_fraction is not None
     try:
-        _engine.policy_description(policy=options.policy or (None if implied else _engine.DEFAULT_DENOISE_POLICY),
-                                   rank=options.rank,
+        _engine.policy_description(policy=options.policy_used(), rank=options.rank,
                                    energy_fraction=options.energy_fraction, noise_sigma=options.noise_sigma)
     except (ValueError, TypeError) as error:
         raise _UsageError(str(error)) from error

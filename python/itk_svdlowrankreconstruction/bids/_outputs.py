@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
 from .. import _engine
+from .._batch import _remove_quietly, _temporary_for
 from ._layout import Run
 
 #: The BIDS version the derivatives follow.
@@ -78,16 +79,13 @@ def is_complete(outputs: RunOutputs) -> bool:
 
 def _write_atomically(path: str, write: Any) -> None:
     """``write(temporary)`` into a hidden name beside ``path``, then renamed over it."""
-    from .._batch import _temporary_for  # noqa: PLC0415 (the one naming rule of Python's temporaries)
-
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     temporary = _temporary_for(path)
     try:
         write(temporary)
         os.replace(temporary, path)
     finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
+        _remove_quietly(temporary)
 
 
 def write_text_atomically(text: str, path: str) -> None:
@@ -142,10 +140,6 @@ def map_sidecar(run: Run, output_map: Dict[str, str], parameters: Dict[str, Any]
         units = run.metadata["Units"]
     return {"Description": output_map["description"], "Units": units, "Sources": list(sources),
             "SoftwareName": APP_NAME, "SoftwareVersion": version, "DenoisingParameters": parameters}
-
-
-def map_sidecar_path(map_path: str) -> str:
-    return map_path[: -len(".nii.gz")] + ".json"
 
 
 def output_dir_problem(bids_dir: str, output_dir: str) -> Optional[str]:

@@ -15,6 +15,7 @@ from typing import Optional
 import numpy as np
 
 from .._nifti_series import ReportData
+from ._outputs import _write_atomically
 
 
 def matplotlib_missing() -> Optional[str]:
@@ -26,19 +27,12 @@ def matplotlib_missing() -> Optional[str]:
     return None
 
 
-def _shown(image: np.ndarray) -> np.ndarray:
-    """A slice as radiologists look at it: x to the right, y up (nibabel's arrays are (x, y))."""
-    return np.asarray(image, dtype=float).T
-
-
 def write_reportlet(data: ReportData, path: str, title: str) -> None:
     """Draws ``data`` into ``path`` (PNG), written under a temporary name and renamed."""
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure  # noqa: PLC0415 (no pyplot: no global state, safe in worker threads)
-
-    from ._outputs import _write_atomically  # noqa: PLC0415
 
     residual = data.noisy - data.denoised
     figure = Figure(figsize=(15, 6.4), dpi=80)
@@ -51,7 +45,8 @@ def write_reportlet(data: ReportData, path: str, title: str) -> None:
               (data.sigma, "sigma map", "viridis", 0.0, max(float(data.sigma.max()), 1e-12)),
               (data.rank, "rank map", "magma", 0.0, max(float(data.rank.max()), 1.0))]
     for axis, (image, label, colours, vmin, vmax) in zip(axes, panels):
-        shown = axis.imshow(_shown(image), cmap=colours, vmin=vmin, vmax=vmax, origin="lower",
+        # As radiologists look at a slice: x to the right, y up (nibabel's arrays are (x, y)).
+        shown = axis.imshow(np.asarray(image, dtype=float).T, cmap=colours, vmin=vmin, vmax=vmax, origin="lower",
                             interpolation="nearest")
         axis.set_title(label)
         axis.set_axis_off()

@@ -20,11 +20,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-import numpy as np
-
 from .. import _engine
-from .._nifti_series import DenoiseOptions, SeriesResult, denoise_nifti, reference_volume
+from .._nifti_series import DenoiseOptions, SeriesResult, denoise_nifti, read_bvalues, reference_volume
 from . import _outputs
+from ._boilerplate import methods_text
 from ._layout import Run
 from ._report import matplotlib_missing, write_reportlet
 
@@ -64,20 +63,18 @@ Outcome = Tuple[int, Union[SeriesResult, Exception]]
 DenoiseBatch = Callable[[Sequence[SeriesJob], DenoiseOptions], Iterator[Outcome]]
 
 
-def _denoise_job(job: SeriesJob, options: DenoiseOptions) -> Union[SeriesResult, Exception]:
-    job_started(job)
-    try:
-        return denoise_nifti(job.input, job.denoised, noise_map_path=job.noise, rank_map_path=job.rank,
-                             options=options, report_volume=job.report_volume, echo_paths=job.echo_inputs,
-                             echo_output_paths=job.echo_denoised, bval_path=job.bval)
-    except Exception as error:  # one series' failure is its result, not the end of the batch
-        return error
-
-
 def denoise_one_by_one(jobs: Sequence[SeriesJob], options: DenoiseOptions) -> Iterator[Outcome]:
     """The default :data:`DenoiseBatch`: each series in turn, in this process."""
     for index, job in enumerate(jobs):
-        yield index, _denoise_job(job, options)
+        job_started(job)
+        try:
+            result: Union[SeriesResult, Exception] = denoise_nifti(
+                job.input, job.denoised, noise_map_path=job.noise, rank_map_path=job.rank, options=options,
+                report_volume=job.report_volume, echo_paths=job.echo_inputs, echo_output_paths=job.echo_denoised,
+                bval_path=job.bval)
+        except Exception as error:  # one series' failure is its result, not the end of the batch
+            result = error
+        yield index, result
 
 
 def _row(run: Run, status: str, output: str, seconds: float = 0.0, result: Optional[SeriesResult] = None,
@@ -90,12 +87,6 @@ def _row(run: Run, status: str, output: str, seconds: float = 0.0, result: Optio
 def _failure(run: Run, error: BaseException) -> str:
     text = f"{type(error).__name__}: {error}"
     return text if run.relative.split("/")[-1] in text else f"{run.relative}: {text}"
-
-
-def _bvals(run: Run) -> Optional[List[float]]:
-    if run.bval is None:
-        return None
-    return [float(v) for v in np.loadtxt(run.bval, ndmin=1).ravel()]
 
 
 def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, options: DenoiseOptions, reports: bool,
@@ -116,24 +107,22 @@ def _finish(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, option
 def _parameters_used(options: DenoiseOptions, result: SeriesResult) -> Dict[str, Any]:
     """The options as the run used them, for the sidecars: the defaults filled in, and the patch as it was, a
     cuboid's extent (no radius) or a sphere's radius and voxel count (no extent), as the engine fitted it."""
-    from .._engine import AUTO_PATCH_STRIDE, patch_size_used, patch_stride_used, sphere_patch_used  # noqa: PLC0415
-
     parameters = options.record(result.negative_values)
     parameters["policy"] = options.policy_used()
     fitted = len(result.shape) == 4
     if options.shape_used() == "sphere":
         del parameters["patch"]
         if fitted:
-            parameters["patch_radius"], parameters["patch_voxels"] = sphere_patch_used(
+            parameters["patch_radius"], parameters["patch_voxels"] = _engine.sphere_patch_used(
                 list(result.shape[:3]), result.shape[3], options.patch_radius)
     else:
         del parameters["patch_radius"]
         if parameters["patch"] is None and fitted:
-            parameters["patch"] = list(patch_size_used(list(result.shape[:3]), result.shape[3]))
+            parameters["patch"] = list(_engine.patch_size_used(list(result.shape[:3]), result.shape[3]))
     if fitted:  # the stride used, as the engine chose it for this run (a sphere's box does not matter: 1)
-        box = parameters.get("patch") or list(patch_size_used(list(result.shape[:3]), result.shape[3]))
-        parameters["stride"] = patch_stride_used(box, parameters["patch_shape"], parameters["aggregation"],
-                                                 AUTO_PATCH_STRIDE if options.stride is None else options.stride)
+        box = parameters.get("patch") or list(_engine.patch_size_used(list(result.shape[:3]), result.shape[3]))
+        parameters["stride"] = _engine.patch_stride_used(box, parameters["patch_shape"], parameters["aggregation"],
+                                                         options.stride or _engine.AUTO_PATCH_STRIDE)
     return parameters
 
 
@@ -154,7 +143,7 @@ def _finish_one(run: Run, outputs: _outputs.RunOutputs, result: SeriesResult, op
     parameters = _parameters_used(options, result)
     for output_map, image in ((_outputs.NOISE_MAP, outputs.noise), (_outputs.RANK_MAP, outputs.rank)):
         _outputs.write_json_atomically(_outputs.map_sidecar(run, output_map, parameters, sources, version),
-                                       _outputs.map_sidecar_path(image))
+                                       image[: -len(".nii.gz")] + ".json")
     sidecar = _outputs.series_sidecar(run, parameters, result.rank, result.sigma, result.seconds, version)
     sidecar["Sources"] = list(sources)
     _outputs.write_json_atomically(sidecar, outputs.sidecar)
@@ -177,8 +166,6 @@ def process_runs(
     ``overwrite``. ``options``: default :class:`DenoiseOptions()`. Never raises for one run's failure.
     ``on_start(run)`` is called as the denoising step starts on a run, ``on_row(row)`` as each row is known (in the
     order runs finish), for progress lines."""
-    from .. import __version__  # noqa: PLC0415
-
     options = options or DenoiseOptions()
     rows: List[Optional[Dict[str, Any]]] = [None] * len(runs)
 
@@ -197,7 +184,7 @@ def process_runs(
         try:
             for each in (run,) + run.echoes:  # the tools' rule: a table that disagrees with its series fails the run
                 _engine.check_gradient_table(each.path, each.bval, each.bvec)
-            volume = reference_volume(_bvals(run)) if reports else None
+            volume = reference_volume(read_bvalues(run.bval)) if reports else None
         except (OSError, ValueError) as error:
             settle(index, _row(run, "failed", outputs.denoised, message=_failure(run, error)))
             continue
@@ -214,7 +201,7 @@ def process_runs(
                                message=_failure(run, result)))
             continue
         try:
-            note = _finish(run, outputs, result, options, reports, __version__, echo_outputs)
+            note = _finish(run, outputs, result, options, reports, _engine.__version__, echo_outputs)
             row = _row(run, "done", outputs.denoised, result.seconds, result, note)
         except Exception as error:  # a sidecar or figure that cannot be written fails this run only
             row = _row(run, "failed", outputs.denoised, result.seconds, result, _failure(run, error))
@@ -235,15 +222,12 @@ def prepare_output_dir(bids_dir: str, output_dir: str, options: DenoiseOptions, 
     """The dataset-level files, once per dataset: dataset_description.json (kept when there) and the methods
     boilerplate logs/CITATION.md (for this run's options). ValueError, before anything is written, for an
     ``output_dir`` that is or lies inside the raw dataset (:func:`._outputs.output_dir_problem`)."""
-    from .. import __version__  # noqa: PLC0415
-    from ._boilerplate import methods_text  # noqa: PLC0415
-
     problem = _outputs.output_dir_problem(bids_dir, output_dir)
     if problem:
         raise ValueError(problem)
     os.makedirs(output_dir, exist_ok=True)
     description = os.path.join(output_dir, "dataset_description.json")
     if not os.path.exists(description):
-        _outputs.write_json_atomically(_outputs.dataset_description(bids_dir, __version__), description)
-    _outputs.write_text_atomically(methods_text(options, __version__, list(datatypes)),
+        _outputs.write_json_atomically(_outputs.dataset_description(bids_dir, _engine.__version__), description)
+    _outputs.write_text_atomically(methods_text(options, _engine.__version__, list(datatypes)),
                                    os.path.join(output_dir, "logs", "CITATION.md"))
