@@ -49,7 +49,15 @@ public:
     command->SetCallbackFunction(this, &ProgressBar::Show);
     m_Observer = m_Filter->AddObserver(itk::ProgressEvent(), command);
   }
-  ~ProgressBar() { m_Filter->RemoveObserver(m_Observer); }
+  /** Ends the bar's line, so that what follows (an error too) starts on a line of its own. */
+  ~ProgressBar()
+  {
+    m_Filter->RemoveObserver(m_Observer);
+    if (m_Enabled && m_Terminal)
+    {
+      std::cerr << std::endl;
+    }
+  }
   ProgressBar(const ProgressBar &) = delete;
   ProgressBar &
   operator=(const ProgressBar &) = delete;
@@ -77,16 +85,6 @@ public:
     }
   }
 
-  /** Ends the bar's line, so that what follows starts on a line of its own. */
-  void
-  Finish() const
-  {
-    if (m_Enabled && m_Terminal)
-    {
-      std::cerr << std::endl;
-    }
-  }
-
 private:
   using Clock = std::chrono::steady_clock;
   static constexpr int       Width = 40;
@@ -104,16 +102,7 @@ UpdateWithProgress(itk::ProcessObject * filter, bool enabled)
 {
   const auto        start = std::chrono::steady_clock::now();
   const ProgressBar progress(filter, enabled);
-  try
-  {
-    filter->Update();
-  }
-  catch (...)
-  {
-    progress.Finish();
-    throw;
-  }
-  progress.Finish();
+  filter->Update();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -216,16 +216,9 @@ ReconstructImageFile(const ToolOptions & options)
   // The raw checks first: an impossible NIfTI header or a corrupt stream is named before ITK's reader guesses at it.
   const bool scannedUpFront = CheckInputFileUpFront(path, "input", true);
   auto io = svdlr_io::CreateCheckedReadImageIO(path); // a PNG checked first: libpng may abort() on a corrupt one
-  try
+  if (const auto why = svdlr_io::WhyHeaderUnreadable(io, path))
   {
-    if (const auto why = svdlr_io::WhyHeaderUnreadable(io, path))
-    {
-      throw InputError("cannot read '" + path + "': " + *why);
-    }
-  }
-  catch (const svdlr_io::PngStackError & error)
-  {
-    throw InputError(error.what());
+    throw InputError("cannot read '" + path + "': " + *why);
   }
   if (io->GetNumberOfComponents() != 1)
   {
