@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fnmatch.h>
-#include <iostream>
 #include <map>
 #include <sstream>
 

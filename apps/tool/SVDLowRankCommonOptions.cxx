@@ -29,7 +29,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>

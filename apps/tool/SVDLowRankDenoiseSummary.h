@@ -34,7 +34,6 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <iomanip>
 #include <fstream>
 #include <ostream>

@@ -35,22 +35,15 @@
 #  include "SVDLowRankSliceBatches.h"
 #endif
 
-#include "itkCastImageFilter.h"
-#include "itkCommand.h"
-#include "itkImageFileReader.h"
-#include "itkImageFileWriter.h"
-#include "itkImageIOFactory.h"
 #include "itkSVDLowRankReconstructionImageFilter.h"
 #include "svdlr/Defaults.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <iostream>
-#include <unistd.h>
 
 namespace
 {
