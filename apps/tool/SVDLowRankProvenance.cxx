@@ -199,6 +199,13 @@ Sha256Of(const std::string & path)
   return started.valid() ? started.get() : ComputeSha256(path); // get() rethrows what the thread threw
 }
 
+std::vector<std::string>
+NonEmptyPaths(std::vector<std::string> paths)
+{
+  paths.erase(std::remove(paths.begin(), paths.end(), std::string()), paths.end());
+  return paths;
+}
+
 const std::string &
 RunStartedUtc()
 {
