@@ -62,13 +62,6 @@ SplitExtension(const std::string & name, std::string & stem, std::string & exten
   extension = dot == std::string::npos || dot == 0 ? std::string() : name.substr(dot);
 }
 
-bool
-MatchesAny(const std::string & relative, const std::vector<std::string> & patterns)
-{
-  return std::any_of(
-    patterns.begin(), patterns.end(), [&](const std::string & pattern) { return MatchesPattern(relative, pattern); });
-}
-
 /** Every file under `root` (svdlr_io::FilesUnder: hidden entries and `exclude` skipped), relative to root, sorted. A
  * folder that cannot be listed is a BatchInputError naming it (exit code 3, docs/batch.md): its files would be left
  * out of the run without a word, and a re-run would not know they were never processed. */
@@ -190,7 +183,8 @@ FindBatchInputs(const InputSelection & selection)
     }
     for (const std::string & relative : FilesUnder(path, selection.exclude))
     {
-      if (MatchesAny(relative, patterns))
+      if (std::any_of(patterns.begin(), patterns.end(),
+                      [&](const std::string & pattern) { return MatchesPattern(relative, pattern); }))
       {
         BatchInput input;
         input.path = Generic(fs::path(path) / relative);
