@@ -399,12 +399,12 @@ ReconstructDicom(const ToolOptions & options)
   try
   {
     const std::string where = options.inputs.size() == 1 ? options.Input() : "the input files";
+    svdlr_io::DicomSearchNotes notes;
+    // --list-series: every readable series and a note for each file skipped, not a stop at the first bad file.
+    notes.listUnreadable = options.listSeries;
+    series = svdlr_io::FindDicomSeries(options.inputs, &notes);
     if (options.listSeries)
     {
-      // Every readable series, and a note for each file skipped, rather than stopping at the first bad file.
-      svdlr_io::DicomSearchNotes notes;
-      notes.listUnreadable = true;
-      series = svdlr_io::FindDicomSeries(options.inputs, &notes);
       std::cout << series.size() << " DICOM series in " << where << ":\n" << svdlr_io::DescribeDicomSeries(series);
       for (const std::string & file : notes.unreadable)
       {
@@ -416,8 +416,6 @@ ReconstructDicom(const ToolOptions & options)
       }
       return ExitSuccess;
     }
-    svdlr_io::DicomSearchNotes notes;
-    series = svdlr_io::FindDicomSeries(options.inputs, &notes);
     for (const std::string & file : notes.leftOut)
     {
       std::cerr << "SVDLowRankReconstructImage: note: left out " << file << "\n";
