@@ -20,7 +20,8 @@
 
 // The tools' progress, on stderr from a filter's progress events: on a terminal, one bar redrawn in place; off a
 // terminal (a pipeline's log), a line "progress: 40%" at most every svdlr::kProgressLineIntervalSeconds, so that
-// logs see no control characters and a long run is not silent. Off altogether under --quiet or --json.
+// logs see no control characters and a long run is not silent. Off altogether under --quiet or --json. StepTimer
+// times the steps the summaries list.
 
 #include "svdlr/Defaults.h"
 
@@ -35,6 +36,23 @@
 
 namespace svdlr_tools
 {
+
+/** Adds the wall time from its construction to its destruction to `seconds` (exceptions included). */
+class StepTimer
+{
+public:
+  explicit StepTimer(double & seconds)
+    : m_Seconds(seconds)
+  {}
+  ~StepTimer() { m_Seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - m_Start).count(); }
+  StepTimer(const StepTimer &) = delete;
+  StepTimer &
+  operator=(const StepTimer &) = delete;
+
+private:
+  double &                                    m_Seconds;
+  std::chrono::steady_clock::time_point m_Start{ std::chrono::steady_clock::now() };
+};
 
 class ProgressBar
 {

@@ -39,11 +39,11 @@
 #include "svdlr/Defaults.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <optional>
 
 namespace
 {
@@ -92,17 +92,12 @@ Reconstruct(const TImage *                input,
   const unsigned int axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
   ConfigureFilter(filter.GetPointer(), policy, options, axis);
 
-  using Clock = std::chrono::steady_clock;
-  const auto secondsSince = [](Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-  };
   svdlr_io::ReconstructionResult result;
   filter->UpdateOutputInformation();
-  const auto readStart = Clock::now();
   if (readPixels)
   {
+    const StepTimer timer(result.readSeconds);
     readPixels();
-    result.readSeconds = secondsSince(readStart);
   }
 
   result.solveSeconds = UpdateWithProgress(filter, ReportsProgress(options));
@@ -114,8 +109,8 @@ Reconstruct(const TImage *                input,
   result.input = described.str();
   result.output = out.path;
 
-  const auto  writeStart = Clock::now();
-  SummaryText text;
+  std::optional<StepTimer> writing(std::in_place, result.writeSeconds);
+  SummaryText              text;
   text.slices = std::to_string(result.slices) + " along axis " + std::to_string(axis);
   if (sameType)
   {
@@ -141,7 +136,7 @@ Reconstruct(const TImage *                input,
     text.sidecar = SidecarPathFor(out.path);
   }
   CommitOutputFile(out, provenance); // the sidecar, then the image
-  result.writeSeconds = secondsSince(writeStart);
+  writing.reset();
 
   const std::string figure = FigurePathFor(options, out.path);
   const std::size_t figureSlice = Dimension == 3 ? input->GetLargestPossibleRegion().GetSize(axis) / 2 : 0;
@@ -354,8 +349,8 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   const std::string figure = FigurePathFor(options, outputPath);
   const std::string batchSizes = FilterPartsInBatches(set, batches, policy, options, figure, outputs, result);
 
-  const auto writeStart = std::chrono::steady_clock::now();
-  const auto write =
+  std::optional<StepTimer> writing(std::in_place, result.writeSeconds);
+  const auto               write =
     svdlr_io::DerivedSeriesOptions(policy, result.ranks, &set.parts.front(), "", out.transferSyntax);
   std::vector<const VolumeType *> written;
   for (const auto & output : outputs)
@@ -370,7 +365,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   }
   const auto files = svdlr_io::WriteDicomSeriesParts(written, sources, out.staged->Path(), write);
   out.staged->Commit();
-  result.writeSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - writeStart).count();
+  writing.reset();
 
   SummaryText text;
   text.inputDetails = DescribeParts(set);
