@@ -60,12 +60,6 @@ public:
   {
     return m_Size;
   }
-  bool
-  Pinned() const
-  {
-    return m_Pinned;
-  }
-  explicit operator bool() const { return m_Data != nullptr; }
 
 private:
   friend class HostBufferPool;

@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fnmatch.h>
-#include <iostream>
 #include <map>
 #include <sstream>
 
@@ -61,13 +60,6 @@ SplitExtension(const std::string & name, std::string & stem, std::string & exten
   const std::size_t dot = name.rfind('.');
   stem = dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
   extension = dot == std::string::npos || dot == 0 ? std::string() : name.substr(dot);
-}
-
-bool
-MatchesAny(const std::string & relative, const std::vector<std::string> & patterns)
-{
-  return std::any_of(
-    patterns.begin(), patterns.end(), [&](const std::string & pattern) { return MatchesPattern(relative, pattern); });
 }
 
 /** Every file under `root` (svdlr_io::FilesUnder: hidden entries and `exclude` skipped), relative to root, sorted. A
@@ -191,7 +183,8 @@ FindBatchInputs(const InputSelection & selection)
     }
     for (const std::string & relative : FilesUnder(path, selection.exclude))
     {
-      if (MatchesAny(relative, patterns))
+      if (std::any_of(patterns.begin(), patterns.end(),
+                      [&](const std::string & pattern) { return MatchesPattern(relative, pattern); }))
       {
         BatchInput input;
         input.path = Generic(fs::path(path) / relative);

@@ -36,10 +36,6 @@ Range(std::size_t low, std::size_t high)
 std::string
 SigmaRange(double low, double high)
 {
-  if (std::isnan(low))
-  {
-    return "";
-  }
   std::ostringstream text;
   text << std::setprecision(4) << low;
   if (high != low)
@@ -131,10 +127,7 @@ WriteBatchTable(std::ostream & out, const BatchSummary & summary)
   for (const auto & r : summary.volumes)
   {
     std::string message = r.message;
-    for (char & c : message)
-    {
-      c = (c == '\t' || c == '\n') ? ' ' : c;
-    }
+    std::replace_if(message.begin(), message.end(), [](char c) { return c == '\t' || c == '\n'; }, ' ');
     out << r.input << '\t' << r.output << '\t' << ToString(r.status) << '\t' << r.slices << '\t' << r.rankMin << '\t'
         << r.rankMax << '\t' << r.sigmaMin << '\t' << r.sigmaMax << '\t' << r.readSeconds << '\t' << r.solveSeconds
         << '\t' << r.writeSeconds << '\t' << r.device << '\t' << message << '\n';

@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <numeric>
 #include <thread>
 #include <unistd.h>
 
@@ -43,12 +44,6 @@ double
 SecondsSince(Clock::time_point start)
 {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-unsigned
-HardwareThreads()
-{
-  return svdlr::UsableCpuThreads();
 }
 
 /** The readers' head start: readers beyond the first `count` wait until the first `count` series are read (or failed,
@@ -267,7 +262,7 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
   // was asked for (a pool that cannot pin falls back to pageable memory).
   const bool        gpuAskedFor = options.backend != svdlr::Backend::CPU;
   const std::size_t workersAskedFor = gpuAskedFor ? std::max<std::size_t>(1, options.devices.size()) : 1;
-  const unsigned    hardware = HardwareThreads();
+  const unsigned    hardware = svdlr::UsableCpuThreads();
   summary.readers = options.readers > 0 ? options.readers : DefaultReaders(hardware, workersAskedFor);
   // Writing (compressing) is the slowest step of most items: the writers get the cores the readers leave. The
   // GPU workers mostly wait for their device; a CPU worker shares the cores with them.
@@ -405,11 +400,7 @@ RunPipeline(BatchJob & job, const PipelineOptions & options)
   summary.wallSeconds = SecondsSince(start);
   summary.pinned = onGpu && job.LeasesBuffers() && pool.AllPinned() && pool.PeakLeasedBytes() > 0;
   summary.peakBytes = pool.PeakLeasedBytes();
-  double busy = 0;
-  for (const double seconds : workerSeconds)
-  {
-    busy += seconds;
-  }
+  const double busy = std::accumulate(workerSeconds.begin(), workerSeconds.end(), 0.0);
   summary.solverBusy = summary.wallSeconds > 0 ? busy / (summary.wallSeconds * workers.size()) : 0.0;
   for (const auto & result : results)
   {

@@ -32,7 +32,6 @@
 #include "itkImageIOFactory.h"
 
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <vector>
 

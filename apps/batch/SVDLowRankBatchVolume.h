@@ -32,7 +32,6 @@
 #include <array>
 #include <cstddef>
 #include <memory>
-#include <string>
 
 namespace svdlr_batch
 {

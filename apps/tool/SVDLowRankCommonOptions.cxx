@@ -29,7 +29,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -330,14 +329,10 @@ ExitCodeOf(const char * toolName, std::exception_ptr thrown)
   {
     std::rethrow_exception(thrown);
   }
-  catch (const itk::ExceptionObject & error)
-  {
-    std::cerr << toolName << ": " << error.GetDescription() << "\n";
-    return ExitFailure;
-  }
   catch (const std::exception & error)
   {
-    std::cerr << toolName << ": " << error.what() << "\n";
+    const auto * itkError = dynamic_cast<const itk::ExceptionObject *>(&error); // its description, not its location
+    std::cerr << toolName << ": " << (itkError ? itkError->GetDescription() : error.what()) << "\n";
     if (dynamic_cast<const UsageError *>(&error) || dynamic_cast<const svdlr_io::OutputInTheWay *>(&error))
     {
       return ExitUsage;

@@ -33,7 +33,6 @@
 
 #include <array>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace CLI

@@ -206,15 +206,7 @@ ComplexInputRequested(const ComplexInputOptions & options, itk::IOPixelEnum inpu
 std::vector<std::string>
 ComplexInputFiles(const ComplexInputOptions & options)
 {
-  std::vector<std::string> files;
-  for (const std::string * path : { &options.phase, &options.imaginary, &options.noiseScan })
-  {
-    if (!path->empty())
-    {
-      files.push_back(*path);
-    }
-  }
-  return files;
+  return NonEmptyPaths({ options.phase, options.imaginary, options.noiseScan });
 }
 
 } // namespace svdlr_tools

@@ -23,7 +23,6 @@
 #include "SVDLowRankReadableFile.h"
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>

@@ -63,20 +63,8 @@ DenoiseProvenance(const char * tool, const DenoiseToolOptions & options, const D
   parameters["threads"] = options.run.threads > 0 ? Json(options.run.threads) : Json();
   parameters["gfactor"] = options.complex.gfactor.empty() ? Json() : Json(options.complex.gfactor);
   parameters["estimateGFactor"] = options.complex.estimateGFactor;
-  for (const std::string * input : { &options.input, &options.mask, &options.noiseSigmaMap, &options.complex.gfactor })
-  {
-    if (!input->empty())
-    {
-      provenance.inputs.push_back(*input);
-    }
-  }
-  for (const std::string * output : { &options.output, &options.noiseMap, &options.rankMap, &options.gfactorMap })
-  {
-    if (!output->empty())
-    {
-      provenance.outputs.push_back(*output);
-    }
-  }
+  provenance.inputs = NonEmptyPaths({ options.input, options.mask, options.noiseSigmaMap, options.complex.gfactor });
+  provenance.outputs = NonEmptyPaths({ options.output, options.noiseMap, options.rankMap, options.gfactorMap });
   const std::size_t voxels = summary.grid[0] * summary.grid[1] * summary.grid[2];
   provenance.ranks = ValuesInMask(summary.rank, summary.mask, voxels);
   provenance.sigmas = ValuesInMask(summary.sigma, summary.mask, voxels);

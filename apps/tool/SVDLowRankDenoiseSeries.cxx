@@ -21,7 +21,6 @@
 // asked for together (apps/io's StagedFiles), and prints a summary: the steps of SVDLowRankDenoiseRun.h, which
 // batch mode (--batch, SVDLowRankDenoiseBatch.h) runs on its pipeline's threads.
 #include "SVDLowRankDenoiseOptions.h"
-#include "SVDLowRankPngStack.h"
 #include "SVDLowRankDenoiseRun.h"
 #include "SVDLowRankDenoiseSummary.h"
 #include "SVDLowRankDicomComplexInput.h"
@@ -34,24 +33,17 @@
 #include "SVDLowRankStagedOutput.h"
 #include "SVDLowRankUpFrontChecks.h"
 
-#include "itkImageFileReader.h"
-#include "itkImageFileWriter.h"
-#include "itkImageIOFactory.h"
 #include "itkLocalLowRankDenoisingImageFilter.h"
 #include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 #include "svdlr/LocalDenoise.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
-#include <thread>
 
 namespace
 {

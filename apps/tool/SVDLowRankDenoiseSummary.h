@@ -32,9 +32,7 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <iomanip>
 #include <fstream>
 #include <ostream>
@@ -52,23 +50,6 @@ struct StepTimes
   double filter{ 0.0 };
   double write{ 0.0 };  // the outputs written under their temporary names, header fields and sidecars included
   double verify{ 0.0 }; // the outputs verified and renamed into place
-};
-
-/** Adds the wall time from its construction to its destruction to `seconds` (exceptions included). */
-class StepTimer
-{
-public:
-  explicit StepTimer(double & seconds)
-    : m_Seconds(seconds)
-  {}
-  ~StepTimer() { m_Seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - m_Start).count(); }
-  StepTimer(const StepTimer &) = delete;
-  StepTimer &
-  operator=(const StepTimer &) = delete;
-
-private:
-  double &                                    m_Seconds;
-  std::chrono::steady_clock::time_point m_Start{ std::chrono::steady_clock::now() };
 };
 
 struct DenoiseSummary

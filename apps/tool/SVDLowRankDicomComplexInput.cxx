@@ -18,13 +18,12 @@
 #include "SVDLowRankDicomComplexInput.h"
 
 #include "SVDLowRankExitCodes.h"
+#include "SVDLowRankReadableFile.h"
 #include "SVDLowRankUpFrontChecks.h"
 #ifdef SVDLR_HAVE_DCMTK
 #  include "SVDLowRankDicomComplexPairs.h"
 #endif
 
-#include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <iostream>
 
@@ -55,9 +54,7 @@ FindSeries(const std::string & path)
 void
 CheckDicomPhaseUnits(const svdlr_io::DicomSeriesSummary & phase, const std::string & phaseUnits)
 {
-  std::string vendor = phase.manufacturer;
-  std::transform(vendor.begin(), vendor.end(), vendor.begin(), [](unsigned char c) { return std::toupper(c); });
-  if (phaseUnits == "auto" && vendor.find("SIEMENS") == std::string::npos)
+  if (phaseUnits == "auto" && svdlr_io::LowerCase(phase.manufacturer).find("siemens") == std::string::npos)
   {
     throw InputError("the phase " + svdlr_io::DescribeSeriesBriefly(phase) + " was written by '" + phase.manufacturer +
                      "': --phase-units auto reads only Siemens' DICOM phase (or radians) by its range; name its unit "

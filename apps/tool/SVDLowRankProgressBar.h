@@ -20,7 +20,8 @@
 
 // The tools' progress, on stderr from a filter's progress events: on a terminal, one bar redrawn in place; off a
 // terminal (a pipeline's log), a line "progress: 40%" at most every svdlr::kProgressLineIntervalSeconds, so that
-// logs see no control characters and a long run is not silent. Off altogether under --quiet or --json.
+// logs see no control characters and a long run is not silent. Off altogether under --quiet or --json. StepTimer
+// times the steps the summaries list.
 
 #include "svdlr/Defaults.h"
 
@@ -36,6 +37,23 @@
 namespace svdlr_tools
 {
 
+/** Adds the wall time from its construction to its destruction to `seconds` (exceptions included). */
+class StepTimer
+{
+public:
+  explicit StepTimer(double & seconds)
+    : m_Seconds(seconds)
+  {}
+  ~StepTimer() { m_Seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - m_Start).count(); }
+  StepTimer(const StepTimer &) = delete;
+  StepTimer &
+  operator=(const StepTimer &) = delete;
+
+private:
+  double &                                    m_Seconds;
+  std::chrono::steady_clock::time_point m_Start{ std::chrono::steady_clock::now() };
+};
+
 class ProgressBar
 {
 public:
@@ -49,7 +67,15 @@ public:
     command->SetCallbackFunction(this, &ProgressBar::Show);
     m_Observer = m_Filter->AddObserver(itk::ProgressEvent(), command);
   }
-  ~ProgressBar() { m_Filter->RemoveObserver(m_Observer); }
+  /** Ends the bar's line, so that what follows (an error too) starts on a line of its own. */
+  ~ProgressBar()
+  {
+    m_Filter->RemoveObserver(m_Observer);
+    if (m_Enabled && m_Terminal)
+    {
+      std::cerr << std::endl;
+    }
+  }
   ProgressBar(const ProgressBar &) = delete;
   ProgressBar &
   operator=(const ProgressBar &) = delete;
@@ -77,16 +103,6 @@ public:
     }
   }
 
-  /** Ends the bar's line, so that what follows starts on a line of its own. */
-  void
-  Finish() const
-  {
-    if (m_Enabled && m_Terminal)
-    {
-      std::cerr << std::endl;
-    }
-  }
-
 private:
   using Clock = std::chrono::steady_clock;
   static constexpr int       Width = 40;
@@ -104,16 +120,7 @@ UpdateWithProgress(itk::ProcessObject * filter, bool enabled)
 {
   const auto        start = std::chrono::steady_clock::now();
   const ProgressBar progress(filter, enabled);
-  try
-  {
-    filter->Update();
-  }
-  catch (...)
-  {
-    progress.Finish();
-    throw;
-  }
-  progress.Finish();
+  filter->Update();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -109,18 +109,16 @@ ComputeSha256(const std::string & path)
   return hash.Hex();
 }
 
-std::mutex &
-StartedMutex()
-{
-  static std::mutex mutex;
-  return mutex;
-}
-
 /** The checksums StartSha256Of started, by path. */
-std::map<std::string, std::shared_future<std::string>> &
-StartedSha256()
+struct StartedChecksums
 {
-  static std::map<std::string, std::shared_future<std::string>> started;
+  std::mutex                                             mutex;
+  std::map<std::string, std::shared_future<std::string>> byPath;
+};
+StartedChecksums &
+Started()
+{
+  static StartedChecksums started;
   return started;
 }
 
@@ -174,12 +172,12 @@ JsonText(const Json & document)
 void
 StartSha256Of(const std::vector<std::string> & paths)
 {
-  std::lock_guard<std::mutex> lock(StartedMutex());
+  std::lock_guard<std::mutex> lock(Started().mutex);
   for (const std::string & path : paths)
   {
-    if (!path.empty() && StartedSha256().count(path) == 0)
+    if (!path.empty() && Started().byPath.count(path) == 0)
     {
-      StartedSha256()[path] = std::async(std::launch::async, ComputeSha256, path).share();
+      Started().byPath[path] = std::async(std::launch::async, ComputeSha256, path).share();
     }
   }
 }
@@ -189,14 +187,21 @@ Sha256Of(const std::string & path)
 {
   std::shared_future<std::string> started;
   {
-    std::lock_guard<std::mutex> lock(StartedMutex());
-    const auto                  it = StartedSha256().find(path);
-    if (it != StartedSha256().end())
+    std::lock_guard<std::mutex> lock(Started().mutex);
+    const auto                  it = Started().byPath.find(path);
+    if (it != Started().byPath.end())
     {
       started = it->second;
     }
   }
   return started.valid() ? started.get() : ComputeSha256(path); // get() rethrows what the thread threw
+}
+
+std::vector<std::string>
+NonEmptyPaths(std::vector<std::string> paths)
+{
+  paths.erase(std::remove(paths.begin(), paths.end(), std::string()), paths.end());
+  return paths;
 }
 
 const std::string &

@@ -89,6 +89,10 @@ SidecarPathFor(const std::string & imagePath);
 void
 WriteJsonAtomically(const Json & document, const std::string & path);
 
+/** `paths` without the empty ones (the options not given), in their order: a record's inputs or outputs. */
+std::vector<std::string>
+NonEmptyPaths(std::vector<std::string> paths);
+
 /** When the run started (the first call: the tools call it first thing), UTC, and the seconds since. */
 const std::string &
 RunStartedUtc();

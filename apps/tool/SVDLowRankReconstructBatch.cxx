@@ -26,9 +26,7 @@
 
 #include "svdlr/Names.h"
 
-#include <filesystem>
 #include <iostream>
-#include <sstream>
 
 namespace svdlr_tools
 {

@@ -35,22 +35,15 @@
 #  include "SVDLowRankSliceBatches.h"
 #endif
 
-#include "itkCastImageFilter.h"
-#include "itkCommand.h"
-#include "itkImageFileReader.h"
-#include "itkImageFileWriter.h"
-#include "itkImageIOFactory.h"
 #include "itkSVDLowRankReconstructionImageFilter.h"
 #include "svdlr/Defaults.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <iostream>
-#include <unistd.h>
+#include <optional>
 
 namespace
 {
@@ -99,17 +92,12 @@ Reconstruct(const TImage *                input,
   const unsigned int axis = options.sliceAxis >= 0 ? static_cast<unsigned int>(options.sliceAxis) : Dimension - 1;
   ConfigureFilter(filter.GetPointer(), policy, options, axis);
 
-  using Clock = std::chrono::steady_clock;
-  const auto secondsSince = [](Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-  };
   svdlr_io::ReconstructionResult result;
   filter->UpdateOutputInformation();
-  const auto readStart = Clock::now();
   if (readPixels)
   {
+    const StepTimer timer(result.readSeconds);
     readPixels();
-    result.readSeconds = secondsSince(readStart);
   }
 
   result.solveSeconds = UpdateWithProgress(filter, ReportsProgress(options));
@@ -121,8 +109,8 @@ Reconstruct(const TImage *                input,
   result.input = described.str();
   result.output = out.path;
 
-  const auto  writeStart = Clock::now();
-  SummaryText text;
+  std::optional<StepTimer> writing(std::in_place, result.writeSeconds);
+  SummaryText              text;
   text.slices = std::to_string(result.slices) + " along axis " + std::to_string(axis);
   if (sameType)
   {
@@ -148,7 +136,7 @@ Reconstruct(const TImage *                input,
     text.sidecar = SidecarPathFor(out.path);
   }
   CommitOutputFile(out, provenance); // the sidecar, then the image
-  result.writeSeconds = secondsSince(writeStart);
+  writing.reset();
 
   const std::string figure = FigurePathFor(options, out.path);
   const std::size_t figureSlice = Dimension == 3 ? input->GetLargestPossibleRegion().GetSize(axis) / 2 : 0;
@@ -216,16 +204,9 @@ ReconstructImageFile(const ToolOptions & options)
   // The raw checks first: an impossible NIfTI header or a corrupt stream is named before ITK's reader guesses at it.
   const bool scannedUpFront = CheckInputFileUpFront(path, "input", true);
   auto io = svdlr_io::CreateCheckedReadImageIO(path); // a PNG checked first: libpng may abort() on a corrupt one
-  try
+  if (const auto why = svdlr_io::WhyHeaderUnreadable(io, path))
   {
-    if (const auto why = svdlr_io::WhyHeaderUnreadable(io, path))
-    {
-      throw InputError("cannot read '" + path + "': " + *why);
-    }
-  }
-  catch (const svdlr_io::PngStackError & error)
-  {
-    throw InputError(error.what());
+    throw InputError("cannot read '" + path + "': " + *why);
   }
   if (io->GetNumberOfComponents() != 1)
   {
@@ -368,8 +349,8 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   const std::string figure = FigurePathFor(options, outputPath);
   const std::string batchSizes = FilterPartsInBatches(set, batches, policy, options, figure, outputs, result);
 
-  const auto writeStart = std::chrono::steady_clock::now();
-  const auto write =
+  std::optional<StepTimer> writing(std::in_place, result.writeSeconds);
+  const auto               write =
     svdlr_io::DerivedSeriesOptions(policy, result.ranks, &set.parts.front(), "", out.transferSyntax);
   std::vector<const VolumeType *> written;
   for (const auto & output : outputs)
@@ -384,7 +365,7 @@ ReconstructDicomParts(const svdlr_io::DicomImageSet & set,
   }
   const auto files = svdlr_io::WriteDicomSeriesParts(written, sources, out.staged->Path(), write);
   out.staged->Commit();
-  result.writeSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - writeStart).count();
+  writing.reset();
 
   SummaryText text;
   text.inputDetails = DescribeParts(set);
@@ -413,12 +394,12 @@ ReconstructDicom(const ToolOptions & options)
   try
   {
     const std::string where = options.inputs.size() == 1 ? options.Input() : "the input files";
+    svdlr_io::DicomSearchNotes notes;
+    // --list-series: every readable series and a note for each file skipped, not a stop at the first bad file.
+    notes.listUnreadable = options.listSeries;
+    series = svdlr_io::FindDicomSeries(options.inputs, &notes);
     if (options.listSeries)
     {
-      // Every readable series, and a note for each file skipped, rather than stopping at the first bad file.
-      svdlr_io::DicomSearchNotes notes;
-      notes.listUnreadable = true;
-      series = svdlr_io::FindDicomSeries(options.inputs, &notes);
       std::cout << series.size() << " DICOM series in " << where << ":\n" << svdlr_io::DescribeDicomSeries(series);
       for (const std::string & file : notes.unreadable)
       {
@@ -430,8 +411,6 @@ ReconstructDicom(const ToolOptions & options)
       }
       return ExitSuccess;
     }
-    svdlr_io::DicomSearchNotes notes;
-    series = svdlr_io::FindDicomSeries(options.inputs, &notes);
     for (const std::string & file : notes.leftOut)
     {
       std::cerr << "SVDLowRankReconstructImage: note: left out " << file << "\n";

@@ -22,9 +22,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <cmath>
-#include <cstdlib>
-#include <sstream>
 #include <string>
 
 namespace svdlr_tools

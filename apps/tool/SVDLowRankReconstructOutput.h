@@ -26,10 +26,8 @@
 
 #include <algorithm>
 #include <iterator>
-#include <sstream>
 #include <string>
 #include <utility>
-#include <vector>
 
 namespace svdlr_tools
 {
