@@ -21,15 +21,38 @@
 // The CUDA pipeline with its instrumentation exposed, for benchmarks and tests. The engine calls RunCuda
 // (svdlrBackends.h), which is this with no trace and default tuning.
 
-#include "svdlrCudaPipelineTrace.h"
 #include "svdlr/Engine.h"
 
 #include "svdlrCudaExport.h"
+
+#include <cstddef>
+#include <vector>
 
 namespace svdlr
 {
 namespace detail
 {
+
+// Optional instrumentation for tests, which the engine never fills or reads: the plan and the subspace check's data
+// of one run, and overrides.
+
+/** What one run did. */
+struct CudaPipelineTrace
+{
+  std::size_t batches{ 0 };
+  std::size_t batchSize{ 0 };
+  // The subspace solver's check, per matrix in run order: checkWidth Ritz residual norms (largest Ritz value
+  // first) and tr(G), as CheckSubspaceOptimality reads them (svdlrSubspaceCheck.h).
+  std::vector<double> subspaceCheck;
+  std::vector<double> ritzValues; // per matrix in run order: the checkWidth Ritz values, ascending
+  std::size_t         checkWidth{ 0 };
+};
+
+/** Overrides for tests. */
+struct CudaPipelineTuning
+{
+  bool forceRedo{ false }; // every matrix fails the subspace check and is redone exactly
+};
 
 /** RunCuda, filling `*trace` (when not null) with what the run did, under `tuning`. */
 template <typename T>

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrSubspacePlan.h"
+#include "svdlrCudaBatchPlan.h"
 
 #include <algorithm>
 #include <string>

@@ -19,8 +19,6 @@
 #include "svdlr/Engine.h"
 
 #include "cuda/svdlrCudaBatchPlan.h"
-#include "cuda/svdlrCudaBatchResults.h"
-#include "cuda/svdlrSubspacePlan.h"
 
 #include <gtest/gtest.h>
 
