@@ -88,12 +88,6 @@ WorkerCount(unsigned threads)
   return Engine().workerCount(threads);
 }
 
-unsigned
-WorkerCount(const Options & options)
-{
-  return WorkerCount(options.threads);
-}
-
 void
 PoolParallelFor(unsigned threads, std::size_t n, const std::function<void(std::size_t)> & body)
 {

@@ -109,7 +109,7 @@ public:
     m_TuningForceRedo = tuning.forceRedo;
     report.solver = m_Subspace.Used() ? Solver::Subspace : Solver::Exact;
 
-    const unsigned workers = WorkerCount(options);
+    const unsigned workers = WorkerCount(options.threads);
     m_ParallelFor = ParallelForOrThreads(options.parallelFor, workers);
 
     // Streams, handles and buffers of an earlier run on this device, when there was one. Slot 0's handle

@@ -46,11 +46,7 @@ PoolParallelFor(unsigned threads, std::size_t n, const std::function<void(std::s
 ParallelFor
 ParallelForOrThreads(const ParallelFor & given, unsigned workers);
 
-/** The number of worker threads the engine plans for under `options` (at least 1). */
-unsigned
-WorkerCount(const Options & options);
-
-/** The same from a thread count alone (0: CpuThreadsOfThisThread() now), for entry points with other options. */
+/** The number of worker threads the engine plans for a thread count (0: CpuThreadsOfThisThread() now; at least 1). */
 unsigned
 WorkerCount(unsigned threads);
 

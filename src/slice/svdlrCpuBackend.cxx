@@ -320,7 +320,7 @@ template <typename T>
 void
 RunCpu(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options, Report & report)
 {
-  const unsigned    workers = WorkerCount(options);
+  const unsigned    workers = WorkerCount(options.threads);
   const std::size_t count = input.count;
   // Batches only set how often progress is reported and abort is checked: a few matrices per worker.
   const std::size_t perBatch =
