@@ -47,7 +47,6 @@
 #include "shared/svdlrParallel.h"
 #include "shared/svdlrProgress.h"
 
-#include "svdlrCudaBatchPlan.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrCudaDevice.h"
 #include "svdlrCudaPipeline.h"

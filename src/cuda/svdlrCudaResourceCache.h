@@ -26,7 +26,7 @@
 // its caching allocator and handles, in a DeviceResourceCache (svdlrDeviceResourceCache.h: only a run that
 // succeeded gives its set back; svdlr::ReleaseCudaResources() and process exit free them).
 
-#include "svdlrCudaBatchPlan.h"
+#include "svdlrCudaPipeline.h"
 #include "svdlrDeviceResourceCache.h"
 #include "svdlrEigenSolver.h"
 #include "svdlrStagingRing.h"

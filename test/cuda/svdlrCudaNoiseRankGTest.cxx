@@ -22,7 +22,7 @@
 #include "svdlrNoiseReference.h"
 #include "svdlrNoiseThresholdOnDevice.h"
 
-#include "cuda/svdlrCudaBatchPlan.h"
+#include "cuda/svdlrCudaPipeline.h"
 #include "noise/svdlrNoiseThreshold.h"
 #include "noise/svdlrRankSelection.h"
 
