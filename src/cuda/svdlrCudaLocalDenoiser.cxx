@@ -38,7 +38,6 @@
 #include "svdlrLocalDenoiseResources.h"
 #include "shared/svdlrParallel.h"
 #include "denoise/svdlrPatchCentres.h"
-#include "shared/svdlrProgress.h"
 #include "svdlrSmallEigenSolver.h"
 #include "denoise/svdlrSpherePatch.h"
 

@@ -45,7 +45,6 @@
 // between runs, in svdlrCudaResourceCache.h.
 #include "shared/svdlrBackends.h"
 #include "shared/svdlrParallel.h"
-#include "shared/svdlrProgress.h"
 
 #include "svdlrCudaCheck.h"
 #include "svdlrCudaDevice.h"
@@ -528,7 +527,7 @@ private:
     Slot & slot = SlotOf(batch);
     CopyOut(slot);
     m_Done += slot.count;
-    ReportProgress(m_Options, m_Done, m_Input.count);
+    ReportProgress(m_Options.progress, m_Done, m_Input.count, "matrices");
   }
 
   const MatrixBatch<const T> & m_Input;

@@ -55,7 +55,6 @@
 #include "denoise/svdlrPatchCentres.h"
 #include "denoise/svdlrPatchGeometry.h" // PatchStart
 #include "denoise/svdlrPatchLowRank.h"
-#include "shared/svdlrProgress.h"
 #include "denoise/svdlrPatchKernels.h"
 
 #include <algorithm>

@@ -21,7 +21,6 @@
 #include "shared/svdlrBlasThreads.h"
 #include "shared/svdlrLapack.h"
 #include "shared/svdlrParallel.h"
-#include "shared/svdlrProgress.h"
 #include "noise/svdlrRankSelection.h"
 
 #include <algorithm>
@@ -367,7 +366,7 @@ RunCpu(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const 
       }
     });
     failures.ThrowIfAny();
-    ReportProgress(options, end, count);
+    ReportProgress(options.progress, end, count, "matrices");
   }
 }
 
