@@ -91,7 +91,7 @@ constexpr bool kAutomaticMagnitudeNoiseFloor = true;
  * and its σ map within 0.2 % of the error. */
 constexpr std::size_t kPatchExtentPerSigmaPassStride = 1;
 
-/** The g-factor estimate (LocalDenoiseOptions::estimateGFactor, svdlrGFactorEstimate.h) is off unless asked for:
+/** The g-factor estimate (LocalDenoiseOptions::estimateGFactor, EstimateGFactor) is off unless asked for:
  * a scanner's map is better when there is one, and the local σ of the default policy follows g already. */
 constexpr bool kDefaultEstimateGFactor = false;
 /** Where no thermal σ is given, the estimated g is the smoothed σ map over this percentile of it in the mask, so

@@ -53,7 +53,7 @@ enum class NoiseEstimator { MarchenkoPasturMean, ResidualRefit };
  * approximations. The three overlap modes take a weighted mean of the rows of
  * every computed patch that contains the voxel (Manjón et al. 2013's
  * "overcomplete local PCA"; MRtrix3 dwidenoise2's -aggregator); the weight of
- * a contribution is AggregationWeight (src/denoise/svdlrAggregationWeight.h). */
+ * a contribution is AggregationWeight (src/denoise/svdlrPatchGeometry.h). */
 enum class PatchAggregation {
   CentreVoxel,        // the row of the patch centred on the voxel (dwidenoise)
   OverlapAverage,     // weight 1 (dwidenoise2's "uniform")

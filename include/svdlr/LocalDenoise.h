@@ -137,12 +137,12 @@ struct LocalDenoiseOptions
   /** Optional, VoxelCount() values, x fastest: a g-factor map, the noise amplification of parallel imaging, as
    * NORDIC uses one (Moeller et al. 2021). The series is divided by g voxel by voxel before the low-rank step, so
    * that its thermal noise is the same everywhere, denoised with one σ, and multiplied by g after; the σ map out is
-   * σ g, in the input's units (svdlrGFactor.h). A known σ (noiseSigma, policy.noiseSigma) is then the σ of the
+   * σ g, in the input's units (DenoiseWithGFactor). A known σ (noiseSigma, policy.noiseSigma) is then the σ of the
    * divided series, the σ where g = 1, which EstimateNoiseFromScan measures when given the same map. Must be finite
    * and > 0 at every voxel, the mask's outside included (patches read it): GFactorMapProblem. Not with an active
    * magnitudeNoise (InvalidArgument). */
   const float * gfactor{ nullptr };
-  /** Estimate the g-factor map from the series itself, then denoise as with a given map (svdlrGFactorEstimate.h,
+  /** Estimate the g-factor map from the series itself, then denoise as with a given map (EstimateGFactor,
    * NORDIC's estimate when it is given none: Moeller et al. 2021): a first pass of the default policy
    * (DefaultDenoisePolicy(), σ estimated per patch, with this request's patch, mask, aggregation and backend) gives
    * a σ map; smoothed over one patch extent inside the mask and divided by the thermal σ it is g. The thermal σ is

@@ -10,7 +10,6 @@ if(CUDAToolkit_VERSION VERSION_LESS 12.6)
 endif()
 
 set(SVDLR_ENGINE_CUDA_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaBackendEntry.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaEngineCalls.cxx
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaDevice.cu
   ${CMAKE_CURRENT_LIST_DIR}/svdlrCudaPipeline.cu

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrCudaBatchPlan.h"
+#include "svdlrCudaPipeline.h"
 
 #include "svdlrSubspaceIteration.h"
 

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrCudaBatchResults.h"
+#include "svdlrCudaPipeline.h"
 
 #include "noise/svdlrRankSelection.h"
 

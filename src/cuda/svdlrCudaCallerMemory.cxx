@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrCudaCallerMemory.h"
+#include "svdlrStagingRing.h"
 
 #include "svdlrCudaCheck.h"
 #include "svdlr/Engine.h"

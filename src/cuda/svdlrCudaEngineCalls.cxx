@@ -15,15 +15,16 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-
-// The engine's functions that the CUDA backend's code calls, defined in the backend as calls into the engine that
-// loaded it (svdlrCudaBackendTable.h says why the backend holds no copy of them). The backend is linked with
-// -z defs, so an engine function that its code starts to call fails its link until it is added here and to
-// CudaHostTable.
-#include "svdlrCudaEngineCalls.h"
+// The CUDA backend's boundary with the engine that loads it (svdlrCudaBackendTable.h): its one exported function,
+// which takes the engine's functions and gives the backend's, every call returning its failure instead of throwing it
+// across the boundary; and the engine's functions that the backend's code calls, defined here as calls into the
+// engine (svdlrCudaBackendTable.h says why the backend holds no copy of them). The backend is linked with -z defs, so
+// an engine function that its code starts to call fails its link until it is added here and to CudaHostTable.
 #include "svdlr/CpuThreads.h"
 
 #include "denoise/svdlrLocalDenoiseBackends.h"
+#include "shared/svdlrBackends.h"
+#include "shared/svdlrCudaBackendTable.h"
 #include "shared/svdlrParallel.h"
 #include "denoise/svdlrPatchCentres.h"
 
@@ -81,22 +82,10 @@ SpherePatchUsed(const std::array<std::size_t, 3> & size, std::size_t volumes, do
 namespace detail
 {
 
-void
-UseEngineCalls(const CudaHostTable & host) noexcept
-{
-  g_Engine = &host;
-}
-
 unsigned
 WorkerCount(unsigned threads)
 {
   return Engine().workerCount(threads);
-}
-
-unsigned
-WorkerCount(const Options & options)
-{
-  return WorkerCount(options.threads);
 }
 
 void
@@ -139,3 +128,91 @@ SphereOffsetOrder(const std::array<std::size_t, 3> & extent)
 
 } // namespace detail
 } // namespace svdlr
+
+namespace svdlr
+{
+namespace detail
+{
+namespace
+{
+
+template <typename TCall>
+void
+CaptureFailure(CudaCallFailure & failure, TCall && call) noexcept
+{
+  try
+  {
+    call();
+  }
+  catch (const Error & error)
+  {
+    failure.failed = true;
+    failure.code = error.Code();
+    failure.matrix = error.Matrix();
+    failure.message = error.what();
+  }
+  catch (...)
+  {
+    failure.failed = true;
+    failure.other = std::current_exception();
+  }
+}
+
+bool
+DeviceReady(int deviceId, std::string & why, CudaCallFailure & failure) noexcept
+{
+  bool ready = false;
+  CaptureFailure(failure, [&] { ready = CudaDeviceReady(deviceId, why); });
+  return ready;
+}
+
+template <typename T>
+void
+Run(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options, Report & report,
+    bool onDevice, void * stream, CudaCallFailure & failure) noexcept
+{
+  CaptureFailure(failure, [&] {
+    if (onDevice)
+    {
+      RunCudaOnDevice(input, output, options, report, stream);
+    }
+    else
+    {
+      RunCuda(input, output, options, report);
+    }
+  });
+}
+
+void
+RunLocalDenoise(const SeriesView<const float> & input, const SeriesView<float> & output, const LocalDenoiseMaps & maps,
+                const LocalDenoiseOptions & options, const std::array<std::size_t, 3> & patch,
+                LocalDenoiseReport & report, const MagnitudeTransform * transform, CudaCallFailure & failure) noexcept
+{
+  CaptureFailure(failure, [&] { RunLocalDenoiseCuda(input, output, maps, options, patch, report, transform); });
+}
+
+constexpr CudaBackendTable kBackend{ CudaBackendLayout(),
+                                     CudaVisibleDevices,
+                                     DeviceReady,
+                                     ReleaseCachedCudaResources,
+                                     ResetCudaDevice,
+                                     AllocatePinnedHost,
+                                     FreePinnedHost,
+                                     Run<float>,
+                                     Run<double>,
+                                     RunLocalDenoise };
+
+} // namespace
+} // namespace detail
+} // namespace svdlr
+
+extern "C" __attribute__((visibility("default"))) const svdlr::detail::CudaBackendTable *
+SVDLR_CUDA_BACKEND_ENTRY(const svdlr::detail::CudaHostTable * host)
+{
+  if (host == nullptr || host->layout != svdlr::detail::CudaBackendLayout())
+  {
+    return nullptr;
+  }
+  svdlr::g_Engine = host;
+  return &svdlr::detail::kBackend;
+}

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrCudaLocalDenoiseRules.h"
+#include "svdlrCudaLocalDenoiser.h"
 
 #include "noise/svdlrChooseRank.h"
 #include "denoise/svdlrLocalDenoiseBackends.h" // ShrinksOptimally

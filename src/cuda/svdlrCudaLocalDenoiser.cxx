@@ -17,7 +17,7 @@
  *=========================================================================*/
 // The local denoiser on the GPU (docs/denoising-cuda.md). The series goes through the device in slabs of z planes
 // (svdlrLocalDenoisePlan.h), two slab slots in turn, on three streams:
-//   upload stream:   host -> device through the pinned staging ring (svdlrLocalDenoiseTransfers.h);
+//   upload stream:   host -> device through the pinned staging ring (svdlrLocalDenoiseResources.h);
 //   compute stream:  unpack to compute layout; carry the previous slab's unfinished sums; per batch of patches:
 //                    Gram matrices, eigenvalues, ranks, eigenvectors, approximations into the sums; finalise the
 //                    planes no later patch touches, packed for the host (svdlrLocalDenoiseKernels.cuh);
@@ -28,24 +28,18 @@
 // go back to it after a successful run.
 #include "svdlrCudaLocalDenoiser.h"
 
-#include "svdlrCudaLocalDenoiseRules.h"
-
 #include "noise/svdlrChooseRank.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrCudaDevice.h"
 #include "svdlrEigenSolver.h"
 #include "denoise/svdlrLocalDenoiseBackends.h" // ShrinksOptimally, BackendPatchStride
-#include "svdlrLocalDenoiseBuffers.h"
 #include "svdlrLocalDenoiseKernels.cuh"
 #include "svdlrLocalDenoisePlan.h"
 #include "svdlrLocalDenoiseResources.h"
-#include "svdlrLocalDenoiseTransfers.h"
-#include "svdlrMagnitudeTransformCuda.h"
 #include "shared/svdlrParallel.h"
 #include "denoise/svdlrPatchCentres.h"
-#include "shared/svdlrProgress.h"
 #include "svdlrSmallEigenSolver.h"
-#include "denoise/svdlrSphereOrder.h"
+#include "denoise/svdlrSpherePatch.h"
 
 #include <algorithm>
 #include <climits>

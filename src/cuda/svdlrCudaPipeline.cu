@@ -25,14 +25,14 @@
 //                       exact solver:    eigen-decomposition of the n x n Gram matrices;
 //                       subspace solver: subspace iteration and the w x w Rayleigh-Ritz matrices
 //                                        (svdlrSubspaceIteration.h), and their eigen-decomposition,
-//                                        then the a-posteriori check (svdlrSubspaceCheck.cuh)
+//                                        then the a-posteriori check (svdlrSubspaceIteration.h)
 //                       (cuSOLVER XsyevBatched, float64); eigenvalues, flags, redo flags and solver info ->
 //                       pinned host memory.
 //   Finish  (host, then stream s): check flags and info; singular values sqrt(max(eigenvalue, 0)) and
 //                       per-matrix ranks (SelectRank); ranks -> device; leading eigenvectors (or Ritz
 //                       vectors); the factor on the larger side (cuBLAS, float64); R = P Q^T by our tiled
 //                       kernel into the T buffer; the matrices that failed the check are solved again with
-//                       the exact solver first (svdlrExactRedo.h), and their reconstructions overwrite the
+//                       the exact solver first (ExactRedo), and their reconstructions overwrite the
 //                       subspace solver's in the T buffer.
 //   Retire  (host): device -> caller's buffer through the staging ring; progress.
 // The host loop runs Retire(b - 2), Launch(b), Finish(b - 1): batches b and b - 2 share a slot, and
@@ -41,30 +41,20 @@
 // When the caller's matrices are already on the device (ReconstructOnDevice), only the two transfers
 // differ (CopyIn, CopyOut): a device-to-device copy on the slot's stream replaces the staging ring, and
 // every slot stream first waits for what the caller had queued on its own stream. Where the caller's memory is,
-// and the copies that reach it directly, are in svdlrCudaCallerMemory.h; the slots and the ring, kept per device
+// and the copies that reach it directly, are in svdlrStagingRing.h; the slots and the ring, kept per device
 // between runs, in svdlrCudaResourceCache.h.
 #include "shared/svdlrBackends.h"
 #include "shared/svdlrParallel.h"
-#include "shared/svdlrProgress.h"
 
-#include "svdlrCudaBatchPlan.h"
-#include "svdlrCudaBatchResults.h"
-#include "svdlrCudaCallerMemory.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrCudaDevice.h"
 #include "svdlrCudaPipeline.h"
-#include "svdlrCudaPipelineTrace.h"
 #include "svdlrCudaResourceCache.h"
-#include "svdlrCudaStreamSlot.h"
 #include "svdlrEigenSolver.h"
-#include "svdlrExactRedo.h"
 #include "svdlrFactorKernels.cuh"
-#include "svdlrGramKernels.cuh"
 #include "svdlrLowRankProduct.h"
 #include "svdlrStagingRing.h"
-#include "svdlrSubspaceCheck.cuh"
 #include "svdlrSubspaceIteration.h"
-#include "svdlrSubspacePlan.h"
 
 #include <algorithm>
 #include <array>
@@ -117,7 +107,7 @@ public:
     m_TuningForceRedo = tuning.forceRedo;
     report.solver = m_Subspace.Used() ? Solver::Subspace : Solver::Exact;
 
-    const unsigned workers = WorkerCount(options);
+    const unsigned workers = WorkerCount(options.threads);
     m_ParallelFor = ParallelForOrThreads(options.parallelFor, workers);
 
     // Streams, handles and buffers of an earlier run on this device, when there was one. Slot 0's handle
@@ -485,7 +475,7 @@ private:
   }
 
   /** The matrices of the batch on `slot` that failed the subspace solver's check, solved with the exact
-   * solver (svdlrExactRedo.h); null, with nothing done and no wait, when all passed. */
+   * solver (ExactRedo); null, with nothing done and no wait, when all passed. */
   std::unique_ptr<ExactRedo<T>>
   RedoFailedChecks(Slot & slot)
   {
@@ -537,7 +527,7 @@ private:
     Slot & slot = SlotOf(batch);
     CopyOut(slot);
     m_Done += slot.count;
-    ReportProgress(m_Options, m_Done, m_Input.count);
+    ReportProgress(m_Options.progress, m_Done, m_Input.count, "matrices");
   }
 
   const MatrixBatch<const T> & m_Input;

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrExactRedo.h"
+#include "svdlrSubspaceIteration.h"
 
 #include "svdlrCudaCheck.h"
 #include "svdlrDeviceBuffer.h"

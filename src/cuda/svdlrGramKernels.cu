@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrGramKernels.cuh"
+#include "svdlrFactorKernels.cuh"
 
 #include "svdlrBatchedGemm.h"
 #include "svdlrCudaCheck.h"

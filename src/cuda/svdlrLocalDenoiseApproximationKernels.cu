@@ -19,7 +19,7 @@
 // approximation from its kept eigenvectors and weights, into the slab's sums.
 #include "svdlrLocalDenoiseKernels.cuh"
 
-#include "denoise/svdlrAggregationWeight.h"
+#include "denoise/svdlrPatchGeometry.h"
 #include "svdlrCudaCheck.h"
 #include "svdlrLocalDenoisePatchPlace.cuh"
 #include "svdlr/Engine.h"
@@ -47,7 +47,7 @@ constexpr std::size_t kFactorSharedBytes = 8 * 1024;
  *   volume side (n = N): F = X B W (rows R x rank, R the rows wanted), approximation row r = F(r, :) Bᵀ;
  *   voxel side  (n = M): F = Xᵀ B W (N x rank),                         approximation row r = B(r, :) Fᵀ.
  * Rows wanted: the centre's (CentreVoxel) or all M (overlap). Shared memory holds each patch row's voxel index in
- * the window and its aggregation weight (svdlrAggregationWeight.h), then F a chunk at a time: the rows of F that fit
+ * the window and its aggregation weight (svdlrPatchGeometry.h), then F a chunk at a time: the rows of F that fit
  * (volume side) and the output rows they give, or the volumes of F that fit (voxel side) and those volumes of every
  * output row. F in chunks needs no global scratch, whose m x n doubles a patch had cost the batch planner more
  * than its Gram matrix. X is read from the slab (L1/L2). Contributions go to the window's sums: plain stores for

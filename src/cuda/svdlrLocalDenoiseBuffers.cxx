@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrLocalDenoiseBuffers.h"
+#include "svdlrLocalDenoiseResources.h"
 
 namespace svdlr
 {

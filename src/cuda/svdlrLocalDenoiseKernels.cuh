@@ -113,7 +113,7 @@ struct PatchBatch
 };
 
 /** The per-voxel accumulators of a slab window, as the CPU backend's PlaneSums: the weighted sum of the
- * approximations' rows (voxel-major, volumes fastest), the sum of the weights (svdlrAggregationWeight.h; 1 per patch
+ * approximations' rows (voxel-major, volumes fastest), the sum of the weights (svdlrPatchGeometry.h; 1 per patch
  * for CentreVoxel and OverlapAverage), and the weighted sums of their σ and rank. */
 struct SlabSums
 {

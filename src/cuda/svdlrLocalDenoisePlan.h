@@ -42,7 +42,7 @@ namespace detail
 {
 
 /** Every device buffer the plan counts starts on this boundary (cudaMalloc's own alignment), so that any element
- * type can follow any; the buffers are carved with the same rule (svdlrLocalDenoiseBuffers.h). */
+ * type can follow any; the buffers are carved with the same rule (svdlrLocalDenoiseResources.h). */
 constexpr std::size_t kDeviceBufferAlignment = 256;
 
 inline std::size_t

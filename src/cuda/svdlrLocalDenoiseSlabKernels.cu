@@ -20,7 +20,7 @@
 // slab's sums to the denoised planes in the layout they travel back in, inverted, and the σ and rank maps.
 #include "svdlrLocalDenoiseKernels.cuh"
 
-#include "denoise/svdlrAggregationWeight.h"
+#include "denoise/svdlrPatchGeometry.h"
 
 #include "svdlrCudaCheck.h"
 

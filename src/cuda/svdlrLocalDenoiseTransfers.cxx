@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrLocalDenoiseTransfers.h"
+#include "svdlrLocalDenoiseResources.h"
 
 #include <array>
 #include <cstdlib>

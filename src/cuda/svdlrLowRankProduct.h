@@ -20,7 +20,7 @@
 
 // The last stage of the CUDA backend, host side: R = P Q^T for a batch of matrices, each with its own rank,
 // written straight into the row-major output layout. Host-only header (plain types and device pointers);
-// the kernels are in svdlrReconstructionKernels.cuh.
+// the kernels are in svdlrReconstructionKernels.cu.
 
 #include "svdlrCudaExport.h"
 
@@ -43,7 +43,7 @@ namespace detail
  * The factors are stored in float64 whatever TOut is. The arithmetic follows TOut: for double output the
  * product is computed in double; for float output the tiled kernel rounds the factors to float and
  * accumulates in float, an error of at most about rank * FLT_EPSILON * sum_l |p_l q_l| per pixel, in practice
- * of the order of the float output's own rounding (see svdlrReconstructionKernels.cuh). */
+ * of the order of the float output's own rounding (see svdlrReconstructionKernels.cu). */
 template <typename TOut>
 struct LowRankProductArguments
 {

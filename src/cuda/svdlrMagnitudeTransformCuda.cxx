@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrMagnitudeTransformCuda.h"
+#include "svdlrCudaLocalDenoiser.h"
 
 #include "svdlrCudaCheck.h"
 

@@ -15,7 +15,6 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrSubspaceCheck.cuh"
 
 #include "svdlrBatchedGemm.h"
 #include "svdlrCudaCheck.h"

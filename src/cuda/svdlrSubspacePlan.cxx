@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "svdlrSubspacePlan.h"
+#include "svdlrCudaPipeline.h"
 
 #include <algorithm>
 #include <string>

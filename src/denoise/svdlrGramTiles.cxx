@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "denoise/svdlrGramTiles.h"
+#include "denoise/svdlrPatchKernels.h"
 
 #include <algorithm>
 

@@ -23,13 +23,9 @@
 
 #include "shared/svdlrBackendChoice.h"
 #include "noise/svdlrChooseRank.h"
-#include "noise/svdlrGFactor.h"
-#include "noise/svdlrGFactorEstimate.h"
 #include "denoise/svdlrLocalDenoiseBackends.h"
-#include "noise/svdlrMagnitudeDenoise.h"
 #include "noise/svdlrMagnitudeTransform.h"
 #include "shared/svdlrParallel.h"
-#include "denoise/svdlrVolumeGroupMeans.h"
 
 #include <algorithm>
 #include <cmath>

@@ -44,12 +44,9 @@
 //
 // Spherical patches (svdlrSpherePatch.h) are gathered voxel by voxel from the sorted offset table, and their Gram
 // matrices formed afresh: the sliding update needs a patch that changes by one column of voxels. Their box plays the
-// cuboid's part in the window and the schedule. Overlap aggregations add weight × row (svdlrAggregationWeight.h) and
+// cuboid's part in the window and the schedule. Overlap aggregations add weight × row (svdlrPatchGeometry.h) and
 // divide by the sum of the weights; OverlapAverage's weight is 1, so its sums are the plain mean's, bit for bit.
 #include "denoise/svdlrLocalDenoiseBackends.h"
-
-#include "denoise/svdlrAggregationWeight.h"
-#include "denoise/svdlrPatchGather.h"
 
 #include "shared/svdlrBlasThreads.h"
 #include "noise/svdlrChooseRank.h"
@@ -58,8 +55,7 @@
 #include "denoise/svdlrPatchCentres.h"
 #include "denoise/svdlrPatchGeometry.h" // PatchStart
 #include "denoise/svdlrPatchLowRank.h"
-#include "shared/svdlrProgress.h"
-#include "denoise/svdlrTridiagonalEigenvalues.h"
+#include "denoise/svdlrPatchKernels.h"
 
 #include <algorithm>
 #include <array>

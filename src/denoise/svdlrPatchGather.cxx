@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "denoise/svdlrPatchGather.h"
+#include "denoise/svdlrPatchLowRank.h"
 
 #include <cstdlib>
 

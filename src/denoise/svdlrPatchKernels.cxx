@@ -17,8 +17,6 @@
  *=========================================================================*/
 #include "denoise/svdlrPatchKernels.h"
 
-#include "denoise/svdlrGramTiles.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -61,7 +59,7 @@ SVDLR_WIDE_VECTOR_CLONES void
 AddOuterProductsLower(int n, int count, const double * weights, const double * vectors, std::ptrdiff_t stride,
                       double * g)
 {
-  // Register tiles where the CPU has AVX2 and FMA (svdlrGramTiles.h), for all but the last n % 4 columns. Then
+  // Register tiles where the CPU has AVX2 and FMA (svdlrPatchKernels.h), for all but the last n % 4 columns. Then
   // column by column of G, so that the column stays in L1 while the vectors add to it, four at a time so that each
   // element of G is loaded and stored once per four products.
   for (int j = AddOuterProductsLowerInTiles(n, count, weights, vectors, stride, g); j < n; ++j)

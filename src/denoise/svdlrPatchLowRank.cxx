@@ -21,7 +21,6 @@
 #include "noise/svdlrChooseRank.h"
 #include "denoise/svdlrLocalDenoiseBackends.h" // ShrinksOptimally
 #include "denoise/svdlrPatchKernels.h"
-#include "denoise/svdlrTridiagonalEigenvalues.h"
 
 #include <algorithm>
 #include <cmath>

@@ -16,7 +16,7 @@
  *
  *=========================================================================*/
 // Spherical patches: the default radius, the sphere used on an image, and the offset table both backends walk.
-#include "denoise/svdlrSphereOrder.h"
+#include "denoise/svdlrSpherePatch.h"
 
 #include "svdlr/LocalDenoise.h"
 #include "svdlr/PatchFit.h"

@@ -31,7 +31,10 @@
 
 #include "shared/svdlrHostDevice.h"
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace svdlr
 {
@@ -73,6 +76,13 @@ ForEachSphereVoxel(const PatchOffset * order, std::int64_t orderSize, std::int64
     }
   }
 }
+
+// The host side of spherical patches: the sorted table of offsets both backends walk (svdlrSpherePatch.h).
+
+/** Every offset a voxel of a box of `extent` can have from a centre voxel inside that box (each component in
+ * [-(e - 1), e - 1]), sorted by squared length, then dz, dy, dx. */
+std::vector<PatchOffset>
+SphereOffsetOrder(const std::array<std::size_t, 3> & extent);
 
 } // namespace detail
 } // namespace svdlr

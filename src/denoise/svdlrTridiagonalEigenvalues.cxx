@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-#include "denoise/svdlrTridiagonalEigenvalues.h"
+#include "denoise/svdlrPatchKernels.h"
 
 #include <algorithm>
 #include <cmath>

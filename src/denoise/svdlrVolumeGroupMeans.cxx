@@ -16,8 +16,8 @@
  *
  *=========================================================================*/
 // Each voxel's mean over each group of volumes, subtracted before the local denoiser's low-rank step and added back
-// after (svdlrVolumeGroupMeans.h).
-#include "denoise/svdlrVolumeGroupMeans.h"
+// after (svdlrLocalDenoiseBackends.h).
+#include "denoise/svdlrLocalDenoiseBackends.h"
 
 #include "svdlr/Engine.h"
 

@@ -208,15 +208,6 @@ ChoosePatchRank(const RankPolicy & policy, NoiseEstimator estimator, const doubl
   return decided;
 }
 
-/** ChoosePatchRank for a patch of `rows` voxels and `cols` volumes with nothing projected out. */
-SVDLR_HOST_DEVICE inline NoiseRank
-ChoosePatchRank(const RankPolicy & policy, NoiseEstimator estimator, const GramEigenvaluesAscending & spectrum,
-                int rows, int cols, double givenSigma, double marchenkoPasturMedian)
-{
-  return ChoosePatchRank(
-    policy, estimator, spectrum.values, spectrum.count, NoiseShapeOf(rows, cols, 0), givenSigma, marchenkoPasturMedian);
-}
-
 } // namespace detail
 } // namespace svdlr
 

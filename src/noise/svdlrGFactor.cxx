@@ -15,8 +15,8 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The g-factor map's rule (GFactorMapProblem) and DenoiseLocalLowRank's g-factor step (svdlrGFactor.h).
-#include "noise/svdlrGFactor.h"
+// The g-factor map's rule (GFactorMapProblem) and DenoiseLocalLowRank's g-factor step (svdlrLocalDenoiseBackends.h).
+#include "denoise/svdlrLocalDenoiseBackends.h"
 
 #include "noise/svdlrComplexSeriesDetail.h"
 #include "shared/svdlrParallel.h"

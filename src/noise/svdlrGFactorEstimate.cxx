@@ -15,11 +15,10 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The g-factor map estimated from the series (svdlrGFactorEstimate.h) and DenoiseLocalLowRank's use of it.
-#include "noise/svdlrGFactorEstimate.h"
+// The g-factor map estimated from the series (svdlrLocalDenoiseBackends.h) and DenoiseLocalLowRank's use of it.
 
 #include "svdlr/RankPolicy.h"
-#include "noise/svdlrGFactor.h"
+#include "denoise/svdlrLocalDenoiseBackends.h"
 #include "denoise/svdlrWindowSums.h"
 
 #include <algorithm>

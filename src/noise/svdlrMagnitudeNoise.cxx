@@ -17,11 +17,11 @@
  *=========================================================================*/
 // The magnitude noise model applied to series (svdlr/MagnitudeNoise.h), and DenoiseLocalLowRank's magnitude path:
 // sigma, stabilise, denoise, invert, or denoise, correct sigma for the floor, remove the floor
-// (svdlrMagnitudeDenoise.h).
+// (svdlrLocalDenoiseBackends.h).
 #include "svdlr/MagnitudeNoise.h"
 
 #include "noise/svdlrComplexSeriesDetail.h"
-#include "noise/svdlrMagnitudeDenoise.h"
+#include "denoise/svdlrLocalDenoiseBackends.h"
 #include "noise/svdlrMagnitudeTransform.h"
 #include "shared/svdlrParallel.h"
 

@@ -25,7 +25,7 @@
 //  - fill report.ranks[i], report.noiseSigmas[i] (SelectRank's σ) and report.singularValues[i] (all min(rows, cols)
 //    values, descending);
 //  - throw Error(NonFiniteInput, ..., i) for a matrix holding NaN or Inf, naming matrix i;
-//  - call ReportProgress() (svdlrProgress.h) between batches, on the calling thread only.
+//  - call ReportProgress() (svdlrParallel.h) between batches, on the calling thread only.
 
 #include "svdlr/Engine.h"
 

@@ -16,7 +16,7 @@
  *
  *=========================================================================*/
 
-#include "shared/svdlrBlasCore.h"
+#include "shared/svdlrBlasThreads.h"
 
 #include <algorithm>
 #include <array>

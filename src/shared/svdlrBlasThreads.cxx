@@ -17,8 +17,6 @@
  *=========================================================================*/
 #include "shared/svdlrBlasThreads.h"
 
-#include "shared/svdlrBlasCore.h"
-
 #include <algorithm>
 
 #include <dlfcn.h>

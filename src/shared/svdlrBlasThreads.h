@@ -18,6 +18,8 @@
 #ifndef svdlr_BlasThreads_h
 #define svdlr_BlasThreads_h
 
+#include <string>
+
 namespace svdlr
 {
 namespace detail
@@ -40,6 +42,22 @@ public:
 private:
   int m_PreviousThreads{ 0 };
 };
+
+// OpenBLAS picks its kernels from the CPU's model number at load time. On a virtual machine that hides the
+// model (the H100 machine reports a generic "Intel Xeon") an older OpenBLAS falls back to kernels without
+// AVX2, several times slower, unless the user sets OPENBLAS_CORETYPE. The CPU backend checks once, from the
+// instruction sets the CPU reports, and asks OpenBLAS for the kernels it can run.
+
+/** The OpenBLAS core type to switch to when `detected` (openblas_get_corename) is a generic fallback that the
+ * CPU outgrows, or "" to keep it. `avx2Fma`: the CPU has AVX2 and FMA; `avx512`: AVX-512 F, BW, DQ and VL. */
+std::string
+BetterOpenBlasCore(const std::string & detected, bool avx2Fma, bool avx512);
+
+/** Once per process, before the CPU backend's first BLAS call: switches OpenBLAS to the kernels of
+ * BetterOpenBlasCore unless OPENBLAS_CORETYPE is set or the BLAS is not an OpenBLAS with run-time dispatch.
+ * Returns the core in use afterwards ("" when unknown), for reports and benchmarks. */
+std::string
+EnsureBlasCoreMatchesCpu();
 
 } // namespace detail
 } // namespace svdlr

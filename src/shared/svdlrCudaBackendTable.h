@@ -37,7 +37,7 @@
 
 #include "noise/svdlrMagnitudeTransform.h"
 #include "noise/svdlrRankSelection.h"
-#include "denoise/svdlrSphereOrder.h"
+#include "denoise/svdlrSpherePatch.h"
 
 #include <array>
 #include <cstddef>

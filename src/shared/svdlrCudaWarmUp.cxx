@@ -21,7 +21,7 @@
 #include "svdlr/LocalDenoise.h"
 
 #include "shared/svdlrBackends.h"
-#include "shared/svdlrCudaWarmUp.h"
+#include "shared/svdlrBackendChoice.h"
 
 #include <algorithm>
 #include <array>

@@ -137,20 +137,11 @@ WorkerCount(unsigned threads)
   return threads > 0 ? threads : CpuThreadsOfThisThread();
 }
 
-unsigned
-WorkerCount(const Options & options)
-{
-  return WorkerCount(options.threads);
-}
-
 void
 PoolParallelFor(unsigned threads, std::size_t n, const std::function<void(std::size_t)> & body)
 {
-  // oneTBB's work-stealing pool in an arena as wide as this job's share of the cores. It replaced a fan-out of our
-  // own (std::threads started per call, indices handed out by an atomic counter): on an H200 host's 16 cores,
-  // svdlrDenoiseBenchmark --backend cpu --magnitude-model took 2.52-2.72 s (median 2.62) through oneTBB against
-  // 2.70-2.84 s (median 2.70) through ours on 96x96x60x65, and 19.7-20.0 s against 19.9-20.2 s on 64x64x40x500
-  // (5 and 3 rounds, interleaved, one call). oneTBB rethrows the first exception of a body on this thread and
+  // oneTBB's work-stealing pool in an arena as wide as this job's share of the cores: a few percent faster on the CPU
+  // denoiser than std::threads started per call. oneTBB rethrows the first exception of a body on this thread and
   // cancels the bodies not yet started.
   if (n == 0)
   {

@@ -21,6 +21,8 @@
 #include "svdlr/CpuThreads.h"
 #include "svdlr/Engine.h"
 
+#include <string>
+
 namespace svdlr
 {
 namespace detail
@@ -46,13 +48,21 @@ PoolParallelFor(unsigned threads, std::size_t n, const std::function<void(std::s
 ParallelFor
 ParallelForOrThreads(const ParallelFor & given, unsigned workers);
 
-/** The number of worker threads the engine plans for under `options` (at least 1). */
-unsigned
-WorkerCount(const Options & options);
-
-/** The same from a thread count alone (0: CpuThreadsOfThisThread() now), for entry points with other options. */
+/** The number of worker threads the engine plans for a thread count (0: CpuThreadsOfThisThread() now; at least 1). */
 unsigned
 WorkerCount(unsigned threads);
+
+/** Tells the caller how far the work is, `done` of `total` `units` (e.g. "matrices", "patches"); throws
+ * Error(Aborted) when the callback asks to stop. An empty callback does nothing. */
+inline void
+ReportProgress(const ProgressCallback & progress, std::size_t done, std::size_t total, const char * units)
+{
+  if (progress && !progress(done, total))
+  {
+    throw Error(ErrorCode::Aborted, "svdlr: aborted by the caller after " + std::to_string(done) + " of " +
+                                      std::to_string(total) + " " + units);
+  }
+}
 
 } // namespace detail
 } // namespace svdlr

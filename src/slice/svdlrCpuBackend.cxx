@@ -21,7 +21,6 @@
 #include "shared/svdlrBlasThreads.h"
 #include "shared/svdlrLapack.h"
 #include "shared/svdlrParallel.h"
-#include "shared/svdlrProgress.h"
 #include "noise/svdlrRankSelection.h"
 
 #include <algorithm>
@@ -320,7 +319,7 @@ template <typename T>
 void
 RunCpu(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const Options & options, Report & report)
 {
-  const unsigned    workers = WorkerCount(options);
+  const unsigned    workers = WorkerCount(options.threads);
   const std::size_t count = input.count;
   // Batches only set how often progress is reported and abort is checked: a few matrices per worker.
   const std::size_t perBatch =
@@ -367,7 +366,7 @@ RunCpu(const MatrixBatch<const T> & input, const MatrixBatch<T> & output, const 
       }
     });
     failures.ThrowIfAny();
-    ReportProgress(options, end, count);
+    ReportProgress(options.progress, end, count, "matrices");
   }
 }
 

@@ -23,8 +23,6 @@
 #include "shared/svdlrBackendChoice.h"
 #include "shared/svdlrBackends.h"
 
-#include "shared/svdlrCudaWarmUp.h"
-
 #include <cmath>
 #include <limits>
 #include <sstream>

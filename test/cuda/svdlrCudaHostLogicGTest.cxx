@@ -18,9 +18,7 @@
 // The CUDA backend's host-side logic (batch results, batch planning, buffer layout): runs without a GPU.
 #include "svdlr/Engine.h"
 
-#include "cuda/svdlrCudaBatchPlan.h"
-#include "cuda/svdlrCudaBatchResults.h"
-#include "cuda/svdlrSubspacePlan.h"
+#include "cuda/svdlrCudaPipeline.h"
 
 #include <gtest/gtest.h>
 

@@ -22,8 +22,7 @@
 #include "svdlrNoiseReference.h"
 #include "svdlrNoiseThresholdOnDevice.h"
 
-#include "cuda/svdlrCudaBatchResults.h"
-#include "cuda/svdlrSubspacePlan.h"
+#include "cuda/svdlrCudaPipeline.h"
 #include "noise/svdlrNoiseThreshold.h"
 #include "noise/svdlrRankSelection.h"
 

@@ -460,7 +460,7 @@ TEST_F(LocalDenoiseCuda, VectorImageLayoutAndInPlaceEqualCpu)
 TEST_F(LocalDenoiseCuda, ViewsWithGapsGoThroughAPackedHostCopyAndEqualCpu)
 {
   // Neither an itk::Image nor an itk::VectorImage layout: the slabs are gathered into, and scattered from, a packed
-  // host copy (svdlrLocalDenoiseTransfers.h), in the packed order nearest to the view's.
+  // host copy (svdlrLocalDenoiseResources.h), in the packed order nearest to the view's.
   SCOPED_TRACE(m_Random.SeedTrace());
   const Series        image = LowRankPlusNoise({ 12, 11, 13 }, 20, 3, m_Random);
   LocalDenoiseOptions options = WrittenForOptions();

@@ -22,8 +22,8 @@
 // pass forms the maps alone, which must be the CPU's. Every test skips, saying why, without a usable CUDA device.
 #include "svdlrLocalDenoiseCudaTesting.h"
 
-#include "cuda/svdlrMagnitudeTransformCuda.h"
-#include "noise/svdlrMagnitudeDenoise.h"
+#include "cuda/svdlrCudaLocalDenoiser.h"
+#include "denoise/svdlrLocalDenoiseBackends.h"
 #include "noise/svdlrMagnitudeTransform.h"
 #include "svdlr/MagnitudeNoise.h"
 

@@ -19,8 +19,8 @@
 // this suite instantiates for the CPU): LAPACK's accuracy on single, row and rank-deficient matrices, energy
 // fractions at their boundaries, request errors, the Auto backend's rule, and OpenBLAS's kernels.
 #include "svdlr/Engine.h"
-#include "shared/svdlrBlasCore.h"
-#include "shared/svdlrCudaWarmUp.h"
+#include "shared/svdlrBlasThreads.h"
+#include "shared/svdlrBackendChoice.h"
 #include "svdlr/LocalDenoise.h"
 #include "svdlrTestBatches.h"
 #include "svdlrTestMatrices.h"

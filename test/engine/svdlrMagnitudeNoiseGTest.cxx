@@ -20,7 +20,7 @@
 // Simpson's rule; the transforms' inverses; and DenoiseLocalLowRank's magnitude path on a low-SNR phantom.
 #include "svdlr/DenoiseChoices.h"
 #include "svdlr/MagnitudeNoise.h"
-#include "noise/svdlrMagnitudeDenoise.h"
+#include "denoise/svdlrLocalDenoiseBackends.h"
 #include "svdlrMagnitudePhantom.h"
 #include "svdlrTestMatrices.h"
 #include "svdlrTestSeries.h"

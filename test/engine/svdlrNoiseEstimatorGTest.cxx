@@ -47,6 +47,15 @@ using svdlr::detail::ChoosePatchRank;
 using svdlr::detail::ChooseRank;
 using svdlr::detail::GramEigenvaluesAscending;
 
+/** ChoosePatchRank for a patch of `rows` voxels and `cols` volumes with nothing projected out. */
+svdlr::detail::NoiseRank
+ChoosePatchRank(const RankPolicy & policy, NoiseEstimator estimator, const GramEigenvaluesAscending & spectrum, int rows,
+                int cols, double givenSigma, double marchenkoPasturMedian)
+{
+  return ChoosePatchRank(policy, estimator, spectrum.values, spectrum.count, svdlr::detail::NoiseShapeOf(rows, cols, 0),
+                         givenSigma, marchenkoPasturMedian);
+}
+
 /** A 125 x 40 patch's Gram eigenvalues, ascending: 37 spread over a Marchenko-Pastur-like bulk of σ = 1.3 and 3
  * far above it, so that every noise policy keeps exactly 3. */
 std::vector<double>

@@ -108,7 +108,7 @@ TEST(SVDLowRankPatchKernels, WeightedOuterProductsMatchNaiveSumsOnTheLowerTriang
 {
   Random random;
   SCOPED_TRACE(random.SeedTrace());
-  // Orders below, at and past the register tiles' 8 x 4 (svdlrGramTiles.h) and its remainders; unit weights take
+  // Orders below, at and past the register tiles' 8 x 4 (svdlrPatchKernels.h) and its remainders; unit weights take
   // the tiles' unweighted variant.
   for (const int n : { 1, 7, 8, 12, 65, 66 })
   {

@@ -24,7 +24,7 @@
 #include "svdlrLocalDenoiseRun.h"
 #include "svdlrLocalDenoiseSeriesShape.h"
 #include "denoise/svdlrPatchGeometry.h"
-#include "denoise/svdlrSphereOrder.h"
+#include "denoise/svdlrSpherePatch.h"
 #include "svdlrTestSeed.h"
 #include "svdlrTestSeries.h"
 

@@ -20,7 +20,7 @@
 // eigenvalues; several matrices of different kinds in one call.
 #include "shared/svdlrLapack.h"
 #include "svdlrTestMatrices.h"
-#include "denoise/svdlrTridiagonalEigenvalues.h"
+#include "denoise/svdlrPatchKernels.h"
 
 #include <gtest/gtest.h>
 

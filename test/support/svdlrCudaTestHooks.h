@@ -23,7 +23,7 @@
 
 #include "svdlrCudaExport.h"
 #include "svdlrDeviceAllocationFaults.h"
-#include "svdlrCudaPipelineTrace.h"
+#include "svdlrCudaPipeline.h"
 #include "svdlr/Engine.h"
 
 #include <cstdint>

@@ -18,7 +18,7 @@
 #ifndef svdlr_NaiveProductKernel_cuh
 #define svdlr_NaiveProductKernel_cuh
 
-// The reference for the engine's tiled low-rank product kernel (src/cuda/svdlrReconstructionKernels.cuh):
+// The reference for the engine's tiled low-rank product kernel (src/cuda/svdlrReconstructionKernels.cu):
 // the simplest correct kernel, one thread per output pixel. Tests compare the fast kernel with it; the engine
 // never launches it.
 
