@@ -10,7 +10,7 @@
 #   denoise-kernels  the CUDA denoiser against the CPU's output and cuSOLVER (svdlrDenoiseCudaBenchmark)
 #   batch         the batch pipeline against a loop of processes, on the GPU and the CPU (with nsys when there)
 #   denoise-batch the denoiser's batch mode: 20 DWI subjects on --devices 0 and 0,1, and dwidenoise on 3 of them
-#   python        builds the Python extension there and times it against the C++ engine
+#   python        builds the Python extension there, times it against the C++ engine, runs its CUDA pytest files
 #   bids-app      the BIDS App over 20 dwi subjects: 1 and 2 GPUs in one process and through Dask, against dwidenoise
 #   gunzip        the .nii.gz read's decompression: libdeflate, ISA-L, ours and rapidgzip, and whether ours stays
 #   magnitude     the automatic magnitude model's cost on the GPU, its plan, and under device memory limits
@@ -299,18 +299,26 @@ python_package() {
     -DCMAKE_CUDA_ARCHITECTURES=90 -DPython_EXECUTABLE="$(command -v python3)" -DBLA_VENDOR=OpenBLAS \
     -DCMAKE_LIBRARY_PATH="$lapack" -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$unpacked/lib" \
     -DSVDLR_LIBDEFLATE_INCLUDE_DIR="$unpacked/include" -DSVDLR_LIBDEFLATE_LIBRARY="$unpacked/lib/libdeflate.so.0" \
+    -DSVDLR_TBB_INCLUDE_DIR="$unpacked/include" -DSVDLR_TBB_LIBRARY="$unpacked/lib/libtbb.so.12" \
+    -DSVDLR_NIFTI_INCLUDE_DIR="$unpacked/include/nifti" -DSVDLR_NIFTI2_SHARED_LIBRARY="$unpacked/lib/libnifti2.so.2" \
+    -DSVDLR_ZNZ_SHARED_LIBRARY="$unpacked/lib/libznz.so.3" \
     -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$unpacked/lib" > "$dir/configure.log" 2>&1 &&
     cmake --build "$build" -j "$(nproc)" > "$dir/build.log" 2>&1 ||
     { note "the extension did not build: $(grep -m3 -i 'error' "$dir/configure.log" "$dir/build.log")"; return 1; }
   note "extension built in $(( $(date +%s) - t0 )) s"
   rm -rf "$pkg" && mkdir -p "$pkg" && cp -r "$root/python/itk_svdlowrankreconstruction" "$pkg/"
-  cp "$build"/_engine*.so "$pkg/itk_svdlowrankreconstruction/"
+  cp "$build"/_engine*.so "$build"/libsvdlr_cuda*.so "$pkg/itk_svdlowrankreconstruction/" # the backend beside it
 }
 
 stage_python() {
   python_package || return
   (cd "$root/benchmarks" && PYTHONPATH=$pkg:$PYTHONPATH python3 python_overhead.py --binary "$bin/svdlrBenchmark" \
     --colin27 "$colin") 2>&1 | tee "$dir/overhead.log" | tail -6 | tee -a "$summary"
+  # The pytest files with CUDA cases, against this extension: CI has no GPU, so this is where they run.
+  (cd "$root/python/tests" && PYTHONPATH=$pkg:$PYTHONPATH python3 -m pytest -q -p no:cacheprovider -rs \
+    test_gpu_arrays.py test_cuda_backend_loading.py test_denoise_batch.py test_engine_binding.py test_denoise.py) \
+    > "$dir/pytest.log" 2>&1
+  note "pytest (CUDA cases): $(tail -1 "$dir/pytest.log")"
 }
 
 # The BIDS App (python/itk_svdlowrankreconstruction/bids) on SUBJECTS raw dwi runs of SIZE: one GPU and --devices 0,1 in

@@ -62,11 +62,18 @@ rm -rf "$out"
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT
 bash "${SVDLR_GPU_BUNDLE:-/work/shared/tools/gpu-bundle.sh}" "$staging" "${found[@]}" "$dwidenoise" > /dev/null
-# libdeflate's header: the GPU machine has its library (carried in lib/) but no -dev package, and device.sh builds the
-# Python extension there, whose file checks use it.
+# Headers of the libraries the Python extension links: the GPU machine has no -dev packages, and device.sh builds the
+# extension there (its file checks use libdeflate and nifti_clib, its engine oneTBB).
 mkdir -p "$out/data" "$out/whl" "$staging/include"
 cp "$(echo '#include <libdeflate.h>' | cpp -H -o /dev/null 2>&1 | awk '/libdeflate.h/ {print $2; exit}')" \
   "$staging/include/" || { echo "error: no libdeflate.h here (scripts/install-deps.sh installs libdeflate-dev)" >&2; exit 1; }
+cp -r /usr/include/oneapi "$staging/include/" ||
+  { echo "error: no oneTBB headers here (scripts/install-deps.sh installs libtbb-dev)" >&2; exit 1; }
+# nifti_clib, shared as the extension links it (CMake/SVDLowRankNifti.cmake), and its headers.
+mkdir -p "$staging/include/nifti"
+cp /usr/include/nifti/{nifti1.h,nifti2.h,nifti2_io.h,znzlib.h} "$staging/include/nifti/" &&
+  cp -L /usr/lib/x86_64-linux-gnu/libnifti2.so.2 /usr/lib/x86_64-linux-gnu/libznz.so.3 "$staging/lib/" ||
+  { echo "error: no nifti_clib here (scripts/install-deps.sh installs libnifti2-dev)" >&2; exit 1; }
 tar -cJf "$out/binlib.tar.xz" -C "$staging" bin lib share include env.sh
 
 # Test data (test/test-data.env) and the tools and examples the app suites start by their build paths.
