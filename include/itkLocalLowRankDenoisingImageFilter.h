@@ -37,18 +37,20 @@ namespace itk
  * (svdlr/Defaults.h) and the tools can convert what they parse. */
 namespace LocalLowRankDenoisingBridge
 {
-static_assert(svdlrSameValue(LocalLowRankDenoisingEnums, Aggregation, PatchAggregation, CentreVoxel) &&
-                svdlrSameValue(LocalLowRankDenoisingEnums, Aggregation, PatchAggregation, OverlapAverage) &&
-                svdlrSameValue(LocalLowRankDenoisingEnums, Aggregation, PatchAggregation, OverlapRankWeighted) &&
-                svdlrSameValue(LocalLowRankDenoisingEnums, Aggregation, PatchAggregation, OverlapGaussianWeighted) &&
-                svdlrSameValue(LocalLowRankDenoisingEnums, PatchShape, PatchShape, Cuboid) &&
-                svdlrSameValue(LocalLowRankDenoisingEnums, PatchShape, PatchShape, Sphere) &&
-                svdlrSameValue(LocalLowRankDenoisingEnums, Shrinkage, Shrinkage, Hard) &&
-                svdlrSameValue(LocalLowRankDenoisingEnums, Shrinkage, Shrinkage, OptimalFrobenius) &&
-                svdlrSameValue(LocalLowRankDenoisingEnums, Shrinkage, Shrinkage, Auto) &&
-                svdlrSameValue(LocalLowRankDenoisingEnums, NoiseEstimator, NoiseEstimator, MarchenkoPasturMean) &&
-                svdlrSameValue(LocalLowRankDenoisingEnums, NoiseEstimator, NoiseEstimator, ResidualRefit),
+// The enums list their values in the engine's order, checked here value by value, so that the conversions are casts.
+#define svdlrSameValue(module, engine, value)                                                                  \
+  (static_cast<int>(LocalLowRankDenoisingEnums::module::value) == static_cast<int>(svdlr::engine::value))
+static_assert(svdlrSameValue(Aggregation, PatchAggregation, CentreVoxel) &&
+                svdlrSameValue(Aggregation, PatchAggregation, OverlapAverage) &&
+                svdlrSameValue(Aggregation, PatchAggregation, OverlapRankWeighted) &&
+                svdlrSameValue(Aggregation, PatchAggregation, OverlapGaussianWeighted) &&
+                svdlrSameValue(PatchShape, PatchShape, Cuboid) && svdlrSameValue(PatchShape, PatchShape, Sphere) &&
+                svdlrSameValue(Shrinkage, Shrinkage, Hard) && svdlrSameValue(Shrinkage, Shrinkage, OptimalFrobenius) &&
+                svdlrSameValue(Shrinkage, Shrinkage, Auto) &&
+                svdlrSameValue(NoiseEstimator, NoiseEstimator, MarchenkoPasturMean) &&
+                svdlrSameValue(NoiseEstimator, NoiseEstimator, ResidualRefit),
               "LocalLowRankDenoisingEnums list their values in the engine's order");
+#undef svdlrSameValue
 
 constexpr svdlr::PatchAggregation
 ToEngine(LocalLowRankDenoisingEnums::Aggregation aggregation)

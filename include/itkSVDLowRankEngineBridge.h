@@ -60,28 +60,23 @@ namespace itk
 namespace SVDLowRankEngineBridge
 {
 
-// A value of the module's enum `enums::module` and the engine's `svdlr::engine` of the same name are equal: the
-// module's enums list their values in the engine's order, checked value by value here and in
-// itkLocalLowRankDenoisingImageFilter.h, so that the conversions are casts.
-#define svdlrSameValue(enums, module, engine, value)                                                           \
-  (static_cast<int>(enums::module::value) == static_cast<int>(svdlr::engine::value))
-static_assert(svdlrSameValue(SVDLowRankReconstructionEnums, Backend, Backend, Auto) &&
-                svdlrSameValue(SVDLowRankReconstructionEnums, Backend, Backend, CPU) &&
-                svdlrSameValue(SVDLowRankReconstructionEnums, Backend, Backend, CUDA) &&
-                svdlrSameValue(SVDLowRankReconstructionEnums, Solver, Solver, Auto) &&
-                svdlrSameValue(SVDLowRankReconstructionEnums, Solver, Solver, Exact) &&
-                svdlrSameValue(SVDLowRankReconstructionEnums, Solver, Solver, Subspace),
+// The module's enums list their values in the engine's order, checked here value by value, so that the conversions
+// are casts.
+#define svdlrSameValue(module, engine, value)                                                                  \
+  (static_cast<int>(SVDLowRankReconstructionEnums::module::value) == static_cast<int>(svdlr::engine::value))
+static_assert(svdlrSameValue(Backend, Backend, Auto) && svdlrSameValue(Backend, Backend, CPU) &&
+                svdlrSameValue(Backend, Backend, CUDA) && svdlrSameValue(Solver, Solver, Auto) &&
+                svdlrSameValue(Solver, Solver, Exact) && svdlrSameValue(Solver, Solver, Subspace),
               "Backend and Solver list their values in the engine's order");
-static_assert(svdlrSameValue(SVDLowRankReconstructionEnums, RankSelection, RankPolicy::Kind, FixedRank) &&
-                svdlrSameValue(SVDLowRankReconstructionEnums, RankSelection, RankPolicy::Kind, EnergyFraction) &&
-                svdlrSameValue(SVDLowRankReconstructionEnums, RankSelection, RankPolicy::Kind, GavishDonoho) &&
-                svdlrSameValue(SVDLowRankReconstructionEnums, RankSelection, RankPolicy::Kind, MarchenkoPastur) &&
-                svdlrSameValue(SVDLowRankReconstructionEnums, RankSelection, RankPolicy::Kind, Nordic) &&
-                svdlrSameValue(SVDLowRankReconstructionEnums, MarchenkoPasturEstimator, MarchenkoPasturEstimator,
-                               Veraart2016) &&
-                svdlrSameValue(SVDLowRankReconstructionEnums, MarchenkoPasturEstimator, MarchenkoPasturEstimator,
-                               CorderoGrande2019),
+static_assert(svdlrSameValue(RankSelection, RankPolicy::Kind, FixedRank) &&
+                svdlrSameValue(RankSelection, RankPolicy::Kind, EnergyFraction) &&
+                svdlrSameValue(RankSelection, RankPolicy::Kind, GavishDonoho) &&
+                svdlrSameValue(RankSelection, RankPolicy::Kind, MarchenkoPastur) &&
+                svdlrSameValue(RankSelection, RankPolicy::Kind, Nordic) &&
+                svdlrSameValue(MarchenkoPasturEstimator, MarchenkoPasturEstimator, Veraart2016) &&
+                svdlrSameValue(MarchenkoPasturEstimator, MarchenkoPasturEstimator, CorderoGrande2019),
               "RankSelection and MarchenkoPasturEstimator list their values in the engine's order");
+#undef svdlrSameValue
 
 inline svdlr::Backend
 ToEngine(SVDLowRankReconstructionEnums::Backend backend)
