@@ -318,7 +318,7 @@ stage_python() {
   (cd "$root/python/tests" && PYTHONPATH=$pkg:$PYTHONPATH python3 -m pytest -q -p no:cacheprovider -rs \
     test_gpu_arrays.py test_cuda_backend_loading.py test_denoise_batch.py test_engine_binding.py test_denoise.py) \
     > "$dir/pytest.log" 2>&1
-  note "pytest (CUDA cases): $(tail -1 "$dir/pytest.log")"
+  note "pytest (CUDA cases, rc $?): $(tail -1 "$dir/pytest.log")"
 }
 
 # The BIDS App (python/itk_svdlowrankreconstruction/bids) on SUBJECTS raw dwi runs of SIZE: one GPU and --devices 0,1 in

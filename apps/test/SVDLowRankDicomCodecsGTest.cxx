@@ -413,7 +413,8 @@ INSTANTIATE_TEST_SUITE_P(Written,
                                            DicomOutputSyntax::RLE,
                                            DicomOutputSyntax::JPEGLossless),
                          [](const auto & info) {
-                           std::string name = svdlr_io::DicomOutputSyntaxNames().at(static_cast<std::size_t>(info.param));
+                           const auto  index = static_cast<std::size_t>(info.param);
+                           std::string name = svdlr_io::DicomOutputSyntaxNames().at(index);
                            name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
                            return name;
                          });

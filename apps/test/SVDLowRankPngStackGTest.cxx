@@ -110,7 +110,7 @@ TEST_F(PngStack, WrittenStackReadsBackTheSame)
   const auto written = svdlr_io::FindPngSlices(Path("out"));
   ASSERT_EQ(written.size(), 15u);
   EXPECT_EQ(fs::path(written[2]).filename(), "slice0002.png");
-  const auto back = svdlr_io::ReadPngStack<unsigned char>(svdlr_io::FindPngSlices(Path("out")));
+  const auto back = svdlr_io::ReadPngStack<unsigned char>(written);
   EXPECT_TRUE(std::equal(stack->GetBufferPointer(), stack->GetBufferPointer() + 9 * 7 * 15, back->GetBufferPointer()));
 }
 

@@ -109,18 +109,9 @@ ComputeSha256(const std::string & path)
   return hash.Hex();
 }
 
-/** The checksums StartSha256Of started, by path. */
-struct StartedChecksums
-{
-  std::mutex                                             mutex;
-  std::map<std::string, std::shared_future<std::string>> byPath;
-};
-StartedChecksums &
-Started()
-{
-  static StartedChecksums started;
-  return started;
-}
+/** The checksums StartSha256Of started, by path, and their lock. */
+std::mutex                                             g_StartedMutex;
+std::map<std::string, std::shared_future<std::string>> g_StartedSha256;
 
 /** The current time, UTC, as 2026-11-25T18:30:00Z. */
 std::string
@@ -172,12 +163,12 @@ JsonText(const Json & document)
 void
 StartSha256Of(const std::vector<std::string> & paths)
 {
-  std::lock_guard<std::mutex> lock(Started().mutex);
+  std::lock_guard<std::mutex> lock(g_StartedMutex);
   for (const std::string & path : paths)
   {
-    if (!path.empty() && Started().byPath.count(path) == 0)
+    if (!path.empty() && g_StartedSha256.count(path) == 0)
     {
-      Started().byPath[path] = std::async(std::launch::async, ComputeSha256, path).share();
+      g_StartedSha256[path] = std::async(std::launch::async, ComputeSha256, path).share();
     }
   }
 }
@@ -187,9 +178,9 @@ Sha256Of(const std::string & path)
 {
   std::shared_future<std::string> started;
   {
-    std::lock_guard<std::mutex> lock(Started().mutex);
-    const auto                  it = Started().byPath.find(path);
-    if (it != Started().byPath.end())
+    std::lock_guard<std::mutex> lock(g_StartedMutex);
+    const auto                  it = g_StartedSha256.find(path);
+    if (it != g_StartedSha256.end())
     {
       started = it->second;
     }

@@ -49,7 +49,7 @@ namespace detail
 // (handles are not shared between streams), its device buffers, sized for the largest batch of a run, and
 // small pinned buffers for the per-matrix results that come back to the host between the two halves of a
 // batch (eigenvalues, flags, solver info) and the ranks that go back down. Slots outlive a run in the
-// resource cache (svdlrCudaResourceCache.h): a later run keeps every buffer that is already large enough.
+// resource cache below: a later run keeps every buffer that is already large enough.
 
 template <typename T>
 struct CudaStreamSlot

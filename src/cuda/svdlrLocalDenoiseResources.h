@@ -93,7 +93,7 @@ private:
 
 using LocalDenoiseResourceCache = DeviceResourceCache<LocalDenoiseResources>;
 
-// The local denoiser's device buffers as typed pieces of a few large allocations (svdlrLocalDenoiseResources.h):
+// The local denoiser's device buffers as typed pieces of a few large allocations:
 // one per slab slot, one for a batch of patches, one for the run's fixed inputs. Carving them in the order and with
 // the alignment that SlabSlotBytes and BatchBytes (svdlrLocalDenoisePlan.h) count keeps the plan and the buffers
 // in step, and lets a cached allocation serve a later run whenever it is large enough.

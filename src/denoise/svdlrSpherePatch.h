@@ -77,7 +77,7 @@ ForEachSphereVoxel(const PatchOffset * order, std::int64_t orderSize, std::int64
   }
 }
 
-// The host side of spherical patches: the sorted table of offsets both backends walk (svdlrSpherePatch.h).
+// The host side of spherical patches: the sorted table of offsets both backends walk.
 
 /** Every offset a voxel of a box of `extent` can have from a centre voxel inside that box (each component in
  * [-(e - 1), e - 1]), sorted by squared length, then dz, dy, dx. */

@@ -28,7 +28,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace svdlr

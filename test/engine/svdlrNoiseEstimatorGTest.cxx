@@ -49,8 +49,8 @@ using svdlr::detail::GramEigenvaluesAscending;
 
 /** ChoosePatchRank for a patch of `rows` voxels and `cols` volumes with nothing projected out. */
 svdlr::detail::NoiseRank
-ChoosePatchRank(const RankPolicy & policy, NoiseEstimator estimator, const GramEigenvaluesAscending & spectrum, int rows,
-                int cols, double givenSigma, double marchenkoPasturMedian)
+ChoosePatchRank(const RankPolicy & policy, NoiseEstimator estimator, const GramEigenvaluesAscending & spectrum,
+                int rows, int cols, double givenSigma, double marchenkoPasturMedian)
 {
   return ChoosePatchRank(policy, estimator, spectrum.values, spectrum.count, svdlr::detail::NoiseShapeOf(rows, cols, 0),
                          givenSigma, marchenkoPasturMedian);
