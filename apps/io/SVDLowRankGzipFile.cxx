@@ -63,6 +63,26 @@ WriteAllBytes(int fd, const unsigned char * data, std::size_t size)
   return 0;
 }
 
+std::size_t
+ReadAt(int fd, unsigned char * to, std::size_t size, std::uint64_t offset, bool * failed)
+{
+  std::size_t done = 0;
+  while (done < size)
+  {
+    const ssize_t got = ::pread(fd, to + done, size - done, static_cast<off_t>(offset + done));
+    if (got <= 0)
+    {
+      if (got < 0 && failed != nullptr)
+      {
+        *failed = true;
+      }
+      break; // 0: the file ended early
+    }
+    done += static_cast<std::size_t>(got);
+  }
+  return done;
+}
+
 GzipFileWrite
 WriteGzipFile(const std::string & path, const std::vector<ByteSpan> & parts, int level, unsigned threads)
 {

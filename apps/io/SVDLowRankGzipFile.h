@@ -49,6 +49,11 @@ struct OwnedDescriptor
 int
 WriteAllBytes(int fd, const unsigned char * data, std::size_t size);
 
+/** Reads up to `size` bytes of `fd` from `offset` into `to`, fewer where the file ends first or a read fails (which
+ * sets `*failed`, where given): how many. */
+std::size_t
+ReadAt(int fd, unsigned char * to, std::size_t size, std::uint64_t offset, bool * failed = nullptr);
+
 /** What WriteGzipFile wrote: its size and the CRC-32 of its bytes, or why it failed. */
 struct GzipFileWrite
 {

@@ -42,24 +42,6 @@ namespace svdlr_io
 namespace
 {
 
-/** Up to `size` bytes of the open file `descriptor` from `offset` into `to`, fewer where the file ends first (or a
- * read fails): how many. */
-std::size_t
-ReadAt(int descriptor, unsigned char * to, std::size_t size, std::size_t offset)
-{
-  std::size_t done = 0;
-  while (done < size)
-  {
-    const ssize_t got = ::pread(descriptor, to + done, size - done, static_cast<off_t>(offset + done));
-    if (got <= 0)
-    {
-      break;
-    }
-    done += static_cast<std::size_t>(got);
-  }
-  return done;
-}
-
 /** The first `count` bytes of the open file `descriptor`, fewer when it is shorter. Read in chunks on every core (pread
  * from the page cache is a copy, memory-bound like the passes of ForChunksOnEveryCore); a chunk that comes back
  * short (the file shrank meanwhile) is read again on this thread, which stops at the file's end as a plain read does.

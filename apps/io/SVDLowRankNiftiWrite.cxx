@@ -88,19 +88,11 @@ ReadBack(const std::string & path)
     try
     {
       std::vector<unsigned char> buffer(count);
-      while (chunk.bytes < count)
+      bool                       readFailed = false;
+      chunk.bytes = ReadAt(file.fd, buffer.data(), count, first, &readFailed); // short: the file ended early
+      if (readFailed)
       {
-        const ssize_t got = ::pread(file.fd, buffer.data() + chunk.bytes, count - chunk.bytes,
-                                    static_cast<off_t>(first + chunk.bytes));
-        if (got < 0)
-        {
-          failed = true;
-        }
-        if (got <= 0)
-        {
-          break; // 0: the file ended early, which the byte count says
-        }
-        chunk.bytes += static_cast<std::uint64_t>(got);
+        failed = true;
       }
       chunk.crc = Crc32(0, buffer.data(), static_cast<std::size_t>(chunk.bytes));
     }
